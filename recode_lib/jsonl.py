@@ -1,0 +1,176 @@
+"""Append-only JSON-lines result stores keyed by id: the resumability mechanism of every stage.
+
+    store = JsonlStore("runs/smoke/samples.jsonl")
+    todo = [r for r in records if r["id"] not in store]     # skip finished work
+    for rec in compute(todo):
+        store.append(rec)                                  # flushed + fsynced per record
+    rows = store.records()
+
+Guarantees: a record is appended whole or not at all (a torn last line from a crash is
+ignored on read and overwritten on the next append); an id already present is never written
+twice (`append` raises, `append_new` skips); reading never drops a valid record silently —
+a corrupt line in the middle of the file raises naming the file and line.
+It does not lock across processes: one writer per file.
+
+write_json_atomic / write_jsonl_atomic write whole files through a temporary file and
+os.replace, so readers never see half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+
+class JsonlError(ValueError):
+    """A jsonl file or record that cannot be read; the message names file and line."""
+
+
+def read_jsonl(path: str | os.PathLike, *, allow_torn_tail: bool = False) -> list[dict]:
+    """Read every record. A malformed line raises JsonlError naming the file and line number,
+    except (with allow_torn_tail) an unterminated last line, which is what a crash leaves."""
+    path = Path(path)
+    out: list[dict] = []
+    with open(path, "rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        is_tail = lineno == len(lines) and not data.endswith(b"\n")
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            if allow_torn_tail and is_tail:
+                break
+            raise JsonlError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise JsonlError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+        out.append(rec)
+    return out
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+    yield from read_jsonl(path)
+
+
+class JsonlStore:
+    """An append-only jsonl file of records with a unique key field (default "id")."""
+
+    def __init__(self, path: str | os.PathLike, key: str = "id"):
+        self.path = Path(path)
+        self.key = key
+        self._records: list[dict] = []
+        self._ids: set = set()
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        recs = read_jsonl(self.path, allow_torn_tail=True)
+        for i, rec in enumerate(recs):
+            if self.key not in rec:
+                raise JsonlError(f"{self.path}: record {i + 1} has no {self.key!r} field")
+            k = self._hashable(rec[self.key])
+            if k in self._ids:
+                raise JsonlError(f"{self.path}: duplicate {self.key} {rec[self.key]!r}")
+            self._ids.add(k)
+            self._records.append(rec)
+        # drop a torn tail so the next append starts on a clean line
+        with open(self.path, "rb") as fh:
+            data = fh.read()
+        if data and not data.endswith(b"\n"):
+            keep = data[: data.rfind(b"\n") + 1]
+            with open(self.path, "wb") as fh:
+                fh.write(keep)
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    @staticmethod
+    def _hashable(value: Any) -> Any:
+        return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+    def __contains__(self, key: Any) -> bool:
+        return self._hashable(key) in self._ids
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def ids(self) -> set:
+        return set(self._ids)
+
+    def records(self) -> list[dict]:
+        return list(self._records)
+
+    def append(self, record: dict) -> None:
+        if self.key not in record:
+            raise JsonlError(f"{self.path}: record without {self.key!r}: {str(record)[:200]}")
+        k = self._hashable(record[self.key])
+        if k in self._ids:
+            raise JsonlError(f"{self.path}: {self.key} {record[self.key]!r} is already stored")
+        line = json.dumps(record, ensure_ascii=False, default=_json_default) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._ids.add(k)
+        self._records.append(record)
+
+    def append_new(self, record: dict) -> bool:
+        """Append unless the id is present; returns whether it was written."""
+        if record.get(self.key) is not None and record[self.key] in self:
+            return False
+        self.append(record)
+        return True
+
+    def extend(self, records: Iterable[dict]) -> int:
+        return sum(self.append_new(r) for r in records)
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
+    return _atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False,
+                                               default=_json_default) + "\n")
+
+
+def write_jsonl_atomic(path: str | os.PathLike, records: Iterable[dict]) -> Path:
+    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n"
+                   for r in records)
+    return _atomic_write_text(path, text)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise JsonlError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None

@@ -1,0 +1,43 @@
+"""Where things live: the benchmark data directory, the runs directory, the model cache.
+
+- data_dir(): `$RECODE_DATA_DIR`, else `../shared/data` next to the project when it exists,
+  else None (loaders then fetch from the canonical source, or raise naming what is missing).
+- runs_dir(profile): `$RECODE_RUNS_DIR/<profile>` or `<project>/runs/<profile>`.
+- cache_dir(): `$RECODE_CACHE_DIR`, else `$XDG_CACHE_HOME/recode`, else `~/.cache/recode`.
+It does not create anything except where a function says so.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path | None:
+    env = os.environ.get("RECODE_DATA_DIR")
+    if env:
+        return Path(env)
+    shared = PROJECT_ROOT.parent / "shared" / "data"
+    return shared if shared.is_dir() else None
+
+
+def runs_dir(profile: str, create: bool = True) -> Path:
+    root = Path(os.environ.get("RECODE_RUNS_DIR", PROJECT_ROOT / "runs"))
+    path = root / profile
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cache_dir(create: bool = True) -> Path:
+    env = os.environ.get("RECODE_CACHE_DIR")
+    if env:
+        path = Path(env)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        path = (Path(xdg) if xdg else Path.home() / ".cache") / "recode"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,64 @@
+"""Provenance stamps for results: seed, resolved config, git hash, package versions.
+
+    stamp = provenance(seed=0, config=cfg)   # a JSON-able dict to store beside results
+
+It reads versions from installed package metadata (no heavy imports) and the git hash of the
+project checkout (None outside a git checkout; "-dirty" suffix when the tree has changes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from typing import Any
+
+from recode_lib.paths import PROJECT_ROOT
+
+PACKAGES = ("recode", "torch", "transformers", "trl", "datasets", "accelerate", "peft",
+            "safetensors", "papermill", "vllm", "deepspeed")
+
+
+def git_hash(root=PROJECT_ROOT) -> str | None:
+    try:
+        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10)
+        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def package_versions(packages=PACKAGES) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in packages:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _plain(config: Any) -> Any:
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return dataclasses.asdict(config)
+    return config
+
+
+def provenance(seed: int | None = None, config: Any = None) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "config": _plain(config),
+        "git": git_hash(),
+        "versions": package_versions(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
