@@ -1,0 +1,267 @@
+"""The pipeline runner: execute notebooks/NN_*.ipynb in order for a profile, with papermill.
+
+    recode reproduce --profile smoke                 # everything, skipping finished notebooks
+    recode reproduce --profile smoke --only 00,05    # just these
+    recode reproduce --profile paper --from 04 --force
+
+A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
+
+    common:            # offered to every notebook
+      MODEL: smollm2
+    05_codegen_eval:   # only for this notebook (a key its parameters cell lacks is an error)
+      N_PROBLEMS: 20
+
+A notebook receives the `common` keys its `parameters` cell declares plus its own section, and
+always `PROFILE`. Executed notebooks go to `runs/<profile>/notebooks/`, and
+`runs/<profile>/manifest.json` records per notebook: status, wall time, parameters, git hash,
+package versions, and a hash of (notebook source, parameters). A notebook is skipped when it
+completed with the same hash, unless `force`. A failure stops the run naming the notebook, the
+cell and the error; the failed notebook is kept as `NN_name.failed.ipynb` and never marked
+complete. It does not install anything or decide where GPUs come from: that is the profile's.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recode_lib.jsonl import read_json, write_json_atomic
+from recode_lib.paths import PROJECT_ROOT, runs_dir
+from recode_lib.provenance import git_hash, package_versions
+
+NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
+
+
+class PipelineError(RuntimeError):
+    """A pipeline that cannot run or a notebook that failed; the message names what and where."""
+
+
+@dataclass
+class NotebookResult:
+    stem: str
+    status: str          # completed | skipped | failed
+    wall_s: float
+    output: Path | None
+
+
+def notebooks_dir() -> Path:
+    return PROJECT_ROOT / "notebooks"
+
+
+def list_notebooks(directory: Path | None = None) -> list[Path]:
+    directory = directory or notebooks_dir()
+    return sorted(p for p in directory.glob("*.ipynb") if NOTEBOOK_RE.match(p.name))
+
+
+def available_profiles(directory: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in ((directory or notebooks_dir()) / "params").glob("*.yaml"))
+
+
+def load_profile(profile: str, params_file: str | os.PathLike | None = None) -> dict[str, Any]:
+    import yaml
+
+    path = Path(params_file) if params_file else notebooks_dir() / "params" / f"{profile}.yaml"
+    if not path.is_file():
+        known = ", ".join(available_profiles()) or "none"
+        what = f"parameter file {path}" if params_file else f"profile {profile!r} ({path})"
+        raise PipelineError(f"unknown {what}: not found; known profiles: {known}")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise PipelineError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise PipelineError(f"{path}: expected sections mapping names to parameter mappings")
+    data["_path"] = str(path)
+    return data
+
+
+def declared_parameters(notebook: Path) -> dict[str, Any]:
+    """UPPER_CASE names assigned in the cell tagged `parameters` (with their literal defaults)."""
+    nb = json.loads(notebook.read_text())
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            out: dict[str, Any] = {}
+            for node in ast.parse(src).body:
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name) and target.id.isupper():
+                            try:
+                                out[target.id] = ast.literal_eval(node.value)
+                            except ValueError:
+                                out[target.id] = None
+            return out
+    raise PipelineError(f"{notebook}: no code cell tagged 'parameters'")
+
+
+def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
+                       overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    declared = declared_parameters(notebook)
+    stem = notebook.stem
+    own = spec.get(stem, {})
+    unknown = sorted(set(own) - set(declared))
+    if unknown:
+        raise PipelineError(f"{spec.get('_path')}: section {stem!r} sets {unknown}, which "
+                            f"{notebook.name}'s parameters cell does not declare")
+    params = {k: v for k, v in spec.get("common", {}).items() if k in declared}
+    params.update(own)
+    params.update({k: v for k, v in (overrides or {}).items() if k in declared})
+    if "PROFILE" in declared:
+        params["PROFILE"] = profile
+    return params
+
+
+def _hash(notebook: Path, params: dict) -> str:
+    h = hashlib.sha256(notebook.read_bytes())
+    h.update(json.dumps(params, sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def _cell_label(executed: Path, index: int, source: str) -> str:
+    """'cell N (`first line`)', N counted 1-based in the source notebook (papermill's injected
+    parameters cell does not count)."""
+    injected = 0
+    try:
+        cells = [c for c in json.loads(executed.read_text())["cells"]  # minus papermill's banner
+                 if "papermill-error-cell-tag" not in c.get("metadata", {}).get("tags", [])]
+        injected = sum("injected-parameters" in c.get("metadata", {}).get("tags", [])
+                       for c in cells[:index])
+    except (OSError, ValueError, KeyError):
+        pass
+    first = next((ln for ln in (source or "").splitlines() if ln.strip()), "").strip()
+    return f"cell {index - injected + 1} (`{first[:60]}`)"
+
+
+def select(notebooks: list[Path], only: str | None = None, from_: str | None = None) -> list[Path]:
+    prefixes = {p.name[:2]: p for p in notebooks}
+    if only:
+        wanted = [s.strip().zfill(2) for s in only.split(",") if s.strip()]
+        missing = [w for w in wanted if w not in prefixes]
+        if missing:
+            raise PipelineError(f"--only {only}: no notebook numbered {missing}; have {sorted(prefixes)}")
+        notebooks = [p for p in notebooks if p.name[:2] in wanted]
+    if from_:
+        start = from_.strip().zfill(2)
+        if start not in prefixes:
+            raise PipelineError(f"--from {from_}: no notebook numbered {start}; have {sorted(prefixes)}")
+        notebooks = [p for p in notebooks if p.name[:2] >= start]
+    return notebooks
+
+
+def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = None,
+                 force: bool = False, params_file: str | None = None,
+                 overrides: dict[str, Any] | None = None, notebooks: list[Path] | None = None,
+                 kernel_name: str = "python3", log=print) -> list[NotebookResult]:
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    spec = load_profile(profile, params_file)
+    chosen = select(notebooks if notebooks is not None else list_notebooks(), only, from_)
+    if not chosen:
+        raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
+    plan = [(nb, resolve_parameters(nb, profile, spec, overrides)) for nb in chosen]  # fail early
+    out_dir = runs_dir(profile) / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest_path = runs_dir(profile) / "manifest.json"
+    manifest = read_json(manifest_path) if manifest_path.exists() else {}
+    stamp = {"git": git_hash(), "versions": package_versions()}
+    results: list[NotebookResult] = []
+    for i, (nb, params) in enumerate(plan, start=1):
+        key = _hash(nb, params)
+        prev = manifest.get(nb.stem, {})
+        head = f"[{i}/{len(plan)}] {nb.stem}"
+        if not force and prev.get("status") == "completed" and prev.get("hash") == key:
+            log(f"{head}: already completed with the same parameters, skipped (--force reruns)")
+            results.append(NotebookResult(nb.stem, "skipped", 0.0, Path(prev["output"])))
+            continue
+        log(f"{head}: running with {json.dumps(params, sort_keys=True)}")
+        manifest[nb.stem] = {"status": "running", "hash": key, "parameters": params,
+                             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **stamp}
+        write_json_atomic(manifest_path, manifest)
+        final = out_dir / nb.name
+        tmp = out_dir / f".{nb.stem}.running.ipynb"
+        t0 = time.perf_counter()
+        try:
+            pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name=kernel_name,
+                                language="python", progress_bar=sys.stderr.isatty(),
+                                cwd=str(nb.parent))
+        except PapermillExecutionError as exc:
+            wall = time.perf_counter() - t0
+            failed = out_dir / f"{nb.stem}.failed.ipynb"
+            if tmp.exists():
+                os.replace(tmp, failed)
+            msg = (f"notebook {nb.name} failed in {_cell_label(failed, exc.cell_index, exc.source)}"
+                   f": {exc.ename}: {exc.evalue}")
+            manifest[nb.stem].update(status="failed", wall_s=round(wall, 2), error=msg,
+                                     output=str(failed))
+            write_json_atomic(manifest_path, manifest)
+            raise PipelineError(f"{msg}\n  executed notebook kept at {failed}") from None
+        except BaseException as exc:
+            wall = time.perf_counter() - t0
+            manifest[nb.stem].update(status="failed", wall_s=round(wall, 2),
+                                     error=f"{type(exc).__name__}: {exc}")
+            write_json_atomic(manifest_path, manifest)
+            if isinstance(exc, Exception):
+                raise PipelineError(f"notebook {nb.name} could not run: "
+                                    f"{type(exc).__name__}: {exc}") from exc
+            raise
+        wall = time.perf_counter() - t0
+        os.replace(tmp, final)
+        manifest[nb.stem].update(status="completed", wall_s=round(wall, 2), output=str(final),
+                                 finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        manifest[nb.stem].pop("error", None)
+        write_json_atomic(manifest_path, manifest)
+        log(f"{head}: completed in {wall:.1f} s -> {final}")
+        results.append(NotebookResult(nb.stem, "completed", wall, final))
+    return results
+
+
+# --- CLI: recode reproduce ---------------------------------------------------------------
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--profile", default="smoke", help="smoke (CPU, default) or paper (GPUs)")
+    parser.add_argument("--params", default=None, help="a parameter YAML instead of the profile's")
+    parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 00,05")
+    parser.add_argument("--from", dest="from_", default=None, help="start at this notebook number")
+    parser.add_argument("--force", action="store_true", help="rerun completed notebooks")
+    parser.add_argument("-p", "--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a parameter for every notebook that declares it")
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
+
+
+def _parse_overrides(items: list[str]) -> dict[str, Any]:
+    import yaml
+
+    out = {}
+    for item in items:
+        if "=" not in item:
+            from recode_lib.cli import CliError
+            raise CliError(f"--set {item!r}: expected KEY=VALUE")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    return out
+
+
+def run(args) -> int:
+    from recode_lib.cli import CliError
+
+    try:
+        results = run_pipeline(args.profile, only=args.only, from_=args.from_, force=args.force,
+                               params_file=args.params, overrides=_parse_overrides(args.set),
+                               kernel_name=args.kernel)
+    except PipelineError as exc:
+        raise CliError(str(exc)) from None
+    done = sum(r.status == "completed" for r in results)
+    skipped = sum(r.status == "skipped" for r in results)
+    print(f"pipeline {args.profile}: {done} executed, {skipped} skipped, "
+          f"{sum(r.wall_s for r in results):.1f} s; manifest at "
+          f"{runs_dir(args.profile) / 'manifest.json'}")
+    return 0

@@ -1,0 +1,108 @@
+"""The papermill pipeline runner on small synthetic notebooks (real kernels, real papermill)."""
+
+import json
+
+import pytest
+import yaml
+
+from recode_lib.nbtools import new_notebook, write_notebook
+from recode_lib.paths import runs_dir
+from recode_lib.pipeline import PipelineError, declared_parameters, run_pipeline
+
+
+def _nb(path, body="print(X)", params='PROFILE = "smoke"\nX = 1'):
+    write_notebook(new_notebook([("params", params), ("code", body)]), path)
+    return path
+
+
+@pytest.fixture
+def book(tmp_path):
+    d = tmp_path / "nbs"
+    d.mkdir()
+    a = _nb(d / "00_a.ipynb", body=(
+        "from recode_lib.paths import runs_dir\n"
+        "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"))
+    b = _nb(d / "01_b.ipynb")
+    params = tmp_path / "p.yaml"
+    params.write_text(yaml.safe_dump({"common": {"X": 5, "UNUSED": 1}, "01_b": {"X": 7}}))
+    return [a, b], params
+
+
+def test_runs_in_order_with_parameters_and_manifest(book):
+    nbs, params = book
+    results = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    assert [r.status for r in results] == ["completed", "completed"]
+    assert (runs_dir("t") / "a.txt").read_text() == "5"          # common value reached 00
+    manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
+    assert manifest["01_b"]["parameters"] == {"X": 7, "PROFILE": "t"}   # own section wins
+    assert "UNUSED" not in manifest["00_a"]["parameters"]          # undeclared common key
+    assert manifest["00_a"]["status"] == "completed" and manifest["00_a"]["wall_s"] > 0
+    assert "versions" in manifest["00_a"] and "git" in manifest["00_a"]
+    executed = json.loads((runs_dir("t") / "notebooks" / "01_b.ipynb").read_text())
+    assert any(o.get("text") == ["7\n"] for c in executed["cells"] for o in c.get("outputs", []))
+
+
+def test_completed_notebooks_are_skipped_unless_forced(book):
+    nbs, params = book
+    run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    again = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    assert [r.status for r in again] == ["skipped", "skipped"]
+    forced = run_pipeline("t", notebooks=nbs, params_file=params, force=True, only="01",
+                          log=lambda *_: None)
+    assert [(r.stem, r.status) for r in forced] == [("01_b", "completed")]
+
+
+def test_changed_parameters_rerun(book):
+    nbs, params = book
+    run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    res = run_pipeline("t", notebooks=nbs, params_file=params, overrides={"X": 9},
+                       log=lambda *_: None)
+    assert [r.status for r in res] == ["completed", "completed"]
+
+
+def test_failure_names_notebook_cell_and_error_and_is_not_complete(book, tmp_path):
+    nbs, params = book
+    bad = _nb(nbs[0].parent / "02_bad.ipynb", body="raise ValueError('boom here')")
+    with pytest.raises(PipelineError, match=r"02_bad.ipynb failed in cell 2 \(`raise ValueError.*ValueError: boom here"):
+        run_pipeline("t", notebooks=nbs + [bad], params_file=params, log=lambda *_: None)
+    manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
+    assert manifest["02_bad"]["status"] == "failed"
+    assert manifest["00_a"]["status"] == "completed"
+    assert not (runs_dir("t") / "notebooks" / "02_bad.ipynb").exists()
+    assert (runs_dir("t") / "notebooks" / "02_bad.failed.ipynb").exists()
+
+
+def test_unknown_profile_is_named():
+    with pytest.raises(PipelineError, match="unknown profile 'nosuch'.*known profiles: .*smoke"):
+        run_pipeline("nosuch", log=lambda *_: None)
+
+
+def test_missing_parameter_file_is_named(tmp_path):
+    with pytest.raises(PipelineError, match="parameter file .*missing.yaml"):
+        run_pipeline("t", params_file=tmp_path / "missing.yaml", log=lambda *_: None)
+
+
+def test_section_key_the_notebook_does_not_declare_is_an_error(book, tmp_path):
+    nbs, _ = book
+    params = tmp_path / "typo.yaml"
+    params.write_text(yaml.safe_dump({"01_b": {"XX": 1}}))
+    with pytest.raises(PipelineError, match=r"'01_b' sets \['XX'\]"):
+        run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+
+
+def test_declared_parameters_reads_the_tagged_cell(book):
+    nbs, _ = book
+    assert declared_parameters(nbs[0]) == {"PROFILE": "smoke", "X": 1}
+
+
+def test_cli_exit_status_on_unknown_profile(capsys):
+    from recode_lib.cli import main
+    assert main(["reproduce", "--profile", "nosuch"]) == 2
+    assert "unknown profile 'nosuch'" in capsys.readouterr().err
+
+
+def test_cli_help_lists_subcommands(capsys):
+    from recode_lib.cli import COMMANDS, main
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
