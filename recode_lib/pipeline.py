@@ -119,6 +119,14 @@ def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
     return params
 
 
+def default_kernel() -> str:
+    """The project's kernel ('recode', installed into the environment by `make env`) when it
+    exists, else the running interpreter's own 'python3'."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return "recode" if "recode" in KernelSpecManager().find_kernel_specs() else "python3"
+
+
 def _hash(notebook: Path, params: dict) -> str:
     h = hashlib.sha256(notebook.read_bytes())
     h.update(json.dumps(params, sort_keys=True).encode())
@@ -159,11 +167,12 @@ def select(notebooks: list[Path], only: str | None = None, from_: str | None = N
 def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = None,
                  force: bool = False, params_file: str | None = None,
                  overrides: dict[str, Any] | None = None, notebooks: list[Path] | None = None,
-                 kernel_name: str = "python3", log=print) -> list[NotebookResult]:
+                 kernel_name: str | None = None, log=print) -> list[NotebookResult]:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
     spec = load_profile(profile, params_file)
+    kernel_name = kernel_name or default_kernel()
     chosen = select(notebooks if notebooks is not None else list_notebooks(), only, from_)
     if not chosen:
         raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
@@ -234,7 +243,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--force", action="store_true", help="rerun completed notebooks")
     parser.add_argument("-p", "--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a parameter for every notebook that declares it")
-    parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
+    parser.add_argument("--kernel", default=None,
+                        help="Jupyter kernel name (default: 'recode' if installed, else python3)")
 
 
 def _parse_overrides(items: list[str]) -> dict[str, Any]:
