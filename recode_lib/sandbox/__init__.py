@@ -1,0 +1,111 @@
+"""The execution sandbox: run untrusted Python submissions against tests, with exact verdicts.
+
+    from recode_lib.sandbox import execute, execute_many, strictness, SandboxConfig
+    res = execute({"id": "a", "code": src, "tests": {"kind": "call", "fn_name": "f",
+                   "cases": [{"args": [1], "expected": 2}]}})
+    res["status"], res["outcome"], res["passed"], res["total"], res["tests"]
+    results = execute_many(records, workers=2, early_stop=True, progress=True)  # input order
+    strictness(res, ks=(1, 2, 3, "inf"))                                       # {"1": 1, ...}
+
+How it works: warm worker processes (zygote.py, one per pool slot, started with `python -I`,
+never importing torch) fork one confined child per submission (limits.py); the child runs
+the submission and its tests (harness.py) and streams outputs back; the judge (this process)
+compares them with the expected values, which never enter the sandbox (verdict.py). Tests run
+in ascending input length, each with its own wall-clock limit; a timed-out or crashed child is
+killed with its process group and a fresh one continues with the remaining tests.
+
+What is isolated depends on what the machine allows (limits.py has the details):
+- as root (this project's CI): no network (network namespace), a read-only file system view
+  with only system and Python directories (not the project, its data, or home directories),
+  a fresh size-capped /tmp as the only writable place, a private uid (fork bombs stopped by
+  RLIMIT_NPROC, no signals/ptrace to the judge, every leftover process killed), memory
+  (RLIMIT_AS), CPU, file-size and open-file limits, no_new_privs, scrubbed environment.
+- unprivileged with user namespaces: the same except the private uid.
+- otherwise ("plain"): limits, process-group/subreaper cleanup and a temporary working
+  directory only; the network is merely guarded in-process and the file system is NOT isolated.
+Not isolated in any mode: CPU/memory bandwidth side effects on other processes, reading the
+process list (/proc), and — for "script" tests, whose asserts necessarily run inside the
+sandbox — a submission that deliberately introspects the harness (its frames or file
+descriptors) could forge the completion signal; call and stdio tests are immune to that since
+the judge alone holds the expected outputs. Per-test time and memory are measured inside the
+sandbox (for call tests memory is the process peak so far); the record's memory_mb is the
+peak measured by the kernel (wait4), interpreter included.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from recode_lib.sandbox.config import SandboxConfig
+from recode_lib.sandbox.records import RecordError, parse_record
+from recode_lib.sandbox.strictness import strictness
+
+__all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness",
+           "isolation_mode"]
+
+
+def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool = False) -> dict:
+    """Run one record (see records.py for the format) and return its result."""
+    return execute_many([record], workers=1, config=config, early_stop=early_stop)[0]
+
+
+def execute_many(records, workers: int | None = None, config: SandboxConfig | None = None,
+                 progress: bool = False, early_stop: bool = False, on_result=None) -> list[dict]:
+    """Run records on a pool of warm workers; results come back in input order.
+
+    Every record is validated first (RecordError names the record and field). `on_result`
+    (optional) is called with each result as soon as it is ready, from a worker thread."""
+    from recode_lib.sandbox.pool import get_pool, judge
+
+    config = config or SandboxConfig()
+    records = list(records)
+    specs = [parse_record(r, config, where=f"record {i} (id {r.get('id', '?')!r})"
+                          if isinstance(r, dict) else f"record {i}")
+             for i, r in enumerate(records)]
+    results: list = [None] * len(specs)
+    if not specs:
+        return []
+    n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
+    pool = get_pool(config, n)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(specs), desc="sandbox", unit="sub")
+    lock, nxt, errors = threading.Lock(), [0], []
+
+    def loop():
+        try:
+            with pool.worker() as slot:
+                while True:
+                    with lock:
+                        i = nxt[0]
+                        nxt[0] += 1
+                    if i >= len(specs) or errors:
+                        return
+                    results[i] = judge(specs[i], slot, pool, early_stop=early_stop)
+                    if on_result is not None:
+                        on_result(results[i])
+                    if bar is not None:
+                        bar.update(1)
+        except BaseException as exc:  # surfaced below, never swallowed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if bar is not None:
+        bar.close()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def isolation_mode(config: SandboxConfig | None = None) -> str:
+    """The isolation mode the workers achieve on this machine (root | userns | plain)."""
+    from recode_lib.sandbox.pool import get_pool
+
+    with get_pool(config or SandboxConfig(), 1).worker() as slot:
+        return slot[0].mode

@@ -1,0 +1,151 @@
+"""Tagged JSON for values that cross the sandbox boundary (arguments in, return values out).
+
+    encode(value) -> JSON-able object      decode(obj) -> Python value
+
+Plain JSON values (null, bools, numbers, strings, lists, objects with string keys) encode as
+themselves, so a record's `args`/`expected` may be written as ordinary JSON. Other values use
+a tag: {"__t": "tuple"|"set"|"frozenset", "v": [...]}, {"__t": "dict", "v": [[k, v], ...]}
+(non-string keys), {"__t": "float", "v": "nan"|"inf"|"-inf"}, {"__t": "complex", "v": [re, im]},
+{"__t": "bytes", "v": latin-1 text}. Subclasses of the builtin types (namedtuples, numpy
+scalars) encode as their base type. Anything else (a class instance, a generator, an ndarray)
+becomes {"__t": "opaque", "type": name, "repr": short repr}: it decodes to an `Opaque`, which is
+equal to nothing, not even itself — so an object whose __eq__ always returns True can never
+match an expected value, because the judge only ever compares decoded plain data.
+
+This file imports only the standard library: the in-sandbox harness loads it by path. It does
+not compare values (see verdict.py) and does not preserve object identity or cycles (a cycle
+or nesting deeper than 500 levels becomes opaque).
+"""
+
+import math
+
+TAG = "__t"
+MAX_DEPTH = 500
+
+
+class Opaque:
+    """A value the codec could not represent; equal to nothing."""
+
+    __slots__ = ("type", "repr")
+
+    def __init__(self, type_name, text):
+        self.type, self.repr = type_name, text
+
+    def __eq__(self, other):
+        return False
+
+    def __ne__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return "Opaque(%s: %s)" % (self.type, self.repr)
+
+
+def _opaque(x, why=""):
+    try:
+        text = object.__repr__(x) if why else repr(x)
+    except BaseException:  # a hostile __repr__
+        text = "?"
+    return {TAG: "opaque", "type": why or type(x).__name__, "repr": str(text)[:200]}
+
+
+def encode(x, _depth=0):
+    if _depth > MAX_DEPTH:
+        return _opaque(x, "too deep")
+    t = type(x)
+    if x is None or t is bool or t is str:
+        return x
+    if t is int:
+        return x
+    if t is float:
+        return x if math.isfinite(x) else {TAG: "float", "v": repr(x)}
+    d = _depth + 1
+    if t is list:
+        return [encode(v, d) for v in x]
+    if t is tuple:
+        return {TAG: "tuple", "v": [encode(v, d) for v in x]}
+    if t is dict:
+        if all(type(k) is str for k in x) and TAG not in x:
+            return {k: encode(v, d) for k, v in x.items()}
+        return {TAG: "dict", "v": [[encode(k, d), encode(v, d)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {TAG: t.__name__, "v": [encode(v, d) for v in x]}
+    if t is complex:
+        return {TAG: "complex", "v": [encode(x.real, d), encode(x.imag, d)]}
+    if t is bytes or t is bytearray:
+        return {TAG: "bytes", "v": bytes(x).decode("latin-1")}
+    return _encode_other(x, _depth)
+
+
+def _encode_other(x, depth):
+    """Subclasses of builtins and numpy scalars, converted through the base type."""
+    try:
+        if isinstance(x, bool):
+            return bool(x)
+        if isinstance(x, int):
+            return encode(int.__index__(x), depth)
+        if isinstance(x, float):
+            return encode(float.__float__(x), depth)
+        if isinstance(x, str):
+            return str.__str__(x)
+        if isinstance(x, tuple):
+            return encode(tuple(tuple.__iter__(x)), depth)
+        if isinstance(x, list):
+            return encode(list(list.__iter__(x)), depth)
+        if isinstance(x, dict):
+            return encode(dict(dict.items(x)), depth)
+        if isinstance(x, (set, frozenset)):
+            return encode(set(x), depth)
+        mod = getattr(type(x), "__module__", "") or ""
+        if mod.startswith("numpy") and getattr(x, "shape", None) == () and hasattr(x, "item"):
+            item = x.item()
+            if type(item) in (bool, int, float, complex, str, bytes):
+                return encode(item, depth)
+    except RecursionError:
+        return _opaque(x, "too deep")
+    except Exception:
+        pass
+    return _opaque(x)
+
+
+def contains_opaque(obj):
+    """Whether an encoded value holds an opaque part anywhere."""
+    t = type(obj)
+    if t is list:
+        return any(contains_opaque(v) for v in obj)
+    if t is dict:
+        if obj.get(TAG) == "opaque":
+            return True
+        return any(contains_opaque(v) for v in obj.values())
+    return False
+
+
+def decode(obj):
+    t = type(obj)
+    if t is list:
+        return [decode(v) for v in obj]
+    if t is not dict:
+        return obj
+    tag = obj.get(TAG)
+    if tag is None:
+        return {k: decode(v) for k, v in obj.items()}
+    v = obj.get("v")
+    if tag == "tuple":
+        return tuple(decode(e) for e in v)
+    if tag == "set":
+        return set(decode(e) for e in v)
+    if tag == "frozenset":
+        return frozenset(decode(e) for e in v)
+    if tag == "dict":
+        return {decode(k): decode(e) for k, e in v}
+    if tag == "float":
+        return float(v)
+    if tag == "complex":
+        return complex(v[0], v[1])
+    if tag == "bytes":
+        return v.encode("latin-1")
+    if tag == "opaque":
+        return Opaque(obj.get("type", "?"), obj.get("repr", ""))
+    raise ValueError("unknown codec tag %r" % (tag,))

@@ -1,0 +1,258 @@
+"""Isolation and resource limits, applied by the warm worker (zygote.py) to itself and its children.
+
+    iso = setup_worker(cfg)          # once, in the worker: picks and prepares the isolation mode
+    confine(iso, cfg, job, keep_fds) # in each forked child, before any submission code runs
+    reap(iso)                        # in the worker, after a child ended: kill what it left
+
+Modes (cfg["isolation"] = "auto" tries them in this order):
+- "root" (running as root with CAP_SYS_ADMIN): the worker enters its own network namespace
+  (no interfaces but a down loopback: no network) and a private mount namespace in which it
+  builds a read-only root holding only the system directories, the Python installation and
+  its site-packages (not the project, not the data, not /home or /root). Each child gets a
+  new mount + IPC namespace, a fresh size-capped tmpfs as /tmp (its working directory and the
+  only writable place), chroots into that root, sets no_new_privs and drops to a uid/gid used
+  by nobody else (random per worker), so RLIMIT_NPROC caps its processes and threads (fork
+  bombs), it cannot signal or ptrace the judge or other users, and `reap` kills every process
+  with that uid (daemons that escaped the process group included).
+- "userns" (not root, unprivileged user namespaces allowed): the same network and file-system
+  isolation inside a user namespace; no separate uid, so RLIMIT_NPROC counts all of the
+  user's processes (the limit is set to their count at start + max_processes) and a
+  submission could signal the user's other processes; leftovers are killed through the
+  worker being a child subreaper.
+- "plain" (anything else, e.g. no namespaces): rlimits, its own session/process group, a
+  temporary working directory removed afterwards, a scrubbed environment, subreaper cleanup.
+  NOT isolated: the network (only a guard: socket creation is refused in-process, which
+  native code can bypass), reads and writes anywhere the user may, signals to the user's
+  processes.
+Every mode: RLIMIT_AS (memory), RLIMIT_CPU (backstop; wall-clock limits are the worker's
+job), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, stdin/stdout/stderr on /dev/null, every other
+inherited file descriptor closed. Only the standard library (and ctypes) is imported.
+"""
+
+import ctypes
+import os
+import random
+import resource
+import signal
+import sys
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x20000, 0x08000000, 0x40000000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    1, 2, 4, 32, 4096, 16384, 1 << 18)
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+ROOT = "/tmp/root"  # inside a tmpfs mounted over /tmp in the worker's own mount namespace
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret, what):
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "%s: %s" % (what, os.strerror(err)))
+
+
+def _mount(src, dst, fstype, flags, data=None):
+    _check(_libc.mount(src and src.encode(), dst.encode(), fstype and fstype.encode(),
+                       flags, data and data.encode()), "mount %s" % dst)
+
+
+def _write(path, text):
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def _bind_ro(src, dst, is_dir=True):
+    if is_dir:
+        os.makedirs(dst, exist_ok=True)
+    else:
+        open(dst, "a").close()
+    _mount(src, dst, None, MS_BIND | MS_REC)
+    _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV * is_dir)
+
+
+def _python_dirs():
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for p in sys.path:
+        if "site-packages" in p or "dist-packages" in p or p.startswith(sys.base_prefix):
+            dirs.add(p)
+    return sorted({os.path.realpath(d) for d in dirs if os.path.isdir(d)} | dirs)
+
+
+def _build_root():
+    """Inside the worker's private mount namespace: a read-only root with system + Python."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    old_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # keeps a venv under /tmp reachable
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID, "size=1m,mode=755")
+    os.mkdir(ROOT, 0o755)
+    done = []
+    for d in ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"] + _python_dirs():
+        if not os.path.exists(d) or any(d == p or d.startswith(p.rstrip("/") + "/") for p in done):
+            continue
+        dst = ROOT + d
+        if os.path.islink(d) and os.path.dirname(d) == "/":
+            os.symlink(os.readlink(d), dst)
+            continue
+        if os.path.lexists(dst):
+            continue
+        src = "/proc/self/fd/%d%s" % (old_tmp, d[4:]) if d.startswith("/tmp/") else d
+        _bind_ro(src, dst)
+        done.append(d)
+    os.makedirs(ROOT + "/dev", exist_ok=True)
+    for dev in ("null", "zero", "random", "urandom", "full"):
+        if os.path.exists("/dev/" + dev):
+            open(ROOT + "/dev/" + dev, "a").close()
+            _mount("/dev/" + dev, ROOT + "/dev/" + dev, None, MS_BIND)
+    os.makedirs(ROOT + "/proc", exist_ok=True)
+    _mount("/proc", ROOT + "/proc", None, MS_BIND | MS_REC)
+    os.makedirs(ROOT + "/tmp", exist_ok=True)
+    os.symlink("/tmp", ROOT + "/dev/shm")
+    os.makedirs(ROOT + "/var", exist_ok=True)
+    os.symlink("/tmp", ROOT + "/var/tmp")
+    os.close(old_tmp)
+    _mount(None, "/tmp", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def _count_user_processes(uid):
+    n = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                n += os.stat("/proc/" + pid).st_uid == uid
+            except OSError:
+                pass
+    return n
+
+
+def setup_worker(cfg):
+    """Choose and prepare the isolation mode in the worker process; returns a dict."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    want = cfg.get("isolation", "auto")
+    errors = []
+    uid = os.getuid()
+    if want in ("auto", "root") and uid == 0:
+        try:
+            _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
+            _build_root()
+            sid = random.SystemRandom().randrange(1 << 20, 1 << 30)
+            return {"mode": "root", "uid": sid, "nproc": cfg["max_processes"]}
+        except OSError as exc:
+            errors.append("root: %s" % exc)
+            if want == "root":
+                raise
+    if want in ("auto", "userns") and uid != 0:
+        try:
+            gid = os.getgid()
+            _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET), "unshare")
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
+            _write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
+            _build_root()
+            n = _count_user_processes(uid) + cfg["max_processes"] + 16
+            return {"mode": "userns", "uid": None, "nproc": n}
+        except OSError as exc:
+            errors.append("userns: %s" % exc)
+            if want == "userns":
+                raise
+    n = _count_user_processes(uid) + cfg["max_processes"] + 16
+    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None,
+            "why": "; ".join(errors)}
+
+
+def confine(iso, cfg, job, keep_fds):
+    """In a freshly forked child: isolate, limit, drop privileges. Raises on failure."""
+    os.setsid()
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    keep = sorted(set(keep_fds) | {0, 1, 2})
+    lo = 3
+    for fd in keep + [65536]:
+        if fd >= lo:
+            os.closerange(lo, fd)
+            lo = fd + 1
+    mode = iso["mode"]
+    if mode in ("root", "userns"):
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+        owner = ",uid=%d,gid=%d" % (iso["uid"], iso["uid"]) if iso["uid"] else ""
+        _mount("tmpfs", ROOT + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+               "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
+        os.chroot(ROOT)
+        os.chdir("/tmp")
+    else:
+        os.chdir(job["workdir"])
+    mem = int(job["memory_mb"]) * 1024 * 1024
+    cpu = int(job["cpu_limit_s"]) + 1
+    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
+                     (resource.RLIMIT_FSIZE, cfg["tmp_size_mb"] * 1024 * 1024),
+                     (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(res, (val, val))
+    if iso.get("nproc"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (iso["nproc"], iso["nproc"]))
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
+    if iso["uid"]:
+        os.setgroups([])
+        os.setresgid(iso["uid"], iso["uid"], iso["uid"])
+        os.setresuid(iso["uid"], iso["uid"], iso["uid"])
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+                       "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
+    if mode == "plain":
+        _guard_network()
+
+
+def _guard_network():
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("network access is disabled in the sandbox")
+
+    socket.socket.connect = refuse  # type: ignore[method-assign]
+    socket.socket.bind = refuse  # type: ignore[method-assign]
+    socket.create_connection = refuse
+
+
+def reap(iso):
+    """Kill whatever the last child left behind, then collect zombies. Returns nothing."""
+    if iso["uid"]:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresuid(iso["uid"], iso["uid"], iso["uid"])
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+    else:
+        for _ in range(20):
+            kids = _children()
+            if not kids:
+                break
+            for k in kids:
+                try:
+                    os.kill(k, signal.SIGKILL)
+                except OSError:
+                    pass
+            _collect()
+    _collect()
+
+
+def _children():
+    me, out = os.getpid(), []
+    try:
+        for tid in os.listdir("/proc/%d/task" % me):
+            with open("/proc/%d/task/%s/children" % (me, tid)) as fh:
+                out += [int(x) for x in fh.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _collect():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return

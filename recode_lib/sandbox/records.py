@@ -1,0 +1,132 @@
+"""Validate a sandbox input record and turn it into a job for a worker plus what the judge keeps.
+
+    spec = parse_record(record, config, where="in.jsonl:3")
+    spec.job        # sent to the worker: code, kind, inputs, order, limits (never the expected values)
+    spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
+
+Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
+{"kind": "stdio", "cases": [{"input", "output", "input_len"?}]},
+{"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
+ "checker"?} or {"kind": "script", "script"}. `args`/`expected` are JSON or codec.py tagged
+JSON (tuples, sets, non-finite floats...). `checker` (trusted problem code, run by the judge on
+decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
+with `default_equal(output, expected, atol)` in scope — for special oracles such as
+HumanEval/32's |poly(x)| <= atol. `input_len` defaults to the length of the input text or of
+the JSON of the arguments. Bad records raise RecordError naming where, the field and value.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from recode_lib.sandbox import codec
+
+
+class RecordError(ValueError):
+    """A sandbox input record that does not fit the contract."""
+
+
+@dataclass
+class Spec:
+    id: object
+    kind: str
+    job: dict
+    expected: list = field(default_factory=list)
+    args: list = field(default_factory=list)
+    input_lens: list = field(default_factory=list)
+    atol: float = 0.0
+    checker: str | None = None
+    stdio_tol: float | None = None
+    no_code: bool = False
+
+
+def _fail(where, msg):
+    raise RecordError(f"{where}: {msg}")
+
+
+def parse_record(rec, config, where: str = "") -> Spec:
+    where = where or f"record {rec.get('id', '?')!r}" if isinstance(rec, dict) else where
+    if not isinstance(rec, dict):
+        _fail(where or "record", f"expected a JSON object, got {type(rec).__name__}")
+    for req in ("id", "tests"):
+        if req not in rec:
+            _fail(where, f"missing field {req!r}")
+    code = rec.get("code")
+    if code is not None and not isinstance(code, str):
+        _fail(where, f"field 'code' must be a string or null, got {type(code).__name__}")
+    tests = rec["tests"]
+    if not isinstance(tests, dict):
+        _fail(where, f"field 'tests' must be an object, got {type(tests).__name__}")
+    kind = tests.get("kind")
+    if kind not in ("stdio", "call", "script"):
+        _fail(where, f"field 'tests.kind' must be stdio, call or script, got {kind!r}")
+    tl = rec.get("time_limit_s", config.time_limit_s)
+    mem = rec.get("memory_mb", config.memory_mb)
+    for name, val in (("time_limit_s", tl), ("memory_mb", mem)):
+        if isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0:
+            _fail(where, f"field {name!r} must be a positive number, got {val!r}")
+    spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip())
+    job = {"op": "job", "kind": kind, "code": code or "", "time_limit_s": float(tl),
+           "memory_mb": int(mem), "max_output": config.max_output_bytes}
+    if kind == "script":
+        if not isinstance(tests.get("script"), str):
+            _fail(where, "field 'tests.script' must be a string")
+        job.update(script=tests["script"], inputs=[], order=[0])
+        spec.input_lens = [0]
+        spec.job = job
+        return spec
+    cases = tests.get("cases")
+    if not isinstance(cases, list) or not cases:
+        _fail(where, "field 'tests.cases' must be a non-empty list")
+    inputs = []
+    for j, case in enumerate(cases):
+        cw = f"field 'tests.cases[{j}]'"
+        if not isinstance(case, dict):
+            _fail(where, f"{cw} must be an object")
+        if kind == "stdio":
+            for key in ("input", "output"):
+                if not isinstance(case.get(key), str):
+                    _fail(where, f"{cw}.{key} must be a string, got {case.get(key)!r:.80}")
+            inputs.append(case["input"])
+            spec.expected.append(case["output"])
+            n = len(case["input"])
+        else:
+            if not isinstance(case.get("args"), list):
+                _fail(where, f"{cw}.args must be a list, got {case.get('args')!r:.80}")
+            if "expected" not in case:
+                _fail(where, f"{cw} has no 'expected'")
+            try:
+                spec.args.append(codec.decode(case["args"]))
+                spec.expected.append(codec.decode(case["expected"]))
+            except (ValueError, TypeError, KeyError) as exc:
+                _fail(where, f"{cw}: bad tagged value ({exc})")
+            inputs.append(case["args"])
+            n = None
+        ln = case.get("input_len")
+        if ln is None:
+            ln = n if n is not None else len(json.dumps(case["args"]))
+        elif isinstance(ln, bool) or not isinstance(ln, int) or ln < 0:
+            _fail(where, f"{cw}.input_len must be a non-negative integer, got {ln!r}")
+        spec.input_lens.append(ln)
+    if kind == "call":
+        if not isinstance(tests.get("fn_name"), str) or not tests["fn_name"]:
+            _fail(where, "field 'tests.fn_name' must be a non-empty string")
+        atol = tests.get("atol", 0) or 0
+        if isinstance(atol, bool) or not isinstance(atol, (int, float)) or atol < 0:
+            _fail(where, f"field 'tests.atol' must be a non-negative number, got {atol!r}")
+        spec.atol = float(atol)
+        checker = tests.get("checker")
+        if checker is not None and not isinstance(checker, str):
+            _fail(where, "field 'tests.checker' must be Python source (a string)")
+        spec.checker = checker
+        job["fn_name"] = tests["fn_name"]
+    else:
+        tol = tests.get("float_tol")
+        if tol is not None and (not isinstance(tol, (int, float)) or tol < 0):
+            _fail(where, f"field 'tests.float_tol' must be a non-negative number, got {tol!r}")
+        spec.stdio_tol = tol
+    job["inputs"] = inputs
+    job["order"] = sorted(range(len(inputs)), key=spec.input_lens.__getitem__)
+    spec.job = job
+    return spec
