@@ -1,0 +1,116 @@
+"""CRPL synthesis, stage 3: preference pairs from base traces and accepted rewrites.
+
+    pairs, report = build_pairs(traces, rewrites, mode="single", generator="smollm2",
+                                val_fraction=0.2, seed=0)
+    write_jsonl_atomic(".../pairs.jsonl", pairs)
+
+For each usable base trace t and dimension, with t+ the accepted "optimize" rewrite and t- the
+accepted "degrade" rewrite, three pair types (chosen > rejected):
+    plus_minus  t+ > t-   strong contrast
+    plus_base   t+ > t    fine-grained optimization
+    base_minus  t  > t-   fine-grained degradation
+A pair is not formed, with the reason counted, when a side is missing ("missing_side"), the two
+sides are the same text up to whitespace/case ("identical_sides"), or the same (prompt, chosen,
+rejected) was already produced, e.g. by another dimension ("duplicate").
+
+Generator ablation: mode="single" uses the rewrites of one generator (`generator`, default the
+first seen); mode="cross" picks, independently for each (trace, dimension, direction), one
+generator among those with an accepted rewrite (seeded), so t+ and t- come from mixed sources.
+Split: by problem, never by pair: problems sorted by a seeded hash, the first
+round(val_fraction * n) (at least 1 when there are >= 2 problems and val_fraction > 0) are "val".
+Each pair records its split, dimension, type and both sides' provenance (generator, source, op).
+It does no generation and no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import Counter
+
+PAIR_TYPES = ("plus_minus", "plus_base", "base_minus")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", (text or "").strip().lower())
+
+
+def split_problems(problem_ids, val_fraction: float, seed: int = 0) -> dict[str, str]:
+    """{problem_id: "train" | "val"}; deterministic given the set of ids and the seed."""
+    if not 0 <= val_fraction < 1:
+        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+    ids = sorted(set(problem_ids),
+                 key=lambda p: hashlib.sha256(f"{seed}:{p}".encode()).hexdigest())
+    n_val = round(val_fraction * len(ids))
+    if val_fraction > 0 and len(ids) >= 2:
+        n_val = min(max(n_val, 1), len(ids) - 1)
+    return {p: ("val" if i < n_val else "train") for i, p in enumerate(ids)}
+
+
+def _side(kind, rec):
+    if kind == "base":
+        return {"kind": "base", "generator": None, "source": "policy", "op": None}
+    return {"kind": kind, "generator": rec["generator"], "source": rec["source"],
+            "op": rec["transformation"]["op"]}
+
+
+def build_pairs(traces, rewrites, *, mode: str = "single", generator: str | None = None,
+                val_fraction: float = 0.2, seed: int = 0, dimensions=None):
+    """(pairs, report); see the module docstring. `dimensions` defaults to those present."""
+    if mode not in ("single", "cross"):
+        raise ValueError(f"mode must be 'single' or 'cross', got {mode!r}")
+    accepted = [r for r in rewrites if r.get("accepted")]
+    gens = sorted({r["generator"] for r in rewrites})
+    if mode == "single":
+        generator = generator or (gens[0] if gens else None)
+        if gens and generator not in gens:
+            raise ValueError(f"generator {generator!r} has no rewrites; have {gens}")
+        accepted = [r for r in accepted if r["generator"] == generator]
+    options: dict[tuple, list] = {}
+    for r in accepted:
+        options.setdefault((r["trace_id"], r["dimension"], r["direction"]), []).append(r)
+    rng = random.Random(seed)
+    chosen_rw = {k: (v[0] if len(v) == 1 else rng.choice(sorted(v, key=lambda x: x["id"])))
+                 for k, v in sorted(options.items())}
+    dims = dimensions or sorted({r["dimension"] for r in rewrites})
+    usable = [t for t in traces if t.get("usable")]
+    split = split_problems([t["problem_id"] for t in usable], val_fraction, seed)
+    pairs, rejected, seen = [], Counter(), set()
+    for t in usable:
+        for dim in dims:
+            plus = chosen_rw.get((t["id"], dim, "optimize"))
+            minus = chosen_rw.get((t["id"], dim, "degrade"))
+            sides = {"plus": plus, "minus": minus, "base": t}
+            for ptype, (a, b) in zip(PAIR_TYPES, (("plus", "minus"), ("plus", "base"),
+                                                  ("base", "minus"))):
+                if sides[a] is None or sides[b] is None:
+                    rejected["missing_side"] += 1
+                    continue
+                chosen, rej = sides[a]["trace"], sides[b]["trace"]
+                if _norm(chosen) == _norm(rej):
+                    rejected["identical_sides"] += 1
+                    continue
+                key = (t["prompt"], _norm(chosen), _norm(rej))
+                if key in seen:
+                    rejected["duplicate"] += 1
+                    continue
+                seen.add(key)
+                pairs.append({
+                    "id": f"{t['id']}|{dim}|{ptype}", "problem_id": t["problem_id"],
+                    "trace_id": t["id"], "dimension": dim, "pair_type": ptype, "mode": mode,
+                    "prompt": t["prompt"], "chosen": chosen, "rejected": rej,
+                    "chosen_meta": _side(a, sides[a]), "rejected_meta": _side(b, sides[b]),
+                    "split": split[t["problem_id"]]})
+    report = {
+        "mode": mode, "generator": generator if mode == "single" else gens,
+        "pairs": len(pairs),
+        "by_type": {s: dict(Counter(p["pair_type"] for p in pairs if p["split"] == s))
+                    for s in ("train", "val")},
+        "by_dimension": dict(Counter(p["dimension"] for p in pairs)),
+        "rejected_by_reason": dict(rejected),
+        "problems": {s: sum(v == s for v in split.values()) for s in ("train", "val")},
+        "rule_sides": sum((p["chosen_meta"]["source"] == "rule") + (p["rejected_meta"]["source"]
+                                                                     == "rule") for p in pairs),
+    }
+    return pairs, report

@@ -1,0 +1,147 @@
+"""CRPL synthesis: rewrite checks, rule rewriter, rewrites bookkeeping, pairs, split, ablation."""
+
+from __future__ import annotations
+
+import pytest
+
+from crpl_helpers import CODE, REASONING, ScriptedGenerator, trace
+from recode_lib.crpl import CRPLConfig, GeneratorSpec, check_rewrite, synthesis_report, \
+    synthesize_rewrites
+from recode_lib.crpl_pairs import PAIR_TYPES, build_pairs, split_problems
+from recode_lib.crpl_prompts import DIMENSIONS, rewrite_messages, rule_rewrite
+from recode_lib.prompts import format_response
+
+
+def test_check_rewrite_reasons():
+    base = trace()
+    assert check_rewrite(base, "   ")[0] == "empty"
+    assert check_rewrite(base, "just prose, no code")[0] == "format"
+    assert check_rewrite(base, format_response(REASONING + "  ", CODE))[0] == "unchanged"
+    renamed = format_response("Different reasoning.", "def plus(a, b):\n    return a + b")
+    assert check_rewrite(base, renamed)[0] == "changes_problem"
+    arity = format_response("Different reasoning.", "def add(a, b, c):\n    return a + b")
+    assert check_rewrite(base, arity)[0] == "changes_problem"
+    ok, parsed = check_rewrite(base, format_response("Add with +.", CODE))
+    assert ok == "" and parsed.reasoning == "Add with +."
+
+
+def test_rule_rewriter_labels_and_changes():
+    opt = rule_rewrite(REASONING, "logical_coherence", "optimize")
+    assert opt[1] == "remove_redundancy" and opt[0].count("O(1)") == 1
+    fact = rule_rewrite(REASONING, "factual_correctness", "degrade")
+    assert fact[1] == "perturb_fact" and fact[0] != REASONING
+    assert rule_rewrite(REASONING, "logical_rigor", "degrade")[1] == "drop_step"
+    assert rule_rewrite("a single step", "logical_rigor", "degrade") is None
+    assert rule_rewrite("no repeats here. none.", "logical_rigor", "optimize") is None
+    with pytest.raises(ValueError, match="dimension"):
+        rewrite_messages("p", "r", "style", "optimize")
+
+
+def _cfg(**kw):
+    return CRPLConfig(generators=[GeneratorSpec("g1", "scripted", n_candidates=2)], batch_size=4,
+                      **kw)
+
+
+def test_rewrites_counted_fallback_and_resume(tmp_path):
+    # first candidate breaks the format, the second is good only for "optimize" requests
+    def reply(messages, j):
+        if j == 0:
+            return "no code at all"
+        if "improve" in messages[1]["content"]:
+            return format_response("Add the two numbers with + and return.", CODE)
+        return format_response(REASONING, CODE)                      # unchanged -> rejected
+    gen = ScriptedGenerator(reply)
+    traces = [trace(), trace("p/2#s0", "p/2"), trace("p/3#s0", "p/3", usable=False)]
+    store = tmp_path / "rw.jsonl"
+    rws = synthesize_rewrites(traces, _cfg(), store, generators={"g1": gen})
+    assert len(rws) == 2 * len(DIMENSIONS) * 2          # unusable trace skipped
+    opt = [r for r in rws if r["direction"] == "optimize"]
+    deg = [r for r in rws if r["direction"] == "degrade"]
+    assert all(r["accepted"] and r["source"] == "model" for r in opt)
+    assert all(r["candidate_reasons"] == ["format"] for r in opt)
+    # degrade: both model candidates fail, the rule fallback is used and labelled
+    assert all(r["candidate_reasons"][:2] == ["format", "unchanged"] for r in deg)
+    assert all(r["source"] == "rule" and r["transformation"]["op"].startswith("rule:")
+               for r in deg)
+    rep = synthesis_report(traces, rws)["rewrites"]
+    assert rep["candidate_rejections_by_reason"] == {"format": 12, "unchanged": 6}
+    calls = gen.calls
+    again = synthesize_rewrites(traces, _cfg(), store, generators={"g1": gen})
+    assert gen.calls == calls and len(again) == len(rws)          # resumed: nothing redone
+
+
+def test_rewrites_without_fallback_record_rejection(tmp_path):
+    gen = ScriptedGenerator(lambda m, j: "")
+    rws = synthesize_rewrites([trace()], _cfg(rule_fallback=False), tmp_path / "rw.jsonl",
+                              generators={"g1": gen})
+    assert len(rws) == 6 and not any(r["accepted"] for r in rws)
+    assert {r["reason"] for r in rws} == {"empty"}
+
+
+def test_rewrites_with_tiny_model_are_all_accounted(tmp_path, tiny_model_dir):
+    spec = GeneratorSpec("tiny", str(tiny_model_dir), max_new_tokens=8, n_candidates=1)
+    cfg = CRPLConfig(generators=[spec], dimensions=("logical_rigor",), batch_size=4)
+    rws = synthesize_rewrites([trace()], cfg, tmp_path / "rw.jsonl")
+    assert len(rws) == 2
+    for r in rws:       # gibberish never passes; the rule fallback decides
+        assert r["candidate_reasons"][0] in ("empty", "format")
+        assert r["accepted"] == (r["source"] == "rule")
+
+
+def _rewrites_for(traces, gen="g1"):
+    cfg = CRPLConfig(generators=[GeneratorSpec(gen, "rules")])
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        return synthesize_rewrites(traces, cfg, f"{d}/rw.jsonl")
+
+
+def test_pairs_types_dedup_and_counts():
+    traces = [trace(f"p/{i}#s0", f"p/{i}") for i in range(5)]
+    rws = _rewrites_for(traces)
+    pairs, rep = build_pairs(traces, rws, val_fraction=0.4, seed=1)
+    assert {p["pair_type"] for p in pairs} == set(PAIR_TYPES)
+    # the rule optimizer gives the same t+ for every dimension: later ones are duplicates
+    assert rep["rejected_by_reason"]["duplicate"] > 0
+    assert all(p["chosen"] != p["rejected"] for p in pairs)
+    keys = {(p["prompt"], p["chosen"], p["rejected"]) for p in pairs}
+    assert len(keys) == len(pairs)
+    assert sum(sum(v.values()) for v in rep["by_type"].values()) == len(pairs)
+    # split is by problem: no problem appears in both splits
+    splits = {}
+    for p in pairs:
+        splits.setdefault(p["problem_id"], set()).add(p["split"])
+    assert all(len(s) == 1 for s in splits.values())
+    assert rep["problems"] == {"train": 3, "val": 2}
+
+
+def test_identical_sides_and_missing_side_are_counted():
+    t = trace(reasoning="single step without rules")          # no rule applies at all
+    pairs, rep = build_pairs([t], _rewrites_for([t]))
+    assert pairs == [] and rep["rejected_by_reason"] == {"missing_side": 9}
+    rw = [{"trace_id": t["id"], "dimension": "logical_rigor", "direction": d, "generator": "g",
+           "accepted": True, "source": "model", "transformation": {"op": "llm"},
+           "trace": t["trace"], "id": d} for d in ("optimize", "degrade")]
+    pairs, rep = build_pairs([t], rw)
+    assert pairs == [] and rep["rejected_by_reason"]["identical_sides"] == 3
+
+
+def test_split_problems_deterministic_and_nonempty():
+    ids = [f"p/{i}" for i in range(10)]
+    a, b = split_problems(ids, 0.2, seed=3), split_problems(list(reversed(ids)), 0.2, seed=3)
+    assert a == b and sum(v == "val" for v in a.values()) == 2
+    assert sum(v == "val" for v in split_problems(ids[:2], 0.1).values()) == 1
+    with pytest.raises(ValueError):
+        split_problems(ids, 1.0)
+
+
+def test_single_vs_cross_generator_ablation():
+    traces = [trace(f"p/{i}#s0", f"p/{i}") for i in range(6)]
+    rws = _rewrites_for(traces, "g1") + _rewrites_for(traces, "g2")
+    single, rep1 = build_pairs(traces, rws, mode="single", generator="g2")
+    assert rep1["generator"] == "g2"
+    assert all(p["chosen_meta"]["generator"] in (None, "g2") for p in single)
+    cross, rep2 = build_pairs(traces, rws, mode="cross", seed=0)
+    gens = {m["generator"] for p in cross for m in (p["chosen_meta"], p["rejected_meta"])}
+    assert gens - {None} == {"g1", "g2"}
+    with pytest.raises(ValueError, match="no rewrites"):
+        build_pairs(traces, rws, mode="single", generator="nope")
