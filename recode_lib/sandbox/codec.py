@@ -6,7 +6,8 @@ Plain JSON values (null, bools, numbers, strings, lists, objects with string key
 themselves, so a record's `args`/`expected` may be written as ordinary JSON. Other values use
 a tag: {"__t": "tuple"|"set"|"frozenset", "v": [...]}, {"__t": "dict", "v": [[k, v], ...]}
 (non-string keys), {"__t": "float", "v": "nan"|"inf"|"-inf"}, {"__t": "complex", "v": [re, im]},
-{"__t": "bytes", "v": latin-1 text}. Subclasses of the builtin types (namedtuples, numpy
+{"__t": "bytes", "v": latin-1 text}; decode also accepts recode_lib.data.pyvalues'
+{"__tuple__": [...]}, {"__set__"}, {"__complex__"}, {"__float__"}, {"__dict__"} spelling. Subclasses of the builtin types (namedtuples, numpy
 scalars) encode as their base type. Anything else (a class instance, a generator, an ndarray)
 becomes {"__t": "opaque", "type": name, "repr": short repr}: it decodes to an `Opaque`, which is
 equal to nothing, not even itself — so an object whose __eq__ always returns True can never
@@ -122,6 +123,11 @@ def contains_opaque(obj):
     return False
 
 
+# recode_lib.data.pyvalues writes {"__tuple__": [...]} etc.; accept that spelling too
+_ALIASES = {"__tuple__": "tuple", "__set__": "set", "__complex__": "complex",
+            "__float__": "float", "__dict__": "dict"}
+
+
 def decode(obj):
     t = type(obj)
     if t is list:
@@ -130,6 +136,10 @@ def decode(obj):
         return obj
     tag = obj.get(TAG)
     if tag is None:
+        if len(obj) == 1:
+            (key, val), = obj.items()
+            if key in _ALIASES:
+                return decode({TAG: _ALIASES[key], "v": val})
         return {k: decode(v) for k, v in obj.items()}
     v = obj.get("v")
     if tag == "tuple":

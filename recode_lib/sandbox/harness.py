@@ -9,6 +9,7 @@ writes one line per event to the pipe `wfd`:
     S\\n                                        the submission was loaded
     X {"st": "syntax"|"error"|"memory", "e"}   loading failed (every remaining test fails so)
     T {"i", "st", "out", "t", "m", "e"}        test i finished: st in ok|error|memory|output
+                                               (|wrong: a failed assert in a script test)
 
 Kinds: "call" runs every case in this process (one call per case, fresh arguments, return
 values encoded with codec.py — the judge compares them, the expected values never enter the
@@ -214,5 +215,6 @@ def _run_script(job, g, wfd):
         nonce = os.read(job["nonce_fd"], 64).decode()
         _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": _perf() - t0, "m": _peak_mb()})
     except BaseException as exc:
-        _send(wfd, "T", {"i": 0, "st": _status_of(exc), "t": _perf() - t0, "m": _peak_mb(),
+        st = "wrong" if isinstance(exc, AssertionError) else _status_of(exc)
+        _send(wfd, "T", {"i": 0, "st": st, "t": _perf() - t0, "m": _peak_mb(),
                          "e": type(exc).__name__})

@@ -81,33 +81,33 @@ def parse_record(rec, config, where: str = "") -> Spec:
         _fail(where, "field 'tests.cases' must be a non-empty list")
     inputs = []
     for j, case in enumerate(cases):
-        cw = f"field 'tests.cases[{j}]'"
+        cw = f"field 'tests.cases[{j}]"
         if not isinstance(case, dict):
-            _fail(where, f"{cw} must be an object")
+            _fail(where, f"{cw}' must be an object")
         if kind == "stdio":
             for key in ("input", "output"):
                 if not isinstance(case.get(key), str):
-                    _fail(where, f"{cw}.{key} must be a string, got {case.get(key)!r:.80}")
+                    _fail(where, f"{cw}.{key}' must be a string, got {case.get(key)!r:.80}")
             inputs.append(case["input"])
             spec.expected.append(case["output"])
             n = len(case["input"])
         else:
             if not isinstance(case.get("args"), list):
-                _fail(where, f"{cw}.args must be a list, got {case.get('args')!r:.80}")
+                _fail(where, f"{cw}.args' must be a list, got {case.get('args')!r:.80}")
             if "expected" not in case:
-                _fail(where, f"{cw} has no 'expected'")
+                _fail(where, f"{cw}' has no 'expected'")
             try:
                 spec.args.append(codec.decode(case["args"]))
                 spec.expected.append(codec.decode(case["expected"]))
             except (ValueError, TypeError, KeyError) as exc:
-                _fail(where, f"{cw}: bad tagged value ({exc})")
+                _fail(where, f"{cw}': bad tagged value ({exc})")
             inputs.append(case["args"])
             n = None
         ln = case.get("input_len")
         if ln is None:
             ln = n if n is not None else len(json.dumps(case["args"]))
         elif isinstance(ln, bool) or not isinstance(ln, int) or ln < 0:
-            _fail(where, f"{cw}.input_len must be a non-negative integer, got {ln!r}")
+            _fail(where, f"{cw}.input_len' must be a non-negative integer, got {ln!r}")
         spec.input_lens.append(ln)
     if kind == "call":
         if not isinstance(tests.get("fn_name"), str) or not tests["fn_name"]:

@@ -28,7 +28,8 @@ from functools import lru_cache
 from recode_lib.sandbox import codec
 
 RAW = {"error": "runtime_error", "crash": "runtime_error", "output": "runtime_error",
-       "memory": "memory_limit", "timeout": "time_limit", "syntax": "syntax_error"}
+       "memory": "memory_limit", "timeout": "time_limit", "syntax": "syntax_error",
+       "wrong": "wrong_answer"}
 CORRECTNESS = ("wrong_answer", "runtime_error")
 LIMITS = ("time_limit", "memory_limit")
 

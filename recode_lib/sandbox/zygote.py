@@ -75,7 +75,8 @@ def main():
             return
     cfg = json.loads(stdin.pop()[0])
     iso = limits.setup_worker(cfg)
-    _send("READY", {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid()})
+    _send("READY", {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
+                    "uid": iso["uid"]})
     queue = []
     while True:
         while not queue:

@@ -1,0 +1,85 @@
+"""`recode sandbox IN.jsonl --out OUT.jsonl [--workers N]`: execute submissions from a jsonl file.
+
+Each input line is a record {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} (see
+recode_lib/sandbox/records.py); each output line is the result {"id", "status", "outcome",
+"passed", "total", "time_s", "memory_mb", "tests"}. Resumable: ids already in OUT are skipped
+and results are appended (fsynced) as they finish, so an interrupted run loses nothing. Every
+record is validated before anything runs; a bad one stops the command with an error naming
+the file, line and field. Duplicate ids in IN are an error too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from recode_lib.cli import CliError
+from recode_lib.jsonl import JsonlError, JsonlStore, read_jsonl
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="input jsonl: one submission record per line")
+    parser.add_argument("--out", required=True, help="output jsonl (appended; resumable)")
+    parser.add_argument("--workers", type=int, default=None, help="parallel workers (default: CPUs)")
+    parser.add_argument("--early-stop", action="store_true",
+                        help="stop a submission at its first failing test")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="default per-test time limit in seconds (a record's own wins)")
+    parser.add_argument("--memory-mb", type=int, default=None,
+                        help="default memory limit in MiB (a record's own wins)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recode_lib.sandbox import SandboxConfig, execute_many
+    from recode_lib.sandbox.records import RecordError, parse_record
+
+    if args.workers is not None and args.workers < 1:
+        raise CliError(f"--workers must be at least 1, got {args.workers}")
+    changes = {}
+    if args.time_limit is not None:
+        changes["time_limit_s"] = args.time_limit
+    if args.memory_mb is not None:
+        changes["memory_mb"] = args.memory_mb
+    try:
+        config = SandboxConfig(**changes)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        records = read_jsonl(args.input)
+        store = JsonlStore(args.out)
+    except (OSError, JsonlError) as exc:
+        raise CliError(str(exc)) from None
+    seen = set()
+    for lineno, rec in _numbered(args.input, records):
+        where = f"{args.input}:{lineno}"
+        try:
+            parse_record(rec, config, where=where)
+        except RecordError as exc:
+            raise CliError(str(exc)) from None
+        key = JsonlStore._hashable(rec["id"])
+        if key in seen:
+            raise CliError(f"{where}: duplicate id {rec['id']!r}")
+        seen.add(key)
+    todo = [r for r in records if r["id"] not in store]
+    print(f"sandbox: {len(records)} records, {len(records) - len(todo)} already in {args.out}, "
+          f"{len(todo)} to run")
+    lock = threading.Lock()
+
+    def save(result: dict) -> None:  # called from worker threads
+        with lock:
+            store.append(result)
+
+    execute_many(todo, workers=args.workers, config=config, progress=not args.no_progress,
+                 early_stop=args.early_stop, on_result=save)
+    rows = [r for r in store.records() if JsonlStore._hashable(r["id"]) in seen]
+    passed = sum(r["status"] == "passed" for r in rows)
+    print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")
+    return 0
+
+
+def _numbered(path, records):
+    """(line number, record) pairs: line numbers of the non-blank lines of the file."""
+    with open(path, "rb") as fh:
+        linenos = [n for n, raw in enumerate(fh, start=1) if raw.strip()]
+    return zip(linenos, records)
