@@ -1,0 +1,38 @@
+"""Generation backends behind one interface, and a resumable cache.
+
+    from recode_lib.generation import SamplingConfig, get_generator
+    gen = get_generator("hf", "smollm2", batch_size=16)        # or "vllm", "openai"
+    outs = gen.generate(list_of_chat_messages, SamplingConfig(temperature=0.8, n=4))
+    gen = get_generator("hf", "smollm2", cache="runs/x/generations.jsonl")   # cached, resumable
+
+Backends: "hf" (transformers, CPU or one GPU, batched; hf.py), "vllm" (offline engine, GPU,
+vllm imported lazily; vllm_backend.py), "openai" (OpenAI-compatible HTTP chat completions,
+e.g. `vllm serve`; openai_backend.py). Each module's docstring states what it guarantees about
+seeds. Keyword arguments go to the backend's constructor, except `cache` (a jsonl path: wrap in
+CachedGenerator) and `cache_model_key`.
+"""
+
+from __future__ import annotations
+
+from recode_lib.generation.base import (Completion, GenerationError, Generator, SampleRequest,
+                                        SamplingConfig, sample_seed)
+from recode_lib.generation.cache import CachedGenerator
+
+BACKENDS = ("hf", "vllm", "openai")
+
+__all__ = ["BACKENDS", "CachedGenerator", "Completion", "GenerationError", "Generator",
+           "SampleRequest", "SamplingConfig", "get_generator", "sample_seed"]
+
+
+def get_generator(backend: str, model: str, *, cache=None, cache_model_key: str | None = None,
+                  **kw) -> Generator:
+    if backend == "hf":
+        from recode_lib.generation.hf import HFGenerator as cls
+    elif backend == "vllm":
+        from recode_lib.generation.vllm_backend import VLLMGenerator as cls
+    elif backend == "openai":
+        from recode_lib.generation.openai_backend import OpenAIGenerator as cls
+    else:
+        raise ValueError(f"unknown generation backend {backend!r}; choose one of {BACKENDS}")
+    gen = cls(model, **kw)
+    return CachedGenerator(gen, cache, model_key=cache_model_key) if cache is not None else gen

@@ -1,0 +1,174 @@
+"""Transformers backend: batched generation on CPU (or one GPU) with per-sample seeds.
+
+    gen = HFGenerator("smollm2", batch_size=16)            # or a folder / hub id
+    outs = gen.generate([messages], SamplingConfig(temperature=0.8, n=4, max_new_tokens=256))
+
+How it batches: samples are sorted by prompt length (longest first, stable), cut into batches of
+`batch_size`, left-padded, and generated with `model.generate` (KV cache). A batch stops when
+its last row ends, so similar lengths waste less; rows that finish early are padded.
+End of a sample: the tokenizer's eos (the end-of-turn token), the pad token if the model emits
+it (e.g. <|endoftext|>), a stop string (the text is cut before it), or `max_new_tokens`
+("length").
+
+What is guaranteed about seeds: each sample draws its tokens from its own torch.Generator seeded
+with sample_seed(seed, prompt, index), one draw per decoding step, in a logits processor (the
+temperature / top-p sampling is done there; `generate` then runs greedily on the one-hot
+result). So the random stream of a sample never depends on which samples share its batch.
+Identical inputs in an identical batch give bitwise-identical outputs. Across different batch
+compositions (another batch size, another resume point) the logits can differ in the last
+floating-point bits because padding changes kernel shapes; a token choice flips only when such
+a difference crosses a sampling boundary or an argmax tie, which is rare but not impossible.
+It does not do beam search, speculative decoding or multi-GPU sharding (use the vllm backend).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from recode_lib.generation.base import (Callback, Completion, Generator, SampleRequest,
+                                        SamplingConfig, cut_at_stop, prompt_fingerprint)
+
+
+class _PerSampleSampler:
+    """A logits processor that samples each row with its own generator and returns a one-hot
+    mask (0 at the drawn token, -inf elsewhere) for greedy decoding to pick."""
+
+    def __init__(self, seeds: Sequence[int], temperature: float, top_p: float, device):
+        import torch
+
+        self.temperature, self.top_p = float(temperature), float(top_p)
+        self.gens = []
+        for s in seeds:
+            g = torch.Generator(device=device)
+            g.manual_seed(int(s))
+            self.gens.append(g)
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        logits = scores.float() / self.temperature
+        if self.top_p < 1.0:
+            sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+            probs = torch.softmax(sorted_logits, dim=-1)
+            mass_before = torch.cumsum(probs, dim=-1) - probs
+            drop_sorted = mass_before >= self.top_p            # the top token is always kept
+            drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+            logits = logits.masked_fill(drop, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        out = torch.full_like(scores, float("-inf"))
+        for row, gen in enumerate(self.gens):
+            tok = torch.multinomial(probs[row], 1, generator=gen)
+            out[row, tok] = 0.0
+        return out
+
+
+class HFGenerator(Generator):
+    """Batched transformers generation. `model_obj`/`tokenizer` reuse an already loaded pair
+    (e.g. a policy being trained); otherwise recode_lib.models.load_model(model) loads it."""
+
+    backend = "hf"
+
+    def __init__(self, model: str, *, batch_size: int = 16, device: str = "cpu", dtype=None,
+                 model_obj=None, tokenizer=None):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = str(model)
+        self.batch_size = int(batch_size)
+        self.device = device
+        if model_obj is None or tokenizer is None:
+            from recode_lib.models import load_model
+
+            model_obj, tokenizer = load_model(model, dtype=dtype, device=device)
+        tokenizer.padding_side = "left"
+        self.lm, self.tok = model_obj, tokenizer
+        self._rendered: dict[str, tuple[str, int]] = {}
+
+    # -- prompts ---------------------------------------------------------------------------
+    def render(self, messages) -> tuple[str, int]:
+        """(chat-templated prompt text, its length in tokens), memoised per prompt."""
+        key = prompt_fingerprint(messages)
+        if key not in self._rendered:
+            text = self.tok.apply_chat_template(messages, tokenize=False,
+                                                add_generation_prompt=True)
+            n = len(self.tok(text, add_special_tokens=False)["input_ids"])
+            self._rendered[key] = (text, n)
+        return self._rendered[key]
+
+    def _end_ids(self) -> list[int]:
+        ids = [self.tok.eos_token_id]
+        gc_eos = getattr(self.lm.generation_config, "eos_token_id", None)
+        ids += gc_eos if isinstance(gc_eos, list) else [gc_eos]
+        ids.append(self.tok.pad_token_id)
+        return sorted({i for i in ids if i is not None})
+
+    # -- generation ------------------------------------------------------------------------
+    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
+                         callback: Callback | None = None, progress: bool = False
+                         ) -> list[Completion]:
+        from tqdm.auto import tqdm
+
+        rendered = [self.render(r.messages) for r in requests]
+        order = sorted(range(len(requests)), key=lambda i: -rendered[i][1])
+        results: list[Completion | None] = [None] * len(requests)
+        bar = tqdm(total=len(requests), desc=f"generate ({self.backend})", unit="sample",
+                   disable=not progress)
+        try:
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                outs = self._generate_batch([rendered[i][0] for i in idx],
+                                            [requests[i].seed for i in idx], sampling)
+                for i, comp in zip(idx, outs):
+                    results[i] = comp
+                    if callback is not None:
+                        callback(i, comp)
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return results  # type: ignore[return-value]
+
+    def _generate_batch(self, texts: list[str], seeds: list[int], sampling: SamplingConfig
+                        ) -> list[Completion]:
+        import torch
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        enc = self.tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        enc = {k: v.to(self.lm.device) for k, v in enc.items()}
+        end_ids = self._end_ids()
+        gcfg = GenerationConfig(max_new_tokens=sampling.max_new_tokens, do_sample=False,
+                                num_beams=1, repetition_penalty=1.0,
+                                pad_token_id=self.tok.pad_token_id, eos_token_id=end_ids,
+                                stop_strings=list(sampling.stop) or None)
+        procs = LogitsProcessorList()
+        if not sampling.greedy:
+            procs.append(_PerSampleSampler(seeds, sampling.temperature, sampling.top_p,
+                                           self.lm.device))
+        kwargs = {"tokenizer": self.tok} if sampling.stop else {}
+        with torch.no_grad():
+            out = self.lm.generate(**enc, generation_config=gcfg, logits_processor=procs,
+                                   **kwargs)
+        gen = out[:, enc["input_ids"].shape[1]:].tolist()
+        return [self._finish(row, sampling) for row in gen]
+
+    def _finish(self, ids: list[int], sampling: SamplingConfig) -> Completion:
+        end_ids = set(self._end_ids())
+        pad = self.tok.pad_token_id
+        pos = next((j for j, t in enumerate(ids) if t in end_ids), None)
+        if pos is None:
+            body = ids
+            n_tokens = len(ids)
+            ended = False
+        else:
+            body = ids[:pos]
+            # a pad after a stop string is filler written by generate, not a generated token
+            filler = ids[pos] == pad and bool(sampling.stop) and \
+                cut_at_stop(self.tok.decode(body, skip_special_tokens=True), sampling.stop)[1]
+            n_tokens = pos if filler else pos + 1
+            ended = True
+        text = self.tok.decode(body, skip_special_tokens=True)
+        text, stopped = cut_at_stop(text, sampling.stop)
+        reason = "stop" if (ended or stopped) else "length"
+        return Completion(text=text, n_tokens=n_tokens, finish_reason=reason)
+
+    def close(self) -> None:
+        self.lm = None
+        self._rendered.clear()

@@ -1,0 +1,120 @@
+"""vLLM backend: the offline `vllm.LLM` engine on GPUs (paper profile).
+
+    gen = VLLMGenerator("Qwen/Qwen2.5-Coder-7B-Instruct", tensor_parallel_size=2)
+    outs = gen.generate(prompts, SamplingConfig(temperature=0.8, n=16, max_new_tokens=2048))
+
+Every (prompt, index) sample is one request with n=1 and its own seed,
+sample_seed(seed, prompt, index), so a sample does not depend on what else is in the run
+(vLLM's per-request seeded sampling; its prefix cache makes repeated prompts cheap). Prompts are
+rendered with the model's Hugging Face chat template and sent as token ids, so the prompt is
+token-for-token the one the hf backend uses. Requests go to the engine in chunks of
+`chunk_size`; each finished chunk is reported through the callback (the cache persists it).
+vllm is imported only when the engine is first needed: `build_requests` (pure) works without
+it. GPU only; vLLM's own numerics differ from transformers', so samples are not expected to
+equal the hf backend's. It does not start servers (see openai_backend for `vllm serve`).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
+                                        SampleRequest, SamplingConfig, prompt_fingerprint)
+
+
+def sampling_params_kwargs(sampling: SamplingConfig, seed: int) -> dict:
+    """keyword arguments of vllm.SamplingParams for one sample (n=1, its own seed)."""
+    return {"n": 1, "temperature": float(sampling.temperature), "top_p": float(sampling.top_p),
+            "max_tokens": int(sampling.max_new_tokens), "seed": int(seed),
+            "stop": list(sampling.stop) or None, "repetition_penalty": 1.0,
+            "skip_special_tokens": True}
+
+
+def build_requests(requests: Sequence[SampleRequest], sampling: SamplingConfig, render
+                   ) -> list[tuple[dict, dict]]:
+    """(prompt, SamplingParams kwargs) per sample; `render(messages) -> token ids` (memoised
+    here per prompt). The prompt is a vLLM TokensPrompt dict {"prompt_token_ids": [...]}."""
+    ids_by_prompt: dict[str, list[int]] = {}
+    out = []
+    for r in requests:
+        key = prompt_fingerprint(r.messages)
+        if key not in ids_by_prompt:
+            ids_by_prompt[key] = list(render(r.messages))
+        out.append(({"prompt_token_ids": ids_by_prompt[key]},
+                     sampling_params_kwargs(sampling, r.seed)))
+    return out
+
+
+def completion_from_output(output) -> Completion:
+    """A vllm RequestOutput (n=1) -> Completion."""
+    o = output.outputs[0]
+    reason = "length" if o.finish_reason == "length" else "stop"
+    return Completion(text=o.text, n_tokens=len(o.token_ids), finish_reason=reason)
+
+
+class VLLMGenerator(Generator):
+    """`engine_kwargs` go to vllm.LLM (dtype, gpu_memory_utilization, max_model_len, ...)."""
+
+    backend = "vllm"
+
+    def __init__(self, model: str, *, tensor_parallel_size: int = 1, chunk_size: int = 2048,
+                 tokenizer=None, **engine_kwargs):
+        self.model = str(model)
+        self.tensor_parallel_size = int(tensor_parallel_size)
+        self.chunk_size = int(chunk_size)
+        self.engine_kwargs = engine_kwargs
+        self._tok = tokenizer
+        self._llm = None
+
+    @property
+    def path(self) -> str:
+        from recode_lib.models import resolve_model
+
+        return resolve_model(self.model)
+
+    def tokenizer(self):
+        if self._tok is None:
+            from recode_lib.models import load_tokenizer
+
+            self._tok = load_tokenizer(self.path)
+        return self._tok
+
+    def render(self, messages) -> list[int]:
+        tok = self.tokenizer()
+        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return tok(text, add_special_tokens=False)["input_ids"]
+
+    def engine(self):
+        if self._llm is None:
+            try:
+                from vllm import LLM
+            except ImportError as exc:
+                raise GenerationError("the vllm backend needs the `vllm` package on a GPU machine "
+                                      "(`pip install -e .[gpu]`); use backend='hf' on CPU") from exc
+            self._llm = LLM(model=self.path, tensor_parallel_size=self.tensor_parallel_size,
+                            **self.engine_kwargs)
+        return self._llm
+
+    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
+                         callback: Callback | None = None, progress: bool = False
+                         ) -> list[Completion]:
+        built = build_requests(requests, sampling, self.render)
+        if not built:
+            return []
+        from vllm import SamplingParams
+
+        llm = self.engine()
+        results: list[Completion] = []
+        for start in range(0, len(built), self.chunk_size):
+            chunk = built[start:start + self.chunk_size]
+            outs = llm.generate([p for p, _ in chunk], [SamplingParams(**kw) for _, kw in chunk],
+                                use_tqdm=progress)
+            for j, out in enumerate(outs):
+                comp = completion_from_output(out)
+                results.append(comp)
+                if callback is not None:
+                    callback(start + j, comp)
+        return results
+
+    def close(self) -> None:
+        self._llm = None
