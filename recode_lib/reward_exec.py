@@ -1,0 +1,190 @@
+"""Sandbox execution for reward functions: parallel, bounded in time, cached per step.
+
+    runner = SandboxRunner(workers=2, batch_timeout_s=120)
+    results = runner.run(codes, tests, ids=ids, step=trainer_state.global_step)
+    # -> one sandbox result dict per code (contract of recode_lib.sandbox.execute_many), or a
+    #    synthetic result {"status": "reward_error", "outcome": "reward_error", "reason": ...}
+
+- Parallel: every uncached (code, tests) pair of a batch goes to `recode_lib.sandbox.execute_many`
+  in one call (the sandbox's worker pool runs them in parallel).
+- Bounded: the batch runs in a helper thread; if it has not finished after `batch_timeout_s`
+  the runner stops waiting and returns `status="reward_error"` results with reason
+  "sandbox batch timed out after Ns" for the pending items (they score 0; the caller logs the
+  reason). The sandbox kills each submission at its own per-test time limit, so the abandoned
+  thread ends by itself; the runner never blocks a training step longer than the bound.
+- Cached: results are keyed by sha256(code, tests, limits) and kept for the current training
+  step (the cache is cleared when `step` changes, and bounded in size), so a gated reward and a
+  separately registered outcome reward never execute the same completion twice.
+- Early stop (default): tests run in ascending input size and stop at the first failure; the
+  outcome, R_k for every k and the size-prefix partial credit are all exact under it.
+- A code of None (no parsable code block) is never executed: it gets status "no_code",
+  outcome "format_error".
+It does not parse responses (recode_lib.prompts does) nor turn results into rewards
+(recode_lib.rewards does). Exceptions raised by the sandbox become recorded reward_error
+results, never NaN and never a crash of the training run.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+REWARD_ERROR = "reward_error"
+
+
+def tests_spec(value, where: str) -> dict:
+    """A tests column value (dict or JSON text) as a dict; raises ValueError naming `where`."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: the 'tests' column is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict) or "kind" not in value:
+        raise ValueError(f"{where}: no tests (the 'tests' column must hold a sandbox test spec "
+                         f"with a 'kind', got {str(value)[:80]!r})")
+    return value
+
+
+def _key(code: str, tests: dict, time_limit_s, memory_mb) -> str:
+    blob = json.dumps([code, tests, time_limit_s, memory_mb], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def error_result(rid: str, reason: str) -> dict:
+    return {"id": rid, "status": REWARD_ERROR, "outcome": REWARD_ERROR, "passed": 0, "total": 0,
+            "time_s": 0.0, "memory_mb": 0.0, "tests": [], "reason": reason}
+
+
+def no_code_result(rid: str, reason: str = "no parsable code block") -> dict:
+    return {"id": rid, "status": "no_code", "outcome": "format_error", "passed": 0, "total": 0,
+            "time_s": 0.0, "memory_mb": 0.0, "tests": [], "reason": reason}
+
+
+@dataclass
+class RunnerStats:
+    """Counters for the benchmark and the metrics file (cumulative since construction)."""
+    executed: int = 0          # submissions sent to the sandbox
+    cache_hits: int = 0
+    timeouts: int = 0          # submissions abandoned by the batch time bound
+    errors: int = 0            # submissions whose batch raised
+    exec_seconds: float = 0.0  # wall time spent waiting on the sandbox
+    batches: int = 0
+    per_batch: list = field(default_factory=list)  # (n_submissions, seconds) of the last batches
+
+
+class SandboxRunner:
+    """Executes (code, tests) pairs through recode_lib.sandbox with a per-step cache."""
+
+    def __init__(self, workers: int | None = None, batch_timeout_s: float = 300.0,
+                 sandbox_config=None, cache_size: int = 8192, early_stop: bool = True):
+        self.workers = workers
+        self.early_stop = early_stop
+        self.batch_timeout_s = float(batch_timeout_s)
+        self.sandbox_config = sandbox_config
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, dict] = OrderedDict()
+        self._step = None
+        self._lock = threading.Lock()
+        self.stats = RunnerStats()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def run(self, codes: list, tests: list, *, ids: list | None = None, time_limit_s=None,
+            memory_mb=None, step=None) -> list[dict]:
+        n = len(codes)
+        ids = ids or [f"sample-{i}" for i in range(n)]
+        tl = time_limit_s if isinstance(time_limit_s, list) else [time_limit_s] * n
+        mem = memory_mb if isinstance(memory_mb, list) else [memory_mb] * n
+        with self._lock:
+            if step is not None and step != self._step:
+                self._cache.clear()
+                self._step = step
+        out: list[dict | None] = [None] * n
+        todo: dict[str, dict] = {}           # key -> sandbox record
+        keys: list[str | None] = [None] * n
+        for i in range(n):
+            if codes[i] is None:
+                out[i] = no_code_result(str(ids[i]))
+                continue
+            k = _key(codes[i], tests[i], tl[i], mem[i])
+            keys[i] = k
+            with self._lock:
+                hit = self._cache.get(k)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                out[i] = dict(hit, id=str(ids[i]))
+            elif k not in todo:
+                rec = {"id": k, "code": codes[i], "tests": tests[i]}
+                if tl[i] is not None:
+                    rec["time_limit_s"] = float(tl[i])
+                if mem[i] is not None:
+                    rec["memory_mb"] = int(mem[i])
+                todo[k] = rec
+        if todo:
+            fresh = self._execute(list(todo.values()))
+            with self._lock:
+                for k, res in fresh.items():
+                    if res.get("status") != REWARD_ERROR:   # never cache a failure of the runner
+                        self._cache[k] = res
+                        self._cache.move_to_end(k)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+            for i in range(n):
+                if out[i] is None:
+                    out[i] = dict(fresh[keys[i]], id=str(ids[i]))
+        return out  # type: ignore[return-value]
+
+    def _execute(self, records: list[dict]) -> dict[str, dict]:
+        from recode_lib import sandbox  # imported lazily: the sandbox owns its worker pool
+
+        t0 = time.perf_counter()
+        box: dict = {}
+
+        def work():
+            try:
+                box["results"] = sandbox.execute_many(records, workers=self.workers,
+                                                      config=self.sandbox_config, progress=False,
+                                                      early_stop=self.early_stop)
+            except BaseException as exc:  # recorded, never raised into the training loop
+                box["error"] = f"{type(exc).__name__}: {exc}"
+
+        thread = threading.Thread(target=work, name="reward-sandbox", daemon=True)
+        thread.start()
+        thread.join(self.batch_timeout_s)
+        dt = time.perf_counter() - t0
+        self.stats.batches += 1
+        self.stats.exec_seconds += dt
+        self.stats.per_batch = (self.stats.per_batch + [(len(records), dt)])[-100:]
+        self.stats.executed += len(records)
+        if thread.is_alive():
+            self.stats.timeouts += len(records)
+            reason = f"sandbox batch timed out after {self.batch_timeout_s:.0f}s"
+            return {r["id"]: error_result(r["id"], reason) for r in records}
+        if "error" in box:
+            self.stats.errors += len(records)
+            return {r["id"]: error_result(r["id"], f"sandbox error: {box['error']}")
+                    for r in records}
+        results = box.get("results") or []
+        if len(results) != len(records):
+            self.stats.errors += len(records)
+            return {r["id"]: error_result(r["id"], f"sandbox returned {len(results)} results for "
+                                          f"{len(records)} submissions") for r in records}
+        return {rec["id"]: res for rec, res in zip(records, results)}
+
+
+_DEFAULT: SandboxRunner | None = None
+
+
+def default_runner() -> SandboxRunner:
+    """The process-wide runner shared by reward functions that were not given one."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = SandboxRunner()
+    return _DEFAULT

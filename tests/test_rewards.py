@@ -1,0 +1,205 @@
+"""Reward functions: one property per test, on the real sandbox and a real (tiny, random) RM."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import pytest
+
+from recode_lib.prompts import format_response
+from recode_lib.reward_exec import SandboxRunner
+from recode_lib.rewards import REGISTRY, RewardConfigError, get_reward
+
+ADD = {"kind": "call", "fn_name": "add", "cases": [{"args": [1, 2], "expected": 3},
+                                                   {"args": [5, 5], "expected": 10}]}
+GOOD = format_response("Add the two numbers.", "def add(a, b):\n    return a + b")
+WRONG = format_response("Subtract them.", "def add(a, b):\n    return a - b")
+NO_CODE = "I think the answer is to add them."
+
+
+def chat(text):
+    return [{"role": "assistant", "content": text}]
+
+
+class Log:
+    def __init__(self):
+        self.metrics, self.extra = {}, {}
+
+    def metric(self, name, value):
+        self.metrics[name] = value
+
+    def extra_col(self, name, values):
+        self.extra[name] = values
+
+
+@pytest.fixture(scope="module")
+def rm_dir(tiny_model_dir, tmp_path_factory):
+    """A real Bradley-Terry-shaped RM folder (random head) on the tiny backbone."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    out = tmp_path_factory.mktemp("rm")
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model.config.pad_token_id = tok.pad_token_id
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+class FixedScorer:
+    """An RM stand-in returning given raw scores (to check gating arithmetic exactly)."""
+
+    def __init__(self, value):
+        self.value, self.calls = value, []
+
+    def score(self, prompts, traces):
+        self.calls.append(list(traces))
+        return [self.value] * len(traces)
+
+
+def test_registry_names_and_unknown():
+    for name in ("format", "outcome", "process", "gated", "additive", "outcome_only", "strict",
+                 "partial_discrete", "partial_continuous", "math_answer", "math_gated"):
+        assert name in REGISTRY
+    with pytest.raises(RewardConfigError, match="unknown reward 'nope'"):
+        get_reward("nope")
+    with pytest.raises(RewardConfigError, match="unknown option"):
+        get_reward("outcome_only", typo=1)
+
+
+def test_format_reward_strings_and_messages():
+    fn = get_reward("format")
+    texts = [GOOD, NO_CODE, GOOD + "\n```python\nx = 1\n```"]
+    assert fn([""] * 3, texts) == [1.0, 0.0, 0.0]
+    assert fn([""] * 3, [chat(t) for t in texts]) == [1.0, 0.0, 0.0]
+
+
+def test_outcome_runs_tests_and_never_executes_missing_code():
+    runner = SandboxRunner(workers=2)
+    fn = get_reward("outcome", runner=runner)
+    log = Log()
+    r = fn(["p"] * 3, [GOOD, WRONG, NO_CODE], tests=[json.dumps(ADD)] * 3, problem_id=["a"] * 3,
+           log_metric=log.metric, log_extra=log.extra_col)
+    assert r == [1.0, 0.0, 0.0]
+    assert runner.stats.executed == 2            # the no-code answer never reached the sandbox
+    assert log.metrics["outcome/out"] == pytest.approx(1 / 3)
+    assert log.extra["outcome/reason"][2] == "no code block"
+
+
+def test_compositions_gate_the_process_reward():
+    runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)      # sigmoid(0) = 0.5
+    comps = ["p"] * 3, [GOOD, WRONG, NO_CODE]
+    cols = {"tests": [ADD] * 3}
+    gated = get_reward("gated", runner=runner, scorer=scorer)(*comps, **cols)
+    assert gated == [2.5, 1.0, 0.0]              # fmt + out + proc only where out == 1
+    assert len(scorer.calls[-1]) == 1            # the RM scored only the correct answer
+    additive = get_reward("additive", runner=runner, scorer=scorer)(*comps, **cols)
+    assert additive == [2.5, 1.5, 0.5]
+    assert get_reward("outcome_only", runner=runner)(*comps, **cols) == [2.0, 1.0, 0.0]
+
+
+def test_composed_rewards_share_one_execution_per_step():
+    runner, scorer = SandboxRunner(workers=2), FixedScorer(1.0)
+    state = type("S", (), {"global_step": 7})()
+    kw = {"tests": [ADD] * 2, "trainer_state": state}
+    get_reward("gated", runner=runner, scorer=scorer)(["p"] * 2, [GOOD, WRONG], **kw)
+    get_reward("outcome", runner=runner)(["p"] * 2, [GOOD, WRONG], **kw)
+    assert runner.stats.executed == 2 and runner.stats.cache_hits == 2
+    state.global_step = 8                        # a new step: the cache is cleared
+    get_reward("outcome", runner=runner)(["p"] * 2, [GOOD, WRONG], **kw)
+    assert runner.stats.executed == 4
+
+
+def test_process_reward_from_a_real_rm_is_bounded(rm_dir):
+    fn = get_reward("process", rm_path=str(rm_dir))
+    r = fn(["Add two numbers."] * 2, [GOOD, chat(WRONG)])
+    assert all(0.0 < x < 1.0 and math.isfinite(x) for x in r)
+
+
+def test_rm_path_that_does_not_load_is_named(tmp_path):
+    missing = tmp_path / "no_rm"
+    with pytest.raises(RewardConfigError, match=f"reward model path {missing} does not load"):
+        get_reward("gated", rm_path=str(missing))
+    bad = tmp_path / "bad_rm"
+    bad.mkdir()
+    (bad / "config.json").write_text("{not json")
+    with pytest.raises(RewardConfigError, match=f"reward model path {bad} does not load"):
+        get_reward("process", rm_path=str(bad))
+    with pytest.raises(RewardConfigError, match="needs rm_path"):
+        get_reward("gated")
+
+
+def test_nan_rm_score_is_a_recorded_zero():
+    runner = SandboxRunner(workers=1)
+    fn = get_reward("gated", runner=runner, scorer=FixedScorer(float("nan")))
+    rows = fn.details(["p"], [GOOD], tests=[ADD])
+    assert rows[0]["proc"] == 0.0 and "rm returned nan" in rows[0]["reason"]
+    assert fn(["p"], [GOOD], tests=[ADD]) == [2.0]
+
+
+def test_dataset_without_tests_names_the_row():
+    fn = get_reward("outcome", runner=SandboxRunner(workers=1))
+    with pytest.raises(ValueError, match="no 'tests' column"):
+        fn(["p"], [GOOD])
+    with pytest.raises(ValueError, match=r"row 1 \(problem_id 'mbpp/9'\): no tests"):
+        fn(["p"] * 2, [GOOD, GOOD], tests=[ADD, None], problem_id=["mbpp/2", "mbpp/9"])
+
+
+def test_sandbox_batch_timeout_is_a_recorded_zero_not_a_hang():
+    runner = SandboxRunner(workers=1, batch_timeout_s=1.0)
+    spin = format_response("Loop.", "def add(a, b):\n    while True:\n        pass")
+    fn = get_reward("outcome", runner=runner)
+    log = Log()
+    t0 = time.perf_counter()
+    r = fn(["p"], [spin], tests=[ADD], time_limit_s=[30.0], log_metric=log.metric,
+           log_extra=log.extra_col)
+    assert time.perf_counter() - t0 < 5.0
+    assert r == [0.0]
+    assert "timed out" in log.extra["outcome/reason"][0]
+    assert log.metrics["outcome/error_rate"] == 1.0
+
+
+SIZED = {"kind": "call", "fn_name": "f", "cases": [
+    {"args": [[1] * 3], "expected": 3, "input_len": 5},
+    {"args": [[1] * 30], "expected": 30, "input_len": 50},
+    {"args": [[1] * 300], "expected": 300, "input_len": 500}]}
+# correct on small inputs only: wrong for lists longer than 40
+SMALL_ONLY = format_response("Count.", "def f(x):\n    return len(x) if len(x) < 40 else 0")
+ALL_OK = format_response("Count.", "def f(x):\n    return len(x)")
+
+
+def test_strictness_levels_from_one_execution():
+    runner = SandboxRunner(workers=2)
+    kw = {"tests": [SIZED] * 2}
+    comps = [SMALL_ONLY, ALL_OK]
+    assert get_reward("strict_1", runner=runner)(["p"] * 2, comps, **kw) == [1.0, 1.0]
+    assert get_reward("strict_2", runner=runner)(["p"] * 2, comps, **kw) == [1.0, 1.0]
+    assert get_reward("strict", k=3, runner=runner)(["p"] * 2, comps, **kw) == [0.0, 1.0]
+    assert get_reward("strict_inf", runner=runner)(["p"] * 2, comps, **kw) == [0.0, 1.0]
+    assert runner.stats.executed == 2            # every k answered by the cached execution
+    with pytest.raises(RewardConfigError, match="integer or 'inf'"):
+        get_reward("strict_x")
+
+
+def test_partial_credit_discrete_and_continuous():
+    runner = SandboxRunner(workers=2)
+    kw = {"tests": [SIZED] * 3}
+    comps = [SMALL_ONLY, ALL_OK, NO_CODE]
+    disc = get_reward("partial_discrete", ks=[1, 2, 3], runner=runner)(["p"] * 3, comps, **kw)
+    assert disc == [pytest.approx(2 / 4), 1.0, 0.0]   # R_1, R_2 pass; R_3, R_inf fail
+    cont = get_reward("partial_continuous", runner=runner)(["p"] * 3, comps, **kw)
+    assert cont == [pytest.approx(2 / 3), 1.0, 0.0]
+
+
+def test_math_answer_and_gated_math():
+    good = "<think>\n7 * 3 + 4 = 25\n</think>\nThe answer is \\boxed{25}."
+    bad = "<think>\nguess\n</think>\n\\boxed{24}"
+    nobox = "It is 25."
+    fn = get_reward("math_answer")
+    assert fn(["q"] * 3, [good, chat(bad), nobox], answer=["025"] * 3) == [1.0, 0.0, 1.0]
+    gated = get_reward("math_gated", scorer=FixedScorer(0.0))
+    assert gated(["q"] * 3, [good, bad, nobox], answer=["025"] * 3) == [2.5, 1.0, 1.5]
+    with pytest.raises(ValueError, match="row 0 .*no gold answer"):
+        fn(["q"], [good], answer=[None], problem_id=["aime24/1"])
