@@ -145,3 +145,27 @@ def test_single_vs_cross_generator_ablation():
     assert gens - {None} == {"g1", "g2"}
     with pytest.raises(ValueError, match="no rewrites"):
         build_pairs(traces, rws, mode="single", generator="nope")
+
+
+def _problem(pid="t/add"):
+    from recode_lib.data.schema import Problem
+    return Problem(id=pid, source="t", prompt="Write add(a, b) returning the sum.",
+                   tests={"kind": "call", "fn_name": "add",
+                          "cases": [{"args": [1, 2], "expected": 3}]},
+                   entry_point="add", time_limit_s=5)
+
+
+def test_base_traces_with_sandbox_verdicts_and_resume(tmp_path):
+    from recode_lib.crpl import generate_base_traces
+    answers = iter([format_response("Use +.", CODE),
+                    format_response("Use -.", "def add(a, b):\n    return a - b"), "no code"])
+    gen = ScriptedGenerator(lambda m, j: next(answers))
+    problems = [_problem("t/a"), _problem("t/b"), _problem("t/c")]
+    cfg = CRPLConfig(batch_size=2)
+    out = generate_base_traces(problems, cfg, tmp_path / "tr.jsonl", generator=gen)
+    assert [t["verdict"]["outcome"] for t in out] == ["correct", "correctness_failure",
+                                                      "format_error"]
+    assert [t["usable"] for t in out] == [True, True, False] and out[2]["reason"]
+    assert out[0]["trace"].startswith("<think>") and out[0]["problem_id"] == "t/a"
+    again = generate_base_traces(problems, cfg, tmp_path / "tr.jsonl", generator=gen)
+    assert gen.calls == 3 and len(again) == 3
