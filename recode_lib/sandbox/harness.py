@@ -33,6 +33,7 @@ import os
 import resource
 import sys
 import time
+import types
 
 import codec
 
@@ -56,6 +57,10 @@ def _status_of(exc):
 
 def run(job, todo, wfd):
     kind = job["kind"]
+    for name in ("codec", "harness", "limits"):  # not importable by the submission
+        sys.modules.pop(name, None)
+    main = types.ModuleType("__main__")  # the worker's own __main__ is not reachable either
+    sys.modules["__main__"] = main
     try:
         code_obj = compile(job["code"], "<submission>", "exec")
     except (SyntaxError, ValueError) as exc:
@@ -70,7 +75,8 @@ def run(job, todo, wfd):
             _run_stdio_case(job, code_obj, i, wfd)
         return
     saved = dict(builtins.__dict__)
-    g = {"__name__": "__main__" if kind == "script" else "solution", "__builtins__": builtins}
+    g = main.__dict__
+    g.update(__name__="__main__" if kind == "script" else "solution", __builtins__=builtins)
     try:
         exec(code_obj, g)
     except BaseException as exc:  # SystemExit included: not running to the end is a failure
@@ -194,15 +200,31 @@ class _EqRewriter(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
 
-def _judge_eq(a, b):
-    """a == b, except that an object with its own __eq__ never equals a plain value."""
-    enc_a, enc_b = codec.encode(a), codec.encode(b)
-    opaque_a, opaque_b = codec.contains_opaque(enc_a), codec.contains_opaque(enc_b)
-    if opaque_a and opaque_b:
-        return a == b
-    if opaque_a or opaque_b:
-        return False
-    return codec.decode(enc_a) == codec.decode(enc_b)
+# Compiled only after the submission ran (and builtins were restored), into a fresh namespace,
+# so patching this module or its functions beforehand does not change what the script uses.
+_EQ_SRC = """
+def __judge_eq__(a, b):
+    def plain(x, depth=0):
+        t = type(x)
+        if depth > 100:
+            return False
+        if t in (list, tuple, set, frozenset):
+            return all(plain(v, depth + 1) for v in x)
+        if t is dict:
+            return all(plain(k, depth + 1) and plain(v, depth + 1) for k, v in x.items())
+        return t in (int, float, complex, str, bytes, bool, type(None))
+
+    def norm(x):
+        if type(x).__module__.startswith("numpy") and getattr(x, "shape", None) == ():
+            return x.item()
+        return x
+
+    a, b = norm(a), norm(b)
+    pa, pb = plain(a), plain(b)
+    if pa != pb:
+        return False  # an object with its own __eq__ never equals a plain value
+    return a == b
+"""
 
 
 def _run_script(job, g, wfd):
@@ -210,7 +232,9 @@ def _run_script(job, g, wfd):
     try:
         tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(job["script"])))
         code = compile(tree, "<tests>", "exec")
-        g["__judge_eq__"] = _judge_eq
+        helper = {"__builtins__": builtins}
+        exec(_EQ_SRC, helper)
+        g["__judge_eq__"] = helper["__judge_eq__"]
         exec(code, g)
         nonce = os.read(job["nonce_fd"], 64).decode()
         _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": _perf() - t0, "m": _peak_mb()})

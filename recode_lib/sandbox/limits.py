@@ -35,6 +35,7 @@ import random
 import resource
 import signal
 import sys
+import time
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x20000, 0x08000000, 0x40000000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
@@ -233,7 +234,7 @@ def reap(iso):
                     os.kill(k, signal.SIGKILL)
                 except OSError:
                     pass
-            _collect()
+            _collect(0.2)
     _collect()
 
 
@@ -248,11 +249,15 @@ def _children():
     return out
 
 
-def _collect():
+def _collect(patience_s=2.0):
+    """Reap children (killed leftovers reparented to this subreaper) until none is left."""
+    end = time.monotonic() + patience_s
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
-            return
+            if time.monotonic() > end:
+                return
+            time.sleep(0.001)

@@ -178,7 +178,9 @@ def _run_child(iso, cfg, job, todo, tl, stdin, queue):
                         deadline = _now() + tl
             if keep:
                 _emit(b"\n".join(keep) + b"\n")
-            if len(out.buf) > limit:
+            if not pending and outcome is None:
+                outcome = "finished"  # do not wait for EOF: a daemon may hold the pipe open
+            elif len(out.buf) > limit:
                 outcome = "overflow"
             elif out.eof:
                 outcome = "finished" if not pending else "died"
@@ -195,7 +197,7 @@ def _run_child(iso, cfg, job, todo, tl, stdin, queue):
     limits.reap(iso)
     if workdir:
         shutil.rmtree(workdir, ignore_errors=True)
-    if outcome in ("timeout", "died", "overflow"):
+    if outcome in ("timeout", "died", "overflow") and pending:
         current = next(i for i in todo if i not in done)
         st, err = _classify(outcome, status)
         if not setup:
