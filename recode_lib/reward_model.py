@@ -208,3 +208,27 @@ def pairwise_accuracy(scorer, pairs) -> dict:
     return {"overall": sum(correct) / n, "n": n,
             "by_type": {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in by_type.items()},
             "correct": correct, "margins": [sc[i] - sc[n + i] for i in range(n)]}
+
+
+def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
+    """Save the backbone with a fresh (untrained) scalar head at cfg.output_dir, flagged
+    `"untrained": reason` in rm_config.json, so that a pipeline with no training pairs (e.g. a
+    random test model whose traces never parse) still hands a loadable checkpoint downstream.
+    Never use its scores as results: read the flag."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from recode_lib.models import resolve_model
+
+    path = resolve_model(cfg.backbone)
+    tok = load_rm_tokenizer(path)
+    torch.manual_seed(cfg.seed)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    model.config.pad_token_id = tok.pad_token_id
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path,
+                                                    "untrained": reason}, indent=2))
+    return str(out)
