@@ -80,7 +80,7 @@ def test_fork_bomb_is_contained():
 
 def test_memory_bomb_is_memory_limit():
     code = "def f(x):\n    a = []\n    while True:\n        a.append(' ' * 10 ** 6)\n"
-    assert contained(code, CALL1)["status"] == "memory_limit"
+    assert contained(code, CALL1, time_limit_s=10)["status"] == "memory_limit"
 
 
 def test_gigabytes_of_output_are_cut():

@@ -125,7 +125,8 @@ def _count_user_processes(uid):
 
 def setup_worker(cfg):
     """Choose and prepare the isolation mode in the worker process; returns a dict."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # no PDEATHSIG here: it fires when the *thread* that started us ends; the worker exits on
+    # EOF of its stdin instead (the judge closing or dying)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     want = cfg.get("isolation", "auto")
     errors = []
