@@ -10,8 +10,10 @@
 Writes one Hugging Face folder per alpha, `OUT/alpha_<repr(alpha)>` (see `alpha_dirname`).
 Every tensor pair is read once and written to every output: the safetensors headers of all
 outputs are computed up front from the source headers (same names, dtypes, shapes), written
-first, then tensor bytes are streamed in order. Memory is a few copies of the largest tensor
-(raw bytes are read with readinto, no mmap, so touched pages do not pile up), not the model.
+first, then tensor bytes are streamed in order, in cache-sized chunks: each chunk of low and
+high is read once (readinto, no mmap), its 9 (or n) results are computed with one torch thread
+and handed to a background writer thread that writes them while the next chunk is computed.
+Memory is a fixed pool of chunk buffers (a few MB), independent of model and tensor sizes.
 Float tensors: float32 arithmetic (float64 stays float64), rounded back to the source dtype;
 the result equals `(low.float() + alpha * (high.float() - low.float())).to(dtype)` bit for bit
 and matches mergekit's task_arithmetic (base=low, weight=alpha on high, normalize off).
@@ -30,18 +32,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-INDEX_NAME = "model.safetensors.index.json"
-SINGLE_NAME = "model.safetensors"
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".msgpack", ".h5")
+from recode_lib.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME, TORCH_DTYPES,
+                                       WEIGHT_SUFFIXES,
+                                       BackgroundWriter, CheckpointIndex, SafetensorsError,
+                                       TensorReader, encode_header, index_json, plan_layout,
+                                       scan_checkpoint)
+
 SKIP_FILES = {INDEX_NAME, "pytorch_model.bin.index.json", "trainer_state.json", "merge_info.json"}
-FLOAT_DTYPES = {"F64", "F32", "F16", "BF16"}
-_TORCH_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
-                 "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
-                 "BOOL": "bool", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
 
 
 class MergeError(ValueError):
@@ -56,7 +56,8 @@ class MergeConfig:
     out: str = "merged"           # parent folder of the alpha_<A> outputs
     force: bool = False           # rebuild complete outputs instead of skipping them
     max_shard_bytes: int = 5 * 1024**3   # unsharded sources above this are written sharded
-    progress: bool = True         # tqdm bar over tensors
+    progress: bool = True         # tqdm bar over bytes
+    chunk_elems: int = 1 << 16    # elements per arithmetic chunk (fits in cache; memory ~ 20x this)
     extra: dict = field(default_factory=dict)   # recorded in merge_info.json
 
 
@@ -65,75 +66,12 @@ def alpha_dirname(alpha: float) -> str:
     return f"alpha_{float(alpha)!r}"
 
 
-# --------------------------------------------------------------------------- reading headers
-def read_header(path: Path) -> tuple[dict, int]:
-    """(header dict, byte offset of the data section) of one safetensors file."""
-    with open(path, "rb") as fh:
-        raw = fh.read(8)
-        if len(raw) != 8:
-            raise MergeError(f"{path}: not a safetensors file (shorter than 8 bytes)")
-        (n,) = struct.unpack("<Q", raw)
-        if n > 100 * 1024**2:
-            raise MergeError(f"{path}: not a safetensors file (header length {n})")
-        try:
-            header = json.loads(fh.read(n))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise MergeError(f"{path}: unreadable safetensors header ({exc})") from None
-    return header, 8 + n
-
-
-@dataclass
-class _Source:
-    """Tensor name -> (file, absolute offset, nbytes, dtype, shape) for one checkpoint."""
-    root: Path
-    tensors: dict
-    shards: dict          # shard file name -> list of tensor names in offset order
-    metadata: dict
-    sharded: bool
-
-
-def scan_checkpoint(root: str | Path) -> _Source:
-    root = Path(root)
-    if not root.is_dir():
-        raise MergeError(f"{root}: not a directory")
-    if (root / INDEX_NAME).exists():
-        index = json.loads((root / INDEX_NAME).read_text())
-        files = sorted(set(index.get("weight_map", {}).values()))
-        if not files:
-            raise MergeError(f"{root / INDEX_NAME}: empty weight_map")
-        sharded = True
-    elif (root / SINGLE_NAME).exists():
-        files, sharded = [SINGLE_NAME], False
-    else:
-        others = sorted(p.name for p in root.iterdir() if p.suffix in WEIGHT_SUFFIXES)
-        raise MergeError(f"{root}: no {SINGLE_NAME} or {INDEX_NAME}"
-                         + (f" (found {others}; re-save with save_pretrained to get safetensors)"
-                            if others else ""))
-    tensors, shards, metadata = {}, {}, {}
-    for name in files:
-        path = root / name
-        if not path.exists():
-            raise MergeError(f"{root}: shard {name} listed in the index is missing")
-        header, data_start = read_header(path)
-        metadata = header.pop("__metadata__", None) or metadata
-        order = sorted(header, key=lambda k: header[k]["data_offsets"][0])
-        shards[name] = order
-        for key in order:
-            info = header[key]
-            begin, end = info["data_offsets"]
-            if key in tensors:
-                raise MergeError(f"{root}: tensor {key} appears in two shards")
-            tensors[key] = (path, data_start + begin, end - begin, info["dtype"],
-                            tuple(info["shape"]))
-    return _Source(root, tensors, shards, metadata, sharded)
-
-
 def _config(root: Path) -> dict:
     path = root / "config.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def check_compatible(low: _Source, high: _Source) -> None:
+def check_compatible(low: CheckpointIndex, high: CheckpointIndex) -> None:
     """Raise MergeError naming the first differences between two checkpoints."""
     cl, ch = _config(low.root), _config(high.root)
     for fld in ("model_type", "architectures"):
@@ -157,67 +95,11 @@ def check_compatible(low: _Source, high: _Source) -> None:
                              f"in {high.root}")
         if dl != dh:
             raise MergeError(f"tensor {key}: dtype {dl} in {low.root} but {dh} in {high.root}")
-        if dl not in _TORCH_DTYPES:
+        if dl not in TORCH_DTYPES:
             raise MergeError(f"tensor {key}: unsupported dtype {dl}")
 
 
-# --------------------------------------------------------------------------- output layout
-def plan_layout(src: _Source, max_shard_bytes: int) -> dict[str, list[str]]:
-    """Output shard file -> tensor names in write order."""
-    if src.sharded:
-        return {name: list(keys) for name, keys in src.shards.items()}
-    keys = src.shards[SINGLE_NAME]
-    total = sum(src.tensors[k][2] for k in keys)
-    if total <= max_shard_bytes:
-        return {SINGLE_NAME: list(keys)}
-    groups, size = [[]], 0
-    for k in keys:
-        nb = src.tensors[k][2]
-        if groups[-1] and size + nb > max_shard_bytes:
-            groups.append([])
-            size = 0
-        groups[-1].append(k)
-        size += nb
-    n = len(groups)
-    return {f"model-{i + 1:05d}-of-{n:05d}.safetensors": g for i, g in enumerate(groups)}
-
-
-def encode_header(src: _Source, keys: list[str]) -> bytes:
-    """The 8-byte length + JSON header of one output shard, padded to 8 bytes."""
-    header, offset = {}, 0
-    if src.metadata:
-        header["__metadata__"] = src.metadata
-    for k in keys:
-        _, _, nb, dtype, shape = src.tensors[k]
-        header[k] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + nb]}
-        offset += nb
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    return struct.pack("<Q", len(raw)) + raw
-
-
 # --------------------------------------------------------------------------- the merge
-def _read(handles: dict, entry, torch):
-    path, offset, nbytes, dtype, shape = entry
-    fh = handles.get(path)
-    if fh is None:
-        fh = handles[path] = open(path, "rb", buffering=0)
-    buf = torch.empty(nbytes, dtype=torch.uint8)
-    fh.seek(offset)
-    view = memoryview(buf.numpy())
-    got = 0
-    while got < nbytes:
-        n = fh.readinto(view[got:])
-        if not n:
-            raise MergeError(f"{path}: truncated tensor data at offset {offset}")
-        got += n
-    return buf.view(getattr(torch, _TORCH_DTYPES[dtype])).reshape(shape)
-
-
-def _bytes(torch, t):
-    return memoryview(t.reshape(-1).view(torch.uint8).numpy())
-
-
 def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
     """Merge every alpha of cfg.alphas in one pass; returns alpha -> output folder."""
     import torch
@@ -228,7 +110,12 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
         raise MergeError("no alphas given")
     if len(set(alphas)) != len(alphas):
         raise MergeError(f"duplicate alphas in {alphas}")
-    low, high = scan_checkpoint(cfg.low), scan_checkpoint(cfg.high)
+    if cfg.chunk_elems < 1:
+        raise MergeError(f"chunk_elems must be positive, got {cfg.chunk_elems}")
+    try:
+        low, high = scan_checkpoint(cfg.low), scan_checkpoint(cfg.high)
+    except SafetensorsError as exc:
+        raise MergeError(str(exc)) from None
     check_compatible(low, high)
     out = Path(cfg.out)
     final = {a: out / alpha_dirname(a) for a in alphas}
@@ -240,62 +127,92 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
     tmp = {a: out / f".{alpha_dirname(a)}.tmp" for a in todo}
     for a in todo:
         if tmp[a].exists():
-            shutil.rmtree(tmp[a])      # a crashed earlier attempt
+            shutil.rmtree(tmp[a])      # left by a crashed earlier attempt
         tmp[a].mkdir()
         _copy_non_weight_files(low.root, tmp[a])
-    handles: dict = {}
-    total = sum(len(v) for v in layout.values())
-    bar = tqdm(total=total, desc=f"merge x{len(todo)}", unit="tensor", disable=not cfg.progress)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)           # small chunks: one compute thread + the writer thread
+    reader = TensorReader()
+    writer = BackgroundWriter(n_buffers=2 * len(todo) + 2, nbytes=cfg.chunk_elems * 8)
+    work = _Workspace(torch, cfg.chunk_elems)
+    bar = tqdm(total=low.total_bytes(), desc=f"merge x{len(todo)}", unit="B", unit_scale=True,
+               disable=not cfg.progress)
     try:
         for shard, keys in layout.items():
-            outs = {a: open(tmp[a] / shard, "wb") for a in todo}
+            outs = [open(tmp[a] / shard, "wb") for a in todo]
             try:
                 header = encode_header(low, keys)
-                for fh in outs.values():
+                for fh in outs:
                     fh.write(header)
                 for k in keys:
-                    _merge_tensor(torch, _read(handles, low.tensors[k], torch),
-                                  _read(handles, high.tensors[k], torch), todo, outs)
-                    bar.update(1)
+                    _merge_tensor(torch, low.tensors[k], high.tensors[k], todo, outs,
+                                  reader, writer, work)
+                    bar.update(low.tensors[k][2])
+                writer.flush()
             finally:
-                for fh in outs.values():
+                for fh in outs:
                     fh.close()
     finally:
         bar.close()
-        for fh in handles.values():
-            fh.close()
+        reader.close()
+        writer.close()
+        torch.set_num_threads(threads)
     for a in todo:
         if len(layout) > 1 or low.sharded:
-            weight_map = {k: shard for shard, keys in layout.items() for k in keys}
-            size = sum(low.tensors[k][2] for k in weight_map)
-            (tmp[a] / INDEX_NAME).write_text(json.dumps(
-                {"metadata": {"total_size": size}, "weight_map": weight_map}, indent=2) + "\n")
+            (tmp[a] / INDEX_NAME).write_text(index_json(layout, low))
         _write_info(tmp[a], cfg, a)
         _publish(tmp[a], final[a])
     return final
 
 
-def _merge_tensor(torch, lo, hi, alphas, outs) -> None:
-    """Write lo + alpha*(hi-lo) for every alpha; non-float tensors copy lo."""
-    if not lo.is_floating_point() or lo.dtype not in (torch.float32, torch.float64,
-                                                       torch.float16, torch.bfloat16):
-        data = _bytes(torch, lo)
-        for a in alphas:
-            outs[a].write(data)
-        return
-    work = torch.float64 if lo.dtype == torch.float64 else torch.float32
-    lo32, hi32 = lo.to(work), hi.to(work)
-    delta = hi32.sub_(lo32)          # hi32 is ours to modify (a fresh read or a fresh cast)
-    buf = torch.empty_like(lo32)
-    cast = torch.empty_like(lo) if lo.dtype != work else None
-    for a in alphas:
-        torch.mul(delta, a, out=buf)
-        buf.add_(lo32)
-        if cast is not None:
-            cast.copy_(buf)
-            outs[a].write(_bytes(torch, cast))
-        else:
-            outs[a].write(_bytes(torch, buf))
+class _Workspace:
+    """Reusable float32/float64 chunk buffers and raw byte buffers (no per-tensor allocation)."""
+
+    def __init__(self, torch, n: int):
+        self.raw_lo = torch.empty(n * 8, dtype=torch.uint8)
+        self.raw_hi = torch.empty(n * 8, dtype=torch.uint8)
+        self.f = {dt: (torch.empty(n, dtype=dt), torch.empty(n, dtype=dt), torch.empty(n, dtype=dt))
+                  for dt in (torch.float32, torch.float64)}
+        self.n = n
+
+
+def _merge_tensor(torch, lo, hi, alphas, outs, reader, writer, ws) -> None:
+    """Stream lo + alpha*(hi-lo) for every alpha into outs, chunk by chunk; non-float tensors
+    are copies of lo. Arithmetic in float32 (float64 for float64 tensors)."""
+    _, _, nbytes, dtype, _ = lo
+    src = getattr(torch, TORCH_DTYPES[dtype])
+    is_float = dtype in FLOAT_DTYPES
+    esize = torch.empty((), dtype=src).element_size()
+    work = torch.float64 if src == torch.float64 else torch.float32
+    step = ws.n * esize
+    for start in range(0, nbytes, step):
+        nb = min(step, nbytes - start)
+        n = nb // esize
+        raw_lo = ws.raw_lo[:nb]
+        reader.read_into(lo, memoryview(raw_lo.numpy()), start)
+        if not is_float:
+            for fh in outs:
+                buf = writer.get_buffer()
+                buf[:nb].copy_(raw_lo)
+                writer.write(fh, buf, nb)
+            continue
+        raw_hi = ws.raw_hi[:nb]
+        reader.read_into(hi, memoryview(raw_hi.numpy()), start)
+        l32, d32, b32 = (t[:n] for t in ws.f[work])
+        l32.copy_(raw_lo.view(src))
+        d32.copy_(raw_hi.view(src))
+        d32.sub_(l32)
+        for a, fh in zip(alphas, outs):
+            buf = writer.get_buffer()
+            target = buf[:nb].view(src)
+            if src == work:
+                torch.mul(d32, a, out=target)
+                target.add_(l32)
+            else:
+                torch.mul(d32, a, out=b32)
+                b32.add_(l32)
+                target.copy_(b32)
+            writer.write(fh, buf, nb)
 
 
 def _copy_non_weight_files(src: Path, dst: Path) -> None:

@@ -54,9 +54,11 @@ def pair(tmp_path_factory):
     return _tiny(root / "low", seed=0), _tiny(root / "high", seed=1)
 
 
-def test_every_alpha_equals_float32_reference_bit_for_bit(pair, tmp_path):
+@pytest.mark.parametrize("chunk", [1 << 16, 1000])     # 1000: tensors span uneven chunks
+def test_every_alpha_equals_float32_reference_bit_for_bit(pair, tmp_path, chunk):
     low, high = pair
-    done = M.merge_grid(M.MergeConfig(str(low), str(high), ALPHAS, str(tmp_path), progress=False))
+    done = M.merge_grid(M.MergeConfig(str(low), str(high), ALPHAS, str(tmp_path), progress=False,
+                                      chunk_elems=chunk))
     lo, hi = _state(low), _state(high)
     assert "lm_head.weight" not in lo          # tied: no separate head
     for a in ALPHAS:
@@ -132,8 +134,8 @@ def test_non_float_tensors_are_copied(tmp_path):
                    "ids": torch.arange(5, dtype=torch.int64) + seed,
                    "mask": torch.tensor([True, False, bool(seed)])},
                   tmp_path / name / M.SINGLE_NAME, metadata={"format": "pt"})
-    done = M.merge_grid(M.MergeConfig(str(tmp_path / "l"), str(tmp_path / "h"), (3.0,),
-                                      str(tmp_path / "o"), progress=False))
+    done = M.merge_grid(M.MergeConfig(str(tmp_path / "l"), str(tmp_path / "h"), (3.0, 0.5),
+                                      str(tmp_path / "o"), progress=False, chunk_elems=2))
     got, lo = _state(done[3.0]), _state(tmp_path / "l")
     assert torch.equal(got["ids"], lo["ids"]) and torch.equal(got["mask"], lo["mask"])
     assert torch.equal(got["w"], _reference(lo, _state(tmp_path / "h"), 3.0)["w"])
