@@ -118,7 +118,8 @@ def _body_completion(starter: str, entry: str, body: str) -> str | None:
     if tree is None or not tree.body or not isinstance(tree.body[-1], ast.FunctionDef) \
             or tree.body[-1].name != entry:
         return None
-    src = starter.rstrip() + "\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+    indented = textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+    src = starter.rstrip() + "\n" + indented + "\n"
     full = _parse(src)
     return src if full is not None and defines(full, entry) else None
 
@@ -152,7 +153,8 @@ def assemble(problem, text: str) -> Program:
             pre = _starter_preamble(starter, entry, defined_names(tree))
             return Program((pre + "\n\n\n" if pre else "") + body, "function", parsed, dropped)
     # a body-only answer continuing the starter's signature (also when indented)
-    blocks = [b for lang, b, _ in code_blocks(text or "") if lang in ("python", "py", "python3", "")]
+    blocks = [b for lang, b, _ in code_blocks(text or "")
+              if lang in ("python", "py", "python3", "")]
     for body in reversed(blocks):
         src = _body_completion(starter, entry, body)
         if src is not None:

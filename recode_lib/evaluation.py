@@ -2,7 +2,8 @@
 
     from recode_lib.evaluation import evaluate
     summary = evaluate("smollm2", problems, backend="hf", out_dir=RUN / "05_codegen_eval" / "hep",
-                       sampling=SamplingConfig(temperature=0.8, n=10, max_new_tokens=512), k=(1, 10))
+                       sampling=SamplingConfig(temperature=0.8, n=10, max_new_tokens=512),
+                       k=(1, 10))
 
     recode eval --model smollm2 --benchmark humanevalplus --limit 20 --n 1 --k 1 --out DIR
 
@@ -195,7 +196,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
 def add_arguments(parser) -> None:
     parser.add_argument("--model", required=True, help="smollm2, a checkpoint folder or hub id "
                         "(for --backend openai: the served model name)")
-    parser.add_argument("--benchmark", required=True, help="e.g. humanevalplus, mbppplus, microbench")
+    parser.add_argument("--benchmark", required=True,
+                        help="e.g. humanevalplus, mbppplus, microbench")
     parser.add_argument("--n", type=int, default=1, help="samples per problem (default 1)")
     parser.add_argument("--k", type=int, action="append", help="pass@k to report (repeatable; "
                         "default 1)")

@@ -7,8 +7,9 @@ import ast
 from recode_lib.assemble import assemble
 from recode_lib.data.schema import Problem
 
-STARTER = ('import math\n\n\ndef poly(xs, x):\n    """helper"""\n    return sum(c * x ** i for i, c '
-           'in enumerate(xs))\n\n\ndef find_root(xs):\n    """Return a root of poly."""\n')
+STARTER = ('import math\n\n\ndef poly(xs, x):\n    """helper"""\n'
+           '    return sum(c * x ** i for i, c in enumerate(xs))\n\n\n'
+           'def find_root(xs):\n    """Return a root of poly."""\n')
 
 
 def _problem(kind="script", starter=STARTER, entry="find_root"):

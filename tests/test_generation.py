@@ -132,7 +132,8 @@ def test_cache_resumes_and_extends(tiny_model_dir, tmp_path):
     assert more.generated == 6 and [row[:2] for row in out4] == ref
     rows = read_jsonl(path)
     assert len(rows) == 12 and len({r["id"] for r in rows}) == 12
-    assert {"model", "prompt", "index", "sampling", "text", "n_tokens", "finish_reason"} <= set(rows[0])
+    assert {"model", "prompt", "index", "sampling", "text", "n_tokens",
+            "finish_reason"} <= set(rows[0])
 
 
 def test_cache_key_separates_models_and_sampling(tiny_model_dir, tmp_path):

@@ -94,7 +94,8 @@ class Completion:
 def prompt_fingerprint(messages: Messages) -> str:
     """A stable hash of a chat prompt (role and content of every message, in order)."""
     if not isinstance(messages, (list, tuple)) or not messages:
-        raise ValueError(f"a prompt must be a non-empty list of chat messages, got {messages!r:.200}")
+        raise ValueError("a prompt must be a non-empty list of chat messages, got "
+                         f"{messages!r:.200}")
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str) \
                 or not isinstance(m.get("content"), str):
