@@ -1,0 +1,245 @@
+"""The paper figures, one function per figure, each rebuilt from result files alone.
+
+    from recode_lib import plots
+    plots.fig_frontier(RUN / "07_weight_averaging" / "frontier.json",
+                       sweep=RUN / "06_strictness_sweep" / "frontier.json")
+    plots.fig_outcome_classes(RUN / "07_weight_averaging" / "frontier.json")
+    plots.fig_ensemble_passk(RUN / "08_ensemble_passk" / "passk.json")
+    plots.fig_reward_curves({"gated": RUN / "04_cg_grpo" / "gated", ...})   # metrics.jsonl dirs
+    plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json", RUN / "02_reward_model" / "metrics.json")
+
+Every function takes paths to result files (never models or in-memory state), draws one
+figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
+`out_dir` (default `<project>/figures/`) as <name>.pdf and <name>.png, and returns the paths.
+A missing input file raises FileNotFoundError naming it (notebook 99 turns that into a skip
+note). Inputs: frontier.json (recode_lib.frontier.write_frontier: rows with alpha and the four
+outcome rates; a sweep file may instead carry rows with "run"), passk.json
+(recode_lib.ensemble.write_ensemble), GRPO metrics.jsonl (recode_lib.grpo_logging; read through
+recode_lib.grpo_report.reward_curves), the LCB-RB table (notebook 03 metrics.json "table") and
+the held-out RM accuracy (notebook 02 metrics.json).
+It computes no metric itself beyond selecting columns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping
+
+from recode_lib.paths import PROJECT_ROOT
+
+FIGURES_DIR = PROJECT_ROOT / "figures"
+OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")
+OUTCOME_COLORS = {"correct": "#2a9d8f", "optimization_failure": "#e9c46a",
+                  "correctness_failure": "#e76f51", "format_error": "#8d99ae"}
+POOL_COLORS = {"best_single": "#6c757d", "interpolation": "#457b9d", "interp+extrap": "#e63946"}
+RC = {"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9, "axes.titlesize": 10,
+      "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8,
+      "pdf.fonttype": 42, "ps.fonttype": 42, "savefig.bbox": "tight"}
+_STYLED = False
+
+
+def set_style() -> None:
+    """Apply the house style once per process (later calls are no-ops)."""
+    global _STYLED
+    if _STYLED:
+        return
+    import seaborn as sns
+    sns.set_theme(style="whitegrid", context="paper", rc=RC)
+    _STYLED = True
+
+
+def save(fig, name: str, out_dir: str | Path | None = None) -> list[Path]:
+    out = Path(out_dir) if out_dir is not None else FIGURES_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{name}.pdf", out / f"{name}.png"]
+    for p in paths:
+        fig.savefig(p)
+    return paths
+
+
+def _load(path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"result file {path} does not exist")
+    return json.loads(path.read_text())
+
+
+def _rows(path, required=("correctness_failure", "optimization_failure")) -> list[dict]:
+    data = _load(path)
+    rows = data["rows"] if isinstance(data, dict) else data
+    for i, r in enumerate(rows):
+        for f in required:
+            if f not in r:
+                raise ValueError(f"{path}: row {i} has no {f!r}")
+    return rows
+
+
+def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
+    """Correctness-efficiency frontier: optimization- vs correctness-failure rate, one point per
+    merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run."""
+    import matplotlib.pyplot as plt
+    set_style()
+    rows = sorted(_rows(frontier), key=lambda r: r["alpha"])
+    fig, ax = plt.subplots(figsize=(4.2, 3.4))
+    xs = [r["correctness_failure"] for r in rows]
+    ys = [r["optimization_failure"] for r in rows]
+    ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
+    cmap = plt.get_cmap("viridis")
+    lo, hi = min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)
+    for r, x, y in zip(rows, xs, ys):
+        c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
+        inside = 0.0 <= r["alpha"] <= 1.0
+        ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
+        ax.annotate(f"{r['alpha']:g}", (x, y), xytext=(4, 3), textcoords="offset points",
+                    fontsize=7)
+    if sweep is not None:
+        for r in _rows(sweep):
+            ax.scatter([r["correctness_failure"]], [r["optimization_failure"]], marker="*",
+                       s=90, color="#e63946", zorder=3)
+            ax.annotate(str(r.get("run", r.get("alpha", ""))),
+                        (r["correctness_failure"], r["optimization_failure"]),
+                        xytext=(4, -9), textcoords="offset points", fontsize=7, color="#e63946")
+    ax.set_xlabel("correctness-failure rate")
+    ax.set_ylabel("optimization-failure rate")
+    ax.set_title("correctness–efficiency frontier (labels: α; hollow: extrapolated)")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_outcome_classes(frontier, out_dir=None, name="outcome_classes") -> list[Path]:
+    """The four outcome-class rates (and pass@1) against alpha; [0, 1] shaded."""
+    import matplotlib.pyplot as plt
+    set_style()
+    rows = sorted(_rows(frontier, OUTCOMES), key=lambda r: r["alpha"])
+    alphas = [r["alpha"] for r in rows]
+    fig, ax = plt.subplots(figsize=(4.6, 3.2))
+    ax.axvspan(0, 1, color="#f1faee", zorder=0, label="interpolation")
+    for o in OUTCOMES:
+        ax.plot(alphas, [r[o] for r in rows], "-o", ms=3, color=OUTCOME_COLORS[o],
+                label=o.replace("_", " "))
+    ax.set_xlabel("α  (θ = α·θ_strict + (1-α)·θ_lenient)")
+    ax.set_ylabel("fraction of samples")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title("outcome classes along the weight-averaging axis")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_ensemble_passk(passk, out_dir=None, name="ensemble_passk") -> list[Path]:
+    """Ensemble pass@k vs k at a matched budget, one line (with bootstrap band) per pool."""
+    import matplotlib.pyplot as plt
+    set_style()
+    data = _load(passk)
+    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    for pool in dict.fromkeys(r["pool"] for r in data["rows"]):
+        rs = sorted((r for r in data["rows"] if r["pool"] == pool), key=lambda r: r["k"])
+        ks = [r["k"] for r in rs]
+        color = POOL_COLORS.get(pool)
+        members = data.get("pools", {}).get(pool, [])
+        label = f"{pool} (α={members[0]:g})" if len(members) == 1 else \
+            f"{pool} ({len(members)} ckpts)"
+        ax.plot(ks, [r["pass"] for r in rs], "-o", ms=3, color=color, label=label)
+        ax.fill_between(ks, [r["lo"] for r in rs], [r["hi"] for r in rs], color=color, alpha=0.15)
+    if len(data.get("ks", [])) > 1 and max(data["ks"]) / max(1, min(data["ks"])) >= 8:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel("k (total samples per problem, split over the pool)")
+    ax.set_ylabel("pass@k")
+    ax.legend(frameon=False)
+    ax.set_title("ensembles along the frontier at a matched budget")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_reward_curves(runs: Mapping[str, str | Path], out_dir=None, name="reward_curves",
+                      components=("out", "proc", "fmt")) -> list[Path]:
+    """GRPO training curves: total reward and each logged reward component vs step, per run."""
+    import matplotlib.pyplot as plt
+
+    from recode_lib.grpo_report import reward_curves
+    set_style()
+    missing = [str(Path(d) / "metrics.jsonl") for d in runs.values()
+               if not (Path(d) / "metrics.jsonl").is_file()]
+    if missing:
+        raise FileNotFoundError(f"GRPO metrics files do not exist: {missing}")
+    curves = reward_curves({k: str(v) for k, v in runs.items()})
+    if curves.empty:
+        raise ValueError(f"no logged steps in {list(runs.values())}")
+    panels = ["reward"] + [c for c in components
+                           if curves.metric.str.endswith("/" + c).any()]
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.8 * len(panels), 2.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        for run, g in curves.groupby("run", sort=False):
+            sel = g[g.metric == panel] if panel == "reward" else \
+                g[g.metric.str.endswith("/" + panel)]
+            if len(sel):
+                sel = sel.groupby("step", as_index=False).value.mean()
+                ax.plot(sel.step, sel.value, "-", marker="o", ms=2, label=run)
+        ax.set_title({"reward": "total reward", "out": "outcome", "proc": "process (gated)",
+                      "fmt": "format"}.get(panel, panel))
+        ax.set_xlabel("step")
+    axes[0][0].legend(frameon=False)
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def rm_accuracy_table(lcbrb=None, rm=None) -> list[dict]:
+    """Rows {dataset, method, accuracy, ci_low, ci_high, n} from notebook 03's table (pair type
+    "all") and notebook 02's held-out accuracy (no CI there)."""
+    rows = []
+    if lcbrb is not None:
+        for r in _load(lcbrb).get("table", []):
+            if r.get("pair_type", "all") == "all":
+                rows.append({k: r.get(k) for k in ("dataset", "method", "accuracy", "ci_low",
+                                                   "ci_high", "n")})
+    if rm is not None:
+        m = _load(rm)
+        if m.get("accuracy") is not None:
+            rows.append({"dataset": "CRPL held-out", "method": "crpl_rm", "accuracy": m["accuracy"],
+                         "ci_low": None, "ci_high": None, "n": m.get("n_eval")})
+    return rows
+
+
+def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> list[Path]:
+    """Reward-model / judge accuracy on preference pairs: bars with bootstrap CIs, plus the same
+    table as <name>.csv and <name>.md beside the figure."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    set_style()
+    if lcbrb is None and rm is None:
+        raise ValueError("fig_rm_accuracy: give the LCB-RB metrics and/or the RM metrics file")
+    table = pd.DataFrame(rm_accuracy_table(lcbrb, rm))
+    if table.empty or table.accuracy.isna().all():
+        raise ValueError(f"no accuracy rows in {lcbrb} / {rm}")
+    table = table.dropna(subset=["accuracy"])
+    labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method)]
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table), 3.0))
+    err = [[a - lo if lo is not None and lo == lo else 0 for a, lo in zip(table.accuracy, table.ci_low)],
+           [hi - a if hi is not None and hi == hi else 0 for a, hi in zip(table.accuracy, table.ci_high)]]
+    ax.bar(range(len(table)), table.accuracy, yerr=err, capsize=3, color="#457b9d")
+    ax.axhline(0.5, color="#6c757d", ls="--", lw=0.8, label="chance")
+    ax.set_xticks(range(len(table)), labels, fontsize=7)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("pairwise accuracy")
+    ax.legend(frameon=False)
+    ax.set_title("reward models on preference pairs")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    base = Path(out_dir) if out_dir is not None else FIGURES_DIR
+    table.to_csv(base / f"{name}.csv", index=False)
+    (base / f"{name}.md").write_text(_markdown(table))
+    return paths + [base / f"{name}.csv", base / f"{name}.md"]
+
+
+def _markdown(table) -> str:
+    def cell(v):
+        return "" if v is None or v != v else (f"{v:.3f}" if isinstance(v, float) else str(v))
+    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
+              for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"

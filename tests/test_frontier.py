@@ -1,0 +1,125 @@
+"""recode_lib.frontier and recode_lib.ensemble on small synthetic per-sample records."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from recode_lib import ensemble as E
+from recode_lib import frontier as F
+from recode_lib.jsonl import write_jsonl_atomic
+from recode_lib.metrics import pass_at_k
+
+
+def _recs(outcomes_by_problem: dict[str, list[str]], tokens: int = 10) -> list[dict]:
+    return [{"id": f"{pid}#{i}", "problem_id": pid, "sample": i, "status": "x", "outcome": o,
+             "n_tokens": tokens}
+            for pid, outs in outcomes_by_problem.items() for i, o in enumerate(outs)]
+
+
+C, OF, CF, FE = "correct", "optimization_failure", "correctness_failure", "format_error"
+# three alphas over problems p1..p3, 4 samples each: lenient endpoint fails by slowness,
+# strict endpoint fails by wrong answers, the extrapolated point solves p3 uniquely
+SAMPLES = {
+    0.0: _recs({"p1": [C, OF, OF, OF], "p2": [OF, OF, OF, CF], "p3": [OF, OF, OF, OF]}),
+    1.0: _recs({"p1": [CF, CF, CF, CF], "p2": [C, C, CF, CF], "p3": [CF, CF, CF, CF]}),
+    1.5: _recs({"p1": [CF, CF, CF, FE], "p2": [C, CF, CF, CF], "p3": [C, CF, CF, FE]}),
+    3.0: _recs({"p1": [FE, FE, FE, FE], "p2": [FE, FE, FE, CF], "p3": [FE, FE, FE, FE]}, 99),
+}
+
+
+def test_frontier_rows_rates_and_solve_rate():
+    rows = F.frontier_table(SAMPLES)
+    assert [r["alpha"] for r in rows] == [0.0, 1.0, 1.5, 3.0]
+    r0 = rows[0]
+    assert r0[OF] == pytest.approx(10 / 12) and r0[C] == pytest.approx(1 / 12)
+    assert r0[CF] == pytest.approx(1 / 12) and r0[FE] == 0
+    assert all(math.isclose(sum(r[o] for o in F.OUTCOMES), 1.0) for r in rows)
+    assert rows[1]["pass@1"] == pytest.approx((0 + 0.5 + 0) / 3)
+    assert rows[1]["solve_rate"] == pytest.approx(1 / 3) and rows[2]["n_solved"] == 2
+    assert rows[3]["mean_tokens"] == 99
+    # the trade-off: lenient fails by optimization, strict by correctness
+    assert rows[0]["opt_share_of_failures"] > 0.8 and rows[1]["opt_share_of_failures"] == 0
+
+
+def test_turnover_between_neighbours():
+    turn = F.turnover_table(SAMPLES)
+    assert [(t["alpha_a"], t["alpha_b"]) for t in turn] == [(0.0, 1.0), (1.0, 1.5), (1.5, 3.0)]
+    assert turn[0]["only_a"] == 1 and turn[0]["only_b"] == 1 and turn[0]["turnover"] == 1.0
+    assert turn[1]["both"] == 1 and turn[1]["only_b"] == 1
+
+
+def test_format_error_rise_beyond_threshold():
+    rise = F.format_error_rise(F.frontier_table(SAMPLES), threshold=2.0)
+    assert rise["n_outside"] == 1 and rise["outside"] == pytest.approx(11 / 12)
+    assert rise["inside"] == pytest.approx((0 + 0 + 2 / 12) / 3)
+
+
+def test_problem_subset_and_coverage_check():
+    rows = F.frontier_table(SAMPLES, problems=["p3"])
+    assert rows[0]["n_problems"] == 1 and rows[2][C] == 0.25
+    bad = dict(SAMPLES)
+    bad[2.0] = _recs({"p1": [C], "p2": [C]})
+    with pytest.raises(F.FrontierError, match="different problems"):
+        F.frontier_table(bad)
+
+
+def test_bad_records_raise_naming_the_record():
+    with pytest.raises(F.FrontierError, match="unknown outcome 'passed'"):
+        F.frontier_table({0.0: [{"problem_id": "p", "sample": 0, "outcome": "passed"}]})
+    with pytest.raises(F.FrontierError, match="no 'outcome'"):
+        F.frontier_table({0.0: [{"problem_id": "p", "sample": 0}]})
+
+
+def test_load_and_write_round_trip(tmp_path):
+    for a, recs in SAMPLES.items():
+        write_jsonl_atomic(tmp_path / "eval" / f"alpha_{a!r}" / "samples.jsonl", recs)
+    loaded = F.load_alpha_samples(tmp_path / "eval")
+    assert list(loaded) == [0.0, 1.0, 1.5, 3.0] and loaded[1.5] == SAMPLES[1.5]
+    payload = F.write_frontier(tmp_path, loaded)
+    disk = json.loads((tmp_path / "frontier.json").read_text())
+    assert disk["rows"] == json.loads(json.dumps(payload["rows"]))
+    assert disk["solved"]["1.5"] == ["p2", "p3"]
+    assert (tmp_path / "frontier.csv").read_text().startswith("alpha,")
+    with pytest.raises(F.FrontierError, match="no alpha_"):
+        F.load_alpha_samples(tmp_path / "nothing")
+
+
+def test_ensemble_matched_budget_and_pools():
+    counts = E.counts_by_alpha(SAMPLES)
+    # a single-member pool is plain pass@k
+    assert E.problem_values(counts, [1.0], 2) == [pass_at_k(4, c, 2) for c in (0, 2, 0)]
+    # two members, budget 2: one draw each -> 1 - (1 - c1/n)(1 - c2/n)
+    vals = E.problem_values(counts, [0.0, 1.0], 2)
+    assert vals == pytest.approx([1 - 0.75 * 1.0, 1 - 1.0 * 0.5, 0.0])
+    # odd budget over two members: the extra draw is averaged over both members
+    v3 = E.problem_values(counts, [0.0, 1.0], 3)[0]
+    want = 0.5 * (1 - (1 - pass_at_k(4, 1, 2))) + 0.5 * (1 - (1 - pass_at_k(4, 1, 1)))
+    assert v3 == pytest.approx(want)
+    pools = E.default_pools(counts, budget=4, stable=(-0.5, 1.5))
+    assert pools["interpolation"] == [0.0, 1.0] and pools["interp+extrap"] == [0.0, 1.0, 1.5]
+    assert pools["best_single"] == [1.5]          # solves 2 of 3 at pass@4
+    rows = E.ensemble_curves(counts, pools, ks=(1, 3, 4), n_boot=200)
+    by = {(r["pool"], r["k"]): r for r in rows}
+    # k = 3 over three members: one draw each
+    assert by[("interp+extrap", 3)]["pass"] == pytest.approx((0.25 + 0.625 + 0.25) / 3)
+    assert by[("best_single", 4)]["pass"] == pytest.approx(2 / 3)
+    assert all(r["lo"] <= r["pass"] <= r["hi"] for r in rows)
+
+
+def test_unique_extrapolated_solves_and_write(tmp_path):
+    counts = E.counts_by_alpha(SAMPLES)
+    u = E.extrapolated_unique_solves(counts)
+    assert u["problems"] == ["p3"] and u["by_alpha"] == {"1.5": ["p3"], "3.0": []}
+    payload = E.write_ensemble(tmp_path, counts, ks=(1, 2, 4), stable=(-0.5, 1.5), n_boot=100)
+    disk = json.loads((tmp_path / "passk.json").read_text())
+    assert disk["pools"] == payload["pools"] and disk["extrapolated_unique"]["n_unique"] == 1
+    assert disk["gain_extended_vs_best"]["k"] == 4
+
+
+def test_ensemble_raises_when_samples_are_too_few():
+    counts = E.counts_by_alpha(SAMPLES)
+    with pytest.raises(ValueError):
+        E.problem_values(counts, [0.0], 5)

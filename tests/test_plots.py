@@ -1,0 +1,93 @@
+"""recode_lib.plots: every figure builds from small synthetic result files alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recode_lib import ensemble as E
+from recode_lib import frontier as F
+from recode_lib import plots
+from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
+
+
+def _samples():
+    outs = {-0.5: "optimization_failure", 0.0: "optimization_failure", 0.5: "correct",
+            1.0: "correctness_failure", 1.5: "correctness_failure", 2.5: "format_error"}
+    return {a: [{"problem_id": f"p{i}", "sample": j,
+                 "outcome": "correct" if (i + j + int(a * 2)) % 3 == 0 else o, "n_tokens": 5}
+                for i in range(4) for j in range(4)] for a, o in outs.items()}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    samples = _samples()
+    F.write_frontier(root / "07", samples)
+    E.write_ensemble(root / "08", E.counts_by_alpha(samples), ks=(1, 2, 4), n_boot=50)
+    write_json_atomic(root / "06" / "frontier.json", {"rows": [
+        {"run": "R_1", "correctness_failure": 0.1, "optimization_failure": 0.6},
+        {"run": "R_inf", "correctness_failure": 0.5, "optimization_failure": 0.1}]})
+    for run, slope in (("gated", 0.1), ("additive", 0.2)):
+        write_jsonl_atomic(root / "04" / run / "metrics.jsonl", [
+            {"step": s, "reward": slope * s, "gated/out": 0.1 * s, "gated/proc": 0.05 * s,
+             "gated/fmt": 1.0, "loss": 0.0} for s in range(1, 6)])
+    write_json_atomic(root / "03" / "metrics.json", {"table": [
+        {"dataset": "lcb_rb", "method": "crpl_rm", "pair_type": "all", "n": 10,
+         "accuracy": 0.7, "ci_low": 0.5, "ci_high": 0.9},
+        {"dataset": "lcb_rb", "method": "crpl_rm", "pair_type": "strong", "n": 5,
+         "accuracy": 0.8, "ci_low": 0.6, "ci_high": 1.0},
+        {"dataset": "lcb_rb", "method": "judge_pointwise", "pair_type": "all", "n": 10,
+         "accuracy": 0.55, "ci_low": 0.3, "ci_high": 0.8}]})
+    write_json_atomic(root / "02" / "metrics.json", {"accuracy": 0.65, "n_eval": 20})
+    return root
+
+
+def _check(paths, out, name):
+    assert {p.name for p in paths} >= {f"{name}.pdf", f"{name}.png"}
+    assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (out / f"{name}.png").stat().st_size > 5000     # something was drawn
+
+
+def test_frontier_figure(results, tmp_path):
+    _check(plots.fig_frontier(results / "07" / "frontier.json", sweep=results / "06" /
+                              "frontier.json", out_dir=tmp_path), tmp_path, "frontier")
+
+
+def test_outcome_classes_figure(results, tmp_path):
+    _check(plots.fig_outcome_classes(results / "07" / "frontier.json", out_dir=tmp_path),
+           tmp_path, "outcome_classes")
+
+
+def test_ensemble_figure(results, tmp_path):
+    _check(plots.fig_ensemble_passk(results / "08" / "passk.json", out_dir=tmp_path),
+           tmp_path, "ensemble_passk")
+
+
+def test_reward_curves_figure(results, tmp_path):
+    runs = {"gated": results / "04" / "gated", "additive": results / "04" / "additive"}
+    _check(plots.fig_reward_curves(runs, out_dir=tmp_path), tmp_path, "reward_curves")
+
+
+def test_rm_accuracy_figure_and_table(results, tmp_path):
+    paths = plots.fig_rm_accuracy(results / "03" / "metrics.json", results / "02" / "metrics.json",
+                                  out_dir=tmp_path)
+    _check(paths, tmp_path, "rm_accuracy")
+    csv = (tmp_path / "rm_accuracy.csv").read_text().splitlines()
+    assert len(csv) == 4        # header + 2 LCB-RB methods (pair type "all") + held-out RM
+    assert "| lcb_rb | crpl_rm | 0.700 |" in (tmp_path / "rm_accuracy.md").read_text()
+
+
+def test_missing_inputs_raise_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="frontier.json"):
+        plots.fig_frontier(tmp_path / "frontier.json", out_dir=tmp_path)
+    with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
+        plots.fig_reward_curves({"x": tmp_path}, out_dir=tmp_path)
+
+
+def test_malformed_rows_raise_naming_the_field(tmp_path):
+    (tmp_path / "f.json").write_text(json.dumps({"rows": [{"alpha": 0.0}]}))
+    with pytest.raises(ValueError, match="correctness_failure"):
+        plots.fig_frontier(tmp_path / "f.json", out_dir=tmp_path)
