@@ -1,0 +1,65 @@
+"""BigCodeBench: full or hard subset, complete or instruct split; unittest `script` tests.
+
+    load_bigcodebench(data_dir=None, limit=None, subset="full", split="complete",
+                      version="v0.1.0") -> list[Problem]
+
+Local files: BigCodeBench-<version>.jsonl(.gz) (full) and BigCodeBench-Hard-<version>.jsonl(.gz)
+(hard) in the data dir, same fields as the Hugging Face datasets; otherwise the hub datasets
+bigcode/bigcodebench and bigcode/bigcodebench-hard (split "<version>_hf" for v0.1.0, else
+"<version>"). complete: the prompt is the function stub with its docstring (also the starter
+code); instruct: the natural-language instruction, starter code = code_prompt. The test runs the
+task's unittest.TestCase and fails unless every test passes. It does not install the libraries
+the tasks import (see each problem's metadata["libs"]).
+"""
+
+from __future__ import annotations
+
+from recode_lib.data._io import DataError, find_file, hf_rows, read_records, require, take
+from recode_lib.data.schema import Problem
+
+SUBSETS = {"full": ("BigCodeBench", "bigcode/bigcodebench"),
+           "hard": ("BigCodeBench-Hard", "bigcode/bigcodebench-hard")}
+SPLITS = ("complete", "instruct")
+RUNNER = """
+
+import unittest as _unittest
+_suite = _unittest.TestLoader().loadTestsFromTestCase(TestCases)
+_result = _unittest.TextTestRunner(verbosity=0).run(_suite)
+if not _result.wasSuccessful():
+    raise SystemExit(1)
+"""
+
+
+def load_bigcodebench(data_dir=None, limit: int | None = None, subset: str = "full",
+                      split: str = "complete", version: str = "v0.1.0",
+                      download: bool = True) -> list[Problem]:
+    if subset not in SUBSETS:
+        raise ValueError(f"bigcodebench: unknown subset {subset!r}; choose from {list(SUBSETS)}")
+    if split not in SPLITS:
+        raise ValueError(f"bigcodebench: unknown split {split!r}; choose from {SPLITS}")
+    stem, hub = SUBSETS[subset]
+    names = [f"{stem}-{version}.jsonl.gz", f"{stem}-{version}.jsonl"]
+    try:
+        path = find_file(data_dir, names)
+        rows, src = read_records(path), str(path)
+    except DataError:
+        if not download:
+            raise
+        hf_split = f"{version}_hf" if version == "v0.1.0" else version
+        rows, src = hf_rows(hub, None, hf_split), f"{hub}:{hf_split}"
+    out = []
+    for i, rec in enumerate(take(rows, limit)):
+        where = f"{src} record {i} ({rec.get('task_id', '?') if isinstance(rec, dict) else '?'})"
+        tid = require(rec, "task_id", where, str)
+        code_prompt = require(rec, "code_prompt", where, str)
+        prompt = require(rec, f"{split}_prompt", where, str)
+        out.append(Problem.from_dict(dict(
+            id=f"bigcodebench/{tid.split('/')[-1]}", source="bigcodebench", prompt=prompt,
+            starter_code=prompt if split == "complete" else code_prompt,
+            entry_point=require(rec, "entry_point", where, str),
+            tests={"kind": "script", "script": require(rec, "test", where, str) + RUNNER},
+            time_limit_s=240.0, memory_mb=4096,
+            reference_solution=code_prompt + require(rec, "canonical_solution", where, str),
+            metadata={"task_id": tid, "subset": subset, "split": split, "version": version,
+                      "libs": rec.get("libs")}), where))
+    return out
