@@ -199,3 +199,20 @@ def test_cli_runs_humaneval_with_the_tiny_model(tiny_model_dir, shared_data_dir,
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["n_problems"] == 2 and summary["samples_per_problem"] == [2]
     assert summary["benchmark"] == "humaneval"
+
+
+def test_outcome_figure_is_rebuilt_from_summaries(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from recode_lib.eval_plots import plot_outcomes
+
+    s = _eval(tmp_path, Scripted(), n=1, k=(1,))
+    fig = plot_outcomes({"a": s, "b": read_json(tmp_path / "ev" / "summary.json")},
+                        tmp_path / "fig" / "outcomes")
+    assert (tmp_path / "fig" / "outcomes.pdf").stat().st_size > 0
+    assert (tmp_path / "fig" / "outcomes.png").stat().st_size > 0
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert sum(heights) == pytest.approx(2.0)          # each bar's classes add up to 1
+    with pytest.raises(ValueError):
+        plot_outcomes({})
