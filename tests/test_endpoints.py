@@ -1,0 +1,45 @@
+"""recode_lib.endpoints: picking the sweep's lenient/strict runs; stand-in fine-tunes."""
+
+from __future__ import annotations
+
+import pytest
+
+from recode_lib import endpoints as EP
+from recode_lib.merge import MergeConfig, merge_grid
+
+
+@pytest.mark.parametrize("name, k", [("r_k1", 1.0), ("R_k2", 2.0), ("strict_inf", float("inf")),
+                                     ("r_inf", float("inf")), ("k3", 3.0), ("gated", None),
+                                     ("kinkiness", None)])
+def test_run_strictness(name, k):
+    assert EP.run_strictness(name) == k
+
+
+def test_sweep_endpoints_pick_lowest_k_and_inf(tmp_path):
+    for name, done in (("r_k2", True), ("r_k1", True), ("r_inf", True), ("r_k0", False)):
+        (tmp_path / name / "final").mkdir(parents=True)
+        if done:
+            (tmp_path / name / "final" / ".complete").write_text("ok")
+    low, high = EP.sweep_endpoints(tmp_path)
+    assert low == tmp_path / "r_k1" / "final" and high == tmp_path / "r_inf" / "final"
+
+
+def test_sweep_endpoints_missing_raise(tmp_path):
+    with pytest.raises(EP.EndpointError, match="need two finished runs"):
+        EP.sweep_endpoints(tmp_path / "absent")
+
+
+def test_finetune_endpoints_are_mergeable(tiny_model_dir, tmp_path):
+    from recode_lib.data.schema import Problem
+    probs = [Problem(id=f"t/{i}", source="t", prompt=f"Return {i}.", tests={"kind": "script",
+                     "script": "pass"}, reference_solution=f"def f():\n    return {i}\n")
+             for i in range(4)]
+    low, high = EP.finetune_endpoints(str(tiny_model_dir), probs, tmp_path / "ep", steps=1,
+                                      max_length=64)
+    assert (low / "config.json").is_file() and (high / "tokenizer_config.json").is_file()
+    assert (low / "model.safetensors").read_bytes() != (high / "model.safetensors").read_bytes()
+    again = EP.finetune_endpoints(str(tiny_model_dir), probs, tmp_path / "ep", steps=1)
+    assert again == (low, high)                   # reused, not retrained
+    done = merge_grid(MergeConfig(str(low), str(high), (0.5,), str(tmp_path / "m"),
+                                  progress=False))
+    assert (done[0.5] / "model.safetensors").is_file()
