@@ -13,9 +13,11 @@ tasks get a differential `script` test that runs the embedded reference on each 
 build_tests returns a `call` test (fn_name, cases with args/expected/input_len, the task's atol;
 the sandbox applies EvalPlus's comparison). Values JSON cannot hold (tuples, sets, complex,
 inf/nan) use recode_lib.data.pyvalues tags, which the sandbox codec decodes. EvalPlus's special
-oracles (HumanEval/32 find_zero; MBPP+ 164/295/558/581, set-equality and not-None tasks) become
-a sandbox `checker`. Only tasks whose outputs are too large to store get a self-contained
-`script` test (Python literals, EvalPlus's comparison, the reference embedded to recompute).
+oracles (HumanEval/32 find_zero; MBPP+ 164/295/558/581 and set-equality tasks) become a
+sandbox `checker`. Script tests (self-contained: Python literals, EvalPlus's comparison) are used
+where a call test cannot work: MBPP+'s not-None tasks (their outputs are re.Match objects, which
+do not cross the sandbox boundary as data) and tasks whose outputs are too large to store (the
+script embeds the reference and recomputes them; the loaders give those 4 GB).
 MBPP+ inputs are converted to tuples/sets/complex as EvalPlus 0.3.1's mbpp_deserialize_inputs
 does (a table below, written from its documented behaviour). The `contract` field is not used
 (it checks input validity for the reference, not the submission). Time limit per test:
@@ -168,6 +170,11 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
                                                     reference)}, time_limit
     if len(inputs) != len(outputs):
         raise DataError(f"{task_id}: {len(inputs)} inputs but {len(outputs)} outputs")
+    if dataset == "mbpp" and entry_point in MBPP_NOT_NONE:
+        # the outputs are re.Match objects, which cannot leave the sandbox as data
+        time_limit = round(max(1.0, 4.0 * sum(times)), 3)
+        return {"kind": "script", "script": _script(dataset, entry_point, inputs, outputs,
+                                                    atol)}, time_limit
     time_limit = round(max(1.0, 4.0 * max(times, default=0.0)), 3)
     cases = []
     for a, o in zip(inputs, outputs):
