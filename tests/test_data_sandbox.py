@@ -1,0 +1,61 @@
+"""Converted tests are judged correctly by the sandbox: references pass, a wrong answer fails."""
+
+import pytest
+
+from recode_lib.data import load_benchmark
+
+sandbox = pytest.importorskip("recode_lib.sandbox")
+from pathlib import Path  # noqa: E402
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("RECODE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def _run(problems, code_of=lambda p: p.reference_solution):
+    recs = [{"id": p.id, "code": code_of(p), "tests": p.tests, "time_limit_s": p.time_limit_s,
+             "memory_mb": p.memory_mb} for p in problems]
+    return sandbox.execute_many(recs, workers=2)
+
+
+def test_references_pass_on_real_benchmarks(shared_data_dir):
+    probs = (load_benchmark("humaneval", limit=8) + load_benchmark("mbpp", limit=8)
+             + load_benchmark("humanevalplus", limit=33) + load_benchmark("mbppplus", limit=8))
+    bad = [(r["id"], r["status"]) for r in _run(probs) if r["status"] != "passed"]
+    assert not bad
+
+
+def test_find_zero_tolerance_oracle(shared_data_dir):
+    p = load_benchmark("humanevalplus", limit=33)[32]
+    assert p.id == "humanevalplus/32" and "checker" in p.tests
+    # a different but valid root must pass (equality with the reference's root would fail it)
+    # the reference's Newton iteration run to a tighter tolerance: a different float than the
+    # reference's output (equality would fail it), still a root within atol
+    assert "x, tol = 0, 1e-5" in p.reference_solution
+    tighter = p.reference_solution.replace("x, tol = 0, 1e-5", "x, tol = 0, 1e-9")
+    ns = {}
+    exec(tighter, ns)
+    cases = p.tests["cases"][:50]
+    assert any(ns["find_zero"](*c["args"]) != c["expected"] for c in cases)
+    wrong = p.prompt + "    return 0.0\n"
+    codes = iter([tighter, wrong])
+    ok, bad = _run([p, p], code_of=lambda _: next(codes))
+    assert ok["status"] == "passed", ok
+    assert bad["outcome"] == "correctness_failure"
+
+
+def test_upstream_fixtures_through_sandbox():
+    cc = load_benchmark("codecontests_plus", data_dir=FIX, config="3x")
+    assert all(r["status"] == "passed" for r in _run(cc))
+    func = load_benchmark("livecodebench", data_dir=FIX, release="v1")[1]
+    sol = func.metadata["prelude"] + (
+        "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
+        "        seen = {}\n        for i, x in enumerate(nums):\n"
+        "            if target - x in seen:\n                return [seen[target - x], i]\n"
+        "            seen[x] = i\n")
+    (res,) = _run([func], code_of=lambda p: sol)
+    assert res["status"] == "passed"
+    assert sorted(t["input_len"] for t in res["tests"]) == [11, 16]
