@@ -58,9 +58,7 @@ print(best if best <= n else 0)
 def generate(rng, length):
     n = max(1, length // 4)
     a = [rng.randint(1, 99) for _ in range(n)]
-    S = rng.randint(1, 50 * max(1, n // 2))
+    S = max(1, sum(a) // 3)  # the shortest block spans about n/3 values: long naive scans
     if rng.random() < 0.5:
-        j = rng.randrange(n)
-        a[j] = 9999  # a spike lets a short block reach S after long ones
-        S = min(S, 9999 + 150)
+        a[rng.randrange(n)] = min(9999, S // 2 + 1)  # a spike: the window must shrink a lot
     return f"{n} {S}\n" + " ".join(map(str, a)) + "\n"
