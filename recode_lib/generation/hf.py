@@ -161,13 +161,15 @@ class HFGenerator(Generator):
             body = ids[:pos]
             # a pad after a stop string is filler written by generate, not a generated token
             filler = ids[pos] == pad and bool(sampling.stop) and \
-                cut_at_stop(self.tok.decode(body, skip_special_tokens=True), sampling.stop)[1]
+                cut_at_stop(self._decode(body), sampling.stop)[1]
             n_tokens = pos if filler else pos + 1
             ended = True
-        text = self.tok.decode(body, skip_special_tokens=True)
-        text, stopped = cut_at_stop(text, sampling.stop)
+        text, stopped = cut_at_stop(self._decode(body), sampling.stop)
         reason = "stop" if (ended or stopped) else "length"
         return Completion(text=text, n_tokens=n_tokens, finish_reason=reason)
+
+    def _decode(self, ids: list[int]) -> str:
+        return self.tok.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
 
     def close(self) -> None:
         self.lm = None
