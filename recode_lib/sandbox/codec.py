@@ -6,7 +6,8 @@ Plain JSON values (null, bools, numbers, strings, lists, objects with string key
 themselves, so a record's `args`/`expected` may be written as ordinary JSON. Other values use
 a tag: {"__t": "tuple"|"set"|"frozenset", "v": [...]}, {"__t": "dict", "v": [[k, v], ...]}
 (non-string keys), {"__t": "float", "v": "nan"|"inf"|"-inf"}, {"__t": "complex", "v": [re, im]},
-{"__t": "bytes", "v": latin-1 text}; decode also accepts recode_lib.data.pyvalues'
+{"__t": "bytes", "v": latin-1 text}, {"__t": "int", "v": hex} (ints over ~3900 digits,
+which json cannot print by default); decode also accepts recode_lib.data.pyvalues'
 {"__tuple__": [...]}, {"__set__"}, {"__complex__"}, {"__float__"}, {"__dict__"} spelling. Subclasses of the builtin types (namedtuples, numpy
 scalars) encode as their base type. Anything else (a class instance, a generator, an ndarray)
 becomes {"__t": "opaque", "type": name, "repr": short repr}: it decodes to an `Opaque`, which is
@@ -58,8 +59,8 @@ def encode(x, _depth=0):
     t = type(x)
     if x is None or t is bool or t is str:
         return x
-    if t is int:
-        return x
+    if t is int:  # decimal str() of huge ints is capped (sys.int_max_str_digits): use hex
+        return x if x.bit_length() < 13000 else {TAG: "int", "v": hex(x)}
     if t is float:
         return x if math.isfinite(x) else {TAG: "float", "v": repr(x)}
     d = _depth + 1
@@ -152,6 +153,8 @@ def decode(obj):
         return {decode(k): decode(e) for k, e in v}
     if tag == "float":
         return float(v)
+    if tag == "int":
+        return int(v, 16)
     if tag == "complex":
         return complex(v[0], v[1])
     if tag == "bytes":

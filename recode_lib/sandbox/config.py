@@ -19,7 +19,7 @@ ISOLATION_MODES = ("auto", "root", "userns", "plain")
 class SandboxConfig:
     time_limit_s: float = 10.0       # wall clock per test (and for loading the submission)
     memory_mb: int = 1024            # address-space limit (RLIMIT_AS) of the sandboxed process
-    max_output_bytes: int = 8 << 20  # stdout of one stdio test / one encoded return value
+    max_output_bytes: int = 64 << 20  # stdout of one stdio test / one encoded return value
     max_processes: int = 64          # processes + threads at once (RLIMIT_NPROC; see limits.py)
     tmp_size_mb: int = 64            # size of the private writable /tmp (root/userns modes)
     isolation: str = "auto"          # auto | root | userns | plain (see limits.py)

@@ -1,0 +1,64 @@
+"""Real data: HumanEval+ / MBPP+ canonical solutions pass their base+plus inputs; broken
+variants fail with the right status. Expected outputs come from running each canonical
+solution in a plain subprocess (benchmarks/bench_sandbox.py: plus_records), as EvalPlus does."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from recode_lib.paths import data_dir
+from recode_lib.sandbox import SandboxConfig, execute_many
+
+pytestmark = [pytest.mark.shared_data,
+              pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)")]
+
+_spec = importlib.util.spec_from_file_location(
+    "bench_sandbox", Path(__file__).resolve().parent.parent / "benchmarks" / "bench_sandbox.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+CFG = SandboxConfig(workers=2)
+# the slowest HumanEval+ tasks (seconds each) stay in the slow test only
+SLOW = {"HumanEval/15", "HumanEval/139", "HumanEval/100", "HumanEval/130", "HumanEval/148"}
+
+
+def _subset(recs, n):
+    return [r for r in recs if r["id"] not in SLOW][:n]
+
+
+def test_canonical_solutions_pass_subset():
+    recs = _subset(bench.plus_records("humanevalplus"), 25) + _subset(
+        bench.plus_records("mbppplus"), 25)
+    bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
+    assert bad == []
+
+
+def test_humaneval32_is_judged_by_the_root_oracle():
+    rec = next(r for r in bench.plus_records("humanevalplus") if r["id"] == "HumanEval/32")
+    shifted = dict(rec, code=rec["code"] + "\n_fz = find_zero\ndef find_zero(xs):\n"
+                                          "    return _fz(xs) + 1e-3\n")
+    ok, bad = execute_many([rec, shifted], config=CFG)
+    assert ok["status"] == "passed" and bad["status"] == "wrong_answer"
+
+
+def test_broken_variants_fail_with_the_right_status():
+    recs = {r["id"]: r for r in _subset(bench.plus_records("humanevalplus"), 3)}
+    rec = recs["HumanEval/0"]
+    variants = {
+        "wrong_answer": "def has_close_elements(numbers, threshold):\n    return False\n",
+        "runtime_error": "def has_close_elements(numbers, threshold):\n    return numbers[10 ** 9]\n",
+        "time_limit": "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n",
+        "syntax_error": "def has_close_elements(numbers, threshold)\n    return False\n",
+        "no_code": "",
+    }
+    recs = [dict(rec, id=k, code=v, time_limit_s=0.5) for k, v in variants.items()]
+    res = execute_many(recs, config=CFG, early_stop=True)
+    assert [r["status"] for r in res] == list(variants)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["humanevalplus", "mbppplus"])
+def test_all_canonical_solutions_pass(name):
+    recs = bench.plus_records(name)
+    bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
+    assert bad == []
