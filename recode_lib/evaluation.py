@@ -234,6 +234,8 @@ def run(args) -> int:
     import re
 
     from recode_lib.cli import CliError
+    from recode_lib.generation import GenerationError
+    from recode_lib.models import ModelError
     from recode_lib.paths import runs_dir
 
     try:
@@ -255,7 +257,7 @@ def run(args) -> int:
                      k=args.k or [1], reasoning=not args.no_reasoning, benchmark=args.benchmark,
                      generator_kwargs=_backend_kwargs(args), workers=args.workers,
                      early_stop=args.early_stop)
-    except (ValueError, JsonlError) as exc:
+    except (ValueError, JsonlError, ModelError, GenerationError) as exc:
         raise CliError(str(exc)) from None
     print(f"{args.benchmark}: {s['n_problems']} problems x {sampling.n} samples "
           f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})")
