@@ -45,6 +45,13 @@ merge_grid(MergeConfig(sys.argv[1], sys.argv[2], tuple(json.loads(sys.argv[3])),
 print(json.dumps({"work_s": time.perf_counter() - t1, "import_s": t1 - t0}))
 """
 
+IMPORT_CHILD = """
+import json, time
+t0 = time.perf_counter()
+import torch, recode_lib.merge
+print(json.dumps({"work_s": time.perf_counter() - t0}))
+"""
+
 COPY_CHILD = """
 import sys, time, json, shutil, pathlib
 t0 = time.perf_counter()
@@ -130,6 +137,11 @@ def mergekit_cmds(mk: str, low: Path, high: Path, out: Path, dtype: str) -> list
     return cmds
 
 
+def largest_mib(folder: Path) -> float:
+    from recode_lib.safetensors_io import scan_checkpoint
+    return max(t[2] for t in scan_checkpoint(folder).tensors.values()) / 1024**2
+
+
 def gib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1024**3
 
@@ -157,7 +169,9 @@ def main() -> int:
     if not have_mk:
         print(f"NOTE: {args.mergekit} not found: skipping mergekit (install mergekit==0.1.5 "
               "into a separate venv, e.g. /tmp/mergekit-venv)")
-    results = {}
+    base = run_child_rss([py, "-c", IMPORT_CHILD])
+    print(f"baseline: importing torch + recode_lib.merge alone peaks at {base['peak_mib']:.0f} MiB")
+    results = {"import_baseline_mib": base["peak_mib"]}
     for name, (low, high) in pairs.items():
         for f in list(low.iterdir()) + list(high.iterdir()):     # warm the page cache
             with open(f, "rb") as fh:                # in small reads: a big buffer here would
@@ -204,17 +218,19 @@ def main() -> int:
         shutil.rmtree(out, ignore_errors=True)
 
     print(f"\nsummary (load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    for name, r in results.items():
+    models = {k: v for k, v in results.items() if isinstance(v, dict)}
+    for name, r in models.items():
         one, cp = r["one-pass"], r["copy"]
         print(f"  {name}: one-pass / copy floor = {one['work_s'] / cp['work_s']:.2f}x (work), "
               f"{one['wall_s'] / cp['wall_s']:.2f}x (process wall incl. imports); "
-              f"peak {one['peak_mib']:.0f} MiB")
+              f"peak {one['peak_mib']:.0f} MiB ({one['peak_mib'] - base['peak_mib']:.0f} MiB above "
+              f"the import baseline; largest tensor {largest_mib(workdir / name / 'low'):.0f} MiB)")
         if "mergekit" in r:
             mk = r["mergekit"]
             print(f"  {name}: 9 mergekit runs / one-pass = {mk['wall_s'] / one['wall_s']:.1f}x "
                   f"faster (wall); mergekit peak {mk['peak_mib']:.0f} MiB")
-    if len(results) == 2:
-        a, b = results.values()
+    if len(models) == 2:
+        a, b = models.values()
         print(f"  peak memory, 2x-deep / 135M: {b['one-pass']['peak_mib'] / a['one-pass']['peak_mib']:.2f}"
               f" (model size ratio {b['gib'] / a['gib']:.2f})")
     Path(workdir / "results.json").write_text(json.dumps(results, indent=2))

@@ -22,7 +22,8 @@ generation config, chat template...) is copied; trainer state files are not.
 Sharding: a sharded `low` keeps its shard layout and index; an unsharded one is split into
 shards with `model.safetensors.index.json` when it exceeds `max_shard_bytes`.
 Errors before anything is written: missing/only-.bin weights, different architectures,
-different key sets (tied vs untied embeddings named as such), shapes or dtypes.
+different key sets (tied vs untied embeddings named as such), shapes or dtypes, not enough
+free disk space for every output.
 Resumable and atomic: each output is built in `OUT/.alpha_<A>.tmp` and renamed when complete;
 a complete `alpha_<A>` folder is skipped unless `force`.
 It does NOT merge more than two checkpoints, LoRA adapters, or .bin/.gguf weights.
@@ -123,6 +124,11 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
     if not todo:
         return final
     layout = plan_layout(low, cfg.max_shard_bytes)
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    need, free = low.total_bytes() * len(todo), shutil.disk_usage(existing).free
+    if need > free:
+        raise MergeError(f"{out}: {len(todo)} checkpoints need {need / 1e9:.2f} GB, "
+                         f"only {free / 1e9:.2f} GB free")
     out.mkdir(parents=True, exist_ok=True)
     tmp = {a: out / f".{alpha_dirname(a)}.tmp" for a in todo}
     for a in todo:

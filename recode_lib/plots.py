@@ -102,7 +102,7 @@ def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Pa
                         xytext=(4, -9), textcoords="offset points", fontsize=7, color="#e63946")
     ax.set_xlabel("correctness-failure rate")
     ax.set_ylabel("optimization-failure rate")
-    ax.set_title("correctness–efficiency frontier (labels: α; hollow: extrapolated)")
+    ax.set_title("correctness–efficiency frontier\n(labels: α; hollow markers: extrapolated)")
     paths = save(fig, name, out_dir)
     plt.close(fig)
     return paths
@@ -146,6 +146,9 @@ def fig_ensemble_passk(passk, out_dir=None, name="ensemble_passk") -> list[Path]
         ax.fill_between(ks, [r["lo"] for r in rs], [r["hi"] for r in rs], color=color, alpha=0.15)
     if len(data.get("ks", [])) > 1 and max(data["ks"]) / max(1, min(data["ks"])) >= 8:
         ax.set_xscale("log", base=2)
+    else:
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("k (total samples per problem, split over the pool)")
     ax.set_ylabel("pass@k")
     ax.legend(frameon=False)

@@ -171,6 +171,14 @@ def test_mismatches_fail_before_writing(pair, tmp_path, kind, match):
     assert not out.exists()
 
 
+def test_not_enough_disk_space_fails_before_writing(pair, tmp_path, monkeypatch):
+    low, high = pair
+    monkeypatch.setattr(M.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10, 10, 1000))
+    with pytest.raises(M.MergeError, match="only 0.00 GB free"):
+        M.merge_grid(M.MergeConfig(str(low), str(high), (0.5, 1.5), str(tmp_path / "o")))
+    assert not (tmp_path / "o").exists()
+
+
 def test_resume_skips_complete_outputs_and_force_rebuilds(pair, tmp_path):
     low, high = pair
     cfg = M.MergeConfig(str(low), str(high), (0.0, 0.5), str(tmp_path), progress=False)
