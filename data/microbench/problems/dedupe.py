@@ -5,7 +5,7 @@ Input: n on the first line, the n integers on the second.
 Output: one line.
 Limits: 1 <= n <= 2*10^4, |a_i| <= 10^9."""
 EFFICIENT = "O(n) (hash set)"
-NAIVE_COMPLEXITY = "O(n * distinct) (membership test on a list)"
+NAIVE_COMPLEXITY = "O(n * distinct) (a scan of the values seen so far)"
 EXAMPLES = ["5\n3 1 3 2 1\n", "1\n-4\n", "3\n7 7 7\n"]
 REFERENCE = r'''
 import sys
@@ -27,7 +27,12 @@ n = int(d[0])
 out = []
 for x in d[1:1 + n]:
     v = int(x)
-    if v not in out:
+    new = True
+    for y in out:
+        if y == v:
+            new = False
+            break
+    if new:
         out.append(v)
 print(" ".join(map(str, out)))
 '''

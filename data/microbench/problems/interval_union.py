@@ -61,6 +61,6 @@ def generate(rng, length):
     span = 10 ** 6
     iv = []
     for _ in range(n):
-        l = rng.randint(0, span * max(1, n // 4))
+        l = rng.randint(0, span * n)  # sparse: many disjoint pieces for the naive merge
         iv.append((l, l + rng.randint(0, span)))
     return f"{n}\n" + "\n".join(f"{l} {r}" for l, r in iv) + "\n"

@@ -52,9 +52,11 @@ print(" ".join(map(str, res)))
 
 def generate(rng, length):
     n = max(1, length // 4)
-    # mostly decreasing runs so the naive scan is long; repeated values catch ties
+    # non-increasing with ties (catches >= vs >): every naive scan runs to the end, except
+    # where a few larger values are planted in the last 5%
     a = sorted((rng.randint(0, 300) for _ in range(n)), reverse=True)
-    for _ in range(max(1, n // 50)):
-        i = rng.randrange(n)
+    tail = max(1, n // 20)
+    for _ in range(max(1, n // 200)):
+        i = n - 1 - rng.randrange(tail)
         a[i] = rng.randint(0, 300)
     return f"{n}\n" + " ".join(map(str, a)) + "\n"

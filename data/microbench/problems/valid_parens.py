@@ -57,7 +57,9 @@ def generate(rng, length):
     parts, size = [], 0
     while size < n:
         depth = rng.randint(1, 30)
-        chunk = "(" * depth + ")" * depth if rng.random() < 0.85 else rng.choice("()")
+        # balanced runs with stray '(' (never a stray ')'): the balance never drops below zero,
+        # so a naive scan from each start runs to the end
+        chunk = "(" * depth + ")" * depth if rng.random() < 0.9 else "("
         parts.append(chunk)
         size += len(chunk)
     return "".join(parts)[:n] + "\n"
