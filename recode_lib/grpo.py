@@ -6,6 +6,7 @@
     result = train(recipe, problems, "runs/smoke/04_cg_grpo/gated")
     result.final_dir       # <output_dir>/final: a Hugging Face folder (model + tokenizer)
     result.metrics_path    # <output_dir>/metrics.jsonl: one line per logged step
+    # multi-GPU: recode_lib.grpo_launch.launch(recipe, problems, out, launcher="accelerate")
 
 Recipes live in recode_lib/recipes/<name>.yaml (fields of `GRPORecipe`; `load_recipe` accepts a
 name or a path and keyword overrides; an unknown field raises naming the file and field).
@@ -19,12 +20,12 @@ Paper profile (GPUs; needs `pip install -e .[gpu]`): vLLM generation and DeepSpe
 
     # colocate: vLLM shares each training GPU (recipe: use_vllm: true, vllm_mode: colocate)
     accelerate launch --config_file configs/accelerate/zero3.yaml --num_processes 8 \\
-        -m recode_lib.grpo --recipe cg_grpo_paper --output-dir runs/paper/04_cg_grpo/gated \\
+        -m recode_lib.grpo_launch --recipe cg_grpo_paper --output-dir runs/paper/04_cg_grpo/gated \\
         --set rm_path=runs/paper/02_reward_model/rm
     # server: one GPU serves vLLM, seven train (recipe: vllm_mode: server)
     CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model Qwen/Qwen2.5-Coder-7B-Instruct &
     CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6 accelerate launch --config_file \\
-        configs/accelerate/zero3.yaml --num_processes 7 -m recode_lib.grpo \\
+        configs/accelerate/zero3.yaml --num_processes 7 -m recode_lib.grpo_launch \\
         --recipe cg_grpo_paper --set vllm_mode=server --output-dir runs/paper/04_cg_grpo/gated
 
 It does not generate for evaluation (recode_lib.evaluation does) and imports vllm/deepspeed
@@ -76,6 +77,8 @@ class GRPORecipe:
     seed: int = 0
     # system
     use_cpu: bool = True
+    cpu_threads: int | None = None      # torch.set_num_threads on CPU runs (None: torch's default;
+                                        # 1 avoids OpenMP spin-wait collapse on a busy machine)
     bf16: bool = False
     gradient_checkpointing: bool = False
     use_vllm: bool = False
@@ -155,6 +158,7 @@ def build_dataset(problems, domain: str = "code", reasoning: bool = True):
             raise ValueError(f"problem {pid!r} (row {i}) has no tests: code rewards need them")
         rows.append({"prompt": build_messages(p, reasoning=reasoning),
                      "tests": json.dumps(tests), "problem_id": pid,
+                     "starter_code": p.starter_code or "", "entry_point": p.entry_point or "",
                      "time_limit_s": float(p.time_limit_s), "memory_mb": int(p.memory_mb)})
     if not rows:
         raise ValueError("no problems to train on")
@@ -243,6 +247,10 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     funcs, weights = build_rewards(recipe, runner)
     args = grpo_config(recipe, out)
     args.reward_weights = weights
+    if recipe.use_cpu and recipe.cpu_threads:
+        import torch
+
+        torch.set_num_threads(int(recipe.cpu_threads))
     model_path = resolve_model(recipe.model)
     tok = load_tokenizer(model_path)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
@@ -287,35 +295,3 @@ def read_metrics(output_dir: str | Path) -> list[dict]:
 
     p = Path(output_dir) / "metrics.jsonl"
     return read_jsonl(p, allow_torn_tail=True) if p.exists() else []
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m recode_lib.grpo --recipe NAME --output-dir DIR [--set field=value ...]`
-    (the accelerate entry point of the paper profile)."""
-    import argparse
-
-    import yaml
-
-    ap = argparse.ArgumentParser(prog="python -m recode_lib.grpo", description=__doc__.split("\n")[0])
-    ap.add_argument("--recipe", default="cg_grpo_smoke")
-    ap.add_argument("--output-dir", required=True)
-    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                    help="override a recipe field (YAML value)")
-    a = ap.parse_args(argv)
-    overrides = {}
-    for item in a.set:
-        if "=" not in item:
-            ap.error(f"--set expects FIELD=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        overrides[k] = yaml.safe_load(v)
-    recipe = load_recipe(a.recipe, **overrides)
-    from recode_lib.data import load_benchmark
-
-    problems = load_benchmark(recipe.benchmark, limit=recipe.n_problems)
-    res = train(recipe, problems, a.output_dir)
-    print(f"final checkpoint: {res.final_dir}\nmetrics: {res.metrics_path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

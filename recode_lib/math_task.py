@@ -10,8 +10,10 @@ answer after it. `answer_correct` compares the last boxed answer (or, when there
 whole text, as math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify's own timeouts use signals, which work only in
 the main thread: elsewhere parsing runs without them.
-It does not generate or evaluate models (see `evaluate_math` in recode_lib.math_eval, if any,
-or the math notebook) and it does no code execution.
+`evaluate_math(model, problems, backend=..., sampling=..., out_dir=...)` generates with
+recode_lib.generation (cached, resumable), checks every sample and writes
+`samples.jsonl` + `summary.json` (pass@1 = mean correctness, format rate, tokens per response).
+It does no code execution.
 """
 
 from __future__ import annotations
@@ -107,3 +109,41 @@ def answer_correct(text: str, gold) -> tuple[bool, str]:
         return ok, "" if ok else "wrong answer"
     except Exception as exc:  # math-verify raises on pathological input / timeouts
         return False, f"math-verify error: {type(exc).__name__}: {exc}"[:300]
+
+
+def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, out_dir,
+                  batch_size: int = 8) -> dict:
+    """Generate, check with math-verify, write samples.jsonl and summary.json; returns the summary."""
+    from pathlib import Path
+
+    from recode_lib.generation import SamplingConfig, get_generator
+    from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
+    from recode_lib.metrics import pass_at_k
+    from recode_lib.models import resolve_model
+
+    sampling = sampling or SamplingConfig(temperature=0.0, max_new_tokens=512)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    kw = {"batch_size": batch_size} if backend == "hf" else {}
+    gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl", **kw)
+    outs = gen.generate([math_messages(p) for p in problems], sampling)
+    samples, per_problem = [], []
+    for p, comps in zip(problems, outs):
+        c = 0
+        for i, comp in enumerate(comps):
+            ok, why = answer_correct(comp.text, p.answer)
+            parsed = parse_math_response(comp.text)
+            c += ok
+            samples.append({"id": f"{p.id}#{i}", "problem_id": p.id, "sample": i,
+                            "response": comp.text, "answer": parsed.answer, "gold": p.answer,
+                            "correct": ok, "format_ok": parsed.format_ok, "reason": why or parsed.reason,
+                            "n_tokens": comp.n_tokens, "finish_reason": comp.finish_reason})
+        per_problem.append(pass_at_k(len(comps), c, 1))
+    write_jsonl_atomic(out / "samples.jsonl", samples)
+    n = max(len(samples), 1)
+    summary = {"model": str(model), "n_problems": len(problems), "n_samples": len(samples),
+               "pass@1": sum(per_problem) / max(len(per_problem), 1),
+               "format_rate": sum(s["format_ok"] for s in samples) / n,
+               "tokens_per_response": sum(s["n_tokens"] for s in samples) / n}
+    write_json_atomic(out / "summary.json", summary)
+    return summary

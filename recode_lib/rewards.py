@@ -26,7 +26,9 @@ Names (options in brackets; all accept `runner=SandboxRunner(...)`):
 recode_lib.rewards_math; both register here on import.)
 Inputs: `completions` are strings or chat-message lists (conversational datasets; the assistant
 contents are joined); code rewards need a `tests` column (dict or JSON text; a row without tests
-raises ValueError naming the row), optionally `time_limit_s`, `memory_mb`, `problem_id`.
+raises ValueError naming the row), optionally `starter_code`, `entry_point`, `time_limit_s`,
+`memory_mb`, `problem_id`. The program executed is recode_lib.assemble's, exactly as in
+evaluation, so a training reward of 1 means the evaluation harness would count it correct.
 Each call logs every component's batch mean through TRL's `log_metric` ("<name>/fmt",
 "<name>/out", "<name>/proc", "<name>/error_rate", ...) and the per-sample values and failure
 reasons through `log_extra`, so reward hacking (e.g. proc rising while out does not) is visible.
@@ -42,6 +44,9 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from types import SimpleNamespace
+
+from recode_lib.assemble import assemble
 from recode_lib.prompts import parse_response
 from recode_lib.reward_exec import REWARD_ERROR, SandboxRunner, default_runner, tests_spec
 
@@ -206,11 +211,14 @@ def _execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[li
     for i, t in enumerate(kwargs["tests"]):
         where = f"row {i}" + (f" (problem_id {pids[i]!r})" if pids[i] is not None else "")
         tests.append(tests_spec(t, where))
-    parsed = [parse_response(t) for t in texts]
+    starters, entries = _column(kwargs, "starter_code", n), _column(kwargs, "entry_point", n)
+    progs = [assemble(SimpleNamespace(tests=tests[i], starter_code=starters[i] or "",
+                                      entry_point=entries[i] or None), texts[i]) for i in range(n)]
+    parsed = [p.parsed for p in progs]
     state = kwargs.get("trainer_state")
     step = getattr(state, "global_step", None)
     ids = [f"{pids[i] if pids[i] is not None else 'row'}#{i}" for i in range(n)]
-    results = runner.run([p.code for p in parsed], tests, ids=ids, step=step,
+    results = runner.run([p.code for p in progs], tests, ids=ids, step=step,
                          time_limit_s=_column(kwargs, "time_limit_s", n),
                          memory_mb=_column(kwargs, "memory_mb", n))
     return parsed, results
