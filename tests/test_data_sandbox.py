@@ -59,3 +59,15 @@ def test_upstream_fixtures_through_sandbox():
     (res,) = _run([func], code_of=lambda p: sol)
     assert res["status"] == "passed"
     assert sorted(t["input_len"] for t in res["tests"]) == [11, 16]
+
+
+def test_leetcode_assert_script(shared_data_dir):
+    p = load_benchmark("leetcode", limit=1)[0]
+    assert p.entry_point == "minimumPushes"
+    good = p.metadata["prelude"] + (
+        "class Solution:\n    def minimumPushes(self, word: str) -> int:\n"
+        "        return sum(i // 8 + 1 for i in range(len(word)))\n")
+    bad = good.replace("i // 8 + 1", "1")
+    codes = iter([good, bad])
+    ok, wrong = _run([p, p], code_of=lambda _: next(codes))
+    assert ok["status"] == "passed" and wrong["outcome"] == "correctness_failure"
