@@ -59,6 +59,7 @@ class MergeConfig:
     max_shard_bytes: int = 5 * 1024**3   # unsharded sources above this are written sharded
     progress: bool = True         # tqdm bar over bytes
     chunk_elems: int = 1 << 16    # elements per arithmetic chunk (fits in cache; memory ~ 20x this)
+    compute_threads: int = 1      # torch threads for the arithmetic (a writer thread runs beside)
     extra: dict = field(default_factory=dict)   # recorded in merge_info.json
 
 
@@ -137,7 +138,7 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
         tmp[a].mkdir()
         _copy_non_weight_files(low.root, tmp[a])
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)           # small chunks: one compute thread + the writer thread
+    torch.set_num_threads(cfg.compute_threads)   # small chunks: few threads + the writer thread
     reader = TensorReader()
     writer = BackgroundWriter(n_buffers=2 * len(todo) + 2, nbytes=cfg.chunk_elems * 8)
     work = _Workspace(torch, cfg.chunk_elems)
