@@ -34,6 +34,14 @@ FILES = {"humanevalplus": "HumanEvalPlus.jsonl.gz", "mbppplus": "MbppPlus.jsonl.
 FIND_ZERO = ("import math\ndef check(args, out, exp, atol):\n"
              "    return abs(sum(c * math.pow(out, i) for i, c in enumerate(args[0]))) <= atol\n")
 
+# EvalPlus 0.3.1 eval/_special_oracle.py: MBPP+ tasks judged by set equality / "not None"
+SET_EQ = {"similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
+          "larg_nnum", "intersection_array", "find_dissimilar", "Diff"}
+SET_CHECK = "def check(args, out, exp, atol):\n    return set(out) == set(exp)\n"
+NOT_NONE = {"check_str", "text_match_three", "text_starta_endb"}
+NOT_NONE_CHECK = ("def check(args, out, exp, atol):\n"
+                  "    return out == exp if isinstance(out, bool) else (exp is not None) == (out is not None)\n")
+
 _REFERENCE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -103,8 +111,13 @@ def plus_records(name: str, code_of=None, limit: int | None = None) -> list[dict
                  "atol": float(p.get("atol") or 0)}
         if p["task_id"] == "HumanEval/32":
             tests["checker"] = FIND_ZERO
+        elif name == "mbppplus" and p["entry_point"] in SET_EQ:
+            tests["checker"] = SET_CHECK
+        elif name == "mbppplus" and p["entry_point"] in NOT_NONE:
+            tests["checker"] = NOT_NONE_CHECK
         code = code_of(p) if code_of else program(name, p)
-        recs.append({"id": p["task_id"], "code": code, "tests": tests, "time_limit_s": 10.0})
+        recs.append({"id": p["task_id"], "code": code, "tests": tests, "time_limit_s": 10.0,
+                     "memory_mb": 4096})  # EvalPlus 0.3.1 default memory limit: 4 GiB
     return recs
 
 

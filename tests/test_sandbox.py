@@ -141,3 +141,19 @@ def test_cli_resumes_and_reports_bad_lines(tmp_path):
     src.write_text(json.dumps(recs[0]) + "\n" + json.dumps({"id": "bad", "tests": {}}) + "\n")
     bad = subprocess.run(cmd, capture_output=True, text=True)
     assert bad.returncode == 2 and "in.jsonl:2" in bad.stderr and "tests.kind" in bad.stderr
+
+
+def test_plain_mode_fallback_still_judges_and_cleans_up(tmp_path):
+    """The degraded mode a user without namespaces gets: limits + process cleanup only."""
+    cfg = SandboxConfig(time_limit_s=1.0, memory_mb=512, isolation="plain")
+    daemon = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
+              "        if os.fork() == 0:\n            time.sleep(30)\n        os._exit(0)\n"
+              "    open('scratch.txt', 'w').write('x')\n    return x\n")
+    res = execute_many([call(daemon, [([2], 2)]), call("def f(x):\n    while 1: pass\n",
+                                                      [([1], 1)])], workers=1, config=cfg)
+    assert [r["status"] for r in res] == ["passed", "time_limit"]
+    from recode_lib.sandbox.pool import get_pool
+    (w,) = get_pool(cfg, 1)._all
+    assert w.mode == "plain"
+    kids = open(f"/proc/{w.info['pid']}/task/{w.info['pid']}/children").read().split()
+    assert kids == []
