@@ -21,6 +21,8 @@ Then, for problems whose tests call a function (kinds "call" and "script" with a
 - otherwise the code is run as written (it then fails the tests, a correctness failure).
 For "stdio" problems the code is the program; if it only defines a `main()`/`solve()` taking
 no arguments and never calls anything at top level, a call is appended.
+A problem's `metadata["prelude"]` (the imports LeetCode/LiveCodeBench code assumes, e.g.
+`from typing import *`) is put in front of every program, as LiveCodeBench's runner does.
 It does not execute anything and does not judge correctness.
 """
 
@@ -136,6 +138,14 @@ def _stdio_program(code: str, tree: ast.Module) -> str:
 
 
 def assemble(problem, text: str) -> Program:
+    prog = _assemble(problem, text)
+    prelude = ((getattr(problem, "metadata", None) or {}).get("prelude") or "").strip()
+    if prog.code is not None and prelude:
+        prog.code = prelude + "\n\n" + prog.code
+    return prog
+
+
+def _assemble(problem, text: str) -> Program:
     parsed = parse_response(text)
     kind = (problem.tests or {}).get("kind")
     entry = problem.entry_point or (problem.tests or {}).get("fn_name")

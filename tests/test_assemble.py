@@ -81,3 +81,18 @@ def test_stdio_program_runs_as_is_and_a_lone_main_gets_called():
     assert assemble(_problem("stdio", starter=""), _block(as_is)).code == as_is
     lone = "def main():\n    print(int(input()))"
     assert assemble(_problem("stdio", starter=""), _block(lone)).code.rstrip().endswith("main()")
+
+
+def test_prelude_goes_in_front_of_the_program_and_makes_typing_names_resolve():
+    problem = _problem(kind="call", starter="")
+    problem.metadata["prelude"] = "from typing import *"
+    code = "class Solution:\n    def find_root(self, xs: List[int]) -> int:\n        return 0\n"
+    prog = assemble(problem, _block(code))
+    assert prog.code.startswith("from typing import *")
+    exec(compile(prog.code, "<prog>", "exec"), {})   # List resolves: no NameError
+
+
+def test_no_prelude_no_change_and_format_error_stays_none():
+    problem = _problem(kind="call", starter="")
+    problem.metadata["prelude"] = "from typing import *"
+    assert assemble(problem, "no code here").code is None
