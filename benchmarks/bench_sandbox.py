@@ -79,8 +79,9 @@ def program(name: str, p: dict) -> str:
 def reference_outputs(name: str, problems: list[dict]) -> dict:
     """{task_id: [{"ok": encoded} | {"err": name}, ...]} for base+plus inputs, cached."""
     src = data_dir() / FILES[name]
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:12]
-    cache = cache_dir() / "sandbox-bench" / f"{name}-{digest}.json"
+    h = hashlib.sha256(src.read_bytes())
+    h.update(" ".join(p["task_id"] for p in problems).encode())  # a subset has its own cache
+    cache = cache_dir() / "sandbox-bench" / f"{name}-{h.hexdigest()[:12]}.json"
     if cache.exists():
         return json.loads(cache.read_text())
     feed = "".join(json.dumps({"task_id": p["task_id"], "entry_point": p["entry_point"],

@@ -18,23 +18,15 @@ _spec = importlib.util.spec_from_file_location(
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 CFG = SandboxConfig(workers=2)
-# the slowest HumanEval+ tasks (seconds each) stay in the slow test only
-SLOW = {"HumanEval/15", "HumanEval/139", "HumanEval/100", "HumanEval/130", "HumanEval/148"}
-
-
-def _subset(recs, n):
-    return [r for r in recs if r["id"] not in SLOW][:n]
-
-
 def test_canonical_solutions_pass_subset():
-    recs = _subset(bench.plus_records("humanevalplus"), 10) + _subset(
-        bench.plus_records("mbppplus"), 10)
+    recs = bench.plus_records("humanevalplus", limit=10) + bench.plus_records("mbppplus", limit=10)
     bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
     assert bad == []
 
 
 def test_humaneval32_is_judged_by_the_root_oracle():
-    rec = next(r for r in bench.plus_records("humanevalplus") if r["id"] == "HumanEval/32")
+    rec = bench.plus_records("humanevalplus", limit=33)[32]
+    assert rec["id"] == "HumanEval/32"
     shifted = dict(rec, code=rec["code"] + "\n_fz = find_zero\ndef find_zero(xs):\n"
                                           "    return _fz(xs) + 1e-3\n")
     ok, bad = execute_many([rec, shifted], config=CFG)
@@ -42,7 +34,7 @@ def test_humaneval32_is_judged_by_the_root_oracle():
 
 
 def test_broken_variants_fail_with_the_right_status():
-    recs = {r["id"]: r for r in _subset(bench.plus_records("humanevalplus"), 3)}
+    recs = {r["id"]: r for r in bench.plus_records("humanevalplus", limit=10)}
     rec = recs["HumanEval/0"]
     variants = {
         "wrong_answer": "def has_close_elements(numbers, threshold):\n    return False\n",
