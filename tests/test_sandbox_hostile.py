@@ -188,3 +188,13 @@ def test_daemon_does_not_outlive_the_submission():
             "        if os.fork() == 0:\n            time.sleep(30)\n        os._exit(0)\n"
             "    return x\n")
     assert contained(code, CALL1)["status"] == "passed"
+
+
+def test_stdlib_dict_subclasses_compare_as_dicts_but_a_fake_one_does_not_pass():
+    counter = "from collections import Counter\ndef f(x):\n    return Counter('aab')\n"
+    script = {"kind": "script", "script": "assert f(0) == {'a': 2, 'b': 1}\n"}
+    assert contained(counter, script)["status"] == "passed"     # MBPP /40, /88 do this
+    fake = ("class D(dict):\n    __module__ = 'collections'\n"
+            "    def __eq__(self, o):\n        return True\n"
+            "def f(x):\n    return D(z=1)\n")
+    assert contained(fake, script)["status"] == "wrong_answer"

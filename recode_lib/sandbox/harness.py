@@ -215,8 +215,11 @@ def __judge_eq__(a, b):
         return t in (int, float, complex, str, bytes, bool, type(None))
 
     def norm(x):
-        if type(x).__module__.startswith("numpy") and getattr(x, "shape", None) == ():
+        t = type(x)
+        if t.__module__.startswith("numpy") and getattr(x, "shape", None) == ():
             return x.item()
+        if t.__module__ == "collections" and isinstance(x, dict):
+            return dict(x)  # Counter/OrderedDict/defaultdict compare as the dict they are
         return x
 
     a, b = norm(a), norm(b)
