@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("recode_lib.sandbox.cli", "execute submissions against tests in the sandbox"),
     "merge": ("recode_lib.merge", "interpolate/extrapolate weights between two checkpoints"),
     "eval": ("recode_lib.evaluation", "evaluate a model on a benchmark (generate, execute, score)"),
+    "grpo": ("recode_lib.grpo_launch", "GRPO training from a recipe (CG-GRPO, strictness sweep, math)"),
 }
 
 
