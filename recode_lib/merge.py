@@ -13,7 +13,9 @@ outputs are computed up front from the source headers (same names, dtypes, shape
 first, then tensor bytes are streamed in order, in cache-sized chunks: each chunk of low and
 high is read once (readinto, no mmap), its 9 (or n) results are computed with one torch thread
 and handed to a background writer thread that writes them while the next chunk is computed.
-Memory is a fixed pool of chunk buffers (a few MB), independent of model and tensor sizes.
+Output files are preallocated (posix_fallocate: contiguous extents; 9 interleaved growing
+files are otherwise ~2x slower to write on ext4). Memory is a fixed pool of chunk buffers
+(~2*n_alphas chunks, ~10 MB for bf16), independent of model and tensor sizes.
 Float tensors: float32 arithmetic (float64 stays float64), rounded back to the source dtype;
 the result equals `(low.float() + alpha * (high.float() - low.float())).to(dtype)` bit for bit
 and matches mergekit's task_arithmetic (base=low, weight=alpha on high, normalize off).
@@ -31,7 +33,10 @@ It does NOT merge more than two checkpoints, LoRA adapters, or .bin/.gguf weight
 
 from __future__ import annotations
 
+import errno
 import json
+import math
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +47,7 @@ from recode_lib.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME, TO
                                        TensorReader, encode_header, index_json, plan_layout,
                                        scan_checkpoint)
 
+_PREALLOCATE = os.environ.get("RECODE_MERGE_PREALLOCATE", "1") != "0"
 SKIP_FILES = {INDEX_NAME, "pytorch_model.bin.index.json", "trainer_state.json", "merge_info.json"}
 
 
@@ -58,7 +64,7 @@ class MergeConfig:
     force: bool = False           # rebuild complete outputs instead of skipping them
     max_shard_bytes: int = 5 * 1024**3   # unsharded sources above this are written sharded
     progress: bool = True         # tqdm bar over bytes
-    chunk_elems: int = 1 << 16    # elements per arithmetic chunk (fits in cache; memory ~ 20x this)
+    chunk_elems: int = 1 << 18    # elements per chunk (cache-sized; memory ~ 2*n_alphas chunks)
     compute_threads: int = 1      # torch threads for the arithmetic (a writer thread runs beside)
     extra: dict = field(default_factory=dict)   # recorded in merge_info.json
 
@@ -112,6 +118,8 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
         raise MergeError("no alphas given")
     if len(set(alphas)) != len(alphas):
         raise MergeError(f"duplicate alphas in {alphas}")
+    if not all(math.isfinite(a) for a in alphas):
+        raise MergeError(f"alphas must be finite numbers, got {alphas}")
     if cfg.chunk_elems < 1:
         raise MergeError(f"chunk_elems must be positive, got {cfg.chunk_elems}")
     try:
@@ -140,7 +148,9 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.compute_threads)   # small chunks: few threads + the writer thread
     reader = TensorReader()
-    writer = BackgroundWriter(n_buffers=2 * len(todo) + 2, nbytes=cfg.chunk_elems * 8)
+    esize = max(torch.empty((), dtype=getattr(torch, TORCH_DTYPES[t[3]])).element_size()
+                for t in low.tensors.values())
+    writer = BackgroundWriter(n_buffers=2 * len(todo) + 2, nbytes=cfg.chunk_elems * esize)
     work = _Workspace(torch, cfg.chunk_elems)
     bar = tqdm(total=low.total_bytes(), desc=f"merge x{len(todo)}", unit="B", unit_scale=True,
                disable=not cfg.progress)
@@ -149,7 +159,9 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
             outs = [open(tmp[a] / shard, "wb") for a in todo]
             try:
                 header = encode_header(low, keys)
+                size = len(header) + sum(low.tensors[k][2] for k in keys)
                 for fh in outs:
+                    _preallocate(fh, size)
                     fh.write(header)
                 for k in keys:
                     _merge_tensor(torch, low.tensors[k], high.tensors[k], todo, outs,
@@ -220,6 +232,17 @@ def _merge_tensor(torch, lo, hi, alphas, outs, reader, writer, ws) -> None:
                 b32.add_(l32)
                 target.copy_(b32)
             writer.write(fh, buf, nb)
+
+
+def _preallocate(fh, size: int) -> None:
+    """Reserve the file's final size up front (contiguous extents); a no-op where unsupported."""
+    if _PREALLOCATE and hasattr(os, "posix_fallocate"):
+        try:
+            os.posix_fallocate(fh.fileno(), 0, size)
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise
+            pass                         # EOPNOTSUPP/EINVAL: the filesystem cannot; write anyway
 
 
 def _copy_non_weight_files(src: Path, dst: Path) -> None:

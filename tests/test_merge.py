@@ -204,6 +204,8 @@ def test_duplicate_alphas_rejected(pair, tmp_path):
     low, high = pair
     with pytest.raises(M.MergeError, match="duplicate"):
         M.merge_grid(M.MergeConfig(str(low), str(high), (0.5, 0.5), str(tmp_path)))
+    with pytest.raises(M.MergeError, match="finite"):
+        M.merge_grid(M.MergeConfig(str(low), str(high), (float("nan"),), str(tmp_path)))
 
 
 def test_cli(pair, tmp_path, capsys):
