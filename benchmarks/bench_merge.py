@@ -92,7 +92,8 @@ def prepare(workdir: Path, dtype: str) -> dict[str, tuple[Path, Path]]:
 
     src = Path(resolve_model("smollm2"))
     pairs = {}
-    state = {k: v.to(getattr(torch, dtype)) for k, v in load_file(src / "model.safetensors").items()}
+    state = {k: v.to(getattr(torch, dtype))
+             for k, v in load_file(src / "model.safetensors").items()}
     cfg = json.loads((src / "config.json").read_text())
     n_layers = cfg["num_hidden_layers"]
     deep = {}
@@ -225,13 +226,18 @@ def main() -> int:
               f"{one['wall_s'] / cp['wall_s']:.2f}x (process wall incl. imports); "
               f"peak {one['peak_mib']:.0f} MiB ({one['peak_mib'] - base['peak_mib']:.0f} MiB above "
               f"the import baseline; largest tensor {largest_mib(workdir / name / 'low'):.0f} MiB)")
+        floor = one["work_s"] / cp["work_s"]
+        print(f"    target <= 1.5x the copy floor: {'met' if floor <= 1.5 else 'MISSED'}")
         if "mergekit" in r:
             mk = r["mergekit"]
-            print(f"  {name}: 9 mergekit runs / one-pass = {mk['wall_s'] / one['wall_s']:.1f}x "
+            speed = mk["wall_s"] / one["wall_s"]
+            print(f"  {name}: 9 mergekit runs / one-pass = {speed:.1f}x "
                   f"faster (wall); mergekit peak {mk['peak_mib']:.0f} MiB")
+            print(f"    target >= 4x faster than mergekit: {'met' if speed >= 4 else 'MISSED'}")
     if len(models) == 2:
         a, b = models.values()
-        print(f"  peak memory, 2x-deep / 135M: {b['one-pass']['peak_mib'] / a['one-pass']['peak_mib']:.2f}"
+        ratio = b["one-pass"]["peak_mib"] / a["one-pass"]["peak_mib"]
+        print(f"  peak memory, 2x-deep / 135M: {ratio:.2f}"
               f" (model size ratio {b['gib'] / a['gib']:.2f})")
     Path(workdir / "results.json").write_text(json.dumps(results, indent=2))
     return 0

@@ -1,6 +1,6 @@
 """One-pass interpolation/extrapolation of two checkpoints over a whole grid of alphas.
 
-    theta_alpha = alpha * theta_high + (1 - alpha) * theta_low     (computed as low + alpha*(high-low))
+    theta_alpha = alpha * theta_high + (1 - alpha) * theta_low    (computed: low + alpha*(high-low))
 
     from recode_lib.merge import merge_grid, MergeConfig
     merge_grid(MergeConfig(low="runs/.../lenient/final", high="runs/.../strict/final",
@@ -41,7 +41,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recode_lib.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME, TORCH_DTYPES,
+from recode_lib.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME,  # noqa: F401
+                                       TORCH_DTYPES,
                                        WEIGHT_SUFFIXES,
                                        BackgroundWriter, CheckpointIndex, SafetensorsError,
                                        TensorReader, encode_header, index_json, plan_layout,

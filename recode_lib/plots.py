@@ -6,7 +6,8 @@
     plots.fig_outcome_classes(RUN / "07_weight_averaging" / "frontier.json")
     plots.fig_ensemble_passk(RUN / "08_ensemble_passk" / "passk.json")
     plots.fig_reward_curves({"gated": RUN / "04_cg_grpo" / "gated", ...})   # metrics.jsonl dirs
-    plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json", RUN / "02_reward_model" / "metrics.json")
+    plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json",
+                          RUN / "02_reward_model" / "metrics.json")
 
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
@@ -222,8 +223,10 @@ def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> li
     table = table.dropna(subset=["accuracy"])
     labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method)]
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table), 3.0))
-    err = [[a - lo if lo is not None and lo == lo else 0 for a, lo in zip(table.accuracy, table.ci_low)],
-           [hi - a if hi is not None and hi == hi else 0 for a, hi in zip(table.accuracy, table.ci_high)]]
+    def gap(x, y):
+        return abs(x - y) if y is not None and y == y else 0.0
+    err = [[gap(a, lo) for a, lo in zip(table.accuracy, table.ci_low)],
+           [gap(a, hi) for a, hi in zip(table.accuracy, table.ci_high)]]
     ax.bar(range(len(table)), table.accuracy, yerr=err, capsize=3, color="#457b9d")
     ax.axhline(0.5, color="#6c757d", ls="--", lw=0.8, label="chance")
     ax.set_xticks(range(len(table)), labels, fontsize=7)

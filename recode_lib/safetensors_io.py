@@ -1,6 +1,6 @@
 """Streaming safetensors I/O for checkpoint surgery without loading a model into memory.
 
-    idx = scan_checkpoint("runs/smoke/.../final")      # names -> (file, offset, nbytes, dtype, shape)
+    idx = scan_checkpoint("runs/smoke/.../final")   # name -> (file, offset, nbytes, dtype, shape)
     layout = plan_layout(idx, max_shard_bytes)         # output shard -> tensor names in order
     header = encode_header(idx, layout[shard])         # bytes to write before the tensor data
     reader = TensorReader(); reader.read_into(idx.tensors[name], memoryview_of_bytes, start)
