@@ -4,10 +4,11 @@
     low, high = finetune_endpoints("smollm2", problems, RUN / "07_weight_averaging" / "endpoints",
                                    steps=4)                        # STAND-INS, see below
 
-sweep_endpoints: every sub-folder of the sweep with a complete `final/` checkpoint (a
-`.complete` marker, recode_lib.grpo) whose name carries its strictness, `k<digits>` or `inf`
-(e.g. `r_k1`, `R_k2`, `r_inf`); the lenient endpoint is the lowest finite k, the strict one
-`inf` (or the highest k when no inf run exists). Raises naming what is missing.
+sweep_endpoints: the sweep's runs with a complete `final/` checkpoint (a `.complete` marker,
+recode_lib.grpo); their k from the sweep's metrics.json ("runs": {name: {"k": "1"|"inf"}},
+notebook 06) or else from the folder name (`k1`, `kinf`, `r_k2`, `r_inf`); the lenient endpoint
+is the lowest finite k, the strict one `inf` (or the highest k when no inf run exists).
+Raises naming what is missing.
 
 finetune_endpoints: when the sweep has not run yet, two SHORT supervised fine-tunes of the same
 base model on the reference solutions of two disjoint halves of the problems (a few AdamW steps
@@ -18,11 +19,12 @@ origin so the merge/evaluate/frontier pipeline can run end to end. Each is writt
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
-_K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?(inf)(?:$|[_\-])",
+_K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])",
                 re.IGNORECASE)
 
 
@@ -40,10 +42,14 @@ def run_strictness(name: str) -> float | None:
 
 def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
     sweep_dir = Path(sweep_dir)
-    runs = {}
+    runs, declared = {}, {}
+    meta = sweep_dir / "metrics.json"
+    if meta.is_file():
+        listed = json.loads(meta.read_text()).get("runs", {})
+        declared = {n: float(r["k"]) for n, r in listed.items() if isinstance(r, dict) and "k" in r}
     if sweep_dir.is_dir():
         for d in sorted(sweep_dir.iterdir()):
-            k = run_strictness(d.name)
+            k = declared.get(d.name, run_strictness(d.name))
             if k is not None and (d / "final" / ".complete").is_file():
                 runs[d.name] = k
     if len(runs) < 2:

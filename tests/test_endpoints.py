@@ -9,7 +9,7 @@ from recode_lib.merge import MergeConfig, merge_grid
 
 
 @pytest.mark.parametrize("name, k", [("r_k1", 1.0), ("R_k2", 2.0), ("strict_inf", float("inf")),
-                                     ("r_inf", float("inf")), ("k3", 3.0), ("gated", None),
+                                     ("r_inf", float("inf")), ("k3", 3.0), ("kinf", float("inf")), ("gated", None),
                                      ("kinkiness", None)])
 def test_run_strictness(name, k):
     assert EP.run_strictness(name) == k
@@ -22,6 +22,17 @@ def test_sweep_endpoints_pick_lowest_k_and_inf(tmp_path):
             (tmp_path / name / "final" / ".complete").write_text("ok")
     low, high = EP.sweep_endpoints(tmp_path)
     assert low == tmp_path / "r_k1" / "final" and high == tmp_path / "r_inf" / "final"
+
+
+def test_sweep_endpoints_read_k_from_the_sweep_metrics(tmp_path):
+    import json
+    for name in ("lenient", "strict", "middle"):
+        (tmp_path / name / "final").mkdir(parents=True)
+        (tmp_path / name / "final" / ".complete").write_text("ok")
+    (tmp_path / "metrics.json").write_text(json.dumps({"runs": {
+        "lenient": {"k": "1"}, "strict": {"k": "inf"}, "middle": {"k": "3"}}}))
+    low, high = EP.sweep_endpoints(tmp_path)
+    assert (low.parent.name, high.parent.name) == ("lenient", "strict")
 
 
 def test_sweep_endpoints_missing_raise(tmp_path):
