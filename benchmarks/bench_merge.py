@@ -38,6 +38,7 @@ ALPHAS = (-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 MERGE_CHILD = """
 import sys, time, json
 t0 = time.perf_counter()
+import torch  # noqa: F401  (merge_grid imports it lazily: keep the import out of the work time)
 from recode_lib.merge import MergeConfig, merge_grid
 t1 = time.perf_counter()
 merge_grid(MergeConfig(sys.argv[1], sys.argv[2], tuple(json.loads(sys.argv[3])), sys.argv[4],
