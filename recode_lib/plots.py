@@ -12,8 +12,8 @@
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
 `out_dir` (default `<project>/figures/`) as <name>.pdf and <name>.png, and returns the paths.
-A missing input file raises FileNotFoundError naming it (notebook 99 turns that into a skip
-note). Inputs: frontier.json (recode_lib.frontier.write_frontier: rows with alpha and the four
+A missing input file raises FileNotFoundError naming it, inputs with nothing to draw raise
+NoData (notebook 99 turns both into a skip note). Inputs: frontier.json (recode_lib.frontier.write_frontier: rows with alpha and the four
 outcome rates; a sweep file may instead carry rows with "run"), passk.json
 (recode_lib.ensemble.write_ensemble), GRPO metrics.jsonl (recode_lib.grpo_logging; read through
 recode_lib.grpo_report.reward_curves), the LCB-RB table (notebook 03 metrics.json "table") and
@@ -38,6 +38,11 @@ RC = {"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9, "axes.titlesize": 1
       "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8,
       "pdf.fonttype": 42, "ps.fonttype": 42, "savefig.bbox": "tight"}
 _STYLED = False
+
+
+class NoData(LookupError):
+    """The result files exist but hold nothing to draw (e.g. a smoke run that formed no pairs).
+    Notebook 99 reports the figure as skipped with this message."""
 
 
 def set_style() -> None:
@@ -172,7 +177,7 @@ def fig_reward_curves(runs: Mapping[str, str | Path], out_dir=None, name="reward
         raise FileNotFoundError(f"GRPO metrics files do not exist: {missing}")
     curves = reward_curves({k: str(v) for k, v in runs.items()})
     if curves.empty:
-        raise ValueError(f"no logged steps in {list(runs.values())}")
+        raise NoData(f"no logged steps in {list(runs.values())}")
     panels = ["reward"] + [c for c in components
                            if curves.metric.str.endswith("/" + c).any()]
     fig, axes = plt.subplots(1, len(panels), figsize=(2.8 * len(panels), 2.6), squeeze=False)
@@ -219,7 +224,7 @@ def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> li
         raise ValueError("fig_rm_accuracy: give the LCB-RB metrics and/or the RM metrics file")
     table = pd.DataFrame(rm_accuracy_table(lcbrb, rm))
     if table.empty or table.accuracy.isna().all():
-        raise ValueError(f"no accuracy rows in {lcbrb} / {rm}")
+        raise NoData(f"no accuracy rows in {lcbrb} / {rm}")
     table = table.dropna(subset=["accuracy"])
     labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method)]
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table), 3.0))

@@ -91,3 +91,11 @@ def test_malformed_rows_raise_naming_the_field(tmp_path):
     (tmp_path / "f.json").write_text(json.dumps({"rows": [{"alpha": 0.0}]}))
     with pytest.raises(ValueError, match="correctness_failure"):
         plots.fig_frontier(tmp_path / "f.json", out_dir=tmp_path)
+
+
+def test_empty_rm_results_raise_nodata_not_a_crash(tmp_path):
+    from recode_lib import plots
+    rm = tmp_path / "rm.json"
+    rm.write_text('{"n_pairs": 0}')
+    with pytest.raises(plots.NoData, match="no accuracy rows"):
+        plots.fig_rm_accuracy(rm=rm, out_dir=tmp_path)

@@ -114,6 +114,7 @@ def _run_child(iso, cfg, job, todo, tl, stdin, queue):
     pid = os.fork()
     if pid == 0:
         code = 0
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it
         try:
             os.close(r)
             if nw is not None:
@@ -226,4 +227,7 @@ def _classify(outcome, status):
 
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Ctrl-C / a Jupyter kernel interrupt reaches the whole process group: the worker is
+    # stopped by its pool (or by EOF when the parent dies), not by SIGINT.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     main()
