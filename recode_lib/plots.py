@@ -83,16 +83,19 @@ def _rows(path, required=("correctness_failure", "optimization_failure")) -> lis
 
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
     """Correctness-efficiency frontier: optimization- vs correctness-failure rate, one point per
-    merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run."""
+    merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run.
+    Either input may be None (the sweep alone before any merge exists)."""
     import matplotlib.pyplot as plt
     set_style()
-    rows = sorted(_rows(frontier), key=lambda r: r["alpha"])
+    if frontier is None and sweep is None:
+        raise ValueError("fig_frontier: give a merged-alpha frontier and/or a sweep frontier")
+    rows = sorted(_rows(frontier), key=lambda r: r["alpha"]) if frontier is not None else []
     fig, ax = plt.subplots(figsize=(4.2, 3.4))
     xs = [r["correctness_failure"] for r in rows]
     ys = [r["optimization_failure"] for r in rows]
     ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
     cmap = plt.get_cmap("viridis")
-    lo, hi = min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)
+    lo, hi = (min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)) if rows else (0, 1)
     for r, x, y in zip(rows, xs, ys):
         c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
         inside = 0.0 <= r["alpha"] <= 1.0
@@ -254,3 +257,40 @@ def _markdown(table) -> str:
     lines += ["| " + " | ".join(cell(v) for v in row) + " |"
               for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
+
+
+def draw_eval_outcomes(ax, summaries: Mapping[str, Mapping]) -> None:
+    """One stacked bar per evaluation (the four outcome classes as fractions of samples), pass@1
+    above each bar and mean tokens per response below it."""
+    names = list(summaries)
+    bottom = [0.0] * len(names)
+    for outcome in OUTCOMES:
+        vals = [float(summaries[n]["outcomes"].get(outcome, 0.0)) for n in names]
+        ax.bar(names, vals, bottom=bottom, color=OUTCOME_COLORS[outcome], width=0.6,
+               label=outcome.replace("_", " "))
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for x, n in enumerate(names):
+        s = summaries[n]
+        if "pass@1" in s:
+            ax.text(x, 1.02, f"pass@1 {s['pass@1']:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.text(x, -0.1, f"{s['tokens']['mean']:.0f} tok", ha="center", va="top", fontsize=7,
+                transform=ax.get_xaxis_transform())
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("fraction of samples")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def fig_eval_outcomes(summaries: Mapping[str, str | Path | Mapping], out_dir=None,
+                      name="eval_outcomes", title=None) -> list[Path]:
+    """Outcome classes per benchmark/model from evaluation summary.json files (or their dicts)."""
+    import matplotlib.pyplot as plt
+    set_style()
+    if not summaries:
+        raise NoData("fig_eval_outcomes: no evaluation summaries")
+    loaded = {k: (v if isinstance(v, Mapping) else _load(v)) for k, v in summaries.items()}
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(loaded), 3.4))
+    draw_eval_outcomes(ax, loaded)
+    ax.set_title(title or "outcome classes per evaluation")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths

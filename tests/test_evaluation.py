@@ -205,17 +205,21 @@ def test_outcome_figure_is_rebuilt_from_summaries(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from recode_lib.eval_plots import plot_outcomes
+    import matplotlib.pyplot as plt
+
+    from recode_lib import plots
 
     s = _eval(tmp_path, Scripted(), n=1, k=(1,))
-    fig = plot_outcomes({"a": s, "b": read_json(tmp_path / "ev" / "summary.json")},
-                        tmp_path / "fig" / "outcomes")
-    assert (tmp_path / "fig" / "outcomes.pdf").stat().st_size > 0
-    assert (tmp_path / "fig" / "outcomes.png").stat().st_size > 0
-    heights = [p.get_height() for p in fig.axes[0].patches]
+    summaries = {"a": s, "b": tmp_path / "ev" / "summary.json"}
+    files = plots.fig_eval_outcomes(summaries, out_dir=tmp_path / "fig", name="outcomes")
+    assert [f.name for f in files] == ["outcomes.pdf", "outcomes.png"]
+    assert all(f.stat().st_size > 0 for f in files)
+    fig, ax = plt.subplots()
+    plots.draw_eval_outcomes(ax, {"a": s, "b": read_json(tmp_path / "ev" / "summary.json")})
+    heights = [p.get_height() for p in ax.patches]
     assert sum(heights) == pytest.approx(2.0)          # each bar's classes add up to 1
-    with pytest.raises(ValueError):
-        plot_outcomes({})
+    with pytest.raises(plots.NoData):
+        plots.fig_eval_outcomes({})
 
 
 def test_cli_user_errors_exit_2_with_one_line(tmp_path, capsys):

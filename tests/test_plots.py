@@ -99,3 +99,17 @@ def test_empty_rm_results_raise_nodata_not_a_crash(tmp_path):
     rm.write_text('{"n_pairs": 0}')
     with pytest.raises(plots.NoData, match="no accuracy rows"):
         plots.fig_rm_accuracy(rm=rm, out_dir=tmp_path)
+
+
+def test_sweep_frontier_alone_is_drawn(tmp_path):
+    import json
+
+    from recode_lib import plots
+    sweep = tmp_path / "sweep.json"
+    sweep.write_text(json.dumps({"rows": [
+        {"run": "k1", "correctness_failure": 0.2, "optimization_failure": 0.5},
+        {"run": "kinf", "correctness_failure": 0.4, "optimization_failure": 0.1}]}))
+    files = plots.fig_frontier(None, sweep=sweep, out_dir=tmp_path, name="sweep_frontier")
+    assert [f.name for f in files] == ["sweep_frontier.pdf", "sweep_frontier.png"]
+    with pytest.raises(ValueError):
+        plots.fig_frontier(None, out_dir=tmp_path)
