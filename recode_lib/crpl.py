@@ -60,7 +60,11 @@ class CRPLConfig:
     """policy*: the model writing base traces; generators: rewrite generators (the first is the
     single-generator default); dimensions: subset of crpl_prompts.DIMENSIONS; rule_fallback: try
     the rule rewriter when every LLM candidate fails (switch off for the paper profile);
-    batch_size: prompts per generate call (also the resume granularity)."""
+    batch_size: prompts per generate call (also the resume granularity); trailing_reasoning:
+    when a response has code but no reasoning before it, use the prose after the code as the
+    reasoning (small chat models explain after the code); such traces are stored in the
+    canonical reasoning-then-code order with reasoning_from="explanation" (off in the paper
+    profile)."""
     policy: str = "smollm2"
     policy_backend: str = "hf"
     traces_per_problem: int = 1
@@ -71,6 +75,7 @@ class CRPLConfig:
     rule_fallback: bool = True
     batch_size: int = 8
     seed: int = 0
+    trailing_reasoning: bool = False
 
 
 def _default_execute(records):
@@ -98,12 +103,15 @@ def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=Non
         for (p, k), comps in zip(chunk, outs):
             text = comps[0].text
             parsed = parse_response(text)
-            usable = parsed.has_code and bool(parsed.reasoning.strip())
+            reasoning, source = parsed.reasoning, "before"
+            if not reasoning.strip() and cfg.trailing_reasoning and parsed.explanation:
+                reasoning, source = parsed.explanation, "explanation"
+            usable = parsed.has_code and bool(reasoning.strip())
             recs.append({
                 "id": f"{p.id}#s{k}", "problem_id": p.id, "policy": cfg.policy,
                 "prompt": user_prompt(p), "entry_point": p.entry_point, "response": text,
-                "reasoning": parsed.reasoning, "code": parsed.code,
-                "trace": format_response(parsed.reasoning, parsed.code) if usable else None,
+                "reasoning": reasoning, "reasoning_from": source, "code": parsed.code,
+                "trace": format_response(reasoning, parsed.code) if usable else None,
                 "usable": usable, "format_ok": parsed.format_ok,
                 "reason": "" if usable else (parsed.reason or "no reasoning before the code"),
                 "n_tokens": comps[0].n_tokens, "tests": p.tests,

@@ -12,8 +12,10 @@ A response is a reasoning section followed by one fenced Python code block:
 - build_messages(problem, reasoning=True) -> chat messages for a Problem (or a plain prompt).
 - parse_response(text) -> Parsed(reasoning, code, has_code, format_ok, reason):
   `code` is the last fenced block that parses as Python (None if there is none: a format error
-  for evaluation); `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning
-  section before the code and exactly one code block.
+  for evaluation); a reply that starts straight with code and only closes the fence
+  ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
+  `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
+  code and exactly one code block; `explanation` is the prose after the code (never reasoning).
 This module does no generation and no execution.
 """
 
@@ -66,6 +68,7 @@ class Parsed:
     n_blocks: int
     format_ok: bool
     reason: str           # "" when format_ok, else why not (for logging)
+    explanation: str = ""  # prose after the code block
 
     @property
     def has_code(self) -> bool:
@@ -85,24 +88,44 @@ def code_blocks(text: str) -> list[tuple[str, str, int]]:
     return [(m.group(1).lower(), m.group(2), m.start()) for m in _FENCE.finditer(text)]
 
 
+def _unopened_block(text: str) -> tuple[str, int] | None:
+    """A reply that begins with code and only closes the fence: (code, end offset)."""
+    close = text.find("```")
+    if close <= 0 or _FENCE.match(text.lstrip()):
+        return None
+    body = text[:close].strip("\n")
+    if body.strip() and "\n" in body.strip() and _parses(body):
+        return body, close + 3
+    return None
+
+
 def parse_response(text: str) -> Parsed:
     text = text or ""
-    blocks = [b for b in code_blocks(text) if b[0] in ("python", "py", "python3", "")]
-    code, start = None, len(text)
-    for lang, body, off in reversed(blocks):
+    blocks = [m for m in _FENCE.finditer(text)
+              if m.group(1).lower() in ("python", "py", "python3", "")]
+    code, start, end = None, len(text), len(text)
+    for m in reversed(blocks):
+        body = m.group(2)
         if body.strip() and _parses(body):
-            code, start = body.strip("\n"), off
+            code, start, end = body.strip("\n"), m.start(), m.end()
             break
+    n_blocks = len(blocks)
+    if code is None:
+        unopened = _unopened_block(text)
+        if unopened is not None:
+            (code, end), start, n_blocks = unopened, 0, 1
     m = _THINK.search(text)
     reasoning = (m.group(1) if m else text[:start]).strip()
+    explanation = _THINK.sub("", text[end:]).strip().strip("`").strip()
     if code is None:
         reason = "no code block" if not blocks else "code block does not parse"
-        return Parsed(reasoning, None, len(blocks), False, reason)
+        return Parsed(reasoning, None, n_blocks, False, reason, explanation)
     if not reasoning:
-        return Parsed(reasoning, code, len(blocks), False, "no reasoning before the code")
-    if len(blocks) != 1:
-        return Parsed(reasoning, code, len(blocks), False, f"{len(blocks)} code blocks")
-    return Parsed(reasoning, code, len(blocks), True, "")
+        return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code",
+                      explanation)
+    if n_blocks != 1:
+        return Parsed(reasoning, code, n_blocks, False, f"{n_blocks} code blocks", explanation)
+    return Parsed(reasoning, code, n_blocks, True, "", explanation)
 
 
 def extract_code(text: str) -> str | None:

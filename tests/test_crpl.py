@@ -169,3 +169,26 @@ def test_base_traces_with_sandbox_verdicts_and_resume(tmp_path):
     assert out[0]["trace"].startswith("<think>") and out[0]["problem_id"] == "t/a"
     again = generate_base_traces(problems, cfg, tmp_path / "tr.jsonl", generator=gen)
     assert gen.calls == 3 and len(again) == 3
+
+
+def test_trailing_explanation_becomes_reasoning_only_when_enabled(tmp_path):
+    from recode_lib.crpl import CRPLConfig, generate_base_traces
+    from recode_lib.data.schema import Problem
+    from recode_lib.generation.base import Completion
+
+    class Scripted:
+        def generate(self, prompts, sampling):
+            text = "def f(x):\n    return x + 1\n```\nThis adds one to x."
+            return [[Completion(text=text, n_tokens=12, finish_reason="stop")] for _ in prompts]
+
+    prob = Problem(id="t/1", source="t", prompt="Write f.", entry_point="f",
+                   tests={"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 2}]})
+    fake_exec = lambda recs: [{"id": r["id"], "status": "passed", "outcome": "correct",  # noqa
+                               "passed": 1, "total": 1} for r in recs]
+    off = generate_base_traces([prob], CRPLConfig(), tmp_path / "a.jsonl", generator=Scripted(),
+                               execute=fake_exec)
+    assert not off[0]["usable"] and off[0]["reason"] == "no reasoning before the code"
+    on = generate_base_traces([prob], CRPLConfig(trailing_reasoning=True), tmp_path / "b.jsonl",
+                              generator=Scripted(), execute=fake_exec)
+    assert on[0]["usable"] and on[0]["reasoning_from"] == "explanation"
+    assert on[0]["trace"].startswith("<think>\nThis adds one to x.\n</think>\n```python\ndef f")

@@ -1,0 +1,41 @@
+"""The shared response format: parsing reasoning and code out of model replies."""
+
+from recode_lib.prompts import build_messages, extract_code, format_response, parse_response
+
+
+def test_canonical_response_is_format_ok():
+    p = parse_response(format_response("Add them.", "def f(a, b):\n    return a + b"))
+    assert p.format_ok and p.reasoning == "Add them." and p.code.startswith("def f")
+
+
+def test_last_parsable_block_wins_and_two_blocks_fail_the_format():
+    text = "Plan.\n```python\ndef f(:\n```\nFixed:\n```python\ndef f():\n    return 1\n```"
+    p = parse_response(text)
+    assert p.code == "def f():\n    return 1" and not p.format_ok and "2 code blocks" in p.reason
+
+
+def test_no_block_is_a_format_error():
+    p = parse_response("I would loop over the list.")
+    assert p.code is None and not p.format_ok and p.reason == "no code block"
+
+
+def test_reply_starting_with_code_and_closing_the_fence_counts_as_code():
+    text = "def f(x):\n    return x * 2\n```\n\nThis function doubles x."
+    p = parse_response(text)
+    assert p.code == "def f(x):\n    return x * 2"
+    assert p.explanation == "This function doubles x."
+    assert not p.format_ok and p.reason == "no reasoning before the code"
+
+
+def test_prose_before_a_lone_closing_fence_is_not_code():
+    assert extract_code("This is prose, not code at all.\n```") is None
+
+
+def test_code_then_explanation_in_a_proper_block():
+    p = parse_response("```python\ndef f():\n    return 1\n```\nIt returns one.")
+    assert p.code and p.explanation == "It returns one." and p.reasoning == ""
+
+
+def test_build_messages_has_system_and_user_turns():
+    msgs = build_messages("Write f.")
+    assert [m["role"] for m in msgs] == ["system", "user"] and "<think>" in msgs[0]["content"]
