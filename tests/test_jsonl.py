@@ -1,0 +1,57 @@
+"""The append-only result store every resumable stage relies on."""
+
+import json
+
+import pytest
+
+from recode_lib.jsonl import (JsonlError, JsonlStore, read_jsonl, write_json_atomic,
+                              write_jsonl_atomic)
+
+
+def test_append_persists_and_reopen_resumes(tmp_path):
+    path = tmp_path / "r.jsonl"
+    store = JsonlStore(path)
+    store.append({"id": "a", "v": 1})
+    store.append({"id": "b", "v": 2})
+    again = JsonlStore(path)
+    assert "a" in again and "c" not in again and len(again) == 2
+    assert [r["v"] for r in again.records()] == [1, 2]
+
+
+def test_duplicate_id_is_refused_and_append_new_skips(tmp_path):
+    store = JsonlStore(tmp_path / "r.jsonl")
+    store.append({"id": "a"})
+    with pytest.raises(JsonlError, match="already stored"):
+        store.append({"id": "a"})
+    assert store.append_new({"id": "a"}) is False and len(store) == 1
+
+
+def test_torn_last_line_from_a_crash_is_dropped_and_overwritten(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "b", "v":')          # crash mid-write
+    store = JsonlStore(path)
+    assert store.ids() == {"a"}
+    store.append({"id": "b", "v": 2})
+    assert [r["id"] for r in read_jsonl(path)] == ["a", "b"]
+
+
+def test_corrupt_line_in_the_middle_raises_naming_file_and_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a"}\nnot json\n{"id": "c"}\n')
+    with pytest.raises(JsonlError, match=r"r.jsonl:2: not valid JSON"):
+        JsonlStore(path)
+
+
+def test_record_without_key_is_named(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"x": 1}\n')
+    with pytest.raises(JsonlError, match="record 1 has no 'id'"):
+        JsonlStore(path)
+
+
+def test_atomic_writers_leave_no_temp_files(tmp_path):
+    write_json_atomic(tmp_path / "m.json", {"a": {1, 2}})
+    write_jsonl_atomic(tmp_path / "x.jsonl", [{"id": 1}, {"id": 2}])
+    assert json.loads((tmp_path / "m.json").read_text()) == {"a": [1, 2]}
+    assert len(read_jsonl(tmp_path / "x.jsonl")) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "x.jsonl"]
