@@ -223,11 +223,10 @@ def test_outcome_figure_is_rebuilt_from_summaries(tmp_path):
 
 
 def test_cli_user_errors_exit_2_with_one_line(tmp_path, capsys):
+    # microbench ships with the project, so this runs on a fresh clone without ../shared
     code, _, err = _cli(["eval", "--model", str(tmp_path / "missing"), "--benchmark",
-                         "humaneval", "--limit", "1", "--out", str(tmp_path / "o")], capsys)
-    if code == 2 and "benchmark" in err and "not found" in err:
-        pytest.skip("benchmark data absent")
+                         "microbench", "--limit", "1", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "does not exist" in err
-    code, _, err = _cli(["eval", "--model", "m", "--benchmark", "humaneval", "--k", "5",
+    code, _, err = _cli(["eval", "--model", "m", "--benchmark", "microbench", "--k", "5",
                          "--limit", "1", "--out", str(tmp_path / "p")], capsys)
     assert code == 2 and "k=[5] with n=1" in err
