@@ -21,13 +21,12 @@ It does not evaluate, merge or plot (recode_lib.evaluation, .merge, .plots do).
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from recode_lib.jsonl import read_jsonl, write_json_atomic
+from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
 from recode_lib.metrics import counts_from_records, pass_at_k, solved_sets, turnover
 
 OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")
@@ -155,10 +154,5 @@ def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], 
                "format_error_rise": format_error_rise(rows, threshold),
                "problems": problems, **(extra or {})}
     write_json_atomic(out_dir / "frontier.json", payload)
-    tmp = out_dir / ".frontier.csv.tmp"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(out_dir / "frontier.csv")
+    write_csv_atomic(out_dir / "frontier.csv", rows)
     return payload

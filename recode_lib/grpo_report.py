@@ -15,8 +15,11 @@ Nothing here trains, generates or executes.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COMPONENT_SUFFIXES = ("/fmt", "/out", "/proc", "/proc_raw", "/r_k", "/reward", "/error_rate")
 KEEP = ("reward", "reward_std", "completions/mean_length", "loss", "kl", "entropy",
@@ -48,7 +51,7 @@ def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict
     """summaries: run name -> recode_lib.evaluation summary; strictness: run name -> k
     (an int, or "inf"). Writes out_dir/frontier.json and frontier.csv; returns the payload."""
     from recode_lib.eval_summary import summary_table
-    from recode_lib.jsonl import write_json_atomic
+    from recode_lib.jsonl import write_csv_atomic, write_json_atomic
 
     if not summaries:
         raise ValueError("write_sweep_frontier: no runs")
@@ -64,10 +67,5 @@ def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict
     out = Path(out_dir)
     payload = {"rows": rows, **(extra or {})}
     write_json_atomic(out / "frontier.json", payload)
-    tmp = out / ".frontier.csv.tmp"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(out / "frontier.csv")
+    write_csv_atomic(out / "frontier.csv", rows)
     return payload

@@ -12,7 +12,7 @@ twice (`append` raises, `append_new` skips); reading never drops a valid record 
 a corrupt line in the middle of the file raises naming the file and line.
 It does not lock across processes: one writer per file.
 
-write_json_atomic / write_jsonl_atomic write whole files through a temporary file and
+write_json_atomic / write_jsonl_atomic / write_csv_atomic write whole files through a temporary file and
 os.replace, so readers never see half a file.
 """
 
@@ -166,6 +166,18 @@ def write_jsonl_atomic(path: str | os.PathLike, records: Iterable[dict]) -> Path
     text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n"
                    for r in records)
     return _atomic_write_text(path, text)
+
+
+def write_csv_atomic(path: str | os.PathLike, rows: list[dict]) -> Path:
+    """A CSV with the first row's keys as the header (rows must be non-empty)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return _atomic_write_text(path, buf.getvalue())
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -23,7 +23,6 @@ This module does no execution and no I/O.
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np

@@ -26,7 +26,6 @@ results, never NaN and never a crash of the training run.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
 import threading

@@ -236,3 +236,21 @@ def oracle_checker(dataset: str, entry_point: str) -> str | None:
     if dataset == "mbpp" and entry_point in MBPP_NOT_NONE:
         return _NOT_NONE.lstrip()
     return None
+
+
+def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> list:
+    """Problem records (dict, inputs, where) + reference jobs -> Problems with `call` tests whose
+    expected outputs come from the (cached) reference runs; shared by HumanEval+ and MBPP+."""
+    from recode_lib.data.schema import Problem
+
+    expected = expected_outputs(jobs, cache_key, workers=workers)
+    out = []
+    for (d, inputs, where), job in zip(items, jobs):
+        outs, times = expected[job["id"]]
+        d["tests"], d["time_limit_s"] = build_tests(
+            family, job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
+            reference=job["code"])
+        if "_REF_NS" in d["tests"].get("script", ""):  # recomputes huge outputs: more memory
+            d["memory_mb"] = 4096
+        out.append(Problem.from_dict(d, where))
+    return out

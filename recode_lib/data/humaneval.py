@@ -64,15 +64,6 @@ def load_humanevalplus(data_dir=None, limit: int | None = None, tests: str = "pl
         dicts.append((d, inputs, where))
         jobs.append({"id": rec["task_id"], "code": d["reference_solution"],
                      "entry_point": d["entry_point"], "inputs": inputs})
-    expected = evalplus.expected_outputs(
-        jobs, f"HumanEvalPlus-{tests}-{evalplus.file_digest(path)}", workers=workers)
-    out = []
-    for (d, inputs, where), job in zip(dicts, jobs):
-        outs, times = expected[job["id"]]
-        d["tests"], d["time_limit_s"] = evalplus.build_tests(
-            "humaneval", job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
-            reference=job["code"])
-        if "_REF_NS" in d["tests"].get("script", ""):  # recomputes huge outputs: more memory
-            d["memory_mb"] = 4096
-        out.append(Problem.from_dict(d, where))
-    return out
+    return evalplus.problems_with_tests("humaneval", dicts, jobs,
+                                        f"HumanEvalPlus-{tests}-{evalplus.file_digest(path)}",
+                                        workers)

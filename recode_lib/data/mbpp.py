@@ -106,15 +106,5 @@ def load_mbppplus(data_dir=None, limit: int | None = None, tests: str = "plus",
         items.append((d, inputs, where))
         jobs.append({"id": tid, "code": d["reference_solution"], "entry_point": entry,
                      "inputs": inputs, "output_not_none": entry in evalplus.MBPP_NOT_NONE})
-    expected = evalplus.expected_outputs(
-        jobs, f"MbppPlus-{tests}-{evalplus.file_digest(path)}", workers=workers)
-    out = []
-    for (d, inputs, where), job in zip(items, jobs):
-        outs, times = expected[job["id"]]
-        d["tests"], d["time_limit_s"] = evalplus.build_tests(
-            "mbpp", job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
-            reference=job["code"])
-        if "_REF_NS" in d["tests"].get("script", ""):  # recomputes huge outputs: more memory
-            d["memory_mb"] = 4096
-        out.append(Problem.from_dict(d, where))
-    return out
+    return evalplus.problems_with_tests("mbpp", items, jobs,
+                                        f"MbppPlus-{tests}-{evalplus.file_digest(path)}", workers)

@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from recode_lib.data._io import DataError, take
 from recode_lib.data.schema import Problem
