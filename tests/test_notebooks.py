@@ -82,3 +82,14 @@ def test_notebook_smoke_output(executed):
     run, _ = executed
     metrics = json.loads((run / "00_data_and_models" / "metrics.json").read_text())
     assert metrics["n_tokens"] > 0 and metrics["provenance"]["versions"]["torch"]
+
+
+@pytest.mark.parametrize("profile", ["smoke", "paper"])
+def test_profile_parameters_resolve_for_every_notebook(profile):
+    """Every key a profile sets for a notebook is declared by that notebook (no typos that
+    would only surface on a GPU machine)."""
+    from recode_lib.pipeline import load_profile, resolve_parameters
+    spec = load_profile(profile)
+    for nb in NOTEBOOKS:
+        params = resolve_parameters(nb, profile, spec)
+        assert params["PROFILE"] == profile
