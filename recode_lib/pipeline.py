@@ -14,10 +14,11 @@ A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
 A notebook receives the `common` keys its `parameters` cell declares plus its own section, and
 always `PROFILE`. Executed notebooks go to `runs/<profile>/notebooks/`, and
 `runs/<profile>/manifest.json` records per notebook: status, wall time, parameters, git hash,
-package versions, and a hash of (notebook source, parameters). A notebook is skipped when it
-completed with the same hash, unless `force`. A failure stops the run naming the notebook, the
-cell and the error; the failed notebook is kept as `NN_name.failed.ipynb` and never marked
-complete. It does not install anything or decide where GPUs come from: that is the profile's.
+package versions, and a hash of (notebook source, parameters, run ids of the earlier
+notebooks). A notebook is skipped when it completed with the same hash, unless `force`; so
+re-running one notebook makes every later one run again (its inputs may have changed).
+A failure stops the run naming the notebook, the cell and the error; the failed notebook is
+kept as `NN_name.failed.ipynb` and never marked complete. It does not install anything or decide where GPUs come from: that is the profile's.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import os
 import re
 import sys
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,9 +129,11 @@ def default_kernel() -> str:
     return "recode" if "recode" in KernelSpecManager().find_kernel_specs() else "python3"
 
 
-def _hash(notebook: Path, params: dict) -> str:
+def _hash(notebook: Path, params: dict, upstream: list) -> str:
+    """Source + parameters + the run ids of every earlier notebook: a notebook whose inputs
+    may have changed (an earlier one re-ran) is never skipped."""
     h = hashlib.sha256(notebook.read_bytes())
-    h.update(json.dumps(params, sort_keys=True).encode())
+    h.update(json.dumps([params, upstream], sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
@@ -173,7 +177,8 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
 
     spec = load_profile(profile, params_file)
     kernel_name = kernel_name or default_kernel()
-    chosen = select(notebooks if notebooks is not None else list_notebooks(), only, from_)
+    every = notebooks if notebooks is not None else list_notebooks()
+    chosen = select(every, only, from_)
     if not chosen:
         raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
     plan = [(nb, resolve_parameters(nb, profile, spec, overrides)) for nb in chosen]  # fail early
@@ -184,7 +189,8 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
     stamp = {"git": git_hash(), "versions": package_versions()}
     results: list[NotebookResult] = []
     for i, (nb, params) in enumerate(plan, start=1):
-        key = _hash(nb, params)
+        upstream = [manifest.get(p.stem, {}).get("run_id") for p in every if p.name < nb.name]
+        key = _hash(nb, params, upstream)
         prev = manifest.get(nb.stem, {})
         head = f"[{i}/{len(plan)}] {nb.stem}"
         if not force and prev.get("status") == "completed" and prev.get("hash") == key:
@@ -225,6 +231,7 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
         wall = time.perf_counter() - t0
         os.replace(tmp, final)
         manifest[nb.stem].update(status="completed", wall_s=round(wall, 2), output=str(final),
+                                 run_id=uuid.uuid4().hex[:12],
                                  finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         manifest[nb.stem].pop("error", None)
         write_json_atomic(manifest_path, manifest)

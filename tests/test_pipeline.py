@@ -106,3 +106,12 @@ def test_cli_help_lists_subcommands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in COMMANDS)
+
+
+def test_rerunning_an_earlier_notebook_invalidates_later_ones(book):
+    nbs, params = book
+    run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    run_pipeline("t", notebooks=nbs, params_file=params, only="00", force=True,
+                 log=lambda *_: None)
+    again = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    assert [(r.stem, r.status) for r in again] == [("00_a", "skipped"), ("01_b", "completed")]
