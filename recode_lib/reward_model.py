@@ -87,6 +87,17 @@ def _tokenize_pairs(pairs, tokenizer, max_length):
     return rows, dropped
 
 
+def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
+    """A hash of the config and the training pairs: a saved RM is reused only for the same
+    fingerprint (new pairs from a re-run synthesis must retrain it)."""
+    import hashlib
+
+    h = hashlib.sha256(json.dumps(asdict(cfg), sort_keys=True, default=str).encode())
+    for p in train_pairs:
+        h.update(json.dumps([p.get("prompt"), p.get("chosen"), p.get("rejected")]).encode())
+    return h.hexdigest()[:16]
+
+
 def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
     """Train with TRL RewardTrainer and save model + tokenizer + rm_config.json to cfg.output_dir.
     Returns counts (train pairs used, dropped as too long with their ids), losses and timing."""

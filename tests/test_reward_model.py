@@ -63,3 +63,13 @@ def test_missing_field_raises_naming_pair(tiny_model_dir, tmp_path):
     with pytest.raises(ValueError, match="x1.*chosen"):
         train_reward_model(bad, RMConfig(backbone=str(tiny_model_dir),
                                          output_dir=str(tmp_path / "rm"), max_steps=1))
+
+
+def test_training_fingerprint_changes_with_pairs_and_config():
+    from recode_lib.reward_model import RMConfig, training_fingerprint
+    a = [{"prompt": "p", "chosen": "good", "rejected": "bad"}]
+    cfg = RMConfig(backbone="m", output_dir="o")
+    assert training_fingerprint(a, cfg) == training_fingerprint(list(a), cfg)
+    assert training_fingerprint(a + a, cfg) != training_fingerprint(a, cfg)
+    assert training_fingerprint(a, RMConfig(backbone="m", output_dir="o", learning_rate=1.0)) \
+        != training_fingerprint(a, cfg)
