@@ -100,18 +100,22 @@ class _Judge:
         if len(self.failures) < _MAX_KEPT:
             self.failures.append(reply[:500])
 
+    def _parse_all(self, replies, parser) -> list:
+        """parser(reply) for each reply; a None (unparsable) is counted as a failure."""
+        out = []
+        for r in replies:
+            v = parser(r)
+            if v is None:
+                self._failed(r)
+            out.append(v)
+        return out
+
 
 class PointwiseJudge(_Judge):
     def score(self, prompts: list[str], traces: list[str]) -> list[float | None]:
         replies = self._ask([POINTWISE_USER.format(prompt=p, trace=t)
                              for p, t in zip(prompts, traces)])
-        out = []
-        for r in replies:
-            v = parse_score(r)
-            if v is None:
-                self._failed(r)
-            out.append(v)
-        return out
+        return self._parse_all(replies, parse_score)
 
 
 class PairwiseJudge(_Judge):
@@ -127,13 +131,7 @@ class PairwiseJudge(_Judge):
         if self.both_orders:
             users += [PAIRWISE_USER.format(prompt=p, a=b, b=a)
                       for p, a, b in zip(prompts, traces_a, traces_b)]
-        replies = self._ask(users)
-        votes = []
-        for r in replies:
-            c = parse_choice(r)
-            if c is None:
-                self._failed(r)
-            votes.append(c)
+        votes = self._parse_all(self._ask(users), parse_choice)
         out = []
         for i in range(n):
             v1 = {"A": 1.0, "B": 0.0}.get(votes[i])
@@ -150,10 +148,4 @@ class ConsistencyJudge(_Judge):
     def check(self, prompts, traces) -> list[bool | None]:
         replies = self._ask([CONSISTENCY_USER.format(prompt=p, trace=t)
                              for p, t in zip(prompts, traces)])
-        out = []
-        for r in replies:
-            v = parse_yes_no(r)
-            if v is None:
-                self._failed(r)
-            out.append(v)
-        return out
+        return self._parse_all(replies, parse_yes_no)
