@@ -84,6 +84,24 @@ def _default_execute(records):
     return execute_many(records)
 
 
+def judge_and_store(recs, store, execute) -> None:
+    """Run each record's code ("code", "tests", limits) in the sandbox, set its "verdict"
+    (status, outcome, passed, total; "no_code" counts as a format error), drop "tests", and
+    append it to `store`. Shared by the policy traces here and recode_lib.seeded_traces."""
+    runnable = [r for r in recs if r["code"]]
+    results = execute([{"id": r["id"], "code": r["code"], "tests": r["tests"],
+                        "time_limit_s": r["time_limit_s"], "memory_mb": r["memory_mb"]}
+                       for r in runnable]) if runnable else []
+    by_id = {res["id"]: res for res in results}
+    for r in recs:
+        res = by_id.get(r["id"])
+        r["verdict"] = ({k: res.get(k) for k in ("status", "outcome", "passed", "total")}
+                        if res else {"status": "no_code", "outcome": "format_error",
+                                     "passed": 0, "total": None})
+        del r["tests"]
+        store.append(r)
+
+
 def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=None,
                          execute=None) -> list[dict]:
     """Stage 1: policy responses + sandbox verdicts, one record per (problem, sample)."""
@@ -116,18 +134,7 @@ def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=Non
                 "reason": "" if usable else (parsed.reason or "no reasoning before the code"),
                 "n_tokens": comps[0].n_tokens, "tests": p.tests,
                 "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
-        runnable = [r for r in recs if r["code"]]
-        results = execute([{"id": r["id"], "code": r["code"], "tests": r["tests"],
-                            "time_limit_s": r["time_limit_s"], "memory_mb": r["memory_mb"]}
-                           for r in runnable]) if runnable else []
-        by_id = {res["id"]: res for res in results}
-        for r in recs:
-            res = by_id.get(r["id"])
-            r["verdict"] = ({k: res.get(k) for k in ("status", "outcome", "passed", "total")}
-                            if res else {"status": "no_code", "outcome": "format_error",
-                                         "passed": 0, "total": None})
-            del r["tests"]
-            store.append(r)
+        judge_and_store(recs, store, execute)
         bar.update(len(chunk))
     bar.close()
     wanted = {f"{p.id}#s{k}" for p in problems for k in range(cfg.traces_per_problem)}

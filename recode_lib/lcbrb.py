@@ -10,7 +10,9 @@
 Candidate pair: for one problem, a trace whose code passes every test (outcome "correct") is
 the better side and a trace whose code runs but fails (correctness/optimization failure) the
 worse side; unusable traces (no reasoning or no code) are never used. Pairs are sampled
-(seeded) up to max_pairs_per_problem.
+(seeded) up to max_pairs_per_problem. Traces may come from the policy (the paper's way) or be
+seeded (recode_lib.seeded_traces: known programs, model-written reasoning); each side keeps its
+"origin" ("policy" when the trace has none) and benchmark rows say whether they are `seeded`.
 
 Dual consistency check (the paper's automatic stage): a judge says whether each trace's
 reasoning agrees with its code. Kept only when the better side is consistent (else it is
@@ -66,7 +68,9 @@ def candidate_pairs(traces, *, max_pairs_per_problem: int = 2, seed: int = 0):
                           "source": pid.split("/")[0], "prompt": g["prompt"],
                           "better": g["trace"], "worse": b["trace"],
                           "better_code": g["code"], "worse_code": b["code"],
-                          "better_verdict": g["verdict"], "worse_verdict": b["verdict"]})
+                          "better_verdict": g["verdict"], "worse_verdict": b["verdict"],
+                          "better_origin": g.get("origin", "policy"),
+                          "worse_origin": b.get("origin", "policy")})
     report["pairs"] = len(pairs)
     report["problems"] = len(by_problem)
     return pairs, dict(report)
@@ -121,9 +125,13 @@ def benchmark_rows(checked, decisions: dict) -> tuple[list[dict], dict]:
         bv, wv = r["better_verdict"], r["worse_verdict"]
         if d["decision"] == "swap":
             better, worse, bv, wv = worse, better, wv, bv
+        bo, wo = r.get("better_origin", "policy"), r.get("worse_origin", "policy")
+        if d["decision"] == "swap":
+            bo, wo = wo, bo
         rows.append({k: r[k] for k in ("id", "problem_id", "source", "prompt", "consistency")}
                     | {"better": better, "worse": worse, "better_verdict": bv,
-                       "worse_verdict": wv, "adjudication": d,
+                       "worse_verdict": wv, "better_origin": bo, "worse_origin": wo,
+                       "seeded": bo != "policy" or wo != "policy", "adjudication": d,
                        "human_verified": d.get("by") == "human" and d["decision"] != "pending"})
     return rows, dict(counts)
 
@@ -139,6 +147,7 @@ def write_benchmark(rows, out_dir, *, version: str = "1", provenance: dict | Non
             "schema": {k: v.__name__ for k, v in SCHEMA.items()},
             "sources": dict(Counter(r["source"] for r in valid)),
             "human_verified": sum(bool(r.get("human_verified")) for r in valid),
+            "seeded": sum(bool(r.get("seeded")) for r in valid),
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "provenance": provenance or {}}
     write_json_atomic(out / f"lcb_rb-v{version}.meta.json", meta)
