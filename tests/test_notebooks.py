@@ -71,6 +71,15 @@ def test_parameters_cell_convention(nb):
     assert "parameters" in first_code["metadata"].get("tags", [])
 
 
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_papermill_reads_every_declared_parameter(nb):
+    """papermill's own line parser (what `papermill --help-notebook` and JupyterLab's
+    parameter tooling use) must see every parameter, e.g. no quotes inside comments."""
+    import papermill
+
+    assert set(papermill.inspect_notebook(str(nb))) == set(declared_parameters(nb))
+
+
 @pytest.mark.parametrize("profile", ["smoke", "paper"])
 def test_every_notebook_has_a_profile_section(profile):
     spec = yaml.safe_load((notebooks_dir() / "params" / f"{profile}.yaml").read_text())
