@@ -2,7 +2,8 @@
 
     methods = {"crpl_rm": rm_method(ProcessRewardScorer(path)),
                "judge_pointwise": pointwise_method(PointwiseJudge(gen)),
-               "judge_pairwise": pairwise_method(PairwiseJudge(gen))}
+               "judge_pairwise": pairwise_method(PairwiseJudge(gen)),
+               "longer_trace": length_method("longer")}     # a no-model sanity baseline
     table = evaluate_methods(pairs, methods, n_boot=2000, seed=0)   # list of row dicts
 
 Pairs carry "prompt", "chosen", "rejected" (LCB-RB records convert with lcbrb.as_pairs).
@@ -11,6 +12,8 @@ A method maps (prompts, chosen, rejected) to one outcome per pair: 1 (chosen pre
 judge that changes its mind when the order is swapped). Accuracy is the mean outcome, with a
 percentile bootstrap CI over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports
 ties, judge parse failures, wall time and pairs per second; rows are also split by pair_type.
+length_method is a no-model baseline (prefer the longer, or shorter, trace): a reward model
+that does no better than it may only be measuring length.
 It does not train or load models itself.
 """
 
@@ -50,6 +53,18 @@ def pairwise_method(judge):
     def run(prompts, chosen, rejected):
         return judge.compare(prompts, chosen, rejected)
     run.parse_failures = lambda: judge.parse_failures
+    return run
+
+
+def length_method(prefer: str = "longer"):
+    """Prefer the longer (or shorter) trace, by characters; equal lengths tie."""
+    if prefer not in ("longer", "shorter"):
+        raise ValueError(f"prefer must be 'longer' or 'shorter', got {prefer!r}")
+    sign = 1 if prefer == "longer" else -1
+
+    def run(prompts, chosen, rejected):
+        return [_outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected)]
+    run.parse_failures = lambda: 0
     return run
 
 

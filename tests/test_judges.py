@@ -7,7 +7,7 @@ import pytest
 from crpl_helpers import ScriptedGenerator
 from recode_lib.judges import ConsistencyJudge, PairwiseJudge, PointwiseJudge, parse_choice, \
     parse_score, parse_yes_no
-from recode_lib.rm_eval import evaluate_methods, pairwise_method, pointwise_method
+from recode_lib.rm_eval import evaluate_methods, length_method, pairwise_method, pointwise_method
 
 
 @pytest.mark.parametrize("text,want", [("Score: 7", 7.0), ("I give it 8/10.", 8.0),
@@ -69,3 +69,18 @@ def test_evaluate_methods_table():
     assert {(r["method"], r["pair_type"]) for r in rows} >= {("pointwise", "a"), ("pairwise", "b")}
     with pytest.raises(ValueError, match="chosen"):
         evaluate_methods([{"prompt": "p", "rejected": "r"}], {})
+
+
+def test_length_baseline_prefers_the_longer_or_shorter_trace_and_ties_on_equal_length():
+    pairs = [{"prompt": "p", "chosen": "a much longer trace", "rejected": "short"},
+             {"prompt": "p", "chosen": "tiny", "rejected": "a longer rejected trace"},
+             {"prompt": "p", "chosen": "same", "rejected": "size"}]
+    rows = evaluate_methods(pairs, {"longer": length_method("longer"),
+                                    "shorter": length_method("shorter")}, n_boot=50)
+    acc = {r["method"]: (r["accuracy"], r["ties"]) for r in rows}
+    assert acc == {"longer": (0.5, 1), "shorter": (0.5, 1)}
+    out = length_method("longer")(["p"] * 3, [p["chosen"] for p in pairs],
+                                  [p["rejected"] for p in pairs])
+    assert out == [1.0, 0.0, 0.5]
+    with pytest.raises(ValueError, match="prefer"):
+        length_method("random")
