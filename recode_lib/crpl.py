@@ -7,8 +7,10 @@
 
 Base trace: the policy answers a problem with the shared reasoning-then-code format
 (recode_lib.prompts); the record keeps the problem id and prompt, the raw response, the canonical
-trace (format_response(reasoning, code)), and the sandbox verdict of its code. A trace whose
-response has no parsable reasoning+code is kept with `usable=False` and its reason (counted).
+trace (prompts.canonical_trace: reasoning then code, and it must parse back to the same code
+with format_ok), and the sandbox verdict of its code. A trace whose response has no parsable
+reasoning+code, or whose reasoning holds a code fence, is kept with `usable=False` and its
+reason (counted).
 
 Rewrite: for each usable trace, dimension, direction and generator, the generator LLM is asked
 (recode_lib.crpl_prompts) for `n_candidates` rewrites; the first that passes check_rewrite is
@@ -35,7 +37,8 @@ from tqdm.auto import tqdm
 from recode_lib.crpl_generate import generate, make_generator
 from recode_lib.crpl_prompts import DIMENSIONS, DIRECTIONS, TRANSFORMS, rewrite_messages, rule_rewrite
 from recode_lib.jsonl import JsonlStore
-from recode_lib.prompts import build_messages, format_response, parse_response, user_prompt
+from recode_lib.prompts import build_messages, canonical_trace, format_response, parse_response, \
+    user_prompt
 
 REJECT_REASONS = ("empty", "format", "unchanged", "changes_problem", "no_rule")
 
@@ -124,14 +127,16 @@ def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=Non
             reasoning, source = parsed.reasoning, "before"
             if not reasoning.strip() and cfg.trailing_reasoning and parsed.explanation:
                 reasoning, source = parsed.explanation, "explanation"
-            usable = parsed.has_code and bool(reasoning.strip())
+            trace, why = canonical_trace(reasoning, parsed.code)
+            usable = trace is not None
+            if parsed.has_code and not reasoning.strip():
+                why = parsed.reason or "no reasoning before the code"
             recs.append({
                 "id": f"{p.id}#s{k}", "problem_id": p.id, "policy": cfg.policy,
                 "prompt": user_prompt(p), "entry_point": p.entry_point, "response": text,
                 "reasoning": reasoning, "reasoning_from": source, "code": parsed.code,
-                "trace": format_response(reasoning, parsed.code) if usable else None,
-                "usable": usable, "format_ok": parsed.format_ok,
-                "reason": "" if usable else (parsed.reason or "no reasoning before the code"),
+                "trace": trace, "usable": usable, "format_ok": parsed.format_ok,
+                "reason": "" if usable else (why if parsed.has_code else parsed.reason),
                 "n_tokens": comps[0].n_tokens, "tests": p.tests,
                 "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
         judge_and_store(recs, store, execute)

@@ -10,6 +10,8 @@ A response is a reasoning section followed by one fenced Python code block:
     ```
 
 - build_messages(problem, reasoning=True) -> chat messages for a Problem (or a plain prompt).
+- canonical_trace(reasoning, code) -> (format_response(...) or None, why not): a trace that
+  parses back to the same code with format_ok (what CRPL and LCB-RB store as usable).
 - parse_response(text) -> Parsed(reasoning, code, has_code, format_ok, reason):
   `code` is the last fenced block that parses as Python (None if there is none: a format error
   for evaluation); a reply that starts straight with code and only closes the fence
@@ -93,6 +95,8 @@ def _unopened_block(text: str) -> tuple[str, int] | None:
     close = text.find("```")
     if close <= 0 or _FENCE.match(text.lstrip()):
         return None
+    if text[close + 3:].split("\n", 1)[0].strip():   # "```python": an opening fence
+        return None
     body = text[:close].strip("\n")
     if body.strip() and "\n" in body.strip() and _parses(body):
         return body, close + 3
@@ -101,7 +105,10 @@ def _unopened_block(text: str) -> tuple[str, int] | None:
 
 def parse_response(text: str) -> Parsed:
     text = text or ""
-    blocks = [m for m in _FENCE.finditer(text)
+    # a reply that starts with code and closes the fence: that fence closes, never opens
+    unopened = _unopened_block(text)
+    after = unopened[1] if unopened else 0
+    blocks = [m for m in _FENCE.finditer(text, after)
               if m.group(1).lower() in ("python", "py", "python3", "")]
     code, start, end = None, len(text), len(text)
     for m in reversed(blocks):
@@ -109,11 +116,9 @@ def parse_response(text: str) -> Parsed:
         if body.strip() and _parses(body):
             code, start, end = body.strip("\n"), m.start(), m.end()
             break
-    n_blocks = len(blocks)
-    if code is None:
-        unopened = _unopened_block(text)
-        if unopened is not None:
-            (code, end), start, n_blocks = unopened, 0, 1
+    n_blocks = len(blocks) + (unopened is not None)
+    if code is None and unopened is not None:
+        (code, end), start = unopened, 0
     m = _THINK.search(text)
     reasoning = (m.group(1) if m else text[:start]).strip()
     explanation = _THINK.sub("", text[end:]).strip().strip("`").strip()
@@ -131,6 +136,21 @@ def parse_response(text: str) -> Parsed:
 def extract_code(text: str) -> str | None:
     """The code to execute, or None (a format error)."""
     return parse_response(text).code
+
+
+def canonical_trace(reasoning: str, code: str | None) -> tuple[str | None, str]:
+    """(trace, "") when reasoning + code make a trace that parses back with format_ok, else
+    (None, why): no code, no reasoning, or reasoning that itself holds a code fence (the
+    canonical trace would then carry several code blocks)."""
+    if code is None or not code.strip():
+        return None, "no code"
+    if not (reasoning or "").strip():
+        return None, "no reasoning"
+    text = format_response(reasoning, code)
+    back = parse_response(text)
+    if not back.format_ok or (back.code or "").strip() != code.strip():
+        return None, f"trace does not round-trip ({back.reason or 'the code changes'})"
+    return text, ""
 
 
 def format_response(reasoning: str, code: str) -> str:

@@ -34,7 +34,7 @@ from recode_lib.code_mutants import make_mutants, normalize
 from recode_lib.crpl import CRPLConfig, _default_execute, judge_and_store
 from recode_lib.crpl_generate import generate, make_generator
 from recode_lib.jsonl import JsonlStore
-from recode_lib.prompts import format_response, user_prompt
+from recode_lib.prompts import canonical_trace, user_prompt
 
 EXPLAIN_SYSTEM = (
     "You are an expert Python programmer. Given a programming problem and a solution, write "
@@ -104,16 +104,17 @@ def generate_seeded_traces(problems, cfg: CRPLConfig, store_path, *, n_mutants: 
         recs = []
         for (p, tid, origin, detail, code), comps in zip(chunk, outs):
             reasoning = clean_reasoning(comps[0].text)
-            usable = bool(reasoning)
+            trace, why = canonical_trace(reasoning, code)
+            usable = trace is not None
             recs.append({
                 "id": tid, "problem_id": p.id, "policy": cfg.policy, "seeded": True,
                 "origin": origin, "origin_detail": detail,
                 "prompt": user_prompt(p), "entry_point": p.entry_point,
                 "response": comps[0].text, "reasoning": reasoning,
                 "reasoning_from": "explain_given_code", "code": code,
-                "trace": format_response(reasoning, code) if usable else None,
-                "usable": usable, "format_ok": usable,
-                "reason": "" if usable else "no reasoning in the reply",
+                "trace": trace, "usable": usable, "format_ok": usable,
+                "reason": "" if usable else ("no reasoning in the reply" if not reasoning
+                                             else why),
                 "n_tokens": comps[0].n_tokens, "tests": p.tests,
                 "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
         judge_and_store(recs, store, execute)

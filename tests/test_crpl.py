@@ -192,3 +192,13 @@ def test_trailing_explanation_becomes_reasoning_only_when_enabled(tmp_path):
                               generator=Scripted(), execute=fake_exec)
     assert on[0]["usable"] and on[0]["reasoning_from"] == "explanation"
     assert on[0]["trace"].startswith("<think>\nThis adds one to x.\n</think>\n```python\ndef f")
+
+
+def test_a_trace_whose_reasoning_holds_a_code_block_is_unusable_with_its_reason(tmp_path):
+    from recode_lib.crpl import generate_base_traces
+    text = ("<think>Try:\n```python\nadd = lambda a, b: a + b\n```\nthen a def.</think>\n"
+            "```python\n" + CODE + "\n```")
+    gen = ScriptedGenerator(lambda m, j: text)
+    out = generate_base_traces([_problem()], CRPLConfig(), tmp_path / "tr.jsonl", generator=gen)
+    assert not out[0]["usable"] and out[0]["trace"] is None
+    assert "round-trip" in out[0]["reason"]

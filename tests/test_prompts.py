@@ -39,3 +39,20 @@ def test_code_then_explanation_in_a_proper_block():
 def test_build_messages_has_system_and_user_turns():
     msgs = build_messages("Write f.")
     assert [m["role"] for m in msgs] == ["system", "user"] and "<think>" in msgs[0]["content"]
+
+
+def test_a_closing_fence_after_leading_code_never_opens_a_block():
+    # the prose after the fence happens to parse as Python ("Output: [2, 5]" is an annotation)
+    p = parse_response("def f(n):\n    return n + 1\n\nprint(f(3))\n```\n\nOutput: [2, 5]")
+    assert p.code.startswith("def f(n):") and p.explanation == "Output: [2, 5]"
+    assert not p.format_ok
+
+
+def test_canonical_trace_must_round_trip():
+    from recode_lib.prompts import canonical_trace
+    text, why = canonical_trace("Add the numbers.", "def f(a, b):\n    return a + b\n")
+    assert why == "" and parse_response(text).format_ok
+    assert canonical_trace("", "x = 1")[1] == "no reasoning"
+    assert canonical_trace("why", None)[1] == "no code"
+    bad, why = canonical_trace("First try:\n```python\nx = 0\n```\nthen", "x = 1")
+    assert bad is None and "round-trip" in why
