@@ -19,7 +19,9 @@ accepted. check_rewrite rejects, by reason: "empty", "format" (no reasoning + on
 gone or the entry function's arity changed). If none passes and `rule_fallback` is on, the
 deterministic rule rewriter is tried (source "rule", labelled op); when no rule applies the
 reason is "no_rule". Every (trace, dim, dir, generator) gets exactly one stored record, accepted
-or not, with all candidate rejection reasons: nothing is dropped silently. Both stages are
+or not, with all candidate rejection reasons and the rejected generator texts
+("rejected_candidates": [{reason, text}], to inspect what a generator got wrong): nothing is
+dropped silently. Both stages are
 resumable (JsonlStore keyed by id) and show tqdm bars.
 A generator spec with model "rules" is the rule rewriter alone (no LLM).
 It does not build pairs (crpl_pairs) or train anything (reward_model).
@@ -241,20 +243,23 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
                                 max_new_tokens=spec.max_new_tokens, n=spec.n_candidates,
                                 seed=spec.seed + start)
             for (t, d, r), comps in zip(chunk, outs):
-                reasons, rec = [], None
+                reasons, rejected, rec = [], [], None
                 for c in comps:
                     reason, parsed = check_rewrite(t, c.text)
                     if not reason:
                         rec = _record(t, d, r, spec, reasons, parsed, "model", "llm")
                         break
                     reasons.append(reason)
+                    rejected.append({"reason": reason, "text": c.text})
                 if rec is None and (cfg.rule_fallback or spec.model == "rules"):
                     reason, parsed, op = _rule_candidate(t, d, r, spec.seed)
                     if not reason:
                         rec = _record(t, d, r, spec, reasons, parsed, "rule", op)
                     else:
                         reasons.append(reason)
-                store.append(rec or _record(t, d, r, spec, reasons))
+                rec = rec or _record(t, d, r, spec, reasons)
+                rec["rejected_candidates"] = rejected
+                store.append(rec)
             bar.update(len(chunk))
         bar.close()
     wanted = {rewrite_id(t["id"], d, r, s.name) for t in usable for d in cfg.dimensions

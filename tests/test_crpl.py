@@ -59,6 +59,9 @@ def test_rewrites_counted_fallback_and_resume(tmp_path):
     deg = [r for r in rws if r["direction"] == "degrade"]
     assert all(r["accepted"] and r["source"] == "model" for r in opt)
     assert all(r["candidate_reasons"] == ["format"] for r in opt)
+    # what the generator wrote is kept with each rejection, for inspection
+    assert all(r["rejected_candidates"] == [{"reason": "format", "text": "no code at all"}]
+               for r in opt)
     # degrade: both model candidates fail, the rule fallback is used and labelled
     assert all(r["candidate_reasons"][:2] == ["format", "unchanged"] for r in deg)
     assert all(r["source"] == "rule" and r["transformation"]["op"].startswith("rule:")
