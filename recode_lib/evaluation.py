@@ -15,7 +15,9 @@ recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DI
   samples.jsonl  one record per (problem, sample), id "<problem_id>#<sample>": problem_id,
                  sample, response, code, status, outcome, passed, total, n_tokens,
                  finish_reason, format_ok, format_reason, assembly, dropped, time_s,
-                 memory_mb, strictness ({"1".."5","inf"}: R_k of the extrapolation paper)
+                 memory_mb, strictness ({"1".."5","inf"}: R_k of the extrapolation paper),
+                 first_failure (sandbox.first_failure: the first failing test's status,
+                 input length and time; None when correct or when there was no code)
   summary.json   recode_lib.eval_summary.summarize (pass@k with bootstrap CI, outcome and
                  status rates, tokens per response, format), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
@@ -112,7 +114,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     get_generator(backend, model, **generator_kwargs) is built when something must be
     generated. `early_stop` stops a sample's tests at its first failure (faster; the outcome
     class is then decided by that test alone)."""
-    from recode_lib.sandbox import execute_many, strictness
+    from recode_lib.sandbox import execute_many, first_failure, strictness
 
     problems = _as_problems(problems)
     sampling = sampling or SamplingConfig()
@@ -151,7 +153,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
         if prog.code is None:
             store.append({**row, "status": "no_code", "outcome": "format_error", "passed": 0,
                           "total": _n_tests(p), "time_s": 0.0, "memory_mb": None,
-                          "strictness": {str(s): 0 for s in STRICTNESS_KS}})
+                          "strictness": {str(s): 0 for s in STRICTNESS_KS},
+                          "first_failure": None})
             continue
         pending[sid] = row
         records.append({"id": sid, "code": prog.code, "tests": p.tests,
@@ -161,6 +164,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
         row = {**pending[res["id"]], **{f: res[f] for f in ("status", "outcome", "passed",
                                                           "total", "time_s", "memory_mb")}}
         row["strictness"] = strictness(res, STRICTNESS_KS)
+        row["first_failure"] = first_failure(res)
         with lock:
             store.append(row)
 

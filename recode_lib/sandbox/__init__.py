@@ -39,9 +39,9 @@ import threading
 
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.records import RecordError, parse_record
-from recode_lib.sandbox.strictness import strictness
+from recode_lib.sandbox.strictness import first_failure, strictness
 
-__all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness",
+__all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness", "first_failure",
            "isolation_mode"]
 
 
