@@ -113,3 +113,20 @@ def test_sweep_frontier_alone_is_drawn(tmp_path):
     assert [f.name for f in files] == ["sweep_frontier.pdf", "sweep_frontier.png"]
     with pytest.raises(ValueError):
         plots.fig_frontier(None, out_dir=tmp_path)
+
+
+def test_repair_figure_and_nodata_without_repair_rows(tmp_path):
+    from recode_lib.plots_repair import fig_repair
+    rate = {"repair_rate": 0.25, "ci_low": 0.0, "ci_high": 0.5, "n": 4}
+    write_json_atomic(tmp_path / "repair.json", {"rows": [
+        {"model": "start", "original_pass@1": 0.1, "original_ci": [0.0, 0.3],
+         "repair": {"all": rate, "correctness_failure": rate}},
+        {"model": "failure_conditioned", "original_pass@1": 0.2, "original_ci": [0.1, 0.3],
+         "repair": {"all": rate}}]})
+    out = fig_repair(tmp_path / "repair.json", out_dir=tmp_path)
+    assert {p.suffix for p in out} == {".pdf", ".png"} and all(p.stat().st_size > 0 for p in out)
+    write_json_atomic(tmp_path / "empty.json", {"rows": [{"model": "start", "repair": {}}]})
+    with pytest.raises(plots.NoData):
+        fig_repair(tmp_path / "empty.json", out_dir=tmp_path)
+    with pytest.raises(FileNotFoundError):
+        fig_repair(tmp_path / "absent.json", out_dir=tmp_path)
