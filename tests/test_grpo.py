@@ -7,7 +7,7 @@ import json
 import pytest
 
 from recode_lib.data.schema import Problem
-from recode_lib.grpo import build_dataset, load_recipe, read_metrics, train
+from recode_lib.grpo import RECIPES_DIR, build_dataset, load_recipe, read_metrics, train
 from recode_lib.rewards import REGISTRY, RewardFunction
 
 
@@ -85,8 +85,7 @@ def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
         build_dataset(bad)
 
 
-@pytest.mark.parametrize("name", ["cg_grpo_smoke", "cg_grpo_paper", "strictness_smoke",
-                                  "strictness_paper", "math_smoke", "math_paper"])
+@pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
 def test_shipped_recipes_load_into_grpo_configs(name, tmp_path):
     from recode_lib.grpo import grpo_config
 
