@@ -104,7 +104,7 @@ def judge_and_store(recs, store, execute) -> None:
                         if res else {"status": "no_code", "outcome": "format_error",
                                      "passed": 0, "total": None})
         del r["tests"]
-        store.append(r)
+    store.extend(recs)
 
 
 def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=None,
@@ -242,6 +242,7 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
                                 temperature=spec.temperature, top_p=spec.top_p,
                                 max_new_tokens=spec.max_new_tokens, n=spec.n_candidates,
                                 seed=spec.seed + start)
+            done = []
             for (t, d, r), comps in zip(chunk, outs):
                 reasons, rejected, rec = [], [], None
                 for c in comps:
@@ -259,7 +260,8 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
                         reasons.append(reason)
                 rec = rec or _record(t, d, r, spec, reasons)
                 rec["rejected_candidates"] = rejected
-                store.append(rec)
+                done.append(rec)
+            store.extend(done)
             bar.update(len(chunk))
         bar.close()
     wanted = {rewrite_id(t["id"], d, r, s.name) for t in usable for d in cfg.dimensions

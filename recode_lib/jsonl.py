@@ -4,6 +4,7 @@
     todo = [r for r in records if r["id"] not in store]     # skip finished work
     for rec in compute(todo):
         store.append(rec)                                  # flushed + fsynced per record
+    store.extend(batch)                                    # or a batch: new ids, one fsync
     rows = store.records()
 
 Guarantees: a record is appended whole or not at all (a torn last line from a crash is
@@ -127,7 +128,30 @@ class JsonlStore:
         return True
 
     def extend(self, records: Iterable[dict]) -> int:
-        return sum(self.append_new(r) for r in records)
+        """Append every record whose id is not stored yet (nor earlier in `records`) with one
+        write and one fsync; returns how many were written. A record without the key raises
+        before anything is written."""
+        new, seen = [], set()
+        for r in records:
+            if self.key not in r:
+                raise JsonlError(f"{self.path}: record without {self.key!r}: {str(r)[:200]}")
+            k = self._hashable(r[self.key])
+            if k not in self._ids and k not in seen:
+                seen.add(k)
+                new.append((k, r))
+        if not new:
+            return 0
+        text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n"
+                       for _, r in new)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        for k, r in new:
+            self._ids.add(k)
+            self._records.append(r)
+        return len(new)
 
 
 def _json_default(obj: Any) -> Any:

@@ -55,3 +55,16 @@ def test_atomic_writers_leave_no_temp_files(tmp_path):
     assert json.loads((tmp_path / "m.json").read_text()) == {"a": [1, 2]}
     assert len(read_jsonl(tmp_path / "x.jsonl")) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "x.jsonl"]
+
+
+def test_extend_writes_only_new_ids_once_and_survives_reopen(tmp_path):
+    path = tmp_path / "r.jsonl"
+    store = JsonlStore(path)
+    store.append({"id": "a", "v": 0})
+    assert store.extend([{"id": "a", "v": 9}, {"id": "b", "v": 1}, {"id": "b", "v": 2},
+                         {"id": "c", "v": 3}]) == 2
+    assert [(r["id"], r["v"]) for r in JsonlStore(path).records()] == [("a", 0), ("b", 1),
+                                                                        ("c", 3)]
+    with pytest.raises(JsonlError, match="without 'id'"):
+        store.extend([{"id": "d"}, {"v": 1}])
+    assert "d" not in JsonlStore(path)           # nothing of a bad batch is written
