@@ -16,7 +16,9 @@ Rewrite: for each usable trace, dimension, direction and generator, the generato
 (recode_lib.crpl_prompts) for `n_candidates` rewrites; the first that passes check_rewrite is
 accepted. check_rewrite rejects, by reason: "empty", "format" (no reasoning + one code block),
 "unchanged" (same reasoning), "changes_problem" (a top-level function/class of the base code is
-gone or the entry function's arity changed). If none passes and `rule_fallback` is on, the
+gone or the entry function's arity changed). An accepted rewrite keeps the base code by
+default (cfg.keep_base_code), so t, t+ and t- differ in reasoning only, which is what a
+reasoning-process RM should learn from. If none passes and `rule_fallback` is on, the
 deterministic rule rewriter is tried (source "rule", labelled op); when no rule applies the
 reason is "no_rule". Every (trace, dim, dir, generator) gets exactly one stored record, accepted
 or not, with all candidate rejection reasons and the rejected generator texts
@@ -69,7 +71,9 @@ class CRPLConfig:
     when a response has code but no reasoning before it, use the prose after the code as the
     reasoning (small chat models explain after the code); such traces are stored in the
     canonical reasoning-then-code order with reasoning_from="explanation" (off in the paper
-    profile)."""
+    profile); keep_base_code: an accepted LLM rewrite keeps the base trace's code, so t, t+ and
+    t- differ in reasoning only (a changed generator code is stored as "generator_code");
+    False uses the generator's code."""
     policy: str = "smollm2"
     policy_backend: str = "hf"
     traces_per_problem: int = 1
@@ -81,6 +85,7 @@ class CRPLConfig:
     batch_size: int = 8
     seed: int = 0
     trailing_reasoning: bool = False
+    keep_base_code: bool = True
 
 
 def _default_execute(records):
@@ -194,7 +199,8 @@ def rewrite_id(trace_id: str, dimension: str, direction: str, generator: str) ->
     return f"{trace_id}|{dimension}|{direction}|{generator}"
 
 
-def _record(trace, dim, direc, spec, reasons, accepted_parsed=None, source=None, op=None):
+def _record(trace, dim, direc, spec, reasons, accepted_parsed=None, source=None, op=None,
+            keep_base_code=True):
     rec = {"id": rewrite_id(trace["id"], dim, direc, spec.name), "trace_id": trace["id"],
            "problem_id": trace["problem_id"], "dimension": dim, "direction": direc,
            "generator": spec.name, "generator_model": spec.model, "candidate_reasons": reasons,
@@ -202,9 +208,14 @@ def _record(trace, dim, direc, spec, reasons, accepted_parsed=None, source=None,
            "transformation": {"instruction": TRANSFORMS[(dim, direc)], "op": op},
            "reason": "" if accepted_parsed is not None else (reasons[-1] if reasons else "empty")}
     if accepted_parsed is not None:
+        # the pair contrasts reasoning only: the base trace's code is kept, and a code the
+        # generator changed is recorded beside it
+        code = trace["code"] if keep_base_code else accepted_parsed.code
         rec["reasoning"] = accepted_parsed.reasoning
-        rec["code"] = accepted_parsed.code
-        rec["trace"] = format_response(accepted_parsed.reasoning, accepted_parsed.code)
+        rec["code"] = code
+        rec["trace"] = format_response(accepted_parsed.reasoning, code)
+        if _norm(accepted_parsed.code) != _norm(trace["code"]):
+            rec["generator_code"] = accepted_parsed.code
     return rec
 
 
@@ -248,7 +259,8 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
                 for c in comps:
                     reason, parsed = check_rewrite(t, c.text)
                     if not reason:
-                        rec = _record(t, d, r, spec, reasons, parsed, "model", "llm")
+                        rec = _record(t, d, r, spec, reasons, parsed, "model", "llm",
+                                      keep_base_code=cfg.keep_base_code)
                         break
                     reasons.append(reason)
                     rejected.append({"reason": reason, "text": c.text})

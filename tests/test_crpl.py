@@ -205,3 +205,15 @@ def test_a_trace_whose_reasoning_holds_a_code_block_is_unusable_with_its_reason(
     out = generate_base_traces([_problem()], CRPLConfig(), tmp_path / "tr.jsonl", generator=gen)
     assert not out[0]["usable"] and out[0]["trace"] is None
     assert "round-trip" in out[0]["reason"]
+
+
+def test_accepted_rewrites_keep_the_base_code_so_pairs_differ_in_reasoning_only(tmp_path):
+    other = "def add(a, b):\n    return b + a + 0"
+    gen = ScriptedGenerator(lambda m, j: format_response("Sum them, order does not matter.",
+                                                         other))
+    keep = synthesize_rewrites([trace()], _cfg(), tmp_path / "a.jsonl", generators={"g1": gen})
+    assert all(r["accepted"] and r["code"] == CODE and r["generator_code"] == other
+               and r["trace"].endswith(CODE + "\n```") for r in keep)
+    use = synthesize_rewrites([trace()], _cfg(keep_base_code=False), tmp_path / "b.jsonl",
+                              generators={"g1": gen})
+    assert all(r["code"] == other for r in use)
