@@ -93,6 +93,14 @@ def test_notebook_smoke_output(executed):
     assert metrics["n_tokens"] > 0 and metrics["provenance"]["versions"]["torch"]
 
 
+def test_repair_notebook_records_every_model_and_online_round(executed):
+    run, _ = executed
+    repair = json.loads((run / "09_repair" / "repair.json").read_text())
+    assert [r["model"] for r in repair["rows"]] == ["start", "original_only", "failure_conditioned"]
+    assert repair["rounds"] == 2 and set(repair["train_tasks"]) == {"round1", "round2"}
+    assert (run / "09_repair" / "failure_conditioned_r2" / "final" / ".complete").is_file()
+
+
 @pytest.mark.parametrize("profile", ["smoke", "paper"])
 def test_profile_parameters_resolve_for_every_notebook(profile):
     """Every key a profile sets for a notebook is declared by that notebook (no typos that
