@@ -22,7 +22,8 @@ recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DI
                  status rates, tokens per response, format), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
   run.json       what the results depend on (model, sampling except n, prompt style); a later
-                 call with a different one raises instead of mixing results.
+                 call with a different one raises, or with on_config_change="set_aside"
+                 moves the old folder aside, instead of mixing results.
 Resumable at both stages: finished samples are skipped, generated-but-unexecuted ones are only
 executed, and raising n adds samples. It does not train, and it does not decide which tests a
 benchmark has (the loaders in recode_lib.data do).
@@ -30,6 +31,7 @@ benchmark has (the loaders in recode_lib.data do).
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -41,6 +43,7 @@ from recode_lib.eval_summary import summarize
 from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, SamplingConfig,
                                    get_generator, sample_seed)
 from recode_lib.jsonl import JsonlError, JsonlStore, read_json, write_json_atomic
+from recode_lib.paths import set_aside
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
 
@@ -77,14 +80,19 @@ def _as_problems(problems) -> list[Problem]:
     return out
 
 
-def _check_run(path: Path, cfg: dict) -> None:
+def _check_run(path: Path, cfg: dict, on_change: str = "raise") -> None:
     if path.exists():
         old = read_json(path)
         diff = sorted(k for k in cfg if old.get(k) != cfg[k])
         if diff:
-            raise ValueError(f"{path}: this folder holds results for another configuration "
-                             f"(differs in {', '.join(diff)}: {[old.get(k) for k in diff]} vs "
-                             f"{[cfg[k] for k in diff]}); use another output folder")
+            what = (f"{path}: this folder holds results for another configuration (differs in "
+                    f"{', '.join(diff)}: {[old.get(k) for k in diff]} vs {[cfg[k] for k in diff]})")
+            if on_change != "set_aside":
+                raise ValueError(f"{what}; use another output folder")
+            moved = set_aside(path.parent)
+            print(f"{what}: moved the old results to {moved}", file=sys.stderr)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(path, cfg)
     else:
         write_json_atomic(path, cfg)
 
@@ -108,12 +116,14 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
              reasoning: bool = True, benchmark: str | None = None,
              generator: Generator | None = None, generator_kwargs: dict | None = None,
              workers: int | None = None, sandbox_config=None, early_stop: bool = False,
-             progress: bool = True) -> dict:
+             progress: bool = True, on_config_change: str = "raise") -> dict:
     """Evaluate `model` on `problems`; returns (and writes) the summary. `generator` reuses an
     existing backend (e.g. one loaded model for several benchmarks); otherwise
     get_generator(backend, model, **generator_kwargs) is built when something must be
     generated. `early_stop` stops a sample's tests at its first failure (faster; the outcome
-    class is then decided by that test alone)."""
+    class is then decided by that test alone). `on_config_change`: when out_dir holds results
+    of another model/sampling/prompt style, "raise" (default) or "set_aside" (rename the old
+    folder to <out_dir>.stale-<k>, printed, and start clean: what re-run notebooks use)."""
     from recode_lib.sandbox import execute_many, first_failure, strictness
 
     problems = _as_problems(problems)
@@ -123,8 +133,10 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
         raise ValueError(f"pass@k needs 1 <= k <= n; got k={ks} with n={sampling.n}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if on_config_change not in ("raise", "set_aside"):
+        raise ValueError(f"on_config_change must be 'raise' or 'set_aside', got {on_config_change!r}")
     _check_run(out / "run.json", {"model": str(model), "sampling": sampling.sample_key(),
-                                  "reasoning": bool(reasoning)})
+                                  "reasoning": bool(reasoning)}, on_config_change)
     store = JsonlStore(out / "samples.jsonl")
     by_id = _check_rows(store)
     wanted = [(p, i) for p in problems for i in range(sampling.n)]

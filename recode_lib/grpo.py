@@ -13,7 +13,8 @@ name or a path and keyword overrides; an unknown field raises naming the file an
 Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
 `recode_lib.math_task.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
-complete, and if training raises it first saves a checkpoint (so a crash never loses the steps
+complete (both only when output_dir was trained on the same recipe and problems: otherwise the
+old run is moved aside to <output_dir>.stale-<k>, see retire_stale_run), and if training raises it first saves a checkpoint (so a crash never loses the steps
 done) and then re-raises. The local metrics file comes from recode_lib.grpo_logging.
 
 Paper profile (GPUs; needs `pip install -e .[gpu]`): vLLM generation and DeepSpeed ZeRO-3:
@@ -35,6 +36,7 @@ only through TRL/accelerate when a recipe asks for them.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -220,6 +222,36 @@ class TrainResult:
     skipped: bool                   # True when final/ already existed
 
 
+def run_fingerprint(recipe: GRPORecipe, problems) -> str:
+    """What a trained run depends on: every recipe field and every training problem (the same
+    after the YAML/jsonl round trip of the accelerate launcher)."""
+    probs = [p.to_dict() if hasattr(p, "to_dict") else p for p in problems]
+    payload = json.dumps({"recipe": dataclasses.asdict(recipe), "problems": probs},
+                         sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:
+    """When output_dir holds a run of another recipe or problem set (its fingerprint.json
+    differs), move it aside to <output_dir>.stale-<k> (printed; nothing is deleted) so the run
+    starts clean instead of skipping or resuming stale work. Records the fingerprint; returns
+    where an old run went, or None. A folder without fingerprint.json is left as it is."""
+    from recode_lib.jsonl import read_json, write_json_atomic
+    from recode_lib.paths import set_aside
+
+    out = Path(output_dir)
+    f = out / "fingerprint.json"
+    moved = None
+    if f.is_file() and read_json(f).get("fingerprint") != fingerprint:
+        moved = set_aside(out)
+        print(f"{out} holds a run of another recipe or problem set: moved it to {moved}",
+              file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    if not f.is_file():
+        write_json_atomic(f, {"fingerprint": fingerprint})
+    return moved
+
+
 def final_complete(output_dir: str | Path) -> bool:
     return (Path(output_dir) / "final" / ".complete").is_file()
 
@@ -238,6 +270,7 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     out = Path(output_dir)
     final = out / "final"
     metrics = out / "metrics.jsonl"
+    retire_stale_run(out, run_fingerprint(recipe, problems))
     if final_complete(out):
         return TrainResult(out, final, metrics, None, True)
     out.mkdir(parents=True, exist_ok=True)

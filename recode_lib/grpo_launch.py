@@ -21,7 +21,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from recode_lib.grpo import GRPORecipe, TrainResult, final_complete, load_recipe, train
+from recode_lib.grpo import (GRPORecipe, TrainResult, final_complete, load_recipe, retire_stale_run,
+                             run_fingerprint, train)
 
 
 def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
@@ -41,6 +42,7 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     if launcher != "accelerate":
         raise ValueError(f"launcher must be 'inprocess' or 'accelerate', got {launcher!r}")
     out = Path(output_dir)
+    retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(dataclasses.asdict(recipe.validate())))

@@ -4,6 +4,8 @@
   else None (loaders then fetch from the canonical source, or raise naming what is missing).
 - runs_dir(profile): `$RECODE_RUNS_DIR/<profile>` or `<project>/runs/<profile>`.
 - cache_dir(): `$RECODE_CACHE_DIR`, else `$XDG_CACHE_HOME/recode`, else `~/.cache/recode`.
+- set_aside(folder): rename a folder holding results of another configuration to
+  `<folder>.stale-<k>` (never deletes), so a re-run with new settings starts clean.
 It does not create anything except where a function says so.
 """
 
@@ -41,3 +43,13 @@ def cache_dir(create: bool = True) -> Path:
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def set_aside(folder) -> Path:
+    """Rename `folder` to the first free `<folder>.stale-<k>` and return the new path."""
+    folder = Path(folder)
+    k = 1
+    while (target := folder.with_name(f"{folder.name}.stale-{k}")).exists():
+        k += 1
+    folder.rename(target)
+    return target

@@ -230,3 +230,15 @@ def test_cli_user_errors_exit_2_with_one_line(tmp_path, capsys):
     code, _, err = _cli(["eval", "--model", "m", "--benchmark", "microbench", "--k", "5",
                          "--limit", "1", "--out", str(tmp_path / "p")], capsys)
     assert code == 2 and "k=[5] with n=1" in err
+
+
+def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
+    _eval(tmp_path, Scripted(), n=1, k=(1,))
+    s = evaluate("scripted", PROBLEMS, sampling=SamplingConfig(temperature=0.2, n=1),
+                 out_dir=tmp_path / "ev", generator=Scripted(), progress=False,
+                 on_config_change="set_aside")
+    assert s["n_samples"] == len(PROBLEMS)
+    old = tmp_path / "ev.stale-1"
+    assert (old / "samples.jsonl").is_file() and (old / "run.json").is_file()
+    assert json.loads((tmp_path / "ev" / "run.json").read_text())["sampling"] != \
+        json.loads((old / "run.json").read_text())["sampling"]

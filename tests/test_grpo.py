@@ -47,6 +47,39 @@ def test_two_steps_write_metrics_checkpoint_and_final(tiny_model_dir, tmp_path):
     assert again.skipped and len(read_metrics(out)) == 2
 
 
+def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
+    from recode_lib.grpo import retire_stale_run, run_fingerprint
+
+    r = load_recipe("cg_grpo_smoke")
+    fp = run_fingerprint(r, problems())
+    out = tmp_path / "run"
+    assert retire_stale_run(out, fp) is None
+    (out / "final").mkdir()
+    (out / "final" / ".complete").write_text("")
+    assert retire_stale_run(out, fp) is None and (out / "final").is_dir()   # same: kept
+    assert run_fingerprint(load_recipe("cg_grpo_smoke", max_steps=7), problems()) != fp
+    new_fp = run_fingerprint(r, problems(3))
+    assert new_fp != fp
+    moved = retire_stale_run(out, new_fp)
+    assert moved == tmp_path / "run.stale-1" and (moved / "final" / ".complete").is_file()
+    assert not (out / "final").exists()
+    assert json.loads((out / "fingerprint.json").read_text())["fingerprint"] == new_fp
+
+
+def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
+    import dataclasses
+
+    import yaml
+
+    from recode_lib.grpo import run_fingerprint
+
+    r = load_recipe("strictness_paper")
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(dataclasses.asdict(r)))
+    back = load_recipe(tmp_path / "r.yaml")
+    probs = [Problem.from_dict(json.loads(json.dumps(p.to_dict()))) for p in problems()]
+    assert run_fingerprint(back, probs) == run_fingerprint(r, problems())
+
+
 def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path):
     calls = {"n": 0}
 
