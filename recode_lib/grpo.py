@@ -235,17 +235,19 @@ def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:
     """When output_dir holds a run of another recipe or problem set (its fingerprint.json
     differs), move it aside to <output_dir>.stale-<k> (printed; nothing is deleted) so the run
     starts clean instead of skipping or resuming stale work. Records the fingerprint; returns
-    where an old run went, or None. A folder without fingerprint.json is left as it is."""
+    where an old run went, or None. A non-empty folder without fingerprint.json (whose origin
+    is unknown) is moved aside too."""
     from recode_lib.jsonl import read_json, write_json_atomic
     from recode_lib.paths import set_aside
 
     out = Path(output_dir)
     f = out / "fingerprint.json"
     moved = None
-    if f.is_file() and read_json(f).get("fingerprint") != fingerprint:
+    unknown = out.is_dir() and not f.is_file() and any(out.iterdir())
+    if unknown or (f.is_file() and read_json(f).get("fingerprint") != fingerprint):
         moved = set_aside(out)
-        print(f"{out} holds a run of another recipe or problem set: moved it to {moved}",
-              file=sys.stderr)
+        why = "an unfingerprinted run" if unknown else "a run of another recipe or problem set"
+        print(f"{out} holds {why}: moved it to {moved}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     if not f.is_file():
         write_json_atomic(f, {"fingerprint": fingerprint})

@@ -64,6 +64,9 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
     assert moved == tmp_path / "run.stale-1" and (moved / "final" / ".complete").is_file()
     assert not (out / "final").exists()
     assert json.loads((out / "fingerprint.json").read_text())["fingerprint"] == new_fp
+    legacy = tmp_path / "legacy"
+    (legacy / "final").mkdir(parents=True)                    # trained before fingerprints
+    assert retire_stale_run(legacy, fp) == tmp_path / "legacy.stale-1"
 
 
 def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
