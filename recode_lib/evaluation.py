@@ -21,7 +21,8 @@ recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DI
   summary.json   recode_lib.eval_summary.summarize (pass@k with bootstrap CI, outcome and
                  status rates, tokens per response, format), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
-  run.json       what the results depend on (model, sampling except n, prompt style); a later
+  run.json       what the results depend on (model, model_stamp: the local folder's weight
+                 files, sampling except n, prompt style); a later
                  call with a different one raises, or with on_config_change="set_aside"
                  moves the old folder aside, instead of mixing results.
 Resumable at both stages: finished samples are skipped, generated-but-unexecuted ones are only
@@ -80,6 +81,20 @@ def _as_problems(problems) -> list[Problem]:
     return out
 
 
+def model_stamp(model) -> str | None:
+    """For a local model folder, a stamp of its weight and config files (names, sizes, mtimes):
+    a folder retrained or re-merged in place gets a new stamp. None for hub ids / aliases."""
+    import hashlib
+
+    folder = Path(str(model))
+    if not folder.is_dir():
+        return None
+    files = sorted(f for f in folder.iterdir()
+                   if f.suffix in (".safetensors", ".bin", ".json") and f.is_file())
+    text = "|".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def _check_run(path: Path, cfg: dict, on_change: str = "raise") -> None:
     if path.exists():
         old = read_json(path)
@@ -135,7 +150,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     out.mkdir(parents=True, exist_ok=True)
     if on_config_change not in ("raise", "set_aside"):
         raise ValueError(f"on_config_change must be 'raise' or 'set_aside', got {on_config_change!r}")
-    _check_run(out / "run.json", {"model": str(model), "sampling": sampling.sample_key(),
+    _check_run(out / "run.json", {"model": str(model), "model_stamp": model_stamp(model),
+                                  "sampling": sampling.sample_key(),
                                   "reasoning": bool(reasoning)}, on_config_change)
     store = JsonlStore(out / "samples.jsonl")
     by_id = _check_rows(store)

@@ -24,6 +24,7 @@ It does not generate or execute anything.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import random
 from collections import Counter, defaultdict
 
@@ -79,13 +80,17 @@ def repair_prompt(problem, sample: dict) -> str:
 
 def repair_problem(problem, sample: dict):
     """A Problem with the original's tests and limits and the repair prompt; id
-    "<problem id>~repair~<sample id>", metadata {repair_of, original_problem, failure, status}."""
+    "<problem id>~repair~<sample index>-<prompt hash>", metadata {repair_of, original_problem,
+    failure, status}."""
     sid = sample.get("id") or f"{problem.id}#{sample.get('sample')}"
     meta = dict(problem.metadata or {}) | {
         "repair_of": sid, "original_problem": problem.id, "failure": sample.get("outcome"),
         "status": sample.get("status")}
-    return dataclasses.replace(problem, id=f"{problem.id}~repair~{sid.split('#')[-1]}",
-                               prompt=repair_prompt(problem, sample), metadata=meta)
+    prompt = repair_prompt(problem, sample)
+    # the id names the content: another failed attempt is another task (no stale reuse)
+    digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+    return dataclasses.replace(problem, id=f"{problem.id}~repair~{sid.split('#')[-1]}-{digest}",
+                               prompt=prompt, metadata=meta)
 
 
 def repair_tasks(problems, samples, *, outcomes=FAILURES, max_per_problem: int = 2,

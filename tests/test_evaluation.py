@@ -242,3 +242,18 @@ def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
     assert (old / "samples.jsonl").is_file() and (old / "run.json").is_file()
     assert json.loads((tmp_path / "ev" / "run.json").read_text())["sampling"] != \
         json.loads((old / "run.json").read_text())["sampling"]
+
+
+def test_a_model_folder_rewritten_in_place_is_another_configuration(tmp_path):
+    import os
+
+    from recode_lib.evaluation import model_stamp
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"x" * 10)
+    (folder / "config.json").write_text("{}")
+    first = model_stamp(folder)
+    assert first and model_stamp(folder) == first and model_stamp("hub/name") is None
+    os.utime(folder / "model.safetensors", ns=(1, 1))               # retrained: new mtime
+    assert model_stamp(folder) != first

@@ -50,7 +50,9 @@ def test_feedback_gives_statistics_but_never_expected_outputs():
 def test_tasks_keep_tests_and_limits_and_show_the_failed_code():
     tasks, rep = repair_tasks([_problem()], [_sample(code="print('attempt')")])
     (t,) = tasks
-    assert t.tests == TESTS and t.time_limit_s == 2.0 and t.id == "t/p~repair~0"
+    assert t.tests == TESTS and t.time_limit_s == 2.0 and t.id.startswith("t/p~repair~0-")
+    other, _ = repair_tasks([_problem()], [_sample(code="print('another attempt')")])
+    assert other[0].id != t.id                  # another failed program is another task
     assert "print('attempt')" in t.prompt and "Execution feedback:" in t.prompt
     assert t.metadata["repair_of"] == "t/p#0" and t.metadata["failure"] == "correctness_failure"
     assert rep == {"eligible:correctness_failure": 1, "taken:correctness_failure": 1, "tasks": 1}
