@@ -94,10 +94,12 @@ def _default_execute(records):
     return execute_many(records)
 
 
-def judge_and_store(recs, store, execute) -> None:
+def judge_and_store(recs, store, execute=None) -> None:
     """Run each record's code ("code", "tests", limits) in the sandbox, set its "verdict"
     (status, outcome, passed, total; "no_code" counts as a format error), drop "tests", and
-    append it to `store`. Shared by the policy traces here and recode_lib.seeded_traces."""
+    append it to `store`. Shared by the policy traces here and recode_lib.seeded_traces.
+    `execute` (records -> results) defaults to the sandbox's execute_many."""
+    execute = execute or _default_execute
     runnable = [r for r in recs if r["code"]]
     results = execute([{"id": r["id"], "code": r["code"], "tests": r["tests"],
                         "time_limit_s": r["time_limit_s"], "memory_mb": r["memory_mb"]}
@@ -116,7 +118,6 @@ def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=Non
                          execute=None) -> list[dict]:
     """Stage 1: policy responses + sandbox verdicts, one record per (problem, sample)."""
     store = JsonlStore(store_path)
-    execute = execute or _default_execute
     jobs = [(p, k) for p in problems for k in range(cfg.traces_per_problem)
             if f"{p.id}#s{k}" not in store]
     if jobs and generator is None:

@@ -31,7 +31,7 @@ from collections import Counter
 from tqdm.auto import tqdm
 
 from recode_lib.code_mutants import make_mutants, normalize
-from recode_lib.crpl import CRPLConfig, _default_execute, judge_and_store
+from recode_lib.crpl import CRPLConfig, judge_and_store
 from recode_lib.crpl_generate import generate, make_generator
 from recode_lib.jsonl import JsonlStore
 from recode_lib.prompts import canonical_trace, user_prompt
@@ -81,7 +81,6 @@ def generate_seeded_traces(problems, cfg: CRPLConfig, store_path, *, n_mutants: 
     """(records, report). One record per (problem, seeded program), id "<pid>#<origin>#<k>".
     cfg supplies the policy (model, backend, temperature, max_new_tokens), batch_size, seed."""
     store = JsonlStore(store_path)
-    execute = execute or _default_execute
     report = Counter()
     jobs = []
     for p in problems:
