@@ -14,8 +14,8 @@ Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
 `recode_lib.math_task.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
 complete (both only when output_dir was trained on the same recipe and problems: otherwise the
-old run is moved aside to <output_dir>.stale-<k>, see retire_stale_run), and if training raises it first saves a checkpoint (so a crash never loses the steps
-done) and then re-raises. The local metrics file comes from recode_lib.grpo_logging.
+old run is moved aside to <output_dir>.stale-<k>, see retire_stale_run), and if training raises
+it first saves a checkpoint (so a crash never loses the steps done) and then re-raises. The local metrics file comes from recode_lib.grpo_logging.
 
 Paper profile (GPUs; needs `pip install -e .[gpu]`): vLLM generation and DeepSpeed ZeRO-3:
 
@@ -36,7 +36,6 @@ only through TRL/accelerate when a recipe asks for them.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -225,10 +224,9 @@ class TrainResult:
 def run_fingerprint(recipe: GRPORecipe, problems) -> str:
     """What a trained run depends on: every recipe field and every training problem (the same
     after the YAML/jsonl round trip of the accelerate launcher)."""
-    probs = [p.to_dict() if hasattr(p, "to_dict") else p for p in problems]
-    payload = json.dumps({"recipe": dataclasses.asdict(recipe), "problems": probs},
-                         sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    from recode_lib.provenance import fingerprint
+
+    return fingerprint(recipe, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
 
 
 def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:

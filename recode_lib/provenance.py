@@ -1,6 +1,7 @@
 """Provenance stamps for results: seed, resolved config, git hash, package versions.
 
     stamp = provenance(seed=0, config=cfg)   # a JSON-able dict to store beside results
+    fingerprint(cfg, data)                   # 16 hex chars naming what a result depends on
 
 It reads versions from installed package metadata (no heavy imports) and the git hash of the
 project checkout (None outside a git checkout; "-dirty" suffix when the tree has changes).
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
+import json
 import platform
 import subprocess
 import sys
@@ -62,3 +65,10 @@ def provenance(seed: int | None = None, config: Any = None) -> dict[str, Any]:
         "platform": platform.platform(),
         "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def fingerprint(*parts: Any) -> str:
+    """A stable 16-hex-digit hash of JSON-able parts (dataclasses become dicts, keys sorted,
+    anything else through str): equal inputs give equal fingerprints across processes."""
+    blob = json.dumps([_plain(x) for x in parts], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -90,12 +90,10 @@ def _tokenize_pairs(pairs, tokenizer, max_length):
 def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
     """A hash of the config and the training pairs: a saved RM is reused only for the same
     fingerprint (new pairs from a re-run synthesis must retrain it)."""
-    import hashlib
+    from recode_lib.provenance import fingerprint
 
-    h = hashlib.sha256(json.dumps(asdict(cfg), sort_keys=True, default=str).encode())
-    for p in train_pairs:
-        h.update(json.dumps([p.get("prompt"), p.get("chosen"), p.get("rejected")]).encode())
-    return h.hexdigest()[:16]
+    return fingerprint(cfg, [[p.get("prompt"), p.get("chosen"), p.get("rejected")]
+                             for p in train_pairs])
 
 
 def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:

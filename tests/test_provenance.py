@@ -17,3 +17,16 @@ def test_stamp_has_seed_config_git_and_versions():
 
 def test_missing_packages_are_none_not_errors():
     assert package_versions(("surely-not-installed-pkg",)) == {"surely-not-installed-pkg": None}
+
+
+def test_fingerprint_is_stable_and_sensitive():
+    from dataclasses import dataclass
+
+    from recode_lib.provenance import fingerprint
+
+    @dataclass
+    class C:
+        a: int = 1
+
+    assert fingerprint(C(), {"y": 2, "x": 1}) == fingerprint({"a": 1}, {"x": 1, "y": 2})
+    assert fingerprint(C(a=2)) != fingerprint(C()) and len(fingerprint(C())) == 16
