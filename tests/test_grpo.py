@@ -7,7 +7,7 @@ import json
 import pytest
 
 from recode_lib.data.schema import Problem
-from recode_lib.grpo import RECIPES_DIR, build_dataset, load_recipe, read_metrics, train
+from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, read_metrics, train
 from recode_lib.rewards import REGISTRY, RewardFunction
 
 
@@ -48,7 +48,7 @@ def test_two_steps_write_metrics_checkpoint_and_final(tiny_model_dir, tmp_path):
 
 
 def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
-    from recode_lib.grpo import retire_stale_run, run_fingerprint
+    from recode_lib.training.grpo import retire_stale_run, run_fingerprint
 
     r = load_recipe("cg_grpo_smoke")
     fp = run_fingerprint(r, problems())
@@ -74,7 +74,7 @@ def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
 
     import yaml
 
-    from recode_lib.grpo import run_fingerprint
+    from recode_lib.training.grpo import run_fingerprint
 
     r = load_recipe("strictness_paper")
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(dataclasses.asdict(r)))
@@ -123,7 +123,7 @@ def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
 def test_shipped_recipes_load_into_grpo_configs(name, tmp_path):
-    from recode_lib.grpo import grpo_config
+    from recode_lib.training.grpo import grpo_config
 
     r = load_recipe(name)
     if r.use_vllm or r.bf16:      # GPU recipes: check the fields, not a CUDA-only GRPOConfig

@@ -1,4 +1,4 @@
-"""recode_lib.merge: one-pass multi-alpha weight interpolation/extrapolation."""
+"""recode_lib.weights.merge: one-pass multi-alpha weight interpolation/extrapolation."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from recode_lib import merge as M
+from recode_lib.weights import merge as M
 
 ALPHAS = (-1.0, 0.0, 0.3, 1.0, 2.5)
 
