@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import shutil
@@ -173,7 +174,8 @@ def test_mismatches_fail_before_writing(pair, tmp_path, kind, match):
 
 def test_not_enough_disk_space_fails_before_writing(pair, tmp_path, monkeypatch):
     low, high = pair
-    monkeypatch.setattr(M.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10, 10, 1000))
+    usage = collections.namedtuple("usage", "total used free")(10, 10, 1000)   # 1000 bytes free
+    monkeypatch.setattr(M.shutil, "disk_usage", lambda p: usage)
     with pytest.raises(M.MergeError, match="only 0.00 GB free"):
         M.merge_grid(M.MergeConfig(str(low), str(high), (0.5, 1.5), str(tmp_path / "o")))
     assert not (tmp_path / "o").exists()

@@ -1,5 +1,6 @@
-"""Notebooks as tested artefacts: every pipeline notebook runs top to bottom with the tiny model,
-and committed notebooks are stripped and follow the parameters-cell convention."""
+"""Notebooks as tested artefacts: every pipeline notebook runs top to bottom with the tiny model
+(marker `notebooks`: `make test-notebooks`, run by CI, not by `make test`), and committed
+notebooks are stripped and follow the parameters-cell convention."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def executed(tiny_model_dir, tmp_path_factory):
     return root / "runs" / "tiny", error
 
 
+@pytest.mark.notebooks
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes_with_tiny_model(nb, executed):
     run, error = executed
@@ -87,12 +89,14 @@ def test_every_notebook_has_a_profile_section(profile):
     assert stems <= set(spec), f"{profile}.yaml lacks sections for {sorted(stems - set(spec))}"
 
 
+@pytest.mark.notebooks
 def test_notebook_smoke_output(executed):
     run, _ = executed
     metrics = json.loads((run / "00_data_and_models" / "metrics.json").read_text())
     assert metrics["n_tokens"] > 0 and metrics["provenance"]["versions"]["torch"]
 
 
+@pytest.mark.notebooks
 def test_repair_notebook_records_every_model_and_online_round(executed):
     run, _ = executed
     repair = json.loads((run / "09_repair" / "repair.json").read_text())
