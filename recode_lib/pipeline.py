@@ -3,6 +3,7 @@
     recode reproduce --profile smoke                 # everything, skipping finished notebooks
     recode reproduce --profile smoke --only 00,05    # just these
     recode reproduce --profile paper --from 04 --force   # arguments: recode_lib.cli.reproduce
+    parse_list("gated,additive") -> ["gated", "additive"]   # a comma-separated parameter
 
 A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
 
@@ -52,6 +53,23 @@ class NotebookResult:
     status: str          # completed | skipped | failed
     wall_s: float
     output: Path | None
+
+
+def parse_list(value, cast=str) -> list:
+    """A comma-separated notebook parameter as a list: parse_list("gated, additive") ->
+    ["gated", "additive"], parse_list("1,2", int) -> [1, 2]; empty items are dropped, a list or
+    tuple is taken as is (each item cast), a scalar (e.g. KS = 1) is one item."""
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    out = []
+    for item in items:
+        text = str(item).strip()
+        if text:
+            try:
+                out.append(cast(text))
+            except ValueError:
+                raise ValueError(f"{value!r}: item {text!r} is not a valid "
+                                 f"{getattr(cast, '__name__', cast)}") from None
+    return out
 
 
 def notebooks_dir() -> Path:

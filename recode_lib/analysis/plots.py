@@ -9,6 +9,7 @@
     plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json",
                           RUN / "02_reward_model" / "metrics.json")
     plots.fig_repair(RUN / "09_repair" / "repair.json")
+    plots.rebuild_all(RUN, out_dir=...)     # every figure above: {"made": {...}, "skipped": {...}}
 
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
@@ -345,3 +346,52 @@ def fig_repair(repair, out_dir=None, name="repair") -> list[Path]:
     paths = save(fig, name, out_dir)
     plt.close(fig)
     return paths
+
+
+def _metrics_dirs(folder: Path) -> dict[str, Path]:
+    if not folder.is_dir():
+        return {}
+    return {d.name: d for d in sorted(folder.iterdir()) if (d / "metrics.jsonl").is_file()}
+
+
+def rebuild_all(run_dir, out_dir=None) -> dict:
+    """Every paper figure from one run folder's result files (runs/<profile>/): returns
+    {"made": {figure: [pdf, png]}, "skipped": {figure: reason}}; a figure whose inputs are
+    missing or empty is skipped with the reason, never an error. Figures, in order: eval_outcomes
+    (05), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
+    (08), reward_curves (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09)."""
+    run = Path(run_dir)
+    sweep = run / "06_strictness_sweep" / "frontier.json"
+    front = run / "07_weight_averaging" / "frontier.json"
+    grpo_runs = (_metrics_dirs(run / "04_cg_grpo")
+                 | {f"sweep/{k}": v for k, v in _metrics_dirs(run / "06_strictness_sweep").items()}
+                 | {f"repair/{k}": v for k, v in _metrics_dirs(run / "09_repair").items()})
+    lcbrb, rm = run / "03_lcb_rb" / "metrics.json", run / "02_reward_model" / "metrics.json"
+    evals = {d.name: d / "summary.json" for d in sorted((run / "05_codegen_eval").glob("*"))
+             if (d / "summary.json").is_file()}
+    figures = {
+        "eval_outcomes": lambda: fig_eval_outcomes(evals, out_dir=out_dir),
+        "sweep_frontier": lambda: fig_frontier(None, sweep=sweep, out_dir=out_dir,
+                                               name="sweep_frontier"),
+        "frontier": lambda: fig_frontier(front, sweep=sweep if sweep.is_file() else None,
+                                         out_dir=out_dir),
+        "outcome_classes": lambda: fig_outcome_classes(front, out_dir=out_dir),
+        "ensemble_passk": lambda: fig_ensemble_passk(run / "08_ensemble_passk" / "passk.json",
+                                                     out_dir=out_dir),
+        "reward_curves": lambda: fig_reward_curves(grpo_runs, out_dir=out_dir),
+        "rm_accuracy": lambda: fig_rm_accuracy(lcbrb if lcbrb.is_file() else None,
+                                               rm if rm.is_file() else None, out_dir=out_dir),
+        "repair": lambda: fig_repair(run / "09_repair" / "repair.json", out_dir=out_dir),
+    }
+    made, skipped = {}, {}
+    for name, build in figures.items():
+        if name == "reward_curves" and not grpo_runs:
+            skipped[name] = f"no GRPO metrics.jsonl under {run}/04_cg_grpo, 06_strictness_sweep, 09_repair"
+        elif name == "rm_accuracy" and not (lcbrb.is_file() or rm.is_file()):
+            skipped[name] = f"neither {lcbrb} nor {rm} exists"
+        else:
+            try:
+                made[name] = [str(p) for p in build()]
+            except (FileNotFoundError, NoData) as exc:
+                skipped[name] = str(exc)
+    return {"made": made, "skipped": skipped}

@@ -2,6 +2,7 @@
 
     curves = reward_curves({"gated": "runs/smoke/04_cg_grpo/gated", ...})   # long DataFrame
     wide = curves_wide(curves)                   # one row per (run, step), one column per metric
+    stats = train_stats("runs/smoke/04_cg_grpo/gated", "gated")   # steps, last rewards, time split
 
 `reward_curves` reads each run's metrics.jsonl (recode_lib.training.callbacks) and keeps, per step,
 the total reward, every reward component the reward functions logged ("<reward>/<component>",
@@ -42,3 +43,22 @@ def reward_curves(runs: dict) -> "pd.DataFrame":
 def curves_wide(curves) -> "pd.DataFrame":
     """(run, step) rows, metric columns."""
     return curves.pivot_table(index=["run", "step"], columns="metric", values="value").reset_index()
+
+
+def train_stats(run_dir, reward: str) -> dict:
+    """One run's training summary from its metrics.jsonl: steps, the last step's total reward
+    and `reward`'s components ("<reward>/..."), and the mean time split per step (without
+    the first step, which includes warm-up, when there are more)."""
+    from recode_lib.training.grpo import read_metrics
+
+    rows = read_metrics(run_dir)
+    last = rows[-1] if rows else {}
+    steady = rows[1:] or rows
+
+    def mean(key):
+        return sum(r.get(key) or 0.0 for r in steady) / max(len(steady), 1)
+
+    return {"steps": len(rows),
+            "last": {k: v for k, v in last.items() if k.startswith(f"{reward}/") or k == "reward"},
+            "s_per_step": mean("time/step_s"), "generation_s": mean("time/generation_s"),
+            "reward_s": mean("time/reward_s"), "optimizer_s": mean("time/optimizer_s")}

@@ -1,8 +1,8 @@
 """`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] ...`.
 
-The argument half of recode_lib.evaluation.codegen.evaluate: builds the sampling config and the
-backend's options, loads the benchmark, prints pass@k with its CI, the outcome classes and where
-the results are (default runs/cli/eval/<benchmark>/<model>).
+The argument half of recode_lib.evaluation: builds the EvalSpec (sampling, backend options,
+limits; recode_lib.evaluation.spec), loads the benchmark, prints pass@k with its CI, the outcome
+classes and where the results are (default runs/cli/eval/<benchmark>/<model>).
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.cli import CliError
-from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import SamplingConfig
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.jsonl import JsonlError
 
 
@@ -44,14 +43,6 @@ def add_arguments(parser) -> None:
                         "../shared/data)")
 
 
-def _backend_kwargs(args) -> dict:
-    if args.backend == "hf":
-        return {"batch_size": args.batch_size}
-    if args.backend == "vllm":
-        return {"tensor_parallel_size": args.tensor_parallel_size}
-    return {"base_url": args.base_url, "concurrency": args.concurrency}
-
-
 def run(args) -> int:
     import re
 
@@ -66,18 +57,20 @@ def run(args) -> int:
     try:
         temperature = args.temperature if args.temperature is not None else \
             (0.0 if args.n == 1 else 0.8)
-        sampling = SamplingConfig(temperature=temperature, top_p=args.top_p,
-                                  max_new_tokens=args.max_new_tokens, n=args.n, seed=args.seed)
+        spec = EvalSpec(backend=args.backend, temperature=temperature, top_p=args.top_p,
+                        max_new_tokens=args.max_new_tokens, n=args.n, seed=args.seed,
+                        k=tuple(args.k or [1]), reasoning=not args.no_reasoning,
+                        batch_size=args.batch_size, tensor_parallel_size=args.tensor_parallel_size,
+                        base_url=args.base_url, concurrency=args.concurrency,
+                        workers=args.workers, early_stop=args.early_stop)
+        sampling = spec.sampling()
         problems = load_benchmark(args.benchmark, limit=args.limit, data_dir=args.data_dir)
     except (ValueError, KeyError, OSError) as exc:
         raise CliError(str(exc)) from None
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(args.model).strip("/"))[-80:]
     out = Path(args.out) if args.out else runs_dir("cli") / "eval" / args.benchmark / slug
     try:
-        s = evaluate(args.model, problems, backend=args.backend, sampling=sampling, out_dir=out,
-                     k=args.k or [1], reasoning=not args.no_reasoning, benchmark=args.benchmark,
-                     generator_kwargs=_backend_kwargs(args), workers=args.workers,
-                     early_stop=args.early_stop)
+        s = spec.evaluate(args.model, problems, out, benchmark=args.benchmark)
     except (ValueError, JsonlError, ModelError, GenerationError) as exc:
         raise CliError(str(exc)) from None
     print(f"{args.benchmark}: {s['n_problems']} problems x {sampling.n} samples "

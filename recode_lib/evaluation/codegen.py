@@ -32,19 +32,17 @@ benchmark has (the loaders in recode_lib.data do).
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Sequence
 
 from recode_lib.assemble import assemble
 from recode_lib.data.schema import Problem
+from recode_lib.evaluation.guard import guard_run, model_stamp
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, SamplingConfig,
                                    get_generator, sample_seed)
-from recode_lib.jsonl import JsonlError, JsonlStore, read_json, write_json_atomic
-from recode_lib.paths import set_aside
+from recode_lib.jsonl import JsonlError, JsonlStore, write_json_atomic
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
 
@@ -81,37 +79,6 @@ def _as_problems(problems) -> list[Problem]:
     return out
 
 
-def model_stamp(model) -> str | None:
-    """For a local model folder, a stamp of its weight and config files (names, sizes, mtimes):
-    a folder retrained or re-merged in place gets a new stamp. None for hub ids / aliases."""
-    import hashlib
-
-    folder = Path(str(model))
-    if not folder.is_dir():
-        return None
-    files = sorted(f for f in folder.iterdir()
-                   if f.suffix in (".safetensors", ".bin", ".json") and f.is_file())
-    text = "|".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _check_run(path: Path, cfg: dict, on_change: str = "raise") -> None:
-    if path.exists():
-        old = read_json(path)
-        diff = sorted(k for k in cfg if old.get(k) != cfg[k])
-        if diff:
-            what = (f"{path}: this folder holds results for another configuration (differs in "
-                    f"{', '.join(diff)}: {[old.get(k) for k in diff]} vs {[cfg[k] for k in diff]})")
-            if on_change != "set_aside":
-                raise ValueError(f"{what}; use another output folder")
-            moved = set_aside(path.parent)
-            print(f"{what}: moved the old results to {moved}", file=sys.stderr)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(path, cfg)
-    else:
-        write_json_atomic(path, cfg)
-
-
 def _check_rows(store: JsonlStore) -> dict[str, dict]:
     by_id = {}
     for j, r in enumerate(store.records()):
@@ -146,13 +113,9 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     ks = sorted({int(x) for x in k})
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:
         raise ValueError(f"pass@k needs 1 <= k <= n; got k={ks} with n={sampling.n}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if on_config_change not in ("raise", "set_aside"):
-        raise ValueError(f"on_config_change must be 'raise' or 'set_aside', got {on_config_change!r}")
-    _check_run(out / "run.json", {"model": str(model), "model_stamp": model_stamp(model),
-                                  "sampling": sampling.sample_key(),
-                                  "reasoning": bool(reasoning)}, on_config_change)
+    out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
+                              "sampling": sampling.sample_key(), "reasoning": bool(reasoning)},
+                    on_config_change)
     store = JsonlStore(out / "samples.jsonl")
     by_id = _check_rows(store)
     wanted = [(p, i) for p in problems for i in range(sampling.n)]

@@ -10,9 +10,10 @@ answer after it. `answer_correct` compares the last boxed answer (or, when there
 whole text, as math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify's own timeouts use signals, which work only in
 the main thread: elsewhere parsing runs without them.
-`evaluate_math(model, problems, backend=..., sampling=..., out_dir=...)` generates with
-recode_lib.generation (cached, resumable), checks every sample and writes
-`samples.jsonl` + `summary.json` (pass@1 = mean correctness, format rate, tokens per response).
+`evaluate_math(model, problems, backend=..., sampling=..., out_dir=...)` (usually through
+recode_lib.evaluation.spec.EvalSpec.evaluate_math) generates with recode_lib.generation (cached,
+resumable, behind the same run/model-stamp guard as code evaluation), checks every sample and
+writes `samples.jsonl` + `summary.json` (pass@1 = mean correctness, format rate, tokens).
 It does no code execution.
 """
 
@@ -112,20 +113,24 @@ def answer_correct(text: str, gold) -> tuple[bool, str]:
 
 
 def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, out_dir,
-                  batch_size: int = 8) -> dict:
-    """Generate, check with math-verify, write samples.jsonl and summary.json; returns the summary."""
-    from pathlib import Path
-
+                  generator_kwargs: dict | None = None, on_config_change: str = "raise") -> dict:
+    """Generate, check with math-verify, write samples.jsonl and summary.json; returns the summary.
+    The output folder goes through recode_lib.evaluation.guard like every code evaluation: a
+    different model (or the same folder retrained in place), sampling or prompt raises, or with
+    on_config_change="set_aside" moves the old results aside; cached generations are never
+    reused across models."""
+    from recode_lib.evaluation.guard import guard_run, model_stamp
     from recode_lib.generation import SamplingConfig, get_generator
     from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
     from recode_lib.metrics import pass_at_k
     from recode_lib.models import resolve_model
 
     sampling = sampling or SamplingConfig(temperature=0.0, max_new_tokens=512)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    kw = {"batch_size": batch_size} if backend == "hf" else {}
-    gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl", **kw)
+    out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
+                              "sampling": sampling.sample_key(), "prompt": "math"},
+                    on_config_change)
+    gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl",
+                        **dict(generator_kwargs or {}))
     outs = gen.generate([math_messages(p) for p in problems], sampling)
     samples, per_problem = [], []
     for p, comps in zip(problems, outs):

@@ -5,6 +5,7 @@
     scorer = ProcessRewardScorer("runs/smoke/02_reward_model/rm")
     scorer.score(prompts, traces)                      # -> list[float], batched
     pairwise_accuracy(scorer, val_pairs)               # {"overall": .., "by_type": {...}}
+    info = train_or_reuse(train_pairs, cfg)            # reuse a saved RM of the same fingerprint
 
 Pairs are records with "prompt", "chosen", "rejected" (traces in the shared response format)
 and optionally "pair_type". Text is encoded the same way for training and scoring by
@@ -16,7 +17,7 @@ The backbone is loaded as AutoModelForSequenceClassification(num_labels=1) with 
 final model and tokenizer are saved as a plain Hugging Face folder at cfg.output_dir (what the
 GRPO reward loads). On CPU: use_cpu=True, bf16=False, gradient checkpointing as configured.
 Scoring truncates on the left (keeps the end of the trace) beyond max_length.
-It does not build pairs (crpl_pairs) and does not do GRPO.
+It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
 """
 
 from __future__ import annotations
@@ -241,3 +242,34 @@ def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
     (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path,
                                                     "untrained": reason}, indent=2))
     return str(out)
+
+
+def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, log=print) -> dict:
+    """The RM at cfg.output_dir for these pairs and this config: reused when its record
+    (<output_dir>_train.json, next to the folder) carries the same training_fingerprint and
+    `retrain` is False; otherwise trained (train_reward_model), or, with no pairs at all, saved
+    UNTRAINED (save_untrained_reward_model; the info says so under "untrained"). Returns the
+    training info with its "fingerprint" and "reused" (bool)."""
+    from recode_lib.jsonl import read_json, write_json_atomic
+
+    out = Path(cfg.output_dir)
+    info_file = out.parent / f"{out.name}_train.json"
+    fp = training_fingerprint(train_pairs, cfg)
+    if not retrain and (out / "rm_config.json").is_file() and info_file.is_file():
+        info = read_json(info_file)
+        if info.get("fingerprint") == fp:
+            log(f"{out.name}: reusing the checkpoint trained on these pairs")
+            return {**info, "reused": True}
+        log(f"{out.name}: training pairs or config changed since the saved checkpoint: retraining")
+    if not train_pairs:
+        reason = "no training pairs"
+        log(f"WARNING: {reason}: saving the UNTRAINED backbone so later stages can load it")
+        save_untrained_reward_model(cfg, reason)
+        info = {"n_train_given": 0, "n_train_used": 0, "dropped_too_long": 0, "dropped_ids": [],
+                "steps": 0, "train_loss": None, "train_seconds": 0.0, "pairs_per_second": None,
+                "untrained": reason}
+    else:
+        info = train_reward_model(train_pairs, cfg)
+    info["fingerprint"] = fp
+    write_json_atomic(info_file, info)
+    return {**info, "reused": False}

@@ -15,6 +15,11 @@ base model on the reference solutions of two disjoint halves of the problems (a 
 on CPU). They are NOT strictness endpoints; they only give two nearby checkpoints with a shared
 origin so the merge/evaluate/frontier pipeline can run end to end. Each is written atomically
 (temp folder + rename) and reused when present.
+
+choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for
+or when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not
+evaluated. sweep_eval_problems: the sweep's own held-out problems (its frontier.json), so the
+frontier along alpha is measured where the sweep was.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 _K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])",
@@ -120,3 +126,65 @@ def finetune_endpoints(model: str, problems, out_dir: str | Path, *, steps: int 
     low = finetune_one(model, texts[:half], out_dir / "low", seed=seed, **kw)
     high = finetune_one(model, texts[half:], out_dir / "high", seed=seed + 1, **kw)
     return low, high
+
+
+@dataclass
+class Endpoints:
+    """The two ends of the weight-averaging axis: source "sweep" or "finetune" (stand-ins);
+    `note` says why stand-ins were used when the sweep was asked for."""
+    source: str
+    low: Path
+    high: Path
+    note: str = ""
+
+
+def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluated, out_dir,
+                     finetune_source: str, finetune_problems: int = 8, steps: int = 4,
+                     lr: float = 1e-5, seed: int = 0, log=print) -> Endpoints:
+    """source "sweep": sweep_endpoints(sweep_dir), falling back to stand-ins (with a banner) when
+    the sweep has no two finished runs; "finetune": stand-ins, two short fine-tunes of `model` on
+    the first `finetune_problems` problems of `finetune_source` that are not in `evaluated`
+    (all of them when fewer than two are left), written under out_dir."""
+    if source not in ("sweep", "finetune"):
+        raise ValueError(f"endpoint source must be 'sweep' or 'finetune', got {source!r}")
+    note = ""
+    if source == "sweep":
+        try:
+            low, high = sweep_endpoints(sweep_dir)
+            return Endpoints("sweep", low, high)
+        except EndpointError as exc:
+            note = str(exc)
+            log("!" * 100 + f"\nWARNING: NO STRICTNESS-SWEEP ENDPOINTS ({exc}).\nUSING STAND-IN "
+                f"ENDPOINTS: two short fine-tunes of {model} - NOT strictness endpoints.\nRe-run "
+                "after the strictness sweep to get the real frontier.\n" + "!" * 100)
+    from recode_lib.data import load_benchmark
+
+    ids = {p.id for p in evaluated}
+    candidates = load_benchmark(finetune_source, limit=(len(ids) + finetune_problems) or None)
+    pool = [p for p in candidates if p.id not in ids and p.reference_solution]
+    if len(pool) < 2:
+        log(f"WARNING: fewer than 2 unevaluated {finetune_source} problems; fine-tuning on all")
+        pool = [p for p in candidates if p.reference_solution]
+    low, high = finetune_endpoints(model, pool[: finetune_problems or None], out_dir,
+                                   steps=steps, lr=lr, seed=seed)
+    return Endpoints("finetune", low, high, note)
+
+
+def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default_benchmark=None):
+    """(benchmark, problems) the sweep evaluated on (its frontier.json "eval_problems" and
+    "eval_benchmark"), the first `limit`; None when the sweep recorded none. Raises KeyError
+    naming ids the benchmark no longer has."""
+    from recode_lib.data import load_benchmark
+
+    front = Path(sweep_dir) / "frontier.json"
+    if not front.is_file():
+        return None
+    meta = json.loads(front.read_text())
+    if not meta.get("eval_problems"):
+        return None
+    bench = meta.get("eval_benchmark") or default_benchmark
+    by_id = {p.id: p for p in load_benchmark(bench)}
+    missing = [i for i in meta["eval_problems"] if i not in by_id]
+    if missing:
+        raise KeyError(f"{front}: eval_problems not in {bench}: {missing[:5]}")
+    return bench, [by_id[i] for i in meta["eval_problems"]][: limit or None]

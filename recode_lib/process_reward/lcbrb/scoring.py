@@ -5,8 +5,10 @@
                "judge_pairwise": pairwise_method(PairwiseJudge(gen)),
                "longer_trace": length_method("longer")}     # a no-model sanity baseline
     table = evaluate_methods(pairs, methods, n_boot=2000, seed=0)   # list of row dicts
+    table = evaluate_datasets({"lcb_rb": pairs, "synthetic_val": val}, methods)   # + "dataset"
 
-Pairs carry "prompt", "chosen", "rejected" (LCB-RB records convert with lcbrb.as_pairs).
+Pairs carry "prompt", "chosen", "rejected" (LCB-RB records convert with
+recode_lib.process_reward.lcbrb.benchmark.as_pairs).
 A method maps (prompts, chosen, rejected) to one outcome per pair: 1 (chosen preferred),
 0 (rejected preferred) or 0.5 (tie: equal scores, an unparsable judge reply, or a pairwise
 judge that changes its mind when the order is swapped). Accuracy is the mean outcome, with a
@@ -106,4 +108,19 @@ def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
             if len(groups) > 1:
                 for t, outs in sorted(groups.items()):
                     rows.append(_row(name, outs, n_boot, seed, {"pair_type": t}))
+    return rows
+
+
+def evaluate_datasets(datasets: dict, methods: dict, *, n_boot: int = 2000, seed: int = 0,
+                      log=print) -> list[dict]:
+    """evaluate_methods over several pair sets ({name: pairs}); each row gains "dataset". An
+    empty set is skipped (logged), not an error."""
+    rows = []
+    for name, pairs in datasets.items():
+        if not pairs:
+            if log:
+                log(f"{name}: no pairs, not evaluated")
+            continue
+        rows += [{"dataset": name, **r} for r in evaluate_methods(pairs, methods, n_boot=n_boot,
+                                                                  seed=seed)]
     return rows
