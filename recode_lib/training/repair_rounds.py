@@ -5,7 +5,7 @@ held-out comparison of original pass@1 and repair rate per failure class.
     results, reports = train_repair_rounds(start, train_problems, tasks, report, rounds=2,
                                            spec=spec, recipe="repair_smoke", reward="outcome_only",
                                            out_dir=OUT, max_steps=2, max_per_problem=2, seed=0,
-                                           **recipe_overrides(params))
+                                           fields=recipe_overrides(params))
     rows = compare_repair({"start": start, **finals}, eval_problems, eval_tasks, spec, OUT,
                           n_boot=1000, seed=0)
 
@@ -27,13 +27,14 @@ from recode_lib.training.repair import repair_rates, repair_tasks
 
 def train_repair_rounds(start, train_problems, first_tasks, first_report, *, rounds: int, spec,
                         recipe: str, reward: str, out_dir, max_steps: int, max_per_problem: int,
-                        seed: int, launcher: str = "inprocess", num_processes: int = 1,
-                        name_prefix: str = "09_", log=print, **overrides):
+                        seed: int, fields: dict | None = None, launcher: str = "inprocess",
+                        num_processes: int = 1, name_prefix: str = "09_", log=print):
     """({"original_only": TrainResult, "failure_conditioned": the last round's}, {"round<r>":
-    repair-task report}); `overrides` are recipe fields shared by every run."""
+    repair-task report}); `fields` are recipe fields shared by every run (model, rewards and
+    max_steps are set per run)."""
     out_dir = Path(out_dir)
     kw = dict(name_prefix=name_prefix, launcher=launcher, num_processes=num_processes, log=log,
-              **overrides)
+              **dict(fields or {}))
     rewards = [{"name": reward}]
     results = train_variants(recipe, {"original_only": {"model": str(start), "rewards": rewards,
                                                         "max_steps": max_steps * rounds}},
