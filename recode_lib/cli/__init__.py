@@ -1,4 +1,5 @@
-"""The `recode` command line: a table of subcommands, each living in its own module.
+"""The `recode` command line: a table of subcommands, each in its own module of this package
+(recode_lib/cli/<command>.py: the arguments and the call into the library, nothing more).
 
 Each subcommand module exposes two functions:
 
