@@ -43,7 +43,8 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
            num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
-    and problems are written to output_dir and `python -m recode_lib.training.grpo` runs on them."""
+    and problems are written to output_dir and `accelerate launch ... -m recode_lib.cli.grpo`
+    trains on them."""
     import subprocess
 
     import yaml
