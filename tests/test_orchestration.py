@@ -190,3 +190,28 @@ def test_rebuild_all_makes_what_exists_and_skips_the_rest(tmp_path):
     assert set(built["made"]) == {"frontier", "outcome_classes"}
     assert all(os.path.isfile(p) for files in built["made"].values() for p in files)
     assert set(built["made"]) | set(built["skipped"]) == set(empty["skipped"])
+
+
+def test_accelerate_launch_runs_the_cli_module_and_the_alias_works(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from recode_lib.data import load_benchmark
+    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.launch import launch
+
+    seen = []
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: seen.append(cmd) or
+                        SimpleNamespace(returncode=3))
+    with pytest.raises(RuntimeError, match="exit 3"):
+        launch(load_recipe("cg_grpo_smoke"), load_benchmark("microbench", limit=1), tmp_path / "r",
+               launcher="accelerate", num_processes=2)
+    cmd = seen[0]
+    assert cmd[:2] == ["accelerate", "launch"] and cmd[cmd.index("-m") + 1] == "recode_lib.cli.grpo"
+    assert (tmp_path / "r" / "recipe.yaml").is_file()
+    monkeypatch.undo()
+    for module in ("recode_lib.cli.grpo", "recode_lib.grpo_launch"):
+        out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0 and "--recipe" in out.stdout, out.stderr
