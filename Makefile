@@ -14,11 +14,12 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env reproduce test test-slow figures lint strip model lab clean help
+.PHONY: env reproduce test test-notebooks test-slow figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|paper]  run every notebook in order (papermill) into runs/<profile>/"
-	@echo "make test                             run the CPU test suite"
+	@echo "make test                             run the CPU test suite (without the notebook run)"
+	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
 	@echo "make test-slow                        also the slow tests"
 	@echo "make figures                          rebuild figures/ from result files (notebook 99)"
 	@echo "make env | model | lab | lint | strip | clean"
@@ -46,6 +47,9 @@ figures: $(ENV_DEP)
 
 test: $(ENV_DEP)
 	$(PYTHON) -m pytest $(ARGS)
+
+test-notebooks: $(ENV_DEP)
+	$(PYTHON) -m pytest -m notebooks $(ARGS)
 
 test-slow: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "slow or not slow" $(ARGS)

@@ -9,7 +9,7 @@
 Stages, one JSON row each (the model is loaded once, outside the timings, and warmed up; the
 sandbox pool is warmed up too; every run starts from a fresh <workdir>/run, so no resumable
 store or cache is reused):
-  traces  recode_lib.crpl.generate_base_traces (hf backend, the smoke profile's sampling) on the
+  traces  recode_lib.process_reward.crpl.generate_base_traces (hf backend, the smoke profile's sampling) on the
           first --limit problems: traces/s, generated tokens/s (the records' n_tokens), the split
           between generation and sandbox execution (timed by wrapping the generator and the
           `execute=` hook), the usable fraction and the verdict outcomes.
@@ -21,7 +21,7 @@ store or cache is reused):
           (trace_source "reference_fallback").
   rules   the same traces through the rule rewriter (GeneratorSpec model "rules"): rewrites/s
           end to end (the store fsyncs every record) and for the rule + check compute alone.
-  pairs   recode_lib.crpl_pairs.build_pairs over the traces and rewrites replicated to about
+  pairs   recode_lib.process_reward.pairs.build_pairs over the traces and rewrites replicated to about
           --pair-traces traces (distinct trace/problem ids and prompts, so no copy duplicates
           another), in "single" and "cross" mode: pairs/s (best of --pair-repeats). Without
           any accepted rewrite it falls back to the reference traces' rule rewrites.
@@ -126,7 +126,7 @@ def replicate(traces, rewrites, target: int):
 
 
 def stage_traces(a, problems, gen, execute, run: Path):
-    from recode_lib.crpl import CRPLConfig, generate_base_traces
+    from recode_lib.process_reward.crpl import CRPLConfig, generate_base_traces
 
     sbx = {"seconds": 0.0, "n": 0}
 
@@ -168,7 +168,7 @@ def stage_traces(a, problems, gen, execute, run: Path):
 
 
 def stage_llm(a, traces, gen, run: Path, trace_source: str):
-    from recode_lib.crpl import CRPLConfig, GeneratorSpec, synthesis_report, synthesize_rewrites
+    from recode_lib.process_reward.crpl import CRPLConfig, GeneratorSpec, synthesis_report, synthesize_rewrites
 
     spec = GeneratorSpec("llm", a.model, max_new_tokens=a.max_new_tokens, n_candidates=1,
                          seed=a.seed)
@@ -197,9 +197,9 @@ def stage_llm(a, traces, gen, run: Path, trace_source: str):
 
 
 def stage_rules(a, traces, run: Path, trace_source: str):
-    from recode_lib.crpl import CRPLConfig, GeneratorSpec, check_rewrite, synthesis_report, \
+    from recode_lib.process_reward.crpl import CRPLConfig, GeneratorSpec, check_rewrite, synthesis_report, \
         synthesize_rewrites
-    from recode_lib.crpl_prompts import DIMENSIONS, DIRECTIONS, rule_rewrite
+    from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, DIRECTIONS, rule_rewrite
     from recode_lib.prompts import format_response
 
     cfg = CRPLConfig(policy=a.model, generators=[GeneratorSpec("rules", "rules", seed=a.seed)],
@@ -230,7 +230,7 @@ def stage_rules(a, traces, run: Path, trace_source: str):
 
 
 def stage_pairs(a, traces, rewrites, trace_source: str) -> list[dict]:
-    from recode_lib.crpl_pairs import build_pairs
+    from recode_lib.process_reward.pairs import build_pairs
 
     tr, rw = replicate([x for x in traces if x.get("usable")], rewrites, a.pair_traces)
     gens = sorted({r["generator"] for r in rw if r["accepted"]})
@@ -258,7 +258,7 @@ def stage_pairs(a, traces, rewrites, trace_source: str) -> list[dict]:
 def stage_score(a, texts, run: Path) -> tuple[list[dict], float, float]:
     import torch
 
-    from recode_lib.reward_model import ProcessRewardScorer, RMConfig, encode, \
+    from recode_lib.process_reward.model import ProcessRewardScorer, RMConfig, encode, \
         save_untrained_reward_model
 
     t = time.perf_counter()
@@ -353,7 +353,7 @@ def main() -> int:
 
     gen = execute = None
     if not {"traces", "llm"} <= skip:
-        from recode_lib.crpl_generate import make_generator
+        from recode_lib.generation.chat import make_generator
         from recode_lib.generation import SamplingConfig
         from recode_lib.prompts import build_messages
 

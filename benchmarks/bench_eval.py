@@ -3,7 +3,7 @@
     python benchmarks/bench_eval.py [--benchmark humanevalplus] [--limit 8] [--max-new-tokens 256]
                                     [--batch-sizes 1,8] [--threads 2] [--workdir /tmp/bench_eval]
 
-For each batch size: a fresh output folder (no cache), recode_lib.evaluation.evaluate with the
+For each batch size: a fresh output folder (no cache), recode_lib.evaluation.codegen.evaluate with the
 hf backend on the first --limit problems, greedy, one sample each. Reported per run: model load,
 generation and execution seconds, generated tokens per second, end-to-end problems per minute
 (load excluded; the harness's own timing), pass@1 and the outcome rates. With more than one
@@ -35,7 +35,7 @@ def main() -> int:
     import torch
 
     from recode_lib.data import load_benchmark
-    from recode_lib.evaluation import evaluate
+    from recode_lib.evaluation.codegen import evaluate
     from recode_lib.generation import SamplingConfig
     from recode_lib.generation.hf import HFGenerator
 

@@ -5,7 +5,7 @@ sandbox reward throughput (inside training and standalone).
         [--num-generations 4] [--batch 8] [--max-completion-length 128] [--reward outcome_only]
         [--workers 2] [--threads N] [--workdir /tmp/bench_grpo]
 
-Part 1 runs recode_lib.grpo.train (TRL GRPOTrainer, the real sandbox-backed reward) for
+Part 1 runs recode_lib.training.grpo.train (TRL GRPOTrainer, the real sandbox-backed reward) for
 --steps steps and reads the run's metrics.jsonl: per step, the wall time and its split
 (generation = TRL's _generate, reward = _calculate_rewards, optimizer = the rest: forward/backward
 of the policy loss and the update), then the medians over steps 2.. (step 1 pays warm-up).
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def part1(a, problems) -> dict:
-    from recode_lib.grpo import load_recipe, read_metrics, train
+    from recode_lib.training.grpo import load_recipe, read_metrics, train
 
     out = Path(a.workdir) / "run"
     shutil.rmtree(out, ignore_errors=True)
@@ -72,7 +72,7 @@ def part1(a, problems) -> dict:
 
 def part2(a, problems) -> dict:
     from recode_lib.prompts import format_response
-    from recode_lib.reward_exec import SandboxRunner
+    from recode_lib.rewards.execution import SandboxRunner
     from recode_lib.rewards import get_reward
 
     refs = [p for p in problems if p.reference_solution]

@@ -39,7 +39,7 @@ MERGE_CHILD = """
 import sys, time, json
 t0 = time.perf_counter()
 import torch  # noqa: F401  (merge_grid imports it lazily: keep the import out of the work time)
-from recode_lib.merge import MergeConfig, merge_grid
+from recode_lib.weights.merge import MergeConfig, merge_grid
 t1 = time.perf_counter()
 merge_grid(MergeConfig(sys.argv[1], sys.argv[2], tuple(json.loads(sys.argv[3])), sys.argv[4],
                        progress=False))
@@ -49,7 +49,7 @@ print(json.dumps({"work_s": time.perf_counter() - t1, "import_s": t1 - t0}))
 IMPORT_CHILD = """
 import json, time
 t0 = time.perf_counter()
-import torch, recode_lib.merge
+import torch, recode_lib.weights.merge
 print(json.dumps({"work_s": time.perf_counter() - t0}))
 """
 
@@ -140,7 +140,7 @@ def mergekit_cmds(mk: str, low: Path, high: Path, out: Path, dtype: str) -> list
 
 
 def largest_mib(folder: Path) -> float:
-    from recode_lib.safetensors_io import scan_checkpoint
+    from recode_lib.weights.safetensors_io import scan_checkpoint
     return max(t[2] for t in scan_checkpoint(folder).tensors.values()) / 1024**2
 
 
@@ -172,7 +172,7 @@ def main() -> int:
         print(f"NOTE: {args.mergekit} not found: skipping mergekit (install mergekit==0.1.5 "
               "into a separate venv, e.g. /tmp/mergekit-venv)")
     base = run_child_rss([py, "-c", IMPORT_CHILD])
-    print(f"baseline: importing torch + recode_lib.merge alone peaks at {base['peak_mib']:.0f} MiB")
+    print(f"baseline: importing torch + recode_lib.weights.merge alone peaks at {base['peak_mib']:.0f} MiB")
     results = {"import_baseline_mib": base["peak_mib"]}
     for name, (low, high) in pairs.items():
         for f in list(low.iterdir()) + list(high.iterdir()):     # warm the page cache

@@ -23,7 +23,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 
 class JsonlError(ValueError):
@@ -52,10 +52,6 @@ def read_jsonl(path: str | os.PathLike, *, allow_torn_tail: bool = False) -> lis
             raise JsonlError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
         out.append(rec)
     return out
-
-
-def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
-    yield from read_jsonl(path)
 
 
 class JsonlStore:

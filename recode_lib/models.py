@@ -10,7 +10,7 @@ Makefile does this). It is de-quantized once by transformers (needs the `gguf` p
 rebuilt with `from_config` (a GGUF-loaded model refuses save_pretrained) and saved as a normal
 Hugging Face folder under `<cache>/models/SmolLM2-135M-Instruct` (atomic: a temp folder renamed
 when complete). Later calls just return that folder.
-CLI: `recode model prepare [smollm2]` and `recode model info NAME`.
+CLI: `recode model prepare [smollm2]` and `recode model info NAME` (recode_lib.cli.model).
 It does not download anything from a hub itself; hub ids are passed through to transformers.
 """
 
@@ -154,30 +154,3 @@ def load_model(name_or_path, *, dtype=None, device: str = "cpu", padding_side: s
     if model.generation_config is not None:
         model.generation_config.pad_token_id = tok.pad_token_id
     return model.to(device).eval(), tok
-
-
-# --- CLI: recode model ------------------------------------------------------------------
-
-def add_arguments(parser) -> None:
-    parser.add_argument("action", choices=["prepare", "info"],
-                        help="prepare: convert the embedded model once; info: print its config")
-    parser.add_argument("name", nargs="?", default="smollm2",
-                        help="embedded alias (smollm2), local folder or hub id")
-
-
-def run(args) -> int:
-    from recode_lib.cli import CliError
-
-    try:
-        path = resolve_model(args.name)
-    except ModelError as exc:
-        raise CliError(str(exc)) from None
-    if args.action == "prepare":
-        print(path)
-        return 0
-    cfg = json.loads((Path(path) / "config.json").read_text())
-    print(json.dumps({"path": path, "model_type": cfg.get("model_type"),
-                      "hidden_size": cfg.get("hidden_size"),
-                      "num_hidden_layers": cfg.get("num_hidden_layers"),
-                      "vocab_size": cfg.get("vocab_size")}, indent=2))
-    return 0

@@ -2,7 +2,8 @@
 
     recode reproduce --profile smoke                 # everything, skipping finished notebooks
     recode reproduce --profile smoke --only 00,05    # just these
-    recode reproduce --profile paper --from 04 --force
+    recode reproduce --profile paper --from 04 --force   # arguments: recode_lib.cli.reproduce
+    parse_list("gated,additive") -> ["gated", "additive"]   # a comma-separated parameter
 
 A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
 
@@ -52,6 +53,23 @@ class NotebookResult:
     status: str          # completed | skipped | failed
     wall_s: float
     output: Path | None
+
+
+def parse_list(value, cast=str) -> list:
+    """A comma-separated notebook parameter as a list: parse_list("gated, additive") ->
+    ["gated", "additive"], parse_list("1,2", int) -> [1, 2]; empty items are dropped, a list or
+    tuple is taken as is (each item cast), a scalar (e.g. KS = 1) is one item."""
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    out = []
+    for item in items:
+        text = str(item).strip()
+        if text:
+            try:
+                out.append(cast(text))
+            except ValueError:
+                raise ValueError(f"{value!r}: item {text!r} is not a valid "
+                                 f"{getattr(cast, '__name__', cast)}") from None
+    return out
 
 
 def notebooks_dir() -> Path:
@@ -238,47 +256,3 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
         log(f"{head}: completed in {wall:.1f} s -> {final}")
         results.append(NotebookResult(nb.stem, "completed", wall, final))
     return results
-
-
-# --- CLI: recode reproduce ---------------------------------------------------------------
-
-def add_arguments(parser) -> None:
-    parser.add_argument("--profile", default="smoke", help="smoke (CPU, default) or paper (GPUs)")
-    parser.add_argument("--params", default=None, help="a parameter YAML instead of the profile's")
-    parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 00,05")
-    parser.add_argument("--from", dest="from_", default=None, help="start at this notebook number")
-    parser.add_argument("--force", action="store_true", help="rerun completed notebooks")
-    parser.add_argument("-p", "--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a parameter for every notebook that declares it")
-    parser.add_argument("--kernel", default=None,
-                        help="Jupyter kernel name (default: 'recode' if installed, else python3)")
-
-
-def _parse_overrides(items: list[str]) -> dict[str, Any]:
-    import yaml
-
-    out = {}
-    for item in items:
-        if "=" not in item:
-            from recode_lib.cli import CliError
-            raise CliError(f"--set {item!r}: expected KEY=VALUE")
-        k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
-    return out
-
-
-def run(args) -> int:
-    from recode_lib.cli import CliError
-
-    try:
-        results = run_pipeline(args.profile, only=args.only, from_=args.from_, force=args.force,
-                               params_file=args.params, overrides=_parse_overrides(args.set),
-                               kernel_name=args.kernel)
-    except PipelineError as exc:
-        raise CliError(str(exc)) from None
-    done = sum(r.status == "completed" for r in results)
-    skipped = sum(r.status == "skipped" for r in results)
-    print(f"pipeline {args.profile}: {done} executed, {skipped} skipped, "
-          f"{sum(r.wall_s for r in results):.1f} s; manifest at "
-          f"{runs_dir(args.profile) / 'manifest.json'}")
-    return 0

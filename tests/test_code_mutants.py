@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from recode_lib.code_mutants import OPS, make_mutants, normalize
+from recode_lib.process_reward.lcbrb.mutants import OPS, make_mutants, normalize
 
 PROG = '''
 LIMIT = 10

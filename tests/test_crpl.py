@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from crpl_helpers import CODE, REASONING, ScriptedGenerator, trace
-from recode_lib.crpl import CRPLConfig, GeneratorSpec, check_rewrite, synthesis_report, \
+from recode_lib.process_reward.crpl import CRPLConfig, GeneratorSpec, check_rewrite, synthesis_report, \
     synthesize_rewrites
-from recode_lib.crpl_pairs import PAIR_TYPES, build_pairs, split_problems
-from recode_lib.crpl_prompts import DIMENSIONS, rewrite_messages, rule_rewrite
+from recode_lib.process_reward.pairs import PAIR_TYPES, build_pairs, split_problems
+from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, rewrite_messages, rule_rewrite
 from recode_lib.prompts import format_response
 
 
@@ -159,7 +159,7 @@ def _problem(pid="t/add"):
 
 
 def test_base_traces_with_sandbox_verdicts_and_resume(tmp_path):
-    from recode_lib.crpl import generate_base_traces
+    from recode_lib.process_reward.crpl import generate_base_traces
     answers = iter([format_response("Use +.", CODE),
                     format_response("Use -.", "def add(a, b):\n    return a - b"), "no code"])
     gen = ScriptedGenerator(lambda m, j: next(answers))
@@ -175,7 +175,7 @@ def test_base_traces_with_sandbox_verdicts_and_resume(tmp_path):
 
 
 def test_trailing_explanation_becomes_reasoning_only_when_enabled(tmp_path):
-    from recode_lib.crpl import CRPLConfig, generate_base_traces
+    from recode_lib.process_reward.crpl import CRPLConfig, generate_base_traces
     from recode_lib.data.schema import Problem
     from recode_lib.generation.base import Completion
 
@@ -198,7 +198,7 @@ def test_trailing_explanation_becomes_reasoning_only_when_enabled(tmp_path):
 
 
 def test_a_trace_whose_reasoning_holds_a_code_block_is_unusable_with_its_reason(tmp_path):
-    from recode_lib.crpl import generate_base_traces
+    from recode_lib.process_reward.crpl import generate_base_traces
     text = ("<think>Try:\n```python\nadd = lambda a, b: a + b\n```\nthen a def.</think>\n"
             "```python\n" + CODE + "\n```")
     gen = ScriptedGenerator(lambda m, j: text)

@@ -1,11 +1,11 @@
-"""recode_lib.endpoints: picking the sweep's lenient/strict runs; stand-in fine-tunes."""
+"""recode_lib.weights.endpoints: picking the sweep's lenient/strict runs; stand-in fine-tunes."""
 
 from __future__ import annotations
 
 import pytest
 
-from recode_lib import endpoints as EP
-from recode_lib.merge import MergeConfig, merge_grid
+from recode_lib.weights import endpoints as EP
+from recode_lib.weights.merge import MergeConfig, merge_grid
 
 
 @pytest.mark.parametrize("name, k", [("r_k1", 1.0), ("R_k2", 2.0), ("strict_inf", float("inf")),

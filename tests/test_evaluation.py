@@ -12,7 +12,7 @@ import json
 import pytest
 
 from recode_lib.data.schema import Problem, ProblemError
-from recode_lib.evaluation import evaluate
+from recode_lib.evaluation.codegen import evaluate
 from recode_lib.generation import Completion, Generator, SamplingConfig
 from recode_lib.jsonl import read_json, read_jsonl, write_jsonl_atomic
 
@@ -207,7 +207,7 @@ def test_outcome_figure_is_rebuilt_from_summaries(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from recode_lib import plots
+    from recode_lib.analysis import plots
 
     s = _eval(tmp_path, Scripted(), n=1, k=(1,))
     summaries = {"a": s, "b": tmp_path / "ev" / "summary.json"}
@@ -247,7 +247,7 @@ def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
 def test_a_model_folder_rewritten_in_place_is_another_configuration(tmp_path):
     import os
 
-    from recode_lib.evaluation import model_stamp
+    from recode_lib.evaluation.guard import model_stamp
 
     folder = tmp_path / "m"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""recode_lib.frontier and recode_lib.ensemble on small synthetic per-sample records."""
+"""recode_lib.analysis.frontier and recode_lib.analysis.ensemble on small synthetic per-sample records."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from recode_lib import ensemble as E
-from recode_lib import frontier as F
+from recode_lib.analysis import ensemble as E
+from recode_lib.analysis import frontier as F
 from recode_lib.jsonl import write_jsonl_atomic
 from recode_lib.metrics import pass_at_k
 

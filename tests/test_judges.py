@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from crpl_helpers import ScriptedGenerator
-from recode_lib.judges import ConsistencyJudge, PairwiseJudge, PointwiseJudge, parse_choice, \
+from recode_lib.process_reward.lcbrb.judges import ConsistencyJudge, PairwiseJudge, PointwiseJudge, parse_choice, \
     parse_score, parse_yes_no
-from recode_lib.rm_eval import evaluate_methods, length_method, pairwise_method, pointwise_method
+from recode_lib.process_reward.lcbrb.scoring import evaluate_methods, length_method, pairwise_method, pointwise_method
 
 
 @pytest.mark.parametrize("text,want", [("Score: 7", 7.0), ("I give it 8/10.", 8.0),

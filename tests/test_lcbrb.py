@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from crpl_helpers import ScriptedGenerator, trace
-from recode_lib.adjudication import DecisionStore, adjudication_widget, auto_decide
-from recode_lib.judges import ConsistencyJudge
-from recode_lib.lcbrb import as_pairs, benchmark_rows, candidate_pairs, dual_consistency, \
+from recode_lib.process_reward.lcbrb.adjudication import DecisionStore, adjudication_widget, auto_decide
+from recode_lib.process_reward.lcbrb.judges import ConsistencyJudge
+from recode_lib.process_reward.lcbrb.benchmark import as_pairs, benchmark_rows, candidate_pairs, dual_consistency, \
     load_benchmark_file, write_benchmark
 
 

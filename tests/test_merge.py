@@ -1,7 +1,8 @@
-"""recode_lib.merge: one-pass multi-alpha weight interpolation/extrapolation."""
+"""recode_lib.weights.merge: one-pass multi-alpha weight interpolation/extrapolation."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from recode_lib import merge as M
+from recode_lib.weights import merge as M
 
 ALPHAS = (-1.0, 0.0, 0.3, 1.0, 2.5)
 
@@ -173,7 +174,8 @@ def test_mismatches_fail_before_writing(pair, tmp_path, kind, match):
 
 def test_not_enough_disk_space_fails_before_writing(pair, tmp_path, monkeypatch):
     low, high = pair
-    monkeypatch.setattr(M.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10, 10, 1000))
+    usage = collections.namedtuple("usage", "total used free")(10, 10, 1000)   # 1000 bytes free
+    monkeypatch.setattr(M.shutil, "disk_usage", lambda p: usage)
     with pytest.raises(M.MergeError, match="only 0.00 GB free"):
         M.merge_grid(M.MergeConfig(str(low), str(high), (0.5, 1.5), str(tmp_path / "o")))
     assert not (tmp_path / "o").exists()

@@ -1,5 +1,6 @@
-"""Notebooks as tested artefacts: every pipeline notebook runs top to bottom with the tiny model,
-and committed notebooks are stripped and follow the parameters-cell convention."""
+"""Notebooks as tested artefacts: every pipeline notebook runs top to bottom with the tiny model
+(marker `notebooks`: `make test-notebooks`, run by CI, not by `make test`), and committed
+notebooks are stripped and follow the parameters-cell convention."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recode_lib.evaluation.summary import OUTCOMES
 from recode_lib.nbtools import is_stripped
 from recode_lib.paths import data_dir
 from recode_lib.pipeline import (PipelineError, declared_parameters, list_notebooks,
@@ -45,6 +47,7 @@ def executed(tiny_model_dir, tmp_path_factory):
     return root / "runs" / "tiny", error
 
 
+@pytest.mark.notebooks
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes_with_tiny_model(nb, executed):
     run, error = executed
@@ -87,12 +90,108 @@ def test_every_notebook_has_a_profile_section(profile):
     assert stems <= set(spec), f"{profile}.yaml lacks sections for {sorted(stems - set(spec))}"
 
 
-def test_notebook_smoke_output(executed):
+def _rate(x) -> bool:
+    return isinstance(x, (int, float)) and 0.0 <= x <= 1.0
+
+
+def _check_00(h):
+    assert h["n_tokens"] > 0 and h["tokens_per_s"] > 0
+    assert isinstance(h["format_ok"], bool) and "microbench" in h["benchmarks"]
+
+
+def _check_01(h):
+    assert h["n_problems"] == 3 and 0 <= h["n_usable_traces"] <= h["n_traces"]
+    assert 0 <= h["n_accepted_rewrites"] <= h["n_rewrites"]
+    assert h["n_train_pairs"] + h["n_val_pairs"] == h["n_pairs"]
+
+
+def _check_02(h):
+    assert h["untrained"] == (h["n_train_used"] == 0) and h["n_train_used"] <= h["n_train"]
+    assert (h["accuracy"] is None) == (h["n_eval"] == 0)
+    assert h["accuracy"] is None or _rate(h["accuracy"])
+
+
+def _check_03(h):
+    assert 0 <= h["n_kept"] <= h["n_checked"] <= h["n_candidates"]
+    assert 0 <= h["n_seeded"] <= h["n_pairs"]
+    assert all(_rate(a) for a in h["accuracy"].values())
+    assert (h["n_pairs"] > 0) == ("longer_trace" in h["accuracy"])
+
+
+def _check_04(h):
+    assert h["variants"] == ["gated", "outcome_only"] and h["n_train"] == h["n_eval"] == 2
+    assert h["steps"] == {"gated": 1, "outcome_only": 1}
+    assert set(h["pass@1"]) == {"start", "gated", "outcome_only"}
+    assert all(_rate(v) for v in h["pass@1"].values())
+
+
+def _check_05(h):
+    rows = {r["run"]: r for r in h["rows"]}
+    assert set(rows) == {"humanevalplus", "mbppplus", "microbench"} and h["k"] == [1]
+    for r in rows.values():
+        assert r["problems"] == 2 and r["samples"] == 2 and _rate(r["pass@1"])
+        assert sum(r[o] for o in OUTCOMES) == pytest.approx(1.0)
+
+
+def _check_06(h):
+    assert h["runs"] == ["k1", "kinf"] and h["ks"] == ["1", "inf"] and h["n_eval"] == 2
+    assert all(_rate(v) for v in h["pass@1"].values())
+    assert all(sum(o.values()) == pytest.approx(1.0) for o in h["outcomes"].values())
+
+
+def _check_07(h):
+    assert h["alphas"] == [-0.5, 0.0, 1.0, 2.5] and h["n_samples"] == 2
+    assert set(h["pass@1"]) == set(h["format_error"]) == {repr(a) for a in h["alphas"]}
+    assert all(_rate(v) for v in list(h["pass@1"].values()) + list(h["format_error"].values()))
+
+
+def _check_08(h):
+    assert h["ks"] == [1, 2] and h["n_alphas"] == 4 and h["n_problems"] >= 1
+    assert {f"{p}@{k}" for p in h["pools"] for k in h["ks"]} <= set(h["pass"])
+    assert all(_rate(v) for v in h["pass"].values())
+
+
+def _check_09(h):
+    assert h["models"] == ["start", "original_only", "failure_conditioned"] and h["rounds"] == 2
+    assert all(_rate(v) for v in h["original_pass@1"].values())
+    assert all(v is None or _rate(v) for v in h["repair_rate"].values())
+    assert (h["n_eval_tasks"] == 0) == all(v is None for v in h["repair_rate"].values())
+
+
+def _check_10(h):
+    assert set(h["pass@1"]) == {"start", *h["variants"]} and h["n_eval"] == 2
+    assert all(_rate(v) for v in list(h["pass@1"].values()) + list(h["format_rate"].values()))
+
+
+def _check_99(h):
+    assert len(h["made"]) + len(h["skipped"]) == 8 and not set(h["made"]) & set(h["skipped"])
+    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes"} <= set(h["made"])
+    assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
+
+
+HEADLINES = {"00_data_and_models": _check_00, "01_crpl_synthesis": _check_01,
+             "02_reward_model": _check_02, "03_lcb_rb": _check_03, "04_cg_grpo": _check_04,
+             "05_codegen_eval": _check_05, "06_strictness_sweep": _check_06,
+             "07_weight_averaging": _check_07, "08_ensemble_passk": _check_08,
+             "09_repair": _check_09, "10_math_domain": _check_10, "99_paper_figures": _check_99}
+
+
+def test_every_notebook_has_a_headline_check():
+    assert set(HEADLINES) == {nb.stem for nb in NOTEBOOKS}
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("name", sorted(HEADLINES))
+def test_notebook_headline_values(name, executed):
+    """Each notebook writes its headline values to <run>/<notebook>/headline.json; they must be
+    consistent with the tiny profile's parameters (counts, keys, rates in [0, 1])."""
     run, _ = executed
-    metrics = json.loads((run / "00_data_and_models" / "metrics.json").read_text())
-    assert metrics["n_tokens"] > 0 and metrics["provenance"]["versions"]["torch"]
+    path = run / name / "headline.json"
+    assert path.is_file(), f"{name} wrote no headline.json"
+    HEADLINES[name](json.loads(path.read_text()))
 
 
+@pytest.mark.notebooks
 def test_repair_notebook_records_every_model_and_online_round(executed):
     run, _ = executed
     repair = json.loads((run / "09_repair" / "repair.json").read_text())

@@ -1,4 +1,4 @@
-"""recode_lib.plots: every figure builds from small synthetic result files alone."""
+"""recode_lib.analysis.plots: every figure builds from small synthetic result files alone."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from recode_lib import ensemble as E
-from recode_lib import frontier as F
-from recode_lib import plots
+from recode_lib.analysis import ensemble as E
+from recode_lib.analysis import frontier as F
+from recode_lib.analysis import plots
 from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
 
 
@@ -94,7 +94,7 @@ def test_malformed_rows_raise_naming_the_field(tmp_path):
 
 
 def test_empty_rm_results_raise_nodata_not_a_crash(tmp_path):
-    from recode_lib import plots
+    from recode_lib.analysis import plots
     rm = tmp_path / "rm.json"
     rm.write_text('{"n_pairs": 0}')
     with pytest.raises(plots.NoData, match="no accuracy rows"):
@@ -104,7 +104,7 @@ def test_empty_rm_results_raise_nodata_not_a_crash(tmp_path):
 def test_sweep_frontier_alone_is_drawn(tmp_path):
     import json
 
-    from recode_lib import plots
+    from recode_lib.analysis import plots
     sweep = tmp_path / "sweep.json"
     sweep.write_text(json.dumps({"rows": [
         {"run": "k1", "correctness_failure": 0.2, "optimization_failure": 0.5},
@@ -116,7 +116,7 @@ def test_sweep_frontier_alone_is_drawn(tmp_path):
 
 
 def test_repair_figure_and_nodata_without_repair_rows(tmp_path):
-    from recode_lib.plots_repair import fig_repair
+    from recode_lib.analysis.plots import fig_repair
     rate = {"repair_rate": 0.25, "ci_low": 0.0, "ci_high": 0.5, "n": 4}
     write_json_atomic(tmp_path / "repair.json", {"rows": [
         {"model": "start", "original_pass@1": 0.1, "original_ci": [0.0, 0.3],

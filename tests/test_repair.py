@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recode_lib.data.schema import Problem
-from recode_lib.repair import execution_feedback, repair_rates, repair_tasks
+from recode_lib.training.repair import execution_feedback, repair_rates, repair_tasks
 from recode_lib.sandbox import execute, first_failure
 
 TESTS = {"kind": "stdio", "cases": [{"input": "1", "output": "SECRET-2", "input_len": 1},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recode_lib.prompts import format_response
-from recode_lib.reward_model import ProcessRewardScorer, RMConfig, encode, load_rm_tokenizer, \
+from recode_lib.process_reward.model import ProcessRewardScorer, RMConfig, encode, load_rm_tokenizer, \
     pairwise_accuracy, train_reward_model
 
 
@@ -66,7 +66,7 @@ def test_missing_field_raises_naming_pair(tiny_model_dir, tmp_path):
 
 
 def test_training_fingerprint_changes_with_pairs_and_config():
-    from recode_lib.reward_model import RMConfig, training_fingerprint
+    from recode_lib.process_reward.model import RMConfig, training_fingerprint
     a = [{"prompt": "p", "chosen": "good", "rejected": "bad"}]
     cfg = RMConfig(backbone="m", output_dir="o")
     assert training_fingerprint(a, cfg) == training_fingerprint(list(a), cfg)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from recode_lib.prompts import format_response
-from recode_lib.reward_exec import SandboxRunner
+from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.rewards import REGISTRY, RewardConfigError, get_reward
 
 ADD = {"kind": "call", "fn_name": "add", "cases": [{"args": [1, 2], "expected": 3},

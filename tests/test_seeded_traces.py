@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from crpl_helpers import ScriptedGenerator
-from recode_lib.crpl import CRPLConfig
+from recode_lib.process_reward.crpl import CRPLConfig
 from recode_lib.data.schema import Problem
-from recode_lib.lcbrb import benchmark_rows, candidate_pairs
-from recode_lib.seeded_traces import clean_reasoning, generate_seeded_traces, seed_programs
+from recode_lib.process_reward.lcbrb.benchmark import benchmark_rows, candidate_pairs
+from recode_lib.process_reward.lcbrb.seeded_traces import clean_reasoning, generate_seeded_traces, seed_programs
 
 REF = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return min(x, hi)\n"
 

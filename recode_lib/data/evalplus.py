@@ -66,8 +66,6 @@ _MBPP_CONVERT = [
     ({252}, lambda inp: [complex(inp[0])]),
     ({580, 615, 791}, _tuple_all),
 ]
-# MBPP+ tasks whose output EvalPlus compares specially (by entry point)
-MBPP_SPECIAL = {"are_equivalent", "sum_div", "surface_Area", "digit_distance_nums"}
 
 
 def mbpp_inputs(task_id: str, inputs: list) -> list:

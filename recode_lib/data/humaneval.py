@@ -2,6 +2,7 @@
 
     load_humaneval(data_dir=None, limit=None) -> list[Problem]
     load_humanevalplus(data_dir=None, limit=None, tests="plus") -> list[Problem]   # or "base"
+    load_humanevalplus(ids=["humanevalplus/32"])    # just these problems (only their references run)
 
 Files: HumanEval.jsonl.gz (openai/human-eval) and HumanEvalPlus.jsonl.gz (EvalPlus v0.1.10)
 in the data dir; when missing they are downloaded from the upstream releases. The prompt is the
@@ -46,12 +47,20 @@ def load_humaneval(data_dir=None, limit: int | None = None, download: bool = Tru
 
 
 def load_humanevalplus(data_dir=None, limit: int | None = None, tests: str = "plus",
-                       download: bool = True, workers: int = 2) -> list[Problem]:
+                       download: bool = True, workers: int = 2,
+                       ids: list[str] | None = None) -> list[Problem]:
     if tests not in ("plus", "base"):
         raise ValueError(f"humanevalplus: tests must be 'plus' or 'base', got {tests!r}")
     path = find_file(data_dir, ["HumanEvalPlus.jsonl.gz", "HumanEvalPlus.jsonl"],
                      fetch_url=HUMANEVALPLUS_URL, download=download)
-    rows = take(read_records(path), limit)
+    rows = read_records(path)
+    if ids is not None:
+        want = set(ids)
+        rows = [r for r in rows if f"humanevalplus/{str(r.get('task_id', '')).split('/')[-1]}" in want]
+        missing = want - {f"humanevalplus/{r['task_id'].split('/')[-1]}" for r in rows}
+        if missing:
+            raise ValueError(f"humanevalplus: unknown problem id(s) {sorted(missing)}")
+    rows = take(rows, limit)
     dicts, jobs = [], []
     for i, rec in enumerate(rows):
         where = f"{path} record {i} ({rec.get('task_id', '?')})"

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 Messages = list  # list[dict] with "role" and "content"
-FINISH_REASONS = ("stop", "length")
 
 
 class GenerationError(RuntimeError):

@@ -1,0 +1,397 @@
+"""The paper figures, one function per figure, each rebuilt from result files alone.
+
+    from recode_lib.analysis import plots
+    plots.fig_frontier(RUN / "07_weight_averaging" / "frontier.json",
+                       sweep=RUN / "06_strictness_sweep" / "frontier.json")
+    plots.fig_outcome_classes(RUN / "07_weight_averaging" / "frontier.json")
+    plots.fig_ensemble_passk(RUN / "08_ensemble_passk" / "passk.json")
+    plots.fig_reward_curves({"gated": RUN / "04_cg_grpo" / "gated", ...})   # metrics.jsonl dirs
+    plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json",
+                          RUN / "02_reward_model" / "metrics.json")
+    plots.fig_repair(RUN / "09_repair" / "repair.json")
+    plots.rebuild_all(RUN, out_dir=...)     # every figure above: {"made": {...}, "skipped": {...}}
+
+Every function takes paths to result files (never models or in-memory state), draws one
+figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
+`out_dir` (default `<project>/figures/`) as <name>.pdf and <name>.png, and returns the paths.
+A missing input file raises FileNotFoundError naming it, inputs with nothing to draw raise
+NoData (notebook 99 turns both into a skip note). Inputs: frontier.json (recode_lib.analysis.frontier.write_frontier: rows with alpha and the four
+outcome rates; a sweep file may instead carry rows with "run"), passk.json
+(recode_lib.analysis.ensemble.write_ensemble), GRPO metrics.jsonl (recode_lib.training.callbacks; read through
+recode_lib.analysis.reward_curves.reward_curves), the LCB-RB table (notebook 03 metrics.json "table") and
+the held-out RM accuracy (notebook 02 metrics.json).
+It computes no metric itself beyond selecting columns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping
+
+from recode_lib.evaluation.summary import OUTCOMES
+from recode_lib.paths import PROJECT_ROOT
+
+FIGURES_DIR = PROJECT_ROOT / "figures"
+OUTCOME_COLORS = {"correct": "#2a9d8f", "optimization_failure": "#e9c46a",
+                  "correctness_failure": "#e76f51", "format_error": "#8d99ae"}
+REPAIR_CLASSES = ("all",) + tuple(o for o in OUTCOMES if o != "correct")
+MODEL_COLORS = ("#6c757d", "#457b9d", "#e63946", "#2a9d8f", "#e9c46a")
+POOL_COLORS = {"best_single": "#6c757d", "interpolation": "#457b9d", "interp+extrap": "#e63946"}
+RC = {"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9, "axes.titlesize": 10,
+      "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8,
+      "pdf.fonttype": 42, "ps.fonttype": 42, "savefig.bbox": "tight"}
+_STYLED = False
+
+
+class NoData(LookupError):
+    """The result files exist but hold nothing to draw (e.g. a smoke run that formed no pairs).
+    Notebook 99 reports the figure as skipped with this message."""
+
+
+def set_style() -> None:
+    """Apply the house style once per process (later calls are no-ops)."""
+    global _STYLED
+    if _STYLED:
+        return
+    import seaborn as sns
+    sns.set_theme(style="whitegrid", context="paper", rc=RC)
+    _STYLED = True
+
+
+def save(fig, name: str, out_dir: str | Path | None = None) -> list[Path]:
+    out = Path(out_dir) if out_dir is not None else FIGURES_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{name}.pdf", out / f"{name}.png"]
+    for p in paths:
+        fig.savefig(p)
+    return paths
+
+
+def _load(path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"result file {path} does not exist")
+    return json.loads(path.read_text())
+
+
+def _rows(path, required=("correctness_failure", "optimization_failure")) -> list[dict]:
+    data = _load(path)
+    rows = data["rows"] if isinstance(data, dict) else data
+    for i, r in enumerate(rows):
+        for f in required:
+            if f not in r:
+                raise ValueError(f"{path}: row {i} has no {f!r}")
+    return rows
+
+
+def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
+    """Correctness-efficiency frontier: optimization- vs correctness-failure rate, one point per
+    merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run.
+    Either input may be None (the sweep alone before any merge exists)."""
+    import matplotlib.pyplot as plt
+    set_style()
+    if frontier is None and sweep is None:
+        raise ValueError("fig_frontier: give a merged-alpha frontier and/or a sweep frontier")
+    rows = sorted(_rows(frontier), key=lambda r: r["alpha"]) if frontier is not None else []
+    fig, ax = plt.subplots(figsize=(4.2, 3.4))
+    xs = [r["correctness_failure"] for r in rows]
+    ys = [r["optimization_failure"] for r in rows]
+    ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
+    cmap = plt.get_cmap("viridis")
+    lo, hi = (min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)) if rows else (0, 1)
+    for r, x, y in zip(rows, xs, ys):
+        c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
+        inside = 0.0 <= r["alpha"] <= 1.0
+        ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
+        ax.annotate(f"{r['alpha']:g}", (x, y), xytext=(4, 3), textcoords="offset points",
+                    fontsize=7)
+    if sweep is not None:
+        for r in _rows(sweep):
+            ax.scatter([r["correctness_failure"]], [r["optimization_failure"]], marker="*",
+                       s=90, color="#e63946", zorder=3)
+            ax.annotate(str(r.get("run", r.get("alpha", ""))),
+                        (r["correctness_failure"], r["optimization_failure"]),
+                        xytext=(4, -9), textcoords="offset points", fontsize=7, color="#e63946")
+    ax.set_xlabel("correctness-failure rate")
+    ax.set_ylabel("optimization-failure rate")
+    ax.set_title("correctness–efficiency frontier\n(labels: α; hollow markers: extrapolated)")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_outcome_classes(frontier, out_dir=None, name="outcome_classes") -> list[Path]:
+    """The four outcome-class rates (and pass@1) against alpha; [0, 1] shaded."""
+    import matplotlib.pyplot as plt
+    set_style()
+    rows = sorted(_rows(frontier, OUTCOMES), key=lambda r: r["alpha"])
+    alphas = [r["alpha"] for r in rows]
+    fig, ax = plt.subplots(figsize=(4.6, 3.2))
+    ax.axvspan(0, 1, color="#f1faee", zorder=0, label="interpolation")
+    for o in OUTCOMES:
+        ax.plot(alphas, [r[o] for r in rows], "-o", ms=3, color=OUTCOME_COLORS[o],
+                label=o.replace("_", " "))
+    ax.set_xlabel("α  (θ = α·θ_strict + (1-α)·θ_lenient)")
+    ax.set_ylabel("fraction of samples")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title("outcome classes along the weight-averaging axis")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_ensemble_passk(passk, out_dir=None, name="ensemble_passk") -> list[Path]:
+    """Ensemble pass@k vs k at a matched budget, one line (with bootstrap band) per pool."""
+    import matplotlib.pyplot as plt
+    set_style()
+    data = _load(passk)
+    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    for pool in dict.fromkeys(r["pool"] for r in data["rows"]):
+        rs = sorted((r for r in data["rows"] if r["pool"] == pool), key=lambda r: r["k"])
+        ks = [r["k"] for r in rs]
+        color = POOL_COLORS.get(pool)
+        members = data.get("pools", {}).get(pool, [])
+        label = f"{pool} (α={members[0]:g})" if len(members) == 1 else \
+            f"{pool} ({len(members)} ckpts)"
+        ax.plot(ks, [r["pass"] for r in rs], "-o", ms=3, color=color, label=label)
+        ax.fill_between(ks, [r["lo"] for r in rs], [r["hi"] for r in rs], color=color, alpha=0.15)
+    if len(data.get("ks", [])) > 1 and max(data["ks"]) / max(1, min(data["ks"])) >= 8:
+        ax.set_xscale("log", base=2)
+    else:
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("k (total samples per problem, split over the pool)")
+    ax.set_ylabel("pass@k")
+    ax.legend(frameon=False)
+    ax.set_title("ensembles along the frontier at a matched budget")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_reward_curves(runs: Mapping[str, str | Path], out_dir=None, name="reward_curves",
+                      components=("out", "proc", "fmt")) -> list[Path]:
+    """GRPO training curves: total reward and each logged reward component vs step, per run."""
+    import matplotlib.pyplot as plt
+
+    from recode_lib.analysis.reward_curves import reward_curves
+    set_style()
+    missing = [str(Path(d) / "metrics.jsonl") for d in runs.values()
+               if not (Path(d) / "metrics.jsonl").is_file()]
+    if missing:
+        raise FileNotFoundError(f"GRPO metrics files do not exist: {missing}")
+    curves = reward_curves({k: str(v) for k, v in runs.items()})
+    if curves.empty:
+        raise NoData(f"no logged steps in {list(runs.values())}")
+    panels = ["reward"] + [c for c in components
+                           if curves.metric.str.endswith("/" + c).any()]
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.8 * len(panels), 2.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        for run, g in curves.groupby("run", sort=False):
+            sel = g[g.metric == panel] if panel == "reward" else \
+                g[g.metric.str.endswith("/" + panel)]
+            if len(sel):
+                sel = sel.groupby("step", as_index=False).value.mean()
+                ax.plot(sel.step, sel.value, "-", marker="o", ms=2, label=run)
+        ax.set_title({"reward": "total reward", "out": "outcome", "proc": "process (gated)",
+                      "fmt": "format"}.get(panel, panel))
+        ax.set_xlabel("step")
+    axes[0][0].legend(frameon=False)
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def rm_accuracy_table(lcbrb=None, rm=None) -> list[dict]:
+    """Rows {dataset, method, accuracy, ci_low, ci_high, n} from notebook 03's table (pair type
+    "all") and notebook 02's held-out accuracy (no CI there)."""
+    rows = []
+    if lcbrb is not None:
+        for r in _load(lcbrb).get("table", []):
+            if r.get("pair_type", "all") == "all":
+                rows.append({k: r.get(k) for k in ("dataset", "method", "accuracy", "ci_low",
+                                                   "ci_high", "n")})
+    if rm is not None:
+        m = _load(rm)
+        if m.get("accuracy") is not None:
+            rows.append({"dataset": "CRPL held-out", "method": "crpl_rm", "accuracy": m["accuracy"],
+                         "ci_low": None, "ci_high": None, "n": m.get("n_eval")})
+    return rows
+
+
+def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> list[Path]:
+    """Reward-model / judge accuracy on preference pairs: bars with bootstrap CIs, plus the same
+    table as <name>.csv and <name>.md beside the figure."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    set_style()
+    if lcbrb is None and rm is None:
+        raise ValueError("fig_rm_accuracy: give the LCB-RB metrics and/or the RM metrics file")
+    table = pd.DataFrame(rm_accuracy_table(lcbrb, rm))
+    if table.empty or table.accuracy.isna().all():
+        raise NoData(f"no accuracy rows in {lcbrb} / {rm}")
+    table = table.dropna(subset=["accuracy"])
+    labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method)]
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table), 3.0))
+    def gap(x, y):
+        return abs(x - y) if y is not None and y == y else 0.0
+    err = [[gap(a, lo) for a, lo in zip(table.accuracy, table.ci_low)],
+           [gap(a, hi) for a, hi in zip(table.accuracy, table.ci_high)]]
+    ax.bar(range(len(table)), table.accuracy, yerr=err, capsize=3, color="#457b9d")
+    ax.axhline(0.5, color="#6c757d", ls="--", lw=0.8, label="chance")
+    ax.set_xticks(range(len(table)), labels, fontsize=7)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("pairwise accuracy")
+    ax.legend(frameon=False)
+    ax.set_title("reward models on preference pairs")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    base = Path(out_dir) if out_dir is not None else FIGURES_DIR
+    table.to_csv(base / f"{name}.csv", index=False)
+    (base / f"{name}.md").write_text(_markdown(table))
+    return paths + [base / f"{name}.csv", base / f"{name}.md"]
+
+
+def _markdown(table) -> str:
+    def cell(v):
+        return "" if v is None or v != v else (f"{v:.3f}" if isinstance(v, float) else str(v))
+    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
+              for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def draw_eval_outcomes(ax, summaries: Mapping[str, Mapping]) -> None:
+    """One stacked bar per evaluation (the four outcome classes as fractions of samples), pass@1
+    above each bar and mean tokens per response below it."""
+    names = list(summaries)
+    bottom = [0.0] * len(names)
+    for outcome in OUTCOMES:
+        vals = [float(summaries[n]["outcomes"].get(outcome, 0.0)) for n in names]
+        ax.bar(names, vals, bottom=bottom, color=OUTCOME_COLORS[outcome], width=0.6,
+               label=outcome.replace("_", " "))
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for x, n in enumerate(names):
+        s = summaries[n]
+        if "pass@1" in s:
+            ax.text(x, 1.02, f"pass@1 {s['pass@1']:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.text(x, -0.1, f"{s['tokens']['mean']:.0f} tok", ha="center", va="top", fontsize=7,
+                transform=ax.get_xaxis_transform())
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("fraction of samples")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def fig_eval_outcomes(summaries: Mapping[str, str | Path | Mapping], out_dir=None,
+                      name="eval_outcomes", title=None) -> list[Path]:
+    """Outcome classes per benchmark/model from evaluation summary.json files (or their dicts)."""
+    import matplotlib.pyplot as plt
+    set_style()
+    if not summaries:
+        raise NoData("fig_eval_outcomes: no evaluation summaries")
+    loaded = {k: (v if isinstance(v, Mapping) else _load(v)) for k, v in summaries.items()}
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(loaded), 3.4))
+    draw_eval_outcomes(ax, loaded)
+    ax.set_title(title or "outcome classes per evaluation")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def fig_repair(repair, out_dir=None, name="repair") -> list[Path]:
+    """Repair rate per failure class (bars per model, bootstrap CIs) beside the original pass@1,
+    from notebook 09's repair.json ({"rows": [{"model", "original_pass@1", "original_ci",
+    "repair": {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n"}}}]})."""
+    import matplotlib.pyplot as plt
+    set_style()
+    rows = _load(repair).get("rows") or []
+    rows = [r for r in rows if r.get("repair")]
+    if not rows:
+        raise NoData(f"{repair}: no model has repair results")
+    classes = [c for c in REPAIR_CLASSES if any(c in r["repair"] for r in rows)]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(2.2 + 1.1 * len(classes) + 1.2, 3.0),
+                                  gridspec_kw={"width_ratios": [max(len(classes), 1), 1.3]})
+    width = 0.8 / len(rows)
+    for j, r in enumerate(rows):
+        color = MODEL_COLORS[j % len(MODEL_COLORS)]
+        xs, ys, lo, hi = [], [], [], []
+        for i, c in enumerate(classes):
+            v = r["repair"].get(c)
+            if v is None:
+                continue
+            xs.append(i - 0.4 + width * (j + 0.5))
+            ys.append(v["repair_rate"])
+            lo.append(max(0.0, v["repair_rate"] - v["ci_low"]))
+            hi.append(max(0.0, v["ci_high"] - v["repair_rate"]))
+            ax.text(xs[-1], -0.02, f"n={v['n']}", ha="center", va="top", fontsize=6)
+        ax.bar(xs, ys, width=width * 0.95, yerr=[lo, hi], capsize=2, color=color,
+               label=r["model"])
+        p = r.get("original_pass@1")
+        if p is not None:
+            ci = r.get("original_ci") or [p, p]
+            ax2.bar([j], [p], yerr=[[max(0.0, p - ci[0])], [max(0.0, ci[1] - p)]], capsize=2,
+                    color=color)
+    ax.set_xticks(range(len(classes)), [c.replace("_", "\n") for c in classes], fontsize=7)
+    ax.set_ylim(-0.08, 1.0)
+    ax.set_ylabel("repair rate (one turn)")
+    ax.set_title("repairing failed attempts")
+    ax.legend(frameon=False, fontsize=7)
+    ax2.set_xticks(range(len(rows)), [r["model"] for r in rows], rotation=30, fontsize=7)
+    ax2.set_ylim(0, 1.0)
+    ax2.set_ylabel("original pass@1")
+    ax2.set_title("single turn")
+    fig.subplots_adjust(wspace=0.4)
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
+def _metrics_dirs(folder: Path) -> dict[str, Path]:
+    if not folder.is_dir():
+        return {}
+    return {d.name: d for d in sorted(folder.iterdir()) if (d / "metrics.jsonl").is_file()}
+
+
+def rebuild_all(run_dir, out_dir=None) -> dict:
+    """Every paper figure from one run folder's result files (runs/<profile>/): returns
+    {"made": {figure: [pdf, png]}, "skipped": {figure: reason}}; a figure whose inputs are
+    missing or empty is skipped with the reason, never an error. Figures, in order: eval_outcomes
+    (05), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
+    (08), reward_curves (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09)."""
+    run = Path(run_dir)
+    sweep = run / "06_strictness_sweep" / "frontier.json"
+    front = run / "07_weight_averaging" / "frontier.json"
+    grpo_runs = (_metrics_dirs(run / "04_cg_grpo")
+                 | {f"sweep/{k}": v for k, v in _metrics_dirs(run / "06_strictness_sweep").items()}
+                 | {f"repair/{k}": v for k, v in _metrics_dirs(run / "09_repair").items()})
+    lcbrb, rm = run / "03_lcb_rb" / "metrics.json", run / "02_reward_model" / "metrics.json"
+    evals = {d.name: d / "summary.json" for d in sorted((run / "05_codegen_eval").glob("*"))
+             if (d / "summary.json").is_file()}
+    figures = {
+        "eval_outcomes": lambda: fig_eval_outcomes(evals, out_dir=out_dir),
+        "sweep_frontier": lambda: fig_frontier(None, sweep=sweep, out_dir=out_dir,
+                                               name="sweep_frontier"),
+        "frontier": lambda: fig_frontier(front, sweep=sweep if sweep.is_file() else None,
+                                         out_dir=out_dir),
+        "outcome_classes": lambda: fig_outcome_classes(front, out_dir=out_dir),
+        "ensemble_passk": lambda: fig_ensemble_passk(run / "08_ensemble_passk" / "passk.json",
+                                                     out_dir=out_dir),
+        "reward_curves": lambda: fig_reward_curves(grpo_runs, out_dir=out_dir),
+        "rm_accuracy": lambda: fig_rm_accuracy(lcbrb if lcbrb.is_file() else None,
+                                               rm if rm.is_file() else None, out_dir=out_dir),
+        "repair": lambda: fig_repair(run / "09_repair" / "repair.json", out_dir=out_dir),
+    }
+    made, skipped = {}, {}
+    for name, build in figures.items():
+        if name == "reward_curves" and not grpo_runs:
+            skipped[name] = f"no GRPO metrics.jsonl under {run}/04_cg_grpo, 06_strictness_sweep, 09_repair"
+        elif name == "rm_accuracy" and not (lcbrb.is_file() or rm.is_file()):
+            skipped[name] = f"neither {lcbrb} nor {rm} exists"
+        else:
+            try:
+                made[name] = [str(p) for p in build()]
+            except (FileNotFoundError, NoData) as exc:
+                skipped[name] = str(exc)
+    return {"made": made, "skipped": skipped}

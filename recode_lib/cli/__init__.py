@@ -1,0 +1,66 @@
+"""The `recode` command line: a table of subcommands, each in its own module of this package
+(recode_lib/cli/<command>.py: the arguments and the call into the library, nothing more).
+
+Each subcommand module exposes two functions:
+
+    add_arguments(parser: argparse.ArgumentParser) -> None
+    run(args: argparse.Namespace) -> int      # the exit status
+
+The module is imported only when its subcommand is chosen, so `recode --help` stays fast
+and never imports torch. To add a subcommand, add one line to COMMANDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "reproduce": ("recode_lib.cli.reproduce", "execute the notebooks in order for a profile (papermill)"),
+    "model": ("recode_lib.cli.model", "prepare or inspect a model (the embedded default: smollm2)"),
+    "sandbox": ("recode_lib.cli.sandbox", "execute submissions against tests in the sandbox"),
+    "merge": ("recode_lib.cli.merge", "interpolate/extrapolate weights between two checkpoints"),
+    "eval": ("recode_lib.cli.eval", "evaluate a model on a benchmark (generate, execute, score)"),
+    "grpo": ("recode_lib.cli.grpo", "GRPO training from a recipe (CG-GRPO, strictness sweep, math)"),
+}
+
+
+class CliError(Exception):
+    """An error meant for the user: printed as one clear line, exit status 2."""
+
+
+def _usage() -> str:
+    width = max(len(n) for n in COMMANDS)
+    lines = [
+        "usage: recode <command> [options]",
+        "",
+        "Reinforcement learning for code generation: ReCode and extrapolated weight averaging.",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "Run `recode <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"recode: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, help_ = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"recode {name}", description=help_)
+    module.add_arguments(parser)
+    args = parser.parse_args(rest)
+    try:
+        return int(module.run(args) or 0)
+    except CliError as exc:
+        print(f"recode {name}: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,10 @@
+"""Evaluation: generate -> execute -> score, and the summaries every notebook reads.
+
+    from recode_lib.evaluation.codegen import evaluate     # code: samples.jsonl + summary.json
+    from recode_lib.evaluation.summary import summarize, summary_table, OUTCOMES, STATUSES
+    from recode_lib.evaluation.math import evaluate_math   # math: \\boxed{} answers, math-verify
+
+Modules: codegen (the code-generation harness, with its run and model-stamp guard), summary
+(pass@k with bootstrap CIs, outcome and status rates), math (the math domain's prompt, answer
+check and evaluation). The `recode eval` arguments live in recode_lib.cli.eval.
+"""

@@ -1,0 +1,161 @@
+"""One evaluation spec (backend, sampling, limits) shared by every notebook, the CLI and math.
+
+    spec = EvalSpec(backend="hf", temperature=0.0, max_new_tokens=256, n=1, seed=0,
+                    batch_size=8, workers=2, on_config_change="set_aside")
+    summary = spec.evaluate(model, problems, out_dir, benchmark="mbppplus")      # code
+    summaries = evaluate_models({"start": MODEL, "gated": final}, problems, spec, OUT / "eval")
+    summary, rows = spec.evaluate_with_samples(model, problems, out_dir)         # + this call's rows
+    summary = spec.evaluate_math(model, problems, out_dir)                       # math domain
+
+`sampling()` is the SamplingConfig; `generator_kwargs()` maps the backend to its options (hf:
+batch_size; vllm: tensor_parallel_size; openai: base_url, concurrency). Every call goes through
+recode_lib.evaluation.codegen.evaluate or .math.evaluate_math, so every result folder has the
+run/model-stamp guard. It adds no evaluation logic of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from recode_lib.generation import SamplingConfig
+
+BACKENDS = ("hf", "vllm", "openai")
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """How to evaluate (every field has the CLI's default unless noted).
+
+    backend:         hf | vllm | openai
+    temperature, top_p, max_new_tokens, n, seed: the SamplingConfig
+    k:               the pass@k to report (each <= n)
+    reasoning:       ask for reasoning before the code (the prompt style)
+    batch_size:      hf backend batch size
+    tensor_parallel_size: vllm backend
+    base_url, concurrency: openai backend (a served model)
+    workers:         sandbox workers (None: CPU count)
+    early_stop:      stop a sample's tests at the first failure
+    on_config_change: "raise" (CLI) or "set_aside" (notebooks: a re-run moves stale results aside)
+    progress:        show progress bars
+    """
+
+    backend: str = "hf"
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_new_tokens: int = 512
+    n: int = 1
+    seed: int = 0
+    k: tuple[int, ...] = (1,)
+    reasoning: bool = True
+    batch_size: int = 8
+    tensor_parallel_size: int = 1
+    base_url: str = "http://localhost:8000/v1"
+    concurrency: int = 8
+    workers: int | None = None
+    early_stop: bool = False
+    on_config_change: str = "raise"
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.backend not in BACKENDS:
+            raise ValueError(f"EvalSpec.backend must be one of {BACKENDS}, got {self.backend!r}")
+        object.__setattr__(self, "k", tuple(sorted({int(x) for x in self.k})))
+        self.sampling()                                   # validates the sampling fields
+
+    def replace(self, **changes) -> "EvalSpec":
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def sampling(self) -> SamplingConfig:
+        return SamplingConfig(temperature=self.temperature, top_p=self.top_p,
+                              max_new_tokens=self.max_new_tokens, n=self.n, seed=self.seed)
+
+    def generator_kwargs(self) -> dict:
+        """The backend's own options."""
+        if self.backend == "hf":
+            return {"batch_size": self.batch_size}
+        if self.backend == "vllm":
+            return {"tensor_parallel_size": self.tensor_parallel_size}
+        return {"base_url": self.base_url, "concurrency": self.concurrency}
+
+    def evaluate(self, model, problems, out_dir, *, benchmark: str | None = None,
+                 generator=None) -> dict:
+        """recode_lib.evaluation.codegen.evaluate with this spec; returns the summary.
+        `generator` reuses a loaded backend (e.g. one model over several benchmarks)."""
+        from recode_lib.evaluation.codegen import evaluate
+
+        return evaluate(str(model), problems, backend=self.backend, sampling=self.sampling(),
+                        out_dir=out_dir, k=self.k, reasoning=self.reasoning, benchmark=benchmark,
+                        generator=generator,
+                        generator_kwargs=None if generator is not None else self.generator_kwargs(),
+                        workers=self.workers, early_stop=self.early_stop, progress=self.progress,
+                        on_config_change=self.on_config_change)
+
+    def evaluate_with_samples(self, model, problems, out_dir, *, benchmark: str | None = None
+                              ) -> tuple[dict, list[dict]]:
+        """(summary, the sample rows of exactly these problems and n), in problem order; the
+        folder may hold more (e.g. an earlier call with more problems)."""
+        summary = self.evaluate(model, problems, out_dir, benchmark=benchmark)
+        return summary, call_samples(out_dir, problems, self.n)
+
+    def evaluate_math(self, model, problems, out_dir) -> dict:
+        """recode_lib.evaluation.math.evaluate_math with this spec; returns the summary."""
+        from recode_lib.evaluation.math import evaluate_math
+
+        return evaluate_math(str(model), problems, backend=self.backend, sampling=self.sampling(),
+                             out_dir=out_dir, generator_kwargs=self.generator_kwargs(),
+                             on_config_change=self.on_config_change)
+
+
+def call_samples(out_dir: str | Path, problems: Sequence, n: int) -> list[dict]:
+    """The rows of out_dir/samples.jsonl for these problems and sample indices 0..n-1, in order;
+    raises KeyError naming a missing one."""
+    from recode_lib.jsonl import read_jsonl
+
+    by_id = {r["id"]: r for r in read_jsonl(Path(out_dir) / "samples.jsonl")}
+    wanted = [f"{p.id}#{i}" for p in problems for i in range(n)]
+    missing = [w for w in wanted if w not in by_id]
+    if missing:
+        raise KeyError(f"{out_dir}/samples.jsonl lacks {missing[:5]}")
+    return [by_id[w] for w in wanted]
+
+
+def evaluate_models(models: Mapping[str, object], problems, spec: EvalSpec, out_root,
+                    *, benchmark: str | None = None, domain: str = "code") -> dict[str, dict]:
+    """{name: summary} for each model, evaluated into out_root/<name> (domain "code" or "math")."""
+    if domain not in ("code", "math"):
+        raise ValueError(f"domain must be 'code' or 'math', got {domain!r}")
+    out = {}
+    for name, model in models.items():
+        folder = Path(out_root) / name
+        out[name] = (spec.evaluate(model, problems, folder, benchmark=benchmark) if domain == "code"
+                     else spec.evaluate_math(model, problems, folder))
+    return out
+
+
+def evaluate_benchmarks(model, benchmarks: Sequence[str], spec: EvalSpec, out_root, *,
+                        limit: int | None = None, log=print) -> dict[str, dict]:
+    """{benchmark: summary} for one model over several benchmarks (its first `limit` problems
+    each), loading the generator once; results in out_root/<benchmark>."""
+    from recode_lib.data import load_benchmark
+    from recode_lib.generation import get_generator
+
+    generator = get_generator(spec.backend, str(model), **spec.generator_kwargs())
+    out = {}
+    try:
+        for name in benchmarks:
+            problems = load_benchmark(name, limit=limit or None)
+            s = out[name] = spec.evaluate(model, problems, Path(out_root) / name, benchmark=name,
+                                          generator=generator)
+            if log:
+                log(f"{name}: {s['n_problems']} problems, pass@1 {s.get('pass@1', float('nan')):.3f}, "
+                    f"throughput {s['timing']['problems_per_minute'] or 0:.2f} problems/min "
+                    "(new work only)")
+    finally:
+        close = getattr(generator, "close", None)
+        if close:
+            close()
+    return out

@@ -1,0 +1,77 @@
+"""Summaries of per-sample evaluation results: pass@k, outcome-class rates, tokens, format.
+
+    s = summarize(rows, ks=(1, 10))     # rows: the per-sample records of recode_lib.evaluation.codegen
+    s["pass@1"], s["pass@1_ci"], s["outcomes"]["optimization_failure"], s["tokens"]["mean"]
+
+pass@k is recode_lib.metrics' unbiased estimator averaged over problems (every problem must have
+at least k samples: the estimator is undefined below that, and this raises naming the problem);
+`pass@k_ci` is a seeded percentile bootstrap over problems (recode_lib.metrics.bootstrap_ci).
+Rates are fractions of samples. OUTCOMES and STATUSES, the sandbox's outcome classes and
+statuses, are defined here once. It does no I/O and no execution.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from typing import Iterable, Mapping
+
+from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
+
+# The sandbox's result vocabulary (the `recode sandbox` output contract), defined once for every
+# consumer (frontier, plots, repair); the sandbox itself produces these values.
+OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")
+STATUSES = ("passed", "wrong_answer", "runtime_error", "time_limit", "memory_limit",
+            "syntax_error", "no_code")
+
+
+def _rates(values: list[str], names: Iterable[str]) -> dict[str, float]:
+    c = Counter(values)
+    n = max(1, len(values))
+    out = {k: c.get(k, 0) / n for k in names}
+    out.update({k: v / n for k, v in c.items() if k not in out})
+    return out
+
+
+def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
+              seed: int = 0) -> dict:
+    if not rows:
+        raise ValueError("summarize: no per-sample results")
+    counts = counts_from_records(rows)
+    ks = sorted(set(int(k) for k in ks))
+    out: dict = {"n_problems": len(counts), "n_samples": len(rows),
+                 "samples_per_problem": sorted(set(n for n, _ in counts.values()))}
+    out.update(pass_at_k_table(counts, ks))
+    for k in ks:
+        vals = [pass_at_k(n, c, k) for n, c in counts.values()]
+        _, lo, hi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
+        out[f"pass@{k}_ci"] = [lo, hi]
+    out["solved"] = sorted(p for p, (_, c) in counts.items() if c > 0)
+    out["outcomes"] = _rates([r["outcome"] for r in rows], OUTCOMES)
+    out["statuses"] = _rates([r["status"] for r in rows], STATUSES)
+    toks = [int(r["n_tokens"]) for r in rows]
+    correct_toks = [int(r["n_tokens"]) for r in rows if r["outcome"] == "correct"]
+    out["tokens"] = {
+        "mean": statistics.fmean(toks), "median": statistics.median(toks), "max": max(toks),
+        "mean_correct": statistics.fmean(correct_toks) if correct_toks else None,
+        "truncated_rate": sum(r["finish_reason"] == "length" for r in rows) / len(rows)}
+    out["format"] = {
+        "no_code_rate": sum(r["code"] is None for r in rows) / len(rows),
+        "format_ok_rate": sum(bool(r.get("format_ok")) for r in rows) / len(rows),
+        "assembly": dict(Counter(r.get("assembly", "?") for r in rows))}
+    return out
+
+
+def summary_table(summaries: Mapping[str, Mapping], ks: Iterable[int] = (1,)) -> list[dict]:
+    """One flat row per run (e.g. per benchmark) for a DataFrame: pass@k, outcome rates, tokens."""
+    rows = []
+    for name, s in summaries.items():
+        row = {"run": name, "problems": s["n_problems"], "samples": s["n_samples"]}
+        for k in ks:
+            if f"pass@{k}" in s:
+                row[f"pass@{k}"] = s[f"pass@{k}"]
+        row.update({o: s["outcomes"].get(o, 0.0) for o in OUTCOMES})
+        row["tokens_mean"] = s["tokens"]["mean"]
+        row["truncated"] = s["tokens"]["truncated_rate"]
+        rows.append(row)
+    return rows

@@ -1,0 +1,126 @@
+"""Reward-model evaluation on preference pairs: the trained RM and LLM-judge baselines, one table.
+
+    methods = {"crpl_rm": rm_method(ProcessRewardScorer(path)),
+               "judge_pointwise": pointwise_method(PointwiseJudge(gen)),
+               "judge_pairwise": pairwise_method(PairwiseJudge(gen)),
+               "longer_trace": length_method("longer")}     # a no-model sanity baseline
+    table = evaluate_methods(pairs, methods, n_boot=2000, seed=0)   # list of row dicts
+    table = evaluate_datasets({"lcb_rb": pairs, "synthetic_val": val}, methods)   # + "dataset"
+
+Pairs carry "prompt", "chosen", "rejected" (LCB-RB records convert with
+recode_lib.process_reward.lcbrb.benchmark.as_pairs).
+A method maps (prompts, chosen, rejected) to one outcome per pair: 1 (chosen preferred),
+0 (rejected preferred) or 0.5 (tie: equal scores, an unparsable judge reply, or a pairwise
+judge that changes its mind when the order is swapped). Accuracy is the mean outcome, with a
+percentile bootstrap CI over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports
+ties, judge parse failures, wall time and pairs per second; rows are also split by pair_type.
+length_method is a no-model baseline (prefer the longer, or shorter, trace): a reward model
+that does no better than it may only be measuring length.
+It does not train or load models itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from recode_lib.metrics import bootstrap_ci
+
+
+def _outcome(a, b) -> float:
+    if a is None or b is None or a == b:
+        return 0.5
+    return 1.0 if a > b else 0.0
+
+
+def rm_method(scorer):
+    def run(prompts, chosen, rejected):
+        sc = scorer.score(prompts + prompts, chosen + rejected)
+        n = len(prompts)
+        return [_outcome(sc[i], sc[n + i]) for i in range(n)]
+    run.parse_failures = lambda: 0
+    return run
+
+
+def pointwise_method(judge):
+    def run(prompts, chosen, rejected):
+        sc = judge.score(prompts + prompts, chosen + rejected)
+        n = len(prompts)
+        return [_outcome(sc[i], sc[n + i]) for i in range(n)]
+    run.parse_failures = lambda: judge.parse_failures
+    return run
+
+
+def pairwise_method(judge):
+    def run(prompts, chosen, rejected):
+        return judge.compare(prompts, chosen, rejected)
+    run.parse_failures = lambda: judge.parse_failures
+    return run
+
+
+def length_method(prefer: str = "longer"):
+    """Prefer the longer (or shorter) trace, by characters; equal lengths tie."""
+    if prefer not in ("longer", "shorter"):
+        raise ValueError(f"prefer must be 'longer' or 'shorter', got {prefer!r}")
+    sign = 1 if prefer == "longer" else -1
+
+    def run(prompts, chosen, rejected):
+        return [_outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected)]
+    run.parse_failures = lambda: 0
+    return run
+
+
+def _row(name, outcomes, n_boot, seed, extra):
+    mean, lo, hi = bootstrap_ci(outcomes, n_boot=n_boot, seed=seed)
+    return {"method": name, "n": len(outcomes), "accuracy": mean, "ci_low": lo, "ci_high": hi,
+            "ties": sum(o == 0.5 for o in outcomes), **extra}
+
+
+def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
+                     by_type: bool = True) -> list[dict]:
+    """One row per method (pair_type "all"), plus one per method and pair_type when by_type."""
+    if not pairs:
+        raise ValueError("evaluate_methods: no pairs")
+    for i, p in enumerate(pairs):
+        for k in ("prompt", "chosen", "rejected"):
+            if not isinstance(p.get(k), str):
+                raise ValueError(f"pair {p.get('id', i)!r}: field {k!r} missing or not a string")
+    prompts = [p["prompt"] for p in pairs]
+    chosen = [p["chosen"] for p in pairs]
+    rejected = [p["rejected"] for p in pairs]
+    rows = []
+    for name, fn in methods.items():
+        before = fn.parse_failures() if hasattr(fn, "parse_failures") else 0
+        t0 = time.perf_counter()
+        outcomes = fn(prompts, chosen, rejected)
+        secs = time.perf_counter() - t0
+        if len(outcomes) != len(pairs):
+            raise ValueError(f"method {name!r} returned {len(outcomes)} outcomes for "
+                             f"{len(pairs)} pairs")
+        fails = (fn.parse_failures() if hasattr(fn, "parse_failures") else 0) - before
+        rows.append(_row(name, outcomes, n_boot, seed, {
+            "pair_type": "all", "parse_failures": fails, "seconds": secs,
+            "pairs_per_second": len(pairs) / secs if secs > 0 else None}))
+        if by_type:
+            groups = defaultdict(list)
+            for p, o in zip(pairs, outcomes):
+                groups[p.get("pair_type") or "all"].append(o)
+            if len(groups) > 1:
+                for t, outs in sorted(groups.items()):
+                    rows.append(_row(name, outs, n_boot, seed, {"pair_type": t}))
+    return rows
+
+
+def evaluate_datasets(datasets: dict, methods: dict, *, n_boot: int = 2000, seed: int = 0,
+                      log=print) -> list[dict]:
+    """evaluate_methods over several pair sets ({name: pairs}); each row gains "dataset". An
+    empty set is skipped (logged), not an error."""
+    rows = []
+    for name, pairs in datasets.items():
+        if not pairs:
+            if log:
+                log(f"{name}: no pairs, not evaluated")
+            continue
+        rows += [{"dataset": name, **r} for r in evaluate_methods(pairs, methods, n_boot=n_boot,
+                                                                  seed=seed)]
+    return rows

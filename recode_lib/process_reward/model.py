@@ -1,0 +1,275 @@
+"""The Bradley-Terry reasoning-process reward model: training (TRL RewardTrainer) and scoring.
+
+    cfg = RMConfig(backbone="smollm2", output_dir="runs/smoke/02_reward_model/rm", max_steps=20)
+    info = train_reward_model(train_pairs, cfg)        # {"n_train", "dropped_too_long", ...}
+    scorer = ProcessRewardScorer("runs/smoke/02_reward_model/rm")
+    scorer.score(prompts, traces)                      # -> list[float], batched
+    pairwise_accuracy(scorer, val_pairs)               # {"overall": .., "by_type": {...}}
+    info = train_or_reuse(train_pairs, cfg)            # reuse a saved RM of the same fingerprint
+
+Pairs are records with "prompt", "chosen", "rejected" (traces in the shared response format)
+and optionally "pair_type". Text is encoded the same way for training and scoring by
+`encode`: the chat template over [user: prompt, assistant: trace] when the tokenizer has one,
+else prompt + blank line + trace + eos. The trainer gets pre-tokenized `chosen_ids` /
+`rejected_ids`, so TRL does not re-template. RewardTrainer DROPS pairs with a side longer than
+max_length; this module counts those beforehand and reports them (`dropped_too_long`).
+The backbone is loaded as AutoModelForSequenceClassification(num_labels=1) with pad != eos; the
+final model and tokenizer are saved as a plain Hugging Face folder at cfg.output_dir (what the
+GRPO reward loads). On CPU: use_cpu=True, bf16=False, gradient checkpointing as configured.
+Scoring truncates on the left (keeps the end of the trace) beyond max_length.
+It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+
+@dataclass
+class RMConfig:
+    """backbone: resolve_model name/path of the causal LM; output_dir: final HF folder;
+    max_length: tokens per side (longer pairs are dropped and counted); max_steps: > 0 overrides
+    epochs; gradient_checkpointing: TRL's default is True, ours False (small CPU runs);
+    use_cpu/bf16: CPU-safe defaults (set use_cpu=False, bf16=True on GPUs)."""
+    backbone: str = "smollm2"
+    output_dir: str = "runs/smoke/02_reward_model/rm"
+    max_length: int = 1024
+    learning_rate: float = 2e-5
+    num_train_epochs: float = 1.0
+    max_steps: int = -1
+    per_device_train_batch_size: int = 4
+    gradient_accumulation_steps: int = 1
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+    center_rewards_coefficient: float | None = None
+    gradient_checkpointing: bool = False
+    use_cpu: bool = True
+    bf16: bool = False
+    logging_steps: int = 5
+    seed: int = 0
+
+
+def load_rm_tokenizer(path):
+    from recode_lib.models import load_tokenizer
+
+    return load_tokenizer(path, padding_side="right")
+
+
+def encode(tokenizer, prompt: str, trace: str) -> list[int]:
+    """Token ids of (prompt, trace) exactly as the RM sees them in training and scoring."""
+    if tokenizer.chat_template:
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}, {"role": "assistant", "content": trace}],
+            tokenize=False)
+    else:
+        text = f"{prompt}\n\n{trace}{tokenizer.eos_token or ''}"
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def _tokenize_pairs(pairs, tokenizer, max_length):
+    rows, dropped = [], []
+    for i, p in enumerate(pairs):
+        for k in ("prompt", "chosen", "rejected"):
+            if not isinstance(p.get(k), str) or not p[k]:
+                raise ValueError(f"pair {p.get('id', i)!r}: field {k!r} is missing or empty")
+        c, r = encode(tokenizer, p["prompt"], p["chosen"]), encode(tokenizer, p["prompt"],
+                                                                     p["rejected"])
+        if len(c) > max_length or len(r) > max_length:
+            dropped.append({"id": p.get("id", i), "chosen_len": len(c), "rejected_len": len(r)})
+            continue
+        rows.append({"chosen_ids": c, "rejected_ids": r})
+    return rows, dropped
+
+
+def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
+    """A hash of the config and the training pairs: a saved RM is reused only for the same
+    fingerprint (new pairs from a re-run synthesis must retrain it)."""
+    from recode_lib.provenance import fingerprint
+
+    return fingerprint(cfg, [[p.get("prompt"), p.get("chosen"), p.get("rejected")]
+                             for p in train_pairs])
+
+
+def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
+    """Train with TRL RewardTrainer and save model + tokenizer + rm_config.json to cfg.output_dir.
+    Returns counts (train pairs used, dropped as too long with their ids), losses and timing."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForSequenceClassification
+    from trl import RewardConfig, RewardTrainer
+
+    from recode_lib.models import resolve_model
+
+    path = resolve_model(cfg.backbone)
+    tok = load_rm_tokenizer(path)
+    rows, dropped = _tokenize_pairs(train_pairs, tok, cfg.max_length)
+    if not rows:
+        raise ValueError(f"no training pairs left: {len(train_pairs)} given, {len(dropped)} longer "
+                         f"than max_length={cfg.max_length}")
+    eval_rows, eval_dropped = _tokenize_pairs(eval_pairs or [], tok, cfg.max_length)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        path, num_labels=1, dtype=torch.bfloat16 if cfg.bf16 else torch.float32)
+    model.config.pad_token_id = tok.pad_token_id
+    out = Path(cfg.output_dir)
+    args = RewardConfig(
+        output_dir=str(out.parent / f".{out.name}_trainer"), max_length=cfg.max_length,
+        learning_rate=cfg.learning_rate, num_train_epochs=cfg.num_train_epochs,
+        max_steps=cfg.max_steps, per_device_train_batch_size=cfg.per_device_train_batch_size,
+        per_device_eval_batch_size=cfg.per_device_train_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        warmup_steps=cfg.warmup_steps, weight_decay=cfg.weight_decay,
+        center_rewards_coefficient=cfg.center_rewards_coefficient,
+        gradient_checkpointing=cfg.gradient_checkpointing, use_cpu=cfg.use_cpu, bf16=cfg.bf16,
+        logging_steps=cfg.logging_steps, save_strategy="no", report_to=[], seed=cfg.seed,
+        eval_strategy="no", disable_tqdm=False, dataloader_num_workers=0)
+    trainer = RewardTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows),
+                            processing_class=tok)
+    t0 = time.perf_counter()
+    result = trainer.train()
+    seconds = time.perf_counter() - t0
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(args.output_dir, ignore_errors=True)   # save_strategy="no": only run logs
+    trainer.model.save_pretrained(out)
+    tok.save_pretrained(out)
+    info = {"n_train_given": len(train_pairs), "n_train_used": len(rows),
+            "dropped_too_long": len(dropped), "dropped_ids": [d["id"] for d in dropped],
+            "n_eval_given": len(eval_pairs or []), "eval_dropped_too_long": len(eval_dropped),
+            "train_loss": result.training_loss, "steps": result.global_step,
+            "train_seconds": seconds,
+            "pairs_per_second": result.global_step * cfg.per_device_train_batch_size
+            * cfg.gradient_accumulation_steps / seconds,
+            "log_history": trainer.state.log_history, "backbone": path, "config": asdict(cfg)}
+    (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path},
+                                                   indent=2))
+    return info
+
+
+class ProcessRewardScorer:
+    """Scores (prompt, trace) pairs with a saved reward model: higher = better reasoning."""
+
+    def __init__(self, path, *, batch_size: int = 8, max_length: int | None = None,
+                 device: str = "cpu"):
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        self.path = str(path)
+        self.tok = load_rm_tokenizer(self.path)
+        cfg_file = Path(self.path) / "rm_config.json"
+        saved = json.loads(cfg_file.read_text())["config"] if cfg_file.is_file() else {}
+        self.max_length = max_length or saved.get("max_length", 2048)
+        self.model = AutoModelForSequenceClassification.from_pretrained(
+            self.path, dtype=torch.float32 if device == "cpu" else torch.bfloat16).to(device).eval()
+        if self.model.config.num_labels != 1:
+            raise ValueError(f"{self.path}: a reward model needs num_labels=1, "
+                             f"has {self.model.config.num_labels}")
+        self.model.config.pad_token_id = self.tok.pad_token_id
+        self.batch_size, self.device = batch_size, device
+        self.truncated = 0
+
+    def score(self, prompts: list[str], traces: list[str], progress: bool = False) -> list[float]:
+        import torch
+
+        if len(prompts) != len(traces):
+            raise ValueError(f"{len(prompts)} prompts but {len(traces)} traces")
+        ids = []
+        for p, t in zip(prompts, traces):
+            x = encode(self.tok, p, t or "")
+            if len(x) > self.max_length:
+                self.truncated += 1
+                x = x[-self.max_length:]
+            ids.append(x)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        scores = [0.0] * len(ids)
+        starts = range(0, len(order), self.batch_size)
+        for s in tqdm(starts, desc="RM scoring", disable=not progress):
+            batch = [ids[i] for i in order[s:s + self.batch_size]]
+            width = max(len(x) for x in batch)
+            pad = self.tok.pad_token_id
+            inp = torch.tensor([x + [pad] * (width - len(x)) for x in batch], device=self.device)
+            att = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in batch],
+                               device=self.device)
+            with torch.no_grad():
+                logits = self.model(input_ids=inp, attention_mask=att).logits[:, 0]
+            for j, i in enumerate(order[s:s + self.batch_size]):
+                scores[i] = float(logits[j])
+        return scores
+
+
+def pairwise_accuracy(scorer, pairs) -> dict:
+    """Fraction of pairs whose chosen side scores strictly higher, overall and by pair_type,
+    plus per-pair outcomes (1/0) for confidence intervals."""
+    if not pairs:
+        raise ValueError("pairwise_accuracy: no pairs")
+    prompts = [p["prompt"] for p in pairs]
+    sc = scorer.score(prompts + prompts, [p["chosen"] for p in pairs] +
+                      [p["rejected"] for p in pairs])
+    n = len(pairs)
+    correct = [int(sc[i] > sc[n + i]) for i in range(n)]
+    by_type = defaultdict(list)
+    for p, c in zip(pairs, correct):
+        by_type[p.get("pair_type", "all")].append(c)
+    return {"overall": sum(correct) / n, "n": n,
+            "by_type": {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in by_type.items()},
+            "correct": correct, "margins": [sc[i] - sc[n + i] for i in range(n)]}
+
+
+def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
+    """Save the backbone with a fresh (untrained) scalar head at cfg.output_dir, flagged
+    `"untrained": reason` in rm_config.json, so that a pipeline with no training pairs (e.g. a
+    random test model whose traces never parse) still hands a loadable checkpoint downstream.
+    Never use its scores as results: read the flag."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from recode_lib.models import resolve_model
+
+    path = resolve_model(cfg.backbone)
+    tok = load_rm_tokenizer(path)
+    torch.manual_seed(cfg.seed)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    model.config.pad_token_id = tok.pad_token_id
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path,
+                                                    "untrained": reason}, indent=2))
+    return str(out)
+
+
+def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, log=print) -> dict:
+    """The RM at cfg.output_dir for these pairs and this config: reused when its record
+    (<output_dir>_train.json, next to the folder) carries the same training_fingerprint and
+    `retrain` is False; otherwise trained (train_reward_model), or, with no pairs at all, saved
+    UNTRAINED (save_untrained_reward_model; the info says so under "untrained"). Returns the
+    training info with its "fingerprint" and "reused" (bool)."""
+    from recode_lib.jsonl import read_json, write_json_atomic
+
+    out = Path(cfg.output_dir)
+    info_file = out.parent / f"{out.name}_train.json"
+    fp = training_fingerprint(train_pairs, cfg)
+    if not retrain and (out / "rm_config.json").is_file() and info_file.is_file():
+        info = read_json(info_file)
+        if info.get("fingerprint") == fp:
+            log(f"{out.name}: reusing the checkpoint trained on these pairs")
+            return {**info, "reused": True}
+        log(f"{out.name}: training pairs or config changed since the saved checkpoint: retraining")
+    if not train_pairs:
+        reason = "no training pairs"
+        log(f"WARNING: {reason}: saving the UNTRAINED backbone so later stages can load it")
+        save_untrained_reward_model(cfg, reason)
+        info = {"n_train_given": 0, "n_train_used": 0, "dropped_too_long": 0, "dropped_ids": [],
+                "steps": 0, "train_loss": None, "train_seconds": 0.0, "pairs_per_second": None,
+                "untrained": reason}
+    else:
+        info = train_reward_model(train_pairs, cfg)
+    info["fingerprint"] = fp
+    write_json_atomic(info_file, info)
+    return {**info, "reused": False}

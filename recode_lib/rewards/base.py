@@ -1,0 +1,115 @@
+"""The reward-function wrapper and the batch plumbing every code reward shares.
+
+    fn = RewardFunction("outcome", compute, ("out",))   # compute(prompts, completions, kwargs) -> rows
+    parsed, results = execute(completions, kwargs, runner)   # assemble + run in the sandbox
+    rows = [base_row(p, r) for p, r in zip(parsed, results)]  # fmt/out/status/outcome/error/reason
+
+`completion_text`/`prompt_text` turn TRL's strings or chat messages into text; `column` reads a
+dataset column (list or scalar) for a batch. It registers no reward (recode_lib.rewards.code does).
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Callable
+
+from recode_lib.assemble import assemble
+from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, tests_spec
+
+def completion_text(completion) -> str:
+    """A completion as text: strings pass through; chat messages -> assistant contents joined."""
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        return str(completion.get("content") or "")
+    parts = [m.get("content") or "" for m in completion
+             if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+    return "".join(p if isinstance(p, str) else str(p) for p in parts)
+
+
+def prompt_text(prompt) -> str:
+    """The user's problem statement: the last user turn of a chat prompt, or the string."""
+    if isinstance(prompt, str):
+        return prompt
+    users = [m.get("content") or "" for m in prompt or [] if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+class RewardFunction:
+    """A TRL reward function: __call__ returns floats; details() returns per-sample dicts."""
+
+    def __init__(self, name: str, compute: Callable[..., list[dict]], components: tuple[str, ...]):
+        self.__name__ = name
+        self._compute = compute
+        self.components = components
+
+    def details(self, prompts, completions, **kwargs) -> list[dict]:
+        return self._compute(list(prompts), list(completions), kwargs)
+
+    def __call__(self, prompts, completions, **kwargs) -> list[float]:
+        log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
+        rows = self.details(prompts, completions, **kwargs)
+        rewards = []
+        for r in rows:
+            v = float(r["reward"])
+            if not math.isfinite(v):
+                r["reason"] = (r.get("reason", "") + f"; non-finite reward {v}").strip("; ")
+                v = 0.0
+            rewards.append(v)
+        if rows and log_metric is not None:
+            for c in ("reward",) + self.components:
+                vals = [r[c] for r in rows if r.get(c) is not None]
+                if vals:
+                    log_metric(f"{self.__name__}/{c}", sum(vals) / len(vals))
+            log_metric(f"{self.__name__}/error_rate",
+                       sum(r.get("error", False) for r in rows) / len(rows))
+        if rows and log_extra is not None:
+            for c in self.components:
+                log_extra(f"{self.__name__}/{c}", [r.get(c) for r in rows])
+            log_extra(f"{self.__name__}/reason", [r.get("reason", "") for r in rows])
+        return rewards
+
+
+def column(kwargs: dict, name: str, n: int):
+    """Column `name` of a batch of n rows: a list as is, a missing or scalar value repeated."""
+    v = kwargs.get(name)
+    return list(v) if isinstance(v, (list, tuple)) else [v] * n
+
+
+def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[list, list]:
+    """(parsed responses, sandbox results) for a batch; raises ValueError for rows without tests."""
+    n = len(completions)
+    texts = texts or [completion_text(c) for c in completions]
+    if "tests" not in kwargs:
+        raise ValueError("the dataset has no 'tests' column: code rewards need the tests of "
+                         "each problem (see recode_lib.training.grpo.build_dataset)")
+    pids = column(kwargs, "problem_id", n)
+    tests = []
+    for i, t in enumerate(kwargs["tests"]):
+        where = f"row {i}" + (f" (problem_id {pids[i]!r})" if pids[i] is not None else "")
+        tests.append(tests_spec(t, where))
+    starters, entries = column(kwargs, "starter_code", n), column(kwargs, "entry_point", n)
+    progs = [assemble(SimpleNamespace(tests=tests[i], starter_code=starters[i] or "",
+                                      entry_point=entries[i] or None), texts[i]) for i in range(n)]
+    parsed = [p.parsed for p in progs]
+    state = kwargs.get("trainer_state")
+    step = getattr(state, "global_step", None)
+    ids = [f"{pids[i] if pids[i] is not None else 'row'}#{i}" for i in range(n)]
+    results = runner.run([p.code for p in progs], tests, ids=ids, step=step,
+                         time_limit_s=column(kwargs, "time_limit_s", n),
+                         memory_mb=column(kwargs, "memory_mb", n))
+    return parsed, results
+
+
+def base_row(parsed, result) -> dict:
+    """The shared per-sample fields of a code reward from a parsed response and its result."""
+    err = result.get("status") == REWARD_ERROR
+    reason = result.get("reason", "") if err else ("" if parsed.format_ok else parsed.reason)
+    if not err and result.get("status") not in ("passed", None) and parsed.code is not None:
+        reason = (reason + "; " if reason else "") + str(result.get("status"))
+    return {"fmt": float(parsed.format_ok), "out": float(result.get("outcome") == "correct"),
+            "status": result.get("status"), "outcome": result.get("outcome"),
+            "error": err, "reason": reason}

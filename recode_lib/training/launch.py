@@ -1,0 +1,122 @@
+"""Launching GRPO runs: in this process, or through `accelerate launch` (multi-GPU, ZeRO-3).
+
+    from recode_lib.training.launch import launch
+    res = launch(recipe, problems, out_dir)                                   # in process
+    res = launch(recipe, problems, out_dir, launcher="accelerate", num_processes=8)
+
+    runs = train_variants("cg_grpo_smoke", reward_variants(["gated", "outcome_only"]), problems,
+                          OUT, name_prefix="04_", rm_path=..., **recipe_overrides(globals()))
+
+    recode grpo --recipe cg_grpo_smoke --output-dir runs/smoke/04_cg_grpo/cli [--set k=v ...]
+    python -m recode_lib.cli.grpo ...      (the same; the entry point accelerate runs; the CLI
+                                            half lives in recode_lib.cli.grpo)
+
+With launcher="accelerate" the recipe (output_dir/recipe.yaml) and the problems
+(output_dir/train_problems.jsonl) are written next to the run and
+`accelerate launch --config_file configs/accelerate/zero3.yaml --num_processes N
+-m recode_lib.cli.grpo --recipe ... --problems ...` trains on them; a failed launch raises
+and leaves the checkpoints for the next call to resume from. Launch commands of the paper
+profile: the docstring of recode_lib.training.grpo. `train_variants` trains several runs from
+one recipe (one folder each; a finished run is skipped), `recipe_overrides` maps a notebook's
+parameters (NOTEBOOK_FIELDS) to recipe fields. It does not install vllm or deepspeed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Mapping
+
+from recode_lib.training.grpo import (NEEDS_RM, GRPORecipe, TrainResult, final_complete,
+                                      load_recipe, retire_stale_run, run_fingerprint, train)
+
+# notebook parameter -> recipe field (recipe_overrides)
+NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max_steps",
+                   "NUM_GENERATIONS": "num_generations",
+                   "BATCH_SIZE": "per_device_train_batch_size",
+                   "MAX_COMPLETION_LENGTH": "max_completion_length",
+                   "LEARNING_RATE": "learning_rate", "WORKERS": "sandbox_workers",
+                   "CPU_THREADS": "cpu_threads", "SEED": "seed"}
+
+
+def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
+           num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
+    """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
+    ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
+    and problems are written to output_dir and `accelerate launch ... -m recode_lib.cli.grpo`
+    trains on them."""
+    import subprocess
+
+    import yaml
+
+    from recode_lib.jsonl import write_jsonl_atomic
+    from recode_lib.paths import PROJECT_ROOT
+
+    if launcher == "inprocess":
+        return train(recipe, problems, output_dir)
+    if launcher != "accelerate":
+        raise ValueError(f"launcher must be 'inprocess' or 'accelerate', got {launcher!r}")
+    out = Path(output_dir)
+    retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
+    if not final_complete(out):
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "recipe.yaml").write_text(yaml.safe_dump(dataclasses.asdict(recipe.validate())))
+        write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
+        cfg = accelerate_config or PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
+        cmd = ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
+               str(num_processes), "-m", "recode_lib.cli.grpo", "--recipe",
+               str(out / "recipe.yaml"),
+               "--output-dir", str(out), "--problems", str(out / "train_problems.jsonl")]
+        print(" ".join(cmd), flush=True)
+        rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
+        if rc != 0 or not final_complete(out):
+            raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "
+                               "are kept and the next call resumes from them")
+    return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
+
+
+def recipe_overrides(params: Mapping) -> dict:
+    """The recipe fields a notebook's parameters set (NOTEBOOK_FIELDS; absent ones are left to
+    the recipe). CPU_THREADS = 0 means torch's default (None)."""
+    out = {field: params[name] for name, field in NOTEBOOK_FIELDS.items() if name in params}
+    if "cpu_threads" in out:
+        out["cpu_threads"] = out["cpu_threads"] or None
+    return out
+
+
+def reward_variants(names) -> dict[str, dict]:
+    """{name: {"rewards": [{"name": name}]}}: one run per reward name."""
+    return {n: {"rewards": [{"name": n}]} for n in names}
+
+
+def require_reward_model(rewards, rm_path) -> None:
+    """FileNotFoundError when one of `rewards` (reward names) needs a reward model and rm_path
+    holds no checkpoint."""
+    needing = sorted({r for r in rewards if r in NEEDS_RM})
+    if needing and not (rm_path and (Path(rm_path) / "config.json").is_file()):
+        raise FileNotFoundError(f"the reward model {rm_path} does not exist, and {needing} need "
+                                "one: train it first (notebook 02_reward_model) or set its path")
+
+
+def train_variants(recipe: str | Path, variants: Mapping[str, Mapping], problems, out_dir, *,
+                   name_prefix: str = "", launcher: str = "inprocess", num_processes: int = 1,
+                   log=print, **overrides) -> dict[str, TrainResult]:
+    """One GRPO run per variant from one recipe, each into out_dir/<name>. `variants` maps a run
+    name to its own recipe overrides (e.g. {"rewards": [{"name": "gated"}]}, a "model");
+    `overrides` apply to every run; n_problems defaults to len(problems), the recipe's name to
+    name_prefix + run name. Every recipe is built and checked (including the reward model
+    when a reward needs one) before anything trains."""
+    problems = list(problems)
+    recipes = {}
+    for name, own in variants.items():
+        fields = {"n_problems": len(problems), **overrides, **dict(own), "name": name_prefix + name}
+        recipes[name] = load_recipe(recipe, **fields).validate()
+        require_reward_model([r["name"] for r in recipes[name].rewards], recipes[name].rm_path)
+    results = {}
+    for name, r in recipes.items():
+        results[name] = launch(r, problems, Path(out_dir) / name, launcher=launcher,
+                               num_processes=num_processes)
+        if log:
+            log(f"{name}: {len(problems)} training prompts, {r.max_steps} steps -> "
+                f"{results[name].final_dir}" + (" (already trained)" if results[name].skipped else ""))
+    return results

@@ -1,0 +1,151 @@
+"""Failure-conditioned repair: failed attempts become repair tasks; repair rates per failure class.
+
+    tasks, report = repair_tasks(problems, samples, max_per_problem=2, seed=0)
+    # each task is a Problem with the original's tests and limits; its prompt shows the
+    # statement, the failed program and the execution statistics (execution_feedback)
+    summary = evaluate(model, tasks, out_dir=...)            # recode_lib.evaluation.codegen, unchanged
+    rates = repair_rates(tasks, rows)                         # rows: that run's samples.jsonl
+
+Paper B (finding 5): a policy that sees its failed code and the execution statistics and is
+trained to repair it ("failure-conditioned training") raises both the repair rate and the
+original pass rate. Here a repair task is an ordinary Problem, so the same evaluation harness,
+rewards and GRPO trainer (recode_lib.training.grpo.train on originals + repair tasks) serve it.
+
+`samples` are evaluation sample records (samples.jsonl of recode_lib.evaluation.codegen: problem_id,
+code, status, outcome, passed, total, time_s, strictness, first_failure). Attempts whose outcome
+is in `outcomes` (default: optimization_failure, correctness_failure, format_error) are eligible;
+per problem up to max_per_problem are taken (seeded choice, preferring distinct outcomes). The
+feedback is statistics only (status, tests passed, the input length of the first failure, the
+longest input passed, time against the limit): never a test's expected output, so a repair
+cannot copy answers. A sample whose problem is not in `problems` raises naming it.
+It does not generate or execute anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+from collections import Counter, defaultdict
+
+from recode_lib.evaluation.summary import OUTCOMES
+from recode_lib.metrics import bootstrap_ci
+
+FAILURES = tuple(o for o in OUTCOMES if o != "correct")   # the failure classes
+_STATUS_TEXT = {
+    "wrong_answer": "produced a wrong answer",
+    "runtime_error": "raised an error (runtime error)",
+    "time_limit": "exceeded the time limit",
+    "memory_limit": "exceeded the memory limit",
+    "syntax_error": "does not compile (syntax error)",
+}
+
+
+def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
+    """A few sentences of execution statistics for one failed sample (no expected outputs)."""
+    status, outcome = sample.get("status"), sample.get("outcome")
+    if outcome == "format_error" and not sample.get("code"):
+        return ("The previous reply contained no parsable Python code block, so nothing was "
+                "run. Reply with reasoning, then one complete ```python code block.")
+    lines = []
+    passed, total = sample.get("passed"), sample.get("total")
+    ff = sample.get("first_failure") or {}
+    what = _STATUS_TEXT.get(ff.get("status") or status, f"failed ({status})")
+    where = f" on test {ff['index'] + 1}" if ff.get("index") is not None else ""
+    if ff.get("input_len") is not None:
+        where += f" (input length {ff['input_len']:,} characters)"
+    lines.append(f"The program {what}{where}.")
+    if passed is not None and total:
+        lines.append(f"It passed {passed} of {total} tests.")
+    if ff.get("longest_passed_len"):
+        lines.append(f"The longest input it handled correctly had {ff['longest_passed_len']:,} "
+                     "characters.")
+    if (ff.get("status") or status) == "time_limit" and time_limit_s:
+        lines.append(f"The time limit is {time_limit_s:g} s per test: a faster algorithm is "
+                     "needed for large inputs.")
+    elif outcome == "correctness_failure":
+        lines.append("The logic is wrong for some inputs: check the edge cases and the "
+                     "algorithm.")
+    return " ".join(lines)
+
+
+def repair_prompt(problem, sample: dict) -> str:
+    """The statement, the failed program and the execution feedback, asking for a fix."""
+    code = (sample.get("code") or "").strip()
+    shown = f"```python\n{code}\n```" if code else "(no code block)"
+    return (f"{problem.prompt.strip()}\n\n"
+            f"A previous attempt at this problem:\n{shown}\n\n"
+            f"Execution feedback: {execution_feedback(sample, problem.time_limit_s)}\n\n"
+            "Write a corrected, complete solution.")
+
+
+def repair_problem(problem, sample: dict):
+    """A Problem with the original's tests and limits and the repair prompt; id
+    "<problem id>~repair~<sample index>-<prompt hash>", metadata {repair_of, original_problem,
+    failure, status}."""
+    sid = sample.get("id") or f"{problem.id}#{sample.get('sample')}"
+    meta = dict(problem.metadata or {}) | {
+        "repair_of": sid, "original_problem": problem.id, "failure": sample.get("outcome"),
+        "status": sample.get("status")}
+    prompt = repair_prompt(problem, sample)
+    # the id names the content: another failed attempt is another task (no stale reuse)
+    digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+    return dataclasses.replace(problem, id=f"{problem.id}~repair~{sid.split('#')[-1]}-{digest}",
+                               prompt=prompt, metadata=meta)
+
+
+def repair_tasks(problems, samples, *, outcomes=FAILURES, max_per_problem: int = 2,
+                 seed: int = 0):
+    """(tasks, report): repair Problems from failed samples; report counts eligible/taken by
+    failure class, problems without a failure, and samples skipped as passing."""
+    by_id = {p.id: p for p in problems}
+    failed = defaultdict(list)
+    report = Counter()
+    for s in samples:
+        pid = s.get("problem_id")
+        if pid not in by_id:
+            raise ValueError(f"sample {s.get('id')!r}: problem {pid!r} is not among the "
+                             f"{len(by_id)} problems given")
+        if s.get("outcome") in outcomes:
+            failed[pid].append(s)
+            report[f"eligible:{s['outcome']}"] += 1
+        else:
+            report[f"not_eligible:{s.get('outcome')}"] += 1
+    rng = random.Random(seed)
+    tasks = []
+    for pid in sorted(by_id):
+        got = failed.get(pid, [])
+        if not got:
+            report["problems_without_failure"] += 1
+            continue
+        rng.shuffle(got)
+        # distinct outcomes first, then the rest
+        seen, first, rest = set(), [], []
+        for s in got:
+            (rest if s["outcome"] in seen else first).append(s)
+            seen.add(s["outcome"])
+        for s in (first + rest)[:max_per_problem]:
+            tasks.append(repair_problem(by_id[pid], s))
+            report[f"taken:{s['outcome']}"] += 1
+    report["tasks"] = len(tasks)
+    return tasks, dict(report)
+
+
+def repair_rates(tasks, rows, *, n_boot: int = 1000, seed: int = 0) -> dict:
+    """Repair rate (a repair sample is correct) overall and per failure class, with bootstrap
+    CIs; rows are evaluation samples of the tasks (every sample counts). Raises when a task has
+    no row, naming it."""
+    by_task = defaultdict(list)
+    for r in rows:
+        by_task[r["problem_id"]].append(int(r["outcome"] == "correct"))
+    groups = defaultdict(list)
+    for t in tasks:
+        if t.id not in by_task:
+            raise ValueError(f"repair task {t.id!r} has no evaluated sample")
+        groups["all"] += by_task[t.id]
+        groups[t.metadata["failure"]] += by_task[t.id]
+    out = {}
+    for name, vals in groups.items():
+        mean, lo, hi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
+        out[name] = {"repair_rate": mean, "ci_low": lo, "ci_high": hi, "n": len(vals)}
+    return out

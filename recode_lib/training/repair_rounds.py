@@ -1,0 +1,75 @@
+"""The failure-conditioned repair experiment (notebook 09): online training rounds, then the
+held-out comparison of original pass@1 and repair rate per failure class.
+
+    spec = EvalSpec(temperature=0.8, n=2, max_new_tokens=256, on_config_change="set_aside")
+    results, reports = train_repair_rounds(start, train_problems, tasks, report, rounds=2,
+                                           spec=spec, recipe="repair_smoke", reward="outcome_only",
+                                           out_dir=OUT, max_steps=2, max_per_problem=2, seed=0,
+                                           fields=recipe_overrides(params))
+    rows = compare_repair({"start": start, **finals}, eval_problems, eval_tasks, spec, OUT,
+                          n_boot=1000, seed=0)
+
+Runs: "original_only" trains on the original problems for max_steps * rounds steps;
+"failure_conditioned" trains round r (max_steps each) on the originals plus repair tasks built
+from the current policy's own failures (round 1: the given tasks from the start model), into
+out_dir/failure_conditioned_r<r>. Attempts go to out_dir/eval/<run>/... through
+recode_lib.evaluation.spec, so every folder carries the run/model-stamp guard. Repair tasks and
+rates are recode_lib.training.repair's. It does not choose the problems or draw figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recode_lib.training.launch import train_variants
+from recode_lib.training.repair import repair_rates, repair_tasks
+
+
+def train_repair_rounds(start, train_problems, first_tasks, first_report, *, rounds: int, spec,
+                        recipe: str, reward: str, out_dir, max_steps: int, max_per_problem: int,
+                        seed: int, fields: dict | None = None, launcher: str = "inprocess",
+                        num_processes: int = 1, name_prefix: str = "09_", log=print):
+    """({"original_only": TrainResult, "failure_conditioned": the last round's}, {"round<r>":
+    repair-task report}); `fields` are recipe fields shared by every run (model, rewards and
+    max_steps are set per run)."""
+    out_dir = Path(out_dir)
+    kw = dict(name_prefix=name_prefix, launcher=launcher, num_processes=num_processes, log=log,
+              **dict(fields or {}))
+    rewards = [{"name": reward}]
+    results = train_variants(recipe, {"original_only": {"model": str(start), "rewards": rewards,
+                                                        "max_steps": max_steps * rounds}},
+                             train_problems, out_dir, **kw)
+    policy, tasks, reports = start, list(first_tasks), {"round1": first_report}
+    for r in range(1, rounds + 1):
+        if r > 1:   # online correction: the current policy's own failures
+            _, attempts = spec.evaluate_with_samples(
+                policy, train_problems, out_dir / "eval" / f"failure_conditioned_r{r}" / "train")
+            tasks, reports[f"round{r}"] = repair_tasks(train_problems, attempts,
+                                                       max_per_problem=max_per_problem,
+                                                       seed=seed + r)
+        name = f"failure_conditioned_r{r}"
+        run = train_variants(recipe, {name: {"model": str(policy), "rewards": rewards,
+                                             "max_steps": max_steps}},
+                             list(train_problems) + list(tasks), out_dir, **kw)[name]
+        results["failure_conditioned"] = run
+        policy = run.final_dir
+    return results, reports
+
+
+def compare_repair(models: dict, eval_problems, eval_tasks, spec, out_dir, *, n_boot: int = 1000,
+                   seed: int = 0) -> list[dict]:
+    """One row per model: original pass@1 (with CI and outcome classes) on the held-out
+    problems, and the repair rates per failure class on the held-out repair tasks (empty when
+    there are none); evaluations in out_dir/eval/<model>/{original,repair}."""
+    rows = []
+    for name, model in models.items():
+        folder = Path(out_dir) / "eval" / name
+        orig = spec.evaluate(model, eval_problems, folder / "original")
+        rates = {}
+        if eval_tasks:
+            _, rep_rows = spec.evaluate_with_samples(model, eval_tasks, folder / "repair")
+            rates = repair_rates(eval_tasks, rep_rows, n_boot=n_boot, seed=seed)
+        rows.append({"model": name, "original_pass@1": orig["pass@1"],
+                     "original_ci": orig["pass@1_ci"], "original_outcomes": orig["outcomes"],
+                     "repair": rates})
+    return rows

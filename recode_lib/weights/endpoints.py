@@ -1,0 +1,190 @@
+"""Endpoints for the weight-averaging axis: the strictness sweep's runs, or stand-ins.
+
+    low, high = sweep_endpoints(RUN / "06_strictness_sweep")    # lowest-k run, R_inf run (final/)
+    low, high = finetune_endpoints("smollm2", problems, RUN / "07_weight_averaging" / "endpoints",
+                                   steps=4)                        # STAND-INS, see below
+
+sweep_endpoints: the sweep's runs with a complete `final/` checkpoint (a `.complete` marker,
+recode_lib.training.grpo); their k from the sweep's metrics.json ("runs": {name: {"k": "1"|"inf"}},
+notebook 06) or else from the folder name (`k1`, `kinf`, `r_k2`, `r_inf`); the lenient endpoint
+is the lowest finite k, the strict one `inf` (or the highest k when no inf run exists).
+Raises naming what is missing.
+
+finetune_endpoints: when the sweep has not run yet, two SHORT supervised fine-tunes of the same
+base model on the reference solutions of two disjoint halves of the problems (a few AdamW steps
+on CPU). They are NOT strictness endpoints; they only give two nearby checkpoints with a shared
+origin so the merge/evaluate/frontier pipeline can run end to end. Each is written atomically
+(temp folder + rename) and reused when present.
+
+choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for
+or when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not
+evaluated. sweep_eval_problems: the sweep's own held-out problems (its frontier.json), so the
+frontier along alpha is measured where the sweep was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+_K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])",
+                re.IGNORECASE)
+
+
+class EndpointError(ValueError):
+    """No usable endpoints; the message says what was looked for."""
+
+
+def run_strictness(name: str) -> float | None:
+    """k of a sweep run from its folder name (inf -> float('inf')), or None."""
+    m = _K.search(name)
+    if not m:
+        return None
+    return float("inf") if m.group(2) else float(m.group(1))
+
+
+def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
+    sweep_dir = Path(sweep_dir)
+    runs, declared = {}, {}
+    meta = sweep_dir / "metrics.json"
+    if meta.is_file():
+        listed = json.loads(meta.read_text()).get("runs", {})
+        declared = {n: float(r["k"]) for n, r in listed.items() if isinstance(r, dict) and "k" in r}
+    if sweep_dir.is_dir():
+        for d in sorted(sweep_dir.iterdir()):
+            k = declared.get(d.name, run_strictness(d.name))
+            if k is not None and (d / "final" / ".complete").is_file():
+                runs[d.name] = k
+    if len(runs) < 2:
+        raise EndpointError(f"{sweep_dir}: need two finished runs (<run>/final/.complete with k "
+                            f"or inf in the run name), found {sorted(runs) or 'none'}")
+    low = min(runs, key=runs.get)
+    high = max(runs, key=runs.get)
+    if runs[low] == runs[high]:
+        raise EndpointError(f"{sweep_dir}: every finished run has the same strictness {runs}")
+    return sweep_dir / low / "final", sweep_dir / high / "final"
+
+
+def _sft_texts(tok, problems) -> list[str]:
+    from recode_lib.prompts import build_messages, format_response
+    texts = []
+    for p in problems:
+        if p.reference_solution:
+            msgs = build_messages(p) + [{"role": "assistant", "content": format_response(
+                "Write a direct solution.", p.reference_solution)}]
+            texts.append(tok.apply_chat_template(msgs, tokenize=False))
+    return texts
+
+
+def finetune_one(model: str, texts: list[str], out: Path, *, steps: int, lr: float, seed: int,
+                 max_length: int, batch_size: int) -> Path:
+    import torch
+    from tqdm.auto import tqdm
+
+    from recode_lib.models import load_model
+    if (out / "config.json").is_file():
+        return out
+    if not texts:
+        raise EndpointError("no problems with a reference_solution to fine-tune on")
+    torch.manual_seed(seed)
+    net, tok = load_model(model, dtype=torch.float32)
+    net.train()
+    tok.truncation_side = "left"       # keep the answer when a long prompt is cut
+    opt = torch.optim.AdamW(net.parameters(), lr=lr)
+    for step in tqdm(range(steps), desc=f"fine-tune {out.name}"):
+        batch = [texts[(step * batch_size + i) % len(texts)] for i in range(batch_size)]
+        enc = tok(batch, return_tensors="pt", padding=True, truncation=True,
+                  max_length=max_length)
+        labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
+        loss = net(**enc, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    net.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    tmp.rename(out)
+    return out
+
+
+def finetune_endpoints(model: str, problems, out_dir: str | Path, *, steps: int = 4,
+                       lr: float = 1e-5, seed: int = 0, max_length: int = 384,
+                       batch_size: int = 2) -> tuple[Path, Path]:
+    """Two short fine-tunes of `model` on disjoint halves of the problems (stand-in endpoints)."""
+    from recode_lib.models import load_tokenizer
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    texts = _sft_texts(load_tokenizer(model), problems)
+    if len(texts) < 2:
+        raise EndpointError(f"need >= 2 problems with reference solutions, got {len(texts)}")
+    half = len(texts) // 2
+    kw = dict(steps=steps, lr=lr, max_length=max_length, batch_size=batch_size)
+    low = finetune_one(model, texts[:half], out_dir / "low", seed=seed, **kw)
+    high = finetune_one(model, texts[half:], out_dir / "high", seed=seed + 1, **kw)
+    return low, high
+
+
+@dataclass
+class Endpoints:
+    """The two ends of the weight-averaging axis: source "sweep" or "finetune" (stand-ins);
+    `note` says why stand-ins were used when the sweep was asked for."""
+    source: str
+    low: Path
+    high: Path
+    note: str = ""
+
+
+def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluated, out_dir,
+                     finetune_source: str, finetune_problems: int = 8, steps: int = 4,
+                     lr: float = 1e-5, seed: int = 0, log=print) -> Endpoints:
+    """source "sweep": sweep_endpoints(sweep_dir), falling back to stand-ins (with a banner) when
+    the sweep has no two finished runs; "finetune": stand-ins, two short fine-tunes of `model` on
+    the first `finetune_problems` problems of `finetune_source` that are not in `evaluated`
+    (all of them when fewer than two are left), written under out_dir."""
+    if source not in ("sweep", "finetune"):
+        raise ValueError(f"endpoint source must be 'sweep' or 'finetune', got {source!r}")
+    note = ""
+    if source == "sweep":
+        try:
+            low, high = sweep_endpoints(sweep_dir)
+            return Endpoints("sweep", low, high)
+        except EndpointError as exc:
+            note = str(exc)
+            log("!" * 100 + f"\nWARNING: NO STRICTNESS-SWEEP ENDPOINTS ({exc}).\nUSING STAND-IN "
+                f"ENDPOINTS: two short fine-tunes of {model} - NOT strictness endpoints.\nRe-run "
+                "after the strictness sweep to get the real frontier.\n" + "!" * 100)
+    from recode_lib.data import load_benchmark
+
+    ids = {p.id for p in evaluated}
+    candidates = load_benchmark(finetune_source, limit=(len(ids) + finetune_problems) or None)
+    pool = [p for p in candidates if p.id not in ids and p.reference_solution]
+    if len(pool) < 2:
+        log(f"WARNING: fewer than 2 unevaluated {finetune_source} problems; fine-tuning on all")
+        pool = [p for p in candidates if p.reference_solution]
+    low, high = finetune_endpoints(model, pool[: finetune_problems or None], out_dir,
+                                   steps=steps, lr=lr, seed=seed)
+    return Endpoints("finetune", low, high, note)
+
+
+def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default_benchmark=None):
+    """(benchmark, problems) the sweep evaluated on (its frontier.json "eval_problems" and
+    "eval_benchmark"), the first `limit`; None when the sweep recorded none. Raises KeyError
+    naming ids the benchmark no longer has."""
+    from recode_lib.data import load_benchmark
+
+    front = Path(sweep_dir) / "frontier.json"
+    if not front.is_file():
+        return None
+    meta = json.loads(front.read_text())
+    if not meta.get("eval_problems"):
+        return None
+    bench = meta.get("eval_benchmark") or default_benchmark
+    by_id = {p.id: p for p in load_benchmark(bench)}
+    missing = [i for i in meta["eval_problems"] if i not in by_id]
+    if missing:
+        raise KeyError(f"{front}: eval_problems not in {bench}: {missing[:5]}")
+    return bench, [by_id[i] for i in meta["eval_problems"]][: limit or None]
