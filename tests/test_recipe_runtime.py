@@ -4,7 +4,7 @@ hit on the cluster."""
 
 import pytest
 
-from recode_lib.grpo import RECIPES_DIR, load_recipe
+from recode_lib.training.grpo import RECIPES_DIR, load_recipe
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
