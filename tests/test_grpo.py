@@ -8,7 +8,7 @@ import pytest
 
 from recode_lib.data.schema import Problem
 from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, read_metrics, train
-from recode_lib.rewards import REGISTRY, RewardFunction
+from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
 
 
 def problems(n=4):
@@ -73,14 +73,12 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
 
 
 def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
-    import dataclasses
-
     import yaml
 
     from recode_lib.training.grpo import run_fingerprint
 
     r = load_recipe("strictness_paper")
-    (tmp_path / "r.yaml").write_text(yaml.safe_dump(dataclasses.asdict(r)))
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(r.to_dict()))
     back = load_recipe(tmp_path / "r.yaml")
     probs = [Problem.from_dict(json.loads(json.dumps(p.to_dict()))) for p in problems()]
     assert run_fingerprint(back, probs) == run_fingerprint(r, problems())
@@ -89,7 +87,7 @@ def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
 def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path, monkeypatch):
     calls = {"n": 0}
 
-    def flaky(**_):
+    def flaky():
         def compute(prompts, completions, kwargs):
             calls["n"] += 1
             if calls["n"] == 2:
@@ -97,7 +95,7 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
             return [{"reward": 0.0, "fmt": 0.0} for _ in completions]
         return RewardFunction("flaky", compute, ("fmt",))
 
-    monkeypatch.setitem(REGISTRY, "flaky", flaky)
+    monkeypatch.setitem(REGISTRY, "flaky", RewardEntry("flaky", flaky))
     out = tmp_path / "run"
     with pytest.raises(RuntimeError, match="reward backend died"):
         train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
