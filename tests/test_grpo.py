@@ -99,11 +99,65 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
     out = tmp_path / "run"
     with pytest.raises(RuntimeError, match="reward backend died"):
         train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
-    assert (out / "checkpoint-1").is_dir()                   # saved on the way down
+    ckpt = out / "checkpoint-1"                              # saved on the way down, with
+    assert {"optimizer.pt", "scheduler.pt", "trainer_state.json", "config.json"} <= \
+        {p.name for p in ckpt.iterdir()}                     # what resuming reads
     res = train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
     assert res.resumed_from.endswith("checkpoint-1")
     assert [r["step"] for r in read_metrics(out)] == [1, 2]  # no step logged twice
     assert (out / "final" / ".complete").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
+def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
+    """Every key of every recipe reaches a real (TRL-validated) GRPOConfig; GPU recipes are
+    built with use_cpu so that TRL's bf16 check passes on this machine."""
+    from trl import GRPOConfig
+
+    from recode_lib.training.grpo import grpo_config
+
+    r = load_recipe(name)
+    gpu = not r.use_cpu
+    cfg = grpo_config(r.replace(use_cpu=True) if gpu else r, tmp_path)
+    assert isinstance(cfg, GRPOConfig) and cfg.output_dir == str(tmp_path)
+    for key, value in r.values.items():                 # nothing dropped on the way
+        if key not in ("use_cpu", "report_to"):         # (report_to: TRL maps none -> [])
+            assert getattr(cfg, key) == value, key
+    assert cfg.per_device_train_batch_size % cfg.num_generations == 0
+    assert cfg.run_name == r.name and cfg.reward_weights == [1.0] * len(r.rewards)
+    if gpu:     # paper profile: bf16, vLLM, and the RM on the accelerator (never CPU float32)
+        assert r.bf16 and r.use_vllm and r.vllm_mode in ("colocate", "server")
+        if r.rm_path:
+            assert r.rm_placement == "trainer" and r.rm_dtype == "bfloat16"
+    elif r.rm_path is not None or "rm_placement" in r.values:
+        assert r.rm_placement == "cpu"
+
+
+def test_recipe_passes_any_grpo_config_field_through(tmp_path):
+    from recode_lib.training.grpo import grpo_config
+
+    r = load_recipe("cg_grpo_smoke", epsilon_high=0.28, mask_truncated_completions=True,
+                    scale_rewards="batch", rewards=[{"name": "outcome_only", "weight": 2.0}])
+    cfg = grpo_config(r, tmp_path)
+    assert cfg.epsilon_high == 0.28 and cfg.mask_truncated_completions is True
+    assert cfg.scale_rewards == "batch" and cfg.reward_weights == [2.0]
+    assert cfg.rewards == [{"name": "outcome_only", "weight": 2.0}]      # the project's fields too
+    assert cfg.model == "smollm2" and cfg.rm_placement == "cpu"
+    assert load_recipe("cg_grpo_smoke").num_iterations == 1              # TRL's default, unset
+
+
+def test_recipe_is_a_value_that_round_trips(tmp_path):
+    import yaml
+
+    r = load_recipe("cg_grpo_smoke", max_steps=3)
+    with pytest.raises(AttributeError, match=r"recipe.replace\(max_steps=...\)"):
+        r.max_steps = 4
+    r2 = r.replace(max_steps=4)
+    assert (r.max_steps, r2.max_steps) == (3, 4)
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(r2.to_dict()))
+    assert load_recipe(tmp_path / "r.yaml") == r2
+    with pytest.raises(AttributeError, match="no field 'nosuch'"):
+        r.nosuch
 
 
 def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
@@ -111,24 +165,53 @@ def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
         recipe(tiny_model_dir, per_device_train_batch_size=6)
     with pytest.raises(ValueError, match=r"unknown recipe field\(s\) \['lr'\]"):
         load_recipe("cg_grpo_smoke", lr=1.0)
+    with pytest.raises(ValueError, match=r"cg_grpo_smoke.yaml: unknown .*'max_step': did you mean "
+                                         r"'max_steps'"):
+        load_recipe("cg_grpo_smoke", max_step=3)
     with pytest.raises(FileNotFoundError, match="recipe 'nosuch' not found"):
         load_recipe("nosuch")
+    with pytest.raises(ValueError, match="unknown reward 'nope'"):
+        load_recipe("cg_grpo_smoke", rewards=[{"name": "nope"}])
+    with pytest.raises(ValueError, match="gets the reward model from the recipe's rm_path"):
+        load_recipe("cg_grpo_smoke", rewards=[{"name": "gated", "rm_path": "x"}])
+    with pytest.raises(ValueError, match="rm_placement must be one of .*'gpu'"):
+        load_recipe("cg_grpo_smoke", rm_placement="gpu")
+    with pytest.raises(ValueError, match="endpoint needs rm_endpoint"):
+        load_recipe("cg_grpo_smoke", rm_placement="endpoint")
     bad = problems(2)
     bad[1].tests = {"kind": "call", "fn_name": "f", "cases": []}
     with pytest.raises(ValueError, match="problem 'toy/1' .*has no tests"):
         build_dataset(bad)
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
-def test_shipped_recipes_load_into_grpo_configs(name, tmp_path):
-    from recode_lib.training.grpo import grpo_config
+def test_which_runs_need_a_reward_model_comes_from_the_registry(tmp_path):
+    from recode_lib.training import grpo
+    from recode_lib.training.launch import require_reward_model
 
-    r = load_recipe(name)
-    if r.use_vllm or r.bf16:      # GPU recipes: check the fields, not a CUDA-only GRPOConfig
-        assert r.vllm_mode in ("colocate", "server") and r.bf16
-        return
-    cfg = grpo_config(r, tmp_path)
-    assert cfg.per_device_train_batch_size % cfg.num_generations == 0 and cfg.use_cpu
+    require_reward_model(["outcome_only", "strict_2", "partial_discrete"], None)
+    with pytest.raises(FileNotFoundError, match=r"\['math_gated'\] need one"):
+        require_reward_model(["math_gated", "outcome_only"], tmp_path / "no_rm")
+    assert {"gated", "additive", "process", "math_gated"} <= grpo.NEEDS_RM
+    assert not {"outcome_only", "strict", "format"} & grpo.NEEDS_RM
+
+
+def test_gated_run_scores_with_the_rm_on_the_trainer_device(tiny_model_dir, tmp_path):
+    """rm_placement: trainer on a CPU run: the RM sits on the trainer's device (here the CPU)
+    and the gated reward's process term is logged."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    rm = tmp_path / "rm"
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
+    model.config.pad_token_id = AutoTokenizer.from_pretrained(tiny_model_dir).pad_token_id
+    model.save_pretrained(rm)
+    AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(rm)
+    r = recipe(tiny_model_dir, rewards=[{"name": "gated"}, {"name": "process", "weight": 0.5}],
+               rm_path=str(rm), rm_placement="trainer", rm_batch_size=4, max_steps=1,
+               save_steps=100)
+    res = train(r, problems(), tmp_path / "run")
+    rows = read_metrics(res.output_dir)
+    assert len(rows) == 1 and {"gated/proc", "process/proc", "rewards/process/mean"} <= set(rows[0])
+    assert 0.0 < rows[0]["process/proc"] < 1.0    # the RM scored every completion
 
 
 def test_vllm_grpo_step_on_gpu(tmp_path):

@@ -42,10 +42,11 @@ def reasoning_only(text: str) -> str:
 TRACES = {"response": whole_response, "reasoning": reasoning_only}
 
 
-def load_scorer(rm_path, placement=None):
+def load_scorer(rm_path, placement=None, *, trainer_device=None):
     """The scorer of the RM at rm_path, placed as `placement` says (a
-    recode_lib.process_reward.placement.RMPlacement; None: CPU float32); RewardConfigError
-    naming the path when it does not load."""
+    recode_lib.process_reward.placement.RMPlacement; None: CPU float32; trainer_device: the
+    training process's device, for where="trainer"); RewardConfigError naming the path when it
+    does not load."""
     if not rm_path:
         raise RewardConfigError("a process reward needs rm_path (the reward-model checkpoint)")
     from pathlib import Path
@@ -58,7 +59,7 @@ def load_scorer(rm_path, placement=None):
         raise RewardConfigError(f"reward model path {path} does not load: not a Hugging Face "
                                 "checkpoint folder (no config.json)")
     try:
-        return load(path, placement)
+        return load(path, placement, trainer_device=trainer_device)
     except Exception as exc:
         raise RewardConfigError(f"reward model path {path} does not load: "
                                 f"{type(exc).__name__}: {exc}") from exc
