@@ -182,3 +182,10 @@ def test_rm_in_bf16_on_the_gpu(rm_dir):
     assert s.device == "cuda:0" and next(s.model.parameters()).dtype == torch.bfloat16
     ref = load_scorer(rm_dir).score(PROMPTS, TRACES)
     assert s.score(PROMPTS, TRACES) == pytest.approx(ref, abs=0.1)
+
+
+def test_an_endpoint_needs_no_local_checkpoint(server):
+    from recode_lib.rewards.process import load_scorer as reward_load_scorer
+
+    client = reward_load_scorer(None, RMPlacement(where="endpoint", endpoint=server.url))
+    assert len(client.score(["p"], ["t"])) == 1

@@ -47,14 +47,14 @@ def load_scorer(rm_path, placement=None, *, trainer_device=None):
     recode_lib.process_reward.placement.RMPlacement; None: CPU float32; trainer_device: the
     training process's device, for where="trainer"); RewardConfigError naming the path when it
     does not load."""
-    if not rm_path:
+    remote = placement is not None and placement.is_endpoint
+    if not rm_path and not remote:
         raise RewardConfigError("a process reward needs rm_path (the reward-model checkpoint)")
     from pathlib import Path
 
     from recode_lib.process_reward.placement import load_scorer as load
 
-    path = Path(rm_path)
-    remote = placement is not None and placement.is_endpoint
+    path = Path(rm_path or placement.endpoint)
     if not remote and (not path.is_dir() or not (path / "config.json").is_file()):
         raise RewardConfigError(f"reward model path {path} does not load: not a Hugging Face "
                                 "checkpoint folder (no config.json)")
