@@ -156,6 +156,9 @@ def test_recipe_is_a_value_that_round_trips(tmp_path):
     assert (r.max_steps, r2.max_steps) == (3, 4)
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(r2.to_dict()))
     assert load_recipe(tmp_path / "r.yaml") == r2
+    import copy
+    import pickle
+    assert copy.deepcopy(r2) == r2 and pickle.loads(pickle.dumps(r2)).max_steps == 4
     with pytest.raises(AttributeError, match="no field 'nosuch'"):
         r.nosuch
 

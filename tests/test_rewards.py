@@ -247,6 +247,10 @@ def test_strictness_levels_from_one_execution():
     assert runner.stats.executed == 2            # every k answered by the cached execution
     with pytest.raises(RewardConfigError, match="integer or 'inf'"):
         get_reward("strict_x")
+    with pytest.raises(RewardConfigError, match=r"'strict_2': unknown option\(s\) \['k'\]"):
+        get_reward("strict_2", k=3)                 # the name already says k
+    from recode_lib.rewards import strict_reward
+    assert strict_reward(k="inf").__name__ == "strict_inf" and strict_reward(k=3).__name__ == "strict_3"
 
 
 def test_partial_credit_discrete_and_continuous():

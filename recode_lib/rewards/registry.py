@@ -87,10 +87,11 @@ def reward_needs(name: str) -> frozenset:
 def get_reward(name: str, **options) -> "RewardFunction":
     """Build the reward registered as `name` from explicit options (unknown ones raise)."""
     entry, implied = resolve(name)
-    unknown = sorted(set(options) - entry.options())
+    accepted = entry.options() - set(implied)       # strict_2 already says k: no k= as well
+    unknown = sorted(set(options) - accepted)
     if unknown:
         raise RewardConfigError(f"reward {name!r}: unknown option(s) {unknown}; "
-                                f"accepted: {sorted(entry.options() - set(implied))}")
+                                f"accepted: {sorted(accepted)}")
     return entry.factory(**implied, **options)
 
 

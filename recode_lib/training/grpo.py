@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import json
 import sys
 from dataclasses import dataclass
@@ -114,6 +115,9 @@ class GRPORecipe:
 
     def __repr__(self):
         return f"GRPORecipe({self.values!r})"
+
+    def __reduce__(self):     # copy and pickle through the constructor (assignment is refused)
+        return (functools.partial(GRPORecipe, self.source, **self.values), ())
 
     def replace(self, **values) -> "GRPORecipe":
         return GRPORecipe(self.source, **{**self.values, **values})
