@@ -230,3 +230,35 @@ def test_vllm_grpo_step_on_gpu(tmp_path):
                     vllm_gpu_memory_utilization=0.3, report_to=["none"], save_steps=100)
     res = train(r, problems(2), tmp_path / "gpu")
     assert (res.final_dir / "config.json").is_file() and len(read_metrics(res.output_dir)) == 1
+
+
+def test_grpo_step_with_the_rm_on_the_gpu(tiny_model_dir, tmp_path):
+    """One GRPO step on CUDA, the RM in bf16 on the trainer's GPU (no vLLM needed)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA (the RM on the trainer's accelerator)")
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    rm = tmp_path / "rm"
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
+    model.config.pad_token_id = AutoTokenizer.from_pretrained(tiny_model_dir).pad_token_id
+    model.save_pretrained(rm)
+    AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(rm)
+    r = recipe(tiny_model_dir, rewards=[{"name": "process"}], rm_path=str(rm),
+               rm_placement="trainer", use_cpu=False, bf16=True, max_steps=1, save_steps=100)
+    res = train(r, problems(), tmp_path / "gpu_rm")
+    rows = read_metrics(res.output_dir)
+    assert len(rows) == 1 and 0.0 < rows[0]["process/proc"] < 1.0
+
+
+def test_dataset_rows_per_domain():
+    p = problems(1)[0]
+    row = build_dataset([p]).to_list()[0]
+    assert json.loads(row["tests"]) == p.tests and row["problem_id"] == "toy/0"
+    assert row["prompt"][-1]["role"] == "user"
+    with pytest.raises(ValueError, match=r"problem 'toy/0' \(row 0\) has no answer"):
+        build_dataset([p], domain="math")
+    p.answer = "25"
+    assert build_dataset([p], domain="math").to_list()[0]["answer"] == "25"
+    with pytest.raises(ValueError, match="domain must be one of"):
+        build_dataset([p], domain="prose")

@@ -142,8 +142,8 @@ class GRPORecipe:
         from recode_lib.rewards import Need, RewardConfigError, reward_needs
 
         where = f"recipe {self.name!r}"
-        if self.domain not in ("code", "math"):
-            raise ValueError(f"{where}: domain must be 'code' or 'math', got {self.domain!r}")
+        if self.domain not in ROWS:
+            raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {self.domain!r}")
         if self.num_generations < 2:
             raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
         if self.per_device_train_batch_size % self.num_generations:
@@ -196,29 +196,42 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
     return GRPORecipe(str(path), **data).validate()
 
 
-def build_dataset(problems, domain: str = "code", reasoning: bool = True):
-    """A datasets.Dataset with the columns the rewards read; raises naming a problem without
-    tests (code) or without an answer (math)."""
-    from datasets import Dataset
-
-    from recode_lib.evaluation.math import math_messages
+def code_row(p, where: str, reasoning: bool = True) -> dict:
+    """The training row of a code problem: the prompt evaluation uses and the columns the code
+    rewards read (tests, starter_code, entry_point, limits); ValueError when it has no tests."""
     from recode_lib.prompts import build_messages
 
-    rows = []
-    for i, p in enumerate(problems):
-        pid = getattr(p, "id", f"#{i}")
-        if domain == "math":
-            if not getattr(p, "answer", None):
-                raise ValueError(f"problem {pid!r} (row {i}) has no answer: math rewards need one")
-            rows.append({"prompt": math_messages(p), "answer": str(p.answer), "problem_id": pid})
-            continue
-        tests = getattr(p, "tests", None)
-        if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
-            raise ValueError(f"problem {pid!r} (row {i}) has no tests: code rewards need them")
-        rows.append({"prompt": build_messages(p, reasoning=reasoning),
-                     "tests": json.dumps(tests), "problem_id": pid,
-                     "starter_code": p.starter_code or "", "entry_point": p.entry_point or "",
-                     "time_limit_s": float(p.time_limit_s), "memory_mb": int(p.memory_mb)})
+    tests = getattr(p, "tests", None)
+    if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
+        raise ValueError(f"{where} has no tests: code rewards need them")
+    return {"prompt": build_messages(p, reasoning=reasoning), "tests": json.dumps(tests),
+            "problem_id": p.id, "starter_code": p.starter_code or "",
+            "entry_point": p.entry_point or "", "time_limit_s": float(p.time_limit_s),
+            "memory_mb": int(p.memory_mb)}
+
+
+def math_row(p, where: str, reasoning: bool = True) -> dict:
+    """The training row of a math problem: its prompt and gold `answer` (ValueError without)."""
+    from recode_lib.evaluation.math import math_messages
+
+    if not getattr(p, "answer", None):
+        raise ValueError(f"{where} has no answer: math rewards need one")
+    return {"prompt": math_messages(p), "answer": str(p.answer), "problem_id": p.id}
+
+
+ROWS = {"code": code_row, "math": math_row}     # a recipe's `domain` -> its row builder
+
+
+def build_dataset(problems, domain: str = "code", reasoning: bool = True):
+    """A datasets.Dataset with the columns the rewards read (ROWS[domain] per problem); raises
+    naming a problem without tests (code) or without an answer (math)."""
+    from datasets import Dataset
+
+    if domain not in ROWS:
+        raise ValueError(f"domain must be one of {sorted(ROWS)}, got {domain!r}")
+    row = ROWS[domain]
+    rows = [row(p, f"problem {getattr(p, 'id', f'#{i}')!r} (row {i})", reasoning)
+            for i, p in enumerate(problems)]
     if not rows:
         raise ValueError("no problems to train on")
     return Dataset.from_list(rows)
