@@ -262,3 +262,13 @@ def test_dataset_rows_per_domain():
     assert build_dataset([p], domain="math").to_list()[0]["answer"] == "25"
     with pytest.raises(ValueError, match="domain must be one of"):
         build_dataset([p], domain="prose")
+
+
+def test_cli_names_an_unknown_key(tmp_path, capsys):
+    from recode_lib.grpo_launch import main
+
+    assert main(["--output-dir", str(tmp_path), "--set", "max_step=3"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown recipe field(s) ['max_step']" in err and "did you mean 'max_steps'" in err
+    assert main(["--output-dir", str(tmp_path), "--set", "rm_placement=gpu"]) == 2
+    assert "rm_placement must be one of" in capsys.readouterr().err

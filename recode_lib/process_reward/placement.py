@@ -14,8 +14,10 @@
               replicated per rank (a 7B RM is ~15 GB in bf16: fits beside a ZeRO-3-sharded 7B
               policy and colocated vLLM on 80 GB GPUs; the paper profile's choice). With
               `zero3: true` (rm_zero3) under a DeepSpeed ZeRO-3 accelerate config the RM is
-              sharded across the ranks instead (TRL's prepare_deepspeed) for RMs that do not fit
-              replicated; every rank then scores the same number of traces per step.
+              sharded across the ranks instead (TRL's prepare_deepspeed, after the trainer is
+              built) for RMs that do not fit replicated; every rank then scores the same number
+              of traces per step. Each rank first loads the full RM into host memory in rm_dtype
+              (not under zero.Init): budget host RAM for one copy per rank.
   device:N    on accelerator N (cuda:N) of the training process: one GPU trains, another
               scores. Every training process loads its own copy there, so use it with one
               training process; with several, serve the RM (endpoint).
