@@ -8,7 +8,7 @@ import pytest
 
 from recode_lib.data.schema import Problem
 from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, read_metrics, train
-from recode_lib.rewards import REGISTRY, RewardFunction
+from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
 
 
 def problems(n=4):
@@ -73,14 +73,12 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
 
 
 def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
-    import dataclasses
-
     import yaml
 
     from recode_lib.training.grpo import run_fingerprint
 
     r = load_recipe("strictness_paper")
-    (tmp_path / "r.yaml").write_text(yaml.safe_dump(dataclasses.asdict(r)))
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(r.to_dict()))
     back = load_recipe(tmp_path / "r.yaml")
     probs = [Problem.from_dict(json.loads(json.dumps(p.to_dict()))) for p in problems()]
     assert run_fingerprint(back, probs) == run_fingerprint(r, problems())
@@ -89,7 +87,7 @@ def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
 def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path, monkeypatch):
     calls = {"n": 0}
 
-    def flaky(**_):
+    def flaky():
         def compute(prompts, completions, kwargs):
             calls["n"] += 1
             if calls["n"] == 2:
@@ -97,15 +95,72 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
             return [{"reward": 0.0, "fmt": 0.0} for _ in completions]
         return RewardFunction("flaky", compute, ("fmt",))
 
-    monkeypatch.setitem(REGISTRY, "flaky", flaky)
+    monkeypatch.setitem(REGISTRY, "flaky", RewardEntry("flaky", flaky))
     out = tmp_path / "run"
     with pytest.raises(RuntimeError, match="reward backend died"):
         train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
-    assert (out / "checkpoint-1").is_dir()                   # saved on the way down
+    ckpt = out / "checkpoint-1"                              # saved on the way down, with
+    assert {"optimizer.pt", "scheduler.pt", "trainer_state.json", "config.json"} <= \
+        {p.name for p in ckpt.iterdir()}                     # what resuming reads
     res = train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
     assert res.resumed_from.endswith("checkpoint-1")
     assert [r["step"] for r in read_metrics(out)] == [1, 2]  # no step logged twice
     assert (out / "final" / ".complete").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
+def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
+    """Every key of every recipe reaches a real (TRL-validated) GRPOConfig; GPU recipes are
+    built with use_cpu so that TRL's bf16 check passes on this machine."""
+    from trl import GRPOConfig
+
+    from recode_lib.training.grpo import grpo_config
+
+    r = load_recipe(name)
+    gpu = not r.use_cpu
+    cfg = grpo_config(r.replace(use_cpu=True) if gpu else r, tmp_path)
+    assert isinstance(cfg, GRPOConfig) and cfg.output_dir == str(tmp_path)
+    for key, value in r.values.items():                 # nothing dropped on the way
+        if key not in ("use_cpu", "report_to"):         # (report_to: TRL maps none -> [])
+            assert getattr(cfg, key) == value, key
+    assert cfg.per_device_train_batch_size % cfg.num_generations == 0
+    assert cfg.run_name == r.name and cfg.reward_weights == [1.0] * len(r.rewards)
+    if gpu:     # paper profile: bf16, vLLM, and the RM on the accelerator (never CPU float32)
+        assert r.bf16 and r.use_vllm and r.vllm_mode in ("colocate", "server")
+        if r.rm_path:
+            assert r.rm_placement == "trainer" and r.rm_dtype == "bfloat16"
+    elif r.rm_path is not None or "rm_placement" in r.values:
+        assert r.rm_placement == "cpu"
+
+
+def test_recipe_passes_any_grpo_config_field_through(tmp_path):
+    from recode_lib.training.grpo import grpo_config
+
+    r = load_recipe("cg_grpo_smoke", epsilon_high=0.28, mask_truncated_completions=True,
+                    scale_rewards="batch", rewards=[{"name": "outcome_only", "weight": 2.0}])
+    cfg = grpo_config(r, tmp_path)
+    assert cfg.epsilon_high == 0.28 and cfg.mask_truncated_completions is True
+    assert cfg.scale_rewards == "batch" and cfg.reward_weights == [2.0]
+    assert cfg.rewards == [{"name": "outcome_only", "weight": 2.0}]      # the project's fields too
+    assert cfg.model == "smollm2" and cfg.rm_placement == "cpu"
+    assert load_recipe("cg_grpo_smoke").num_iterations == 1              # TRL's default, unset
+
+
+def test_recipe_is_a_value_that_round_trips(tmp_path):
+    import yaml
+
+    r = load_recipe("cg_grpo_smoke", max_steps=3)
+    with pytest.raises(AttributeError, match=r"recipe.replace\(max_steps=...\)"):
+        r.max_steps = 4
+    r2 = r.replace(max_steps=4)
+    assert (r.max_steps, r2.max_steps) == (3, 4)
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(r2.to_dict()))
+    assert load_recipe(tmp_path / "r.yaml") == r2
+    import copy
+    import pickle
+    assert copy.deepcopy(r2) == r2 and pickle.loads(pickle.dumps(r2)).max_steps == 4
+    with pytest.raises(AttributeError, match="no field 'nosuch'"):
+        r.nosuch
 
 
 def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
@@ -113,24 +168,53 @@ def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
         recipe(tiny_model_dir, per_device_train_batch_size=6)
     with pytest.raises(ValueError, match=r"unknown recipe field\(s\) \['lr'\]"):
         load_recipe("cg_grpo_smoke", lr=1.0)
+    with pytest.raises(ValueError, match=r"cg_grpo_smoke.yaml: unknown .*'max_step': did you mean "
+                                         r"'max_steps'"):
+        load_recipe("cg_grpo_smoke", max_step=3)
     with pytest.raises(FileNotFoundError, match="recipe 'nosuch' not found"):
         load_recipe("nosuch")
+    with pytest.raises(ValueError, match="unknown reward 'nope'"):
+        load_recipe("cg_grpo_smoke", rewards=[{"name": "nope"}])
+    with pytest.raises(ValueError, match="gets the reward model from the recipe's rm_path"):
+        load_recipe("cg_grpo_smoke", rewards=[{"name": "gated", "rm_path": "x"}])
+    with pytest.raises(ValueError, match="rm_placement must be one of .*'gpu'"):
+        load_recipe("cg_grpo_smoke", rm_placement="gpu")
+    with pytest.raises(ValueError, match="endpoint needs rm_endpoint"):
+        load_recipe("cg_grpo_smoke", rm_placement="endpoint")
     bad = problems(2)
     bad[1].tests = {"kind": "call", "fn_name": "f", "cases": []}
     with pytest.raises(ValueError, match="problem 'toy/1' .*has no tests"):
         build_dataset(bad)
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
-def test_shipped_recipes_load_into_grpo_configs(name, tmp_path):
-    from recode_lib.training.grpo import grpo_config
+def test_which_runs_need_a_reward_model_comes_from_the_registry(tmp_path):
+    from recode_lib.training import grpo
+    from recode_lib.training.launch import require_reward_model
 
-    r = load_recipe(name)
-    if r.use_vllm or r.bf16:      # GPU recipes: check the fields, not a CUDA-only GRPOConfig
-        assert r.vllm_mode in ("colocate", "server") and r.bf16
-        return
-    cfg = grpo_config(r, tmp_path)
-    assert cfg.per_device_train_batch_size % cfg.num_generations == 0 and cfg.use_cpu
+    require_reward_model(["outcome_only", "strict_2", "partial_discrete"], None)
+    with pytest.raises(FileNotFoundError, match=r"\['math_gated'\] need one"):
+        require_reward_model(["math_gated", "outcome_only"], tmp_path / "no_rm")
+    assert {"gated", "additive", "process", "math_gated"} <= grpo.NEEDS_RM
+    assert not {"outcome_only", "strict", "format"} & grpo.NEEDS_RM
+
+
+def test_gated_run_scores_with_the_rm_on_the_trainer_device(tiny_model_dir, tmp_path):
+    """rm_placement: trainer on a CPU run: the RM sits on the trainer's device (here the CPU)
+    and the gated reward's process term is logged."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    rm = tmp_path / "rm"
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
+    model.config.pad_token_id = AutoTokenizer.from_pretrained(tiny_model_dir).pad_token_id
+    model.save_pretrained(rm)
+    AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(rm)
+    r = recipe(tiny_model_dir, rewards=[{"name": "gated"}, {"name": "process", "weight": 0.5}],
+               rm_path=str(rm), rm_placement="trainer", rm_batch_size=4, max_steps=1,
+               save_steps=100)
+    res = train(r, problems(), tmp_path / "run")
+    rows = read_metrics(res.output_dir)
+    assert len(rows) == 1 and {"gated/proc", "process/proc", "rewards/process/mean"} <= set(rows[0])
+    assert 0.0 < rows[0]["process/proc"] < 1.0    # the RM scored every completion
 
 
 def test_vllm_grpo_step_on_gpu(tmp_path):
@@ -146,3 +230,45 @@ def test_vllm_grpo_step_on_gpu(tmp_path):
                     vllm_gpu_memory_utilization=0.3, report_to=["none"], save_steps=100)
     res = train(r, problems(2), tmp_path / "gpu")
     assert (res.final_dir / "config.json").is_file() and len(read_metrics(res.output_dir)) == 1
+
+
+def test_grpo_step_with_the_rm_on_the_gpu(tiny_model_dir, tmp_path):
+    """One GRPO step on CUDA, the RM in bf16 on the trainer's GPU (no vLLM needed)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA (the RM on the trainer's accelerator)")
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    rm = tmp_path / "rm"
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
+    model.config.pad_token_id = AutoTokenizer.from_pretrained(tiny_model_dir).pad_token_id
+    model.save_pretrained(rm)
+    AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(rm)
+    r = recipe(tiny_model_dir, rewards=[{"name": "process"}], rm_path=str(rm),
+               rm_placement="trainer", use_cpu=False, bf16=True, max_steps=1, save_steps=100)
+    res = train(r, problems(), tmp_path / "gpu_rm")
+    rows = read_metrics(res.output_dir)
+    assert len(rows) == 1 and 0.0 < rows[0]["process/proc"] < 1.0
+
+
+def test_dataset_rows_per_domain():
+    p = problems(1)[0]
+    row = build_dataset([p]).to_list()[0]
+    assert json.loads(row["tests"]) == p.tests and row["problem_id"] == "toy/0"
+    assert row["prompt"][-1]["role"] == "user"
+    with pytest.raises(ValueError, match=r"problem 'toy/0' \(row 0\) has no answer"):
+        build_dataset([p], domain="math")
+    p.answer = "25"
+    assert build_dataset([p], domain="math").to_list()[0]["answer"] == "25"
+    with pytest.raises(ValueError, match="domain must be one of"):
+        build_dataset([p], domain="prose")
+
+
+def test_cli_names_an_unknown_key(tmp_path, capsys):
+    from recode_lib.grpo_launch import main
+
+    assert main(["--output-dir", str(tmp_path), "--set", "max_step=3"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown recipe field(s) ['max_step']" in err and "did you mean 'max_steps'" in err
+    assert main(["--output-dir", str(tmp_path), "--set", "rm_placement=gpu"]) == 2
+    assert "rm_placement must be one of" in capsys.readouterr().err

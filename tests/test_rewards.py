@@ -10,7 +10,8 @@ import pytest
 
 from recode_lib.prompts import format_response
 from recode_lib.rewards.execution import SandboxRunner
-from recode_lib.rewards import REGISTRY, RewardConfigError, get_reward
+from recode_lib.rewards import (REGISTRY, Need, RewardConfigError, RewardResources, build_reward,
+                                get_reward, reward_needs)
 
 ADD = {"kind": "call", "fn_name": "add", "cases": [{"args": [1, 2], "expected": 3},
                                                    {"args": [5, 5], "expected": 10}]}
@@ -65,12 +66,77 @@ def test_registry_names_and_unknown():
         assert name in REGISTRY
     with pytest.raises(RewardConfigError, match="unknown reward 'nope'"):
         get_reward("nope")
-    with pytest.raises(RewardConfigError, match="unknown option"):
+    with pytest.raises(RewardConfigError, match=r"'outcome_only': unknown option\(s\) \['typo'\]"):
         get_reward("outcome_only", typo=1)
 
 
+def test_entries_declare_what_they_need():
+    sandbox, rm = {Need.SANDBOX}, {Need.REWARD_MODEL}
+    assert reward_needs("format") == set() and reward_needs("math_answer") == set()
+    assert reward_needs("outcome") == sandbox and reward_needs("strict_3") == sandbox
+    assert reward_needs("partial_continuous") == sandbox
+    assert reward_needs("gated") == sandbox | rm and reward_needs("additive") == sandbox | rm
+    assert reward_needs("process") == rm and reward_needs("math_gated") == rm
+    assert reward_needs("outcome_only") == sandbox and reward_needs("math_outcome_only") == set()
+    for name, entry in REGISTRY.items():    # a need arrives as the factory keyword it names
+        assert {n.value for n in entry.needs} <= entry.options(), name
+
+
+def test_build_reward_makes_each_resource_once_and_only_when_needed():
+    made = {"runner": 0, "scorer": 0}
+
+    def runner():
+        made["runner"] += 1
+        return SandboxRunner(workers=1)
+
+    def scorer():
+        made["scorer"] += 1
+        return FixedScorer(0.0)
+    res = RewardResources({Need.SANDBOX: runner, Need.REWARD_MODEL: scorer})
+    build_reward("format", res)
+    build_reward("outcome_only", res)
+    assert made == {"runner": 1, "scorer": 0}        # no RM loaded for rewards without one
+    gated, proc = build_reward("gated", res), build_reward("process", res, proc_temperature=2.0)
+    assert made == {"runner": 1, "scorer": 1}        # one RM shared by both
+    assert gated(["p"], [GOOD], tests=[ADD]) == [2.5]
+    assert proc(["p"], [GOOD]) == [0.5]
+    with pytest.raises(RewardConfigError, match="no reward model provided"):
+        build_reward("gated", RewardResources({Need.SANDBOX: runner}))
+
+
+def test_process_options_are_checked():
+    with pytest.raises(RewardConfigError, match="either scorer or rm_path, not both"):
+        get_reward("gated", scorer=FixedScorer(0.0), rm_path="x")
+    with pytest.raises(RewardConfigError, match="proc_trace must be one of"):
+        get_reward("process", scorer=FixedScorer(0.0), proc_trace="code")
+    with pytest.raises(RewardConfigError, match="proc_temperature must be > 0"):
+        get_reward("process", scorer=FixedScorer(0.0), proc_temperature=0)
+
+
+def test_process_reward_scales_and_reads_the_chosen_trace():
+    from recode_lib.rewards import process_reward
+
+    s = FixedScorer(2.0)
+    fn = process_reward(scorer=s, proc_center=1.0, proc_temperature=0.5, proc_trace="reasoning")
+    assert fn(["p"], [GOOD]) == [pytest.approx(1 / (1 + math.exp(-2.0)))]   # sigmoid((2-1)/.5)
+    assert s.calls[-1] == ["Add the two numbers."]       # the reasoning, not the code block
+    process_reward(scorer=s)(["p"], [GOOD])
+    assert s.calls[-1] == [GOOD]                          # default: the whole response
+
+
+def test_a_collective_scorer_scores_every_sample_and_the_gate_still_applies():
+    runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)
+    scorer.collective = True                              # a ZeRO-3-sharded RM
+    r = get_reward("gated", runner=runner, scorer=scorer)(["p"] * 3, [GOOD, WRONG, NO_CODE],
+                                                          tests=[ADD] * 3)
+    assert r == [2.5, 1.0, 0.0] and len(scorer.calls[-1]) == 3
+
+
 def test_format_reward_strings_and_messages():
+    from recode_lib.rewards import format_reward
+
     fn = get_reward("format")
+    assert fn is format_reward
     texts = [GOOD, NO_CODE, GOOD + "\n```python\nx = 1\n```"]
     assert fn([""] * 3, texts) == [1.0, 0.0, 0.0]
     assert fn([""] * 3, [chat(t) for t in texts]) == [1.0, 0.0, 0.0]
@@ -181,6 +247,10 @@ def test_strictness_levels_from_one_execution():
     assert runner.stats.executed == 2            # every k answered by the cached execution
     with pytest.raises(RewardConfigError, match="integer or 'inf'"):
         get_reward("strict_x")
+    with pytest.raises(RewardConfigError, match=r"'strict_2': unknown option\(s\) \['k'\]"):
+        get_reward("strict_2", k=3)                 # the name already says k
+    from recode_lib.rewards import strict_reward
+    assert strict_reward(k="inf").__name__ == "strict_inf" and strict_reward(k=3).__name__ == "strict_3"
 
 
 def test_partial_credit_discrete_and_continuous():
@@ -203,3 +273,17 @@ def test_math_answer_and_gated_math():
     assert gated(["q"] * 3, [good, bad, nobox], answer=["025"] * 3) == [2.5, 1.0, 1.5]
     with pytest.raises(ValueError, match="row 0 .*no gold answer"):
         fn(["q"], [good], answer=[None], problem_id=["aime24/1"])
+
+
+def test_math_format_additive_and_outcome_only():
+    from recode_lib.rewards import (math_additive_reward, math_format_reward,
+                                    math_outcome_only_reward)
+
+    good = "<think>\n7 * 3 + 4 = 25\n</think>\nThe answer is \\boxed{25}."
+    two = "<think>\nx\n</think>\n\\boxed{25} or \\boxed{24}"
+    assert math_format_reward(["q"] * 3, [good, two, "25"]) == [1.0, 0.0, 0.0]
+    ans = {"answer": ["25"] * 2}
+    assert math_outcome_only_reward()(["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"],
+                                      **ans) == [2.0, 1.0]
+    add = math_additive_reward(scorer=FixedScorer(0.0))
+    assert add(["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"], **ans) == [2.5, 1.5]

@@ -4,7 +4,8 @@ The argument half of recode_lib.training (load_recipe + train), and the module a
 `accelerate launch ... -m recode_lib.cli.grpo --recipe ... --problems ...` (what
 recode_lib.training.launch.launch(launcher="accelerate") starts; `python -m recode_lib.grpo_launch`
 is kept as an alias). Problems come from --problems (jsonl of Problem records) or the recipe's
-benchmark (first n_problems).
+benchmark (first n_problems). Fields: any trl.GRPOConfig field, or the project's
+(recode_lib.training.config.RecodeGRPOConfig: model, rewards, rm_path, rm_placement, ...).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--recipe", default="cg_grpo_smoke", help="recipe name or YAML path")
     parser.add_argument("--output-dir", required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a recipe field (the value is read as YAML)")
+                        help="override a recipe field: any trl.GRPOConfig field or the "
+                             "project's (recode_lib.training.config.RecodeGRPOConfig, e.g. "
+                             "rm_placement=trainer); the value is read as YAML")
     parser.add_argument("--problems", default=None,
                         help="jsonl of Problem records to train on (default: the recipe's "
                              "benchmark, first n_problems)")

@@ -2,7 +2,8 @@
 
     cfg = RMConfig(backbone="smollm2", output_dir="runs/smoke/02_reward_model/rm", max_steps=20)
     info = train_reward_model(train_pairs, cfg)        # {"n_train", "dropped_too_long", ...}
-    scorer = ProcessRewardScorer("runs/smoke/02_reward_model/rm")
+    scorer = ProcessRewardScorer("runs/smoke/02_reward_model/rm")   # CPU float32
+    scorer = ProcessRewardScorer(path, device="cuda:0", batch_size=32)   # bf16 on the GPU
     scorer.score(prompts, traces)                      # -> list[float], batched
     pairwise_accuracy(scorer, val_pairs)               # {"overall": .., "by_type": {...}}
     info = train_or_reuse(train_pairs, cfg)            # reuse a saved RM of the same fingerprint
@@ -16,8 +17,9 @@ max_length; this module counts those beforehand and reports them (`dropped_too_l
 The backbone is loaded as AutoModelForSequenceClassification(num_labels=1) with pad != eos; the
 final model and tokenizer are saved as a plain Hugging Face folder at cfg.output_dir (what the
 GRPO reward loads). On CPU: use_cpu=True, bf16=False, gradient checkpointing as configured.
-Scoring truncates on the left (keeps the end of the trace) beyond max_length.
-It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
+Scoring truncates on the left (keeps the end of the trace) beyond max_length. Where the RM runs
+during GRPO (CPU, the trainer's device, a dedicated GPU, an HTTP endpoint) is chosen by
+recode_lib.process_reward.placement. It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
 """
 
 from __future__ import annotations
@@ -152,30 +154,57 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
 
 
 class ProcessRewardScorer:
-    """Scores (prompt, trace) pairs with a saved reward model: higher = better reasoning."""
+    """Scores (prompt, trace) pairs with a saved reward model: higher = better reasoning.
+
+    device: "cpu", "cuda", "cuda:N", ... (where the weights live; recode_lib.process_reward.
+    placement resolves a recipe's rm_placement to one); dtype: a torch dtype or its name, None
+    = float32 on CPU and bfloat16 on an accelerator; batch_size: sequences per forward pass
+    (sorted by length, so padding stays small). `collective` is True once `shard` has handed the
+    model to DeepSpeed ZeRO-3: every rank must then call `score` with the same number of
+    traces (the gated reward scores all of them and applies the gate afterwards)."""
 
     def __init__(self, path, *, batch_size: int = 8, max_length: int | None = None,
-                 device: str = "cpu"):
+                 device: str = "cpu", dtype=None):
         import torch
         from transformers import AutoModelForSequenceClassification
+
+        from recode_lib.process_reward.placement import resolve_dtype
 
         self.path = str(path)
         self.tok = load_rm_tokenizer(self.path)
         cfg_file = Path(self.path) / "rm_config.json"
         saved = json.loads(cfg_file.read_text())["config"] if cfg_file.is_file() else {}
         self.max_length = max_length or saved.get("max_length", 2048)
+        self.dtype = getattr(torch, resolve_dtype(dtype, device))
         self.model = AutoModelForSequenceClassification.from_pretrained(
-            self.path, dtype=torch.float32 if device == "cpu" else torch.bfloat16).to(device).eval()
+            self.path, dtype=self.dtype).to(device).eval()
         if self.model.config.num_labels != 1:
             raise ValueError(f"{self.path}: a reward model needs num_labels=1, "
                              f"has {self.model.config.num_labels}")
         self.model.config.pad_token_id = self.tok.pad_token_id
-        self.batch_size, self.device = batch_size, device
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size, self.device = batch_size, str(device)
+        self.collective = False
         self.truncated = 0
+        self.forward_passes = 0
 
-    def score(self, prompts: list[str], traces: list[str], progress: bool = False) -> list[float]:
-        import torch
+    def shard(self, accelerator) -> bool:
+        """Hand the model to DeepSpeed ZeRO-3 across the training ranks (TRL's public
+        trl.models.prepare_deepspeed, as GRPOTrainer does for model reward functions) when
+        `accelerator` runs ZeRO-3; returns whether it did. Afterwards `collective` is True."""
+        plugin = getattr(accelerator.state, "deepspeed_plugin", None)
+        if plugin is None or getattr(plugin, "zero_stage", None) != 3:
+            return False
+        from trl.models import prepare_deepspeed
 
+        self.model = prepare_deepspeed(self.model, accelerator)
+        self.device = str(accelerator.device)
+        self.collective = True
+        return True
+
+    def encode_all(self, prompts: list[str], traces: list[str]) -> list[list[int]]:
+        """Token ids per (prompt, trace), left-truncated to max_length (counted in .truncated)."""
         if len(prompts) != len(traces):
             raise ValueError(f"{len(prompts)} prompts but {len(traces)} traces")
         ids = []
@@ -185,6 +214,12 @@ class ProcessRewardScorer:
                 self.truncated += 1
                 x = x[-self.max_length:]
             ids.append(x)
+        return ids
+
+    def score(self, prompts: list[str], traces: list[str], progress: bool = False) -> list[float]:
+        import torch
+
+        ids = self.encode_all(prompts, traces)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         scores = [0.0] * len(ids)
         starts = range(0, len(order), self.batch_size)
@@ -196,7 +231,8 @@ class ProcessRewardScorer:
             att = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in batch],
                                device=self.device)
             with torch.no_grad():
-                logits = self.model(input_ids=inp, attention_mask=att).logits[:, 0]
+                logits = self.model(input_ids=inp, attention_mask=att).logits[:, 0].float()
+            self.forward_passes += 1
             for j, i in enumerate(order[s:s + self.batch_size]):
                 scores[i] = float(logits[j])
         return scores

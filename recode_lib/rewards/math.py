@@ -1,20 +1,27 @@
 """Math rewards: answer correctness by math-verify, and the compositions gated the same way.
 
-Registered into recode_lib.rewards.REGISTRY on import (recode_lib.rewards imports this module):
-  math_format        reasoning then one \\boxed{} answer (recode_lib.evaluation.math.parse_math_response)
-  math_answer        R_ans in {0,1}: math-verify equivalence with the dataset's `answer` column
-  math_gated / math_additive / math_outcome_only   R_fmt + R_ans (+ gated / plain R_proc)
-A row without a gold answer raises ValueError naming the row. It does no code execution.
+    from recode_lib.rewards.math import math_answer_reward, math_format_reward, math_gated_reward
+    math_answer_reward(prompts, completions, answer=["25", ...])      # ready reward functions
+    math_gated_reward(scorer=rm)(prompts, completions, answer=[...])   # also math_additive_reward,
+                                                                       # math_outcome_only_reward
+ReCode's transfer to math: the same R = R_fmt + R_ans + 1[R_ans = 1] * R_proc with the answer
+checked against the gold one instead of tests. math_format: reasoning then one \\boxed{} answer
+(recode_lib.evaluation.math.parse_math_response); math_answer: R_ans in {0,1}, math-verify
+equivalence with the dataset's `answer` column. Registered into recode_lib.rewards.REGISTRY on
+import (the gated and additive ones need the RM). A row without a gold answer raises ValueError
+naming the row. It does no code execution.
 """
 
 from __future__ import annotations
 
 from recode_lib.rewards.base import RewardFunction, column, completion_text
-from recode_lib.rewards.composed import COMPOSITIONS, composed
-from recode_lib.rewards.registry import register, reject
+from recode_lib.rewards.composed import always, compose, when_correct
+from recode_lib.rewards.process import process_term
+from recode_lib.rewards.registry import Need, register, register_function
 
 
-def _math_outcome_rows(completions, texts, kwargs):
+def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
+    """fmt/out rows: the boxed answer checked against the `answer` column."""
     from recode_lib.evaluation.math import answer_correct, parse_math_response
 
     if "answer" not in kwargs:
@@ -33,27 +40,48 @@ def _math_outcome_rows(completions, texts, kwargs):
     return rows
 
 
-@register("math_format")
-def _math_format(**extra):
-    reject("math_format", extra)
+def math_format_rows(prompts, completions, kwargs) -> list[dict]:
     from recode_lib.evaluation.math import parse_math_response
 
-    def compute(prompts, completions, kwargs):
-        ps = [parse_math_response(completion_text(c)) for c in completions]
-        return [{"reward": float(p.format_ok), "fmt": float(p.format_ok), "reason": p.reason} for p in ps]
-    return RewardFunction("math_format", compute, ("fmt",))
+    ps = [parse_math_response(completion_text(c)) for c in completions]
+    return [{"reward": float(p.format_ok), "fmt": float(p.format_ok), "reason": p.reason} for p in ps]
 
 
-@register("math_answer")
-def _math_answer(**extra):
-    reject("math_answer", extra)
-    def compute(prompts, completions, kwargs):
-        rows = _math_outcome_rows(completions, [completion_text(c) for c in completions], kwargs)
-        for r in rows:
-            r["reward"] = r["out"]
-        return rows
-    return RewardFunction("math_answer", compute, ("out",))
+def math_answer_rows(prompts, completions, kwargs) -> list[dict]:
+    rows = math_outcome_rows(completions, [completion_text(c) for c in completions], kwargs)
+    for r in rows:
+        r["reward"] = r["out"]
+    return rows
 
 
-for _name in COMPOSITIONS:
-    register(f"math_{_name}")(lambda _n=_name, **o: composed(f"math_{_n}", _math_outcome_rows, **o))
+math_format_reward = register_function(
+    "math_format", RewardFunction("math_format", math_format_rows, ("fmt",)))
+math_answer_reward = register_function(
+    "math_answer", RewardFunction("math_answer", math_answer_rows, ("out",)))
+
+
+@register("math_gated", needs=(Need.REWARD_MODEL,))
+def math_gated_reward(scorer=None, rm_path=None, proc_center: float = 0.0,
+                      proc_temperature: float = 1.0, proc_trace: str = "response",
+                      proc_weight: float = 1.0) -> RewardFunction:
+    """R_fmt + R_ans + 1[R_ans=1] * R_proc."""
+    proc = process_term(scorer, rm_path, proc_center=proc_center,
+                        proc_temperature=proc_temperature, proc_trace=proc_trace)
+    return compose("math_gated", math_outcome_rows, proc, gate=when_correct,
+                   proc_weight=proc_weight)
+
+
+@register("math_additive", needs=(Need.REWARD_MODEL,))
+def math_additive_reward(scorer=None, rm_path=None, proc_center: float = 0.0,
+                         proc_temperature: float = 1.0, proc_trace: str = "response",
+                         proc_weight: float = 1.0) -> RewardFunction:
+    """R_fmt + R_ans + R_proc (no gate)."""
+    proc = process_term(scorer, rm_path, proc_center=proc_center,
+                        proc_temperature=proc_temperature, proc_trace=proc_trace)
+    return compose("math_additive", math_outcome_rows, proc, gate=always, proc_weight=proc_weight)
+
+
+@register("math_outcome_only")
+def math_outcome_only_reward() -> RewardFunction:
+    """R_fmt + R_ans."""
+    return compose("math_outcome_only", math_outcome_rows)

@@ -1,10 +1,17 @@
 """R_proc: the reasoning-process reward model's score squashed to (0, 1), and the `process` reward.
 
-    proc = ProcessReward(rm_path, center=0.0, temperature=1.0, trace="response")
-    proc(prompts, texts)   # [(reward, raw score | None, reason)], failures are (0, None, reason)
+    proc = ProcessReward(scorer, center=0.0, temperature=1.0, trace="response")
+    proc(prompts, texts)          # [(reward, raw score | None, reason)]; failures are (0, None, why)
+    fn = process_reward(scorer=scorer)            # the registered `process` reward (needs the RM)
+    fn = process_reward(rm_path="runs/smoke/02_reward_model/rm")   # loads it (CPU, float32)
 
-The reward model itself lives in recode_lib.process_reward.model (loaded at construction, so a
-bad path raises here, not in the training loop). It does not execute code.
+ReCode: "the reasoning-process reward from the RM", trained with the Bradley-Terry objective (no
+absolute scale), so the raw score is centred and scaled before the logistic:
+R_proc = sigmoid((score - center) / temperature). `trace` picks what the RM reads: the whole
+response (what it is trained on) or the reasoning before the code. The reward model itself and
+its placement (device, dtype, batching, endpoint) live in recode_lib.process_reward; a scorer
+given here is used as is. It does not execute code. A scorer that raises or returns a
+non-finite score gives a recorded 0 with its reason, never an exception in training.
 """
 
 from __future__ import annotations
@@ -13,54 +20,81 @@ import math
 
 from recode_lib.prompts import parse_response
 from recode_lib.rewards.base import RewardFunction, completion_text, prompt_text
-from recode_lib.rewards.registry import RewardConfigError, register, reject
+from recode_lib.rewards.registry import Need, RewardConfigError, register
+
 
 def sigmoid(x: float) -> float:
     """The logistic function, stable for large |x|."""
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
-class ProcessReward:
-    """R_proc: the reasoning-process RM's score squashed to (0, 1). Loads the RM eagerly."""
+def whole_response(text: str) -> str:
+    """The trace the RM reads by default: the whole response, as in its training pairs."""
+    return text
 
-    def __init__(self, rm_path=None, *, center: float = 0.0, temperature: float = 1.0,
-                 trace: str = "response", scorer=None):
-        if trace not in ("reasoning", "response"):
-            raise RewardConfigError(f"proc_trace must be 'reasoning' or 'response', got {trace!r}")
+
+def reasoning_only(text: str) -> str:
+    """The reasoning before the code block (the whole text when there is none)."""
+    p = parse_response(text)
+    return p.reasoning or text
+
+
+TRACES = {"response": whole_response, "reasoning": reasoning_only}
+
+
+def load_scorer(rm_path, placement=None, *, trainer_device=None):
+    """The scorer of the RM at rm_path, placed as `placement` says (a
+    recode_lib.process_reward.placement.RMPlacement; None: CPU float32; trainer_device: the
+    training process's device, for where="trainer"); RewardConfigError naming the path when it
+    does not load."""
+    remote = placement is not None and placement.is_endpoint
+    if not rm_path and not remote:
+        raise RewardConfigError("a process reward needs rm_path (the reward-model checkpoint)")
+    from pathlib import Path
+
+    from recode_lib.process_reward.placement import load_scorer as load
+
+    path = Path(rm_path or placement.endpoint)
+    if not remote and (not path.is_dir() or not (path / "config.json").is_file()):
+        raise RewardConfigError(f"reward model path {path} does not load: not a Hugging Face "
+                                "checkpoint folder (no config.json)")
+    try:
+        return load(path, placement, trainer_device=trainer_device)
+    except Exception as exc:
+        raise RewardConfigError(f"reward model path {path} does not load: "
+                                f"{type(exc).__name__}: {exc}") from exc
+
+
+class ProcessReward:
+    """R_proc = sigmoid((rm_score - center) / temperature) of the trace `trace` selects."""
+
+    def __init__(self, scorer, *, center: float = 0.0, temperature: float = 1.0,
+                 trace: str = "response"):
+        if trace not in TRACES:
+            raise RewardConfigError(f"proc_trace must be one of {sorted(TRACES)}, got {trace!r}")
         if temperature <= 0:
             raise RewardConfigError(f"proc_temperature must be > 0, got {temperature}")
-        self.center, self.temperature, self.trace = center, temperature, trace
-        self.path = str(rm_path) if rm_path else None
-        if scorer is not None:        # any object with .score(prompts, traces) (e.g. an LLM judge)
-            self.scorer = scorer
-            return
-        if not rm_path:
-            raise RewardConfigError("a process reward needs rm_path (the reward-model checkpoint)")
-        from pathlib import Path
+        if not hasattr(scorer, "score"):
+            raise RewardConfigError(f"a process reward needs a scorer with .score(prompts, "
+                                    f"traces), got {type(scorer).__name__}")
+        self.scorer, self.center, self.temperature = scorer, float(center), float(temperature)
+        self.select = TRACES[trace]
 
-        path = Path(rm_path)
-        if not path.is_dir() or not (path / "config.json").is_file():
-            raise RewardConfigError(f"reward model path {path} does not load: not a Hugging Face "
-                                    "checkpoint folder (no config.json)")
-        try:
-            from recode_lib.process_reward.model import ProcessRewardScorer
-            self.scorer = ProcessRewardScorer(str(path))
-        except Exception as exc:
-            raise RewardConfigError(f"reward model path {path} does not load: "
-                                    f"{type(exc).__name__}: {exc}") from exc
+    @property
+    def collective(self) -> bool:
+        """True when every rank must score the same number of traces (a ZeRO-3-sharded RM)."""
+        return bool(getattr(self.scorer, "collective", False))
 
     def __call__(self, prompts: list[str], texts: list[str]) -> list[tuple[float, float | None, str]]:
         """(reward in (0,1), raw score, reason) per sample; failures are (0, None, reason)."""
         if not texts:
             return []
-        traces = []
-        for t in texts:
-            p = parse_response(t)
-            traces.append(p.reasoning if self.trace == "reasoning" and p.reasoning else t)
         try:
-            raw = list(self.scorer.score(prompts, traces))
+            raw = list(self.scorer.score(prompts, [self.select(t) for t in texts]))
         except Exception as exc:
             return [(0.0, None, f"rm error: {type(exc).__name__}: {exc}"[:300])] * len(texts)
+        if len(raw) != len(texts):
+            return [(0.0, None, f"rm returned {len(raw)} scores for {len(texts)} traces")] * len(texts)
         out = []
         for s in raw:
             if s is None or not math.isfinite(float(s)):
@@ -70,19 +104,22 @@ class ProcessReward:
         return out
 
 
-def proc_options(options: dict) -> dict:
-    """Pop the process-reward options (proc_center, proc_temperature, proc_trace, scorer)."""
-    return {"center": options.pop("proc_center", 0.0),
-            "temperature": options.pop("proc_temperature", 1.0),
-            "trace": options.pop("proc_trace", "response"),
-            "scorer": options.pop("scorer", None)}
+def process_term(scorer=None, rm_path=None, *, proc_center: float = 0.0,
+                 proc_temperature: float = 1.0, proc_trace: str = "response") -> ProcessReward:
+    """The ProcessReward of a factory's options: a given scorer, or the RM loaded from rm_path."""
+    if scorer is not None and rm_path is not None:
+        raise RewardConfigError("give a process reward either scorer or rm_path, not both")
+    scorer = scorer if scorer is not None else load_scorer(rm_path)
+    return ProcessReward(scorer, center=proc_center, temperature=proc_temperature,
+                         trace=proc_trace)
 
 
-@register("process")
-def _process(rm_path=None, **options) -> RewardFunction:
-    popts = proc_options(options)
-    reject("process", options)
-    proc = ProcessReward(rm_path, **popts)
+@register("process", needs=(Need.REWARD_MODEL,))
+def process_reward(scorer=None, rm_path=None, proc_center: float = 0.0,
+                   proc_temperature: float = 1.0, proc_trace: str = "response") -> RewardFunction:
+    """R_proc alone, in (0, 1), for every completion (no gate)."""
+    proc = process_term(scorer, rm_path, proc_center=proc_center,
+                        proc_temperature=proc_temperature, proc_trace=proc_trace)
 
     def compute(prompts, completions, kwargs):
         scores = proc([prompt_text(p) for p in prompts], [completion_text(c) for c in completions])

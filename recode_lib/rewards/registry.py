@@ -1,49 +1,122 @@
-"""The reward registry: names -> factories that build a RewardFunction.
+"""The reward registry: names -> entries that say how to build a reward and what it needs.
 
-    from recode_lib.rewards.registry import register, get_reward
-    @register("my_reward")
-    def my_reward(**options) -> RewardFunction: ...
-    fn = get_reward("my_reward")
+    from recode_lib.rewards.registry import Need, RewardResources, build_reward, get_reward
+    fn = get_reward("outcome", runner=my_runner)            # options given by hand
+    res = RewardResources({Need.SANDBOX: make_runner, Need.REWARD_MODEL: load_scorer})
+    fn = build_reward("gated", res, proc_temperature=2.0)   # what the entry needs comes from res
+    Need.REWARD_MODEL in reward_needs("math_gated")         # True: callers ask, never keep lists
 
-`reject(name, extra)` raises RewardConfigError for options a factory does not know. The families
-register themselves when recode_lib.rewards is imported; this module builds no reward itself.
+Each entry (`RewardEntry`) holds a factory and the resources it needs (`Need.SANDBOX`: a
+recode_lib.rewards.execution.SandboxRunner, given as `runner=`; `Need.REWARD_MODEL`: an object
+with `.score(prompts, traces) -> list[float]`, given as `scorer=`). `build_reward` asks a
+`RewardResources` for exactly those, each made once per run on first need (so two rewards share
+one sandbox cache and one loaded reward model). A factory's options are its keyword parameters;
+any other option raises RewardConfigError naming it. `strict_<k>` names resolve to the `strict`
+entry with k set. The families register themselves when recode_lib.rewards is imported; this
+module defines no reward itself.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+import enum
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:
     from recode_lib.rewards.base import RewardFunction
-
-REGISTRY: dict[str, Callable[..., "RewardFunction"]] = {}
 
 
 class RewardConfigError(ValueError):
     """A reward that cannot be built (unknown name, bad option, RM path that does not load)."""
 
 
-def register(name: str):
-    """Decorator: register a reward factory under `name`."""
+class Need(enum.Enum):
+    """A resource a reward needs from the run; the value is the factory keyword it arrives as."""
+    SANDBOX = "runner"            # a SandboxRunner (tests executed, cached per step)
+    REWARD_MODEL = "scorer"       # the process reward model: .score(prompts, traces)
+
+
+@dataclass(frozen=True)
+class RewardEntry:
+    """A registered reward: its factory (keyword options only) and what it needs."""
+    name: str
+    factory: Callable[..., "RewardFunction"]
+    needs: frozenset = frozenset()
+
+    def options(self) -> set[str]:
+        """The option names the factory accepts (its keyword parameters)."""
+        params = inspect.signature(self.factory).parameters.values()
+        return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+REGISTRY: dict[str, RewardEntry] = {}
+
+
+def register(name: str, *, needs=()):
+    """Decorator: register a reward factory under `name`, needing the given `Need`s."""
     def deco(factory):
-        REGISTRY[name] = factory
+        REGISTRY[name] = RewardEntry(name, factory, frozenset(needs))
         return factory
     return deco
 
 
-def reject(name: str, extra: dict) -> None:
-    """Raise RewardConfigError naming the options a reward factory does not accept."""
-    if extra:
-        raise RewardConfigError(f"reward {name!r}: unknown option(s) {sorted(extra)}")
+def register_function(name: str, fn: "RewardFunction") -> "RewardFunction":
+    """Register a ready reward function (no options, needs nothing) under `name`."""
+    def factory():
+        return fn
+    factory.__doc__ = fn.__doc__
+    REGISTRY[name] = RewardEntry(name, factory)
+    return fn
+
+
+def resolve(name: str) -> tuple[RewardEntry, dict]:
+    """(entry, options the name itself implies): `strict_<k>` is `strict` with k and name set."""
+    if name in REGISTRY:
+        return REGISTRY[name], {}
+    if name.startswith("strict_") and "strict" in REGISTRY:
+        return REGISTRY["strict"], {"k": name[len("strict_"):], "name": name}
+    raise RewardConfigError(f"unknown reward {name!r}; known: {sorted(REGISTRY)} and strict_<k>")
+
+
+def reward_needs(name: str) -> frozenset:
+    """The `Need`s of the reward registered as `name` (RewardConfigError when unknown)."""
+    return resolve(name)[0].needs
 
 
 def get_reward(name: str, **options) -> "RewardFunction":
-    """Build the reward function registered as `name` (strict_<k> names carry k)."""
-    if name.startswith("strict_") and name not in REGISTRY:
-        k = name[len("strict_"):]
-        options["k"] = k
-        return REGISTRY["strict"](name=name, **options)
-    if name not in REGISTRY:
-        raise RewardConfigError(f"unknown reward {name!r}; known: {sorted(REGISTRY)} "
-                                "and strict_<k>")
-    return REGISTRY[name](**options)
+    """Build the reward registered as `name` from explicit options (unknown ones raise)."""
+    entry, implied = resolve(name)
+    accepted = entry.options() - set(implied)       # strict_2 already says k: no k= as well
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise RewardConfigError(f"reward {name!r}: unknown option(s) {unknown}; "
+                                f"accepted: {sorted(accepted)}")
+    return entry.factory(**implied, **options)
+
+
+class RewardResources:
+    """What a run provides to its rewards: a provider per `Need`, each called at most once."""
+
+    def __init__(self, providers: Mapping[Need, Callable[[], Any]]):
+        self.providers = dict(providers)
+        self.made: dict[Need, Any] = {}
+
+    def get(self, need: Need):
+        """The resource for `need`, made on first request (RewardConfigError if none provided)."""
+        if need not in self.made:
+            if need not in self.providers:
+                raise RewardConfigError(f"no {need.name.lower().replace('_', ' ')} provided to "
+                                        "the rewards of this run")
+            self.made[need] = self.providers[need]()
+        return self.made[need]
+
+
+def build_reward(name: str, resources: RewardResources, **options) -> "RewardFunction":
+    """get_reward(name, **options) with every resource the entry needs taken from `resources`
+    (an option given explicitly wins)."""
+    entry, _ = resolve(name)
+    for need in entry.needs:
+        if need.value not in options:
+            options[need.value] = resources.get(need)
+    return get_reward(name, **options)

@@ -1,24 +1,27 @@
 """Strictness rewards (the extrapolation paper): nested R_k, R_inf and static partial credit.
 
-Registered into recode_lib.rewards.REGISTRY on import (recode_lib.rewards imports this module):
-  strict (k=int|"inf"), strict_<k>, strict_inf   R_k = 1 iff every test with input_len < 10**k
-                                                 passes (recode_lib.sandbox.strictness; one
-                                                 sandbox execution answers every k)
-  partial_discrete (ks)     mean of R_k over k in ks and inf
-  partial_continuous        1 when all tests pass, else the share of tests, sorted by input size,
-                            passed before the first failure
-A no-code completion or a sandbox failure scores 0 at every level. It does not define the
-size annotation of tests (the data loaders write input_len).
+    from recode_lib.rewards.strict import strict_reward, partial_discrete_reward
+    strict_reward(k=2, runner=runner)(prompts, completions, tests=[...])   # also "strict_2"
+    partial_discrete_reward(ks=[1, 2, 3])                                 # partial_continuous_reward()
+
+The paper: "R_k(y) = 1 iff the solution passes every test whose input length is < 10^k;
+R_inf(y) = 1 iff it passes the whole suite" (recode_lib.sandbox.strictness; one sandbox
+execution answers every k). Static partial credit: partial_discrete is the mean of R_k over k
+in ks and inf; partial_continuous is 1 when all tests pass, else the share of tests, sorted by
+input size, passed before the first failure. Registered into recode_lib.rewards.REGISTRY on
+import, each needing the sandbox. A no-code completion or a sandbox failure scores 0 at every
+level. It does not define the size annotation of tests (the data loaders write input_len).
 """
 
 from __future__ import annotations
 
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, default_runner
 from recode_lib.rewards.base import RewardFunction, base_row, execute
-from recode_lib.rewards.registry import RewardConfigError, register, reject
+from recode_lib.rewards.registry import Need, RewardConfigError, register
 
 
-def _k_label(k) -> str:
+def k_label(k) -> str:
+    """k as the label R_k carries: "inf" or an integer's text (RewardConfigError otherwise)."""
     s = str(k).strip().lower()
     if s in ("inf", "infinity", "none"):
         return "inf"
@@ -28,17 +31,19 @@ def _k_label(k) -> str:
         raise RewardConfigError(f"strictness k must be an integer or 'inf', got {k!r}") from None
 
 
-def _strictness(result: dict, ks: list) -> dict:
+def levels(result: dict, ks: list) -> dict:
+    """{"<k>": R_k, ..., "inf": R_inf} of one sandbox result (all 0 without a program)."""
     from recode_lib.sandbox import strictness
     if result.get("status") in (REWARD_ERROR, "no_code"):
         return {**{str(k): 0 for k in ks}, "inf": 0}
     return strictness(result, [int(k) for k in ks] + ["inf"])
 
 
-@register("strict")
-def _strict(k="inf", runner: SandboxRunner | None = None, name: str | None = None, **extra):
-    reject("strict", extra)
-    label = _k_label(k)
+@register("strict", needs=(Need.SANDBOX,))
+def strict_reward(k="inf", runner: SandboxRunner | None = None,
+                  name: str | None = None) -> RewardFunction:
+    """R_k in {0,1} (k an integer or "inf"); named strict_<k> unless `name` is given."""
+    label = k_label(k)
     name = name or f"strict_{label}"
 
     def compute(prompts, completions, kwargs):
@@ -46,25 +51,26 @@ def _strict(k="inf", runner: SandboxRunner | None = None, name: str | None = Non
         rows = []
         for p, res in zip(parsed, results):
             row = base_row(p, res)
-            r_k = _strictness(res, [] if label == "inf" else [int(label)])[label]
+            r_k = levels(res, [] if label == "inf" else [int(label)])[label]
             row.update(reward=float(r_k), r_k=float(r_k))
             rows.append(row)
         return rows
     return RewardFunction(name, compute, ("r_k", "fmt", "out"))
 
 
-@register("partial_discrete")
-def _partial_discrete(ks=(1, 2, 3, 4, 5), runner: SandboxRunner | None = None, **extra):
-    reject("partial_discrete", extra)
-    ks = [int(_k_label(k)) for k in ks if _k_label(k) != "inf"]
+@register("partial_discrete", needs=(Need.SANDBOX,))
+def partial_discrete_reward(ks=(1, 2, 3, 4, 5),
+                            runner: SandboxRunner | None = None) -> RewardFunction:
+    """The mean of R_k over k in ks and inf."""
+    ks = [int(k_label(k)) for k in ks if k_label(k) != "inf"]
 
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
         for p, res in zip(parsed, results):
             row = base_row(p, res)
-            levels = _strictness(res, ks)
-            row["reward"] = sum(levels.values()) / len(levels)
+            r_ks = levels(res, ks)
+            row["reward"] = sum(r_ks.values()) / len(r_ks)
             rows.append(row)
         return rows
     return RewardFunction("partial_discrete", compute, ("fmt", "out"))
@@ -84,9 +90,9 @@ def size_prefix_credit(result: dict) -> float:
     return n / len(order)
 
 
-@register("partial_continuous")
-def _partial_continuous(runner: SandboxRunner | None = None, **extra):
-    reject("partial_continuous", extra)
+@register("partial_continuous", needs=(Need.SANDBOX,))
+def partial_continuous_reward(runner: SandboxRunner | None = None) -> RewardFunction:
+    """1 when every test passes, else size_prefix_credit of the result."""
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []

@@ -1,6 +1,7 @@
 """Training: GRPO on TRL from YAML recipes (recipes/), its launch, callbacks and repair tasks.
 
-Modules: grpo (GRPORecipe, load_recipe, train), launch (in process or through accelerate),
+Modules: config (RecodeGRPOConfig: trl.GRPOConfig plus the project's fields), grpo (GRPORecipe,
+load_recipe, train), launch (in process or through accelerate),
 callbacks (the local metrics.jsonl and timing), repair (failure-conditioned repair tasks).
 The `recode grpo` arguments live in recode_lib.cli.grpo. Rewards come from recode_lib.rewards.
 """

@@ -8,21 +8,34 @@
     result.metrics_path    # <output_dir>/metrics.jsonl: one line per logged step
     # multi-GPU: recode_lib.training.launch.launch(recipe, problems, out, launcher="accelerate")
 
-Recipes live in recode_lib/training/recipes/<name>.yaml (fields of `GRPORecipe`; `load_recipe` accepts a
-name or a path and keyword overrides; an unknown field raises naming the file and field).
+Recipes live in recode_lib/training/recipes/<name>.yaml: flat YAML whose keys are fields of
+trl.GRPOConfig (any of them, passed through unchanged) or of the project
+(recode_lib.training.config.RecodeGRPOConfig: model, domain, rewards, rm_path, rm_placement,
+benchmark, ...). `load_recipe` accepts a name or a path and keyword overrides and returns an
+unbuilt `GRPORecipe`; an unknown key raises naming the file and the key. The training process
+builds it (`recipe.to_config(output_dir)`: TRL validates it and sets up the accelerator there).
+Rewards are built from the registry (recode_lib.rewards): each gets what its entry needs (the
+sandbox runner, the reward model placed per rm_placement / rm_dtype / rm_batch_size /
+rm_endpoint, see recode_lib.process_reward.placement), each made once per run.
 Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
 `recode_lib.evaluation.math.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
 complete (both only when output_dir was trained on the same recipe and problems: otherwise the
 old run is moved aside to <output_dir>.stale-<k>, see retire_stale_run), and if training raises
-it first saves a checkpoint (so a crash never loses the steps done) and then re-raises. The local metrics file comes from recode_lib.training.callbacks.
+it first saves a checkpoint through public Trainer APIs (save_checkpoint_now; a crash never
+loses the steps done) and then re-raises. The local metrics file comes from
+recode_lib.training.callbacks.
 
 Paper profile (GPUs; needs `pip install -e .[gpu]`): vLLM generation and DeepSpeed ZeRO-3:
 
     # colocate: vLLM shares each training GPU (recipe: use_vllm: true, vllm_mode: colocate)
     accelerate launch --config_file configs/accelerate/zero3.yaml --num_processes 8 \\
         -m recode_lib.cli.grpo --recipe cg_grpo_paper --output-dir runs/paper/04_cg_grpo/gated \\
-        --set rm_path=runs/paper/02_reward_model/rm
+        --set rm_path=runs/paper/02_reward_model/rm     # RM in bf16 on each rank's GPU
+    # the RM served from its own GPU instead (recipe: rm_placement: endpoint):
+    CUDA_VISIBLE_DEVICES=7 python -m recode_lib.process_reward.serving \
+        --rm runs/paper/02_reward_model/rm --device cuda:0 --port 8008 &
+    ... --num_processes 7 ... --set rm_placement=endpoint --set rm_endpoint=http://127.0.0.1:8008
     # server: one GPU serves vLLM, seven train (recipe: vllm_mode: server)
     CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model Qwen/Qwen2.5-Coder-7B-Instruct &
     CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6 accelerate launch --config_file \\
@@ -36,78 +49,107 @@ only through TRL/accelerate when a recipe asks for them.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
-NEEDS_RM = {"process", "gated", "additive", "math_gated", "math_additive"}
-EXECUTES = {"outcome", "gated", "additive", "outcome_only", "partial_discrete", "partial_continuous"}
 
 
-@dataclass
+def config_fields() -> dict[str, dataclasses.Field]:
+    """Every field a recipe may set: those of recode_lib.training.config.RecodeGRPOConfig
+    (trl.GRPOConfig's and the project's), by name."""
+    from recode_lib.training.config import RecodeGRPOConfig
+
+    return {f.name: f for f in dataclasses.fields(RecodeGRPOConfig) if f.init}
+
+
+def field_default(f: dataclasses.Field):
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
 class GRPORecipe:
-    """One GRPO run. Fields map to GRPOConfig where named alike."""
-    name: str = "cg_grpo_smoke"
-    model: str = "smollm2"              # alias, folder or hub id (recode_lib.models.resolve_model)
-    domain: str = "code"                # code | math (prompt format and dataset columns)
-    reasoning: bool = True              # reasoning-then-code prompt (prompts.build_messages)
-    rewards: list = field(default_factory=lambda: [{"name": "gated"}])  # [{name, weight?, **options}]
-    rm_path: str | None = None          # given to every reward that needs a reward model
-    # data (used by the CLI; notebooks pass problems directly)
-    benchmark: str = "mbppplus"
-    n_problems: int | None = None
-    # rollouts
-    num_generations: int = 4
-    max_completion_length: int = 256
-    temperature: float = 1.0
-    top_p: float = 1.0
-    # optimisation
-    learning_rate: float = 1e-6
-    per_device_train_batch_size: int = 8   # completions, a multiple of num_generations
-    gradient_accumulation_steps: int = 1
-    max_steps: int = 10
-    num_iterations: int = 1
-    beta: float = 0.0                   # KL to a reference model (0: no reference model)
-    loss_type: str = "dapo"
-    lr_scheduler_type: str = "constant"
-    warmup_steps: int = 0
-    max_grad_norm: float = 1.0
-    seed: int = 0
-    # system
-    use_cpu: bool = True
-    cpu_threads: int | None = None      # torch.set_num_threads on CPU runs (None: torch's default;
-                                        # 1 avoids OpenMP spin-wait collapse on a busy machine)
-    bf16: bool = False
-    gradient_checkpointing: bool = False
-    use_vllm: bool = False
-    vllm_mode: str = "colocate"         # colocate | server
-    vllm_server_base_url: str | None = None
-    vllm_gpu_memory_utilization: float = 0.3
-    vllm_tensor_parallel_size: int = 1
-    # rewards execution
-    sandbox_workers: int | None = None
-    reward_batch_timeout_s: float = 300.0
-    # logging and checkpoints
-    logging_steps: int = 1
-    save_steps: int = 50
-    save_total_limit: int | None = 2
-    report_to: list = field(default_factory=lambda: ["none"])
-    log_completions: bool = False
-    extra: dict = field(default_factory=dict)   # any other GRPOConfig field, passed through
+    """A GRPO run, unbuilt: the fields of RecodeGRPOConfig (trl.GRPOConfig plus the project's)
+    that the recipe sets, checked by name. Reading a field gives the value the run will get
+    (the recipe's, else RecodeGRPOConfig's default): `recipe.max_steps`, `recipe.rewards`.
+    `to_config(output_dir)` builds the config the trainer gets; `to_dict()` is what identifies
+    the run (the project's fields and every field the recipe sets, see PROJECT_FIELDS);
+    `replace(**fields)` returns a changed copy. Recipes are values: set fields through
+    load_recipe overrides or replace, not by assignment."""
+
+    __slots__ = ("values", "source")
+
+    def __init__(self, source: str = "recipe", **values):
+        known = config_fields()
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            hints = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
+            hint = "; ".join(f"{k!r}: did you mean {v[0]!r}?" for k, v in hints.items() if v)
+            raise ValueError(f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
+                             "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
+                             + (f"; {hint}" if hint else ""))
+        object.__setattr__(self, "values", dict(values))
+        object.__setattr__(self, "source", source)
+
+    def __getattr__(self, key):
+        values = object.__getattribute__(self, "values")
+        if key in values:
+            return values[key]
+        known = config_fields()
+        if key in known:
+            return field_default(known[key])
+        raise AttributeError(f"a GRPO recipe has no field {key!r}")
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"recipes are values: use recipe.replace({key}=...)")
+
+    def __eq__(self, other):
+        return isinstance(other, GRPORecipe) and self.to_dict() == other.to_dict()
+
+    def __repr__(self):
+        return f"GRPORecipe({self.values!r})"
+
+    def __reduce__(self):     # copy and pickle through the constructor (assignment is refused)
+        return (functools.partial(GRPORecipe, self.source, **self.values), ())
+
+    def replace(self, **values) -> "GRPORecipe":
+        return GRPORecipe(self.source, **{**self.values, **values})
+
+    def to_dict(self) -> dict:
+        """The project's fields (with defaults) and every field the recipe sets: what
+        load_recipe reads back to an equal recipe, and what fingerprints the run."""
+        from recode_lib.training.config import PROJECT_FIELDS
+
+        return {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
+
+    def rm_placement_config(self):
+        """The RMPlacement of the rm_* fields."""
+        from recode_lib.process_reward.placement import RMPlacement
+
+        return RMPlacement(where=str(self.rm_placement), dtype=str(self.rm_dtype),
+                           batch_size=int(self.rm_batch_size), endpoint=self.rm_endpoint,
+                           zero3=bool(self.rm_zero3))
 
     def validate(self) -> "GRPORecipe":
+        """Checks that need no accelerator (TRL's own run when to_config builds the config)."""
+        from recode_lib.rewards import Need, RewardConfigError, reward_needs
+
         where = f"recipe {self.name!r}"
-        if self.domain not in ("code", "math"):
-            raise ValueError(f"{where}: domain must be 'code' or 'math', got {self.domain!r}")
+        if self.domain not in ROWS:
+            raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {self.domain!r}")
+        if self.num_generations < 2:
+            raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
         if self.per_device_train_batch_size % self.num_generations:
             raise ValueError(f"{where}: per_device_train_batch_size "
                              f"({self.per_device_train_batch_size}) counts completions and must be "
                              f"a multiple of num_generations ({self.num_generations})")
-        if self.num_generations < 2:
-            raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
         if self.vllm_mode not in ("colocate", "server"):
             raise ValueError(f"{where}: vllm_mode must be colocate or server, got {self.vllm_mode!r}")
         if not self.rewards:
@@ -115,10 +157,30 @@ class GRPORecipe:
         for r in self.rewards:
             if not isinstance(r, dict) or "name" not in r:
                 raise ValueError(f"{where}: each reward must be a mapping with a 'name', got {r!r}")
+            try:
+                needs = reward_needs(r["name"])
+            except RewardConfigError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
+                raise ValueError(f"{where}: reward {r['name']!r} gets the reward model from the "
+                                 "recipe's rm_path and rm_* fields, not from its own options")
+        try:
+            self.rm_placement_config().validate()
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
         return self
+
+    def to_config(self, output_dir: str | Path, **overrides):
+        """The RecodeGRPOConfig of this recipe writing to output_dir (TRL validates it here and
+        initialises the accelerator state: call it in the training process)."""
+        from recode_lib.training.config import RecodeGRPOConfig
+
+        return RecodeGRPOConfig(**{**self.values, **overrides, "output_dir": str(output_dir)})
 
 
 def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPORecipe:
+    """The recipe `name_or_path` (a name in recipes/ or a YAML path) with `overrides` applied;
+    ValueError naming the file and any unknown field, FileNotFoundError for a missing recipe."""
     import yaml
 
     p = Path(name_or_path)
@@ -128,88 +190,90 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
         raise FileNotFoundError(f"recipe {name_or_path!r} not found ({path}); known: {known}")
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a recipe must be a mapping of GRPORecipe fields")
+        raise ValueError(f"{path}: a recipe must be a mapping of GRPO config fields")
     data.setdefault("name", path.stem)
     data.update(overrides)
-    names = {f.name for f in dataclasses.fields(GRPORecipe)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ValueError(f"{path}: unknown recipe field(s) {unknown}; known: {sorted(names)}")
-    return GRPORecipe(**data).validate()
+    return GRPORecipe(str(path), **data).validate()
+
+
+def code_row(p, where: str, reasoning: bool = True) -> dict:
+    """The training row of a code problem: the prompt evaluation uses and the columns the code
+    rewards read (tests, starter_code, entry_point, limits); ValueError when it has no tests."""
+    from recode_lib.prompts import build_messages
+
+    tests = getattr(p, "tests", None)
+    if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
+        raise ValueError(f"{where} has no tests: code rewards need them")
+    return {"prompt": build_messages(p, reasoning=reasoning), "tests": json.dumps(tests),
+            "problem_id": p.id, "starter_code": p.starter_code or "",
+            "entry_point": p.entry_point or "", "time_limit_s": float(p.time_limit_s),
+            "memory_mb": int(p.memory_mb)}
+
+
+def math_row(p, where: str, reasoning: bool = True) -> dict:
+    """The training row of a math problem: its prompt and gold `answer` (ValueError without)."""
+    from recode_lib.evaluation.math import math_messages
+
+    if not getattr(p, "answer", None):
+        raise ValueError(f"{where} has no answer: math rewards need one")
+    return {"prompt": math_messages(p), "answer": str(p.answer), "problem_id": p.id}
+
+
+ROWS = {"code": code_row, "math": math_row}     # a recipe's `domain` -> its row builder
 
 
 def build_dataset(problems, domain: str = "code", reasoning: bool = True):
-    """A datasets.Dataset with the columns the rewards read; raises naming a problem without
-    tests (code) or without an answer (math)."""
+    """A datasets.Dataset with the columns the rewards read (ROWS[domain] per problem); raises
+    naming a problem without tests (code) or without an answer (math)."""
     from datasets import Dataset
 
-    from recode_lib.evaluation.math import math_messages
-    from recode_lib.prompts import build_messages
-
-    rows = []
-    for i, p in enumerate(problems):
-        pid = getattr(p, "id", f"#{i}")
-        if domain == "math":
-            if not getattr(p, "answer", None):
-                raise ValueError(f"problem {pid!r} (row {i}) has no answer: math rewards need one")
-            rows.append({"prompt": math_messages(p), "answer": str(p.answer), "problem_id": pid})
-            continue
-        tests = getattr(p, "tests", None)
-        if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
-            raise ValueError(f"problem {pid!r} (row {i}) has no tests: code rewards need them")
-        rows.append({"prompt": build_messages(p, reasoning=reasoning),
-                     "tests": json.dumps(tests), "problem_id": pid,
-                     "starter_code": p.starter_code or "", "entry_point": p.entry_point or "",
-                     "time_limit_s": float(p.time_limit_s), "memory_mb": int(p.memory_mb)})
+    if domain not in ROWS:
+        raise ValueError(f"domain must be one of {sorted(ROWS)}, got {domain!r}")
+    row = ROWS[domain]
+    rows = [row(p, f"problem {getattr(p, 'id', f'#{i}')!r} (row {i})", reasoning)
+            for i, p in enumerate(problems)]
     if not rows:
         raise ValueError("no problems to train on")
     return Dataset.from_list(rows)
 
 
-def build_rewards(recipe: GRPORecipe, runner=None):
-    """(reward functions, weights) from recipe.rewards; RM-backed ones get recipe.rm_path."""
-    from recode_lib.rewards import get_reward
+def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
+    """What the recipe's rewards may need, each made on first need: the sandbox runner, and
+    the reward model at recipe.rm_path placed as the rm_* fields say (on trainer_device for
+    rm_placement: trainer)."""
+    from recode_lib.rewards import Need, RewardResources
+    from recode_lib.rewards.execution import SandboxRunner
+    from recode_lib.rewards.process import load_scorer
 
+    def sandbox():
+        return runner if runner is not None else SandboxRunner(
+            workers=recipe.sandbox_workers, batch_timeout_s=recipe.reward_batch_timeout_s)
+
+    def reward_model():
+        return load_scorer(recipe.rm_path, recipe.rm_placement_config(),
+                           trainer_device=trainer_device)
+    return RewardResources({Need.SANDBOX: sandbox, Need.REWARD_MODEL: reward_model})
+
+
+def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
+    """(reward functions, weights) from recipe.rewards, through the reward registry: each
+    reward gets what its entry needs from `resources` (default: reward_resources(recipe,
+    runner)), one sandbox runner and one reward model shared by all."""
+    from recode_lib.rewards import build_reward
+
+    resources = resources or reward_resources(recipe, runner)
     funcs, weights = [], []
     for spec in recipe.rewards:
         opts = {k: v for k, v in spec.items() if k not in ("name", "weight")}
-        name = spec["name"]
-        if name in NEEDS_RM:
-            opts.setdefault("rm_path", recipe.rm_path)
-        if name in EXECUTES or name.startswith("strict"):
-            opts.setdefault("runner", runner)
-        funcs.append(get_reward(name, **opts))
+        funcs.append(build_reward(spec["name"], resources, **opts))
         weights.append(float(spec.get("weight", 1.0)))
     return funcs, weights
 
 
 def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
-    from trl import GRPOConfig
-
-    kw: dict[str, Any] = dict(
-        output_dir=str(output_dir), run_name=recipe.name, seed=recipe.seed,
-        num_generations=recipe.num_generations, max_completion_length=recipe.max_completion_length,
-        temperature=recipe.temperature, top_p=recipe.top_p, learning_rate=recipe.learning_rate,
-        per_device_train_batch_size=recipe.per_device_train_batch_size,
-        gradient_accumulation_steps=recipe.gradient_accumulation_steps,
-        max_steps=recipe.max_steps, num_iterations=recipe.num_iterations, beta=recipe.beta,
-        loss_type=recipe.loss_type, lr_scheduler_type=recipe.lr_scheduler_type,
-        warmup_steps=recipe.warmup_steps, max_grad_norm=recipe.max_grad_norm,
-        use_cpu=recipe.use_cpu, bf16=recipe.bf16,
-        gradient_checkpointing=recipe.gradient_checkpointing,
-        use_vllm=recipe.use_vllm, logging_steps=recipe.logging_steps,
-        save_strategy="steps", save_steps=recipe.save_steps,
-        save_total_limit=recipe.save_total_limit, report_to=recipe.report_to,
-        log_completions=recipe.log_completions, disable_tqdm=False,
-    )
-    if recipe.use_vllm:
-        kw.update(vllm_mode=recipe.vllm_mode,
-                  vllm_gpu_memory_utilization=recipe.vllm_gpu_memory_utilization,
-                  vllm_tensor_parallel_size=recipe.vllm_tensor_parallel_size)
-        if recipe.vllm_server_base_url:
-            kw["vllm_server_base_url"] = recipe.vllm_server_base_url
-    kw.update(recipe.extra)
-    return GRPOConfig(**kw)
+    """recipe.to_config(output_dir) with the reward weights of recipe.rewards."""
+    weights = [float(r.get("weight", 1.0)) for r in recipe.rewards]
+    return recipe.to_config(output_dir, reward_weights=weights)
 
 
 @dataclass
@@ -226,7 +290,8 @@ def run_fingerprint(recipe: GRPORecipe, problems) -> str:
     after the YAML/jsonl round trip of the accelerate launcher)."""
     from recode_lib.provenance import fingerprint
 
-    return fingerprint(recipe, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
+    return fingerprint(recipe.to_dict(),
+                       [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
 
 
 def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:
@@ -264,6 +329,7 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     from recode_lib.jsonl import write_json_atomic
     from recode_lib.models import load_tokenizer, resolve_model
     from recode_lib.provenance import provenance
+    from recode_lib.rewards import Need
     from recode_lib.rewards.execution import SandboxRunner
 
     recipe.validate()
@@ -275,11 +341,11 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
         return TrainResult(out, final, metrics, None, True)
     out.mkdir(parents=True, exist_ok=True)
     dataset = build_dataset(problems, recipe.domain, recipe.reasoning)
+    args = grpo_config(recipe, out)
     runner = SandboxRunner(workers=recipe.sandbox_workers,
                            batch_timeout_s=recipe.reward_batch_timeout_s)
-    funcs, weights = build_rewards(recipe, runner)
-    args = grpo_config(recipe, out)
-    args.reward_weights = weights
+    resources = reward_resources(recipe, runner, trainer_device=args.device)
+    funcs, weights = build_rewards(recipe, resources=resources)
     if recipe.use_cpu and recipe.cpu_threads:
         import torch
 
@@ -290,8 +356,12 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
                                     train_dataset=dataset, processing_class=tok, callbacks=[cb])
     cb.trainer = trainer
+    if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
+        if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
+            raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
+                             "accelerate config (configs/accelerate/zero3.yaml)")
     last = get_last_checkpoint(str(out)) if resume and out.is_dir() else None
-    write_json_atomic(out / "run.json", provenance(recipe.seed, recipe) |
+    write_json_atomic(out / "run.json", provenance(recipe.seed, recipe.to_dict()) |
                       {"model_path": model_path, "resumed_from": last, "n_problems": len(dataset)})
     try:
         trainer.train(resume_from_checkpoint=last)
@@ -300,12 +370,36 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
             print(f"training failed at step {trainer.state.global_step}; saving a checkpoint in "
                   f"{out} before re-raising", file=sys.stderr)
             try:
-                trainer._save_checkpoint(trainer.model, trial=None)
+                save_checkpoint_now(trainer)
             except Exception as exc:  # keep the original error
                 print(f"(saving the checkpoint failed too: {exc})", file=sys.stderr)
         raise
     save_final(trainer, tok, final)
     return TrainResult(out, final, metrics, last, False)
+
+
+def save_checkpoint_now(trainer) -> Path:
+    """<output_dir>/checkpoint-<global_step> that resume_from_checkpoint accepts, through public
+    APIs only: the weights (Trainer.save_model), the optimizer and scheduler (their state_dicts
+    under transformers' file names, or the DeepSpeed engine's own save_checkpoint) and
+    trainer_state.json (TrainerState.save_to_json). RNG states are not saved (a resumed run
+    draws new samples; transformers warns)."""
+    import torch
+    from transformers.trainer import OPTIMIZER_NAME, SCHEDULER_NAME, TRAINER_STATE_NAME
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    ckpt = Path(trainer.args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{trainer.state.global_step}"
+    trainer.save_model(str(ckpt))
+    if trainer.is_deepspeed_enabled:
+        trainer.model_wrapped.save_checkpoint(str(ckpt))
+    elif trainer.args.should_save:
+        if trainer.optimizer is not None:
+            torch.save(trainer.optimizer.state_dict(), ckpt / OPTIMIZER_NAME)
+        if trainer.lr_scheduler is not None:
+            torch.save(trainer.lr_scheduler.state_dict(), ckpt / SCHEDULER_NAME)
+    if trainer.args.should_save:
+        trainer.state.save_to_json(str(ckpt / TRAINER_STATE_NAME))
+    return ckpt
 
 
 def save_final(trainer, tokenizer, final: Path) -> None:
@@ -328,3 +422,14 @@ def read_metrics(output_dir: str | Path) -> list[dict]:
 
     p = Path(output_dir) / "metrics.jsonl"
     return read_jsonl(p, allow_torn_tail=True) if p.exists() else []
+
+
+def __getattr__(name):
+    # NEEDS_RM: the reward names whose registry entry needs the reward model, derived from the
+    # registry on access (kept for notebooks that still import it; new code asks
+    # recode_lib.rewards.reward_needs(name) or calls launch.require_reward_model)
+    if name == "NEEDS_RM":
+        from recode_lib.rewards import REGISTRY, Need
+
+        return frozenset(n for n, e in REGISTRY.items() if Need.REWARD_MODEL in e.needs)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

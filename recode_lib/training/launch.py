@@ -23,12 +23,11 @@ parameters (NOTEBOOK_FIELDS) to recipe fields. It does not install vllm or deeps
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Mapping
 
-from recode_lib.training.grpo import (NEEDS_RM, GRPORecipe, TrainResult, final_complete,
-                                      load_recipe, retire_stale_run, run_fingerprint, train)
+from recode_lib.training.grpo import (GRPORecipe, TrainResult, final_complete, load_recipe,
+                                      retire_stale_run, run_fingerprint, train)
 
 # notebook parameter -> recipe field (recipe_overrides)
 NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max_steps",
@@ -60,7 +59,7 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
-        (out / "recipe.yaml").write_text(yaml.safe_dump(dataclasses.asdict(recipe.validate())))
+        (out / "recipe.yaml").write_text(yaml.safe_dump(recipe.validate().to_dict()))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
         cfg = accelerate_config or PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
         cmd = ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
@@ -92,7 +91,9 @@ def reward_variants(names) -> dict[str, dict]:
 def require_reward_model(rewards, rm_path) -> None:
     """FileNotFoundError when one of `rewards` (reward names) needs a reward model and rm_path
     holds no checkpoint."""
-    needing = sorted({r for r in rewards if r in NEEDS_RM})
+    from recode_lib.rewards import Need, reward_needs
+
+    needing = sorted({r for r in rewards if Need.REWARD_MODEL in reward_needs(r)})
     if needing and not (rm_path and (Path(rm_path) / "config.json").is_file()):
         raise FileNotFoundError(f"the reward model {rm_path} does not exist, and {needing} need "
                                 "one: train it first (notebook 02_reward_model) or set its path")

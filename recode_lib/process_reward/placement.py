@@ -1,0 +1,132 @@
+"""Where the process reward model runs during GRPO, in which dtype, and how it is batched.
+
+    p = RMPlacement(where="trainer", dtype="auto", batch_size=16)   # a recipe's rm_* fields
+    p.validate()                                   # ValueError naming a bad value
+    resolve_device("trainer", trainer_device="cuda:3")   # -> "cuda:3"
+    resolve_dtype("auto", "cuda:3")                # -> "bfloat16" ("float32" on CPU)
+    scorer = load_scorer(rm_path, p, trainer_device=args.device)   # .score(prompts, traces)
+    scorer.shard(trainer.accelerator)              # where=trainer, zero3=True: ZeRO-3 shards
+
+`where` (the recipe's `rm_placement`):
+  cpu         the RM on the CPU of every training process, float32 by default. The smoke profile's
+              choice; impractical beyond a few hundred million parameters.
+  trainer     on each training process's own accelerator (args.device), bf16 by default,
+              replicated per rank (a 7B RM is ~15 GB in bf16: fits beside a ZeRO-3-sharded 7B
+              policy and colocated vLLM on 80 GB GPUs; the paper profile's choice). With
+              `zero3: true` (rm_zero3) under a DeepSpeed ZeRO-3 accelerate config the RM is
+              sharded across the ranks instead (TRL's prepare_deepspeed, after the trainer is
+              built) for RMs that do not fit replicated; every rank then scores the same number
+              of traces per step. Each rank first loads the full RM into host memory in rm_dtype
+              (not under zero.Init): budget host RAM for one copy per rank.
+  device:N    on accelerator N (cuda:N) of the training process: one GPU trains, another
+              scores. Every training process loads its own copy there, so use it with one
+              training process; with several, serve the RM (endpoint).
+  endpoint    an HTTP scorer at `endpoint` (rm_endpoint): the project's own server
+              (`python -m recode_lib.process_reward.serving --rm PATH --device cuda:7`), one copy
+              of the RM on a dedicated GPU or node for all ranks.
+`dtype` (rm_dtype): auto | float32 | bfloat16 | float16. `batch_size` (rm_batch_size): traces
+per forward pass (or per request to an endpoint). It does not train the RM
+(recode_lib.process_reward.model) and does not decide which rewards need it (the registry does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WHERE = ("cpu", "trainer", "device:N", "endpoint")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class RMPlacement:
+    """A reward model's placement: where (cpu | trainer | device:N | endpoint), dtype, batching."""
+    where: str = "cpu"
+    dtype: str = "auto"
+    batch_size: int = 8
+    endpoint: str | None = None      # base URL of the scorer server (where="endpoint")
+    zero3: bool = False              # shard with DeepSpeed ZeRO-3 (where="trainer" only)
+    timeout_s: float = 300.0         # per endpoint request
+
+    @property
+    def is_endpoint(self) -> bool:
+        return self.where == "endpoint"
+
+    def validate(self) -> "RMPlacement":
+        """ValueError naming the field and value that cannot work."""
+        device_index(self.where)              # raises on an unknown placement
+        if self.dtype not in DTYPES:
+            raise ValueError(f"rm_dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
+        if int(self.batch_size) < 1:
+            raise ValueError(f"rm_batch_size must be >= 1, got {self.batch_size}")
+        if self.is_endpoint and not self.endpoint:
+            raise ValueError("rm_placement: endpoint needs rm_endpoint (the scorer server's URL)")
+        if self.endpoint and not self.is_endpoint:
+            raise ValueError(f"rm_endpoint is set but rm_placement is {self.where!r}: "
+                             "set rm_placement: endpoint to use it")
+        if self.endpoint and not self.endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"rm_endpoint must be an http(s) URL, got {self.endpoint!r}")
+        if self.zero3 and self.where != "trainer":
+            raise ValueError(f"rm_zero3 shards the RM across the training ranks: it needs "
+                             f"rm_placement: trainer, got {self.where!r}")
+        return self
+
+
+def device_index(where: str) -> int | None:
+    """N of "device:N" (or "cuda:N"), None for the other placements; ValueError when unknown."""
+    if where in ("cpu", "trainer", "endpoint"):
+        return None
+    for prefix in ("device:", "cuda:"):
+        if where.startswith(prefix) and where[len(prefix):].isdigit():
+            return int(where[len(prefix):])
+    raise ValueError(f"rm_placement must be one of {list(WHERE)}, got {where!r}")
+
+
+def resolve_device(where: str, trainer_device=None) -> str:
+    """The torch device the RM's weights go to for a local placement.
+    trainer: the training process's device (trainer_device, e.g. GRPOConfig.device), "cpu" when
+    none is given; device:N: "cuda:N" (ValueError when this machine has fewer accelerators)."""
+    if where == "endpoint":
+        raise ValueError("rm_placement: endpoint has no local device")
+    n = device_index(where)
+    if where == "cpu":
+        return "cpu"
+    if where == "trainer":
+        return str(trainer_device) if trainer_device is not None else "cpu"
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if n >= count:
+        raise ValueError(f"rm_placement {where!r}: this machine has {count} CUDA device(s)")
+    return f"cuda:{n}"
+
+
+def resolve_dtype(dtype, device) -> str:
+    """The dtype name the RM is loaded in: "auto"/None -> float32 on CPU, bfloat16 elsewhere
+    (the Bradley-Terry head's score survives bf16; CPU bf16 matmuls are slow); a torch dtype or
+    a name in DTYPES as given."""
+    if dtype is None or dtype == "auto":
+        return "float32" if str(device).split(":")[0] == "cpu" else "bfloat16"
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPES:
+        raise ValueError(f"rm_dtype must be one of {list(DTYPES)}, got {dtype!r}")
+    return name
+
+
+def load_scorer(rm_path, placement: RMPlacement | None = None, *, trainer_device=None):
+    """The scorer of `placement` (default: CPU, float32): a ProcessRewardScorer on the resolved
+    device and dtype, or an EndpointScorer for where="endpoint" (checked with one /health
+    request, so a wrong URL fails here, not at the first step)."""
+    p = (placement or RMPlacement()).validate()
+    if p.is_endpoint:
+        from recode_lib.process_reward.serving import EndpointScorer
+
+        scorer = EndpointScorer(p.endpoint, batch_size=p.batch_size, timeout_s=p.timeout_s)
+        scorer.health()
+        return scorer
+    from recode_lib.process_reward.model import ProcessRewardScorer
+
+    device = resolve_device(p.where, trainer_device)
+    # ZeRO-3 sharding starts from CPU weights (prepare_deepspeed moves and partitions them)
+    return ProcessRewardScorer(rm_path, batch_size=p.batch_size,
+                               device="cpu" if p.zero3 else device,
+                               dtype=resolve_dtype(p.dtype, device))

@@ -1,0 +1,77 @@
+"""The GRPO run configuration: trl.GRPOConfig plus the fields this project adds.
+
+    from recode_lib.training.config import RecodeGRPOConfig, PROJECT_FIELDS
+    args = RecodeGRPOConfig(output_dir="runs/x", rewards=[{"name": "gated"}], max_steps=4)
+    GRPOTrainer(model=..., args=args, reward_funcs=...)     # TRL reads its own fields
+
+Every trl.GRPOConfig field (and so every transformers.TrainingArguments field) is accepted
+unchanged, with TRL's default, except the few re-declared below with this project's defaults
+(CPU-safe smoke runs: use_cpu, bf16=False, no activation checkpointing, constant schedule,
+logging every step). The project's own fields say which model, problems, rewards and reward-model
+placement a run uses. Building one initialises the accelerator state and derives the per-rank
+batch fields, so recipes stay unbuilt (recode_lib.training.grpo.GRPORecipe) until the training
+process builds them. This module imports trl at import time; import it lazily.
+It does not load recipes (recode_lib.training.grpo does) nor build rewards (recode_lib.rewards).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trl import GRPOConfig
+
+
+@dataclass
+class RecodeGRPOConfig(GRPOConfig):
+    """trl.GRPOConfig with the project's fields (model, problems, rewards, RM placement)."""
+    # --- the project's fields ---
+    name: str = field(default="cg_grpo_smoke", metadata={"help": "run name (also run_name)"})
+    model: str = field(default="smollm2", metadata={
+        "help": "policy: alias, folder or hub id (recode_lib.models.resolve_model)"})
+    domain: str = field(default="code", metadata={"help": "code | math (prompts and columns)"})
+    reasoning: bool = field(default=True, metadata={
+        "help": "reasoning-then-code prompt (recode_lib.prompts.build_messages)"})
+    rewards: list = field(default_factory=lambda: [{"name": "gated"}], metadata={
+        "help": "[{name, weight?, **options}]: names in recode_lib.rewards.REGISTRY"})
+    benchmark: str = field(default="mbppplus", metadata={
+        "help": "problems the CLI trains on (notebooks pass problems directly)"})
+    n_problems: int | None = field(default=None, metadata={"help": "first N problems (None: all)"})
+    sandbox_workers: int | None = field(default=None, metadata={
+        "help": "sandbox processes for the rewards (None: the sandbox's default)"})
+    reward_batch_timeout_s: float = field(default=300.0, metadata={
+        "help": "a reward batch still running after this scores 0 with its reason"})
+    cpu_threads: int | None = field(default=None, metadata={
+        "help": "torch.set_num_threads on CPU runs (1 avoids OpenMP spin on a busy machine)"})
+    rm_path: str | None = field(default=None, metadata={
+        "help": "the process reward model, for every reward that needs one"})
+    rm_placement: str = field(default="cpu", metadata={
+        "help": "cpu | trainer | device:N | endpoint (recode_lib.process_reward.placement)"})
+    rm_dtype: str = field(default="auto", metadata={
+        "help": "auto (float32 on CPU, bfloat16 on an accelerator) | float32 | bfloat16 | float16"})
+    rm_batch_size: int = field(default=8, metadata={"help": "traces per RM forward pass/request"})
+    rm_endpoint: str | None = field(default=None, metadata={
+        "help": "scorer server URL for rm_placement: endpoint"})
+    rm_zero3: bool = field(default=False, metadata={
+        "help": "shard the RM with DeepSpeed ZeRO-3 (rm_placement: trainer, ZeRO-3 runs)"})
+    # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
+    num_generations: int | None = 4
+    max_completion_length: int | None = 256
+    max_steps: int = 10
+    lr_scheduler_type: str = "constant"
+    seed: int = 0
+    use_cpu: bool = True
+    bf16: bool | None = False
+    gradient_checkpointing: bool = False
+    logging_steps: float = 1
+    save_steps: float = 50
+    save_total_limit: int | None = 2
+    disable_tqdm: bool | None = False
+
+    def __post_init__(self):
+        if self.run_name is None:
+            self.run_name = self.name
+        super().__post_init__()
+
+
+# the fields RecodeGRPOConfig declares itself: the project's, and TRL's it gives new defaults
+PROJECT_FIELDS = tuple(RecodeGRPOConfig.__annotations__)
