@@ -188,14 +188,15 @@ def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
 
 
 def test_which_runs_need_a_reward_model_comes_from_the_registry(tmp_path):
-    from recode_lib.training import grpo
+    from recode_lib.rewards import REGISTRY, Need, reward_needs
     from recode_lib.training.launch import require_reward_model
 
     require_reward_model(["outcome_only", "strict_2", "partial_discrete"], None)
     with pytest.raises(FileNotFoundError, match=r"\['math_gated'\] need one"):
         require_reward_model(["math_gated", "outcome_only"], tmp_path / "no_rm")
-    assert {"gated", "additive", "process", "math_gated"} <= grpo.NEEDS_RM
-    assert not {"outcome_only", "strict", "format"} & grpo.NEEDS_RM
+    needs_rm = {n for n in REGISTRY if Need.REWARD_MODEL in reward_needs(n)}
+    assert {"gated", "additive", "process", "math_gated"} <= needs_rm
+    assert not {"outcome_only", "strict", "format"} & needs_rm
 
 
 def test_gated_run_scores_with_the_rm_on_the_trainer_device(tiny_model_dir, tmp_path):

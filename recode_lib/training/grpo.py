@@ -423,13 +423,3 @@ def read_metrics(output_dir: str | Path) -> list[dict]:
     p = Path(output_dir) / "metrics.jsonl"
     return read_jsonl(p, allow_torn_tail=True) if p.exists() else []
 
-
-def __getattr__(name):
-    # NEEDS_RM: the reward names whose registry entry needs the reward model, derived from the
-    # registry on access (kept for notebooks that still import it; new code asks
-    # recode_lib.rewards.reward_needs(name) or calls launch.require_reward_model)
-    if name == "NEEDS_RM":
-        from recode_lib.rewards import REGISTRY, Need
-
-        return frozenset(n for n, e in REGISTRY.items() if Need.REWARD_MODEL in e.needs)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
