@@ -39,19 +39,20 @@ import threading
 
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.records import RecordError, parse_record
+from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
 from recode_lib.sandbox.strictness import first_failure, strictness
 
 __all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness", "first_failure",
-           "isolation_mode"]
+           "isolation_mode", "Result", "STATUSES", "OUTCOMES"]
 
 
-def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool = False) -> dict:
+def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool = False) -> Result:
     """Run one record (see records.py for the format) and return its result."""
     return execute_many([record], workers=1, config=config, early_stop=early_stop)[0]
 
 
 def execute_many(records, workers: int | None = None, config: SandboxConfig | None = None,
-                 progress: bool = False, early_stop: bool = False, on_result=None) -> list[dict]:
+                 progress: bool = False, early_stop: bool = False, on_result=None) -> list[Result]:
     """Run records on a pool of warm workers; results come back in input order.
 
     Every record is validated first (RecordError names the record and field). `on_result`
@@ -67,7 +68,7 @@ def execute_many(records, workers: int | None = None, config: SandboxConfig | No
     if not specs:
         return []
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
-    pool = get_pool(config, n)
+    pool = get_pool(config)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -107,5 +108,5 @@ def isolation_mode(config: SandboxConfig | None = None) -> str:
     """The isolation mode the workers achieve on this machine (root | userns | plain)."""
     from recode_lib.sandbox.pool import get_pool
 
-    with get_pool(config or SandboxConfig(), 1).worker() as slot:
+    with get_pool(config or SandboxConfig()).worker() as slot:
         return slot[0].mode

@@ -10,19 +10,31 @@ writes one line per event to the pipe `wfd`:
     X {"st": "syntax"|"error"|"memory", "e"}   loading failed (every remaining test fails so)
     T {"i", "st", "out", "t", "m", "e"}        test i finished: st in ok|error|memory|output
                                                (|wrong: a failed assert in a script test)
+    R\\n                                        (script) the tests ran to their end: the worker
+                                               answers with the nonce on the nonce pipe
 
-Kinds: "call" runs every case in this process (one call per case, fresh arguments, return
-values encoded with codec.py — the judge compares them, the expected values never enter the
-sandbox); "stdio" forks one grandchild per case with the input file on fd 0 and a size-capped
-output file on fd 1 (so `open(0)`, `sys.stdin.buffer` and `os.write(1, ..)` all work);
-"script" runs the submission, restores the builtins it may have patched, then runs the test
-script with `==`/`!=` in its assert statements rewritten to a comparison that ignores
-user-defined __eq__ on one side, and finally reports a nonce it reads from a pipe only then.
+The submission runs as a real module: `__main__` (stdio, script) or `solution` (call), listed
+in sys.modules, so pickling its classes, multiprocessing and dataclasses work.
+Kinds: "call" runs every case in this process (one call per case, arguments decoded just before
+it and dropped after, return values encoded with codec.py — the judge compares them, the
+expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
+file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
+(non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
+"script" compiles the test script (with `==`/`!=` in asserts rewritten to a comparison that
+ignores user-defined __eq__) and snapshots the interpreter state *before* the submission runs,
+then after it restores builtins, every module loaded before it (module dicts, classes, function
+code) and drops standard-library modules it imported, and runs the tests in their own namespace
+(pristine builtins; only the entry point, or else the submission's names that do not shadow a
+builtin, are shared) with the submission's functions wrapped so their return values come back
+as plain built-in values (a user-defined class's instance becomes an opaque value equal to
+nothing, builtin subclasses such as namedtuple become their base type).
 
-Everything here runs with the submission's privileges and can be tampered with by it: the
-judge trusts nothing from this file except call/stdio outputs *as data*. Timing and memory
-figures are self-reported (a hostile submission could falsify its own). Only the standard
-library is imported; this file does not enforce any limit (zygote.py and limits.py do).
+Residual risk: everything here runs with the submission's privileges in one process, so a
+submission that writes raw protocol lines to the pipe during its own call, or edits the harness
+through frames or ctypes, can still forge a script pass; third-party modules (numpy, pandas)
+it patches stay patched for the tests. The judge trusts nothing from this file except
+call/stdio outputs *as data*; timings and memory are self-reported. Only the standard library
+is imported; this file does not enforce any limit (zygote.py and limits.py do).
 """
 
 import ast
@@ -32,6 +44,7 @@ import json
 import os
 import resource
 import sys
+import sysconfig
 import time
 import types
 
@@ -39,6 +52,7 @@ import codec
 
 _perf = time.perf_counter
 _dumps = json.dumps
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 def _send(wfd, tag, obj=None):
@@ -55,12 +69,20 @@ def _status_of(exc):
     return "memory" if isinstance(exc, MemoryError) else "error"
 
 
+def _program_module(name):
+    """A fresh module for the submission, registered in sys.modules under `name`."""
+    mod = types.ModuleType(name)
+    mod.__dict__.update(__builtins__=builtins, __file__="<submission>")
+    sys.modules[name] = mod
+    if name != "__main__":
+        sys.modules["__main__"] = mod
+    return mod
+
+
 def run(job, todo, wfd):
     kind = job["kind"]
-    for name in ("codec", "harness", "limits"):  # not importable by the submission
+    for name in ("codec", "harness", "limits", "zygote"):  # not importable by the submission
         sys.modules.pop(name, None)
-    main = types.ModuleType("__main__")  # the worker's own __main__ is not reachable either
-    sys.modules["__main__"] = main
     try:
         code_obj = compile(job["code"], "<submission>", "exec")
     except (SyntaxError, ValueError) as exc:
@@ -74,26 +96,21 @@ def run(job, todo, wfd):
         for i in todo:
             _run_stdio_case(job, code_obj, i, wfd)
         return
-    saved = dict(builtins.__dict__)
-    g = main.__dict__
-    g.update(__name__="__main__" if kind == "script" else "solution", __builtins__=builtins)
+    if kind == "script":
+        _run_script(job, code_obj, wfd)
+        return
+    g = _program_module("solution").__dict__
     try:
         exec(code_obj, g)
     except BaseException as exc:  # SystemExit included: not running to the end is a failure
         _send(wfd, "X", {"st": _status_of(exc), "e": type(exc).__name__})
         return
-    if kind == "script":
-        builtins.__dict__.clear()
-        builtins.__dict__.update(saved)
-        _send(wfd, "S")
-        _run_script(job, g, wfd)
-    else:
-        fn = _resolve(g, job["fn_name"])
-        if fn is None:
-            _send(wfd, "X", {"st": "error", "e": "NameError: %s not defined" % job["fn_name"]})
-            return
-        _send(wfd, "S")
-        _run_calls(job, fn, todo, wfd)
+    fn = _resolve(g, job["fn_name"])
+    if fn is None:
+        _send(wfd, "X", {"st": "error", "e": "NameError: %s not defined" % job["fn_name"]})
+        return
+    _send(wfd, "S")
+    _run_calls(job, fn, todo, wfd)
 
 
 def _resolve(g, name):
@@ -110,11 +127,14 @@ def _run_calls(job, fn, todo, wfd):
     inputs, decode, encode, limit = job["inputs"], codec.decode, codec.encode, job["max_output"]
     for i in todo:
         args = decode(inputs[i])
+        inputs[i] = None  # this test's input is not kept for the next ones
         t0 = _perf()
         try:
             out = fn(*args)
             t = _perf() - t0
+            args = None
             msg = {"i": i, "st": "ok", "out": encode(out), "t": t, "m": _peak_mb()}
+            out = None
             data = _dumps(msg)
             if len(data) > limit:
                 msg = {"i": i, "st": "output", "t": t, "m": _peak_mb(), "e": "output too large"}
@@ -123,46 +143,21 @@ def _run_calls(job, fn, todo, wfd):
             msg = {"i": i, "st": _status_of(exc), "t": _perf() - t0, "m": _peak_mb(),
                    "e": type(exc).__name__}
             data = _dumps(msg)
+        args = out = msg = None
         data = ("T " + data + "\n").encode()
         while data:
             data = data[os.write(wfd, data):]
 
 
+# ---- stdio ----------------------------------------------------------------------------------
 def _run_stdio_case(job, code_obj, i, wfd):
     with open("in.txt", "w", encoding="utf-8") as fh:
         fh.write(job["inputs"][i])
+    job["inputs"][i] = None
     t0 = _perf()
     pid = os.fork()
     if pid == 0:
-        status = 1
-        try:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (job["max_output"], job["max_output"]))
-            fd_in = os.open("in.txt", os.O_RDONLY)
-            fd_out = os.open("out.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(fd_in, 0)
-            os.dup2(fd_out, 1)
-            os.close(fd_in)
-            os.close(fd_out)
-            os.close(wfd)
-            sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
-            sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
-            try:
-                exec(code_obj, {"__name__": "__main__", "__builtins__": builtins})
-                status = 0
-            except SystemExit as exc:
-                status = 0 if exc.code in (None, 0) else 1
-            except MemoryError:
-                status = 101
-            except BaseException:
-                status = 1
-            sys.stdout.flush()
-        except MemoryError:
-            status = 101
-        except OSError:
-            status = 102  # flush failed: the output limit (EFBIG)
-        except BaseException:
-            status = 1
-        os._exit(status)
+        os._exit(_stdio_program(job, code_obj, wfd))
     _, st, ru = os.wait4(pid, 0)
     t = _perf() - t0
     if os.WIFSIGNALED(st):
@@ -181,6 +176,66 @@ def _run_stdio_case(job, code_obj, i, wfd):
                      "e": None if result == "ok" else err})
 
 
+def _stdio_program(job, code_obj, wfd):
+    """In the grandchild: run the program on in.txt -> out.txt; returns the exit status."""
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (job["max_output"], job["max_output"]))
+        fd_in = os.open("in.txt", os.O_RDONLY)
+        fd_out = os.open("out.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd_in, 0)
+        os.dup2(fd_out, 1)
+        os.close(fd_in)
+        os.close(fd_out)
+        os.close(wfd)
+        if job.get("nonce_fd") is not None:
+            os.close(job["nonce_fd"])
+        job["inputs"] = None
+        stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+        sys.stdout = stdout
+        status = _exec_program(code_obj)
+        status = _end_like_python(status)
+        for f in (sys.stdout, stdout):
+            if f is not None and not getattr(f, "closed", True):
+                f.flush()
+        return status
+    except MemoryError:
+        return 101
+    except OSError:
+        return 102  # flush failed: the output limit (EFBIG)
+    except BaseException:
+        return 1
+
+
+def _exec_program(code_obj):
+    try:
+        exec(code_obj, _program_module("__main__").__dict__)
+        return 0
+    except SystemExit as exc:
+        return 0 if exc.code in (None, 0) else 1
+    except MemoryError:
+        return 101
+    except BaseException:
+        return 1
+
+
+def _end_like_python(status):
+    """What the interpreter does at exit: join non-daemon threads, run atexit handlers."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        me = threading.current_thread()
+        for t in threading.enumerate():
+            if t is not me and not t.daemon:
+                t.join()
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        status = status or (0 if exc.code in (None, 0) else 1)
+    return status
+
+
+# ---- script ---------------------------------------------------------------------------------
 class _SafeCompare(ast.NodeTransformer):
     """assert a == b  ->  assert __judge_eq__(a, b)   (and != to `not`)."""
 
@@ -200,8 +255,7 @@ class _EqRewriter(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
 
-# Compiled only after the submission ran (and builtins were restored), into a fresh namespace,
-# so patching this module or its functions beforehand does not change what the script uses.
+# Compiled before the submission runs, into a namespace of its own.
 _EQ_SRC = """
 def __judge_eq__(a, b):
     def plain(x, depth=0):
@@ -229,19 +283,186 @@ def __judge_eq__(a, b):
     return a == b
 """
 
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
 
-def _run_script(job, g, wfd):
-    t0 = _perf()
+
+class _Opaque:
+    """What the tests see instead of an instance of a class the submission defined."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, name):
+        self.type = name
+
+    def __eq__(self, other):
+        return False
+
+    def __ne__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return "<opaque %s>" % self.type
+
+
+def _user_class(cls, g):
+    """Whether cls (or a base) was defined by the submission (its module or its functions)."""
+    for c in type.__getattribute__(cls, "__mro__"):
+        if c.__module__ in ("__main__", "solution"):
+            return True
+        for v in type.__getattribute__(c, "__dict__").values():
+            if type(v) is types.FunctionType and (v.__globals__ is g
+                                                  or v.__code__.co_filename == "<submission>"):
+                return True
+    return False
+
+
+def _plainify(x, g, depth=0):
+    """A candidate's return value as the tests should see it (see the module docstring)."""
+    t = type(x)
+    if t in _PLAIN:
+        return x
+    if depth > 100:
+        return _Opaque("too deep")
+    d = depth + 1
+    if t in (list, tuple, set, frozenset):
+        return t(_plainify(v, g, d) for v in x)
+    if t is dict:
+        return {_plainify(k, g, d): _plainify(v, g, d) for k, v in x.items()}
+    if issubclass(t, int):   # via the base type's own methods: overrides are not called
+        return int.__index__(x)
+    if issubclass(t, float):
+        return float.__float__(x)
+    if issubclass(t, complex):
+        return complex.__complex__(x)
+    if issubclass(t, str):
+        return str.__str__(x)
+    if issubclass(t, bytes):
+        return bytes(memoryview(x))
+    for base in (tuple, list, set, frozenset):
+        if issubclass(t, base):
+            return base(_plainify(v, g, d) for v in base.__iter__(x))
+    if issubclass(t, dict):
+        return {_plainify(k, g, d): _plainify(v, g, d) for k, v in dict.items(x)}
+    if _user_class(t, g):
+        return _Opaque(t.__name__)
+    return x
+
+
+def _wrap(fn, g, plainify=_plainify):
+    def candidate(*args, **kwargs):
+        return plainify(fn(*args, **kwargs), g)
+    candidate.__name__ = getattr(fn, "__name__", "candidate")
+    candidate.__wrapped_by_judge__ = True
+    return candidate
+
+
+def _snapshot():
+    """The interpreter state the tests rely on, taken before the submission runs."""
+    funcs, classes, modules = [], [], {}
+    for name, m in list(sys.modules.items()):
+        d = getattr(m, "__dict__", None)
+        if type(d) is not dict:
+            continue
+        modules[name] = (m, dict(d))
+        for v in list(d.values()):
+            if type(v) is types.FunctionType:
+                funcs.append((v, v.__code__, v.__defaults__, v.__kwdefaults__))
+            elif isinstance(v, type) and getattr(v, "__module__", None) == name:
+                cd = dict(v.__dict__)
+                classes.append((v, cd))
+                funcs += [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
+                          for f in cd.values() if type(f) is types.FunctionType]
+    return {"builtins": dict(builtins.__dict__), "modules": modules, "classes": classes,
+            "funcs": funcs}
+
+
+def _restore_dict(d, saved):
+    for k in [k for k in d if k not in saved]:
+        del d[k]
+    for k, v in saved.items():
+        if d.get(k, d) is not v:
+            d[k] = v
+
+
+def _restore(snap):
+    """Undo what the submission did to builtins, modules loaded before it, their classes and
+    functions; drop standard-library modules it imported (the tests re-import them fresh)."""
+    _restore_dict(builtins.__dict__, snap["builtins"])
+    modules = snap["modules"]
+    for name in list(sys.modules):
+        if name in modules:
+            continue
+        f = getattr(sys.modules[name], "__file__", None) or ""
+        if isinstance(f, str) and f.endswith(".py") and os.path.realpath(f).startswith(_STDLIB) \
+                and "site-packages" not in f:
+            del sys.modules[name]
+    for name, (m, saved) in modules.items():
+        sys.modules[name] = m
+        if name not in ("__main__", "builtins"):
+            _restore_dict(m.__dict__, saved)
+    for cls, saved in snap["classes"]:
+        for k in [k for k in cls.__dict__ if k not in saved]:
+            try:
+                delattr(cls, k)
+            except (AttributeError, TypeError):
+                pass
+        for k, v in saved.items():
+            if cls.__dict__.get(k, saved) is not v:
+                try:
+                    setattr(cls, k, v)
+                except (AttributeError, TypeError):
+                    pass
+    for f, code, defaults, kwdefaults in snap["funcs"]:
+        if f.__code__ is not code:
+            f.__code__ = code
+        f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
+
+
+def _test_namespace(g, entry_point, wrap=_wrap):
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    if entry_point is not None:
+        names = [entry_point] if entry_point in g else []
+    else:
+        names = [k for k in g if not k.startswith("__") and k not in builtins.__dict__]
+    for k in names:
+        v = g[k]
+        ns[k] = wrap(v, g) if type(v) is types.FunctionType else v
+    return ns
+
+
+def _run_script(job, code_obj, wfd):
+    t0, read, write, peak = _perf(), os.read, os.write, _peak_mb
     try:
         tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(job["script"])))
-        code = compile(tree, "<tests>", "exec")
-        helper = {"__builtins__": builtins}
-        exec(_EQ_SRC, helper)
-        g["__judge_eq__"] = helper["__judge_eq__"]
-        exec(code, g)
-        nonce = os.read(job["nonce_fd"], 64).decode()
-        _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": _perf() - t0, "m": _peak_mb()})
+        tests = compile(tree, "<tests>", "exec")
+    except BaseException as exc:
+        _send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
+        return
+    helper = {"__builtins__": builtins}
+    exec(_EQ_SRC, helper)
+    snap = _snapshot()
+    main = _program_module("__main__")
+    g = main.__dict__
+    try:
+        exec(code_obj, g)
+    except BaseException as exc:  # SystemExit included: not running to the end is a failure
+        _send(wfd, "X", {"st": _status_of(exc), "e": type(exc).__name__})
+        return
+    _restore(snap)
+    _send(wfd, "S")
+    try:
+        ns = _test_namespace(g, job.get("entry_point"))
+        ns["__judge_eq__"] = helper["__judge_eq__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        exec(tests, ns)
     except BaseException as exc:
         st = "wrong" if isinstance(exc, AssertionError) else _status_of(exc)
-        _send(wfd, "T", {"i": 0, "st": st, "t": _perf() - t0, "m": _peak_mb(),
+        _send(wfd, "T", {"i": 0, "st": st, "t": _perf() - t0, "m": peak(),
                          "e": type(exc).__name__})
+        return
+    t = _perf() - t0
+    write(wfd, b"R\n")
+    nonce = read(job["nonce_fd"], 64).decode()
+    _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": peak()})
