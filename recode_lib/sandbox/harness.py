@@ -16,7 +16,7 @@ writes one line per event to the pipe `wfd`:
 The submission runs as a real module: `__main__` (stdio, script) or `solution` (call), listed
 in sys.modules, so pickling its classes, multiprocessing and dataclasses work.
 Kinds: "call" runs every case in this process (one call per case, arguments decoded just before
-it and dropped after, return values encoded with codec.py — the judge compares them, the
+it from the worker's memfd and dropped after, return values encoded with codec.py — the judge compares them, the
 expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
 file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
 (non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
@@ -123,11 +123,23 @@ def _resolve(g, name):
     return None
 
 
+def _input(job, i):
+    """Test i's input text, read from the worker's memfd only now (see zygote.store_inputs)."""
+    off, n = job["input_index"][i]
+    parts = []
+    while n > 0:
+        chunk = os.pread(job["input_fd"], n, off)
+        if not chunk:
+            break
+        parts.append(chunk)
+        off, n = off + len(chunk), n - len(chunk)
+    return b"".join(parts).decode("utf-8", "surrogatepass")
+
+
 def _run_calls(job, fn, todo, wfd):
-    inputs, decode, encode, limit = job["inputs"], codec.decode, codec.encode, job["max_output"]
+    decode, encode, limit, loads = codec.decode, codec.encode, job["max_output"], json.loads
     for i in todo:
-        args = decode(inputs[i])
-        inputs[i] = None  # this test's input is not kept for the next ones
+        args = decode(loads(_input(job, i)))  # this test's input only, dropped after the call
         t0 = _perf()
         try:
             out = fn(*args)
@@ -151,9 +163,8 @@ def _run_calls(job, fn, todo, wfd):
 
 # ---- stdio ----------------------------------------------------------------------------------
 def _run_stdio_case(job, code_obj, i, wfd):
-    with open("in.txt", "w", encoding="utf-8") as fh:
-        fh.write(job["inputs"][i])
-    job["inputs"][i] = None
+    with open("in.txt", "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.write(_input(job, i))
     t0 = _perf()
     pid = os.fork()
     if pid == 0:
@@ -186,10 +197,9 @@ def _stdio_program(job, code_obj, wfd):
         os.dup2(fd_out, 1)
         os.close(fd_in)
         os.close(fd_out)
-        os.close(wfd)
-        if job.get("nonce_fd") is not None:
-            os.close(job["nonce_fd"])
-        job["inputs"] = None
+        for fd in (wfd, job.get("nonce_fd"), job.get("input_fd")):
+            if fd is not None:
+                os.close(fd)
         stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
         sys.stdout = stdout

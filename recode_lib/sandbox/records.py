@@ -1,7 +1,8 @@
 """Validate a sandbox input record and turn it into a job for a worker plus what the judge keeps.
 
     spec = parse_record(record, config, where="in.jsonl:3")
-    spec.job        # sent to the worker: code, kind, inputs, order, limits (never the expected values)
+    spec.job        # sent to the worker: code, kind, inputs (texts: stdin, or the JSON of the
+                    # arguments), order, limits (never the expected values)
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
@@ -105,11 +106,11 @@ def parse_record(rec, config, where: str = "") -> Spec:
                 spec.expected.append(codec.decode(case["expected"]))
             except (ValueError, TypeError, KeyError) as exc:
                 _fail(where, f"{cw}': bad tagged value ({exc})")
-            inputs.append(case["args"])
-            n = None
+            inputs.append(json.dumps(case["args"]))  # the worker stores it as text, see zygote.py
+            n = len(inputs[-1])
         ln = case.get("input_len")
         if ln is None:
-            ln = n if n is not None else len(json.dumps(case["args"]))
+            ln = n
         elif isinstance(ln, bool) or not isinstance(ln, int) or ln < 0:
             _fail(where, f"{cw}.input_len' must be a non-negative integer, got {ln!r}")
         spec.input_lens.append(ln)

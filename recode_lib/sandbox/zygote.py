@@ -4,7 +4,7 @@ Started by pool.py as `python -I zygote.py` in its own session (never imports to
 costs ~1 ms). It speaks newline-delimited messages on stdin/stdout:
 
     judge -> worker   {config}                    first line: isolation, max_processes, ...
-                      {"op": "job", "job": n, "kind", "code", "inputs", "order", ...}
+                      {"op": "job", "job": n, "kind", "code", "inputs": [text], "order", ...}
                       {"op": "stop", "job": n}    early stop: kill the child, skip the rest
     worker -> judge   READY {"mode", "pid", "uid", ...}
                       S n | X n {...} | T n {...} lines of the child (harness.py), with the job
@@ -108,6 +108,8 @@ def check_job(job):
     inputs, order = job.get("inputs"), job.get("order")
     if not isinstance(inputs, list) or not isinstance(order, list) or not order:
         return "bad inputs"
+    if any(not isinstance(x, str) for x in inputs):
+        return "bad inputs"
     n = max(len(inputs), 1)
     if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in order):
         return "bad order"
@@ -153,7 +155,30 @@ def main():
         run_job(iso, cfg, msg, stdin, queue)
 
 
+def store_inputs(job):
+    """Move the inputs out of this process's heap into a memfd (not counted by RLIMIT_AS):
+    a child reads test i's input when it runs test i, so inputs never pile up in its memory."""
+    fd = os.memfd_create("recode-inputs")
+    index, pos = [], 0
+    for text in job["inputs"]:
+        data = text.encode("utf-8", "surrogatepass")
+        index.append((pos, len(data)))
+        pos += len(data)
+        while data:
+            data = data[os.write(fd, data):]
+    job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
+    return fd
+
+
 def run_job(iso, cfg, job, stdin, queue):
+    fd = store_inputs(job)
+    try:
+        run_tests(iso, cfg, job, stdin, queue)
+    finally:
+        os.close(fd)
+
+
+def run_tests(iso, cfg, job, stdin, queue):
     todo = list(job["order"])
     early, tl = bool(job.get("early_stop")), float(job["time_limit_s"])
     job["cpu_limit_s"] = tl * (len(todo) + 1) + 1
@@ -200,7 +225,8 @@ class Child:
             os.close(r)
             if nw is not None:
                 os.close(nw)
-            limits.confine(self.iso, cfg, self.job, [w] + ([nr] if nr is not None else []))
+            keep = [w, self.job["input_fd"]] + ([nr] if nr is not None else [])
+            limits.confine(self.iso, cfg, self.job, keep)
             harness.run(self.job, self.todo, w)
         except BaseException as exc:
             try:
