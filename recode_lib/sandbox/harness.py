@@ -22,8 +22,9 @@ file on fd 0 and a size-capped output file on fd 1, and lets the program end as 
 (non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
 "script" compiles the test script (with `==`/`!=` in asserts rewritten to a comparison that
 ignores user-defined __eq__) and snapshots the interpreter state *before* the submission runs,
-then after it restores builtins, every module loaded before it (module dicts, classes, function
-code) and drops standard-library modules it imported, and runs the tests in their own namespace
+then after it — and again after every call of the candidate — restores builtins, this module,
+every module loaded before it (module dicts, classes, function code; zygote.py preloads the
+standard-library modules tests use) and the test's own namespace, and runs the tests in their own namespace
 (pristine builtins; only the entry point, or else the submission's names that do not shadow a
 builtin, are shared) with the submission's functions wrapped so their return values come back
 as plain built-in values (a user-defined class's instance becomes an opaque value equal to
@@ -44,7 +45,6 @@ import json
 import os
 import resource
 import sys
-import sysconfig
 import time
 import types
 
@@ -52,7 +52,6 @@ import codec
 
 _perf = time.perf_counter
 _dumps = json.dumps
-_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 def _send(wfd, tag, obj=None):
@@ -360,12 +359,37 @@ def _plainify(x, g, depth=0):
     return x
 
 
-def _wrap(fn, g, plainify=_plainify):
+class Tampered(BaseException):
+    """Raised into the tests when a candidate call left a trace/profile hook behind."""
+
+
+def _wrap(fn, g, guard):
+    """The candidate the tests call: plain return values, interpreter state restored after."""
     def candidate(*args, **kwargs):
-        return plainify(fn(*args, **kwargs), g)
+        caller = sys._getframe(1).f_globals
+        saved = dict(caller)
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            guard(caller, saved)
+        return _plainify(out, g)
     candidate.__name__ = getattr(fn, "__name__", "candidate")
-    candidate.__wrapped_by_judge__ = True
     return candidate
+
+
+def _guard(snap, gettrace=sys.gettrace, getprofile=sys.getprofile, settrace=sys.settrace,
+           setprofile=sys.setprofile):
+    """After each candidate call: restore the snapshot and the calling test's namespace;
+    a trace or profile function left behind (a way to jump over asserts) fails the tests."""
+    def guard(caller, saved):
+        hooked = gettrace() is not None or getprofile() is not None
+        settrace(None)
+        setprofile(None)
+        _restore(snap)
+        _restore_dict(caller, saved)
+        if hooked:
+            raise Tampered("the submission installed a trace or profile function")
+    return guard
 
 
 def _snapshot():
@@ -384,8 +408,11 @@ def _snapshot():
                 classes.append((v, cd))
                 funcs += [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
                           for f in cd.values() if type(f) is types.FunctionType]
+    own = globals()
+    mine = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in own.values()
+            if type(f) is types.FunctionType]
     return {"builtins": dict(builtins.__dict__), "modules": modules, "classes": classes,
-            "funcs": funcs}
+            "funcs": funcs, "own": (own, dict(own), mine)}
 
 
 def _restore_dict(d, saved):
@@ -397,17 +424,17 @@ def _restore_dict(d, saved):
 
 
 def _restore(snap):
-    """Undo what the submission did to builtins, modules loaded before it, their classes and
-    functions; drop standard-library modules it imported (the tests re-import them fresh)."""
+    """Undo what the submission did to this module, builtins, modules loaded before it, their
+    classes and functions. (Modules it imported itself are left alone: re-importing them would
+    give the tests classes different from the ones the submission's values have.)"""
+    own, saved_own, mine = snap["own"]   # first, with no call: this module's own functions
+    for f, code, defaults, kwdefaults in mine:
+        f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
+    for k in [k for k in own if k not in saved_own]:
+        del own[k]
+    own.update(saved_own)
     _restore_dict(builtins.__dict__, snap["builtins"])
     modules = snap["modules"]
-    for name in list(sys.modules):
-        if name in modules:
-            continue
-        f = getattr(sys.modules[name], "__file__", None) or ""
-        if isinstance(f, str) and f.endswith(".py") and os.path.realpath(f).startswith(_STDLIB) \
-                and "site-packages" not in f:
-            del sys.modules[name]
     for name, (m, saved) in modules.items():
         sys.modules[name] = m
         if name not in ("__main__", "builtins"):
@@ -430,7 +457,7 @@ def _restore(snap):
         f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
 
 
-def _test_namespace(g, entry_point, wrap=_wrap):
+def _test_namespace(g, entry_point, guard, wrap=_wrap):
     ns = {"__name__": "__main__", "__builtins__": builtins}
     if entry_point is not None:
         names = [entry_point] if entry_point in g else []
@@ -438,41 +465,50 @@ def _test_namespace(g, entry_point, wrap=_wrap):
         names = [k for k in g if not k.startswith("__") and k not in builtins.__dict__]
     for k in names:
         v = g[k]
-        ns[k] = wrap(v, g) if type(v) is types.FunctionType else v
+        ns[k] = wrap(v, g, guard) if type(v) is types.FunctionType else v
     return ns
 
 
 def _run_script(job, code_obj, wfd):
-    t0, read, write, peak = _perf(), os.read, os.write, _peak_mb
+    # every name used after the submission ran is bound here, before it runs (frames and
+    # module globals are reachable from the submission; these locals are not writable)
+    t0, read, write, peak, send, perf, status_of = (_perf(), os.read, os.write, _peak_mb, _send,
+                                                    _perf, _status_of)
+    assertion, nonce_fd, restore, namespace = AssertionError, job["nonce_fd"], _restore, \
+        _test_namespace
     try:
         tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(job["script"])))
         tests = compile(tree, "<tests>", "exec")
     except BaseException as exc:
-        _send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
+        send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
         return
     helper = {"__builtins__": builtins}
     exec(_EQ_SRC, helper)
+    eq = helper["__judge_eq__"]
+    g = _program_module("__main__").__dict__
     snap = _snapshot()
-    main = _program_module("__main__")
-    g = main.__dict__
+    snap["funcs"].append((eq, eq.__code__, eq.__defaults__, eq.__kwdefaults__))
+    guard = _guard(snap)
     try:
         exec(code_obj, g)
     except BaseException as exc:  # SystemExit included: not running to the end is a failure
-        _send(wfd, "X", {"st": _status_of(exc), "e": type(exc).__name__})
+        send(wfd, "X", {"st": status_of(exc), "e": type(exc).__name__})
         return
-    _restore(snap)
-    _send(wfd, "S")
     try:
-        ns = _test_namespace(g, job.get("entry_point"))
-        ns["__judge_eq__"] = helper["__judge_eq__"]
-        sys.modules["__main__"] = types.ModuleType("__main__")
+        guard({}, {})
+    except BaseException as exc:
+        send(wfd, "X", {"st": "error", "e": type(exc).__name__})
+        return
+    send(wfd, "S")
+    try:
+        ns = namespace(g, job.get("entry_point"), guard)
+        ns["__judge_eq__"] = eq
         exec(tests, ns)
     except BaseException as exc:
-        st = "wrong" if isinstance(exc, AssertionError) else _status_of(exc)
-        _send(wfd, "T", {"i": 0, "st": st, "t": _perf() - t0, "m": peak(),
-                         "e": type(exc).__name__})
+        st = "wrong" if isinstance(exc, assertion) else status_of(exc)
+        send(wfd, "T", {"i": 0, "st": st, "t": perf() - t0, "m": peak(), "e": type(exc).__name__})
         return
-    t = _perf() - t0
+    t = perf() - t0
     write(wfd, b"R\n")
-    nonce = read(job["nonce_fd"], 64).decode()
-    _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": peak()})
+    nonce = read(nonce_fd, 64).decode()
+    send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": peak()})

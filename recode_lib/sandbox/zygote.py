@@ -43,10 +43,12 @@ import harness  # noqa: E402  (loaded before any fork, so children need no file 
 import limits  # noqa: E402
 
 # Standard-library modules that test scripts use, loaded here so that harness.py can restore
-# them to this state after a submission ran (it drops other standard-library modules instead).
-import bisect, cmath, collections, copy, dataclasses, decimal, fractions, functools  # noqa
-import heapq, itertools, math, numbers, operator, random, statistics, string, typing  # noqa
-import unittest  # noqa: E402,E401
+# them to this state after a submission ran (a module the submission imports first is not
+# restorable: it stays as the submission left it).
+import array, base64, bisect, calendar, cmath, collections, copy, csv, dataclasses  # noqa
+import datetime, decimal, enum, fractions, functools, hashlib, heapq, io, itertools  # noqa
+import math, numbers, operator, pathlib, queue, random, statistics, string, struct  # noqa
+import textwrap, typing, unittest, unittest.mock  # noqa: E401,E402
 
 _T = re.compile(rb'^T \{"i": (\d+),')
 _now = time.monotonic
