@@ -127,8 +127,7 @@ def f(x):
     assert script(code, "assert f(1) == 5\n") != "passed"
 
 
-def test_asking_for_the_nonce_itself_does_not_pass():
-    code = ('''import os, json
+ASK_NONCE = ('''import os, json
 def f(x):
     for w in range(3, 64):
         try:
@@ -149,7 +148,16 @@ def f(x):
             os._exit(0)
     return 0
 ''')
-    assert script(code, "assert f(1) == 5\n") != "passed"
+
+
+def test_asking_for_the_nonce_itself_does_not_pass():
+    assert script(ASK_NONCE, "assert f(1) == 5\n") != "passed"
+
+
+@pytest.mark.xfail(strict=True, reason="residual risk, documented in harness.py: unittest-style "
+                   "tests share the submission's process, which can write protocol lines itself")
+def test_inline_mode_cannot_stop_a_submission_that_asks_for_the_nonce_itself():
+    assert script(ASK_NONCE, "assert f(1) == 5\n", separate=False) != "passed"
 
 
 def test_rewriting_the_test_namespace_through_frames_does_not_pass():
@@ -212,7 +220,18 @@ def test_namedtuple_where_a_tuple_is_expected_passes():
 
 def test_a_candidate_returning_a_library_object_passes():
     code = "import re\ndef f(s):\n    return re.match('a+', s)\n"
-    assert script(code, "assert f('aa') is not None and f('aa').group() == 'aa'\n") == "passed"
+    assert script(code, "assert f('aa') is not None and f('b') is None\n") == "passed"
+    inline = "assert f('aa') is not None and f('aa').group() == 'aa'\n"
+    assert script(code, inline, separate=False) == "passed"
+
+
+@pytest.mark.parametrize("separate", [True, False])
+def test_both_script_modes_judge_the_same_simple_cases(separate):
+    assert script(MEAN_AD, HUMANEVAL_4, separate=separate) == "passed"
+    assert script("def mean_absolute_deviation(n):\n    return 0.5\n", HUMANEVAL_4,
+                  separate=separate) == "wrong_answer"
+    assert script("def mean_absolute_deviation(n):\n    raise ValueError\n", HUMANEVAL_4,
+                  separate=separate) == "runtime_error"
 
 
 def test_the_submission_may_use_a_helper_it_defines():

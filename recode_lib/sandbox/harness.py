@@ -470,6 +470,13 @@ def _test_namespace(g, entry_point, guard, wrap=_wrap):
 
 
 def _run_script(job, code_obj, wfd):
+    if job.get("separate"):
+        _run_script_separate(job, code_obj, wfd)
+    else:
+        _run_script_inline(job, code_obj, wfd)
+
+
+def _run_script_inline(job, code_obj, wfd):
     # every name used after the submission ran is bound here, before it runs (frames and
     # module globals are reachable from the submission; these locals are not writable)
     t0, read, write, peak, send, perf, status_of = (_perf(), os.read, os.write, _peak_mb, _send,
@@ -512,3 +519,157 @@ def _run_script(job, code_obj, wfd):
     write(wfd, b"R\n")
     nonce = read(nonce_fd, 64).decode()
     send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": peak()})
+
+
+# ---- script tests in a process of their own ---------------------------------------------------
+PR_SET_DUMPABLE = 4
+
+
+def _frame_write(fd, obj, dumps=_dumps, write=os.write, length=len, as_bytes=int.to_bytes):
+    data = dumps(obj).encode()   # names bound at import: a submission's patches do not reach
+    data = as_bytes(length(data), 8, "little") + data
+    while data:
+        data = data[write(fd, data):]
+
+
+def _frame_read(fd, read=os.read, loads=json.loads, from_bytes=int.from_bytes, length=len):
+    """One length-prefixed JSON message (None at EOF); raises ValueError on garbage."""
+    def exact(n):
+        parts = []
+        while n > 0:
+            chunk = read(fd, n if n < (1 << 20) else (1 << 20))
+            if not chunk:
+                return None
+            parts.append(chunk)
+            n -= length(chunk)
+        return b"".join(parts)
+    head = exact(8)
+    if head is None:
+        return None
+    body = exact(from_bytes(head, "little"))
+    if body is None:
+        return None
+    return loads(body)
+
+
+def _submission_server(code_obj, entry_point, req, rep, encode=codec.encode,
+                       decode=codec.decode, write=_frame_write, read=_frame_read, name_of=type):
+    """In the submission's process: load it, then answer calls until EOF (never returns)."""
+    os.setpgid(0, 0)
+    g = _program_module("__main__").__dict__
+    try:
+        exec(code_obj, g)
+    except BaseException as exc:
+        _frame_write(rep, ["fail", _status_of(exc), type(exc).__name__])
+        os._exit(1)
+    names = [k for k, v in g.items() if type(v) is types.FunctionType and not k.startswith("__")
+             and (entry_point is None or k == entry_point)]
+    write(rep, ["ready", names])
+    while True:
+        msg = read(req)
+        if msg is None:
+            os._exit(0)
+        name, args = msg
+        try:
+            out = g[name](*decode(args))
+            reply = ["ok", encode(out)]
+        except BaseException as exc:
+            reply = ["raise", name_of(exc).__name__, "%.200s" % (exc,)]
+        write(rep, reply)
+
+
+class _CandidateError(Exception):
+    """The submission raised an exception that is not a builtin one, or broke the protocol."""
+
+
+def _proxy(name, req, rep):
+    def candidate(*args):
+        _frame_write(req, [name, codec.encode(list(args))])
+        try:
+            reply = _frame_read(rep)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+        if not isinstance(reply, list) or not reply:
+            raise _CandidateError("the submission process ended")
+        if reply[0] == "ok" and len(reply) == 2:
+            return codec.decode(reply[1])
+        if reply[0] == "raise" and len(reply) == 3 and isinstance(reply[1], str):
+            exc = getattr(builtins, reply[1], None)
+            if isinstance(exc, type) and issubclass(exc, Exception):
+                raise exc(reply[2])
+            if reply[1] == "MemoryError":
+                raise MemoryError()
+            raise _CandidateError("%s: %s" % (reply[1], reply[2]))
+        raise _CandidateError("bad reply from the submission")
+    candidate.__name__ = name
+    return candidate
+
+
+def _run_script_separate(job, code_obj, wfd):
+    """The test script runs in this process, which never runs submission code; each call of
+    the candidate goes to the submission's own process with plain (codec) values both ways."""
+    try:
+        tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(job["script"])))
+        tests = compile(tree, "<tests>", "exec")
+    except BaseException as exc:
+        _send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
+        return
+    import ctypes
+    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # not ptrace-able, /proc/self closed
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        for fd in (wfd, job.get("nonce_fd"), job.get("input_fd"), req_w, rep_r):
+            if fd is not None:
+                os.close(fd)
+        try:
+            _submission_server(code_obj, job.get("entry_point"), req_r, rep_w)
+        finally:
+            os._exit(1)
+    os.close(req_r)
+    os.close(rep_w)
+    t0 = _perf()
+    try:
+        first = _frame_read(rep_r)
+    except (ValueError, RecursionError, MemoryError):
+        first = None
+    if not (isinstance(first, list) and len(first) == 2 and first[0] == "ready"
+            and isinstance(first[1], list)):
+        st, err = "error", "the submission did not load"
+        if isinstance(first, list) and len(first) == 3 and first[0] == "fail":
+            st, err = ("memory" if first[1] == "memory" else "error"), str(first[2])[:100]
+        _send(wfd, "X", {"st": st, "e": err})
+        _end_child(pid)
+        return
+    _send(wfd, "S")
+    helper = {"__builtins__": builtins}
+    exec(_EQ_SRC, helper)
+    ns = {"__name__": "__main__", "__builtins__": builtins, "__judge_eq__": helper["__judge_eq__"]}
+    for name in first[1]:
+        if isinstance(name, str) and name not in builtins.__dict__:
+            ns[name] = _proxy(name, req_w, rep_r)
+    try:
+        exec(tests, ns)
+        ok = True
+    except BaseException as exc:
+        ok, st, err = False, "wrong" if isinstance(exc, AssertionError) else _status_of(exc), \
+            type(exc).__name__
+    t = _perf() - t0
+    os.close(req_w)
+    _end_child(pid)
+    if not ok:
+        _send(wfd, "T", {"i": 0, "st": st, "t": t, "m": _peak_mb(), "e": err})
+        return
+    os.write(wfd, b"R\n")
+    nonce = os.read(job["nonce_fd"], 64).decode()
+    _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": _peak_mb()})
+
+
+def _end_child(pid):
+    for target in (-pid, pid):
+        try:
+            os.kill(target, 9)
+        except OSError:
+            pass
+    os.waitpid(pid, 0)

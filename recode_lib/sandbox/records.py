@@ -8,8 +8,11 @@
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?}]},
 {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
- "checker"?} or {"kind": "script", "script", "entry_point"?} (entry_point: the one name the test script
-may use from the submission; without it every submission name that does not shadow a builtin). `args`/`expected` are JSON or codec.py tagged
+ "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?} (entry_point: the one name the
+test script may use from the submission, else every function of it that does not shadow a
+builtin; separate: run the tests in a process of their own that calls the submission's
+functions with plain values — the default unless the script uses unittest or mock, see
+harness.py). `args`/`expected` are JSON or codec.py tagged
 JSON (tuples, sets, non-finite floats...). `checker` (trusted problem code, run by the judge on
 decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
 with `default_equal(output, expected, atol)` in scope — for special oracles such as
@@ -77,7 +80,12 @@ def parse_record(rec, config, where: str = "") -> Spec:
         ep = tests.get("entry_point")
         if ep is not None and (not isinstance(ep, str) or not ep.isidentifier()):
             _fail(where, f"field 'tests.entry_point' must be a Python name, got {ep!r:.80}")
-        job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep)
+        sep = tests.get("separate")
+        if sep is None:  # unittest/mock tests need the submission's objects in their process
+            sep = not any(w in tests["script"] for w in ("unittest", "mock"))
+        if not isinstance(sep, bool):
+            _fail(where, f"field 'tests.separate' must be true or false, got {sep!r:.80}")
+        job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep, separate=sep)
         spec.input_lens = [0]
         spec.job = job
         return spec
