@@ -10,8 +10,9 @@ from an earlier job can never be taken for the current one.
 
 Everything is checked before use, in this order: the line ends with a newline and fits
 `max_bytes`; tag and job id; the JSON body's nesting depth (MAX_DEPTH) and container count
-(MAX_CONTAINERS), measured on its bracket skeleton before `json.loads`, so a forged line cannot
-blow up the judge's memory or stack; strict JSON (no NaN/Infinity, ints within Python's digit
+(MAX_CONTAINERS), measured on its bracket skeleton before `json.loads` for bodies over SMALL
+bytes (smaller ones cannot hold enough to matter; deeper nesting there is json's
+RecursionError), so a forged line cannot blow up the judge's memory or stack; strict JSON (no NaN/Infinity, ints within Python's digit
 limit); then the schema of the tag: types, ranges (finite non-negative times and memory, a test
 index that exists, a known status). Any violation raises ProtocolError (a ValueError) with a
 short reason; nothing here raises anything else on any input. `out` is returned as JSON data;
@@ -68,9 +69,13 @@ def check_shape(body: bytes) -> None:
             depth -= 1
 
 
+SMALL = 64 << 10   # below this, json.loads's own recursion guard and the size bound suffice
+
+
 def load_json(body: bytes):
     """Strict, bounded JSON: ProtocolError on anything else."""
-    check_shape(body)
+    if len(body) > SMALL:
+        check_shape(body)
     try:
         return json.loads(body, parse_constant=_reject)
     except (ValueError, RecursionError, MemoryError, UnicodeDecodeError) as exc:
