@@ -377,19 +377,36 @@ def _wrap(fn, g, guard):
     return candidate
 
 
+FULL_GUARD_CALLS = 16
+
+
 def _guard(snap, gettrace=sys.gettrace, getprofile=sys.getprofile, settrace=sys.settrace,
            setprofile=sys.setprofile):
-    """After each candidate call: restore the snapshot and the calling test's namespace;
-    a trace or profile function left behind (a way to jump over asserts) fails the tests."""
+    """After each candidate call: restore builtins, this module and the calling test's
+    namespace (and, for the first FULL_GUARD_CALLS calls, every preloaded module, class and
+    function: that costs milliseconds); a trace or profile function left behind (a way to jump
+    over asserts) fails the tests."""
+    calls = [0]
+
     def guard(caller, saved):
         hooked = gettrace() is not None or getprofile() is not None
         settrace(None)
         setprofile(None)
-        _restore(snap)
+        calls[0] += 1
+        _restore(snap, full=calls[0] <= FULL_GUARD_CALLS)
         _restore_dict(caller, saved)
         if hooked:
             raise Tampered("the submission installed a trace or profile function")
     return guard
+
+
+_SNAPSHOT = []
+
+
+def prepare():
+    """In the worker, once, after it loaded what it preloads: the state script tests restore
+    (taken here, not per child, because it costs tens of milliseconds)."""
+    _SNAPSHOT[:] = [_snapshot()]
 
 
 def _snapshot():
@@ -423,10 +440,13 @@ def _restore_dict(d, saved):
             d[k] = v
 
 
-def _restore(snap):
-    """Undo what the submission did to this module, builtins, modules loaded before it, their
-    classes and functions. (Modules it imported itself are left alone: re-importing them would
-    give the tests classes different from the ones the submission's values have.)"""
+_NOT_RESTORED = ("__main__", "builtins", "harness", "codec", "limits", "zygote")
+
+
+def _restore(snap, full=True):
+    """Undo what the submission did to this module and builtins, and (full) to the modules
+    loaded before it, their classes and functions. (Modules it imported itself are left alone:
+    re-importing them would give the tests classes other than those of the submission's values.)"""
     own, saved_own, mine = snap["own"]   # first, with no call: this module's own functions
     for f, code, defaults, kwdefaults in mine:
         f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
@@ -434,10 +454,12 @@ def _restore(snap):
         del own[k]
     own.update(saved_own)
     _restore_dict(builtins.__dict__, snap["builtins"])
+    if not full:
+        return
     modules = snap["modules"]
     for name, (m, saved) in modules.items():
-        sys.modules[name] = m
-        if name not in ("__main__", "builtins"):
+        if name not in _NOT_RESTORED:
+            sys.modules[name] = m
             _restore_dict(m.__dict__, saved)
     for cls, saved in snap["classes"]:
         for k in [k for k in cls.__dict__ if k not in saved]:
@@ -493,8 +515,8 @@ def _run_script_inline(job, code_obj, wfd):
     exec(_EQ_SRC, helper)
     eq = helper["__judge_eq__"]
     g = _program_module("__main__").__dict__
-    snap = _snapshot()
-    snap["funcs"].append((eq, eq.__code__, eq.__defaults__, eq.__kwdefaults__))
+    snap = dict(_SNAPSHOT[0]) if _SNAPSHOT else _snapshot()
+    snap["funcs"] = snap["funcs"] + [(eq, eq.__code__, eq.__defaults__, eq.__kwdefaults__)]
     guard = _guard(snap)
     try:
         exec(code_obj, g)
@@ -502,6 +524,7 @@ def _run_script_inline(job, code_obj, wfd):
         send(wfd, "X", {"st": status_of(exc), "e": type(exc).__name__})
         return
     try:
+        _restore(snap)
         guard({}, {})
     except BaseException as exc:
         send(wfd, "X", {"st": "error", "e": type(exc).__name__})

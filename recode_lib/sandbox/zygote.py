@@ -50,6 +50,8 @@ import datetime, decimal, enum, fractions, functools, hashlib, heapq, io, iterto
 import math, numbers, operator, pathlib, queue, random, statistics, string, struct  # noqa
 import textwrap, typing, unittest, unittest.mock  # noqa: E401,E402
 
+harness.prepare()
+
 _T = re.compile(rb'^T \{"i": (\d+),')
 _now = time.monotonic
 KINDS = ("call", "stdio", "script")
