@@ -244,3 +244,11 @@ def test_entry_point_is_the_only_shared_name(ep, expect):
     code = "def helper(x):\n    return x\ndef f(x):\n    return x\n"
     assert script(code, "assert helper(f(2)) == 2\n", **({"entry_point": ep} if ep else {})) \
         == expect
+
+
+def test_leetcode_style_class_tests_keep_their_state_across_calls():
+    code = ("class Counter:\n    def __init__(self, start):\n        self.n = start\n"
+            "    def add(self, k=1):\n        self.n += k\n        return self.n\n")
+    test = "c = Counter(5)\nassert c.add() == 6\nassert c.add(k=4) == 10\n"
+    assert script(code, test) == "passed"
+    assert script(code, "c = Counter(5)\nassert c.add() == 7\n") == "wrong_answer"

@@ -15,25 +15,32 @@ writes one line per event to the pipe `wfd`:
 
 The submission runs as a real module: `__main__` (stdio, script) or `solution` (call), listed
 in sys.modules, so pickling its classes, multiprocessing and dataclasses work.
-Kinds: "call" runs every case in this process (one call per case, arguments decoded just before
-it from the worker's memfd and dropped after, return values encoded with codec.py — the judge compares them, the
-expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
+Kinds: "call" runs every case in this process (one call per case, arguments read from the
+worker's memfd and decoded just before it and dropped after, return values encoded with
+codec.py — the judge compares them, the expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
 file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
 (non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
 "script" compiles the test script (with `==`/`!=` in asserts rewritten to a comparison that
 ignores user-defined __eq__) and snapshots the interpreter state *before* the submission runs,
-then after it — and again after every call of the candidate — restores builtins, this module,
-every module loaded before it (module dicts, classes, function code; zygote.py preloads the
-standard-library modules tests use) and the test's own namespace, and runs the tests in their own namespace
+then after it restores builtins, this module, every module loaded before it (module dicts,
+classes, function code; zygote.py preloads the standard-library modules tests use, and the
+snapshot is taken there once) and runs the tests in their own namespace
 (pristine builtins; only the entry point, or else the submission's names that do not shadow a
 builtin, are shared) with the submission's functions wrapped so their return values come back
 as plain built-in values (a user-defined class's instance becomes an opaque value equal to
-nothing, builtin subclasses such as namedtuple become their base type).
+nothing, builtin subclasses such as namedtuple become their base type); after every call,
+builtins, this module and the test's namespace are restored again (everything else too for
+the first FULL_GUARD_CALLS calls), and a trace/profile hook left behind fails the tests.
+Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
+which never runs submission code; the submission runs in a child process that answers each
+candidate call with codec-encoded plain values (that child is killed before the nonce is
+asked for; this process is made non-dumpable, so the child cannot ptrace it or open its fds).
 
-Residual risk: everything here runs with the submission's privileges in one process, so a
-submission that writes raw protocol lines to the pipe during its own call, or edits the harness
-through frames or ctypes, can still forge a script pass; third-party modules (numpy, pandas)
-it patches stay patched for the tests. The judge trusts nothing from this file except
+Residual risk (unittest-style script tests, in-process): a submission that writes raw protocol
+lines to the pipe during its own call, or edits the harness through ctypes, can still forge a
+pass; third-party modules (numpy, pandas) it patches stay patched for the tests, and a patch to
+a preloaded module's class or function made during a call after the first FULL_GUARD_CALLS
+calls is not undone. The judge trusts nothing from this file except
 call/stdio outputs *as data*; timings and memory are self-reported. Only the standard library
 is imported; this file does not enforce any limit (zygote.py and limits.py do).
 """
@@ -524,7 +531,7 @@ def _run_script_inline(job, code_obj, wfd):
         send(wfd, "X", {"st": status_of(exc), "e": type(exc).__name__})
         return
     try:
-        _restore(snap)
+        restore(snap)
         guard({}, {})
     except BaseException as exc:
         send(wfd, "X", {"st": "error", "e": type(exc).__name__})
@@ -577,25 +584,35 @@ def _frame_read(fd, read=os.read, loads=json.loads, from_bytes=int.from_bytes, l
 
 def _submission_server(code_obj, entry_point, req, rep, encode=codec.encode,
                        decode=codec.decode, write=_frame_write, read=_frame_read, name_of=type):
-    """In the submission's process: load it, then answer calls until EOF (never returns)."""
+    """In the submission's process: load it, report its functions and classes, then answer
+    requests until EOF (never returns): ["call", handle|None, name, args, kwargs] calls a
+    function (handle None) or a method of an instance made by ["new", class, args, kwargs]."""
     os.setpgid(0, 0)
     g = _program_module("__main__").__dict__
     try:
         exec(code_obj, g)
     except BaseException as exc:
-        _frame_write(rep, ["fail", _status_of(exc), type(exc).__name__])
+        write(rep, ["fail", _status_of(exc), name_of(exc).__name__])
         os._exit(1)
-    names = [k for k, v in g.items() if type(v) is types.FunctionType and not k.startswith("__")
+    funcs = [k for k, v in g.items() if type(v) is types.FunctionType and not k.startswith("__")
              and (entry_point is None or k == entry_point)]
-    write(rep, ["ready", names])
+    classes = [k for k, v in g.items() if isinstance(v, type) and not k.startswith("__")
+               and getattr(v, "__module__", None) == "__main__" and entry_point is None]
+    write(rep, ["ready", funcs, classes])
+    objects = []
     while True:
         msg = read(req)
         if msg is None:
             os._exit(0)
-        name, args = msg
+        op, target, name, args, kwargs = msg
         try:
-            out = g[name](*decode(args))
-            reply = ["ok", encode(out)]
+            args, kwargs = decode(args), decode(kwargs)
+            if op == "new":
+                objects.append(g[name](*args, **kwargs))
+                reply = ["ok", len(objects) - 1]
+            else:
+                fn = g[name] if target is None else getattr(objects[target], name)
+                reply = ["ok", encode(fn(*args, **kwargs))]
         except BaseException as exc:
             reply = ["raise", name_of(exc).__name__, "%.200s" % (exc,)]
         write(rep, reply)
@@ -605,27 +622,52 @@ class _CandidateError(Exception):
     """The submission raised an exception that is not a builtin one, or broke the protocol."""
 
 
+def _remote(req, rep, op, target, name, args, kwargs):
+    """One request to the submission's process; its plain answer or its exception."""
+    _frame_write(req, [op, target, name, codec.encode(list(args)), codec.encode(dict(kwargs))])
+    try:
+        reply = _frame_read(rep)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+    if not isinstance(reply, list) or not reply:
+        raise _CandidateError("the submission process ended")
+    if reply[0] == "ok" and len(reply) == 2:
+        return codec.decode(reply[1])
+    if reply[0] == "raise" and len(reply) == 3 and isinstance(reply[1], str):
+        exc = getattr(builtins, reply[1], None)
+        if isinstance(exc, type) and issubclass(exc, Exception):
+            raise exc(reply[2])
+        if reply[1] == "MemoryError":
+            raise MemoryError()
+        raise _CandidateError("%s: %s" % (reply[1], reply[2]))
+    raise _CandidateError("bad reply from the submission")
+
+
 def _proxy(name, req, rep):
-    def candidate(*args):
-        _frame_write(req, [name, codec.encode(list(args))])
-        try:
-            reply = _frame_read(rep)
-        except (ValueError, RecursionError, MemoryError) as exc:
-            raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
-        if not isinstance(reply, list) or not reply:
-            raise _CandidateError("the submission process ended")
-        if reply[0] == "ok" and len(reply) == 2:
-            return codec.decode(reply[1])
-        if reply[0] == "raise" and len(reply) == 3 and isinstance(reply[1], str):
-            exc = getattr(builtins, reply[1], None)
-            if isinstance(exc, type) and issubclass(exc, Exception):
-                raise exc(reply[2])
-            if reply[1] == "MemoryError":
-                raise MemoryError()
-            raise _CandidateError("%s: %s" % (reply[1], reply[2]))
-        raise _CandidateError("bad reply from the submission")
+    def candidate(*args, **kwargs):
+        return _remote(req, rep, "call", None, name, args, kwargs)
     candidate.__name__ = name
     return candidate
+
+
+def _proxy_class(name, req, rep):
+    """A stand-in for a class of the submission: instances live in the submission's process;
+    attribute access on them gives methods that are called there."""
+    class Remote:
+        def __init__(self, *args, **kwargs):
+            handle = _remote(req, rep, "new", None, name, args, kwargs)
+            if type(handle) is not int:
+                raise _CandidateError("bad reply from the submission")
+            object.__setattr__(self, "_handle", handle)
+
+        def __getattr__(self, method):
+            handle = object.__getattribute__(self, "_handle")
+
+            def call(*args, **kwargs):
+                return _remote(req, rep, "call", handle, method, args, kwargs)
+            return call
+    Remote.__name__ = Remote.__qualname__ = name
+    return Remote
 
 
 def _run_script_separate(job, code_obj, wfd):
@@ -657,8 +699,8 @@ def _run_script_separate(job, code_obj, wfd):
         first = _frame_read(rep_r)
     except (ValueError, RecursionError, MemoryError):
         first = None
-    if not (isinstance(first, list) and len(first) == 2 and first[0] == "ready"
-            and isinstance(first[1], list)):
+    if not (isinstance(first, list) and len(first) == 3 and first[0] == "ready"
+            and isinstance(first[1], list) and isinstance(first[2], list)):
         st, err = "error", "the submission did not load"
         if isinstance(first, list) and len(first) == 3 and first[0] == "fail":
             st, err = ("memory" if first[1] == "memory" else "error"), str(first[2])[:100]
@@ -669,9 +711,10 @@ def _run_script_separate(job, code_obj, wfd):
     helper = {"__builtins__": builtins}
     exec(_EQ_SRC, helper)
     ns = {"__name__": "__main__", "__builtins__": builtins, "__judge_eq__": helper["__judge_eq__"]}
-    for name in first[1]:
-        if isinstance(name, str) and name not in builtins.__dict__:
-            ns[name] = _proxy(name, req_w, rep_r)
+    for names, make in ((first[1], _proxy), (first[2], _proxy_class)):
+        for name in names:
+            if isinstance(name, str) and name.isidentifier() and name not in builtins.__dict__:
+                ns[name] = make(name, req_w, rep_r)
     try:
         exec(tests, ns)
         ok = True

@@ -45,11 +45,11 @@ import limits  # noqa: E402
 # Standard-library modules that test scripts use, loaded here so that harness.py can restore
 # them to this state after a submission ran (a module the submission imports first is not
 # restorable: it stays as the submission left it).
-import array, base64, bisect, calendar, cmath, collections, copy, csv, dataclasses  # noqa
-import datetime, decimal, enum, fractions, functools, hashlib, heapq, io, itertools  # noqa
-import math, numbers, operator, pathlib, queue, random, statistics, string, struct  # noqa
-import textwrap, typing, unittest, unittest.mock  # noqa: E401,E402
-
+PRELOAD = ("array base64 bisect calendar cmath collections copy csv dataclasses datetime decimal "
+           "enum fractions functools hashlib heapq io itertools math numbers operator pathlib "
+           "queue random statistics string struct textwrap typing unittest unittest.mock").split()
+for _name in PRELOAD:
+    __import__(_name)
 harness.prepare()
 
 _T = re.compile(rb'^T \{"i": (\d+),')
