@@ -165,3 +165,16 @@ def test_special_decimals_never_match_a_different_line():
     assert not stdio_equal("sNaN", "1", 1e-6) and not stdio_equal("nan", "1", None)
     assert not stdio_equal("1e999999999", "1", 1e-6)
     assert stdio_equal("1.0", "1.00") and Decimal("1.0") == Decimal("1.00")
+
+
+def test_a_6mb_line_of_distinct_keys_is_refused_before_it_costs_memory():
+    keys = b",".join(b'"k%d": 0' % i for i in range(1_100_000))
+    line = b'T 1 {"i": 0, "st": "ok", "out": {' + keys + b"}}\n"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProtocolError, match="elements"):
+            parse_line(line, 1, 3, 64 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(line)

@@ -10,7 +10,7 @@ from an earlier job can never be taken for the current one.
 
 Everything is checked before use, in this order: the line ends with a newline and fits
 `max_bytes`; tag and job id; the JSON body's nesting depth (MAX_DEPTH) and container count
-(MAX_CONTAINERS), measured on its bracket skeleton before `json.loads` for bodies over SMALL
+(MAX_CONTAINERS) and element count (MAX_ELEMENTS), measured on its bracket skeleton before `json.loads` for bodies over SMALL
 bytes (smaller ones cannot hold enough to matter; deeper nesting there is json's
 RecursionError), so a forged line cannot blow up the judge's memory or stack; strict JSON (no NaN/Infinity, ints within Python's digit
 limit); then the schema of the tag: types, ranges (finite non-negative times and memory, a test
@@ -31,10 +31,11 @@ RAW = {"ok": "passed", "error": "runtime_error", "crash": "runtime_error",
        "output": "runtime_error", "memory": "memory_limit", "timeout": "time_limit",
        "syntax": "syntax_error", "wrong": "wrong_answer"}
 MAX_DEPTH = 256
-MAX_CONTAINERS = 2_000_000
+MAX_CONTAINERS = 1_000_000
+MAX_ELEMENTS = 1_000_000   # commas; a larger output is a runtime_error (judge memory bound)
 MAX_TEXT = 4096          # error texts are cut to this
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_KEEP = b"[]{}"
+_KEEP = b"[]{},"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 
 
@@ -52,21 +53,46 @@ def _reject(constant):
     raise ValueError(f"non-standard JSON constant {constant}")
 
 
-def check_shape(body: bytes) -> None:
-    """Bound nesting depth and container count of a JSON text before parsing it."""
-    skeleton = _STRINGS.sub(b'""', body).translate(None, _DROP)
-    if len(skeleton) > 2 * MAX_CONTAINERS:
-        raise ProtocolError("too many containers")
+def _depth(brackets: bytes) -> int:
     depth = deepest = 0
-    for b in skeleton:
+    for b in brackets:
         if b in (91, 123):   # [ {
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest > MAX_DEPTH:
-                    raise ProtocolError(f"nested deeper than {MAX_DEPTH}")
+                    break
         else:
             depth -= 1
+    return deepest
+
+
+def _outside_strings(body: bytes) -> bytes:
+    """The structural characters ([]{},) of a JSON text outside its strings, built without
+    materialising the strings (memory ~ the number of such characters)."""
+    out, prev = bytearray(), 0
+    for m in _STRINGS.finditer(body):
+        out += body[prev:m.start()].translate(None, _DROP)
+        prev = m.end()
+    out += body[prev:].translate(None, _DROP)
+    return bytes(out)
+
+
+def check_shape(body: bytes) -> None:
+    """Bound nesting depth, container and element counts of a JSON text before parsing it.
+    Counting every bracket and comma (strings included) over-counts, so a text within the
+    bounds that way is accepted at once; otherwise its strings are skipped and it is recounted."""
+    naive = body.translate(None, _DROP)
+    if naive.count(b",") > MAX_ELEMENTS or len(naive) - naive.count(b",") > 2 * MAX_CONTAINERS \
+            or _depth(naive.translate(None, b",")) > MAX_DEPTH:
+        skeleton = _outside_strings(body)
+        if skeleton.count(b",") > MAX_ELEMENTS:
+            raise ProtocolError("too many elements")
+        brackets = skeleton.translate(None, b",")
+        if len(brackets) > 2 * MAX_CONTAINERS:
+            raise ProtocolError("too many containers")
+        if _depth(brackets) > MAX_DEPTH:
+            raise ProtocolError(f"nested deeper than {MAX_DEPTH}")
 
 
 SMALL = 64 << 10   # below this, json.loads's own recursion guard and the size bound suffice
