@@ -39,35 +39,67 @@ NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max
                    "CPU_THREADS": "cpu_threads", "SEED": "seed"}
 
 
+LAUNCHERS = ("inprocess", "accelerate", "dryrun")
+# the only recipe fields the CPU dry run of a GPU recipe changes
+DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
+
+
+def replace_fields(recipe: GRPORecipe, **fields) -> GRPORecipe:
+    """A copy of the recipe with some fields changed."""
+    if hasattr(recipe, "replace"):
+        return recipe.replace(**fields)
+    return dataclasses.replace(recipe, **fields)
+
+
+def check_grpo_config(recipe: GRPORecipe, output_dir):
+    """The GRPOConfig the GPU run gets, built on CPU: every recipe field as set (vLLM keys
+    included), only use_cpu/bf16 made CPU-safe (bf16 needs a GPU when TRL checks it)."""
+    from recode_lib.training.grpo import grpo_config
+
+    return grpo_config(replace_fields(recipe, use_cpu=True, bf16=False), output_dir)
+
+
 def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
            num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
     and problems are written to output_dir and `accelerate launch ... -m recode_lib.cli.grpo`
-    trains on them."""
+    trains on them. "dryrun" is the CPU stand-in for "accelerate" (the paper profile's dry
+    run): the recipe's GRPOConfig is built with vLLM on (only use_cpu/bf16 set for CPU), the
+    accelerate command is built and its configs checked (launch_configs), then the same
+    entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
+    overridden and every other recipe field unchanged."""
     import subprocess
+    import sys
 
     import yaml
 
     from recode_lib.jsonl import write_jsonl_atomic
     from recode_lib.paths import PROJECT_ROOT
+    from recode_lib.training.launch_configs import (accelerate_command, check_launch_configs,
+                                                    entry_point_command)
 
     if launcher == "inprocess":
         return train(recipe, problems, output_dir)
-    if launcher != "accelerate":
-        raise ValueError(f"launcher must be 'inprocess' or 'accelerate', got {launcher!r}")
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
     out = Path(output_dir)
+    if launcher == "dryrun":
+        check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
+                             gradient_accumulation_steps=recipe.gradient_accumulation_steps)
+        check_grpo_config(recipe, out)
+        recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(dataclasses.asdict(recipe.validate())))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
-        cfg = accelerate_config or PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
-        cmd = ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
-               str(num_processes), "-m", "recode_lib.cli.grpo", "--recipe",
-               str(out / "recipe.yaml"),
-               "--output-dir", str(out), "--problems", str(out / "train_problems.jsonl")]
+        cmd = accelerate_command(out / "recipe.yaml", out, out / "train_problems.jsonl",
+                                 num_processes=num_processes, config_file=accelerate_config)
         print(" ".join(cmd), flush=True)
+        if launcher == "dryrun":
+            cmd = entry_point_command(cmd, sys.executable)
+            print("dry run, on CPU:", " ".join(cmd), flush=True)
         rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
         if rc != 0 or not final_complete(out):
             raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "
