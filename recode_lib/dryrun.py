@@ -30,6 +30,7 @@ the benchmark data directory plus the upstream-format LiveCodeBench and CodeCont
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ BACKEND_MAP = {"vllm": "vllm_standin"}
 LAUNCHER_MAP = {"accelerate": "dryrun"}
 # parameter -> dry-run value (applied wherever paper.yaml sets the key)
 COUNTS: dict[str, Any] = {
-    "N_PROBLEMS": 2, "N_TRAIN": 2, "N_EVAL": 2, "N_SAMPLES": 2, "SAMPLES_PER_PROBLEM": 2,
+    "N_PROBLEMS": 2, "N_TRAIN": 4, "N_EVAL": 2, "N_SAMPLES": 2, "SAMPLES_PER_PROBLEM": 2,
     "TRACES_PER_PROBLEM": 1, "N_CANDIDATES": 1, "EVAL_N_SAMPLES": 1, "REPAIR_PER_PROBLEM": 1,
     "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
     "NUM_GENERATIONS": 2, "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
@@ -51,7 +52,8 @@ SECTION_COUNTS: dict[str, dict[str, Any]] = {"03_lcb_rb": {"N_PROBLEMS": 1}}
 # keys set whatever paper.yaml says: the RM trains 2 steps (paper: by EPOCHS) on CPU; 00 does
 # not load every benchmark to count it (minutes on CPU; the later notebooks load theirs)
 ADDED = {"00_data_and_models": {"COUNT_PROBLEMS": False},
-         "02_reward_model": {"MAX_STEPS": 2, "USE_CPU": True, "BF16": False}}
+         "02_reward_model": {"MAX_STEPS": 2, "USE_CPU": True, "BF16": False},
+         "99_paper_figures": {"FIGURES_DIR": "run"}}   # never into the checkout's figures/
 
 
 def shrink_list(value, keep: str) -> str:
@@ -143,9 +145,15 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
     for f in (base.iterdir() if base is not None else ()):
         if not (dest / f.name).exists():
             (dest / f.name).symlink_to(f)
-    cc = dest / "Code-Contests-Plus"
-    if not cc.exists():
-        cc.symlink_to(fixtures / "Code-Contests-Plus")
+    for config in ("1x", "3x"):          # the fixture's problems twice (ids suffixed "-b"):
+        src = fixtures / "Code-Contests-Plus" / f"ccplus_{config}"   # one GRPO step of a
+        cc = dest / "Code-Contests-Plus" / f"ccplus_{config}"        # paper recipe takes 4
+        cc.mkdir(parents=True, exist_ok=True)
+        for part in sorted(src.glob("*.jsonl")):
+            rows = [json.loads(line) for line in part.read_text().splitlines() if line.strip()]
+            (cc / part.name).write_text(part.read_text())
+            (cc / f"b-{part.name}").write_text("".join(
+                json.dumps({**r, "id": f"{r['id']}-b"}) + "\n" for r in rows))
     lcb = dest / "code_generation_lite"
     lcb.mkdir(exist_ok=True)
     for name in FILES:

@@ -106,3 +106,102 @@ def test_paper_profile_dryrun_executes(nb, dryrun):
         pytest.fail(f"{nb.stem} did not run; the dry run stopped earlier: {error}")
     assert entry["status"] == "completed", entry.get("error")
     assert (run / nb.stem / "headline.json").is_file()
+
+
+GRPO_NOTEBOOKS = ("04_cg_grpo", "06_strictness_sweep", "09_repair", "10_math_domain")
+
+
+@pytest.mark.parametrize("stem", GRPO_NOTEBOOKS)
+def test_paper_counts_fill_one_grpo_step(stem):
+    """TRL drops an incomplete generation batch: fewer training problems than one step takes
+    train 0 steps and save the start model as final/ (found by the dry run)."""
+    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.launch import prompts_per_step
+
+    p = load_profile("paper")[stem]
+    recipe = load_recipe(p["RECIPE"], num_generations=p["NUM_GENERATIONS"],
+                         per_device_train_batch_size=p["BATCH_SIZE"])
+    if p["N_TRAIN"]:                     # 0: every problem of the benchmark
+        assert p["N_TRAIN"] >= prompts_per_step(recipe, p["NUM_PROCESSES"])
+
+
+def test_too_few_problems_for_one_step_raise(tmp_path):
+    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.launch import check_enough_problems, launch, prompts_per_step
+
+    recipe = load_recipe("cg_grpo_paper", num_generations=2, per_device_train_batch_size=2)
+    assert prompts_per_step(recipe, 1) == 4 and prompts_per_step(recipe, 8) == 32
+    check_enough_problems(recipe, 4, 1)
+    with pytest.raises(ValueError, match="0 steps"):
+        launch(recipe, [object()] * 3, tmp_path / "run", launcher="dryrun")
+    assert not (tmp_path / "run").exists()
+
+
+def test_launch_configs_load_and_validate(tmp_path):
+    from recode_lib.training.launch_configs import (LaunchConfigError, accelerate_command,
+                                                    check_launch_configs, entry_point_command)
+
+    rep = check_launch_configs(num_processes=8, bf16=True, gradient_accumulation_steps=4)
+    assert rep["accelerate"]["distributed_type"] == "DEEPSPEED"
+    assert rep["deepspeed"]["zero_optimization"]["stage"] == 3
+    assert Path(rep["deepspeed_file"]).is_file()
+    cmd = accelerate_command("r.yaml", "out", "p.jsonl", num_processes=8)
+    assert cmd[:2] == ["accelerate", "launch"] and cmd[cmd.index("--num_processes") + 1] == "8"
+    assert cmd[cmd.index("-m") + 1] == "recode_lib.cli.grpo"
+    assert entry_point_command(cmd, "py")[:3] == ["py", "-m", "recode_lib.cli.grpo"]
+    ds = json.loads((PROJECT_ROOT / "configs/deepspeed/zero3.json").read_text())
+    ds["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] = False
+    (tmp_path / "ds.json").write_text(json.dumps(ds))
+    acc = yaml.safe_load((PROJECT_ROOT / "configs/accelerate/zero3.yaml").read_text())
+    acc["deepspeed_config"]["deepspeed_config_file"] = str(tmp_path / "ds.json")
+    (tmp_path / "acc.yaml").write_text(yaml.safe_dump(acc))
+    with pytest.raises(LaunchConfigError, match="16bit"):
+        check_launch_configs(tmp_path / "acc.yaml")
+    ds["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] = True
+    ds["zero_optimization"]["stage3_max_live_parameters"] = "auto"      # not filled by HF
+    (tmp_path / "ds.json").write_text(json.dumps(ds))
+    with pytest.raises(LaunchConfigError, match="auto"):
+        check_launch_configs(tmp_path / "acc.yaml")
+    acc["deepspeed_config"]["deepspeed_config_file"] = "configs/deepspeed/typo.json"
+    (tmp_path / "acc.yaml").write_text(yaml.safe_dump(acc))
+    with pytest.raises(LaunchConfigError, match="does not exist"):
+        check_launch_configs(tmp_path / "acc.yaml")
+
+
+@pytest.mark.parametrize("recipe", ["cg_grpo_paper", "strictness_paper", "math_paper",
+                                    "repair_paper"])
+def test_paper_recipe_builds_its_grpo_config_with_vllm_on(recipe, tmp_path):
+    """Every paper key reaches GRPOConfig; on CPU only use_cpu and bf16 differ."""
+    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.launch import check_grpo_config
+
+    r = load_recipe(recipe)
+    args = check_grpo_config(r, tmp_path)
+    assert args.use_vllm is True and args.vllm_mode == r.vllm_mode
+    assert args.gradient_checkpointing == r.gradient_checkpointing is True
+    assert list(args.report_to) == list(r.report_to)
+    assert args.max_completion_length == r.max_completion_length
+    assert args.gradient_accumulation_steps == r.gradient_accumulation_steps
+
+
+def test_vllm_standin_runs_the_vllm_request_path(tiny_model_dir):
+    from recode_lib.generation import SamplingConfig, get_generator
+    from recode_lib.generation.vllm_backend import sampling_params_kwargs
+    from recode_lib.generation.vllm_standin import (SAMPLING_KEYWORDS, StandinError,
+                                                    StandinLLM)
+
+    assert set(sampling_params_kwargs(SamplingConfig(), 0)) <= SAMPLING_KEYWORDS
+    gen = get_generator("vllm_standin", str(tiny_model_dir), tensor_parallel_size=2)
+    assert gen.llm_kwargs()["tensor_parallel_size"] == 2
+    msgs = [{"role": "user", "content": "write f"}]
+    outs = gen.generate([msgs, msgs], SamplingConfig(temperature=0.8, n=2, max_new_tokens=5))
+    assert [len(o) for o in outs] == [2, 2]
+    assert all(0 < c.n_tokens <= 5 or c.finish_reason == "stop" for o in outs for c in o)
+    again = get_generator("vllm_standin", str(tiny_model_dir)).generate(
+        [msgs], SamplingConfig(temperature=0.8, n=2, max_new_tokens=5))
+    assert [c.text for c in again[0]] == [c.text for c in outs[0]]   # per-sample seeds
+    with pytest.raises(StandinError, match="gpu_memory_utilisation"):
+        StandinLLM(str(tiny_model_dir), gpu_memory_utilisation=0.3)
+    with pytest.raises(StandinError, match="max_new_tokens"):
+        StandinLLM(str(tiny_model_dir)).generate([{"prompt_token_ids": [1]}],
+                                                 [{"n": 1, "max_new_tokens": 3}])

@@ -59,6 +59,31 @@ def check_grpo_config(recipe: GRPORecipe, output_dir):
     return grpo_config(replace_fields(recipe, use_cpu=True, bf16=False), output_dir)
 
 
+def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
+    """Training prompts one generation batch takes: per_device_train_batch_size x processes x
+    steps_per_generation (default gradient_accumulation_steps) / num_generations. TRL's
+    sampler drops an incomplete batch, so fewer problems than this train for 0 steps."""
+    extra = getattr(recipe, "extra", None) or {}
+    spg = (extra.get("steps_per_generation") or getattr(recipe, "steps_per_generation", None)
+           or recipe.gradient_accumulation_steps)
+    completions = recipe.per_device_train_batch_size * int(num_processes) * int(spg)
+    return -(-completions // recipe.num_generations)
+
+
+def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: int = 1) -> None:
+    """ValueError when n_problems cannot fill one optimizer step (GRPO would silently train
+    0 steps and save the start model as final/)."""
+    need = prompts_per_step(recipe, num_processes)
+    if n_problems < need:
+        raise ValueError(
+            f"recipe {recipe.name!r}: one step takes {need} training prompts "
+            f"(per_device_train_batch_size {recipe.per_device_train_batch_size} x "
+            f"{num_processes} process(es) x gradient_accumulation_steps "
+            f"{recipe.gradient_accumulation_steps} / num_generations {recipe.num_generations}) "
+            f"but there are {n_problems}: TRL would train 0 steps; use more problems or a "
+            "smaller batch")
+
+
 def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
            num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
@@ -79,10 +104,12 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     from recode_lib.training.launch_configs import (accelerate_command, check_launch_configs,
                                                     entry_point_command)
 
-    if launcher == "inprocess":
-        return train(recipe, problems, output_dir)
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
+    problems = list(problems)
+    check_enough_problems(recipe, len(problems), num_processes if launcher == "accelerate" else 1)
+    if launcher == "inprocess":
+        return train(recipe, problems, output_dir)
     out = Path(output_dir)
     if launcher == "dryrun":
         check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
