@@ -205,3 +205,26 @@ def test_vllm_standin_runs_the_vllm_request_path(tiny_model_dir):
     with pytest.raises(StandinError, match="max_new_tokens"):
         StandinLLM(str(tiny_model_dir)).generate([{"prompt_token_ids": [1]}],
                                                  [{"n": 1, "max_new_tokens": 3}])
+
+
+def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
+    """The random model writes no usable traces, so in the notebook dry run 02 saves an
+    untrained RM; here the paper's 02 settings (MAX_LENGTH, gradient checkpointing,
+    SCORE_BATCH_SIZE; CPU: use_cpu/bf16 only) train and score on hand-made pairs, as 02 does."""
+    from recode_lib.process_reward.model import (ProcessRewardScorer, RMConfig,
+                                                 pairwise_accuracy, train_or_reuse)
+
+    p = load_profile("paper")["02_reward_model"]
+    pairs = [{"id": f"p{i}", "prompt": f"Write add #{i}.", "pair_type": "strong_contrast",
+              "chosen": "Add a and b, then return the sum.", "rejected": "Return a."}
+             for i in range(4)]
+    cfg = RMConfig(backbone=str(tiny_model_dir), output_dir=str(tmp_path / "rm"),
+                   max_length=p["MAX_LENGTH"], learning_rate=p["LEARNING_RATE"],
+                   num_train_epochs=p["EPOCHS"], max_steps=1, per_device_train_batch_size=p["BATCH_SIZE"],
+                   gradient_accumulation_steps=1, use_cpu=True, bf16=False,
+                   gradient_checkpointing=p["GRADIENT_CHECKPOINTING"], seed=0)
+    info = train_or_reuse(pairs, cfg, log=lambda *_: None)
+    assert info["n_train_used"] == 4 and not info.get("untrained")
+    acc = pairwise_accuracy(ProcessRewardScorer(tmp_path / "rm", batch_size=p["SCORE_BATCH_SIZE"]),
+                            pairs)
+    assert acc["n"] == 4 and 0.0 <= acc["overall"] <= 1.0
