@@ -116,13 +116,16 @@ def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=No
         fields.update(use_cpu=False, bf16=True, use_vllm=True, vllm_mode="colocate",
                       vllm_gpu_memory_utilization=0.3)
         fields["rm_placement"] = "trainer"
-    recipe = load_recipe("cg_grpo_smoke", **without_unknown(fields))
+    kept = without_unknown(fields)
+    note = "" if kept.keys() == fields.keys() else (
+        f"; this recipe version has no {sorted(set(fields) - set(kept))} (RM on CPU)")
+    recipe = load_recipe("cg_grpo_smoke", **kept)
     res = launch(recipe, problems, out)
     steps = json.loads((res.final_dir / ".complete").read_text())["global_step"]
     if steps != 1:
         raise RuntimeError(f"trained {steps} steps, expected 1")
     m = read_metrics(res.output_dir)
-    return f"1 step, reward {m[-1].get('reward') if m else None}"
+    return f"1 step, reward {m[-1].get('reward') if m else None}{note if rm_path else ''}"
 
 
 def without_unknown(fields: dict) -> dict:

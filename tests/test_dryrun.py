@@ -228,3 +228,12 @@ def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
     acc = pairwise_accuracy(ProcessRewardScorer(tmp_path / "rm", batch_size=p["SCORE_BATCH_SIZE"]),
                             pairs)
     assert acc["n"] == 4 and 0.0 <= acc["overall"] <= 1.0
+
+
+def test_paper_recipe_server_mode_config(tmp_path):
+    """The README's second launch (`--set vllm_mode=server`, `trl vllm-serve` on its own GPU)."""
+    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.launch import check_grpo_config
+
+    args = check_grpo_config(load_recipe("cg_grpo_paper", vllm_mode="server"), tmp_path)
+    assert args.use_vllm is True and args.vllm_mode == "server"
