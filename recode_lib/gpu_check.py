@@ -11,7 +11,7 @@ GPU steps (skipped with the reason when CUDA or vllm is missing):
   vllm_generate_code      the same with a 0.5B-7B code model found in the local HF cache
   grpo_vllm_colocate      one GRPO step, bf16, vLLM colocated on the training GPU
   grpo_rm_gpu             one GRPO step of the gated reward with the process RM on the GPU
-  passk_vllm              pass@k of a few HumanEval+ problems generated through vLLM
+  passk_vllm              pass@1,2,4 of 8 HumanEval+ problems generated through vLLM
 CPU steps (always run; on a GPU machine too, as the baseline):
   vllm_request_path       the vllm backend's request building with the CPU stand-in engine
   grpo_cpu                one GRPO step on CPU (the smoke recipe)
@@ -21,7 +21,8 @@ CPU steps (always run; on a GPU machine too, as the baseline):
 Without a GPU the GPU steps are listed as skipped (degraded mode), the CPU steps run. A step
 that fails is reported and the next one runs; the exit status is 1 when any step failed.
 It downloads nothing: models come from the embedded wheel, a local folder or the HF cache;
-HumanEval+ from the data directory (passk_* skip without it).
+HumanEval+ from the data directory (passk_* skip without it). GPU steps use 8 prompts x 4
+samples; the CPU steps are cut to a few tokens (they check the path, not the speed).
 """
 
 from __future__ import annotations
@@ -88,21 +89,26 @@ def humaneval_problems(n: int = N_PROBLEMS):
     return load_benchmark("humanevalplus", limit=n)
 
 
-def step_generate(model: str, backend: str, **kw) -> str:
+def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
+                  max_new_tokens: int = 128, **kw) -> str:
     from recode_lib.generation import SamplingConfig, get_generator
     from recode_lib.prompts import build_messages
 
     gen = get_generator(backend, model, **kw)
     msgs = [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
-            for i in range(4)]
-    outs = gen.generate(msgs, SamplingConfig(temperature=0.8, n=2, max_new_tokens=32, seed=0))
+            for i in range(prompts)]
+    t0 = time.perf_counter()
+    outs = gen.generate(msgs, SamplingConfig(temperature=0.8, n=n, max_new_tokens=max_new_tokens,
+                                             seed=0))
+    wall = time.perf_counter() - t0
     close = getattr(gen, "close", None)
     if close:
         close()
     tokens = sum(c.n_tokens for o in outs for c in o)
-    if len(outs) != 4 or any(len(o) != 2 for o in outs) or tokens == 0:
-        raise RuntimeError(f"expected 4 x 2 completions with tokens, got {[len(o) for o in outs]}")
-    return f"8 completions, {tokens} tokens"
+    if len(outs) != prompts or any(len(o) != n for o in outs) or tokens == 0:
+        raise RuntimeError(f"expected {prompts} x {n} completions with tokens, got "
+                           f"{[len(o) for o in outs]}")
+    return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.0f} tokens/s"
 
 
 def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None) -> str:
@@ -165,19 +171,27 @@ def step_merge(low: str, high: str, out: Path) -> str:
     return f"3 alphas from {Path(high).name}"
 
 
-def step_passk(model: str, backend: str, out: Path, **kw) -> str:
+def step_passk(model: str, backend: str, out: Path, *, n_problems: int = 8, n: int = 4,
+               max_new_tokens: int = 384, **kw) -> str:
     from recode_lib.evaluation.spec import EvalSpec
 
-    problems = humaneval_problems()
-    spec = EvalSpec(backend=backend, temperature=0.8, max_new_tokens=128, n=2, k=(1, 2), seed=0,
-                    batch_size=8, workers=2, on_config_change="set_aside", progress=False, **kw)
+    problems = humaneval_problems(n_problems)
+    ks = tuple(k for k in (1, 2, 4) if k <= n)
+    spec = EvalSpec(backend=backend, temperature=0.8, max_new_tokens=max_new_tokens, n=n, k=ks,
+                    seed=0, batch_size=8, workers=2, on_config_change="set_aside",
+                    progress=False, **kw)
     s = spec.evaluate(model, problems, out, benchmark="humanevalplus")
     if s["n_problems"] != len(problems):
         raise RuntimeError(f"evaluated {s['n_problems']} of {len(problems)} problems")
-    return f"{len(problems)} problems, pass@1 {s['pass@1']:.3f}, pass@2 {s['pass@2']:.3f}"
+    return f"{len(problems)} problems x {n}, " + ", ".join(f"pass@{k} {s[f'pass@{k}']:.3f}"
+                                                          for k in ks)
 
 
-def run_checks(model: str = "smollm2", work: Path | None = None, log=print) -> list[CheckRow]:
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_checks(model: str = "smollm2", work: Path | None = None, log=progress) -> list[CheckRow]:
     import tempfile
 
     work = Path(work or tempfile.mkdtemp(prefix="gpu_check_"))
@@ -224,7 +238,8 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=print) -> l
 
     run("vllm_generate", lambda: step_generate(model, "vllm"), gpu=True)
     run("vllm_generate_code", code_model, gpu=True)
-    run("vllm_request_path", lambda: step_generate(model, "vllm_standin"))
+    run("vllm_request_path", lambda: step_generate(model, "vllm_standin", prompts=2, n=1,
+                                                   max_new_tokens=8))
     run("grpo_vllm_colocate", lambda: step_grpo(model, work / "grpo_vllm", train_problems(),
                                                 gpu=True, rewards=[{"name": "outcome_only"}]),
         gpu=True)
@@ -234,7 +249,8 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=print) -> l
     run("grpo_cpu", grpo_cpu)
     run("merge", lambda: step_merge(model, state.get("trained", model), work / "merged"))
     run("passk_vllm", lambda: step_passk(model, "vllm", work / "passk_vllm"), gpu=True)
-    run("passk_cpu", lambda: step_passk(model, "hf", work / "passk_cpu"))
+    run("passk_cpu", lambda: step_passk(model, "hf", work / "passk_cpu", n_problems=2, n=2,
+                                        max_new_tokens=48))
     return rows
 
 
@@ -277,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = "GPU" if gpu_status() is None else f"degraded, CPU only ({gpu_status()})"
     print(f"\ngpu-check ({mode}), {time.perf_counter() - t0:.0f} s in all\n")
     print(format_table(rows), flush=True)
+    sys.stdout.flush()
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
     return 1 if any(r.result == "fail" for r in rows) else 0
