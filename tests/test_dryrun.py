@@ -237,3 +237,17 @@ def test_paper_recipe_server_mode_config(tmp_path):
 
     args = check_grpo_config(load_recipe("cg_grpo_paper", vllm_mode="server"), tmp_path)
     assert args.use_vllm is True and args.vllm_mode == "server"
+
+
+@pytest.mark.xfail(strict=True, reason="recode_lib.training.grpo.train (branch `rewards` owns it) "
+                   "saves final/ with global_step 0 when the problems cannot fill one step; "
+                   "launch() refuses such runs, `recode grpo` (train directly) does not")
+def test_train_refuses_a_run_of_zero_steps(tiny_model_dir, tmp_path):
+    from recode_lib.data import load_benchmark
+    from recode_lib.training.grpo import load_recipe, train
+
+    recipe = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "format"}],
+                         max_steps=1, num_generations=2, per_device_train_batch_size=4,
+                         max_completion_length=4, save_steps=100)
+    with pytest.raises(ValueError):
+        train(recipe, load_benchmark("microbench", limit=1), tmp_path / "run")
