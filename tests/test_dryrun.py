@@ -97,6 +97,7 @@ def dryrun(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(2400)       # the first test's setup runs the whole dry run (~9 min on 2 cores)
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_paper_profile_dryrun_executes(nb, dryrun):
     run, error = dryrun
