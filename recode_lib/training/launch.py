@@ -88,8 +88,9 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
            num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
-    and problems are written to output_dir and `accelerate launch ... -m recode_lib.cli.grpo`
-    trains on them. "dryrun" is the CPU stand-in for "accelerate" (the paper profile's dry
+    and problems are written to output_dir, the accelerate and DeepSpeed configs checked
+    (launch_configs.check_launch_configs) and `accelerate launch ... -m recode_lib.cli.grpo`
+    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is the CPU stand-in for "accelerate" (the paper profile's dry
     run): the recipe's GRPOConfig is built with vLLM on (only use_cpu/bf16 set for CPU), the
     accelerate command is built and its configs checked (launch_configs), then the same
     entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
@@ -111,9 +112,9 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     if launcher == "inprocess":
         return train(recipe, problems, output_dir)
     out = Path(output_dir)
+    check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
+                         gradient_accumulation_steps=recipe.gradient_accumulation_steps)
     if launcher == "dryrun":
-        check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
-                             gradient_accumulation_steps=recipe.gradient_accumulation_steps)
         check_grpo_config(recipe, out)
         recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
