@@ -108,7 +108,7 @@ def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
     if len(outs) != prompts or any(len(o) != n for o in outs) or tokens == 0:
         raise RuntimeError(f"expected {prompts} x {n} completions with tokens, got "
                            f"{[len(o) for o in outs]}")
-    return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.0f} tokens/s"
+    return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.1f} tokens/s"
 
 
 def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None) -> str:
