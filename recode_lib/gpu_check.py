@@ -172,14 +172,14 @@ def step_merge(low: str, high: str, out: Path) -> str:
 
 
 def step_passk(model: str, backend: str, out: Path, *, n_problems: int = 8, n: int = 4,
-               max_new_tokens: int = 384, **kw) -> str:
+               max_new_tokens: int = 384, early_stop: bool = False, **kw) -> str:
     from recode_lib.evaluation.spec import EvalSpec
 
     problems = humaneval_problems(n_problems)
     ks = tuple(k for k in (1, 2, 4) if k <= n)
     spec = EvalSpec(backend=backend, temperature=0.8, max_new_tokens=max_new_tokens, n=n, k=ks,
                     seed=0, batch_size=8, workers=2, on_config_change="set_aside",
-                    progress=False, **kw)
+                    progress=False, early_stop=early_stop, **kw)
     s = spec.evaluate(model, problems, out, benchmark="humanevalplus")
     if s["n_problems"] != len(problems):
         raise RuntimeError(f"evaluated {s['n_problems']} of {len(problems)} problems")
@@ -250,7 +250,7 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=progress) -
     run("merge", lambda: step_merge(model, state.get("trained", model), work / "merged"))
     run("passk_vllm", lambda: step_passk(model, "vllm", work / "passk_vllm"), gpu=True)
     run("passk_cpu", lambda: step_passk(model, "hf", work / "passk_cpu", n_problems=2, n=2,
-                                        max_new_tokens=48))
+                                        max_new_tokens=48, early_stop=True))
     return rows
 
 
