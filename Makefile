@@ -14,13 +14,15 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env reproduce test test-notebooks test-slow figures lint strip model lab clean help
+.PHONY: env reproduce test test-notebooks test-dryrun test-slow gpu-check figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|paper]  run every notebook in order (papermill) into runs/<profile>/"
 	@echo "make test                             run the CPU test suite (without the notebook run)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
+	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
 	@echo "make test-slow                        also the slow tests"
+	@echo "make gpu-check                        first thing on a GPU machine: a timed table of GPU steps (<10 min)"
 	@echo "make figures                          rebuild figures/ from result files (notebook 99)"
 	@echo "make env | model | lab | lint | strip | clean"
 
@@ -50,6 +52,13 @@ test: $(ENV_DEP)
 
 test-notebooks: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks $(ARGS)
+
+test-dryrun: $(ENV_DEP)
+	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
+
+gpu-check: $(ENV_DEP)
+	$(PYTHON) -m recode_lib model prepare smollm2
+	$(PYTHON) -m recode_lib.gpu_check $(ARGS)
 
 test-slow: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "slow or not slow" $(ARGS)

@@ -205,7 +205,7 @@ def test_accelerate_launch_runs_the_cli_module_and_the_alias_works(tmp_path, mon
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: seen.append(cmd) or
                         SimpleNamespace(returncode=3))
     with pytest.raises(RuntimeError, match="exit 3"):
-        launch(load_recipe("cg_grpo_smoke"), load_benchmark("microbench", limit=1), tmp_path / "r",
+        launch(load_recipe("cg_grpo_smoke"), load_benchmark("microbench", limit=4), tmp_path / "r",
                launcher="accelerate", num_processes=2)
     cmd = seen[0]
     assert cmd[:2] == ["accelerate", "launch"] and cmd[cmd.index("-m") + 1] == "recode_lib.cli.grpo"

@@ -22,14 +22,14 @@ from typing import Mapping, Sequence
 
 from recode_lib.generation import SamplingConfig
 
-BACKENDS = ("hf", "vllm", "openai")
+BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
 
 
 @dataclass(frozen=True)
 class EvalSpec:
     """How to evaluate (every field has the CLI's default unless noted).
 
-    backend:         hf | vllm | openai
+    backend:         hf | vllm | openai | vllm_standin (vllm's path on CPU, dry runs)
     temperature, top_p, max_new_tokens, n, seed: the SamplingConfig
     k:               the pass@k to report (each <= n)
     reasoning:       ask for reasoning before the code (the prompt style)
@@ -77,7 +77,7 @@ class EvalSpec:
         """The backend's own options."""
         if self.backend == "hf":
             return {"batch_size": self.batch_size}
-        if self.backend == "vllm":
+        if self.backend in ("vllm", "vllm_standin"):
             return {"tensor_parallel_size": self.tensor_parallel_size}
         return {"base_url": self.base_url, "concurrency": self.concurrency}
 

@@ -7,7 +7,9 @@
 
 Backends: "hf" (transformers, CPU or one GPU, batched; hf.py), "vllm" (offline engine, GPU,
 vllm imported lazily; vllm_backend.py), "openai" (OpenAI-compatible HTTP chat completions,
-e.g. `vllm serve`; openai_backend.py). Each module's docstring states what it guarantees about
+e.g. `vllm serve`; openai_backend.py), "vllm_standin" (the vllm backend's request path with a
+transformers stand-in engine, CPU, tiny models: the paper profile's dry run; vllm_standin.py).
+Each module's docstring states what it guarantees about
 seeds. Keyword arguments go to the backend's constructor, except `cache` (a jsonl path: wrap in
 CachedGenerator) and `cache_model_key`.
 """
@@ -18,7 +20,7 @@ from recode_lib.generation.base import (Completion, GenerationError, Generator, 
                                         SamplingConfig, sample_seed)
 from recode_lib.generation.cache import CachedGenerator
 
-BACKENDS = ("hf", "vllm", "openai")
+BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
 
 __all__ = ["BACKENDS", "CachedGenerator", "Completion", "GenerationError", "Generator",
            "SampleRequest", "SamplingConfig", "get_generator", "sample_seed"]
@@ -28,8 +30,11 @@ def get_generator(backend: str, model: str, *, cache=None, cache_model_key: str 
                   **kw) -> Generator:
     if backend == "hf":
         from recode_lib.generation.hf import HFGenerator as cls
-    elif backend == "vllm":
+    elif backend in ("vllm", "vllm_standin"):
         from recode_lib.generation.vllm_backend import VLLMGenerator as cls
+
+        if backend == "vllm_standin":
+            kw["engine"] = "standin"
     elif backend == "openai":
         from recode_lib.generation.openai_backend import OpenAIGenerator as cls
     else:

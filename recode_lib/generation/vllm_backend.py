@@ -12,6 +12,9 @@ token-for-token the one the hf backend uses. Requests go to the engine in chunks
 vllm is imported only when the engine is first needed: `build_requests` (pure) works without
 it. GPU only; vLLM's own numerics differ from transformers', so samples are not expected to
 equal the hf backend's. It does not start servers (see openai_backend for `vllm serve`).
+`engine="standin"` (backend name "vllm_standin") swaps vllm.LLM for the CPU stand-in of
+recode_lib.generation.vllm_standin and passes SamplingParams keyword dicts instead of objects:
+every other step is this module's, which is how the paper profile's dry run covers it.
 """
 
 from __future__ import annotations
@@ -58,7 +61,10 @@ class VLLMGenerator(Generator):
     backend = "vllm"
 
     def __init__(self, model: str, *, tensor_parallel_size: int = 1, chunk_size: int = 2048,
-                 tokenizer=None, **engine_kwargs):
+                 tokenizer=None, engine: str = "vllm", **engine_kwargs):
+        if engine not in ("vllm", "standin"):
+            raise ValueError(f"engine must be 'vllm' or 'standin', got {engine!r}")
+        self.engine_name = engine
         self.model = str(model)
         self.tensor_parallel_size = int(tensor_parallel_size)
         self.chunk_size = int(chunk_size)
@@ -84,15 +90,23 @@ class VLLMGenerator(Generator):
         text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return tok(text, add_special_tokens=False)["input_ids"]
 
+    def llm_kwargs(self) -> dict:
+        """keyword arguments of vllm.LLM (pure: builds nothing)."""
+        return {"model": self.path, "tensor_parallel_size": self.tensor_parallel_size,
+                **self.engine_kwargs}
+
     def engine(self):
+        if self._llm is None and self.engine_name == "standin":
+            from recode_lib.generation.vllm_standin import StandinLLM
+
+            self._llm = StandinLLM(**self.llm_kwargs())
         if self._llm is None:
             try:
                 from vllm import LLM
             except ImportError as exc:
                 raise GenerationError("the vllm backend needs the `vllm` package on a GPU machine "
                                       "(`pip install -e .[gpu]`); use backend='hf' on CPU") from exc
-            self._llm = LLM(model=self.path, tensor_parallel_size=self.tensor_parallel_size,
-                            **self.engine_kwargs)
+            self._llm = LLM(**self.llm_kwargs())
         return self._llm
 
     def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
@@ -101,13 +115,16 @@ class VLLMGenerator(Generator):
         built = build_requests(requests, sampling, self.render)
         if not built:
             return []
-        from vllm import SamplingParams
-
         llm = self.engine()
+        if self.engine_name == "standin":
+            make_params = dict                # the stand-in checks the keyword dicts itself
+        else:
+            from vllm import SamplingParams as make_params
+
         results: list[Completion] = []
         for start in range(0, len(built), self.chunk_size):
             chunk = built[start:start + self.chunk_size]
-            outs = llm.generate([p for p, _ in chunk], [SamplingParams(**kw) for _, kw in chunk],
+            outs = llm.generate([p for p, _ in chunk], [make_params(**kw) for _, kw in chunk],
                                 use_tqdm=progress)
             for j, out in enumerate(outs):
                 comp = completion_from_output(out)

@@ -38,35 +38,95 @@ NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max
                    "CPU_THREADS": "cpu_threads", "SEED": "seed"}
 
 
+LAUNCHERS = ("inprocess", "accelerate", "dryrun")
+# the only recipe fields the CPU dry run of a GPU recipe changes
+DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
+
+
+def replace_fields(recipe: GRPORecipe, **fields) -> GRPORecipe:
+    """A copy of the recipe with some fields changed."""
+    if hasattr(recipe, "replace"):
+        return recipe.replace(**fields)
+    return dataclasses.replace(recipe, **fields)
+
+
+def check_grpo_config(recipe: GRPORecipe, output_dir):
+    """The GRPOConfig the GPU run gets, built on CPU: every recipe field as set (vLLM keys
+    included), only use_cpu/bf16 made CPU-safe (bf16 needs a GPU when TRL checks it)."""
+    from recode_lib.training.grpo import grpo_config
+
+    return grpo_config(replace_fields(recipe, use_cpu=True, bf16=False), output_dir)
+
+
+def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
+    """Training prompts one generation batch takes: per_device_train_batch_size x processes x
+    steps_per_generation (default gradient_accumulation_steps) / num_generations. TRL's
+    sampler drops an incomplete batch, so fewer problems than this train for 0 steps."""
+    extra = getattr(recipe, "extra", None) or {}
+    spg = (extra.get("steps_per_generation") or getattr(recipe, "steps_per_generation", None)
+           or recipe.gradient_accumulation_steps)
+    completions = recipe.per_device_train_batch_size * int(num_processes) * int(spg)
+    return -(-completions // recipe.num_generations)
+
+
+def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: int = 1) -> None:
+    """ValueError when n_problems cannot fill one optimizer step (GRPO would silently train
+    0 steps and save the start model as final/)."""
+    need = prompts_per_step(recipe, num_processes)
+    if n_problems < need:
+        raise ValueError(
+            f"recipe {recipe.name!r}: one step takes {need} training prompts "
+            f"(per_device_train_batch_size {recipe.per_device_train_batch_size} x "
+            f"{num_processes} process(es) x gradient_accumulation_steps "
+            f"{recipe.gradient_accumulation_steps} / num_generations {recipe.num_generations}) "
+            f"but there are {n_problems}: TRL would train 0 steps; use more problems or a "
+            "smaller batch")
+
+
 def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
            num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
-    and problems are written to output_dir and `accelerate launch ... -m recode_lib.cli.grpo`
-    trains on them."""
+    and problems are written to output_dir, the accelerate and DeepSpeed configs checked
+    (launch_configs.check_launch_configs) and `accelerate launch ... -m recode_lib.cli.grpo`
+    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is the CPU stand-in for "accelerate" (the paper profile's dry
+    run): the recipe's GRPOConfig is built with vLLM on (only use_cpu/bf16 set for CPU), the
+    accelerate command is built and its configs checked (launch_configs), then the same
+    entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
+    overridden and every other recipe field unchanged."""
     import subprocess
+    import sys
 
     import yaml
 
     from recode_lib.jsonl import write_jsonl_atomic
     from recode_lib.paths import PROJECT_ROOT
+    from recode_lib.training.launch_configs import (accelerate_command, check_launch_configs,
+                                                    entry_point_command)
 
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
+    problems = list(problems)
+    check_enough_problems(recipe, len(problems), num_processes if launcher == "accelerate" else 1)
     if launcher == "inprocess":
         return train(recipe, problems, output_dir)
-    if launcher != "accelerate":
-        raise ValueError(f"launcher must be 'inprocess' or 'accelerate', got {launcher!r}")
     out = Path(output_dir)
+    check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
+                         gradient_accumulation_steps=recipe.gradient_accumulation_steps)
+    if launcher == "dryrun":
+        check_grpo_config(recipe, out)
+        recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(recipe.validate().to_dict()))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
-        cfg = accelerate_config or PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
-        cmd = ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
-               str(num_processes), "-m", "recode_lib.cli.grpo", "--recipe",
-               str(out / "recipe.yaml"),
-               "--output-dir", str(out), "--problems", str(out / "train_problems.jsonl")]
+        cmd = accelerate_command(out / "recipe.yaml", out, out / "train_problems.jsonl",
+                                 num_processes=num_processes, config_file=accelerate_config)
         print(" ".join(cmd), flush=True)
+        if launcher == "dryrun":
+            cmd = entry_point_command(cmd, sys.executable)
+            print("dry run, on CPU:", " ".join(cmd), flush=True)
         rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
         if rc != 0 or not final_complete(out):
             raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "

@@ -1,0 +1,166 @@
+"""The dry-run profile: notebooks/params/paper.yaml with only the model, the counts, the steps
+and the generation/launch backends shrunk, so every paper-only path runs on CPU (in CI).
+
+    from recode_lib.dryrun import dryrun_profile, write_dryrun_params
+    spec = dryrun_profile("/tmp/tiny")                 # paper.yaml, derived (never a copy)
+    path = write_dryrun_params("/tmp/dryrun.yaml", "/tmp/tiny")
+    run_pipeline("dryrun", params_file=path)          # what tests/test_dryrun.py does
+
+It is derived from paper.yaml by a function, so it cannot drift: a key paper.yaml adds is
+carried over unchanged unless a rule below shrinks it, and `changed_keys` lists what differs.
+The rules (SHRINK):
+- models: every model key (MODEL, GENERATOR_MODEL, SECOND_GENERATOR, JUDGE_MODEL) -> the given
+  tiny model (the 7B/32B/70B stand-in), "rules"/"" kept;
+- generation: backend "vllm" -> "vllm_standin" (the vllm backend's request building with a
+  transformers engine, recode_lib.generation.vllm_standin);
+- launch: LAUNCHER "accelerate" -> "dryrun" (recode_lib.training.launch: the accelerate
+  command built, configs/accelerate + configs/deepspeed loaded and checked, the recipe's
+  GRPOConfig built with vLLM on, then the same entry point on CPU with only use_cpu, bf16 and
+  use_vllm changed); NUM_PROCESSES is kept (it only goes into the command);
+- counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
+  workers and bootstrap sizes cut to 1-2 (COUNTS); list-valued counts (KS, ALPHAS, PASS_K)
+  keep their first/extreme members;
+- CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU).
+Every other value (recipes, benchmarks, sources, gates, adjudication mode, thresholds,
+temperatures, dimensions, MAX_LENGTH, gradient checkpointing, ...) is the paper's.
+`dryrun_data_dir(dest, fixtures)` makes the data directory it reads: links to every file of
+the benchmark data directory plus the upstream-format LiveCodeBench and CodeContests+ fixtures
+(tests/fixtures), with empty test3..test6.jsonl so LiveCodeBench's default release_v6 resolves.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL")
+BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
+BACKEND_MAP = {"vllm": "vllm_standin"}
+LAUNCHER_MAP = {"accelerate": "dryrun"}
+# parameter -> dry-run value (applied wherever paper.yaml sets the key)
+COUNTS: dict[str, Any] = {
+    "N_PROBLEMS": 2, "N_TRAIN": 4, "N_EVAL": 2, "N_SAMPLES": 2, "SAMPLES_PER_PROBLEM": 2,
+    "TRACES_PER_PROBLEM": 1, "N_CANDIDATES": 1, "EVAL_N_SAMPLES": 1, "REPAIR_PER_PROBLEM": 1,
+    "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
+    "NUM_GENERATIONS": 2, "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
+    "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
+    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8, "MAX_COMPLETION_LENGTH": 8,
+}
+# per notebook, where a count means something else there
+SECTION_COUNTS: dict[str, dict[str, Any]] = {"03_lcb_rb": {"N_PROBLEMS": 1}}
+# keys set whatever paper.yaml says: the RM trains 2 steps (paper: by EPOCHS) on CPU; 00 does
+# not load every benchmark to count it (minutes on CPU; the later notebooks load theirs)
+ADDED = {"00_data_and_models": {"COUNT_PROBLEMS": False},
+         "02_reward_model": {"MAX_STEPS": 2, "USE_CPU": True, "BF16": False},
+         "99_paper_figures": {"FIGURES_DIR": "run"}}   # never into the checkout's figures/
+
+
+def shrink_list(value, keep: str) -> str:
+    """A comma-separated list cut to its first item ("first"), or to its smallest, 0, 1 and
+    largest members ("extremes", alphas)."""
+    items = [x.strip() for x in str(value).split(",") if x.strip()]
+    if keep == "first":
+        return items[0]
+    nums = sorted({float(x) for x in items})
+    chosen = sorted({nums[0], nums[-1]} | {a for a in (0.0, 1.0) if a in nums})
+    return ",".join(repr(a) for a in chosen)
+
+
+def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
+    out = dict(params)
+    for key in MODEL_KEYS:
+        if key in out and out[key] not in ("", "rules", None):
+            out[key] = tiny_model
+    for key in BACKEND_KEYS:
+        if key in out:
+            out[key] = BACKEND_MAP.get(out[key], out[key])
+    if "LAUNCHER" in out:
+        out["LAUNCHER"] = LAUNCHER_MAP.get(out["LAUNCHER"], out["LAUNCHER"])
+    counts = {**COUNTS, **SECTION_COUNTS.get(stem, {})}
+    for key, value in counts.items():
+        if key in out:
+            out[key] = value
+    out.update(ADDED.get(stem, {}))
+    if "KS" in out:
+        out["KS"] = shrink_list(out["KS"], "first")
+    if "ALPHAS" in out:
+        out["ALPHAS"] = shrink_list(out["ALPHAS"], "extremes")
+    if "PASS_K" in out:
+        n = out.get("N_SAMPLES", COUNTS["N_SAMPLES"])
+        ks = [int(k) for k in str(out["PASS_K"]).split(",") if k.strip()]
+        out["PASS_K"] = ",".join(str(k) for k in sorted({min(k, n) for k in ks}))
+    return out
+
+
+def dryrun_profile(tiny_model: str | Path, paper: dict | None = None) -> dict:
+    """The dry-run parameter spec (sections as in a params file) derived from paper.yaml
+    (or the given paper spec)."""
+    from recode_lib.pipeline import load_profile
+
+    paper = paper if paper is not None else load_profile("paper")
+    out = {}
+    for stem, params in paper.items():
+        if stem.startswith("_"):
+            continue
+        out[stem] = shrink_section(stem, params, str(tiny_model))
+    return out
+
+
+def changed_keys(dryrun: dict, paper: dict | None = None) -> dict[str, list[str]]:
+    """{section: keys whose value differs from paper.yaml or that paper.yaml lacks}."""
+    from recode_lib.pipeline import load_profile
+
+    paper = paper if paper is not None else load_profile("paper")
+    out = {}
+    for stem, params in dryrun.items():
+        base = paper.get(stem, {})
+        diff = sorted(k for k, v in params.items() if k not in base or base[k] != v)
+        if diff:
+            out[stem] = diff
+    return out
+
+
+def write_dryrun_params(path: str | Path, tiny_model: str | Path) -> Path:
+    """Write the dry-run spec as a papermill params file (`recode reproduce --params PATH`)."""
+    import yaml
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# derived from notebooks/params/paper.yaml by recode_lib.dryrun; do not edit\n"
+                    + yaml.safe_dump(dryrun_profile(tiny_model), sort_keys=False))
+    return path
+
+
+def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | None = None) -> Path:
+    """dest/ with links to every file of `base` (default: recode_lib.paths.data_dir()) and to
+    the LiveCodeBench (code_generation_lite) and CodeContests+ fixtures under `fixtures`; the
+    LiveCodeBench files release_v6 lists but the fixture lacks are empty."""
+    from recode_lib.data.livecodebench import FILES
+    from recode_lib.paths import data_dir
+
+    dest, fixtures = Path(dest), Path(fixtures)
+    base = Path(base) if base is not None else data_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in (base.iterdir() if base is not None else ()):
+        if not (dest / f.name).exists():
+            (dest / f.name).symlink_to(f)
+    for config in ("1x", "3x"):          # the fixture's problems twice (ids suffixed "-b"):
+        src = fixtures / "Code-Contests-Plus" / f"ccplus_{config}"   # one GRPO step of a
+        cc = dest / "Code-Contests-Plus" / f"ccplus_{config}"        # paper recipe takes 4
+        cc.mkdir(parents=True, exist_ok=True)
+        for part in sorted(src.glob("*.jsonl")):
+            rows = [json.loads(line) for line in part.read_text().splitlines() if line.strip()]
+            (cc / part.name).write_text(part.read_text())
+            (cc / f"b-{part.name}").write_text("".join(
+                json.dumps({**r, "id": f"{r['id']}-b"}) + "\n" for r in rows))
+    lcb = dest / "code_generation_lite"
+    lcb.mkdir(exist_ok=True)
+    for name in FILES:
+        if not (lcb / name).exists():
+            src = fixtures / "code_generation_lite" / name
+            if src.is_file():
+                (lcb / name).symlink_to(src)
+            else:
+                (lcb / name).write_text("")
+    return dest

@@ -1,0 +1,303 @@
+"""`make gpu-check`: what a GPU owner runs first. A handful of short end-to-end steps on the
+paper profile's machinery, each timed, printed as one table (step, seconds, ok/fail/skipped,
+reason), in under 10 minutes on one GPU.
+
+    python -m recode_lib.gpu_check [--model smollm2] [--json out.json] [--work DIR]
+    rows = run_checks(model="smollm2", work=Path("/tmp/gpu_check"))   # list of CheckRow
+    parse_table(text) -> [{"step", "seconds", "result", "reason"}]    # what tests read back
+
+GPU steps (skipped with the reason when CUDA or vllm is missing):
+  vllm_generate           vLLM offline generation with the embedded model
+  vllm_generate_code      the same with a 0.5B-7B code model found in the local HF cache
+  grpo_vllm_colocate      one GRPO step, bf16, vLLM colocated on the training GPU
+  grpo_rm_gpu             one GRPO step of the gated reward with the process RM on the GPU
+  passk_vllm              pass@1,2,4 of 8 HumanEval+ problems generated through vLLM
+CPU steps (always run; on a GPU machine too, as the baseline):
+  vllm_request_path       the vllm backend's request building with the CPU stand-in engine
+  grpo_cpu                one GRPO step on CPU (the smoke recipe)
+  merge                   one-pass merge of a real checkpoint (the model with itself and the
+                          GRPO step's output when there is one) at alpha -0.5, 0.5, 1.5
+  passk_cpu               pass@k of the same HumanEval+ problems with transformers
+Without a GPU the GPU steps are listed as skipped (degraded mode), the CPU steps run. A step
+that fails is reported and the next one runs; the exit status is 1 when any step failed.
+It downloads nothing: models come from the embedded wheel, a local folder or the HF cache;
+HumanEval+ from the data directory (passk_* skip without it). GPU steps use 8 prompts x 4
+samples; the CPU steps are cut to a few tokens (they check the path, not the speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+CODE_MODELS = ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+               "Qwen/Qwen2.5-Coder-3B-Instruct", "Qwen/Qwen2.5-Coder-7B-Instruct")
+N_PROBLEMS = 4
+HEADER = ("step", "seconds", "result", "reason")
+
+
+@dataclass
+class CheckRow:
+    step: str
+    seconds: float
+    result: str                 # ok | fail | skipped
+    reason: str = ""
+
+
+class Skip(Exception):
+    """A step that cannot run here; the message is the reason."""
+
+
+def gpu_status() -> str | None:
+    """None when CUDA and vllm are usable, else why not."""
+    import importlib.util
+
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    if importlib.util.find_spec("vllm") is None:
+        return "vllm not installed (pip install -e .[gpu])"
+    return None
+
+
+def cached_code_model() -> str | None:
+    """The first CODE_MODELS entry present in the local Hugging Face cache (no download)."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        return None
+    for repo in CODE_MODELS:
+        try:
+            return snapshot_download(repo, local_files_only=True)
+        except Exception:
+            continue
+    return None
+
+
+def humaneval_problems(n: int = N_PROBLEMS):
+    from recode_lib.data import load_benchmark
+    from recode_lib.paths import data_dir
+
+    if data_dir() is None:
+        raise Skip("no data directory with HumanEval+ (RECODE_DATA_DIR)")
+    return load_benchmark("humanevalplus", limit=n)
+
+
+def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
+                  max_new_tokens: int = 128, **kw) -> str:
+    from recode_lib.generation import SamplingConfig, get_generator
+    from recode_lib.prompts import build_messages
+
+    gen = get_generator(backend, model, **kw)
+    msgs = [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
+            for i in range(prompts)]
+    t0 = time.perf_counter()
+    outs = gen.generate(msgs, SamplingConfig(temperature=0.8, n=n, max_new_tokens=max_new_tokens,
+                                             seed=0))
+    wall = time.perf_counter() - t0
+    close = getattr(gen, "close", None)
+    if close:
+        close()
+    tokens = sum(c.n_tokens for o in outs for c in o)
+    if len(outs) != prompts or any(len(o) != n for o in outs) or tokens == 0:
+        raise RuntimeError(f"expected {prompts} x {n} completions with tokens, got "
+                           f"{[len(o) for o in outs]}")
+    return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.1f} tokens/s"
+
+
+def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None) -> str:
+    from recode_lib.training.grpo import load_recipe, read_metrics
+    from recode_lib.training.launch import launch
+
+    fields = dict(model=model, rewards=rewards, rm_path=rm_path, max_steps=1, num_generations=2,
+                  per_device_train_batch_size=4, max_completion_length=16, save_steps=100,
+                  sandbox_workers=2, report_to=["none"], n_problems=len(problems))
+    if gpu:
+        fields.update(use_cpu=False, bf16=True, use_vllm=True, vllm_mode="colocate",
+                      vllm_gpu_memory_utilization=0.3)
+        fields["rm_placement"] = "trainer"
+    kept = without_unknown(fields)
+    note = "" if kept.keys() == fields.keys() else (
+        f"; this recipe version has no {sorted(set(fields) - set(kept))} (RM on CPU)")
+    recipe = load_recipe("cg_grpo_smoke", **kept)
+    res = launch(recipe, problems, out)
+    steps = json.loads((res.final_dir / ".complete").read_text())["global_step"]
+    if steps != 1:
+        raise RuntimeError(f"trained {steps} steps, expected 1")
+    m = read_metrics(res.output_dir)
+    return f"1 step, reward {m[-1].get('reward') if m else None}{note if rm_path else ''}"
+
+
+def without_unknown(fields: dict) -> dict:
+    """Drop recipe fields this version of the recipe does not have (rm_placement arrives with
+    the reward-model placement work); recorded in the row's reason by the caller."""
+    from recode_lib.training.grpo import GRPORecipe
+
+    try:
+        import dataclasses
+
+        known = {f.name for f in dataclasses.fields(GRPORecipe)}
+    except TypeError:                      # a recipe class that is not a dataclass
+        from recode_lib.training.grpo import config_fields
+
+        known = set(config_fields())
+    return {k: v for k, v in fields.items() if k in known}
+
+
+def step_rm(model: str, out: Path) -> Path:
+    """An (untrained) process RM on the model's backbone, as notebook 02 saves without pairs."""
+    from recode_lib.process_reward.model import RMConfig, train_or_reuse
+
+    cfg = RMConfig(backbone=model, output_dir=str(out / "rm"))
+    train_or_reuse([], cfg, log=lambda *_: None)
+    return out / "rm"
+
+
+def step_merge(low: str, high: str, out: Path) -> str:
+    from recode_lib.models import resolve_model
+    from recode_lib.weights.merge import MergeConfig, merge_grid
+
+    merged = merge_grid(MergeConfig(resolve_model(low), resolve_model(high), (-0.5, 0.5, 1.5),
+                                    str(out), force=True, progress=False))
+    if sorted(merged) != [-0.5, 0.5, 1.5] or not all((p / "config.json").is_file()
+                                                        for p in merged.values()):
+        raise RuntimeError(f"merge wrote {merged}")
+    return f"3 alphas from {Path(high).name}"
+
+
+def step_passk(model: str, backend: str, out: Path, *, n_problems: int = 8, n: int = 4,
+               max_new_tokens: int = 384, early_stop: bool = False, **kw) -> str:
+    from recode_lib.evaluation.spec import EvalSpec
+
+    problems = humaneval_problems(n_problems)
+    ks = tuple(k for k in (1, 2, 4) if k <= n)
+    spec = EvalSpec(backend=backend, temperature=0.8, max_new_tokens=max_new_tokens, n=n, k=ks,
+                    seed=0, batch_size=8, workers=2, on_config_change="set_aside",
+                    progress=False, early_stop=early_stop, **kw)
+    s = spec.evaluate(model, problems, out, benchmark="humanevalplus")
+    if s["n_problems"] != len(problems):
+        raise RuntimeError(f"evaluated {s['n_problems']} of {len(problems)} problems")
+    return f"{len(problems)} problems x {n}, " + ", ".join(f"pass@{k} {s[f'pass@{k}']:.3f}"
+                                                          for k in ks)
+
+
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_checks(model: str = "smollm2", work: Path | None = None, log=progress) -> list[CheckRow]:
+    import tempfile
+
+    work = Path(work or tempfile.mkdtemp(prefix="gpu_check_"))
+    work.mkdir(parents=True, exist_ok=True)
+    no_gpu = gpu_status()
+    rows: list[CheckRow] = []
+    state: dict = {}
+
+    def run(step: str, fn, gpu: bool = False):
+        t0 = time.perf_counter()
+        if gpu and no_gpu:
+            row = CheckRow(step, 0.0, "skipped", f"GPU step: {no_gpu}")
+        else:
+            try:
+                row = CheckRow(step, 0.0, "ok", fn() or "")
+            except Skip as exc:
+                row = CheckRow(step, 0.0, "skipped", str(exc))
+            except Exception as exc:
+                traceback.print_exc(file=sys.stderr)
+                row = CheckRow(step, 0.0, "fail", f"{type(exc).__name__}: {exc}"[:200])
+        row.seconds = round(time.perf_counter() - t0, 1)
+        rows.append(row)
+        if log:
+            log(f"[gpu-check] {row.step}: {row.result} ({row.seconds} s) {row.reason}")
+
+    def train_problems():
+        if "train" not in state:
+            from recode_lib.data import load_benchmark
+
+            state["train"] = load_benchmark("microbench", limit=2)
+        return state["train"]
+
+    def grpo_cpu():
+        msg = step_grpo(model, work / "grpo_cpu", train_problems(), gpu=False,
+                        rewards=[{"name": "outcome_only"}])
+        state["trained"] = str(work / "grpo_cpu" / "final")
+        return msg
+
+    def code_model():
+        path = cached_code_model()
+        if path is None:
+            raise Skip(f"none of {', '.join(m.split('/')[1] for m in CODE_MODELS)} in the HF cache")
+        return step_generate(path, "vllm")
+
+    run("vllm_generate", lambda: step_generate(model, "vllm"), gpu=True)
+    run("vllm_generate_code", code_model, gpu=True)
+    run("vllm_request_path", lambda: step_generate(model, "vllm_standin", prompts=2, n=1,
+                                                   max_new_tokens=8))
+    run("grpo_vllm_colocate", lambda: step_grpo(model, work / "grpo_vllm", train_problems(),
+                                                gpu=True, rewards=[{"name": "outcome_only"}]),
+        gpu=True)
+    run("grpo_rm_gpu", lambda: step_grpo(model, work / "grpo_rm", train_problems(), gpu=True,
+                                         rewards=[{"name": "gated"}],
+                                         rm_path=str(step_rm(model, work))), gpu=True)
+    run("grpo_cpu", grpo_cpu)
+    run("merge", lambda: step_merge(model, state.get("trained", model), work / "merged"))
+    run("passk_vllm", lambda: step_passk(model, "vllm", work / "passk_vllm"), gpu=True)
+    run("passk_cpu", lambda: step_passk(model, "hf", work / "passk_cpu", n_problems=2, n=2,
+                                        max_new_tokens=48, early_stop=True))
+    return rows
+
+
+def format_table(rows: list[CheckRow]) -> str:
+    cells = [HEADER] + [(r.step, f"{r.seconds:.1f}", r.result, r.reason) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(3)]
+    lines = []
+    for c in cells:
+        lines.append("  ".join([c[0].ljust(widths[0]), c[1].rjust(widths[1]),
+                                c[2].ljust(widths[2]), c[3]]).rstrip())
+        if c is cells[0]:
+            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 6)
+    return "\n".join(lines)
+
+
+def parse_table(text: str) -> list[dict]:
+    """The rows of a printed table (the lines after the header's rule)."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.split()[:4] == list(HEADER))
+    out = []
+    for ln in lines[start + 2:]:
+        parts = ln.split(None, 3)
+        if len(parts) < 3 or parts[2] not in ("ok", "fail", "skipped"):
+            break
+        out.append({"step": parts[0], "seconds": float(parts[1]), "result": parts[2],
+                    "reason": parts[3] if len(parts) > 3 else ""})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m recode_lib.gpu_check", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="smollm2", help="policy for every step (default: the "
+                    "embedded SmolLM2-135M-Instruct)")
+    ap.add_argument("--work", default=None, help="scratch folder (default: a new temp folder)")
+    ap.add_argument("--json", default=None, help="also write the rows here")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    rows = run_checks(args.model, Path(args.work) if args.work else None)
+    mode = "GPU" if gpu_status() is None else f"degraded, CPU only ({gpu_status()})"
+    print(f"\ngpu-check ({mode}), {time.perf_counter() - t0:.0f} s in all\n")
+    print(format_table(rows), flush=True)
+    sys.stdout.flush()
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
+    return 1 if any(r.result == "fail" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
