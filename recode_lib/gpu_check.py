@@ -122,32 +122,14 @@ def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=No
         fields.update(use_cpu=False, bf16=True, use_vllm=True, vllm_mode="colocate",
                       vllm_gpu_memory_utilization=0.3)
         fields["rm_placement"] = "trainer"
-    kept = without_unknown(fields)
-    note = "" if kept.keys() == fields.keys() else (
-        f"; this recipe version has no {sorted(set(fields) - set(kept))} (RM on CPU)")
-    recipe = load_recipe("cg_grpo_smoke", **kept)
+    recipe = load_recipe("cg_grpo_smoke", **fields)
     res = launch(recipe, problems, out)
     steps = json.loads((res.final_dir / ".complete").read_text())["global_step"]
     if steps != 1:
         raise RuntimeError(f"trained {steps} steps, expected 1")
     m = read_metrics(res.output_dir)
-    return f"1 step, reward {m[-1].get('reward') if m else None}{note if rm_path else ''}"
-
-
-def without_unknown(fields: dict) -> dict:
-    """Drop recipe fields this version of the recipe does not have (rm_placement arrives with
-    the reward-model placement work); recorded in the row's reason by the caller."""
-    from recode_lib.training.grpo import GRPORecipe
-
-    try:
-        import dataclasses
-
-        known = {f.name for f in dataclasses.fields(GRPORecipe)}
-    except TypeError:                      # a recipe class that is not a dataclass
-        from recode_lib.training.grpo import config_fields
-
-        known = set(config_fields())
-    return {k: v for k, v in fields.items() if k in known}
+    where = f", RM placement {recipe.rm_placement}" if rm_path else ""
+    return f"1 step, reward {m[-1].get('reward') if m else None}{where}"
 
 
 def step_rm(model: str, out: Path) -> Path:

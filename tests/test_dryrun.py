@@ -117,7 +117,7 @@ def test_paper_counts_fill_one_grpo_step(stem):
     """TRL drops an incomplete generation batch: fewer training problems than one step takes
     train 0 steps and save the start model as final/ (found by the dry run)."""
     from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.launch import prompts_per_step
+    from recode_lib.training.grpo import prompts_per_step
 
     p = load_profile("paper")[stem]
     recipe = load_recipe(p["RECIPE"], num_generations=p["NUM_GENERATIONS"],
@@ -128,7 +128,8 @@ def test_paper_counts_fill_one_grpo_step(stem):
 
 def test_too_few_problems_for_one_step_raise(tmp_path):
     from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.launch import check_enough_problems, launch, prompts_per_step
+    from recode_lib.training.grpo import check_enough_problems, prompts_per_step
+    from recode_lib.training.launch import launch
 
     recipe = load_recipe("cg_grpo_paper", num_generations=2, per_device_train_batch_size=2)
     assert prompts_per_step(recipe, 1) == 4 and prompts_per_step(recipe, 8) == 32
@@ -240,9 +241,6 @@ def test_paper_recipe_server_mode_config(tmp_path):
     assert args.use_vllm is True and args.vllm_mode == "server"
 
 
-@pytest.mark.xfail(strict=True, reason="recode_lib.training.grpo.train (branch `rewards` owns it) "
-                   "saves final/ with global_step 0 when the problems cannot fill one step; "
-                   "launch() refuses such runs, `recode grpo` (train directly) does not")
 def test_train_refuses_a_run_of_zero_steps(tiny_model_dir, tmp_path):
     from recode_lib.data import load_benchmark
     from recode_lib.training.grpo import load_recipe, train
@@ -250,5 +248,6 @@ def test_train_refuses_a_run_of_zero_steps(tiny_model_dir, tmp_path):
     recipe = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "format"}],
                          max_steps=1, num_generations=2, per_device_train_batch_size=4,
                          max_completion_length=4, save_steps=100)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="TRL would train 0 steps"):
         train(recipe, load_benchmark("microbench", limit=1), tmp_path / "run")
+    assert not (tmp_path / "run" / "final").exists()

@@ -321,6 +321,29 @@ def final_complete(output_dir: str | Path) -> bool:
     return (Path(output_dir) / "final" / ".complete").is_file()
 
 
+def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
+    """Training prompts one generation batch takes: per_device_train_batch_size x processes x
+    steps_per_generation (default gradient_accumulation_steps) / num_generations. TRL's
+    sampler drops an incomplete batch, so fewer problems than this train for 0 steps."""
+    spg = getattr(recipe, "steps_per_generation", None) or recipe.gradient_accumulation_steps
+    completions = recipe.per_device_train_batch_size * int(num_processes) * int(spg)
+    return -(-completions // recipe.num_generations)
+
+
+def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: int = 1) -> None:
+    """ValueError when n_problems cannot fill one optimizer step (GRPO would silently train
+    0 steps and save the start model as final/)."""
+    need = prompts_per_step(recipe, num_processes)
+    if n_problems < need:
+        raise ValueError(
+            f"recipe {recipe.name!r}: one step takes {need} training prompts "
+            f"(per_device_train_batch_size {recipe.per_device_train_batch_size} x "
+            f"{num_processes} process(es) x gradient_accumulation_steps "
+            f"{recipe.gradient_accumulation_steps} / num_generations {recipe.num_generations}) "
+            f"but there are {n_problems}: TRL would train 0 steps; use more problems or a "
+            "smaller batch")
+
+
 def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool = True) -> TrainResult:
     """Train (or resume, or skip when done); returns where the final checkpoint and metrics are."""
     from transformers.trainer_utils import get_last_checkpoint
@@ -342,6 +365,7 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     out.mkdir(parents=True, exist_ok=True)
     dataset = build_dataset(problems, recipe.domain, recipe.reasoning)
     args = grpo_config(recipe, out)
+    check_enough_problems(recipe, len(dataset), args.world_size)
     runner = SandboxRunner(workers=recipe.sandbox_workers,
                            batch_timeout_s=recipe.reward_batch_timeout_s)
     resources = reward_resources(recipe, runner, trainer_device=args.device)

@@ -26,8 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from recode_lib.training.grpo import (GRPORecipe, TrainResult, final_complete, load_recipe,
-                                      retire_stale_run, run_fingerprint, train)
+from recode_lib.training.grpo import (GRPORecipe, TrainResult, check_enough_problems,
+                                      final_complete, load_recipe, retire_stale_run,
+                                      run_fingerprint, train)
 
 # notebook parameter -> recipe field (recipe_overrides)
 NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max_steps",
@@ -43,44 +44,12 @@ LAUNCHERS = ("inprocess", "accelerate", "dryrun")
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
 
 
-def replace_fields(recipe: GRPORecipe, **fields) -> GRPORecipe:
-    """A copy of the recipe with some fields changed."""
-    if hasattr(recipe, "replace"):
-        return recipe.replace(**fields)
-    return dataclasses.replace(recipe, **fields)
-
-
 def check_grpo_config(recipe: GRPORecipe, output_dir):
     """The GRPOConfig the GPU run gets, built on CPU: every recipe field as set (vLLM keys
     included), only use_cpu/bf16 made CPU-safe (bf16 needs a GPU when TRL checks it)."""
     from recode_lib.training.grpo import grpo_config
 
-    return grpo_config(replace_fields(recipe, use_cpu=True, bf16=False), output_dir)
-
-
-def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
-    """Training prompts one generation batch takes: per_device_train_batch_size x processes x
-    steps_per_generation (default gradient_accumulation_steps) / num_generations. TRL's
-    sampler drops an incomplete batch, so fewer problems than this train for 0 steps."""
-    extra = getattr(recipe, "extra", None) or {}
-    spg = (extra.get("steps_per_generation") or getattr(recipe, "steps_per_generation", None)
-           or recipe.gradient_accumulation_steps)
-    completions = recipe.per_device_train_batch_size * int(num_processes) * int(spg)
-    return -(-completions // recipe.num_generations)
-
-
-def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: int = 1) -> None:
-    """ValueError when n_problems cannot fill one optimizer step (GRPO would silently train
-    0 steps and save the start model as final/)."""
-    need = prompts_per_step(recipe, num_processes)
-    if n_problems < need:
-        raise ValueError(
-            f"recipe {recipe.name!r}: one step takes {need} training prompts "
-            f"(per_device_train_batch_size {recipe.per_device_train_batch_size} x "
-            f"{num_processes} process(es) x gradient_accumulation_steps "
-            f"{recipe.gradient_accumulation_steps} / num_generations {recipe.num_generations}) "
-            f"but there are {n_problems}: TRL would train 0 steps; use more problems or a "
-            "smaller batch")
+    return grpo_config(recipe.replace(use_cpu=True, bf16=False), output_dir)
 
 
 def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
@@ -115,7 +84,7 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
                          gradient_accumulation_steps=recipe.gradient_accumulation_steps)
     if launcher == "dryrun":
         check_grpo_config(recipe, out)
-        recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
+        recipe = recipe.replace(**DRYRUN_CPU_FIELDS)
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
