@@ -82,6 +82,16 @@ class EvalSpec:
         """The sampling/scoring protocol (PROTOCOL_FIELDS): what a frontier point depends on."""
         return normalized_protocol({f: getattr(self, f) for f in PROTOCOL_FIELDS})
 
+    def with_protocol(self, recorded: Mapping) -> "EvalSpec":
+        """This spec with the protocol fields (PROTOCOL_FIELDS) taken from `recorded` (an
+        EvalSpec.to_dict() or protocol() dict): sample exactly as a recorded evaluation did,
+        keeping this spec's n, seed, k, backend and execution settings. Raises naming the
+        protocol fields `recorded` lacks."""
+        missing = [f for f in PROTOCOL_FIELDS if f not in recorded]
+        if missing:
+            raise ValueError(f"the recorded evaluation spec lacks {missing}; got {sorted(recorded)}")
+        return self.replace(**{f: recorded[f] for f in PROTOCOL_FIELDS})
+
     def fingerprint(self) -> str:
         """A short stable hash of protocol(): equal fingerprints = points sampled the same way."""
         return protocol_fingerprint(self.protocol())
