@@ -266,3 +266,22 @@ def test_vllm_engine_updated_in_place_matches_merged_checkpoint(ends, tmp_path):
     live.close()
     ref = VLLMGenerator(str(merged[1.5]), enforce_eager=True, gpu_memory_utilization=0.3)
     assert got == ref.generate(prompts, sampling)[0][0].text
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_interpolate_matches_the_merge_formula_for_every_float_dtype(dtype):
+    g = torch.Generator().manual_seed(0)
+    lo = torch.randn(3, L.CHUNK // 2 + 7, generator=g).to(dtype)      # spans two chunks
+    hi = torch.randn(3, L.CHUNK // 2 + 7, generator=g).to(dtype)
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    for a in (-2.5, 0.3, 3.5):
+        want = (lo.to(work) + a * (hi.to(work) - lo.to(work))).to(dtype)
+        assert torch.equal(L.interpolate(lo, hi, a), want)
+        wide = torch.empty(lo.shape, dtype=torch.float64)
+        L.interpolate_into(lo, hi, a, wide)                    # rounded to dtype, then widened
+        assert torch.equal(wide, want.to(torch.float64))
+        strided = torch.empty(lo.shape[::-1], dtype=dtype).t()  # non-contiguous destination
+        L.interpolate_into(lo, hi, a, strided)
+        assert torch.equal(strided, want)
+    ints = torch.arange(5)
+    assert L.interpolate(ints, ints + 1, 0.5) is ints

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -58,15 +59,70 @@ class LiveWeightsError(ValueError):
 def interpolate(low, high, alpha: float):
     """theta_alpha for one tensor pair: float math in float32 (float64 stays), source dtype out;
     non-float tensors are `low`. Bit-equal to what merge_grid writes."""
-    import torch
-
     if not low.is_floating_point():
         return low
+    out = low.new_empty(low.shape)
+    interpolate_into(low, high, alpha, out)
+    return out
+
+
+CHUNK = 1 << 18          # elements per chunk: cache-sized float32 scratch, reused (no big allocations)
+# torch threads for the arithmetic on CPU. One, as merge.py: on cache-sized chunks a second thread
+# gains little, and when the cores are shared it costs a lot (measured on 2 busy cores: 1.2 s per
+# alpha for SmolLM2-135M with 1 thread, 15-19 s with 2).
+COMPUTE_THREADS = 1
+
+
+@contextmanager
+def compute_threads(device=None):
+    """torch's intra-op threads set to COMPUTE_THREADS for CPU arithmetic, restored after."""
+    import torch
+
+    if device is not None and torch.device(device).type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(COMPUTE_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def interpolate_into(low, high, alpha: float, dest, scratch: dict | None = None) -> None:
+    """Write theta_alpha of one float tensor pair into `dest` (any float dtype, same shape):
+    computed chunk by chunk in float32 scratch buffers (float64 for float64 sources), rounded
+    to the source dtype first, so `dest` holds exactly what merge_grid writes (then cast to
+    dest's dtype, e.g. float32 params of a model loaded in float32)."""
+    import torch
+
     work = torch.float64 if low.dtype == torch.float64 else torch.float32
-    lo = low.to(work)
-    out = torch.mul(high.to(work) - lo, float(alpha))
-    out.add_(lo)
-    return out.to(low.dtype)
+    if not (low.is_contiguous() and high.is_contiguous() and dest.is_contiguous()):
+        lo = low.to(work)
+        full = torch.mul(high.to(work) - lo, float(alpha)).add_(lo)
+        dest.copy_(full.to(low.dtype))
+        return
+    lo_f, hi_f, de_f = low.view(-1), high.view(-1), dest.view(-1)
+    scratch = {} if scratch is None else scratch
+    key = (work, low.dtype, low.device)
+    if key not in scratch:
+        scratch[key] = (torch.empty(CHUNK, dtype=work, device=low.device),
+                        torch.empty(CHUNK, dtype=work, device=low.device),
+                        torch.empty(CHUNK, dtype=low.dtype, device=low.device))
+    l32, d32, rounded = scratch[key]
+    for start in range(0, lo_f.numel(), CHUNK):
+        n = min(CHUNK, lo_f.numel() - start)
+        a, d = l32[:n], d32[:n]
+        a.copy_(lo_f[start:start + n])
+        d.copy_(hi_f[start:start + n])
+        d.sub_(a)
+        d.mul_(float(alpha))
+        d.add_(a)
+        if de_f.dtype == low.dtype or low.dtype == work:
+            de_f[start:start + n].copy_(d)
+        else:                                  # round to the source dtype, then widen
+            rounded[:n].copy_(d)
+            de_f[start:start + n].copy_(rounded[:n])
 
 
 def endpoint_stamp(low, high) -> str:
@@ -115,11 +171,32 @@ class EndpointPair:
         """(name, theta_alpha tensor) in checkpoint order, computed one tensor at a time (on
         `device` when given: endpoints stay where they are, each pair is moved, computed, and
         the result kept there)."""
+        scratch: dict = {}
         for k in self.names:
             lo, hi = self.low_t[k], self.high_t[k]
             if device is not None:
                 lo, hi = lo.to(device, non_blocking=True), hi.to(device, non_blocking=True)
-            yield k, interpolate(lo, hi, alpha)
+            if not lo.is_floating_point():
+                yield k, lo
+                continue
+            out = lo.new_empty(lo.shape)
+            with compute_threads(lo.device):
+                interpolate_into(lo, hi, alpha, out, scratch)
+            yield k, out
+
+    def assign(self, alpha: float, dest: dict) -> None:
+        """Write theta_alpha into the tensors of `dest` (name -> tensor, e.g. a model's
+        state_dict) in place, chunk by chunk: no tensor-sized temporaries."""
+        scratch: dict = {}
+        for k in self.names:
+            lo, hi = self.low_t[k], self.high_t[k]
+            if lo.is_floating_point():
+                if dest[k].device != lo.device:
+                    lo, hi = lo.to(dest[k].device), hi.to(dest[k].device)
+                with compute_threads(lo.device):
+                    interpolate_into(lo, hi, alpha, dest[k], scratch)
+            else:
+                dest[k].copy_(lo)
 
     def metadata(self) -> list[tuple[str, str, list[int]]]:
         """(name, vLLM dtype name, shape) per tensor, in the order theta() yields them: what
@@ -165,10 +242,8 @@ class HFModelSink:
 
         if not self._checked:
             self.check(pair)
-        state = self.model.state_dict()
         with torch.no_grad():
-            for k, t in pair.theta(alpha):
-                state[k].copy_(t)
+            pair.assign(alpha, self.model.state_dict())
 
 
 # -- vLLM offline engine ---------------------------------------------------------------------
@@ -241,4 +316,4 @@ def server_client(base_url: str):
 
 __all__ = ["EndpointPair", "HFModelSink", "LiveWeightsError", "MergeError", "VLLMEngineSink",
            "VLLMServerSink", "alpha_model_id", "allow_worker_functions", "endpoint_stamp",
-           "interpolate", "load_alpha_on_worker", "server_client"]
+           "interpolate", "interpolate_into", "load_alpha_on_worker", "server_client"]
