@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from recode_lib.evaluation.spec import EvalSpec
-from recode_lib.pipeline import load_profile, notebooks_dir, parse_list, resolve_parameters
+from recode_lib.pipeline import (declared_parameters, load_profile, notebooks_dir, parse_list,
+                                 resolve_parameters)
 from recode_lib.weights import endpoints as EP
 from recode_lib.weights.merge import parse_alphas
 
@@ -16,8 +17,14 @@ NB07 = notebooks_dir() / "07_weight_averaging.ipynb"
 NB06 = notebooks_dir() / "06_strictness_sweep.ipynb"
 
 
+def _params(notebook, profile: str) -> dict:
+    """What papermill would run the notebook with: its defaults, then the profile's values."""
+    return {**declared_parameters(notebook),
+            **resolve_parameters(notebook, profile, load_profile(profile))}
+
+
 def _grid(profile: str) -> list[float]:
-    params = resolve_parameters(NB07, profile, load_profile(profile))
+    params = _params(NB07, profile)
     return sorted(parse_alphas([params["ALPHAS"]]))
 
 
@@ -35,18 +42,18 @@ def test_smoke_grid_is_small_but_still_reaches_beyond_two_on_each_side():
 
 def test_saved_alphas_are_grid_points_in_every_profile():
     for profile in ("smoke", "paper"):
-        params = resolve_parameters(NB07, profile, load_profile(profile))
+        params = _params(NB07, profile)
         saved = parse_alphas([params["SAVE_ALPHAS"]]) if params.get("SAVE_ALPHAS") else []
         assert set(saved) <= set(_grid(profile)), profile
 
 
 def test_paper_06_and_07_use_one_sampling_protocol():
-    p06 = resolve_parameters(NB06, "paper", load_profile("paper"))
-    p07 = resolve_parameters(NB07, "paper", load_profile("paper"))
+    p06 = _params(NB06, "paper")
+    p07 = _params(NB07, "paper")
     s06 = EvalSpec(temperature=p06["EVAL_TEMPERATURE"], top_p=p06["EVAL_TOP_P"],
                    max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"])
     s07 = EvalSpec(temperature=p07["TEMPERATURE"], top_p=p07["TOP_P"],
-                   max_new_tokens=p07["MAX_NEW_TOKENS"], reasoning=p07.get("REASONING", True))
+                   max_new_tokens=p07["MAX_NEW_TOKENS"], reasoning=p07["REASONING"])
     assert s06.fingerprint() == s07.fingerprint()
     assert p07["SPEC_FROM_SWEEP"] is True                     # and 07 takes 06's record anyway
     assert p06["EVAL_DIFFICULTY"] == p07["DIFFICULTY"] == "hard"
@@ -105,3 +112,13 @@ def test_07_takes_the_protocol_recorded_by_06(tmp_path):
     (tmp_path / "frontier.json").write_text(json.dumps({"rows": []}))
     with pytest.raises(EP.EndpointError, match="no recorded eval_spec.*SPEC_FROM_SWEEP"):
         EP.sweep_protocol_spec(mine, tmp_path)
+
+
+def test_smoke_06_and_07_use_one_sampling_protocol():
+    p06 = _params(NB06, "smoke")
+    p07 = _params(NB07, "smoke")
+    s06 = EvalSpec(temperature=p06["EVAL_TEMPERATURE"], top_p=p06["EVAL_TOP_P"],
+                   max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"])
+    s07 = EvalSpec(temperature=p07["TEMPERATURE"], top_p=p07["TOP_P"],
+                   max_new_tokens=p07["MAX_NEW_TOKENS"], reasoning=p07["REASONING"])
+    assert s06.fingerprint() == s07.fingerprint() and p07["SPEC_FROM_SWEEP"] is True

@@ -22,7 +22,8 @@ Sinks (what "load" means per engine):
   every vLLM worker (one per tensor-parallel rank) reads the endpoints once from disk (kept in
   its CPU memory), computes theta_alpha per tensor on its own device and calls
   `worker.model_runner.model.load_weights(...)` (vLLM's loader takes HF names and shards them),
-  then the prefix cache is reset. Only alpha crosses the RPC. A callable sent through
+  then the prefix cache is reset. Only alpha crosses the RPC. Host memory: each worker holds
+  both endpoints (2 x the checkpoint size per tensor-parallel rank) for the whole sweep. A callable sent through
   collective_rpc needs `VLLM_ALLOW_INSECURE_SERIALIZATION=1` in vLLM's multiprocess mode (set by
   `allow_worker_functions()` before the engine starts). Engines without `collective_rpc` get
   TRL's colocate path: `llm.llm_engine.model_executor.driver_worker.model_runner.model
