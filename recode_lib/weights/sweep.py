@@ -64,6 +64,7 @@ class LiveAlphaModel:
             self._pair = EndpointPair.load(self.low, self.high)
             self.seconds["load_endpoints"] += time.perf_counter() - t0
         t0 = time.perf_counter()
+        self.alpha = None                    # a push that fails midway leaves no alpha claimed
         self._sink.load(self._pair, alpha)
         self.seconds["push"][alpha] = time.perf_counter() - t0
         self.alpha = alpha
