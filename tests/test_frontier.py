@@ -123,3 +123,41 @@ def test_ensemble_raises_when_samples_are_too_few():
     counts = E.counts_by_alpha(SAMPLES)
     with pytest.raises(ValueError):
         E.problem_values(counts, [0.0], 5)
+
+
+def test_every_point_carries_its_spec_fingerprint_and_overlay_checks_them(tmp_path):
+    from recode_lib.evaluation.spec import EvalSpec
+
+    spec = EvalSpec(temperature=1.0, top_p=1.0, max_new_tokens=8192, n=4)
+    merged = F.write_frontier(tmp_path / "07", SAMPLES, spec=spec)
+    assert {r["spec_fingerprint"] for r in merged["rows"]} == {spec.fingerprint()}
+    assert merged["protocol"] == spec.protocol() and merged["eval_spec"]["n"] == 4
+    summ = {"k1": {"pass@1": 0.5, "outcomes": {o: 0.25 for o in F.OUTCOMES}, "n_problems": 2,
+                   "n_samples": 8, "tokens": {"mean": 5.0, "truncated_rate": 0.0}}}
+    sweep = F.write_sweep_frontier(tmp_path / "06", summ, {"k1": 1},
+                                   spec=spec.replace(n=8, seed=1, temperature=1))
+    assert F.check_overlay({"07": merged, "06": sweep}) == spec.fingerprint()
+    other = F.write_sweep_frontier(tmp_path / "06b", summ, {"k1": 1},
+                                   spec=spec.replace(temperature=0.8, max_new_tokens=4096))
+    with pytest.raises(F.FrontierError, match="sampled differently") as exc:
+        F.check_overlay({"07": merged, "06b": other})
+    assert "07" in str(exc.value) and "06b" in str(exc.value)
+    assert "'temperature': (1.0, 0.8)" in str(exc.value)
+    mixed = {"rows": merged["rows"][:1] + other["rows"]}
+    with pytest.raises(F.FrontierError, match="mixes points"):
+        F.check_overlay({"mixed": mixed})
+
+
+def test_spec_fingerprint_is_the_sampling_protocol_only():
+    from recode_lib.evaluation.spec import EvalSpec
+
+    base = EvalSpec(temperature=1, max_new_tokens=64)
+    same = base.replace(temperature=1.0, n=8, seed=5, backend="vllm", batch_size=3, workers=4,
+                        k=(1, 2))
+    assert base.fingerprint() == same.fingerprint()
+    for change in ({"temperature": 0.8}, {"top_p": 0.95}, {"max_new_tokens": 32},
+                   {"reasoning": False}, {"early_stop": True}):
+        assert base.replace(**change).fingerprint() != base.fingerprint(), change
+    assert EvalSpec.from_dict(base.to_dict(), n=3) == base.replace(n=3)
+    with pytest.raises(ValueError, match="no field"):
+        EvalSpec.from_dict(base.to_dict(), temprature=1.0)

@@ -9,6 +9,7 @@ import pytest
 from recode_lib.analysis import ensemble as E
 from recode_lib.analysis import frontier as F
 from recode_lib.analysis import plots
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
 
 
@@ -20,15 +21,19 @@ def _samples():
                 for i in range(4) for j in range(4)] for a, o in outs.items()}
 
 
+SPEC = EvalSpec(temperature=1.0, max_new_tokens=64, n=4)
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
     samples = _samples()
-    F.write_frontier(root / "07", samples)
+    F.write_frontier(root / "07", samples, spec=SPEC)
     E.write_ensemble(root / "08", E.counts_by_alpha(samples), ks=(1, 2, 4), n_boot=50)
     write_json_atomic(root / "06" / "frontier.json", {"rows": [
         {"run": "R_1", "correctness_failure": 0.1, "optimization_failure": 0.6},
-        {"run": "R_inf", "correctness_failure": 0.5, "optimization_failure": 0.1}]})
+        {"run": "R_inf", "correctness_failure": 0.5, "optimization_failure": 0.1}],
+        **F.spec_fields(SPEC.replace(n=2, seed=3, backend="vllm"))})   # same protocol
     for run, slope in (("gated", 0.1), ("additive", 0.2)):
         write_jsonl_atomic(root / "04" / run / "metrics.jsonl", [
             {"step": s, "reward": slope * s, "gated/out": 0.1 * s, "gated/proc": 0.05 * s,
@@ -54,6 +59,23 @@ def _check(paths, out, name):
 def test_frontier_figure(results, tmp_path):
     _check(plots.fig_frontier(results / "07" / "frontier.json", sweep=results / "06" /
                               "frontier.json", out_dir=tmp_path), tmp_path, "frontier")
+
+
+def test_frontier_refuses_points_sampled_differently(results, tmp_path):
+    other = tmp_path / "06.json"
+    sweep = json.loads((results / "06" / "frontier.json").read_text())
+    write_json_atomic(other, sweep | F.spec_fields(SPEC.replace(temperature=0.8,
+                                                                max_new_tokens=32)))
+    with pytest.raises(F.FrontierError) as exc:
+        plots.fig_frontier(results / "07" / "frontier.json", sweep=other, out_dir=tmp_path)
+    msg = str(exc.value)
+    assert SPEC.fingerprint() in msg and SPEC.replace(temperature=0.8, max_new_tokens=32
+                                                      ).fingerprint() in msg
+    assert "temperature" in msg and "max_new_tokens" in msg and "top_p" not in msg
+    assert not (tmp_path / "frontier.png").exists()
+    write_json_atomic(other, {"rows": sweep["rows"]})           # no fingerprint recorded
+    with pytest.raises(F.FrontierError, match="without a spec fingerprint"):
+        plots.fig_frontier(results / "07" / "frontier.json", sweep=other, out_dir=tmp_path)
 
 
 def test_outcome_classes_figure(results, tmp_path):
@@ -130,3 +152,15 @@ def test_repair_figure_and_nodata_without_repair_rows(tmp_path):
         fig_repair(tmp_path / "empty.json", out_dir=tmp_path)
     with pytest.raises(FileNotFoundError):
         fig_repair(tmp_path / "absent.json", out_dir=tmp_path)
+
+
+def test_rebuild_all_skips_an_overlay_of_differently_sampled_points_with_the_reason(tmp_path):
+    samples = _samples()
+    run = tmp_path / "run"
+    F.write_frontier(run / "07_weight_averaging", samples, spec=SPEC)
+    write_json_atomic(run / "06_strictness_sweep" / "frontier.json", {"rows": [
+        {"run": "k1", "correctness_failure": 0.2, "optimization_failure": 0.5}],
+        **F.spec_fields(SPEC.replace(temperature=0.8))})
+    built = plots.rebuild_all(run, out_dir=tmp_path / "figs")
+    assert "sampled differently" in built["skipped"]["frontier"]
+    assert {"sweep_frontier", "outcome_classes"} <= set(built["made"])

@@ -6,6 +6,7 @@
     fmt = format_error_rise(rows, threshold=2.0)
     write_frontier(RUN / "07_weight_averaging", samples)   # frontier.json + frontier.csv
     write_sweep_frontier(RUN / "06_strictness_sweep", summaries, strictness={"k1": 1, ...})
+    check_overlay({"07": front_payload, "06": sweep_payload})   # raises when sampled differently
 
 Input: the evaluation harness's per-sample jsonl records (recode_lib.evaluation.codegen, samples.jsonl)
 with at least problem_id, sample, outcome (and status, n_tokens when present), one file per
@@ -17,6 +18,10 @@ and the solved set; between neighbouring alphas: turnover of the solved sets
 Optionally restricted to a subset of problems (e.g. the hard ones). The strictness sweep's
 frontier (`write_sweep_frontier`: one row per run with its k, pass@1, the four outcome-class
 rates, tokens, from evaluation summaries) goes through the same writer, `save_frontier`.
+Every point carries the fingerprint of the evaluation spec that sampled it (`spec=`:
+recode_lib.evaluation.spec.EvalSpec.fingerprint; the payload also records `eval_spec`, its
+`protocol` and `spec_fingerprint`); `check_overlay` refuses to put points sampled differently on
+one frontier, naming both fingerprints and the fields that differ.
 Records with a missing field or an unknown outcome raise naming the file and record. Every
 alpha must cover the same problems (a partial evaluation raises rather than biasing a rate).
 It does not evaluate, merge or plot (recode_lib.evaluation, recode_lib.weights.merge,
@@ -144,25 +149,39 @@ def format_error_rise(rows: list[Mapping], threshold: float = 2.0) -> dict:
             "n_inside": len(inside), "n_outside": len(outside)}
 
 
+def spec_fields(spec) -> dict:
+    """What a frontier payload records about the spec that sampled its points (empty: None)."""
+    if spec is None:
+        return {}
+    return {"eval_spec": spec.to_dict(), "protocol": spec.protocol(),
+            "spec_fingerprint": spec.fingerprint()}
+
+
 def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], *,
                    problems: Iterable[str] | None = None, threshold: float = 2.0,
-                   extra: dict | None = None) -> dict:
+                   extra: dict | None = None, spec=None) -> dict:
     """Write out_dir/frontier.json (rows, turnover, solved sets, format-error rise) and
-    out_dir/frontier.csv (the rows); returns the json payload."""
+    out_dir/frontier.csv (the rows); returns the json payload. `spec`: the EvalSpec that
+    sampled every alpha (its fingerprint goes on every row)."""
     out_dir = Path(out_dir)
     problems = list(problems) if problems is not None else None
     rows = frontier_table(samples, problems)
+    if spec is not None:
+        rows = [r | {"spec_fingerprint": spec.fingerprint()} for r in rows]
     sel = _checked(samples, set(problems) if problems is not None else None)
     payload = {"rows": rows, "turnover": turnover_table(samples, problems),
                "solved": {repr(a): sorted(s) for a, s in per_alpha_solved(sel).items()},
                "format_error_rise": format_error_rise(rows, threshold),
-               "problems": problems, **(extra or {})}
+               "problems": problems, **spec_fields(spec), **(extra or {})}
     return save_frontier(out_dir, payload)
 
 
-def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict | None = None) -> dict:
+def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict | None = None,
+                         spec=None) -> dict:
     """summaries: run name -> recode_lib.evaluation.codegen summary; strictness: run name -> k
-    (an int, or "inf"). Writes out_dir/frontier.json and frontier.csv; returns the payload."""
+    (an int, or "inf"); spec: the EvalSpec every run was evaluated with (recorded, and its
+    fingerprint on every row). Writes out_dir/frontier.json and frontier.csv; returns the
+    payload."""
     if not summaries:
         raise ValueError("write_sweep_frontier: no runs")
     missing = sorted(set(summaries) - set(strictness))
@@ -172,9 +191,45 @@ def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict
     for row in summary_table(summaries, (1,)):
         row["k"] = str(strictness[row["run"]])
         row["solved"] = len(summaries[row["run"]].get("solved", []))
+        if spec is not None:
+            row["spec_fingerprint"] = spec.fingerprint()
         rows.append(row)
     rows.sort(key=lambda r: float("inf") if r["k"] == "inf" else float(r["k"]))
-    return save_frontier(out_dir, {"rows": rows, **(extra or {})})
+    return save_frontier(out_dir, {"rows": rows, **spec_fields(spec), **(extra or {})})
+
+
+def point_fingerprints(payload: Mapping) -> set:
+    """The spec fingerprints of a frontier payload's points (None for a point without one)."""
+    rows = payload.get("rows") or []
+    return {r.get("spec_fingerprint", payload.get("spec_fingerprint")) for r in rows}
+
+
+def check_overlay(frontiers: Mapping[str, Mapping]) -> str:
+    """The one spec fingerprint shared by every point of every named frontier payload; raises
+    FrontierError when points were sampled differently (naming both fingerprints, sources and
+    differing protocol fields) or carry no fingerprint (written before specs were recorded)."""
+    seen: dict[str, str] = {}
+    for name, payload in frontiers.items():
+        fps = point_fingerprints(payload)
+        if not fps or None in fps:
+            raise FrontierError(f"{name}: frontier points without a spec fingerprint (written "
+                                "before evaluation specs were recorded); re-run its evaluation "
+                                "so points sampled differently cannot be overlaid")
+        if len(fps) > 1:
+            raise FrontierError(f"{name}: one frontier mixes points sampled differently "
+                                f"(spec fingerprints {sorted(fps)})")
+        seen[name] = fps.pop()
+    if len(set(seen.values())) > 1:
+        (a, fa), (b, fb) = next(((x, y) for x, y in zip(seen.items(), list(seen.items())[1:])
+                                 if x[1] != y[1]))
+        pa, pb = frontiers[a].get("protocol") or {}, frontiers[b].get("protocol") or {}
+        diff = {f: (pa.get(f), pb.get(f)) for f in sorted(set(pa) | set(pb)) if pa.get(f) != pb.get(f)}
+        raise FrontierError(f"refusing to overlay frontier points sampled differently: {a} has "
+                            f"spec fingerprint {fa}, {b} has {fb}"
+                            + (f"; differing fields ({a}, {b}): {diff}" if diff else "")
+                            + ". Evaluate both with one EvalSpec (notebook 07 takes notebook "
+                            "06's recorded spec: SPEC_FROM_SWEEP)")
+    return next(iter(seen.values())) if seen else ""
 
 
 def save_frontier(out_dir: str | Path, payload: dict) -> dict:

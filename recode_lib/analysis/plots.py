@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import Mapping
 
+from recode_lib.analysis.frontier import FrontierError, check_overlay
 from recode_lib.evaluation.summary import OUTCOMES
 from recode_lib.paths import PROJECT_ROOT
 
@@ -88,11 +89,15 @@ def _rows(path, required=("correctness_failure", "optimization_failure")) -> lis
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
     """Correctness-efficiency frontier: optimization- vs correctness-failure rate, one point per
     merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run.
-    Either input may be None (the sweep alone before any merge exists)."""
+    Either input may be None (the sweep alone before any merge exists). Both given: their
+    points must carry one evaluation-spec fingerprint, else FrontierError names both
+    (recode_lib.analysis.frontier.check_overlay): points sampled differently are not overlaid."""
     import matplotlib.pyplot as plt
     set_style()
     if frontier is None and sweep is None:
         raise ValueError("fig_frontier: give a merged-alpha frontier and/or a sweep frontier")
+    if frontier is not None and sweep is not None:
+        check_overlay({str(frontier): _load(frontier), str(sweep): _load(sweep)})
     rows = sorted(_rows(frontier), key=lambda r: r["alpha"]) if frontier is not None else []
     fig, ax = plt.subplots(figsize=(4.2, 3.4))
     xs = [r["correctness_failure"] for r in rows]
@@ -359,7 +364,8 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     {"made": {figure: [pdf, png]}, "skipped": {figure: reason}}; a figure whose inputs are
     missing or empty is skipped with the reason, never an error. Figures, in order: eval_outcomes
     (05), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
-    (08), reward_curves (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09)."""
+    (08), reward_curves (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
+    whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
     run = Path(run_dir)
     sweep = run / "06_strictness_sweep" / "frontier.json"
     front = run / "07_weight_averaging" / "frontier.json"
@@ -392,6 +398,6 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
         else:
             try:
                 made[name] = [str(p) for p in build()]
-            except (FileNotFoundError, NoData) as exc:
+            except (FileNotFoundError, NoData, FrontierError) as exc:
                 skipped[name] = str(exc)
     return {"made": made, "skipped": skipped}

@@ -7,6 +7,9 @@
     summary, rows = spec.evaluate_with_samples(model, problems, out_dir)         # + this call's rows
     summary = spec.evaluate_math(model, problems, out_dir)                       # math domain
 
+    spec.fingerprint(), spec.protocol()      # what makes two evaluations comparable
+    EvalSpec.from_dict(recorded, backend="vllm", n=250)   # a recorded spec, execution changed
+
 `sampling()` is the SamplingConfig; `generator_kwargs()` maps the backend to its options (hf:
 batch_size; vllm: tensor_parallel_size; openai: base_url, concurrency). Every call goes through
 recode_lib.evaluation.codegen.evaluate or .math.evaluate_math, so every result folder has the
@@ -16,6 +19,8 @@ run/model-stamp guard. It adds no evaluation logic of its own.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -23,6 +28,10 @@ from typing import Mapping, Sequence
 from recode_lib.generation import SamplingConfig
 
 BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
+# The fields that decide how a point is sampled and scored. Two evaluations with equal values are
+# comparable points (they may differ in n, seed, backend and execution settings: those change
+# how many draws or how fast, not the distribution drawn from or how it is judged).
+PROTOCOL_FIELDS = ("temperature", "top_p", "max_new_tokens", "reasoning", "early_stop")
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,40 @@ class EvalSpec:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
+    def protocol(self) -> dict:
+        """The sampling/scoring protocol (PROTOCOL_FIELDS): what a frontier point depends on."""
+        return normalized_protocol({f: getattr(self, f) for f in PROTOCOL_FIELDS})
+
+    def with_protocol(self, recorded: Mapping) -> "EvalSpec":
+        """This spec with the protocol fields (PROTOCOL_FIELDS) taken from `recorded` (an
+        EvalSpec.to_dict() or protocol() dict): sample exactly as a recorded evaluation did,
+        keeping this spec's n, seed, k, backend and execution settings. Raises naming the
+        protocol fields `recorded` lacks."""
+        missing = [f for f in PROTOCOL_FIELDS if f not in recorded]
+        if missing:
+            raise ValueError(f"the recorded evaluation spec lacks {missing}; got {sorted(recorded)}")
+        return self.replace(**{f: recorded[f] for f in PROTOCOL_FIELDS})
+
+    def fingerprint(self) -> str:
+        """A short stable hash of protocol(): equal fingerprints = points sampled the same way."""
+        return protocol_fingerprint(self.protocol())
+
+    def to_dict(self) -> dict:
+        """Every field (JSON-ready), for recording the spec next to its results."""
+        d = dataclasses.asdict(self)
+        d["k"] = list(self.k)
+        return d
+
+    @classmethod
+    def from_dict(cls, recorded: Mapping, **overrides) -> "EvalSpec":
+        """A spec from to_dict() output (e.g. one notebook 06 recorded), with `overrides`
+        applied; unknown field names raise naming them."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted((set(recorded) | set(overrides)) - names)
+        if unknown:
+            raise ValueError(f"EvalSpec has no field(s) {unknown}; known: {sorted(names)}")
+        return cls(**{**dict(recorded), **overrides})
+
     def sampling(self) -> SamplingConfig:
         return SamplingConfig(temperature=self.temperature, top_p=self.top_p,
                               max_new_tokens=self.max_new_tokens, n=self.n, seed=self.seed)
@@ -108,6 +151,19 @@ class EvalSpec:
         return evaluate_math(str(model), problems, backend=self.backend, sampling=self.sampling(),
                              out_dir=out_dir, generator_kwargs=self.generator_kwargs(),
                              on_config_change=self.on_config_change)
+
+
+def normalized_protocol(protocol: Mapping) -> dict:
+    """PROTOCOL_FIELDS with canonical types (1 and 1.0 are the same temperature)."""
+    types = {"temperature": float, "top_p": float, "max_new_tokens": int, "reasoning": bool,
+             "early_stop": bool}
+    return {f: None if protocol.get(f) is None else types[f](protocol[f]) for f in PROTOCOL_FIELDS}
+
+
+def protocol_fingerprint(protocol: Mapping) -> str:
+    """The 12-hex fingerprint of a protocol dict (EvalSpec.protocol())."""
+    canon = json.dumps(normalized_protocol(protocol), sort_keys=True)
+    return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 
 def call_samples(out_dir: str | Path, problems: Sequence, n: int) -> list[dict]:

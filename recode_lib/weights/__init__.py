@@ -1,6 +1,9 @@
 """Weights: one-pass interpolation/extrapolation between two checkpoints, and what feeds it.
 
 Modules: merge (merge_grid: theta = alpha*high + (1-alpha)*low in float32, one checkpoint per
-alpha), safetensors_io (streaming sharded safetensors reads and writes), endpoints (choosing the
-low/high endpoints of a strictness sweep). The `recode merge` arguments live in recode_lib.cli.merge.
+alpha), live (theta_alpha computed in memory and pushed into a live transformers model, offline
+vLLM engine or `trl vllm-serve` server), sweep (sweep_alphas: evaluate every alpha with one live
+model, checkpoints only for the alphas asked for), safetensors_io (streaming sharded safetensors
+reads and writes), endpoints (choosing the low/high endpoints of a strictness sweep, its problems
+and its recorded evaluation spec). The `recode merge` arguments live in recode_lib.cli.merge.
 """

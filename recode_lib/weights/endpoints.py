@@ -19,7 +19,9 @@ origin so the merge/evaluate/frontier pipeline can run end to end. Each is writt
 choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for
 or when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not
 evaluated. sweep_eval_problems: the sweep's own held-out problems (its frontier.json), so the
-frontier along alpha is measured where the sweep was.
+frontier along alpha is measured where the sweep was, kept to one difficulty when asked (the
+paper measures on LiveCodeBench-hard). sweep_eval_spec: the evaluation spec the sweep recorded,
+so merged points are sampled exactly as the sweep's runs were.
 """
 
 from __future__ import annotations
@@ -170,10 +172,12 @@ def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluate
     return Endpoints("finetune", low, high, note)
 
 
-def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default_benchmark=None):
+def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default_benchmark=None,
+                        difficulty: str = ""):
     """(benchmark, problems) the sweep evaluated on (its frontier.json "eval_problems" and
-    "eval_benchmark"), the first `limit`; None when the sweep recorded none. Raises KeyError
-    naming ids the benchmark no longer has."""
+    "eval_benchmark"), only those of `difficulty` when given, then the first `limit`; None when
+    the sweep recorded none. Raises KeyError naming ids the benchmark no longer has, and
+    ValueError when no recorded problem has that difficulty."""
     from recode_lib.data import load_benchmark
 
     front = Path(sweep_dir) / "frontier.json"
@@ -187,4 +191,36 @@ def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default
     missing = [i for i in meta["eval_problems"] if i not in by_id]
     if missing:
         raise KeyError(f"{front}: eval_problems not in {bench}: {missing[:5]}")
-    return bench, [by_id[i] for i in meta["eval_problems"]][: limit or None]
+    problems = [by_id[i] for i in meta["eval_problems"]]
+    if difficulty:
+        kept = [p for p in problems if p.difficulty == difficulty]
+        if not kept:
+            have = sorted({str(p.difficulty) for p in problems})
+            raise ValueError(f"{front}: none of the sweep's {len(problems)} {bench} problems has "
+                             f"difficulty {difficulty!r} (they have {have}); evaluate the sweep "
+                             f"on {difficulty} problems (notebook 06 EVAL_DIFFICULTY) or clear "
+                             "DIFFICULTY")
+        problems = kept
+    return bench, problems[: limit or None]
+
+
+def sweep_eval_spec(sweep_dir: str | Path) -> dict | None:
+    """The EvalSpec fields (EvalSpec.to_dict) the sweep's runs were evaluated with, from its
+    frontier.json "eval_spec"; None when it recorded none."""
+    front = Path(sweep_dir) / "frontier.json"
+    if not front.is_file():
+        return None
+    return json.loads(front.read_text()).get("eval_spec")
+
+
+def sweep_protocol_spec(spec, sweep_dir: str | Path):
+    """`spec` (an EvalSpec) sampling exactly as the sweep's evaluation did: its protocol fields
+    (temperature, top_p, max_new_tokens, reasoning, early_stop) from the sweep's recorded spec,
+    everything else (n, k, seed, backend, execution) kept. Raises EndpointError when the sweep
+    recorded no spec (re-run notebook 06's evaluation)."""
+    recorded = sweep_eval_spec(sweep_dir)
+    if recorded is None:
+        raise EndpointError(f"{Path(sweep_dir) / 'frontier.json'}: no recorded eval_spec (written "
+                            "before specs were recorded); re-run notebook 06's evaluation, or set "
+                            "SPEC_FROM_SWEEP = False to sample with notebook 07's own parameters")
+    return spec.with_protocol(recorded)

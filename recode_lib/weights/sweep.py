@@ -1,0 +1,170 @@
+"""The alpha sweep without a checkpoint per alpha: one live model, theta_alpha swapped in place.
+
+    res = sweep_alphas(low, high, [-2.5, -1, 0, 0.5, 1, 2, 3.5], problems, spec,
+                       OUT / "eval", benchmark="livecodebench", save_alphas=[0.5],
+                       save_dir=OUT / "merged")
+    res.summaries[0.5]["pass@1"], res.saved[0.5], res.seconds
+
+For each alpha (sorted), theta_alpha = alpha*theta_high + (1-alpha)*theta_low is computed in
+memory (recode_lib.weights.live, the same float32 arithmetic as merge.py) and loaded into ONE
+live model, which the evaluation harness then generates with (EvalSpec.evaluate with a reused
+generator): backend "hf" a transformers model (load_state_dict-style copy), "vllm" the offline
+engine updated in place, "openai" a `trl vllm-serve` server (generation through its
+OpenAI-compatible /v1, weights through TRL's VLLMClient; pass `server=` or it is built from
+spec.base_url). Cost: one model load + the two endpoints read once + per alpha one weight push
+and one evaluation (benchmarks/bench_alpha_sweep.py measures it against writing K checkpoints).
+
+Results land in out_root/alpha_<A>/ (the layout recode_lib.analysis.frontier.load_alpha_samples
+reads), each under the model name `alpha_model_id(low, high, alpha)`, which carries a stamp of
+both endpoint folders: a re-run resumes from the cached samples, and a retrained endpoint starts
+clean. Weights are pushed only when something must be generated, and the model is loaded only
+then (a fully cached re-run loads nothing). Checkpoints are written only for `save_alphas`
+(merge_grid, the `recode merge` contract). It does not choose endpoints or draw anything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from recode_lib.generation.base import Generator
+from recode_lib.weights.live import (EndpointPair, HFModelSink, VLLMEngineSink, VLLMServerSink,
+                                     alpha_model_id, allow_worker_functions, server_client)
+from recode_lib.weights.merge import MergeConfig, alpha_dirname, merge_grid
+
+
+class LiveAlphaModel:
+    """A generator and a sink built on first use by `build() -> (generator, sink)`; `set(alpha)`
+    pushes theta_alpha unless the model already holds it. Endpoints are read on first push."""
+
+    def __init__(self, low, high, build: Callable[[], tuple]):
+        self.low, self.high = Path(low), Path(high)
+        self._build = build
+        self._gen = self._sink = self._pair = None
+        self.alpha: float | None = None
+        self.seconds = {"load_model": 0.0, "load_endpoints": 0.0, "push": {}}
+
+    @property
+    def generator(self) -> Generator:
+        if self._gen is None:
+            t0 = time.perf_counter()
+            self._gen, self._sink = self._build()
+            self.seconds["load_model"] += time.perf_counter() - t0
+        return self._gen
+
+    def set(self, alpha: float) -> None:
+        alpha = float(alpha)
+        if self.alpha == alpha:
+            return
+        self.generator                                  # noqa: B018 (builds the sink too)
+        if self._pair is None:
+            t0 = time.perf_counter()
+            self._pair = EndpointPair.load(self.low, self.high)
+            self.seconds["load_endpoints"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        self.alpha = None                    # a push that fails midway leaves no alpha claimed
+        self._sink.load(self._pair, alpha)
+        self.seconds["push"][alpha] = time.perf_counter() - t0
+        self.alpha = alpha
+
+    def close(self) -> None:
+        if self._gen is not None:
+            self._gen.close()
+        self._gen = self._sink = self._pair = None
+        self.alpha = None
+
+
+class AlphaGenerator(Generator):
+    """The live model seen at one alpha: theta_alpha is pushed just before generating."""
+
+    def __init__(self, live: LiveAlphaModel, alpha: float, model: str, backend: str):
+        self.live, self.alpha, self.model, self.backend = live, float(alpha), model, backend
+
+    def generate_samples(self, requests, sampling, callback=None, progress=False):
+        self.live.set(self.alpha)
+        return self.live.generator.generate_samples(requests, sampling, callback=callback,
+                                                    progress=progress)
+
+
+def live_model(low, high, spec, *, server=None, served_model: str | None = None,
+               device: str = "cpu") -> LiveAlphaModel:
+    """The live model for spec.backend, started from `low` (its config and tokenizer)."""
+    low, high = Path(low), Path(high)
+
+    def build():
+        if spec.backend == "hf":
+            from recode_lib.generation.hf import HFGenerator
+            from recode_lib.models import load_model
+
+            net, tok = load_model(str(low), device=device)
+            gen = HFGenerator(str(low), batch_size=spec.batch_size, device=device,
+                              model_obj=net, tokenizer=tok)
+            return gen, HFModelSink(net)
+        if spec.backend == "vllm":
+            from recode_lib.generation.vllm_backend import VLLMGenerator
+
+            allow_worker_functions()
+            gen = VLLMGenerator(str(low), tensor_parallel_size=spec.tensor_parallel_size)
+            return gen, VLLMEngineSink(gen.engine())
+        from recode_lib.generation.openai_backend import OpenAIGenerator
+
+        gen = OpenAIGenerator(served_model or str(low), base_url=spec.base_url,
+                              concurrency=spec.concurrency)
+        return gen, VLLMServerSink(server if server is not None else server_client(spec.base_url))
+
+    return LiveAlphaModel(low, high, build)
+
+
+@dataclass
+class SweepResult:
+    summaries: dict                      # alpha -> evaluation summary
+    saved: dict = field(default_factory=dict)     # alpha -> checkpoint folder (save_alphas)
+    seconds: dict = field(default_factory=dict)   # load_model, load_endpoints, push{}, evaluate{}, save
+    model_ids: dict = field(default_factory=dict)  # alpha -> the model name it was evaluated under
+
+
+def sweep_alphas(low, high, alphas: Sequence[float], problems, spec, out_root, *,
+                 benchmark: str | None = None, save_alphas: Sequence[float] = (),
+                 save_dir=None, live: LiveAlphaModel | None = None, server=None,
+                 served_model: str | None = None, log=print) -> SweepResult:
+    """Evaluate theta_alpha for every alpha with one live model (see the module docstring);
+    write checkpoints only for `save_alphas` (into save_dir, default out_root/../merged)."""
+    alphas = sorted({float(a) for a in alphas})
+    if not alphas:
+        raise ValueError("sweep_alphas: no alphas")
+    extra = sorted({float(a) for a in save_alphas} - set(alphas))
+    if extra:
+        raise ValueError(f"sweep_alphas: save_alphas {extra} are not in the grid {alphas}")
+    own = live is None
+    live = live or live_model(low, high, spec, server=server, served_model=served_model)
+    out_root = Path(out_root)
+    res = SweepResult({}, seconds={"evaluate": {}})
+    try:
+        for a in alphas:
+            mid = alpha_model_id(low, high, a)
+            gen = AlphaGenerator(live, a, mid, spec.backend)
+            t0 = time.perf_counter()
+            res.summaries[a] = spec.evaluate(mid, problems, out_root / alpha_dirname(a),
+                                             benchmark=benchmark, generator=gen)
+            res.seconds["evaluate"][a] = time.perf_counter() - t0
+            res.model_ids[a] = mid
+            if log:
+                s = res.summaries[a]
+                log(f"alpha {a:+g}: pass@1 {s.get('pass@1', float('nan')):.3f} "
+                    f"({res.seconds['evaluate'][a]:.1f} s, push "
+                    f"{live.seconds['push'].get(a, 0.0):.2f} s)")
+    finally:
+        res.seconds.update(load_model=live.seconds["load_model"],
+                           load_endpoints=live.seconds["load_endpoints"],
+                           push=dict(live.seconds["push"]))
+        if own:
+            live.close()
+    if save_alphas:
+        t0 = time.perf_counter()
+        folder = Path(save_dir) if save_dir is not None else out_root.parent / "merged"
+        res.saved = merge_grid(MergeConfig(str(low), str(high), tuple(sorted(set(save_alphas))),
+                                           str(folder), progress=False))
+        res.seconds["save"] = time.perf_counter() - t0
+    return res
