@@ -161,6 +161,12 @@ def _check_09(h):
 def _check_10(h):
     assert set(h["pass@1"]) == {"start", *h["variants"]} and h["n_eval"] == 2
     assert all(_rate(v) for v in list(h["pass@1"].values()) + list(h["format_rate"].values()))
+    assert h["train_set"] == "math_synth" and h["eval_benchmark"] == "aime24"
+    assert h["n_samples"] == 2 and set(h["avg@2"]) == set(h["pass@2"]) == set(h["pass@1"])
+    assert all(lo <= h["pass@1"][m] <= hi for m, (lo, hi) in h["pass@1_ci"].items())
+    assert not set(h["train_ids"]) & set(h["eval_ids"])
+    assert all(i.startswith("math_synth/") for i in h["train_ids"])
+    assert all(i.startswith("aime24/") for i in h["eval_ids"])
 
 
 def _check_99(h):
