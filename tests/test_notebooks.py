@@ -109,6 +109,10 @@ def _check_02(h):
     assert h["untrained"] == (h["n_train_used"] == 0) and h["n_train_used"] <= h["n_train"]
     assert (h["accuracy"] is None) == (h["n_eval"] == 0)
     assert h["accuracy"] is None or _rate(h["accuracy"])
+    if h["accuracy"] is not None:          # the tiny profile runs the generator ablation
+        ab = h["ablation"]                 # both RMs on the same held-out pairs
+        assert set(ab) == {"single", "cross", "n"}
+        assert ab["n"] == 0 or (_rate(ab["single"]) and _rate(ab["cross"]))
 
 
 def _check_03(h):
@@ -116,6 +120,11 @@ def _check_03(h):
     assert 0 <= h["n_seeded"] <= h["n_pairs"]
     assert all(_rate(a) for a in h["accuracy"].values())
     assert (h["n_pairs"] > 0) == ("longer_trace" in h["accuracy"])
+    # a batch run adjudicates nothing: its benchmark is labelled unverified
+    assert h["verified"] is False and h["n_human_verified"] == 0
+    assert h["benchmark_file"].endswith("-unverified.jsonl")
+    assert h["accuracy_by_verification"]["lcb_rb_human_verified"] == {}
+    assert set(h["accuracy_by_verification"]["lcb_rb_consistency_only"]) == set(h["accuracy"])
 
 
 def _check_04(h):
