@@ -14,12 +14,13 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env reproduce test test-notebooks test-slow figures lint strip model lab clean help
+.PHONY: env reproduce test test-notebooks test-browser test-slow figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|paper]  run every notebook in order (papermill) into runs/<profile>/"
 	@echo "make test                             run the CPU test suite (without the notebook run)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
+	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
 	@echo "make figures                          rebuild figures/ from result files (notebook 99)"
 	@echo "make env | model | lab | lint | strip | clean"
@@ -50,6 +51,9 @@ test: $(ENV_DEP)
 
 test-notebooks: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks $(ARGS)
+
+test-browser: $(ENV_DEP)
+	$(PYTHON) -m pytest -m browser $(ARGS)
 
 test-slow: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "slow or not slow" $(ARGS)
