@@ -206,7 +206,7 @@ def preference_outcome(score_better, score_worse) -> int:
 def preference_from_vote(vote) -> int:
     """The same rule for a pairwise vote (1.0: better preferred, 0.0: worse, TIE or None:
     undecided): 1 only for a decided vote for the better side."""
-    return int(vote is not None and vote != TIE and vote == 1.0)
+    return int(vote == 1.0)
 
 
 def is_tie(score_better, score_worse) -> bool:
