@@ -158,3 +158,14 @@ def test_math_summary_reports_avg_at_n_and_pass_at_k_with_intervals():
         math_summary(rows, ks=(8,))
     with pytest.raises(ValueError, match="different sample counts"):
         math_summary(rows[:-1])
+
+
+@pytest.mark.parametrize("name", ["math_smoke", "math_paper"])
+def test_math_recipes_train_on_a_math_training_set_not_on_aime(name):
+    """`recode grpo --recipe math_*` loads the recipe's `benchmark` as its training problems."""
+    from recode_lib.data import list_benchmarks
+    from recode_lib.training.grpo import load_recipe
+
+    r = load_recipe(name)
+    assert r.domain == "math" and r.benchmark in list_benchmarks()
+    assert r.benchmark in ("math_synth", "math_train") and "aime" not in r.benchmark
