@@ -14,13 +14,14 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env reproduce test test-notebooks test-dryrun test-slow gpu-check figures lint strip model lab clean help
+.PHONY: env reproduce test test-notebooks test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|paper]  run every notebook in order (papermill) into runs/<profile>/"
 	@echo "make test                             run the CPU test suite (without the notebook run)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
 	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
+	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
 	@echo "make gpu-check                        first thing on a GPU machine: a timed table of GPU steps (<10 min)"
 	@echo "make figures                          rebuild figures/ from result files (notebook 99)"
@@ -59,6 +60,8 @@ test-dryrun: $(ENV_DEP)
 gpu-check: $(ENV_DEP)
 	$(PYTHON) -m recode_lib model prepare smollm2
 	$(PYTHON) -m recode_lib.gpu_check $(ARGS)
+test-browser: $(ENV_DEP)
+	$(PYTHON) -m pytest -m browser $(ARGS)
 
 test-slow: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "slow or not slow" $(ARGS)

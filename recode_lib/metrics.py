@@ -6,6 +6,8 @@
     ensemble_pass_at_k([(50, 0), (50, 2)], budget=20)   # pool of 2 checkpoints, 10 draws each
     ensemble_pass_at_k_mean({"ck_a": counts_a, "ck_b": counts_b}, budget=20)
     bootstrap_ci(per_problem_values, n_boot=2000, seed=0)  # (mean, low, high) over problems
+    pass_at_k_ci({"p1": (16, 3), ...}, k=8)        # (pass@8, low, high): bootstrap over problems
+    preference_outcome(score_better, score_worse)  # 1 iff the better side scores strictly higher
     solved_sets({"ck_a": counts_a, ...}); turnover(set_a, set_b); unique_solves(sets)
 
 pass@k = 1 - C(n-c, k) / C(n, k), computed as the product 1 - prod_{i=n-c+1..n} (1 - k/i), which
@@ -18,6 +20,16 @@ Ensemble pass@k: a budget of B samples per problem is split over the m checkpoin
 allocation); checkpoint j draws b_j of its n_j samples without replacement, independently of the
 others. P(at least one correct) = 1 - prod_j C(n_j - c_j, b_j) / C(n_j, b_j)
 = 1 - prod_j (1 - pass@b_j(n_j, c_j)). With one checkpoint it is plain pass@B.
+Confidence intervals (bootstrap_ci, pass_at_k_ci) are percentile bootstrap intervals over
+problems: problems are resampled with replacement and each resample's mean of the per-problem
+values (pass@k, or the fraction of correct samples for avg@n) is taken; seeded. They capture the
+variation from which problems were drawn, which dominates on small sets such as AIME's 30.
+
+Preference accuracy (reward models and judges on chosen/rejected pairs, ReCode's LCB-RB metric:
+"how often a reward model scores the better trace higher"): a pair counts 1 iff the better trace
+gets a strictly higher score; a tie (equal scores, no score, a judge that could not decide)
+counts 0 and is reported separately as a tie. preference_outcome is that rule, used by every
+method (RM, pointwise and pairwise judges, the length baseline).
 This module does no execution and no I/O.
 """
 
@@ -161,6 +173,45 @@ def bootstrap_ci(values: Sequence[float], *, stat: Callable = np.mean, n_boot: i
     boots = np.array([stat(arr[row]) for row in idx])
     lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2])
     return float(stat(arr)), float(lo), float(hi)
+
+
+def pass_at_k_ci(per_problem_counts: Mapping[str, tuple[int, int]], k: int, *,
+                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
+                 ) -> tuple[float, float, float]:
+    """(mean pass@k over problems, low, high): percentile bootstrap over problems of the
+    per-problem unbiased pass@k. With k = 1 this is avg@n (the mean fraction of correct samples)
+    and its interval. Raises naming a problem with n < k."""
+    if not per_problem_counts:
+        raise ValueError("pass_at_k_ci: no problems")
+    vals = []
+    for pid, value in per_problem_counts.items():
+        n, c = _as_nc(value, f"problem {pid!r}")
+        if n < k:
+            raise ValueError(f"problem {pid!r}: pass@{k} is undefined with n={n} < k={k}")
+        vals.append(pass_at_k(n, c, k))
+    return bootstrap_ci(vals, n_boot=n_boot, alpha=alpha, seed=seed)
+
+
+TIE = 0.5
+
+
+def preference_outcome(score_better, score_worse) -> int:
+    """1 iff the better side's score is strictly higher, else 0 (a tie or a missing score:
+    "how often a reward model scores the better trace higher", ReCode's LCB-RB metric)."""
+    if score_better is None or score_worse is None:
+        return 0
+    return int(score_better > score_worse)
+
+
+def preference_from_vote(vote) -> int:
+    """The same rule for a pairwise vote (1.0: better preferred, 0.0: worse, TIE or None:
+    undecided): 1 only for a decided vote for the better side."""
+    return int(vote == 1.0)
+
+
+def is_tie(score_better, score_worse) -> bool:
+    """A pair a method did not order: equal scores or a missing one."""
+    return score_better is None or score_worse is None or score_better == score_worse
 
 
 def solved_sets(per_checkpoint: Mapping[str, Mapping[str, tuple[int, int]]]

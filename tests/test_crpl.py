@@ -7,7 +7,7 @@ import pytest
 from crpl_helpers import CODE, REASONING, ScriptedGenerator, trace
 from recode_lib.process_reward.crpl import CRPLConfig, GeneratorSpec, check_rewrite, synthesis_report, \
     synthesize_rewrites
-from recode_lib.process_reward.pairs import PAIR_TYPES, build_pairs, split_problems
+from recode_lib.process_reward.pairs import PAIR_TYPES, build_pairs, heldout_pairs, split_problems
 from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, rewrite_messages, rule_rewrite
 from recode_lib.prompts import format_response
 
@@ -148,6 +148,27 @@ def test_single_vs_cross_generator_ablation():
     assert gens - {None} == {"g1", "g2"}
     with pytest.raises(ValueError, match="no rewrites"):
         build_pairs(traces, rws, mode="single", generator="nope")
+
+
+def test_the_ablation_held_out_set_is_trained_on_by_neither_rm():
+    traces = [trace(f"p/{i}#s0", f"p/{i}") for i in range(6)]
+    rws = _rewrites_for(traces, "g1") + _rewrites_for(traces, "g2")
+    single, _ = build_pairs(traces, rws, mode="single", generator="g1", val_fraction=0.34, seed=2)
+    cross, _ = build_pairs(traces, rws, mode="cross", val_fraction=0.34, seed=2)
+    held, rep = heldout_pairs({"single": single, "cross": cross})
+    trained = {p["problem_id"] for p in single + cross if p["split"] == "train"}
+    assert held and not {p["problem_id"] for p in held} & trained
+    assert rep["problems"] == 2 and rep["pairs"] == len(held)
+    # every val pair of either set is in the held-out set, each (prompt, chosen, rejected) once
+    keys = {(p["prompt"], p["chosen"], p["rejected"]) for p in held}
+    assert len(keys) == len(held)
+    assert {(p["prompt"], p["chosen"], p["rejected"]) for p in single + cross
+            if p["split"] == "val"} == keys
+    assert all(set(p["heldout_from"]) <= {"single", "cross"} for p in held)
+    # pair sets split differently would leak a training problem into the held-out set: refused
+    other, _ = build_pairs(traces, rws, mode="cross", val_fraction=0.34, seed=5)
+    with pytest.raises(ValueError, match="is held out in .* but trains"):
+        heldout_pairs({"single": single, "cross": other})
 
 
 def _problem(pid="t/add"):

@@ -24,7 +24,7 @@ def test_registry_names_and_errors(tmp_path):
         load_benchmark("nope")
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['relase'\]"):
         load_benchmark("livecodebench", relase="v1")
-    assert available_benchmarks(tmp_path) == ["microbench"]
+    assert available_benchmarks(tmp_path) == ["microbench", "math_synth"]
 
 
 def test_real_counts(shared_data_dir):

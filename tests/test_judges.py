@@ -63,7 +63,7 @@ def test_evaluate_methods_table():
                                     "pairwise": pairwise_method(pj)}, n_boot=200)
     main = {r["method"]: r for r in rows if r["pair_type"] == "all"}
     assert main["pointwise"]["accuracy"] == 1.0 and main["pointwise"]["parse_failures"] == 0
-    assert main["pairwise"]["accuracy"] == 0.5 and main["pairwise"]["ties"] == 4
+    assert main["pairwise"]["accuracy"] == 0.0 and main["pairwise"]["ties"] == 4   # ties count 0
     assert main["pairwise"]["parse_failures"] == 8
     assert main["pointwise"]["ci_low"] <= 1.0 <= main["pointwise"]["ci_high"]
     assert {(r["method"], r["pair_type"]) for r in rows} >= {("pointwise", "a"), ("pairwise", "b")}
@@ -78,9 +78,50 @@ def test_length_baseline_prefers_the_longer_or_shorter_trace_and_ties_on_equal_l
     rows = evaluate_methods(pairs, {"longer": length_method("longer"),
                                     "shorter": length_method("shorter")}, n_boot=50)
     acc = {r["method"]: (r["accuracy"], r["ties"]) for r in rows}
-    assert acc == {"longer": (0.5, 1), "shorter": (0.5, 1)}
+    assert acc == {"longer": (1 / 3, 1), "shorter": (1 / 3, 1)}        # the tie counts 0
     out = length_method("longer")(["p"] * 3, [p["chosen"] for p in pairs],
                                   [p["rejected"] for p in pairs])
     assert out == [1.0, 0.0, 0.5]
     with pytest.raises(ValueError, match="prefer"):
         length_method("random")
+
+
+def test_every_method_scores_a_tie_the_same_way():
+    """One rule (recode_lib.metrics.preference_outcome): a pair counts only when the better trace
+    is scored strictly higher; a tie counts 0 for the RM, both judges and the length baseline."""
+    from recode_lib.metrics import preference_outcome
+    from recode_lib.process_reward.lcbrb.scoring import rm_method
+    from recode_lib.process_reward.model import pairwise_accuracy
+
+    class Scorer:                      # scores = the number in the trace; a tie on "5" vs "5"
+        def score(self, prompts, traces):
+            return [float(t.split()[-1]) for t in traces]
+
+    pairs = [{"id": "1", "prompt": "p", "chosen": "aa 9", "rejected": "bb 1"},
+             {"id": "2", "prompt": "p", "chosen": "cc 5", "rejected": "dd 5"},
+             {"id": "3", "prompt": "p", "chosen": "ee 2", "rejected": "ff 7"}]
+    scores = {"aa 9": "Score: 9", "bb 1": "Score: 1", "cc 5": "Score: 5", "dd 5": "Score: 5",
+              "ee 2": "Score: 2", "ff 7": "Score: 7"}
+
+    def point(m, j):
+        return next(v for k, v in scores.items() if k in m[1]["content"])
+
+    def pair_vote(m, j):                 # prefers the higher number; undecided on equal numbers
+        text = m[1]["content"]
+        a, b = (next(k for k in scores if k in text.split("Response B:")[i]) for i in (0, 1))
+        a, b = float(a.split()[-1]), float(b.split()[-1])
+        return "Answer: A" if a > b else ("Answer: B" if b > a else "no idea")
+
+    methods = {"rm": rm_method(Scorer()),
+               "pointwise": pointwise_method(PointwiseJudge(ScriptedGenerator(point))),
+               "pairwise": pairwise_method(PairwiseJudge(ScriptedGenerator(pair_vote))),
+               "longer": length_method("longer")}       # all traces have the same length
+    rows = {r["method"]: r for r in evaluate_methods(pairs, methods, n_boot=50)}
+    for name in ("rm", "pointwise", "pairwise"):
+        assert (rows[name]["accuracy"], rows[name]["ties"]) == (pytest.approx(1 / 3), 1), name
+    assert (rows["longer"]["accuracy"], rows["longer"]["ties"]) == (0.0, 3)
+    acc = pairwise_accuracy(Scorer(), pairs)            # notebook 02's RM accuracy: same rule
+    assert acc["overall"] == pytest.approx(1 / 3) and acc["ties"] == 1
+    assert acc["correct"] == [preference_outcome(9, 1), preference_outcome(5, 5),
+                              preference_outcome(2, 7)] == [1, 0, 0]
+    assert preference_outcome(None, 3) == 0

@@ -76,9 +76,28 @@ def test_benchmark_rows_write_and_schema(tmp_path):
     assert counts == {"adjudication:swap:human": 1, "adjudication:pending:auto": 1}
     swapped = next(r for r in rows if r["id"] == pairs[0]["id"])
     assert swapped["better"] == pairs[0]["worse"] and swapped["human_verified"]
+    assert swapped["verification"] == "human"
+    assert next(r for r in rows if r["id"] == pairs[1]["id"])["verification"] == "consistency"
     path, meta = write_benchmark(rows, tmp_path, version="1")
-    assert path.name == "lcb_rb-v1.jsonl" and meta["n_pairs"] == 2
-    assert meta["human_verified"] == 1
+    # one pending pair: the whole benchmark is labelled unverified, in its name and its meta
+    assert path.name == "lcb_rb-v1-unverified.jsonl" and meta["n_pairs"] == 2
+    assert meta["human_verified"] == 1 and meta["consistency_only"] == 1
+    assert meta["verified"] is False and meta["verification"].startswith("unverified")
+    assert json.loads((tmp_path / "lcb_rb-v1-unverified.meta.json").read_text())["verified"] is False
+    assert [p["verification"] for p in as_pairs(rows, "human")] == ["human"]
+    assert len(as_pairs(rows, "not_human")) == 1 and len(as_pairs(rows)) == 2
+    # once a person has decided every pair, the verified name replaces the unverified one
+    all_human = {p["id"]: {"decision": "accept", "by": "human"} for p in pairs}
+    vpath, vmeta = write_benchmark(benchmark_rows(checked, all_human)[0], tmp_path, version="1")
+    assert vpath.name == "lcb_rb-v1.jsonl" and vmeta["verified"] and vmeta["name"] == "LCB-RB"
+    assert not (tmp_path / "lcb_rb-v1-unverified.jsonl").exists()
+    assert not (tmp_path / "lcb_rb-v1-unverified.meta.json").exists()
+    # an auto "accept" is still not a human verification
+    auto = {p["id"]: {"decision": "accept", "by": "auto"} for p in pairs}
+    apath, ameta = write_benchmark(benchmark_rows(checked, auto)[0], tmp_path, version="2")
+    assert apath.name == "lcb_rb-v2-unverified.jsonl" and ameta["human_verified"] == 0
+    path = tmp_path / "lcb_rb-v1-unverified.jsonl"
+    write_benchmark(rows, tmp_path, version="1")
     # a record with a missing field is excluded with the reason, not raised or dropped silently
     lines = path.read_text().splitlines()
     broken = json.loads(lines[0])

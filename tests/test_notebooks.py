@@ -109,6 +109,10 @@ def _check_02(h):
     assert h["untrained"] == (h["n_train_used"] == 0) and h["n_train_used"] <= h["n_train"]
     assert (h["accuracy"] is None) == (h["n_eval"] == 0)
     assert h["accuracy"] is None or _rate(h["accuracy"])
+    if h["accuracy"] is not None:          # the tiny profile runs the generator ablation
+        ab = h["ablation"]                 # both RMs on the same held-out pairs
+        assert set(ab) == {"single", "cross", "n"}
+        assert ab["n"] == 0 or (_rate(ab["single"]) and _rate(ab["cross"]))
 
 
 def _check_03(h):
@@ -116,6 +120,13 @@ def _check_03(h):
     assert 0 <= h["n_seeded"] <= h["n_pairs"]
     assert all(_rate(a) for a in h["accuracy"].values())
     assert (h["n_pairs"] > 0) == ("longer_trace" in h["accuracy"])
+    # a batch run adjudicates nothing: its benchmark is labelled unverified
+    assert h["verified"] is False and h["n_human_verified"] == 0
+    assert h["benchmark_file"].endswith("-unverified.jsonl")
+    by_level = h["accuracy_by_verification"]
+    assert by_level["lcb_rb_human_verified"] == {}
+    assert all(set(v) == set(h["accuracy"]) for v in by_level.values() if v)
+    assert (h["n_pairs"] > 0) == any(by_level.values())
 
 
 def _check_04(h):
@@ -161,6 +172,12 @@ def _check_09(h):
 def _check_10(h):
     assert set(h["pass@1"]) == {"start", *h["variants"]} and h["n_eval"] == 2
     assert all(_rate(v) for v in list(h["pass@1"].values()) + list(h["format_rate"].values()))
+    assert h["train_set"] == "math_synth" and h["eval_benchmark"] == "aime24"
+    assert h["n_samples"] == 2 and set(h["avg@2"]) == set(h["pass@2"]) == set(h["pass@1"])
+    assert all(lo <= h["pass@1"][m] <= hi for m, (lo, hi) in h["pass@1_ci"].items())
+    assert not set(h["train_ids"]) & set(h["eval_ids"])
+    assert all(i.startswith("math_synth/") for i in h["train_ids"])
+    assert all(i.startswith("aime24/") for i in h["eval_ids"])
 
 
 def _check_99(h):

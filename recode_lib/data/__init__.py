@@ -9,7 +9,9 @@
 
 Names: humaneval, humanevalplus, mbpp, mbppplus, bigcodebench (subset=full|hard,
 split=complete|instruct), bigcodebench_hard, livecodebench, codecontests_plus, leetcode,
-aime24, microbench. Each loader reads the data directory (`data_dir=`, else
+aime24, microbench, and the math training sets math_train (a public set through `datasets`
+or local files, data/math_train.py) and math_synth (offline, generated; data/math_synth.py).
+Each loader reads the data directory (`data_dir=`, else
 recode_lib.paths.data_dir()) and, when files are missing and `download=True` (the default),
 fetches the canonical source (upstream release file or Hugging Face `datasets`). An unknown
 name or option raises ValueError listing the valid ones. Loaders are imported lazily.
@@ -46,6 +48,8 @@ _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
     "leetcode": ("leetcode", "load_leetcode", {}, ("leetcode-2023-07-to-2024-01.jsonl",)),
     "aime24": ("aime", "load_aime24", {}, ("aime24.jsonl",)),
     "microbench": ("microbench", "load_microbench", {}, ()),
+    "math_synth": ("math_synth", "load_math_synth", {}, ()),
+    "math_train": ("math_train", "load_math_train", {}, ("DigitalLearningGmbH/MATH-lighteval",)),
 }
 
 
@@ -73,7 +77,7 @@ def load_benchmark(name: str, *, limit: int | None = None, data_dir=None,
 
 
 def available_benchmarks(data_dir=None) -> list[str]:
-    """Benchmarks whose files exist locally (microbench is always available)."""
+    """Benchmarks whose files exist locally (microbench and math_synth are always available)."""
     root: Path | None = resolve_data_dir(data_dir)
     out = []
     for name, (_, _, _, files) in _REGISTRY.items():

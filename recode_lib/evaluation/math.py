@@ -13,7 +13,9 @@ the main thread: elsewhere parsing runs without them.
 `evaluate_math(model, problems, backend=..., sampling=..., out_dir=...)` (usually through
 recode_lib.evaluation.spec.EvalSpec.evaluate_math) generates with recode_lib.generation (cached,
 resumable, behind the same run/model-stamp guard as code evaluation), checks every sample and
-writes `samples.jsonl` + `summary.json` (pass@1 = mean correctness, format rate, tokens).
+writes `samples.jsonl` + `summary.json`: with n samples per problem, avg@n (mean correctness,
+= pass@1), pass@k for each requested k <= n, each with a 95% bootstrap interval over problems
+(`math_summary`), format rate, tokens and truncations.
 It does no code execution.
 """
 
@@ -112,9 +114,44 @@ def answer_correct(text: str, gold) -> tuple[bool, str]:
         return False, f"math-verify error: {type(exc).__name__}: {exc}"[:300]
 
 
+def math_summary(samples, ks=(1,), *, n_boot: int = 2000, seed: int = 0) -> dict:
+    """Scores of per-sample rows ({"problem_id", "correct", "format_ok", "n_tokens"}), every
+    problem with the same number n of samples: avg@n (mean correctness over all samples, =
+    the unbiased pass@1), pass@k for each k <= n (unbiased estimator, mean over problems), each
+    with a 95% percentile-bootstrap interval over problems (recode_lib.metrics.pass_at_k_ci),
+    the format rate, tokens and truncations (finish_reason "length")."""
+    from recode_lib.metrics import counts_from_records, pass_at_k_ci
+
+    counts = counts_from_records(samples, is_correct=lambda r: bool(r["correct"]))
+    if not counts:
+        raise ValueError("math_summary: no samples")
+    ns = sorted({n for n, _ in counts.values()})
+    if len(ns) != 1:
+        raise ValueError(f"math_summary: problems have different sample counts {ns}")
+    n = ns[0]
+    bad = [k for k in ks if k > n]
+    if bad:
+        raise ValueError(f"pass@k with k={bad} needs at least that many samples per problem "
+                         f"(n={n})")
+    m = len(samples)
+    avg, lo, hi = pass_at_k_ci(counts, 1, n_boot=n_boot, seed=seed)
+    out = {"n_problems": len(counts), "n_samples": m, "n_per_problem": n,
+           f"avg@{n}": avg, f"avg@{n}_ci": [lo, hi], "pass@1": avg, "pass@1_ci": [lo, hi],
+           "ci_method": "95% percentile bootstrap over problems"}
+    for k in sorted(set(ks) - {1}):
+        v, lo, hi = pass_at_k_ci(counts, k, n_boot=n_boot, seed=seed)
+        out[f"pass@{k}"], out[f"pass@{k}_ci"] = v, [lo, hi]
+    out.update({"format_rate": sum(bool(s["format_ok"]) for s in samples) / m,
+                "tokens_per_response": sum(s["n_tokens"] for s in samples) / m,
+                "truncated": sum(s.get("finish_reason") == "length" for s in samples)})
+    return out
+
+
 def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, out_dir,
-                  generator_kwargs: dict | None = None, on_config_change: str = "raise") -> dict:
-    """Generate, check with math-verify, write samples.jsonl and summary.json; returns the summary.
+                  k=(1,), generator_kwargs: dict | None = None, on_config_change: str = "raise",
+                  n_boot: int = 2000) -> dict:
+    """Generate sampling.n samples per problem, check each with math-verify, write samples.jsonl
+    and summary.json (math_summary: avg@n, pass@k for each k, bootstrap CIs); returns the summary.
     The output folder goes through recode_lib.evaluation.guard like every code evaluation: a
     different model (or the same folder retrained in place), sampling or prompt raises, or with
     on_config_change="set_aside" moves the old results aside; cached generations are never
@@ -122,33 +159,31 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
     from recode_lib.evaluation.guard import guard_run, model_stamp
     from recode_lib.generation import SamplingConfig, get_generator
     from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
-    from recode_lib.metrics import pass_at_k
     from recode_lib.models import resolve_model
 
     sampling = sampling or SamplingConfig(temperature=0.0, max_new_tokens=512)
+    if any(kk > sampling.n for kk in k):
+        raise ValueError(f"pass@k with k={list(k)} needs n >= k samples per problem, "
+                         f"sampling.n={sampling.n}")
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "prompt": "math"},
                     on_config_change)
     gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl",
                         **dict(generator_kwargs or {}))
     outs = gen.generate([math_messages(p) for p in problems], sampling)
-    samples, per_problem = [], []
+    samples = []
     for p, comps in zip(problems, outs):
-        c = 0
         for i, comp in enumerate(comps):
             ok, why = answer_correct(comp.text, p.answer)
             parsed = parse_math_response(comp.text)
-            c += ok
             samples.append({"id": f"{p.id}#{i}", "problem_id": p.id, "sample": i,
                             "response": comp.text, "answer": parsed.answer, "gold": p.answer,
                             "correct": ok, "format_ok": parsed.format_ok, "reason": why or parsed.reason,
                             "n_tokens": comp.n_tokens, "finish_reason": comp.finish_reason})
-        per_problem.append(pass_at_k(len(comps), c, 1))
     write_jsonl_atomic(out / "samples.jsonl", samples)
-    n = max(len(samples), 1)
-    summary = {"model": str(model), "n_problems": len(problems), "n_samples": len(samples),
-               "pass@1": sum(per_problem) / max(len(per_problem), 1),
-               "format_rate": sum(s["format_ok"] for s in samples) / n,
-               "tokens_per_response": sum(s["n_tokens"] for s in samples) / n}
+    summary = {"model": str(model), **math_summary(samples, k, n_boot=n_boot, seed=sampling.seed),
+               "sampling": {"temperature": sampling.temperature, "top_p": sampling.top_p,
+                            "max_new_tokens": sampling.max_new_tokens, "n": sampling.n,
+                            "seed": sampling.seed}}
     write_json_atomic(out / "summary.json", summary)
     return summary

@@ -149,7 +149,7 @@ class EvalSpec:
         from recode_lib.evaluation.math import evaluate_math
 
         return evaluate_math(str(model), problems, backend=self.backend, sampling=self.sampling(),
-                             out_dir=out_dir, generator_kwargs=self.generator_kwargs(),
+                             out_dir=out_dir, k=self.k, generator_kwargs=self.generator_kwargs(),
                              on_config_change=self.on_config_change)
 
 

@@ -239,19 +239,22 @@ class ProcessRewardScorer:
 
 
 def pairwise_accuracy(scorer, pairs) -> dict:
-    """Fraction of pairs whose chosen side scores strictly higher, overall and by pair_type,
-    plus per-pair outcomes (1/0) for confidence intervals."""
+    """Fraction of pairs whose chosen side scores strictly higher (recode_lib.metrics.
+    preference_outcome: a tie counts 0, the rule every LCB-RB method uses), overall and by
+    pair_type, the number of ties, plus per-pair outcomes (1/0) for confidence intervals."""
+    from recode_lib.metrics import is_tie, preference_outcome
+
     if not pairs:
         raise ValueError("pairwise_accuracy: no pairs")
     prompts = [p["prompt"] for p in pairs]
     sc = scorer.score(prompts + prompts, [p["chosen"] for p in pairs] +
                       [p["rejected"] for p in pairs])
     n = len(pairs)
-    correct = [int(sc[i] > sc[n + i]) for i in range(n)]
+    correct = [preference_outcome(sc[i], sc[n + i]) for i in range(n)]
     by_type = defaultdict(list)
     for p, c in zip(pairs, correct):
         by_type[p.get("pair_type", "all")].append(c)
-    return {"overall": sum(correct) / n, "n": n,
+    return {"overall": sum(correct) / n, "n": n, "ties": sum(is_tie(sc[i], sc[n + i]) for i in range(n)),
             "by_type": {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in by_type.items()},
             "correct": correct, "margins": [sc[i] - sc[n + i] for i in range(n)]}
 

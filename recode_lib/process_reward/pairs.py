@@ -19,6 +19,13 @@ generator among those with an accepted rewrite (seeded), so t+ and t- come from 
 Split: by problem, never by pair: problems sorted by a seeded hash, the first
 round(val_fraction * n) (at least 1 when there are >= 2 problems and val_fraction > 0) are "val".
 Each pair records its split, dimension, type and both sides' provenance (generator, source, op).
+
+Held-out set for the ablation (`heldout_pairs({"single": pairs, "cross": cross})`): the single-
+and the cross-generator RMs are compared like with like on pairs NEITHER trained on: the "val"
+pairs of every set, kept only for problems that are in no set's training split (a problem that
+is "val" in one set and "train" in another raises), de-duplicated on (prompt, chosen, rejected);
+each records `heldout_from`, the sets it came from. The other comparison set is LCB-RB
+(notebook 03), which no RM trains on.
 It does no generation and no I/O.
 """
 
@@ -114,3 +121,33 @@ def build_pairs(traces, rewrites, *, mode: str = "single", generator: str | None
                                                                      == "rule") for p in pairs),
     }
     return pairs, report
+
+
+def heldout_pairs(pair_sets: dict) -> tuple[list[dict], dict]:
+    """(pairs no set trained on, report); see the module docstring."""
+    if not pair_sets:
+        raise ValueError("heldout_pairs: no pair sets")
+    train_problems = {name: {p["problem_id"] for p in ps if p["split"] == "train"}
+                      for name, ps in pair_sets.items()}
+    seen_train = set().union(*train_problems.values())
+    out, index = [], {}
+    for name, ps in pair_sets.items():
+        for p in ps:
+            if p["split"] != "val":
+                continue
+            if p["problem_id"] in seen_train:
+                other = sorted(n for n, t in train_problems.items() if p["problem_id"] in t)
+                raise ValueError(f"problem {p['problem_id']!r} is held out in {name!r} but trains "
+                                 f"{other}: build the pair sets with the same traces, "
+                                 "val_fraction and seed")
+            key = (p["prompt"], _norm(p["chosen"]), _norm(p["rejected"]))
+            if key in index:
+                index[key]["heldout_from"].append(name)
+                continue
+            index[key] = rec = {**p, "id": f"{name}:{p['id']}", "heldout_from": [name]}
+            out.append(rec)
+    report = {"pairs": len(out), "problems": len({p["problem_id"] for p in out}),
+              "by_source": dict(Counter("+".join(p["heldout_from"]) for p in out)),
+              "by_type": dict(Counter(p["pair_type"] for p in out)),
+              "train_problems": {n: len(t) for n, t in train_problems.items()}}
+    return out, report

@@ -22,8 +22,16 @@ reasoning agrees with its code. Kept only when the better side is consistent (el
 rejected unless on_unparsable="keep" (then kept and marked unverified). Every candidate gets a
 stored record with its status and reason (resumable, JsonlStore).
 
-Benchmark file: `lcb_rb-v<version>.jsonl` + `.meta.json` (version, schema, counts, sha256,
-provenance). load_benchmark_file excludes records with missing/ill-typed fields, with reasons.
+Verification (the paper's LCB-RB is "human-verified"): each row records `verification` =
+"human" (a person accepted or swapped it in the adjudication widget), "consistency" (only the
+automatic dual consistency check passed: batch runs, auto decisions) or "none" (kept although
+the judge's reply could not be read, on_unparsable="keep"). Only when every pair is human-verified
+is the file `lcb_rb-v<version>.jsonl` with meta "verified": true; otherwise it is
+`lcb_rb-v<version>-unverified.jsonl` ("verified": false, "verification": "unverified:
+consistency-checked only (k of n pairs human-verified)"), so an unverified benchmark can never be
+mistaken for the paper's. Writing one removes the other name of the same version. The meta
+(.meta.json beside it) also holds version, schema, counts per verification level, sha256 and
+provenance. load_benchmark_file excludes records with missing/ill-typed fields, with reasons.
 It does not generate traces (crpl does) or train/score reward models.
 """
 
@@ -42,6 +50,19 @@ SCHEMA = {"id": str, "problem_id": str, "source": str, "prompt": str, "better": 
           "worse": str, "better_verdict": dict, "worse_verdict": dict, "consistency": dict,
           "adjudication": dict}
 FAILING = ("correctness_failure", "optimization_failure")
+VERIFICATION = ("human", "consistency", "none")
+
+
+def verification_level(decision: dict, consistency: dict) -> str:
+    """"human" for a person's accept/swap; else "consistency" when the dual consistency check
+    read both sides as consistent; else "none"."""
+    if decision.get("by") == "human" and decision.get("decision") in ("accept", "swap"):
+        return "human"
+    return "consistency" if (consistency or {}).get("verified") else "none"
+
+
+def benchmark_filename(version: str, verified: bool) -> str:
+    return f"lcb_rb-v{version}.jsonl" if verified else f"lcb_rb-v{version}-unverified.jsonl"
 
 
 def candidate_pairs(traces, *, max_pairs_per_problem: int = 2, seed: int = 0):
@@ -132,25 +153,43 @@ def benchmark_rows(checked, decisions: dict) -> tuple[list[dict], dict]:
                     | {"better": better, "worse": worse, "better_verdict": bv,
                        "worse_verdict": wv, "better_origin": bo, "worse_origin": wo,
                        "seeded": bo != "policy" or wo != "policy", "adjudication": d,
-                       "human_verified": d.get("by") == "human" and d["decision"] != "pending"})
+                       "verification": verification_level(d, r.get("consistency")),
+                       "human_verified": verification_level(d, r.get("consistency")) == "human"})
     return rows, dict(counts)
 
 
 def write_benchmark(rows, out_dir, *, version: str = "1", provenance: dict | None = None):
-    """Validate, then write lcb_rb-v<version>.jsonl and its .meta.json; returns (path, meta)."""
+    """Validate, then write the benchmark and its .meta.json; returns (path, meta). The name says
+    whether every pair is human-verified (module docstring); the other name of the same version
+    (and its meta) is removed."""
     valid, excluded = validate_records(rows, where="benchmark rows")
     if excluded:
         raise ValueError(f"{len(excluded)} benchmark rows fail the schema, first: {excluded[0]}")
     out = Path(out_dir)
-    path = write_jsonl_atomic(out / f"lcb_rb-v{version}.jsonl", valid)
-    meta = {"name": "LCB-RB", "version": version, "n_pairs": len(valid),
+    levels = Counter(r.get("verification") or ("human" if r.get("human_verified") else "none")
+                     for r in valid)
+    n_human = levels.get("human", 0)
+    verified = bool(valid) and n_human == len(valid)
+    name = benchmark_filename(version, verified)
+    for stale in (benchmark_filename(version, not verified),):
+        for f in (out / stale, out / stale.replace(".jsonl", ".meta.json")):
+            f.unlink(missing_ok=True)
+    path = write_jsonl_atomic(out / name, valid)
+    meta = {"name": "LCB-RB" if verified else "LCB-RB (unverified)", "version": version,
+            "file": name, "verified": verified,
+            "verification": ("human-verified" if verified else
+                             f"unverified: consistency-checked only ({n_human} of {len(valid)} "
+                             "pairs human-verified)"),
+            "n_pairs": len(valid),
             "schema": {k: v.__name__ for k, v in SCHEMA.items()},
             "sources": dict(Counter(r["source"] for r in valid)),
-            "human_verified": sum(bool(r.get("human_verified")) for r in valid),
+            "human_verified": n_human,
+            "consistency_only": levels.get("consistency", 0),
+            "unchecked": levels.get("none", 0),
             "seeded": sum(bool(r.get("seeded")) for r in valid),
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "provenance": provenance or {}}
-    write_json_atomic(out / f"lcb_rb-v{version}.meta.json", meta)
+    write_json_atomic(out / name.replace(".jsonl", ".meta.json"), meta)
     return path, meta
 
 
@@ -178,7 +217,18 @@ def load_benchmark_file(path) -> tuple[list[dict], list[dict]]:
     return validate_records(read_jsonl(path), where=str(path))
 
 
-def as_pairs(rows) -> list[dict]:
-    """LCB-RB records -> rm_eval pairs (chosen = better, rejected = worse)."""
-    return [{"id": r["id"], "prompt": r["prompt"], "chosen": r["better"],
-             "rejected": r["worse"], "pair_type": "lcb_rb"} for r in rows]
+def as_pairs(rows, verification: str | None = None) -> list[dict]:
+    """LCB-RB records -> rm_eval pairs (chosen = better, rejected = worse), optionally only
+    those of one verification level ("human", "consistency", "none"; "not_human" = the last two)."""
+    if verification is not None and verification not in VERIFICATION + ("not_human",):
+        raise ValueError(f"verification must be one of {VERIFICATION + ('not_human',)}, "
+                         f"got {verification!r}")
+    out = []
+    for r in rows:
+        level = r.get("verification") or ("human" if r.get("human_verified") else "none")
+        if verification == "not_human" and level == "human" or \
+                verification not in (None, "not_human") and level != verification:
+            continue
+        out.append({"id": r["id"], "prompt": r["prompt"], "chosen": r["better"],
+                    "rejected": r["worse"], "pair_type": "lcb_rb", "verification": level})
+    return out

@@ -9,11 +9,15 @@
 
 Pairs carry "prompt", "chosen", "rejected" (LCB-RB records convert with
 recode_lib.process_reward.lcbrb.benchmark.as_pairs).
-A method maps (prompts, chosen, rejected) to one outcome per pair: 1 (chosen preferred),
-0 (rejected preferred) or 0.5 (tie: equal scores, an unparsable judge reply, or a pairwise
-judge that changes its mind when the order is swapped). Accuracy is the mean outcome, with a
-percentile bootstrap CI over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports
-ties, judge parse failures, wall time and pairs per second; rows are also split by pair_type.
+A method maps (prompts, chosen, rejected) to one vote per pair: 1 (chosen preferred),
+0 (rejected preferred) or recode_lib.metrics.TIE = 0.5 (not ordered: equal scores, an
+unparsable judge reply, or a pairwise judge that changes its mind when the order is swapped).
+Accuracy is ReCode's LCB-RB metric, "how often a reward model scores the better trace higher",
+with one rule for every method (recode_lib.metrics.preference_from_vote): a pair counts 1 only
+when the better trace is preferred, a tie counts 0 (the RM's strict `>`, applied to judges and
+the length baseline too), and the ties are reported in their own column. The interval is a
+percentile bootstrap over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports judge
+parse failures, wall time and pairs per second; rows are also split by pair_type.
 length_method is a no-model baseline (prefer the longer, or shorter, trace): a reward model
 that does no better than it may only be measuring length.
 It does not train or load models itself.
@@ -24,12 +28,13 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from recode_lib.metrics import bootstrap_ci
+from recode_lib.metrics import TIE, bootstrap_ci, is_tie, preference_from_vote
 
 
 def _outcome(a, b) -> float:
-    if a is None or b is None or a == b:
-        return 0.5
+    """The vote of two scores (better side first): 1.0, 0.0 or TIE."""
+    if is_tie(a, b):
+        return TIE
     return 1.0 if a > b else 0.0
 
 
@@ -71,9 +76,10 @@ def length_method(prefer: str = "longer"):
 
 
 def _row(name, outcomes, n_boot, seed, extra):
-    mean, lo, hi = bootstrap_ci(outcomes, n_boot=n_boot, seed=seed)
+    mean, lo, hi = bootstrap_ci([preference_from_vote(o) for o in outcomes], n_boot=n_boot,
+                                seed=seed)
     return {"method": name, "n": len(outcomes), "accuracy": mean, "ci_low": lo, "ci_high": hi,
-            "ties": sum(o == 0.5 for o in outcomes), **extra}
+            "ties": sum(o is None or o == TIE for o in outcomes), **extra}
 
 
 def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
