@@ -24,8 +24,8 @@ The rules (SHRINK):
 Every other value (recipes, benchmarks, sources, gates, adjudication mode, thresholds,
 temperatures, dimensions, MAX_LENGTH, gradient checkpointing, ...) is the paper's.
 `dryrun_data_dir(dest, fixtures)` makes the data directory it reads: links to every file of
-the benchmark data directory plus the upstream-format LiveCodeBench and CodeContests+ fixtures
-(tests/fixtures), with empty test3..test6.jsonl so LiveCodeBench's default release_v6 resolves.
+the benchmark data directory plus the upstream-format LiveCodeBench, CodeContests+ and MATH
+(mirrored at the paper's MATH_DATASET hub id) fixtures (tests/fixtures), with empty test3..test6.jsonl so LiveCodeBench's default release_v6 resolves.
 """
 
 from __future__ import annotations
@@ -154,6 +154,12 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
             (cc / part.name).write_text(part.read_text())
             (cc / f"b-{part.name}").write_text("".join(
                 json.dumps({**r, "id": f"{r['id']}-b"}) + "\n" for r in rows))
+    from recode_lib.pipeline import load_profile
+
+    math_id = load_profile("paper").get("10_math_domain", {}).get("MATH_DATASET")
+    if math_id and not (dest / math_id).exists():    # the paper's hub id, mirrored offline
+        (dest / math_id).parent.mkdir(parents=True, exist_ok=True)
+        (dest / math_id).symlink_to((fixtures / "MATH-lighteval").resolve())
     lcb = dest / "code_generation_lite"
     lcb.mkdir(exist_ok=True)
     for name in FILES:
