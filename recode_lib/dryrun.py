@@ -19,7 +19,7 @@ The rules (SHRINK):
   use_vllm changed); NUM_PROCESSES is kept (it only goes into the command);
 - counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
   workers and bootstrap sizes cut to 1-2 (COUNTS); list-valued counts (KS, ALPHAS, PASS_K)
-  keep their first/extreme members;
+  keep their first/extreme members (SAVE_ALPHAS keeps its first, which stays in the grid);
 - CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU).
 Every other value (recipes, benchmarks, sources, gates, adjudication mode, thresholds,
 temperatures, dimensions, MAX_LENGTH, gradient checkpointing, ...) is the paper's.
@@ -85,7 +85,13 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
     if "KS" in out:
         out["KS"] = shrink_list(out["KS"], "first")
     if "ALPHAS" in out:
-        out["ALPHAS"] = shrink_list(out["ALPHAS"], "extremes")
+        grid = shrink_list(out["ALPHAS"], "extremes")
+        saved = [x for x in str(out.get("SAVE_ALPHAS") or "").split(",") if x.strip()]
+        if saved:   # the saved alphas must stay grid points: keep the first, in the grid
+            grid = ",".join(repr(a) for a in sorted({float(x) for x in grid.split(",")}
+                                                    | {float(saved[0])}))
+            out["SAVE_ALPHAS"] = repr(float(saved[0]))
+        out["ALPHAS"] = grid
     if "PASS_K" in out:
         n = out.get("N_SAMPLES", COUNTS["N_SAMPLES"])
         ks = [int(k) for k in str(out["PASS_K"]).split(",") if k.strip()]
