@@ -21,7 +21,8 @@ from recode_lib.pipeline import PipelineError, list_notebooks, load_profile, run
 FIXTURES = Path(__file__).parent / "fixtures"
 NOTEBOOKS = list_notebooks()
 SHRUNK = (set(COUNTS) | set(MODEL_KEYS) | {"BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND",
-                                           "LAUNCHER", "KS", "ALPHAS", "PASS_K"}
+                                           "LAUNCHER", "KS", "ALPHAS", "SAVE_ALPHAS",
+                                           "PASS_K"}
           | {k for s in SECTION_COUNTS.values() for k in s} | {k for s in ADDED.values() for k in s})
 
 
@@ -56,7 +57,10 @@ def test_dryrun_follows_a_new_paper_key():
 
 def test_dryrun_list_counts_keep_valid_members():
     dry = dryrun_profile("/tiny")
-    assert dry["07_weight_averaging"]["ALPHAS"] == "-1.0,0.0,1.0,3.0"
+    grid = [float(a) for a in dry["07_weight_averaging"]["ALPHAS"].split(",")]
+    assert min(grid) < -2 and max(grid) > 2 and {0.0, 1.0} <= set(grid)   # both extrapolations
+    saved = [float(a) for a in dry["07_weight_averaging"]["SAVE_ALPHAS"].split(",")]
+    assert saved and set(saved) <= set(grid)
     assert dry["06_strictness_sweep"]["KS"] == "1"
     for stem in ("05_codegen_eval", "08_ensemble_passk"):
         ks = [int(k) for k in dry[stem]["PASS_K"].split(",")]
