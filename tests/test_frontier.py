@@ -161,3 +161,26 @@ def test_spec_fingerprint_is_the_sampling_protocol_only():
     assert EvalSpec.from_dict(base.to_dict(), n=3) == base.replace(n=3)
     with pytest.raises(ValueError, match="no field"):
         EvalSpec.from_dict(base.to_dict(), temprature=1.0)
+
+
+def test_partial_credit_runs_sit_on_the_sweep_frontier_as_their_own_rows(tmp_path):
+    """Paper B finding 5: static partial-credit runs are evaluated and drawn with the R_k runs."""
+    def summ(p):
+        return {"pass@1": p, "outcomes": {o: 0.25 for o in F.OUTCOMES}, "n_problems": 2,
+                "n_samples": 8, "tokens": {"mean": 5.0, "truncated_rate": 0.0}}
+
+    runs = {"kinf": summ(0.2), "partial_continuous": summ(0.3), "k1": summ(0.1),
+            "partial_discrete": summ(0.4)}
+    payload = F.write_sweep_frontier(tmp_path, runs, {"k1": 1, "kinf": "inf"},
+                                     partial={"partial_discrete": "partial_discrete",
+                                              "partial_continuous": "partial_continuous"})
+    rows = [(r["run"], r["k"], r["reward"]) for r in payload["rows"]]
+    assert rows == [("k1", "1", "strict_1"), ("kinf", "inf", "strict_inf"),
+                    ("partial_continuous", None, "partial_continuous"),
+                    ("partial_discrete", None, "partial_discrete")]
+    with pytest.raises(ValueError, match="no strictness k or partial reward"):
+        F.write_sweep_frontier(tmp_path, runs, {"k1": 1, "kinf": "inf"})
+    with pytest.raises(ValueError, match="both a k and a partial reward"):
+        F.write_sweep_frontier(tmp_path, {"k1": summ(0.1)}, {"k1": 1}, partial={"k1": "partial_discrete"})
+    from recode_lib.analysis import plots
+    assert plots.fig_frontier(None, sweep=tmp_path / "frontier.json", out_dir=tmp_path)

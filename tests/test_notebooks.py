@@ -146,6 +146,8 @@ def _check_05(h):
 
 def _check_06(h):
     assert h["runs"] == ["k1", "kinf"] and h["ks"] == ["1", "inf"] and h["n_eval"] == 2
+    assert h["partial_runs"] == ["partial_discrete"]          # trained and on the same frontier
+    assert set(h["pass@1"]) == set(h["outcomes"]) == {"k1", "kinf", "partial_discrete"}
     assert all(_rate(v) for v in h["pass@1"].values())
     assert all(sum(o.values()) == pytest.approx(1.0) for o in h["outcomes"].values())
 

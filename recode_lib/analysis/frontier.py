@@ -177,24 +177,36 @@ def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], 
 
 
 def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict | None = None,
-                         spec=None) -> dict:
+                         spec=None, partial: dict | None = None) -> dict:
     """summaries: run name -> recode_lib.evaluation.codegen summary; strictness: run name -> k
-    (an int, or "inf"); spec: the EvalSpec every run was evaluated with (recorded, and its
-    fingerprint on every row). Writes out_dir/frontier.json and frontier.csv; returns the
-    payload."""
+    (an int, or "inf") for the R_k runs; partial: run name -> reward name for the static
+    partial-credit runs (paper B, finding 5: "static partial-credit rewards (discrete or
+    continuous credit for passing smaller tests) keep models on the same frontier"), which are
+    rows with k None and their `reward`; spec: the EvalSpec every run was evaluated with
+    (recorded, and its fingerprint on every row). Every run must be one or the other. Writes
+    out_dir/frontier.json and frontier.csv; returns the payload (R_k rows by k, then the
+    partial-credit rows)."""
+    partial = dict(partial or {})
     if not summaries:
         raise ValueError("write_sweep_frontier: no runs")
-    missing = sorted(set(summaries) - set(strictness))
+    both = sorted(set(strictness) & set(partial))
+    if both:
+        raise ValueError(f"write_sweep_frontier: run(s) {both} given both a k and a partial reward")
+    missing = sorted(set(summaries) - set(strictness) - set(partial))
     if missing:
-        raise ValueError(f"write_sweep_frontier: no strictness k for run(s) {missing}")
+        raise ValueError(f"write_sweep_frontier: no strictness k or partial reward for run(s) "
+                         f"{missing}")
     rows = []
     for row in summary_table(summaries, (1,)):
-        row["k"] = str(strictness[row["run"]])
-        row["solved"] = len(summaries[row["run"]].get("solved", []))
+        run = row["run"]
+        row["k"] = str(strictness[run]) if run in strictness else None
+        row["reward"] = f"strict_{strictness[run]}" if run in strictness else partial[run]
+        row["solved"] = len(summaries[run].get("solved", []))
         if spec is not None:
             row["spec_fingerprint"] = spec.fingerprint()
         rows.append(row)
-    rows.sort(key=lambda r: float("inf") if r["k"] == "inf" else float(r["k"]))
+    rows.sort(key=lambda r: (r["k"] is None, float("inf") if r["k"] in ("inf", None)
+                             else float(r["k"]), r["reward"]))
     return save_frontier(out_dir, {"rows": rows, **spec_fields(spec), **(extra or {})})
 
 

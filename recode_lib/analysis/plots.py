@@ -88,7 +88,8 @@ def _rows(path, required=("correctness_failure", "optimization_failure")) -> lis
 
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
     """Correctness-efficiency frontier: optimization- vs correctness-failure rate, one point per
-    merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run.
+    merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run (R_k
+    runs as stars, static partial-credit runs as diamonds).
     Either input may be None (the sweep alone before any merge exists). Both given: their
     points must carry one evaluation-spec fingerprint, else FrontierError names both
     (recode_lib.analysis.frontier.check_overlay): points sampled differently are not overlaid."""
@@ -112,12 +113,15 @@ def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Pa
         ax.annotate(f"{r['alpha']:g}", (x, y), xytext=(4, 3), textcoords="offset points",
                     fontsize=7)
     if sweep is not None:
-        for r in _rows(sweep):
-            ax.scatter([r["correctness_failure"]], [r["optimization_failure"]], marker="*",
-                       s=90, color="#e63946", zorder=3)
+        for r in _rows(sweep):      # R_k runs: stars; static partial-credit runs: diamonds
+            partial = r.get("k", "") is None
+            ax.scatter([r["correctness_failure"]], [r["optimization_failure"]],
+                       marker="D" if partial else "*", s=40 if partial else 90,
+                       color="#457b9d" if partial else "#e63946", zorder=3)
             ax.annotate(str(r.get("run", r.get("alpha", ""))),
                         (r["correctness_failure"], r["optimization_failure"]),
-                        xytext=(4, -9), textcoords="offset points", fontsize=7, color="#e63946")
+                        xytext=(4, -9), textcoords="offset points", fontsize=7,
+                        color="#457b9d" if partial else "#e63946")
     ax.set_xlabel("correctness-failure rate")
     ax.set_ylabel("optimization-failure rate")
     ax.set_title("correctness–efficiency frontier\n(labels: α; hollow markers: extrapolated)")
