@@ -29,7 +29,7 @@ import json
 from pathlib import Path
 from typing import Mapping
 
-from recode_lib.evaluation.summary import OUTCOMES
+from recode_lib.sandbox.result import OUTCOMES
 from recode_lib.paths import PROJECT_ROOT
 
 FIGURES_DIR = PROJECT_ROOT / "figures"

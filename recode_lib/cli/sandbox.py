@@ -2,7 +2,8 @@
 
 Each input line is a record {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} (see
 recode_lib/sandbox/records.py); each output line is the result {"id", "status", "outcome",
-"passed", "total", "time_s", "memory_mb", "tests"}. Resumable: ids already in OUT are skipped
+"passed", "total", "time_s", "memory_mb", "tests"} (+ "strictness", R_k for k = 1..5 and inf,
+for call and stdio tests). Resumable: ids already in OUT are skipped
 and results are appended (fsynced) as they finish, so an interrupted run loses nothing. Every
 record is validated before anything runs; a bad one stops the command with an error naming
 the file, line and field. Duplicate ids in IN are an error too.

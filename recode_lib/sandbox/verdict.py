@@ -19,9 +19,9 @@ Nothing here raises because of a submission's output: any value, however large, 
 (huge ints against floats, `sNaN`, `1e999999999`), compares to True or False.
 Aggregation: passed if every test passed; else the status of the first failing test (in
 execution order: ascending input length), preferring a correctness failure (wrong_answer,
-runtime_error) over time/memory; outcome per the extrapolation paper: correct |
-optimization_failure (every completed test right, some over time or memory) |
-correctness_failure | format_error (no_code, syntax_error).
+runtime_error) over time/memory; outcome per the extrapolation paper (result.outcome_of, the
+one definition). Call and stdio results also carry `strictness` ({"1".."5", "inf"}: R_k of
+strictness.strictness), script results none (a script is one test without input lengths).
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ from functools import lru_cache
 from recode_lib.sandbox import codec
 from recode_lib.sandbox.protocol import RAW
 from recode_lib.sandbox.result import CORRECTNESS, outcome_of
+from recode_lib.sandbox.strictness import strictness
+
+STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 
 
 def _is_floats(x) -> bool:
@@ -184,8 +187,11 @@ def no_code_result(spec) -> dict:
     tests = _fresh_tests(spec)
     for t in tests:
         t["status"] = "no_code"
-    return {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
-            "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
+    out = {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
+           "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
+    if spec.kind != "script":
+        out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
+    return out
 
 
 class Run:
@@ -233,4 +239,6 @@ class Run:
             result["memory_mb"] = round(peak, 2)
         if reason:
             result["reason"] = reason
+        if self.spec.kind != "script":
+            result["strictness"] = strictness(result, STRICTNESS_KS)
         return result

@@ -356,6 +356,10 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
                                     train_dataset=dataset, processing_class=tok, callbacks=[cb])
     cb.trainer = trainer
+    stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
+    for f in funcs:   # a completion that hit max_completion_length is a format error
+        if hasattr(f, "stop_token_ids"):
+            f.stop_token_ids = stop_ids
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
             raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "

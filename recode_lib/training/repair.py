@@ -28,7 +28,7 @@ import hashlib
 import random
 from collections import Counter, defaultdict
 
-from recode_lib.evaluation.summary import OUTCOMES
+from recode_lib.sandbox.result import OUTCOMES
 from recode_lib.metrics import bootstrap_ci
 
 FAILURES = tuple(o for o in OUTCOMES if o != "correct")   # the failure classes
