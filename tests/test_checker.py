@@ -101,3 +101,13 @@ def test_record_checker_field_is_validated():
     from recode_lib.sandbox import RecordError
     with pytest.raises(RecordError, match="tests.checker"):
         execute(_rec("print(1)", checker=5))
+
+
+def test_summaries_count_checker_fallbacks():
+    from recode_lib.evaluation.summary import summarize
+    rows = [{"problem_id": "a", "sample": i, "status": "passed", "outcome": "correct",
+             "passed": 1, "total": 1, "n_tokens": 1, "finish_reason": "stop", "code": "x",
+             "checker": c} for i, c in enumerate(("testlib", "exact_fallback"))]
+    assert summarize(rows)["checker_fallbacks"] == 1
+    assert "checker_fallbacks" not in summarize([{k: v for k, v in rows[0].items()
+                                                  if k != "checker"}])

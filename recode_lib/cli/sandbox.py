@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     rows = [r for r in store.records() if _key(r["id"]) in seen]
     passed = sum(r["status"] == "passed" for r in rows)
     print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")
+    from recode_lib.sandbox.checker import fallback_count
+    if fallback_count():
+        print(f"sandbox: WARNING {fallback_count()} test(s) with a testlib checker were judged by "
+              "exact match instead (no C++ compiler, or the checker does not compile)")
     return 0
 
 

@@ -20,7 +20,9 @@ recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DI
                  finish_reason, format_ok, format_reason, assembly, dropped, time_s,
                  memory_mb, strictness ({"1".."5","inf"}: R_k of the extrapolation paper),
                  first_failure (sandbox.first_failure: the first failing test's status,
-                 input length and time; None when correct or when there was no code)
+                 input length and time; None when correct or when there was no code),
+                 checker (only for problems with a testlib checker: "testlib", or
+                 "exact_fallback" when it could not be built; counted in the summary)
   summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
                  status rates, tokens per response, format), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
@@ -164,6 +166,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
                                                           "total", "time_s", "memory_mb")}}
         row["strictness"] = strictness(res, STRICTNESS_KS)
         row["first_failure"] = first_failure(res)
+        if "checker" in res:   # testlib | exact_fallback (CodeContests+)
+            row["checker"] = res["checker"]
         with lock:
             store.append(row)
 

@@ -55,6 +55,9 @@ def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
                                   FAILURE_KINDS)
     truncated = sum(r.get("finish_reason") == "length" for r in rows)
     out["truncation"] = {"count": truncated, "rate": truncated / len(rows)}
+    fallbacks = sum(r.get("checker") == "exact_fallback" for r in rows)
+    if fallbacks or any("checker" in r for r in rows):
+        out["checker_fallbacks"] = fallbacks   # testlib checker not built: exact match used
     toks = [int(r["n_tokens"]) for r in rows]
     correct_toks = [int(r["n_tokens"]) for r in rows if r["outcome"] == "correct"]
     out["tokens"] = {
