@@ -17,9 +17,9 @@ def _problem(pid="t/p"):
 
 
 def _sample(pid="t/p", i=0, outcome="correctness_failure", status="wrong_answer", code="print(1)",
-            ff=None):
+            ff=None, finish_reason="stop"):
     return {"id": f"{pid}#{i}", "problem_id": pid, "sample": i, "code": code, "status": status,
-            "outcome": outcome, "passed": 1, "total": 2,
+            "outcome": outcome, "passed": 1, "total": 2, "finish_reason": finish_reason,
             "first_failure": ff or {"index": 1, "status": status, "input_len": 50,
                                     "time_s": 0.1, "memory_mb": 9, "longest_passed_len": 1}}
 
@@ -45,6 +45,13 @@ def test_feedback_gives_statistics_but_never_expected_outputs():
     assert "time limit is 2 s" in slow and "faster algorithm" in slow
     none = execution_feedback(_sample(outcome="format_error", status="no_code", code=None))
     assert "no parsable Python code block" in none
+    hang = execution_feedback(_sample(outcome="correctness_failure", status="time_limit",
+                                      ff={"index": 0, "status": "time_limit", "input_len": 3}),
+                              time_limit_s=2.0)
+    assert "infinite loop" in hang and "faster algorithm" not in hang
+    cut = execution_feedback(_sample(outcome="format_error", status="no_code", code=None,
+                                     finish_reason="length"))
+    assert "cut off at the length limit" in cut
 
 
 def test_tasks_keep_tests_and_limits_and_show_the_failed_code():

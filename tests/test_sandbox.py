@@ -91,8 +91,11 @@ def test_timeout_is_per_test_and_later_tests_still_run():
 
 
 def test_memory_limit_is_told_apart():
-    r = run(call("def f():\n    return len(bytearray(2 * 1024 ** 3))\n", [([], 0)]))
+    code = "def f(n):\n    return len(bytearray(n * 1024 ** 3)) if n else 0\n"
+    r = run(call(code, [([0], 0), ([2], 2 * 1024 ** 3)]))
     assert (r["status"], r["outcome"]) == ("memory_limit", "optimization_failure")
+    r = run(call(code, [([2], 2 * 1024 ** 3)]))   # nothing passed: a hang, not slow
+    assert (r["status"], r["outcome"]) == ("memory_limit", "correctness_failure")
 
 
 def test_early_stop_and_strictness_in_input_length_order():

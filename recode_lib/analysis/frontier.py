@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
-from recode_lib.evaluation.summary import OUTCOMES, summary_table
+from recode_lib.evaluation.summary import summary_table
+from recode_lib.sandbox.result import OUTCOMES
 from recode_lib.metrics import counts_from_records, pass_at_k, solved_sets, turnover
 
 REQUIRED = ("problem_id", "sample", "outcome")

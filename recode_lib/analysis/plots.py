@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Mapping
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
-from recode_lib.evaluation.summary import OUTCOMES
+from recode_lib.sandbox.result import OUTCOMES
 from recode_lib.paths import PROJECT_ROOT
 
 FIGURES_DIR = PROJECT_ROOT / "figures"

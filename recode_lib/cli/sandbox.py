@@ -2,7 +2,8 @@
 
 Each input line is a record {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} (see
 recode_lib/sandbox/records.py); each output line is the result {"id", "status", "outcome",
-"passed", "total", "time_s", "memory_mb", "tests"}. Resumable: ids already in OUT are skipped
+"passed", "total", "time_s", "memory_mb", "tests"} (+ "strictness", R_k for k = 1..5 and inf,
+for call and stdio tests). Resumable: ids already in OUT are skipped
 and results are appended (fsynced) as they finish, so an interrupted run loses nothing. Every
 record is validated before anything runs; a bad one stops the command with an error naming
 the file, line and field. Duplicate ids in IN are an error too.
@@ -76,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     rows = [r for r in store.records() if _key(r["id"]) in seen]
     passed = sum(r["status"] == "passed" for r in rows)
     print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")
+    from recode_lib.sandbox.checker import fallback_count
+    if fallback_count():
+        print(f"sandbox: WARNING {fallback_count()} test(s) with a testlib checker were judged by "
+              "exact match instead (no C++ compiler, or the checker does not compile)")
     return 0
 
 

@@ -8,11 +8,21 @@ Local layout (the hub repo's): <data dir>/Code-Contests-Plus/ccplus_<config>/*.p
 "ByteDance-Seed/Code-Contests-Plus", <config>, split="train") (streamed when a limit is given:
 the 1x config alone is tens of GB). Configs 1x..5x hold the same problems with progressively
 larger generated test suites. Fields used: id, title, description, time_limit (milliseconds),
-memory_limit (MB), test_cases [{input, output}], checker (testlib C++ source, kept in metadata:
-exact-output comparison is wrong for problems whose checker accepts several answers),
+memory_limit (MB), test_cases [{input, output}], checker (testlib C++ source),
 correct_submissions [{code, language}] (the first Python 3 one becomes the reference).
 Each test records input_len (characters of stdin) for the nested strictness rewards R_k.
-time_scale multiplies the contest limit (contest limits are set for C++).
+
+Checkers: a problem whose checker is a testlib program (includes "testlib.h" and defines main)
+is judged by it — tests["checker"] = the source, compiled once and run by the sandbox's judge
+(recode_lib.sandbox.checker; exact comparison with a counted warning when no C++ compiler is
+present) — because many problems accept several answers. Anything else in the field (empty,
+a placeholder comment) means exact comparison; the raw field stays in metadata["checker"].
+
+Time limits: the contest's limits are calibrated for C++. One factor for every problem,
+PYTHON_TIME_SCALE = 3.0 (the default `time_scale`), turns them into Python limits: a Python
+solution of the intended complexity fits (CPython is typically 2-5x slower than C++ on
+contest workloads once I/O is buffered), a worse complexity still does not. Pass
+time_scale=1.0 for the raw contest limit.
 """
 
 from __future__ import annotations
@@ -25,6 +35,12 @@ from recode_lib.data.schema import Problem
 HUB_ID = "ByteDance-Seed/Code-Contests-Plus"
 CONFIGS = ("1x", "2x", "3x", "4x", "5x")
 PY3 = ("py3", "python3", "python", "py")
+PYTHON_TIME_SCALE = 3.0   # C++-calibrated contest limits -> Python (module docstring)
+
+
+def is_testlib_checker(source) -> bool:
+    """True for a testlib checker program (includes testlib.h and defines main)."""
+    return isinstance(source, str) and "testlib.h" in source and "main" in source
 
 
 def _local_files(data_dir, config: str) -> list[Path]:
@@ -42,7 +58,7 @@ def _local_files(data_dir, config: str) -> list[Path]:
 
 
 def load_codecontests_plus(data_dir=None, limit: int | None = None, config: str = "1x",
-                           time_scale: float = 1.0, min_tests: int = 1,
+                           time_scale: float = PYTHON_TIME_SCALE, min_tests: int = 1,
                            download: bool = True) -> list[Problem]:
     if config not in CONFIGS:
         raise ValueError(f"codecontests_plus: unknown config {config!r}; choose from {CONFIGS}")
@@ -76,14 +92,18 @@ def load_codecontests_plus(data_dir=None, limit: int | None = None, config: str 
                     and str(s.get("language", "")).lower() in PY3), None)
         title = rec.get("title") or ""
         desc = require(rec, "description", where, str)
+        spec = {"kind": "stdio", "cases": tests}
+        if is_testlib_checker(rec.get("checker")):
+            spec["checker"] = rec["checker"]
         out.append(Problem.from_dict(dict(
             id=f"codecontests_plus/{pid}", source="codecontests_plus",
             prompt=(f"{title}\n\n{desc}" if title else desc),
-            tests={"kind": "stdio", "cases": tests},
+            tests=spec,
             time_limit_s=round(tl_ms / 1000.0 * time_scale, 3), memory_mb=int(mem),
             reference_solution=ref,
             metadata={"config": config, "title": title, "source": rec.get("source"),
                       "checker": rec.get("checker"), "n_tests": len(tests),
+                      "time_scale": time_scale,
                       "max_input_len": max((t["input_len"] for t in tests), default=0)}),
             where))
         if limit is not None and len(out) >= limit:

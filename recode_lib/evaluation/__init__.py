@@ -5,6 +5,7 @@
     from recode_lib.evaluation.math import evaluate_math   # math: \\boxed{} answers, math-verify
 
 Modules: codegen (the code-generation harness, with its run and model-stamp guard), summary
-(pass@k with bootstrap CIs, outcome and status rates), math (the math domain's prompt, answer
+(pass@k with bootstrap CIs, outcome and status rates, hangs, truncations; OUTCOMES and
+STATUSES re-exported from recode_lib.sandbox.result, where they are defined), math (the math domain's prompt, answer
 check and evaluation). The `recode eval` arguments live in recode_lib.cli.eval.
 """

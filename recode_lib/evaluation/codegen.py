@@ -10,14 +10,19 @@
 Per sample: chat prompt from recode_lib.prompts.build_messages; generation through
 recode_lib.generation (cached per (model, prompt, sampling, index) in DIR/generations.jsonl);
 the program from recode_lib.assemble (a response without a parsable code block is a format
-error, recorded as status "no_code", and never sent to the sandbox); execution with
+error, recorded as status "no_code", and never sent to the sandbox). A response that hit the
+token limit (finish_reason "length") is a format error too, even when a partial code block
+parses (paper B: format errors at |alpha| > 2 are "token exhaustion"): status "no_code",
+format_ok false, format_reason "truncated ...", not executed, code null. Execution with
 recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DIR:
   samples.jsonl  one record per (problem, sample), id "<problem_id>#<sample>": problem_id,
                  sample, response, code, status, outcome, passed, total, n_tokens,
                  finish_reason, format_ok, format_reason, assembly, dropped, time_s,
                  memory_mb, strictness ({"1".."5","inf"}: R_k of the extrapolation paper),
                  first_failure (sandbox.first_failure: the first failing test's status,
-                 input length and time; None when correct or when there was no code)
+                 input length and time; None when correct or when there was no code),
+                 checker (only for problems with a testlib checker: "testlib", or
+                 "exact_fallback" when it could not be built; counted in the summary)
   summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
                  status rates, tokens per response, format), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
@@ -47,6 +52,7 @@ from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
+TRUNCATED = "length"   # the finish_reason of a response that hit max_new_tokens
 REQUIRED = ("problem_id", "sample", "response", "code", "status", "outcome", "passed", "total",
             "n_tokens", "finish_reason")
 
@@ -137,11 +143,15 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     for (p, i), comp in zip(missing, comps):
         prog = assemble(p, comp.text)
         sid = f"{p.id}#{i}"
+        truncated = comp.finish_reason == TRUNCATED
         row = {"id": sid, "problem_id": p.id, "sample": i, "response": comp.text,
-               "code": prog.code, "n_tokens": comp.n_tokens, "finish_reason": comp.finish_reason,
-               "format_ok": prog.parsed.format_ok, "format_reason": prog.parsed.reason,
+               "code": None if truncated else prog.code, "n_tokens": comp.n_tokens,
+               "finish_reason": comp.finish_reason,
+               "format_ok": prog.parsed.format_ok and not truncated,
+               "format_reason": f"truncated at the token limit ({comp.n_tokens} tokens)"
+               if truncated else prog.parsed.reason,
                "assembly": prog.how, "dropped": prog.dropped}
-        if prog.code is None:
+        if row["code"] is None:
             store.append({**row, "status": "no_code", "outcome": "format_error", "passed": 0,
                           "total": _n_tests(p), "time_s": 0.0, "memory_mb": None,
                           "strictness": {str(s): 0 for s in STRICTNESS_KS},
@@ -156,6 +166,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
                                                           "total", "time_s", "memory_mb")}}
         row["strictness"] = strictness(res, STRICTNESS_KS)
         row["first_failure"] = first_failure(res)
+        if "checker" in res:   # testlib | exact_fallback (CodeContests+)
+            row["checker"] = res["checker"]
         with lock:
             store.append(row)
 

@@ -6,8 +6,12 @@
 pass@k is recode_lib.metrics' unbiased estimator averaged over problems (every problem must have
 at least k samples: the estimator is undefined below that, and this raises naming the problem);
 `pass@k_ci` is a seeded percentile bootstrap over problems (recode_lib.metrics.bootstrap_ci).
-Rates are fractions of samples. OUTCOMES and STATUSES, the sandbox's outcome classes and
-statuses, are defined here once. It does no I/O and no execution.
+Rates are fractions of samples. The outcome classes and statuses are the sandbox's
+(recode_lib.sandbox.result: OUTCOMES, STATUSES, outcome_of — defined there once, re-exported
+here); `failure_kinds` splits correctness failures made only of time/memory limits off as
+"hang" (result.failure_kind) so a timed-out infinite loop stays visible, and `truncation`
+counts responses that hit the token limit (finish_reason "length": format errors). It does no
+I/O and no execution.
 """
 
 from __future__ import annotations
@@ -17,12 +21,10 @@ from collections import Counter
 from typing import Iterable, Mapping
 
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
+from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, failure_kind
 
-# The sandbox's result vocabulary (the `recode sandbox` output contract), defined once for every
-# consumer (frontier, plots, repair); the sandbox itself produces these values.
-OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")
-STATUSES = ("passed", "wrong_answer", "runtime_error", "time_limit", "memory_limit",
-            "syntax_error", "no_code")
+__all__ = ["summarize", "summary_table", "OUTCOMES", "STATUSES", "HANG"]
+FAILURE_KINDS = OUTCOMES + (HANG,)
 
 
 def _rates(values: list[str], names: Iterable[str]) -> dict[str, float]:
@@ -49,12 +51,19 @@ def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
     out["solved"] = sorted(p for p, (_, c) in counts.items() if c > 0)
     out["outcomes"] = _rates([r["outcome"] for r in rows], OUTCOMES)
     out["statuses"] = _rates([r["status"] for r in rows], STATUSES)
+    out["failure_kinds"] = _rates([failure_kind(r["status"], r["outcome"]) for r in rows],
+                                  FAILURE_KINDS)
+    truncated = sum(r.get("finish_reason") == "length" for r in rows)
+    out["truncation"] = {"count": truncated, "rate": truncated / len(rows)}
+    fallbacks = sum(r.get("checker") == "exact_fallback" for r in rows)
+    if fallbacks or any("checker" in r for r in rows):
+        out["checker_fallbacks"] = fallbacks   # testlib checker not built: exact match used
     toks = [int(r["n_tokens"]) for r in rows]
     correct_toks = [int(r["n_tokens"]) for r in rows if r["outcome"] == "correct"]
     out["tokens"] = {
         "mean": statistics.fmean(toks), "median": statistics.median(toks), "max": max(toks),
         "mean_correct": statistics.fmean(correct_toks) if correct_toks else None,
-        "truncated_rate": sum(r["finish_reason"] == "length" for r in rows) / len(rows)}
+        "truncated_rate": truncated / len(rows)}
     out["format"] = {
         "no_code_rate": sum(r["code"] is None for r in rows) / len(rows),
         "format_ok_rate": sum(bool(r.get("format_ok")) for r in rows) / len(rows),
@@ -71,6 +80,7 @@ def summary_table(summaries: Mapping[str, Mapping], ks: Iterable[int] = (1,)) ->
             if f"pass@{k}" in s:
                 row[f"pass@{k}"] = s[f"pass@{k}"]
         row.update({o: s["outcomes"].get(o, 0.0) for o in OUTCOMES})
+        row[HANG] = s.get("failure_kinds", {}).get(HANG, 0.0)
         row["tokens_mean"] = s["tokens"]["mean"]
         row["truncated"] = s["tokens"]["truncated_rate"]
         rows.append(row)

@@ -4,6 +4,15 @@
     parsed, results = execute(completions, kwargs, runner)   # assemble + run in the sandbox
     rows = [base_row(p, r) for p, r in zip(parsed, results)]  # fmt/out/status/outcome/error/reason
 
+Truncated completions: a completion that hit the token limit is a format error (paper B: format
+errors at |alpha| > 2 are "token exhaustion"), even when a partial code block parses. TRL 1.16
+gives reward functions `completion_ids` (each cut after its first EOS) and calls a completion
+truncated when its last id is neither an EOS nor the pad token; `truncated_flags` applies that
+rule with the stop ids a RewardFunction carries in `stop_token_ids` (recode_lib.training.grpo
+sets them from the trainer). A RewardFunction scores a truncated completion as an empty answer:
+R_fmt = 0, nothing executed, no outcome credit, reason "truncated". Without completion_ids or
+stop ids (direct calls, evaluation) nothing is treated as truncated.
+
 `completion_text`/`prompt_text` turn TRL's strings or chat messages into text; `column` reads a
 dataset column (list or scalar) for a batch. It registers no reward (recode_lib.rewards.code does).
 """
@@ -45,9 +54,20 @@ class RewardFunction:
         self.__name__ = name
         self._compute = compute
         self.components = components
+        self.stop_token_ids: list[int] | None = None   # EOS ids + pad: see truncated_flags
 
     def details(self, prompts, completions, **kwargs) -> list[dict]:
-        return self._compute(list(prompts), list(completions), kwargs)
+        completions = list(completions)
+        flags = truncated_flags(kwargs.get("completion_ids"), self.stop_token_ids,
+                                len(completions))
+        if any(flags):
+            completions = ["" if f else c for c, f in zip(completions, flags)]
+        rows = self._compute(list(prompts), completions, kwargs)
+        for r, f in zip(rows, flags):
+            r["truncated"] = f
+            if f:
+                r["reason"] = "truncated (hit the token limit)"
+        return rows
 
     def __call__(self, prompts, completions, **kwargs) -> list[float]:
         log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
@@ -71,6 +91,18 @@ class RewardFunction:
                 log_extra(f"{self.__name__}/{c}", [r.get(c) for r in rows])
             log_extra(f"{self.__name__}/reason", [r.get("reason", "") for r in rows])
         return rewards
+
+
+def truncated_flags(completion_ids, stop_token_ids, n: int) -> list[bool]:
+    """TRL's rule per completion: truncated iff its ids are non-empty and the last is not a stop
+    id (EOS or pad). All False without completion_ids or stop ids."""
+    if not completion_ids or not stop_token_ids:
+        return [False] * n
+    stops = {int(t) for t in stop_token_ids if t is not None}
+    ids = list(completion_ids)
+    if len(ids) != n:
+        raise ValueError(f"completion_ids has {len(ids)} rows for {n} completions")
+    return [bool(len(row)) and int(list(row)[-1]) not in stops for row in ids]
 
 
 def column(kwargs: dict, name: str, n: int):

@@ -80,6 +80,9 @@ def execute_many(records, workers: int | None = None, config: SandboxConfig | No
     results: list = [None] * len(specs)
     if not specs:
         return []
+    if any(s.stdio_checker for s in specs):
+        from recode_lib.sandbox.checker import prepare_checkers
+        prepare_checkers(s.stdio_checker for s in specs)
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
     pool = get_pool(config)
     bar = None

@@ -6,15 +6,17 @@
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
-{"kind": "stdio", "cases": [{"input", "output", "input_len"?}]},
+{"kind": "stdio", "cases": [{"input", "output", "input_len"?}], "float_tol"?, "checker"?},
 {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
  "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?} (entry_point: the one name the
 test script may use from the submission, else every function of it that does not shadow a
 builtin; separate: run the tests in a process of their own that calls the submission's
 functions with plain values — the default unless the script uses unittest or mock, see
 harness.py). `args`/`expected` are JSON or codec.py tagged
-JSON (tuples, sets, non-finite floats...). `checker` (trusted problem code, run by the judge on
-decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
+JSON (tuples, sets, non-finite floats...). A stdio `checker` (optional; CodeContests+) is testlib C++
+source: the judge compiles it once (cached) and asks it instead of comparing text
+(checker.py; exact comparison with a counted warning when no compiler is present). A call
+`checker` (trusted problem code, run by the judge on decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
 with `default_equal(output, expected, atol)` in scope — for special oracles such as
 HumanEval/32's |poly(x)| <= atol. `input_len` defaults to the length of the input text or of
 the JSON of the arguments. Bad records raise RecordError naming where, the field and value.
@@ -42,6 +44,7 @@ class Spec:
     input_lens: list = field(default_factory=list)
     atol: float = 0.0
     checker: str | None = None
+    stdio_checker: str | None = None   # testlib C++ source (checker.py)
     stdio_tol: float | None = None
     no_code: bool = False
 
@@ -139,6 +142,11 @@ def parse_record(rec, config, where: str = "") -> Spec:
         if tol is not None and (not isinstance(tol, (int, float)) or tol < 0):
             _fail(where, f"field 'tests.float_tol' must be a non-negative number, got {tol!r}")
         spec.stdio_tol = tol
+        sc = tests.get("checker")
+        if sc is not None and (not isinstance(sc, str) or not sc.strip()):
+            _fail(where, "field 'tests.checker' of stdio tests must be testlib C++ source "
+                  f"(a non-empty string), got {sc!r:.80}")
+        spec.stdio_checker = sc
     job["inputs"] = inputs
     job["order"] = sorted(range(len(inputs)), key=spec.input_lens.__getitem__)
     spec.job = job

@@ -5,10 +5,26 @@
 
 A Result is what `execute`/`execute_many` return and what `recode sandbox` writes, one per
 input record: {"id", "status", "outcome", "passed", "total", "time_s", "memory_mb", "tests"}
-(+ "reason" when the judge rejected something the sandbox sent back). Every number in it is
+(+ "reason" when the judge rejected something the sandbox sent back; + "strictness", R_k for
+k = 1..5 and inf, for call and stdio tests, which carry input lengths). Every number in it is
 finite, so the output file is always strict JSON. Test statuses are STATUSES plus "skipped"
-(not run: early stop). The outcome folds a status into the four classes of the extrapolation
-paper (`outcome_of`; the one place to change that definition). This module executes nothing.
+(not run: early stop). The outcome folds the tests into the four classes of the extrapolation
+paper (`outcome_of`; the one place to change that definition, used by the sandbox, evaluation
+summaries, frontier, plots and repair). Paper B: an optimization failure "passes small tests,
+exceeds time/memory on larger ones". Here:
+- correct: every test passed.
+- format_error: no code or a syntax error (`FORMAT`); evaluation also files a response that hit
+  the token limit here (paper B: format errors at |alpha| > 2 are "token exhaustion").
+- optimization_failure: every failing test is time_limit/memory_limit (`RESOURCE`), at least one
+  test passed, and every test smaller (input length) than the first resource failure passed.
+- correctness_failure: anything else — a wrong answer or crash, and also a resource failure
+  with nothing passed or a smaller test not passed (an infinite loop on the smallest input is
+  not slow, it is wrong). Summaries count these resource-only correctness failures separately
+  as `HANG` (`failure_kind`) so they stay visible.
+Early stop: tests after the first failure are "skipped" and neither pass nor fail; since tests
+run in ascending input length, the first failure decides — a first failure that is a resource
+failure after at least one passed test is an optimization failure, one with nothing passed a
+hang. This module executes nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +36,9 @@ STATUSES = ("passed", "wrong_answer", "runtime_error", "time_limit", "memory_lim
 OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")
 TEST_STATUSES = STATUSES + ("skipped",)
 CORRECTNESS = ("wrong_answer", "runtime_error")      # a wrong program, not a slow one
+RESOURCE = ("time_limit", "memory_limit")
 FORMAT = ("no_code", "syntax_error")
+HANG = "hang"   # a correctness failure made only of time/memory limits (failure_kind)
 
 
 class TestResult(TypedDict):
@@ -43,15 +61,30 @@ class _ResultBase(TypedDict):
 
 class Result(_ResultBase, total=False):
     reason: str                 # why the judge rejected a message (protocol violation)
+    strictness: dict            # {"1": 0|1, ..., "5": .., "inf": ..}: call and stdio tests
 
 
 def outcome_of(status: str, tests: list) -> str:
-    """correct | format_error | correctness_failure (some test wrong or crashed) |
-    optimization_failure (every completed test right, some over time or memory)."""
+    """The outcome class of a result's status and tests (module docstring: the definitions)."""
     if status == "passed":
         return "correct"
     if status in FORMAT:
         return "format_error"
-    if any(t["status"] in CORRECTNESS for t in tests):
+    failing = [t for t in tests if t["status"] not in ("passed", "skipped")]
+    if not failing or any(t["status"] not in RESOURCE for t in failing):
         return "correctness_failure"
-    return "optimization_failure"
+    if not any(t["status"] == "passed" for t in tests):
+        return "correctness_failure"
+    first = min(t.get("input_len") or 0 for t in failing)
+    smaller = [t for t in tests if (t.get("input_len") or 0) < first]
+    if all(t["status"] == "passed" for t in smaller):
+        return "optimization_failure"
+    return "correctness_failure"
+
+
+def failure_kind(status: str, outcome: str) -> str:
+    """The outcome, except that a correctness failure whose status is a time or memory limit
+    (nothing passed, or a smaller test did not) is HANG: what summaries count separately."""
+    if outcome == "correctness_failure" and status in RESOURCE:
+        return HANG
+    return outcome

@@ -14,14 +14,17 @@ part in them:
   (numpy.allclose, NaN unequal, equal infinities equal). A `checker` replaces all of this.
 - stdio: LiveCodeBench rules — outputs stripped, split into lines, lines compared after
   stripping; a differing line still matches when both split into the same numbers
-  (Decimal equality: "1.0" == "1.00"), or within `float_tol` when the tests give one.
+  (Decimal equality: "1.0" == "1.00"), or within `float_tol` when the tests give one. A
+  testlib `checker` (CodeContests+) replaces this: checker.check_output, run by the judge;
+  such results carry "checker": "testlib", or "exact_fallback" when it could not be built
+  (no C++ compiler, compile error: counted in checker.CHECKER_STATS and warned).
 Nothing here raises because of a submission's output: any value, however large, deep or odd
 (huge ints against floats, `sNaN`, `1e999999999`), compares to True or False.
 Aggregation: passed if every test passed; else the status of the first failing test (in
 execution order: ascending input length), preferring a correctness failure (wrong_answer,
-runtime_error) over time/memory; outcome per the extrapolation paper: correct |
-optimization_failure (every completed test right, some over time or memory) |
-correctness_failure | format_error (no_code, syntax_error).
+runtime_error) over time/memory; outcome per the extrapolation paper (result.outcome_of, the
+one definition). Call and stdio results also carry `strictness` ({"1".."5", "inf"}: R_k of
+strictness.strictness), script results none (a script is one test without input lengths).
 """
 
 from __future__ import annotations
@@ -31,8 +34,12 @@ from decimal import Decimal, InvalidOperation, Overflow, localcontext
 from functools import lru_cache
 
 from recode_lib.sandbox import codec
+from recode_lib.sandbox.checker import check_output, compile_checker
 from recode_lib.sandbox.protocol import RAW
 from recode_lib.sandbox.result import CORRECTNESS, outcome_of
+from recode_lib.sandbox.strictness import strictness
+
+STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 
 
 def _is_floats(x) -> bool:
@@ -140,7 +147,13 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
         return "passed" if nonce is not None and msg.get("out") == nonce else "runtime_error"
     out = msg.get("out")
     if spec.kind == "stdio":
-        ok = isinstance(out, str) and stdio_equal(out, spec.expected[i], spec.stdio_tol)
+        if not isinstance(out, str):
+            return "wrong_answer"
+        ok = None
+        if spec.stdio_checker:
+            ok = check_output(spec.stdio_checker, spec.job["inputs"][i], spec.expected[i], out)
+        if ok is None:
+            ok = stdio_equal(out, spec.expected[i], spec.stdio_tol)
         return "passed" if ok else "wrong_answer"
     try:
         value = codec.decode(out)
@@ -184,8 +197,11 @@ def no_code_result(spec) -> dict:
     tests = _fresh_tests(spec)
     for t in tests:
         t["status"] = "no_code"
-    return {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
-            "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
+    out = {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
+           "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
+    if spec.kind != "script":
+        out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
+    return out
 
 
 class Run:
@@ -233,4 +249,9 @@ class Run:
             result["memory_mb"] = round(peak, 2)
         if reason:
             result["reason"] = reason
+        if self.spec.kind != "script":
+            result["strictness"] = strictness(result, STRICTNESS_KS)
+        if self.spec.stdio_checker:
+            result["checker"] = ("testlib" if compile_checker(self.spec.stdio_checker)
+                                 else "exact_fallback")
         return result

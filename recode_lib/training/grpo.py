@@ -344,10 +344,43 @@ def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: in
             "smaller batch")
 
 
+def last_complete_checkpoint(output_dir: str | Path) -> str | None:
+    """The newest checkpoint-<N> that was saved to the end (trainer_state.json is written
+    last); a torn one (the run was killed while saving) is renamed <name>.torn-<k> and
+    skipped, so a re-run resumes from the one before instead of failing to load it."""
+    import re
+
+    out = Path(output_dir)
+    found = sorted((int(m.group(1)), d) for d in out.iterdir() if d.is_dir()
+                   and (m := re.fullmatch(r"checkpoint-(\d+)", d.name)))
+    for step, d in reversed(found):
+        if (d / "trainer_state.json").is_file():
+            return str(d)
+        k = 0
+        while (out / f"torn-step-{step}.{k}").exists():
+            k += 1
+        d.rename(out / f"torn-step-{step}.{k}")
+        print(f"{d} was not saved to the end (killed while saving?): moved it to "
+              f"torn-step-{step}.{k}", file=sys.stderr)
+    return None
+
+
+def trim_metrics(metrics_path: Path, step: int) -> int:
+    """Drop metrics records logged after `step` (by a run killed before its next checkpoint:
+    the resumed run logs those steps again); returns how many were dropped."""
+    from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
+
+    if not metrics_path.is_file():
+        return 0
+    rows = read_jsonl(metrics_path, allow_torn_tail=True)
+    keep = [r for r in rows if int(r.get("step", 0)) <= step]
+    if len(keep) != len(rows) or not metrics_path.read_bytes().endswith(b"\n"):
+        write_jsonl_atomic(metrics_path, keep)
+    return len(rows) - len(keep)
+
+
 def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool = True) -> TrainResult:
     """Train (or resume, or skip when done); returns where the final checkpoint and metrics are."""
-    from transformers.trainer_utils import get_last_checkpoint
-
     from recode_lib.training.callbacks import MetricsJsonlCallback, timed_trainer_class
     from recode_lib.jsonl import write_json_atomic
     from recode_lib.models import load_tokenizer, resolve_model
@@ -376,15 +409,20 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
         torch.set_num_threads(int(recipe.cpu_threads))
     model_path = resolve_model(recipe.model)
     tok = load_tokenizer(model_path)
+    last = last_complete_checkpoint(out) if resume and out.is_dir() else None
+    trim_metrics(metrics, int(Path(last).name.split("-")[1]) if last else 0)  # before the store loads
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
                                     train_dataset=dataset, processing_class=tok, callbacks=[cb])
     cb.trainer = trainer
+    stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
+    for f in funcs:   # a completion that hit max_completion_length is a format error
+        if hasattr(f, "stop_token_ids"):
+            f.stop_token_ids = stop_ids
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
             raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
                              "accelerate config (configs/accelerate/zero3.yaml)")
-    last = get_last_checkpoint(str(out)) if resume and out.is_dir() else None
     write_json_atomic(out / "run.json", provenance(recipe.seed, recipe.to_dict()) |
                       {"model_path": model_path, "resumed_from": last, "n_problems": len(dataset)})
     try:

@@ -28,7 +28,7 @@ import hashlib
 import random
 from collections import Counter, defaultdict
 
-from recode_lib.evaluation.summary import OUTCOMES
+from recode_lib.sandbox.result import HANG, OUTCOMES, failure_kind
 from recode_lib.metrics import bootstrap_ci
 
 FAILURES = tuple(o for o in OUTCOMES if o != "correct")   # the failure classes
@@ -44,6 +44,10 @@ _STATUS_TEXT = {
 def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
     """A few sentences of execution statistics for one failed sample (no expected outputs)."""
     status, outcome = sample.get("status"), sample.get("outcome")
+    if outcome == "format_error" and sample.get("finish_reason") == "length":
+        return ("The previous reply was cut off at the length limit before it finished, so "
+                "nothing was run. Reply with shorter reasoning, then one complete ```python "
+                "code block.")
     if outcome == "format_error" and not sample.get("code"):
         return ("The previous reply contained no parsable Python code block, so nothing was "
                 "run. Reply with reasoning, then one complete ```python code block.")
@@ -60,7 +64,12 @@ def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
     if ff.get("longest_passed_len"):
         lines.append(f"The longest input it handled correctly had {ff['longest_passed_len']:,} "
                      "characters.")
-    if (ff.get("status") or status) == "time_limit" and time_limit_s:
+    kind = failure_kind(status, outcome)
+    if kind == HANG:
+        lines.append("It did not finish even on the smallest inputs it failed, so it is not "
+                     "merely slow: look for an infinite loop, a missing base case or runaway "
+                     "memory use.")
+    elif (ff.get("status") or status) == "time_limit" and time_limit_s:
         lines.append(f"The time limit is {time_limit_s:g} s per test: a faster algorithm is "
                      "needed for large inputs.")
     elif outcome == "correctness_failure":

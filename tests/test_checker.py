@@ -1,0 +1,113 @@
+"""CodeContests+ testlib checkers (issue 12 item 10): compiled once, cached, run by the judge;
+exact comparison with a counted warning when they cannot be built."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from recode_lib.data import load_benchmark
+from recode_lib.sandbox import checker as C
+from recode_lib.sandbox import execute
+
+FIX = Path(__file__).parent / "fixtures"
+# any two non-negative integers summing to n are accepted; an unreadable answer is a checker fail
+SUM_CHECKER = r'''#include "testlib.h"
+int main(int argc, char *argv[]) {
+    registerTestlibCmd(argc, argv);
+    long long n = inf.readLong();
+    long long ja = ans.readLong(), jb = ans.readLong();
+    if (ja + jb != n) quitf(_fail, "the answer file is wrong");
+    long long a = ouf.readLong(0, n), b = ouf.readLong(0, n);
+    if (a + b != n) quitf(_wa, "%lld + %lld != %lld", a, b, n);
+    quitf(_ok, "ok");
+}
+'''
+needs_cxx = pytest.mark.skipif(C.compiler() is None, reason="no C++ compiler")
+
+
+def _rec(code, checker=SUM_CHECKER, expected="2 2\n"):
+    return {"id": "c", "code": code, "tests": {"kind": "stdio", "checker": checker, "cases": [
+        {"input": "4\n", "output": expected}, {"input": "10\n", "output": "5 5\n"}]}}
+
+
+ANOTHER_ANSWER = "n = int(input())\nprint(1, n - 1)\n"
+
+
+def test_vendored_testlib_with_its_license():
+    assert (C.TESTLIB_DIR / "testlib.h").is_file()
+    assert "MIT License" in (C.TESTLIB_DIR / "LICENSE").read_text()
+
+
+@needs_cxx
+def test_a_checker_accepts_another_correct_answer_and_rejects_a_wrong_one():
+    r = execute(_rec(ANOTHER_ANSWER))
+    assert (r["status"], r["checker"]) == ("passed", "testlib")
+    exact = execute({**_rec(ANOTHER_ANSWER), "tests": {
+        k: v for k, v in _rec(ANOTHER_ANSWER)["tests"].items() if k != "checker"}})
+    assert exact["status"] == "wrong_answer"        # what exact match said before
+    bad = execute(_rec("n = int(input())\nprint(1, n)\n"))
+    assert bad["status"] == "wrong_answer"
+    assert C.compile_checker(SUM_CHECKER) == C.compile_checker(SUM_CHECKER)   # cached binary
+    assert C.compile_checker(SUM_CHECKER).parent.name == C.checker_key(SUM_CHECKER)
+
+
+@needs_cxx
+def test_a_failing_checker_never_passes_a_submission():
+    before = C.CHECKER_STATS["checker_fail"]
+    r = execute(_rec(ANOTHER_ANSWER, expected="nonsense\n"))
+    assert r["tests"][0]["status"] == "wrong_answer"
+    assert C.CHECKER_STATS["checker_fail"] > before
+
+
+def test_without_a_compiler_it_falls_back_to_exact_match_with_a_counted_warning(monkeypatch):
+    monkeypatch.setenv("RECODE_CXX", "")
+    monkeypatch.setenv("RECODE_CACHE_DIR", str(Path("/tmp") / f"recode-nocxx-{uuid.uuid4()}"))
+    src = SUM_CHECKER + f"// {uuid.uuid4()}\n"   # a checker this process has not built
+    before = C.fallback_count()
+    with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler"):
+        r = execute(_rec(ANOTHER_ANSWER, checker=src))
+    assert (r["status"], r["checker"]) == ("wrong_answer", "exact_fallback")
+    ok = execute(_rec("n = int(input())\nprint(n // 2, n - n // 2)\n", checker=src))
+    assert ok["status"] == "passed"                  # exact match still judges
+    assert C.fallback_count() - before == 4         # one per test judged
+
+
+@needs_cxx
+def test_a_checker_that_does_not_compile_falls_back(monkeypatch):
+    monkeypatch.setenv("RECODE_CACHE_DIR", str(Path("/tmp") / f"recode-badcxx-{uuid.uuid4()}"))
+    src = f"#include \"testlib.h\"\nint main() {{ this is not C++ }} // {uuid.uuid4()}\n"
+    with pytest.warns(RuntimeWarning, match="does not compile"):
+        r = execute(_rec(ANOTHER_ANSWER, checker=src))
+    assert r["checker"] == "exact_fallback" and r["status"] == "wrong_answer"
+
+
+def test_loader_attaches_testlib_checkers_only(tmp_path):
+    rows = [json.loads(line) for line in
+            (FIX / "Code-Contests-Plus" / "ccplus_1x" / "part-00000-of-00001.jsonl").open()]
+    rows[0]["checker"] = SUM_CHECKER
+    d = tmp_path / "Code-Contests-Plus" / "ccplus_1x"
+    d.mkdir(parents=True)
+    (d / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a, b = load_benchmark("codecontests_plus", data_dir=tmp_path, config="1x")
+    assert a.tests["checker"] == SUM_CHECKER and "checker" not in b.tests
+    assert a.time_limit_s == rows[0]["time_limit"] / 1000 * 3.0
+
+
+def test_record_checker_field_is_validated():
+    from recode_lib.sandbox import RecordError
+    with pytest.raises(RecordError, match="tests.checker"):
+        execute(_rec("print(1)", checker=5))
+
+
+def test_summaries_count_checker_fallbacks():
+    from recode_lib.evaluation.summary import summarize
+    rows = [{"problem_id": "a", "sample": i, "status": "passed", "outcome": "correct",
+             "passed": 1, "total": 1, "n_tokens": 1, "finish_reason": "stop", "code": "x",
+             "checker": c} for i, c in enumerate(("testlib", "exact_fallback"))]
+    assert summarize(rows)["checker_fallbacks"] == 1
+    assert "checker_fallbacks" not in summarize([{k: v for k, v in rows[0].items()
+                                                  if k != "checker"}])
