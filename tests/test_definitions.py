@@ -84,9 +84,11 @@ def test_partial_discrete_reward_inherits_the_fix():
     ("time_limit", [("passed", 5), ("time_limit", 50), ("skipped", 500)],
      "optimization_failure"),
     ("time_limit", [("time_limit", 5), ("skipped", 50)], "correctness_failure"),
-    # the rule looks below the first (smallest) resource failure only: nothing is smaller here
+    # a resource failure on the smallest inputs is never "exceeds on larger ones": no smaller
+    # test passed (even when a larger one did, or one of the same length did)
     ("time_limit", [("time_limit", 5), ("passed", 50), ("time_limit", 500)],
-     "optimization_failure"),
+     "correctness_failure"),
+    ("time_limit", [("passed", 5), ("time_limit", 5)], "correctness_failure"),
     ("runtime_error", [("passed", 5), ("skipped", 50)], "correctness_failure"),
 ])
 def test_outcome_definition(status, tests, outcome):

@@ -85,14 +85,14 @@ def test_format_errors():
 
 def test_timeout_is_per_test_and_later_tests_still_run():
     code = "def f(n):\n    while n > 5:\n        pass\n    return n\n"
-    r = run(call(code, [([1], 1), ([9], 9), ([2], 2)]))
+    r = run(call(code, [([1], 1), ([90], 90), ([2], 2)]))   # "[90]" is the longest input
     assert [t["status"] for t in r["tests"]] == ["passed", "time_limit", "passed"]
     assert (r["status"], r["outcome"], r["passed"]) == ("time_limit", "optimization_failure", 2)
 
 
 def test_memory_limit_is_told_apart():
     code = "def f(n):\n    return len(bytearray(n * 1024 ** 3)) if n else 0\n"
-    r = run(call(code, [([0], 0), ([2], 2 * 1024 ** 3)]))
+    r = run(call(code, [([0], 0), ([20], 20 * 1024 ** 3)]))   # the failing input is the longer
     assert (r["status"], r["outcome"]) == ("memory_limit", "optimization_failure")
     r = run(call(code, [([2], 2 * 1024 ** 3)]))   # nothing passed: a hang, not slow
     assert (r["status"], r["outcome"]) == ("memory_limit", "correctness_failure")

@@ -15,16 +15,16 @@ exceeds time/memory on larger ones". Here:
 - correct: every test passed.
 - format_error: no code or a syntax error (`FORMAT`); evaluation also files a response that hit
   the token limit here (paper B: format errors at |alpha| > 2 are "token exhaustion").
-- optimization_failure: every failing test is time_limit/memory_limit (`RESOURCE`), at least one
-  test passed, and every test smaller (input length) than the first resource failure passed.
+- optimization_failure: every failing test is time_limit/memory_limit (`RESOURCE`), every test
+  smaller (input length) than the first resource failure passed, and at least one of those
+  smaller tests exists — the program is right on small inputs and fails only on larger ones.
 - correctness_failure: anything else — a wrong answer or crash, and also a resource failure
-  with nothing passed or a smaller test not passed (an infinite loop on the smallest input is
-  not slow, it is wrong). Summaries count these resource-only correctness failures separately
+  with no smaller test passed (an infinite loop on the smallest inputs, even when another
+  test of that same length passed, is not slow, it is wrong). Summaries count these resource-only correctness failures separately
   as `HANG` (`failure_kind`) so they stay visible.
 Early stop: tests after the first failure are "skipped" and neither pass nor fail; since tests
 run in ascending input length, the first failure decides — a first failure that is a resource
-failure after at least one passed test is an optimization failure, one with nothing passed a
-hang. This module executes nothing.
+failure after a passed smaller test is an optimization failure, else a hang. This module executes nothing.
 """
 
 from __future__ import annotations
@@ -73,11 +73,9 @@ def outcome_of(status: str, tests: list) -> str:
     failing = [t for t in tests if t["status"] not in ("passed", "skipped")]
     if not failing or any(t["status"] not in RESOURCE for t in failing):
         return "correctness_failure"
-    if not any(t["status"] == "passed" for t in tests):
-        return "correctness_failure"
     first = min(t.get("input_len") or 0 for t in failing)
     smaller = [t for t in tests if (t.get("input_len") or 0) < first]
-    if all(t["status"] == "passed" for t in smaller):
+    if smaller and all(t["status"] == "passed" for t in smaller):
         return "optimization_failure"
     return "correctness_failure"
 
