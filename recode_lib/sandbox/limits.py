@@ -200,7 +200,11 @@ def confine(iso, cfg, job, keep_fds):
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-                       "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
+                       "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+                       # numeric libraries run single-threaded, as one CPU per submission
+                       # allows (and a unittest-style test gets its nonce only while alone)
+                       **{v: "1" for v in THREAD_VARS},
+                       "JE_ARROW_MALLOC_CONF": "background_thread:false"})  # pyarrow (pandas)
     if mode == "plain":
         _guard_network()
 
@@ -239,6 +243,10 @@ def reap(iso):
                     pass
             _collect(0.2)
     _collect()
+
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 
 
 def alone(iso, pid):
