@@ -427,3 +427,17 @@ def test_residual_a_shared_non_function_name_returns_lying_values():
             "def f(x):\n    return '0'\n")
     test = unit("def test_a(self):\n    self.assertEqual(json.loads(f(4)), '2.0')\n")
     assert script(code, test) != "passed"
+
+
+def test_a_submodule_the_submission_imported_stays_importable_for_its_calls():
+    # BigCodeBench/158: `import urllib.request` must survive the guard's restore of `urllib`
+    code = ("import urllib.request\nimport urllib.parse\n"
+            "def f(x):\n    return 2 * x if urllib.request.Request else 0\n")
+    assert script(code, TWICE) == "passed"
+
+
+def test_a_finished_unwaited_subprocess_of_the_test_does_not_deny_the_nonce():
+    # BigCodeBench/14's test reads `os.popen("unzip -l ...")` and never closes it (a zombie)
+    test = unit("def test_a(self):\n    import os\n    os.popen('true').read()\n"
+                "    self.assertEqual(f(1), 2)\n")
+    assert script("def f(x):\n    return 2 * x\n", test) == "passed"

@@ -490,7 +490,15 @@ def _restore(snap, full=True):
     for name, (m, saved) in modules.items():
         if name not in _NOT_RESTORED:
             sys.modules[name] = m
-            _restore_dict(m.__dict__, saved)
+            d = m.__dict__
+            for k in [k for k in d if k not in saved]:
+                # a submodule imported since (import urllib.request sets urllib.request) stays
+                if not (isinstance(d[k], types.ModuleType)
+                        and sys.modules.get(name + "." + k) is d[k]):
+                    del d[k]
+            for k, v in saved.items():
+                if d.get(k, d) is not v:
+                    d[k] = v
     for cls, saved in snap["classes"]:
         for k in [k for k in cls.__dict__ if k not in saved]:
             try:

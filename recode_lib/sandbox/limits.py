@@ -251,19 +251,29 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 
 def alone(iso, pid):
     """Whether the child `pid` is a single thread and no other process of the submission runs
-    (its children; in root mode any process with the private uid)."""
+    (its children; in root mode any process with the private uid); zombies do not count."""
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
         if len(tasks) != 1:
             return False
         with open("/proc/%d/task/%d/children" % (pid, pid)) as fh:
-            if fh.read().split():
+            if any(not _zombie(int(c)) for c in fh.read().split()):
                 return False
     except OSError:
         return False
     if iso["uid"]:
-        return _uid_pids(iso["uid"]) == [pid]
+        return [p for p in _uid_pids(iso["uid"]) if p != pid and not _zombie(p)] == []
     return True
+
+
+def _zombie(pid):
+    """Whether pid is a finished process not yet waited for (an os.popen whose pipe was
+    read but not closed): it runs nothing any more."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True   # gone
 
 
 def _uid_pids(uid):
