@@ -52,7 +52,7 @@ for _name in PRELOAD:
     __import__(_name)
 harness.prepare()
 
-_T = re.compile(rb'^T \{"i": (\d+),')
+_T = re.compile(rb'^T \{"i": (\d{1,9}),')  # bounded: int() of a huge index would raise
 _now = time.monotonic
 KINDS = ("call", "stdio", "script")
 
