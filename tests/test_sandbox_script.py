@@ -398,8 +398,7 @@ def test_residual_poisoning_the_restore_snapshot_through_frames():
     assert script(code, TWICE) != "passed"
 
 
-@pytest.mark.xfail(strict=True, reason=INPROCESS)
-def test_residual_patching_the_testcase_instance_through_frames():
+def test_patching_the_running_testcase_instance_through_frames_does_not_pass():
     code = ("import sys\ndef f(x):\n    fr = sys._getframe(1)\n    while fr is not None:\n"
             "        s = fr.f_locals.get('self')\n"
             "        if s is not None and hasattr(s, 'assertEqual'):\n"
@@ -409,8 +408,7 @@ def test_residual_patching_the_testcase_instance_through_frames():
     assert script(code, test) != "passed"
 
 
-@pytest.mark.xfail(strict=True, reason=INPROCESS)
-def test_residual_replacing_closure_cells_of_result_methods():
+def test_replacing_closure_cells_of_result_methods_does_not_pass():
     code = ("import unittest\nfor n in ('addFailure', 'addError'):\n"
             "    for c in getattr(unittest.TestResult, n).__closure__ or ():\n"
             "        if callable(c.cell_contents):\n"
@@ -419,8 +417,7 @@ def test_residual_replacing_closure_cells_of_result_methods():
     assert script(code, TWICE) != "passed"
 
 
-@pytest.mark.xfail(strict=True, reason=INPROCESS)
-def test_residual_a_shared_non_function_name_returns_lying_values():
+def test_a_shared_non_function_name_cannot_return_lying_values():
     code = ("import types\nclass AnyStr(str):\n    def __eq__(self, o):\n        return True\n"
             "    __hash__ = str.__hash__\n"
             "json = types.SimpleNamespace(loads=lambda s: AnyStr(''))\n"
@@ -441,3 +438,11 @@ def test_a_finished_unwaited_subprocess_of_the_test_does_not_deny_the_nonce():
     test = unit("def test_a(self):\n    import os\n    os.popen('true').read()\n"
                 "    self.assertEqual(f(1), 2)\n")
     assert script("def f(x):\n    return 2 * x\n", test) == "passed"
+
+
+def test_patching_the_running_test_result_found_through_gc_does_not_pass():
+    code = ("import gc\ndef f(x):\n    for o in gc.get_objects():\n"
+            "        if hasattr(o, 'wasSuccessful') and hasattr(o, 'failures') \\\n"
+            "                and not isinstance(o, type):\n"
+            "            o.wasSuccessful = lambda: True\n    return 0\n")
+    assert script(code, TWICE) != "passed"

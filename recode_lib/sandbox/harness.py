@@ -349,10 +349,11 @@ def _plainify(x, g, depth=0):
     return x
 
 
-try:
-    from unittest import SkipTest as _SKIP
-except ImportError:  # pragma: no cover
-    _SKIP = ()
+import unittest  # noqa: E402  (preloaded by zygote.py anyway)
+
+_SKIP = unittest.SkipTest
+_UNITTEST_TYPES = (unittest.TestCase, unittest.TestResult, unittest.TestSuite,
+                   unittest.TextTestRunner)
 
 
 def _collections():
@@ -375,8 +376,10 @@ def _wrap(fn, g, guard):
     """The candidate the tests call: plain return values, interpreter state restored after
     (to the state at the call: the tests' own patches, mock.patch included, stay)."""
     def candidate(*args, **kwargs):
-        caller = sys._getframe(1).f_globals
+        frame = sys._getframe(1)
+        caller = frame.f_globals
         saved = dict(caller)
+        running = _unittest_objects(frame)
         before = guard.before()
         try:
             out = fn(*args, **kwargs)
@@ -384,9 +387,26 @@ def _wrap(fn, g, guard):
             raise RuntimeError("the submission raised %s" % type(exc).__name__) from None
         finally:
             guard(caller, saved, before)
+            for d, copy in running:
+                _restore_dict(d, copy)
         return _plainify(out, g)
     candidate.__name__ = getattr(fn, "__name__", "candidate")
     return candidate
+
+
+def _unittest_objects(frame):
+    """The running unittest objects on the stack (the TestCase, its result, suite, runner)
+    and a copy of their attributes: a candidate call must not change them."""
+    out, seen = [], set()
+    while frame is not None:
+        for v in frame.f_locals.values():
+            if isinstance(v, _UNITTEST_TYPES) and id(v) not in seen:
+                d = getattr(v, "__dict__", None)
+                if type(d) is dict:
+                    seen.add(id(v))
+                    out.append((d, dict(d)))
+        frame = frame.f_back
+    return out
 
 
 FULL_GUARD_CALLS = 16
@@ -452,12 +472,19 @@ def _snapshot(only=None, own=None):
                 classes.append((v, cd))
                 funcs += [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
                           for f in cd.values() if type(f) is types.FunctionType]
+    cells = []
+    for f, _, _, _ in funcs:   # closure cells (a decorator's wrapped method, say)
+        for c in f.__closure__ or ():
+            try:
+                cells.append((c, c.cell_contents))
+            except ValueError:   # an empty cell
+                pass
     if own is None:
         g = globals()
         own = (g, dict(g), [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
                             for f in g.values() if type(f) is types.FunctionType])
     return {"builtins": dict(builtins.__dict__), "modules": modules, "classes": classes,
-            "funcs": funcs, "own": own}
+            "funcs": funcs, "cells": cells, "own": own}
 
 
 def _restore_dict(d, saved):
@@ -515,6 +542,9 @@ def _restore(snap, full=True):
         if f.__code__ is not code:
             f.__code__ = code
         f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
+    for cell, value in snap.get("cells", ()):
+        if cell.cell_contents is not value:
+            cell.cell_contents = value
 
 
 def _test_namespace(g, entry_point, guard, wrap=_wrap):
@@ -525,8 +555,29 @@ def _test_namespace(g, entry_point, guard, wrap=_wrap):
         names = [k for k in g if not k.startswith("__") and k not in builtins.__dict__]
     for k in names:
         v = g[k]
-        ns[k] = wrap(v, g, guard) if type(v) is types.FunctionType else v
+        if type(v) is types.FunctionType:
+            ns[k] = wrap(v, g, guard)
+        elif isinstance(v, (type, types.ModuleType)):
+            ns[k] = v   # a module is the real one (restored if preloaded); classes as they are
+        else:
+            # any other object is shared only as the plain value it is: a namespace of the
+            # submission's own making (json = SimpleNamespace(loads=...)) would answer for it
+            p = _plainify(v, g)
+            ns[k] = p if _is_plain(p) else codec.Opaque(type(v).__name__, "")
     return ns
+
+
+def _is_plain(x, depth=0):
+    t = type(x)
+    if t in _PLAIN or t in _COLLECTIONS:
+        return True
+    if depth > 100:
+        return False
+    if t in (list, tuple, set, frozenset):
+        return all(_is_plain(v, depth + 1) for v in x)
+    if t is dict:
+        return all(_is_plain(k, depth + 1) and _is_plain(v, depth + 1) for k, v in x.items())
+    return False
 
 
 def _run_script(job, code_obj, wfd):
