@@ -20,25 +20,32 @@ worker's memfd and decoded just before it and dropped after, return values encod
 codec.py — the judge compares them, the expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
 file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
 (non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
-"script" compiles the test script (with `==`/`!=` in asserts rewritten to a comparison that
-ignores user-defined __eq__) and snapshots the interpreter state *before* the submission runs,
-then after it restores builtins, this module, every module loaded before it (module dicts,
-classes, function code; zygote.py preloads the standard-library modules tests use, and the
-snapshot is taken there once) and runs the tests in their own namespace
-(pristine builtins; only the entry point, or else the submission's names that do not shadow a
-builtin, are shared) with the submission's functions wrapped so their return values come back
-as plain built-in values (a user-defined class's instance becomes an opaque value equal to
-nothing, builtin subclasses such as namedtuple become their base type); after every call,
-builtins, this module and the test's namespace are restored again (everything else too for
-the first FULL_GUARD_CALLS calls), and a trace/profile hook left behind fails the tests.
+"script" (unittest/mock in the script: in-process) reads the test script from the memfd,
+compiles it (with `==`/`!=` in asserts rewritten to a comparison that ignores user-defined
+__eq__), runs the submission, then restores builtins, this module, every module loaded before it
+(module dicts, classes, function code and closure cells; zygote.py preloads the
+standard-library modules tests use, and the snapshot is taken there once) and runs the tests in
+their own namespace (pristine builtins; only the entry point, or else the submission's names
+that do not shadow a builtin, are shared; functions wrapped, other values only as plain values,
+modules or classes) with the submission's functions wrapped so their return values come back as
+plain built-in values (a user-defined class's instance becomes an opaque value equal to nothing,
+builtin subclasses such as namedtuple become their base type, the standard library's
+Counter/OrderedDict/defaultdict/deque keep theirs); after every call, builtins, this module and
+the test's namespace are restored to their state at the call (everything else too for the first
+FULL_GUARD_CALLS calls: the tests' own mock.patch stays), the running TestCase/TestResult/suite/
+runner objects get their attributes back, a SkipTest raised by the submission is an error, and a
+trace/profile hook left behind fails the tests.
 Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
-which never runs submission code; the submission runs in a child process that answers each
-candidate call with codec-encoded plain values (that child is killed before the nonce is
-asked for; this process is made non-dumpable, so the child cannot ptrace it or open its fds).
+which never runs submission code; the submission runs in a child process forked *before* the
+script is read, which answers call/new/get/set requests with codec-encoded plain values (objects
+of its classes stay there behind handles). What the tests take from it is derived here from the
+script's free names (not builtins) plus the record's entry point, never from what it announces.
+That child is killed before the nonce is asked for; this process is made non-dumpable, so the
+child cannot ptrace it or open its fds.
 
 Residual risk (unittest-style script tests, in-process): a submission that writes raw protocol
-lines to the pipe during its own call, or edits the harness through ctypes, can still forge a
-pass; third-party modules (numpy, pandas) it patches stay patched for the tests, and a patch to
+lines to the pipe during its own call, edits the harness or the snapshot it restores from
+(reachable through frames), or uses ctypes, can still forge a pass; third-party modules (numpy, pandas) it patches stay patched for the tests, and a patch to
 a preloaded module's class or function made during a call after the first FULL_GUARD_CALLS
 calls is not undone. The judge trusts nothing from this file except
 call/stdio outputs *as data*; timings and memory are self-reported. Only the standard library
