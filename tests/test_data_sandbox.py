@@ -113,3 +113,20 @@ def test_evalplus_not_none_tasks_are_call_tests():
     assert sandbox.execute({"id": 1, "code": good, "tests": tests})["status"] == "passed"
     bad = "import re\ndef check_str(s):\n    return re.match('x', s)\n"
     assert sandbox.execute({"id": 1, "code": bad, "tests": tests})["status"] == "wrong_answer"
+
+
+def test_evalplus_digests_of_unstored_outputs_are_compared_first():
+    # the reference worker records each too-large output's digest; the judge matches it
+    from recode_lib.data._reference_worker import run_job
+    from recode_lib.data.evalplus import build_tests
+    from recode_lib.data.pyvalues import encode
+
+    job = {"id": "t", "code": REF, "entry_point": "seq", "inputs": encode([[3], [5]]),
+           "max_output_chars": 10}
+    res = run_job(job)
+    assert res["outputs"] is None and len(res["digests"]) == 2
+    tests, _ = build_tests("humaneval", "t/1", "seq", [[3], [5]], None, [0.01, 0.01], 0.0,
+                           reference="def seq(n):\n    return None\n",  # never used
+                           digests=res["digests"])
+    run = lambda code: sandbox.execute({"id": 1, "code": code, "tests": tests})["status"]  # noqa
+    assert run(REF) == "passed"   # the digests matched: the (wrong) reference never ran

@@ -446,3 +446,11 @@ def test_patching_the_running_test_result_found_through_gc_does_not_pass():
             "                and not isinstance(o, type):\n"
             "            o.wasSuccessful = lambda: True\n    return 0\n")
     assert script(code, TWICE) != "passed"
+
+
+def test_a_library_function_the_submission_imported_is_shared_with_the_tests():
+    # BigCodeBench/124, /152: the tests call `randint`, taken from the submission's imports
+    code = "from random import randint\nfrom math import sqrt\ndef f(x):\n    return 2 * x\n"
+    test = unit("def test_a(self):\n    self.assertTrue(1 <= randint(1, 3) <= 3)\n"
+                "    self.assertEqual(sqrt(f(2)), 2.0)\n")
+    assert script(code, test) == "passed"

@@ -5,7 +5,9 @@ computes them by running the canonical solution. So does this module, once, in a
 (recode_lib.data._reference_worker), caching them in cache_dir()/evalplus/<file>-<sha>.jsonl
 (append-only, keyed by task id, so an interrupted run resumes). Outputs larger than
 MAX_OUTPUT_CHARS of JSON per task (HumanEval/15, /130: over 100 MB) are not stored; for those
-tasks the judge recomputes each expected value with the reference (a `checker` embedding it).
+tasks the cache keeps each output's digest (sha256 of its canonical sandbox encoding) and the
+judge's `checker` compares the submission's output's digest first, recomputing the expected
+value with the embedded reference only when they differ (EvalPlus's comparison then decides).
 
     outs = expected_outputs(jobs, cache_name="HumanEvalPlus-ab12cd34ef56")   # {task_id: (outs, times)}
     tests, time_limit = build_tests(dataset, task_id, entry_point, inputs, outs, times, atol)
@@ -90,7 +92,8 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
                      progress: bool = True) -> dict[str, tuple[list, list]]:
     """{id: (decoded outputs or None when too large, reference times)} for jobs {"id","code","entry_point","inputs",
     "output_not_none"?}; computes the missing ones in `workers` subprocesses and caches them.
-    A reference that fails raises DataError naming the task and input."""
+    A reference that fails raises DataError naming the task and input. The digests of outputs
+    too large to store: output_digests(cache_name)."""
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)  # outputs include integers of 10^4+ digits
     store = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.jsonl")
@@ -99,6 +102,15 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
         _run_workers(todo, store, workers, progress, cache_name)
     out = {}
     by_id = {r["id"]: r for r in store.records()}
+    # caches written before digests were recorded: the digests go to a store of their own
+    dstore = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.digests.jsonl")
+    stale = [j for j in jobs if "error" not in by_id[j["id"]] and "digests" not in by_id[j["id"]]
+             and by_id[j["id"]].get("outputs") is None and j["id"] not in dstore]
+    if stale:
+        _run_workers(stale, dstore, workers, progress, cache_name + " (digests)")
+    digests = {r["id"]: r["digests"] for r in dstore.records() if r.get("digests")}
+    digests.update({k: r["digests"] for k, r in by_id.items() if r.get("digests")})
+    _DIGESTS[cache_name] = digests
     for j in jobs:
         rec = by_id[j["id"]]
         if "error" in rec:
@@ -107,6 +119,15 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
         outs = rec["outputs"]
         out[j["id"]] = (None if outs is None else decode(outs), rec["times"])
     return out
+
+
+_DIGESTS: dict[str, dict[str, list]] = {}
+
+
+def output_digests(cache_name: str) -> dict[str, list]:
+    """{id: [sha256 of each output]} for the tasks of the last expected_outputs(cache_name)
+    whose outputs were too large to store."""
+    return _DIGESTS.get(cache_name, {})
 
 
 def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bool,
@@ -156,7 +177,7 @@ def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bo
 # ---- tests ---------------------------------------------------------------------------------
 def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
                 outputs: list | None, times: list, atol: float,
-                reference: str | None = None) -> tuple[dict, float]:
+                reference: str | None = None, digests: list | None = None) -> tuple[dict, float]:
     """(tests spec, per-test time limit) for one HumanEval+/MBPP+ task; see module doc.
     outputs=None (too large to store) needs `reference`: the judge's checker recomputes them."""
     if outputs is None:
@@ -169,7 +190,8 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
                                                         reference), "separate": False}, time_limit
         # the judge recomputes each expected value with the trusted reference (in its
         # `checker`): neither the reference nor the expected values ever reach the sandbox
-        outputs = [None] * len(inputs)
+        ok = digests is not None and len(digests) == len(inputs)
+        outputs = [{"sha256": d} for d in digests] if ok else [None] * len(inputs)
         checker = reference_checker(dataset, entry_point, reference)
     else:
         if len(inputs) != len(outputs):
@@ -178,7 +200,7 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
         # values, which are "not None" (the expected values are booleans)
         checker = oracle_checker(dataset, entry_point)
     time_limit = round(max(1.0, 4.0 * max(times, default=0.0)), 3)
-    if outputs[0] is None and checker and "_REF_NS" in checker:
+    if checker and "_REF_NS" in checker:
         # huge outputs: encoding and moving them, and the judge's recomputation, take time too
         time_limit = round(max(1.0, 8.0 * max(times, default=0.0)) + 1.0, 3)
     cases = []
@@ -254,13 +276,15 @@ def reference_checker(dataset: str, entry_point: str, reference: str) -> str:
     for tasks whose outputs are too large to store."""
     oracle = oracle_checker(dataset, entry_point)
     not_none = dataset == "mbpp" and entry_point in MBPP_NOT_NONE
-    head = (f"import copy as _copy\n_REF_NS = {{'__name__': '__reference__'}}\n"
-            f"exec({reference!r}, _REF_NS)\n")
+    head = ("import copy as _copy\nfrom recode_lib.sandbox.codec import digest as _digest\n"
+            f"_REF_NS = {{'__name__': '__reference__'}}\nexec({reference!r}, _REF_NS)\n")
     if oracle:
         head += oracle.replace("def check(", "def _oracle(") + "\n"
     call = "_oracle(args, output, exp, atol)" if oracle else "default_equal(output, exp, atol)"
     return head + (
         "def check(args, output, expected, atol):\n"
+        "    if isinstance(expected, dict) and expected.get('sha256') == _digest(output):\n"
+        "        return True   # the reference's very output (its digest, computed once)\n"
         f"    exp = _REF_NS[{entry_point!r}](*_copy.deepcopy(args))\n"
         + ("    exp = exp is not None\n" if not_none else "")
         + f"    return {call}\n")
@@ -277,7 +301,7 @@ def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> li
         outs, times = expected[job["id"]]
         d["tests"], d["time_limit_s"] = build_tests(
             family, job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
-            reference=job["code"])
+            reference=job["code"], digests=output_digests(cache_key).get(job["id"]))
         if "_REF_NS" in (d["tests"].get("checker") or d["tests"].get("script") or ""):
             # huge outputs: more memory
             d["memory_mb"] = 4096

@@ -1,6 +1,7 @@
 """Tagged JSON for values that cross the sandbox boundary (arguments in, return values out).
 
     encode(value) -> JSON-able object      decode(obj) -> Python value
+    digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
 
 Plain JSON values (null, bools, numbers, strings, lists, objects with string keys) encode as
 themselves, so a record's `args`/`expected` may be written as ordinary JSON. Other values use
@@ -134,6 +135,14 @@ def _encode_other(x, depth):
     except Exception:
         pass
     return _opaque(x)
+
+
+def digest(x):
+    """The sha256 of a value's canonical encoding (compact JSON of encode(x))."""
+    import hashlib
+    import json
+    text = json.dumps(encode(x), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def contains_opaque(obj):

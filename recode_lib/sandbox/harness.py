@@ -564,7 +564,7 @@ def _test_namespace(g, entry_point, guard, wrap=_wrap):
         v = g[k]
         if type(v) is types.FunctionType:
             ns[k] = wrap(v, g, guard)
-        elif isinstance(v, (type, types.ModuleType)):
+        elif isinstance(v, (type, types.ModuleType)) or _library_callable(v, g):
             ns[k] = v   # a module is the real one (restored if preloaded); classes as they are
         else:
             # any other object is shared only as the plain value it is: a namespace of the
@@ -572,6 +572,20 @@ def _test_namespace(g, entry_point, guard, wrap=_wrap):
             p = _plainify(v, g)
             ns[k] = p if _is_plain(p) else codec.Opaque(type(v).__name__, "")
     return ns
+
+
+def _library_callable(v, g):
+    """A builtin function or a library's bound method (`from random import randint`)."""
+    t = type(v)
+    if t in (types.BuiltinFunctionType, types.BuiltinMethodType):
+        owner = getattr(v, "__self__", None)
+        return owner is None or isinstance(owner, types.ModuleType) \
+            or not _user_class(type(owner), g)
+    if t is types.MethodType:
+        f = v.__func__
+        return type(f) is types.FunctionType and f.__code__.co_filename != "<submission>" \
+            and f.__globals__ is not g and not _user_class(type(v.__self__), g)
+    return False
 
 
 def _is_plain(x, depth=0):
