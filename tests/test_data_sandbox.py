@@ -73,3 +73,60 @@ def test_leetcode_assert_script(shared_data_dir):
     codes = iter([good, bad])
     ok, wrong = _run([p, p], code_of=lambda _: next(codes))
     assert ok["status"] == "passed" and wrong["outcome"] == "correctness_failure"
+
+
+REF = "def seq(n):\n    return [i * i for i in range(n)]\n"
+STEAL_REF = '''
+import sys, gc
+def seq(n):
+    for o in gc.get_objects():       # the reference, were it anywhere in this process
+        if isinstance(o, dict) and callable(o.get("seq")) and o["seq"] is not seq:
+            return o["seq"](n)
+    return []
+'''
+
+
+def test_evalplus_tasks_without_stored_outputs_keep_the_reference_in_the_judge():
+    # HumanEval+/15, /139...: outputs too large to store; the judge's checker recomputes them
+    from recode_lib.data.evalplus import build_tests
+    from recode_lib.sandbox.records import parse_record
+
+    tests, _ = build_tests("humaneval", "t/1", "seq", [[3], [5]], None, [0.01, 0.01], 0.0,
+                           reference=REF)
+    assert tests["kind"] == "call" and "_REF_NS" in tests["checker"]
+    job = parse_record({"id": 1, "code": "", "tests": tests}, sandbox.SandboxConfig()).job
+    assert "i * i" not in repr(job)   # nothing of the reference travels to the sandbox
+    run = lambda code: sandbox.execute({"id": 1, "code": code, "tests": tests})["status"]  # noqa
+    assert run(REF) == "passed"
+    assert run(STEAL_REF) == "wrong_answer"
+    assert run("def seq(n):\n    return list(range(n))\n") == "wrong_answer"
+
+
+def test_evalplus_not_none_tasks_are_call_tests():
+    # MBPP+ check_str & co return re.Match objects: they arrive opaque, which is "not None"
+    from recode_lib.data.evalplus import build_tests
+
+    tests, _ = build_tests("mbpp", "t/2", "check_str", [["abc"], ["xyz"]], [True, False],
+                           [0.01, 0.01], 0.0)
+    assert tests["kind"] == "call" and "checker" in tests
+    good = "import re\ndef check_str(s):\n    return re.match('a', s)\n"
+    assert sandbox.execute({"id": 1, "code": good, "tests": tests})["status"] == "passed"
+    bad = "import re\ndef check_str(s):\n    return re.match('x', s)\n"
+    assert sandbox.execute({"id": 1, "code": bad, "tests": tests})["status"] == "wrong_answer"
+
+
+def test_evalplus_digests_of_unstored_outputs_are_compared_first():
+    # the reference worker records each too-large output's digest; the judge matches it
+    from recode_lib.data._reference_worker import run_job
+    from recode_lib.data.evalplus import build_tests
+    from recode_lib.data.pyvalues import encode
+
+    job = {"id": "t", "code": REF, "entry_point": "seq", "inputs": encode([[3], [5]]),
+           "max_output_chars": 10}
+    res = run_job(job)
+    assert res["outputs"] is None and len(res["digests"]) == 2
+    tests, _ = build_tests("humaneval", "t/1", "seq", [[3], [5]], None, [0.01, 0.01], 0.0,
+                           reference="def seq(n):\n    return None\n",  # never used
+                           digests=res["digests"])
+    run = lambda code: sandbox.execute({"id": 1, "code": code, "tests": tests})["status"]  # noqa
+    assert run(REF) == "passed"   # the digests matched: the (wrong) reference never ran

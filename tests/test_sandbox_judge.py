@@ -184,3 +184,28 @@ def test_sigkill_of_the_cli_then_rerun_gives_every_record_once(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in recs)
     assert all(r["status"] == "passed" for r in rows)
+
+
+def test_a_huge_test_index_does_not_kill_the_worker():
+    # int() of a 5000-digit index raised in the worker's line reader
+    line = b'T {"i": ' + b"9" * 5000 + b', "st": "ok", "out": 3}\n'
+    with get_pool(CFG).worker() as slot:
+        pid = slot[0].info["pid"]
+    res = judged_then_next_is_right(forging(line))
+    assert res["status"] == "wrong_answer"   # the forged line is ignored; f's own value compared
+    with get_pool(CFG).worker() as slot:
+        assert slot[0].info["pid"] == pid and slot[0].alive()
+
+
+def test_a_huge_wrong_stdio_line_costs_the_judge_little_memory():
+    import tracemalloc
+    n = 300_000
+    out, exp = "1 " * n, "1 " * (n - 1) + "2"   # same token count: compared token by token
+    tracemalloc.start()
+    try:
+        assert not verdict.stdio_equal(out, exp)
+        assert verdict.stdio_equal(out, exp.replace("2", "1.0"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * len(out), f"peak {peak} bytes for a {len(out)}-byte line"

@@ -2,7 +2,9 @@
 
 Run as `python -m recode_lib.data._reference_worker`; reads one job per stdin line
 {"id", "code", "entry_point", "inputs": [encoded args lists], "output_not_none": bool} and prints
-{"id", "outputs": [encoded], "times": [s]} or {"id", "error": "..."} per job, flushed.
+{"id", "outputs": [encoded], "times": [s]} or {"id", "error": "..."} per job, flushed. When the
+outputs are too large to store ("outputs": null) the line carries "digests": the sha256 of each
+output's canonical sandbox encoding (output_digest), which the judge compares first.
 Only for the benchmarks' own reference code (no isolation: it is trusted, like EvalPlus's
 trusted_exec). A job is stopped after JOB_TIMEOUT_S seconds.
 """
@@ -16,6 +18,7 @@ import time
 import contextlib
 
 from recode_lib.data.pyvalues import decode, encode
+from recode_lib.sandbox.codec import digest as output_digest
 
 JOB_TIMEOUT_S = 300
 
@@ -49,7 +52,7 @@ def run_job(job: dict) -> dict:
     with contextlib.redirect_stdout(sink):
         exec(job["code"], g)
     fn = g[job["entry_point"]]
-    outs, times, size = [], [], 0
+    outs, times, size, digests = [], [], 0, []
     limit = job.get("max_output_chars")
     for i, args in enumerate(decode(job["inputs"])):
         args = copy.deepcopy(args)
@@ -68,9 +71,13 @@ def run_job(job: dict) -> dict:
                 outs = None
         if outs is not None:
             outs.append(encode(out))
+        digests.append(output_digest(out))
         sink.seek(0)
         sink.truncate()
-    return {"id": job["id"], "outputs": outs, "times": times}
+    res = {"id": job["id"], "outputs": outs, "times": times}
+    if outs is None:
+        res["digests"] = digests
+    return res
 
 
 def main() -> None:

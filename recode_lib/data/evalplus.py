@@ -4,26 +4,28 @@ The EvalPlus release files hold inputs (base_input, plus_input) but no expected 
 computes them by running the canonical solution. So does this module, once, in a subprocess
 (recode_lib.data._reference_worker), caching them in cache_dir()/evalplus/<file>-<sha>.jsonl
 (append-only, keyed by task id, so an interrupted run resumes). Outputs larger than
-MAX_OUTPUT_CHARS of JSON per task (HumanEval/15, /130: over 100 MB) are not stored; those
-tasks get a differential `script` test that runs the embedded reference on each input.
+MAX_OUTPUT_CHARS of JSON per task (HumanEval/15, /130: over 100 MB) are not stored; for those
+tasks the cache keeps each output's digest (sha256 of its canonical sandbox encoding) and the
+judge's `checker` compares the submission's output's digest first, recomputing the expected
+value with the embedded reference only when they differ (EvalPlus's comparison then decides).
 
     outs = expected_outputs(jobs, cache_name="HumanEvalPlus-ab12cd34ef56")   # {task_id: (outs, times)}
     tests, time_limit = build_tests(dataset, task_id, entry_point, inputs, outs, times, atol)
     records = sandbox_records(load_humanevalplus(limit=10))   # -> `recode sandbox` input records
 
-build_tests returns a `call` test (fn_name, cases with args/expected/input_len, the task's atol;
-the sandbox applies EvalPlus's comparison). Values JSON cannot hold (tuples, sets, complex,
+build_tests returns a `call` test (fn_name, cases with args/expected/input_len, the task's
+atol; the sandbox applies EvalPlus's comparison), so the sandbox sees only inputs: expected
+values and the reference stay in the judge. Values JSON cannot hold (tuples, sets, complex,
 inf/nan) use recode_lib.data.pyvalues tags, which the sandbox codec decodes. EvalPlus's special
-oracles (HumanEval/32 find_zero; MBPP+ 164/295/558/581 and set-equality tasks) become a
-sandbox `checker`. Script tests (self-contained: Python literals, EvalPlus's comparison) are used
-where a call test cannot work: MBPP+'s not-None tasks (their outputs are re.Match objects, which
-do not cross the sandbox boundary as data) and tasks whose outputs are too large to store (the
-script embeds the reference and recomputes them; the loaders give those 4 GB).
+oracles (HumanEval/32 find_zero; MBPP+ 164/295/558/581, set-equality and not-None tasks) become
+a sandbox `checker` (MBPP+'s not-None tasks return re.Match objects: they arrive as opaque
+values, which are not None). Only SCRIPT_ONLY tasks (HumanEval+/100, /130, MBPP+/255: outputs
+of millions of elements) keep a self-contained in-process script test embedding the reference (residual risk:
+the submission's process holds the reference and the inputs).
 MBPP+ inputs are converted to tuples/sets/complex as EvalPlus 0.3.1's mbpp_deserialize_inputs
 does (a table below, written from its documented behaviour). The `contract` field is not used
 (it checks input validity for the reference, not the submission). Time limit per test:
-max(1 s, 4 x the slowest reference call), EvalPlus's factor (for a script test, which runs all
-inputs at once: 4 x twice the reference's total).
+max(1 s, 4 x the slowest reference call), EvalPlus's factor.
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
                      progress: bool = True) -> dict[str, tuple[list, list]]:
     """{id: (decoded outputs or None when too large, reference times)} for jobs {"id","code","entry_point","inputs",
     "output_not_none"?}; computes the missing ones in `workers` subprocesses and caches them.
-    A reference that fails raises DataError naming the task and input."""
+    A reference that fails raises DataError naming the task and input. The digests of outputs
+    too large to store: output_digests(cache_name)."""
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)  # outputs include integers of 10^4+ digits
     store = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.jsonl")
@@ -99,6 +102,15 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
         _run_workers(todo, store, workers, progress, cache_name)
     out = {}
     by_id = {r["id"]: r for r in store.records()}
+    # caches written before digests were recorded: the digests go to a store of their own
+    dstore = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.digests.jsonl")
+    stale = [j for j in jobs if "error" not in by_id[j["id"]] and "digests" not in by_id[j["id"]]
+             and by_id[j["id"]].get("outputs") is None and j["id"] not in dstore]
+    if stale:
+        _run_workers(stale, dstore, workers, progress, cache_name + " (digests)")
+    digests = {r["id"]: r["digests"] for r in dstore.records() if r.get("digests")}
+    digests.update({k: r["digests"] for k, r in by_id.items() if r.get("digests")})
+    _DIGESTS[cache_name] = digests
     for j in jobs:
         rec = by_id[j["id"]]
         if "error" in rec:
@@ -107,6 +119,15 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
         outs = rec["outputs"]
         out[j["id"]] = (None if outs is None else decode(outs), rec["times"])
     return out
+
+
+_DIGESTS: dict[str, dict[str, list]] = {}
+
+
+def output_digests(cache_name: str) -> dict[str, list]:
+    """{id: [sha256 of each output]} for the tasks of the last expected_outputs(cache_name)
+    whose outputs were too large to store."""
+    return _DIGESTS.get(cache_name, {})
 
 
 def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bool,
@@ -156,37 +177,47 @@ def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bo
 # ---- tests ---------------------------------------------------------------------------------
 def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
                 outputs: list | None, times: list, atol: float,
-                reference: str | None = None) -> tuple[dict, float]:
+                reference: str | None = None, digests: list | None = None) -> tuple[dict, float]:
     """(tests spec, per-test time limit) for one HumanEval+/MBPP+ task; see module doc.
-    outputs=None (too large to store) needs `reference`: the script test recomputes them."""
+    outputs=None (too large to store) needs `reference`: the judge's checker recomputes them."""
     if outputs is None:
         if reference is None:
             raise DataError(f"{task_id}: no stored outputs and no reference to recompute them")
-        # one script runs every input twice (reference + submission): limit on the total
-        time_limit = round(max(1.0, 4.0 * 2 * sum(times)), 3)
-        # inline (separate=False): shipping 100 MB outputs between processes costs more than
-        # the tests; these few tasks keep the in-process harness and its residual risk
-        return {"kind": "script", "script": _script(dataset, entry_point, inputs, None, atol,
-                                                    reference), "separate": False}, time_limit
-    if len(inputs) != len(outputs):
-        raise DataError(f"{task_id}: {len(inputs)} inputs but {len(outputs)} outputs")
-    if dataset == "mbpp" and entry_point in MBPP_NOT_NONE:
-        # the outputs are re.Match objects, which cannot leave the sandbox as data
-        time_limit = round(max(1.0, 4.0 * sum(times)), 3)
-        return {"kind": "script", "script": _script(dataset, entry_point, inputs, outputs,
-                                                    atol)}, time_limit
+        if (dataset, entry_point) in SCRIPT_ONLY:
+            # one script runs every input twice (reference + submission): limit on the total
+            time_limit = round(max(1.0, 4.0 * 2 * sum(times)), 3)
+            return {"kind": "script", "script": _script(dataset, entry_point, inputs, None, atol,
+                                                        reference), "separate": False}, time_limit
+        # the judge recomputes each expected value with the trusted reference (in its
+        # `checker`): neither the reference nor the expected values ever reach the sandbox
+        ok = digests is not None and len(digests) == len(inputs)
+        outputs = [{"sha256": d} for d in digests] if ok else [None] * len(inputs)
+        checker = reference_checker(dataset, entry_point, reference)
+    else:
+        if len(inputs) != len(outputs):
+            raise DataError(f"{task_id}: {len(inputs)} inputs but {len(outputs)} outputs")
+        # MBPP+'s not-None tasks return re.Match objects: they reach the checker as opaque
+        # values, which are "not None" (the expected values are booleans)
+        checker = oracle_checker(dataset, entry_point)
     time_limit = round(max(1.0, 4.0 * max(times, default=0.0)), 3)
+    if checker and "_REF_NS" in checker:
+        # huge outputs: encoding and moving them, and the judge's recomputation, take time too
+        time_limit = round(max(1.0, 8.0 * max(times, default=0.0)) + 1.0, 3)
     cases = []
     for a, o in zip(inputs, outputs):
         args = a if json_exact(a) else encode(a)
         cases.append({"args": args, "expected": o if json_exact(o) else encode(o),
                       "input_len": json_len(args)})
     spec = {"kind": "call", "fn_name": entry_point, "cases": cases, "atol": float(atol)}
-    checker = oracle_checker(dataset, entry_point)
     if checker:
         spec["checker"] = checker
     return spec, time_limit
 
+
+# Outputs with more elements than the judge accepts from the sandbox (protocol.MAX_ELEMENTS):
+# these keep an in-process script test embedding the reference (its residual risk: the
+# submission's process holds the reference and the inputs).
+SCRIPT_ONLY = {("humaneval", "make_a_pile"), ("humaneval", "tri"), ("mbpp", "combinations_colors")}
 
 _CHECKERS = {
     ("humaneval", "find_zero"): """
@@ -239,6 +270,26 @@ def oracle_checker(dataset: str, entry_point: str) -> str | None:
     return None
 
 
+def reference_checker(dataset: str, entry_point: str, reference: str) -> str:
+    """A checker that recomputes the expected value with the reference (run by the judge, on
+    a deep copy of the arguments) and then applies the task's oracle or EvalPlus's comparison;
+    for tasks whose outputs are too large to store."""
+    oracle = oracle_checker(dataset, entry_point)
+    not_none = dataset == "mbpp" and entry_point in MBPP_NOT_NONE
+    head = ("import copy as _copy\nfrom recode_lib.sandbox.codec import digest as _digest\n"
+            f"_REF_NS = {{'__name__': '__reference__'}}\nexec({reference!r}, _REF_NS)\n")
+    if oracle:
+        head += oracle.replace("def check(", "def _oracle(") + "\n"
+    call = "_oracle(args, output, exp, atol)" if oracle else "default_equal(output, exp, atol)"
+    return head + (
+        "def check(args, output, expected, atol):\n"
+        "    if isinstance(expected, dict) and expected.get('sha256') == _digest(output):\n"
+        "        return True   # the reference's very output (its digest, computed once)\n"
+        f"    exp = _REF_NS[{entry_point!r}](*_copy.deepcopy(args))\n"
+        + ("    exp = exp is not None\n" if not_none else "")
+        + f"    return {call}\n")
+
+
 def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> list:
     """Problem records (dict, inputs, where) + reference jobs -> Problems with `call` tests whose
     expected outputs come from the (cached) reference runs; shared by HumanEval+ and MBPP+."""
@@ -250,9 +301,11 @@ def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> li
         outs, times = expected[job["id"]]
         d["tests"], d["time_limit_s"] = build_tests(
             family, job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
-            reference=job["code"])
-        if "_REF_NS" in d["tests"].get("script", ""):  # recomputes huge outputs: more memory
+            reference=job["code"], digests=output_digests(cache_key).get(job["id"]))
+        if "_REF_NS" in (d["tests"].get("checker") or d["tests"].get("script") or ""):
+            # huge outputs: more memory
             d["memory_mb"] = 4096
+
         out.append(Problem.from_dict(d, where))
     return out
 

@@ -41,7 +41,8 @@ def load_humaneval(data_dir=None, limit: int | None = None, download: bool = Tru
         where = f"{path} record {i} ({rec.get('task_id', '?')})"
         d = _base_problem(rec, where, "humaneval")
         test = require(rec, "test", where, str)
-        d["tests"] = {"kind": "script", "script": f"{test}\n\ncheck({d['entry_point']})\n"}
+        d["tests"] = {"kind": "script", "script": f"{test}\n\ncheck({d['entry_point']})\n",
+                      "entry_point": d["entry_point"]}
         out.append(Problem.from_dict(d, where))
     return out
 

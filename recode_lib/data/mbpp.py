@@ -66,10 +66,13 @@ def load_mbpp(data_dir=None, limit: int | None = None, split: str = "test",
         text = require(rec, "text", where, str)
         setup = require(rec, "test_setup_code", where, str)
         prompt = f"{text}\nYour code should pass these tests:\n\n" + "\n".join(rec["test_list"])
+        entry = _entry_point(code, tests)
+        script = {"kind": "script", "script": setup + "\n" + "\n".join(tests) + "\n"}
+        if entry:  # the one name the tests may take from the submission even if a builtin's
+            script["entry_point"] = entry
         out.append(Problem.from_dict(dict(
-            id=f"mbpp/{tid}", source="mbpp", prompt=prompt,
-            tests={"kind": "script", "script": setup + "\n" + "\n".join(tests) + "\n"},
-            entry_point=_entry_point(code, tests), reference_solution=code,
+            id=f"mbpp/{tid}", source="mbpp", prompt=prompt, tests=script,
+            entry_point=entry, reference_solution=code,
             metadata={"task_id": tid, "split": split}), where))
         if limit is not None and len(out) >= limit:
             break

@@ -31,13 +31,19 @@ What is isolated depends on what the machine allows (limits.py has the details):
 - otherwise ("plain"): limits, process-group/subreaper cleanup and a temporary working
   directory only; the network is merely guarded in-process and the file system is NOT isolated.
 Script tests (harness.py): without unittest/mock they run in a process that never runs
-submission code, calling it with plain values; unittest-style ones (BigCodeBench) run in the
+submission code, calling it with plain values; the submission's process is forked before the
+test script is read, and what is shared is derived from the script's free names and the
+record's entry point, never from the submission. unittest-style ones (BigCodeBench) run in the
 submission's process with builtins, harness and preloaded standard-library modules restored
-after every candidate call.
+after every candidate call (to their state at the call), and the running unittest objects
+protected from the call.
 Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes, reading
 the process list (/proc); a unittest-style script test can be forged by a submission that
-writes protocol lines itself (it can reach every fd of its process) or rewrites the harness
-with ctypes, and third-party modules it patches stay patched for those tests; in call/stdio
+writes protocol lines itself (it can reach every fd of its process), rewrites the harness or
+its restore snapshot through frames or ctypes, and third-party modules it patches stay patched
+for those tests; three EvalPlus tasks with outputs beyond the judge's element bound keep such an
+in-process script embedding the reference (data/evalplus.py, SCRIPT_ONLY); freed bytes of an
+earlier job's script may remain in the worker's heap (raw-memory scan only). In call/stdio
 tests a submission can only forge its own outputs (still compared by the judge) and its own
 timings. Per-test time and memory are measured inside the sandbox (for call tests memory is
 the process peak so far); the record's memory_mb is the peak measured by the kernel (wait4),

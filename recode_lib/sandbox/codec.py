@@ -1,6 +1,7 @@
 """Tagged JSON for values that cross the sandbox boundary (arguments in, return values out).
 
     encode(value) -> JSON-able object      decode(obj) -> Python value
+    digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
 
 Plain JSON values (null, bools, numbers, strings, lists, objects with string keys) encode as
 themselves, so a record's `args`/`expected` may be written as ordinary JSON. Other values use
@@ -14,11 +15,17 @@ becomes {"__t": "opaque", "type": name, "repr": short repr}: it decodes to an `O
 equal to nothing, not even itself — so an object whose __eq__ always returns True can never
 match an expected value, because the judge only ever compares decoded plain data.
 
+Between the two processes of a separate script test (harness.py) two more tags travel: a
+builtin type passed as an argument, {"__t": "type", "v": "int"} (decodes to that builtin type,
+nothing else), and {"__t": "handle", "v": n}, an object that stays in the submission's process
+(decodes to a `Handle`, which like Opaque is equal to nothing; harness.py maps it to a proxy).
+
 This file imports only the standard library: the in-sandbox harness loads it by path. It does
 not compare values (see verdict.py) and does not preserve object identity or cycles (a cycle
 or nesting deeper than 100 levels becomes opaque).
 """
 
+import builtins
 import math
 
 TAG = "__t"
@@ -43,6 +50,20 @@ class Opaque:
 
     def __repr__(self):
         return "Opaque(%s: %s)" % (self.type, self.repr)
+
+
+class Handle(Opaque):
+    """An object living in the submission's process (separate script tests), by number."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n):
+        Opaque.__init__(self, "handle", str(n))
+        self.n = n
+
+
+_TYPES = {name: t for name, t in vars(builtins).items()
+          if isinstance(t, type) and not issubclass(t, BaseException)}
 
 
 def _opaque(x, why=""):
@@ -78,6 +99,10 @@ def encode(x, _depth=0):
         return {TAG: "complex", "v": [encode(x.real, d), encode(x.imag, d)]}
     if t is bytes or t is bytearray:
         return {TAG: "bytes", "v": bytes(x).decode("latin-1")}
+    if t is Handle:
+        return {TAG: "handle", "v": x.n}
+    if t is type and _TYPES.get(x.__name__) is x:
+        return {TAG: "type", "v": x.__name__}
     return _encode_other(x, _depth)
 
 
@@ -112,13 +137,21 @@ def _encode_other(x, depth):
     return _opaque(x)
 
 
+def digest(x):
+    """The sha256 of a value's canonical encoding (compact JSON of encode(x))."""
+    import hashlib
+    import json
+    text = json.dumps(encode(x), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def contains_opaque(obj):
     """Whether an encoded value holds an opaque part anywhere."""
     t = type(obj)
     if t is list:
         return any(contains_opaque(v) for v in obj)
     if t is dict:
-        if obj.get(TAG) == "opaque":
+        if obj.get(TAG) in ("opaque", "handle"):
             return True
         return any(contains_opaque(v) for v in obj.values())
     return False
@@ -159,6 +192,10 @@ def decode(obj):
         return complex(v[0], v[1])
     if tag == "bytes":
         return v.encode("latin-1")
+    if tag == "type" and type(v) is str and v in _TYPES:
+        return _TYPES[v]
+    if tag == "handle" and type(v) is int and not isinstance(v, bool):
+        return Handle(v)
     if tag == "opaque":
         return Opaque(obj.get("type", "?"), obj.get("repr", ""))
     raise ValueError("unknown codec tag %r" % (tag,))

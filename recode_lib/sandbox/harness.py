@@ -20,25 +20,32 @@ worker's memfd and decoded just before it and dropped after, return values encod
 codec.py — the judge compares them, the expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
 file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
 (non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
-"script" compiles the test script (with `==`/`!=` in asserts rewritten to a comparison that
-ignores user-defined __eq__) and snapshots the interpreter state *before* the submission runs,
-then after it restores builtins, this module, every module loaded before it (module dicts,
-classes, function code; zygote.py preloads the standard-library modules tests use, and the
-snapshot is taken there once) and runs the tests in their own namespace
-(pristine builtins; only the entry point, or else the submission's names that do not shadow a
-builtin, are shared) with the submission's functions wrapped so their return values come back
-as plain built-in values (a user-defined class's instance becomes an opaque value equal to
-nothing, builtin subclasses such as namedtuple become their base type); after every call,
-builtins, this module and the test's namespace are restored again (everything else too for
-the first FULL_GUARD_CALLS calls), and a trace/profile hook left behind fails the tests.
+"script" (unittest/mock in the script: in-process) reads the test script from the memfd,
+compiles it (with `==`/`!=` in asserts rewritten to a comparison that ignores user-defined
+__eq__), runs the submission, then restores builtins, this module, every module loaded before it
+(module dicts, classes, function code and closure cells; zygote.py preloads the
+standard-library modules tests use, and the snapshot is taken there once) and runs the tests in
+their own namespace (pristine builtins; only the entry point, or else the submission's names
+that do not shadow a builtin, are shared; functions wrapped, other values only as plain values,
+modules or classes) with the submission's functions wrapped so their return values come back as
+plain built-in values (a user-defined class's instance becomes an opaque value equal to nothing,
+builtin subclasses such as namedtuple become their base type, the standard library's
+Counter/OrderedDict/defaultdict/deque keep theirs); after every call, builtins, this module and
+the test's namespace are restored to their state at the call (everything else too for the first
+FULL_GUARD_CALLS calls: the tests' own mock.patch stays), the running TestCase/TestResult/suite/
+runner objects get their attributes back, a SkipTest raised by the submission is an error, and a
+trace/profile hook left behind fails the tests.
 Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
-which never runs submission code; the submission runs in a child process that answers each
-candidate call with codec-encoded plain values (that child is killed before the nonce is
-asked for; this process is made non-dumpable, so the child cannot ptrace it or open its fds).
+which never runs submission code; the submission runs in a child process forked *before* the
+script is read, which answers call/new/get/set requests with codec-encoded plain values (objects
+of its classes stay there behind handles). What the tests take from it is derived here from the
+script's free names (not builtins) plus the record's entry point, never from what it announces.
+That child is killed before the nonce is asked for; this process is made non-dumpable, so the
+child cannot ptrace it or open its fds.
 
 Residual risk (unittest-style script tests, in-process): a submission that writes raw protocol
-lines to the pipe during its own call, or edits the harness through ctypes, can still forge a
-pass; third-party modules (numpy, pandas) it patches stay patched for the tests, and a patch to
+lines to the pipe during its own call, edits the harness or the snapshot it restores from
+(reachable through frames), or uses ctypes, can still forge a pass; third-party modules (numpy, pandas) it patches stay patched for the tests, and a patch to
 a preloaded module's class or function made during a call after the first FULL_GUARD_CALLS
 calls is not undone. The judge trusts nothing from this file except
 call/stdio outputs *as data*; timings and memory are self-reported. Only the standard library
@@ -339,6 +346,9 @@ def _plainify(x, g, depth=0):
     for base in (tuple, list, set, frozenset):
         if issubclass(t, base):
             return base(_plainify(v, g, d) for v in base.__iter__(x))
+    rebuild = _COLLECTIONS.get(t)
+    if rebuild is not None:  # the standard library's own container types keep their type
+        return rebuild(x, lambda v: _plainify(v, g, d))
     if issubclass(t, dict):
         return {_plainify(k, g, d): _plainify(v, g, d) for k, v in dict.items(x)}
     if _user_class(t, g):
@@ -346,22 +356,64 @@ def _plainify(x, g, depth=0):
     return x
 
 
+import unittest  # noqa: E402  (preloaded by zygote.py anyway)
+
+_SKIP = unittest.SkipTest
+_UNITTEST_TYPES = (unittest.TestCase, unittest.TestResult, unittest.TestSuite,
+                   unittest.TextTestRunner)
+
+
+def _collections():
+    import collections as c
+    pairs = lambda x, p: [(p(k), p(v)) for k, v in dict.items(x)]  # noqa: E731
+    return {c.Counter: lambda x, p: c.Counter(dict(pairs(x, p))),
+            c.OrderedDict: lambda x, p: c.OrderedDict(pairs(x, p)),
+            c.defaultdict: lambda x, p: c.defaultdict(x.default_factory, pairs(x, p)),
+            c.deque: lambda x, p: c.deque([p(v) for v in c.deque.__iter__(x)], x.maxlen)}
+
+
+_COLLECTIONS = _collections()
+
+
 class Tampered(BaseException):
     """Raised into the tests when a candidate call left a trace/profile hook behind."""
 
 
 def _wrap(fn, g, guard):
-    """The candidate the tests call: plain return values, interpreter state restored after."""
+    """The candidate the tests call: plain return values, interpreter state restored after
+    (to the state at the call: the tests' own patches, mock.patch included, stay)."""
     def candidate(*args, **kwargs):
-        caller = sys._getframe(1).f_globals
+        frame = sys._getframe(1)
+        caller = frame.f_globals
         saved = dict(caller)
+        running = _unittest_objects(frame)
+        before = guard.before()
         try:
             out = fn(*args, **kwargs)
+        except _SKIP as exc:  # a skip raised by the submission is not the test's skip
+            raise RuntimeError("the submission raised %s" % type(exc).__name__) from None
         finally:
-            guard(caller, saved)
+            guard(caller, saved, before)
+            for d, copy in running:
+                _restore_dict(d, copy)
         return _plainify(out, g)
     candidate.__name__ = getattr(fn, "__name__", "candidate")
     return candidate
+
+
+def _unittest_objects(frame):
+    """The running unittest objects on the stack (the TestCase, its result, suite, runner)
+    and a copy of their attributes: a candidate call must not change them."""
+    out, seen = [], set()
+    while frame is not None:
+        for v in frame.f_locals.values():
+            if isinstance(v, _UNITTEST_TYPES) and id(v) not in seen:
+                d = getattr(v, "__dict__", None)
+                if type(d) is dict:
+                    seen.add(id(v))
+                    out.append((d, dict(d)))
+        frame = frame.f_back
+    return out
 
 
 FULL_GUARD_CALLS = 16
@@ -374,16 +426,28 @@ def _guard(snap, gettrace=sys.gettrace, getprofile=sys.getprofile, settrace=sys.
     function: that costs milliseconds); a trace or profile function left behind (a way to jump
     over asserts) fails the tests."""
     calls = [0]
+    only = list(snap["modules"])
 
-    def guard(caller, saved):
+    def before():
+        """The state to restore after this call: the tests may have patched things."""
+        if calls[0] < FULL_GUARD_CALLS:
+            pre = _snapshot(only, own=snap["own"])
+        else:
+            pre = {"builtins": dict(builtins.__dict__), "own": snap["own"]}
+        pre["extra"] = snap.get("extra", ())
+        return pre
+
+    def guard(caller, saved, pre=None):
         hooked = gettrace() is not None or getprofile() is not None
         settrace(None)
         setprofile(None)
         calls[0] += 1
-        _restore(snap, full=calls[0] <= FULL_GUARD_CALLS)
+        _restore(pre or snap, full=calls[0] <= FULL_GUARD_CALLS and (pre is None or
+                                                                     "modules" in pre))
         _restore_dict(caller, saved)
         if hooked:
             raise Tampered("the submission installed a trace or profile function")
+    guard.before = before
     return guard
 
 
@@ -396,10 +460,13 @@ def prepare():
     _SNAPSHOT[:] = [_snapshot()]
 
 
-def _snapshot():
-    """The interpreter state the tests rely on, taken before the submission runs."""
+def _snapshot(only=None, own=None):
+    """The interpreter state the tests rely on, taken before the submission runs (or before a
+    candidate call, for the modules `only`)."""
     funcs, classes, modules = [], [], {}
-    for name, m in list(sys.modules.items()):
+    items = list(sys.modules.items()) if only is None else \
+        [(n, sys.modules[n]) for n in only if n in sys.modules]
+    for name, m in items:
         d = getattr(m, "__dict__", None)
         if type(d) is not dict:
             continue
@@ -412,11 +479,19 @@ def _snapshot():
                 classes.append((v, cd))
                 funcs += [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
                           for f in cd.values() if type(f) is types.FunctionType]
-    own = globals()
-    mine = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in own.values()
-            if type(f) is types.FunctionType]
+    cells = []
+    for f, _, _, _ in funcs:   # closure cells (a decorator's wrapped method, say)
+        for c in f.__closure__ or ():
+            try:
+                cells.append((c, c.cell_contents))
+            except ValueError:   # an empty cell
+                pass
+    if own is None:
+        g = globals()
+        own = (g, dict(g), [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
+                            for f in g.values() if type(f) is types.FunctionType])
     return {"builtins": dict(builtins.__dict__), "modules": modules, "classes": classes,
-            "funcs": funcs, "own": (own, dict(own), mine)}
+            "funcs": funcs, "cells": cells, "own": own}
 
 
 def _restore_dict(d, saved):
@@ -441,13 +516,23 @@ def _restore(snap, full=True):
         del own[k]
     own.update(saved_own)
     _restore_dict(builtins.__dict__, snap["builtins"])
+    for f, code, defaults, kwdefaults in snap.get("extra", ()):
+        f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
     if not full:
         return
     modules = snap["modules"]
     for name, (m, saved) in modules.items():
         if name not in _NOT_RESTORED:
             sys.modules[name] = m
-            _restore_dict(m.__dict__, saved)
+            d = m.__dict__
+            for k in [k for k in d if k not in saved]:
+                # a submodule imported since (import urllib.request sets urllib.request) stays
+                if not (isinstance(d[k], types.ModuleType)
+                        and sys.modules.get(name + "." + k) is d[k]):
+                    del d[k]
+            for k, v in saved.items():
+                if d.get(k, d) is not v:
+                    d[k] = v
     for cls, saved in snap["classes"]:
         for k in [k for k in cls.__dict__ if k not in saved]:
             try:
@@ -464,6 +549,9 @@ def _restore(snap, full=True):
         if f.__code__ is not code:
             f.__code__ = code
         f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
+    for cell, value in snap.get("cells", ()):
+        if cell.cell_contents is not value:
+            cell.cell_contents = value
 
 
 def _test_namespace(g, entry_point, guard, wrap=_wrap):
@@ -474,8 +562,43 @@ def _test_namespace(g, entry_point, guard, wrap=_wrap):
         names = [k for k in g if not k.startswith("__") and k not in builtins.__dict__]
     for k in names:
         v = g[k]
-        ns[k] = wrap(v, g, guard) if type(v) is types.FunctionType else v
+        if type(v) is types.FunctionType:
+            ns[k] = wrap(v, g, guard)
+        elif isinstance(v, (type, types.ModuleType)) or _library_callable(v, g):
+            ns[k] = v   # a module is the real one (restored if preloaded); classes as they are
+        else:
+            # any other object is shared only as the plain value it is: a namespace of the
+            # submission's own making (json = SimpleNamespace(loads=...)) would answer for it
+            p = _plainify(v, g)
+            ns[k] = p if _is_plain(p) else codec.Opaque(type(v).__name__, "")
     return ns
+
+
+def _library_callable(v, g):
+    """A builtin function or a library's bound method (`from random import randint`)."""
+    t = type(v)
+    if t in (types.BuiltinFunctionType, types.BuiltinMethodType):
+        owner = getattr(v, "__self__", None)
+        return owner is None or isinstance(owner, types.ModuleType) \
+            or not _user_class(type(owner), g)
+    if t is types.MethodType:
+        f = v.__func__
+        return type(f) is types.FunctionType and f.__code__.co_filename != "<submission>" \
+            and f.__globals__ is not g and not _user_class(type(v.__self__), g)
+    return False
+
+
+def _is_plain(x, depth=0):
+    t = type(x)
+    if t in _PLAIN or t in _COLLECTIONS:
+        return True
+    if depth > 100:
+        return False
+    if t in (list, tuple, set, frozenset):
+        return all(_is_plain(v, depth + 1) for v in x)
+    if t is dict:
+        return all(_is_plain(k, depth + 1) and _is_plain(v, depth + 1) for k, v in x.items())
+    return False
 
 
 def _run_script(job, code_obj, wfd):
@@ -493,7 +616,7 @@ def _run_script_inline(job, code_obj, wfd):
     assertion, nonce_fd, restore, namespace = AssertionError, job["nonce_fd"], _restore, \
         _test_namespace
     try:
-        tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(job["script"])))
+        tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(_script_text(job))))
         tests = compile(tree, "<tests>", "exec")
     except BaseException as exc:
         send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
@@ -503,7 +626,7 @@ def _run_script_inline(job, code_obj, wfd):
     eq = helper["__judge_eq__"]
     g = _program_module("__main__").__dict__
     snap = dict(_SNAPSHOT[0]) if _SNAPSHOT else _snapshot()
-    snap["funcs"] = snap["funcs"] + [(eq, eq.__code__, eq.__defaults__, eq.__kwdefaults__)]
+    snap["extra"] = [(eq, eq.__code__, eq.__defaults__, eq.__kwdefaults__)]
     guard = _guard(snap)
     try:
         exec(code_obj, g)
@@ -562,11 +685,17 @@ def _frame_read(fd, read=os.read, loads=json.loads, from_bytes=int.from_bytes, l
     return loads(body)
 
 
-def _submission_server(code_obj, entry_point, req, rep, encode=codec.encode,
-                       decode=codec.decode, write=_frame_write, read=_frame_read, name_of=type):
-    """In the submission's process: load it, report its functions and classes, then answer
-    requests until EOF (never returns): ["call", handle|None, name, args, kwargs] calls a
-    function (handle None) or a method of an instance made by ["new", class, args, kwargs]."""
+def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.decode,
+                       write=_frame_write, read=_frame_read, name_of=type, handle=codec.Handle):
+    """In the submission's process (forked before the test script was read): load it, then
+    answer requests until EOF (never returns). The first request names what the test script
+    uses (["names", [name...]]) and is answered with each one's kind; then
+    ["call", target, name, args, kwargs]   a function (target None) or a method of object target
+    ["new", None, class, args, kwargs]     an instance of the submission's class -> a handle
+    ["get", target, name, None, None]      a global's / an attribute's value (a handle for an
+                                           object of the submission, "callable" for a method)
+    ["set", target, name, [value], None]   sets an attribute of an object the test holds.
+    Objects of the submission's classes never cross: they stay here, the test holds handles."""
     os.setpgid(0, 0)
     g = _program_module("__main__").__dict__
     try:
@@ -574,91 +703,213 @@ def _submission_server(code_obj, entry_point, req, rep, encode=codec.encode,
     except BaseException as exc:
         write(rep, ["fail", _status_of(exc), name_of(exc).__name__])
         os._exit(1)
-    funcs = [k for k, v in g.items() if type(v) is types.FunctionType and not k.startswith("__")
-             and (entry_point is None or k == entry_point)]
-    classes = [k for k, v in g.items() if isinstance(v, type) and not k.startswith("__")
-               and getattr(v, "__module__", None) == "__main__" and entry_point is None]
-    write(rep, ["ready", funcs, classes])
     objects = []
+
+    def export(x, depth=0):
+        t = name_of(x)
+        if t in _PLAIN or depth > 100:
+            return x
+        if t in (list, tuple, set, frozenset):
+            return t(export(v, depth + 1) for v in x)
+        if t is dict:
+            return {export(k, depth + 1): export(v, depth + 1) for k, v in x.items()}
+        if getattr(t, "__module__", None) == "__main__" and not isinstance(x, _VALUES):
+            objects.append(x)
+            return handle(len(objects) - 1)
+        return x
+
+    def imp(x, depth=0):
+        t = name_of(x)
+        if t is handle:
+            return objects[x.n]
+        if t in (list, tuple, set, frozenset) and depth < 100:
+            return t(imp(v, depth + 1) for v in x)
+        if t is dict and depth < 100:
+            return {imp(k, depth + 1): imp(v, depth + 1) for k, v in x.items()}
+        return x
+
+    def kind(v):
+        if isinstance(v, types.ModuleType):
+            return "module:" + str(getattr(v, "__name__", ""))
+        if isinstance(v, type):
+            return "class" if getattr(v, "__module__", None) == "__main__" else "value"
+        return "function" if callable(v) else "value"
+
     while True:
         msg = read(req)
         if msg is None:
             os._exit(0)
         op, target, name, args, kwargs = msg
         try:
-            args, kwargs = decode(args), decode(kwargs)
-            if op == "new":
-                objects.append(g[name](*args, **kwargs))
-                reply = ["ok", len(objects) - 1]
+            if op == "names":
+                reply = ["ready", {k: kind(g[k]) for k in args if k in g}]
+                write(rep, reply)
+                continue
+            owner = g if target is None else objects[target]
+            if op == "get":
+                v = owner[name] if target is None else getattr(owner, name)
+                if target is not None and callable(v) and not isinstance(v, type) \
+                        and getattr(name_of(v), "__module__", None) != "__main__":
+                    reply = ["callable"]
+                else:
+                    reply = ["ok", encode(export(v))]
+            elif op == "set":
+                setattr(owner, name, imp(decode(args))[0])
+                reply = ["ok", None]
             else:
-                fn = g[name] if target is None else getattr(objects[target], name)
-                reply = ["ok", encode(fn(*args, **kwargs))]
+                args, kwargs = imp(decode(args)), imp(decode(kwargs))
+                fn = g[name] if target is None else getattr(owner, name)
+                reply = ["ok", encode(export(fn(*args, **kwargs)))]
         except BaseException as exc:
             reply = ["raise", name_of(exc).__name__, "%.200s" % (exc,)]
         write(rep, reply)
+
+
+_VALUES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
 
 
 class _CandidateError(Exception):
     """The submission raised an exception that is not a builtin one, or broke the protocol."""
 
 
-def _remote(req, rep, op, target, name, args, kwargs):
-    """One request to the submission's process; its plain answer or its exception."""
-    _frame_write(req, [op, target, name, codec.encode(list(args)), codec.encode(dict(kwargs))])
-    try:
-        reply = _frame_read(rep)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
-    if not isinstance(reply, list) or not reply:
-        raise _CandidateError("the submission process ended")
-    if reply[0] == "ok" and len(reply) == 2:
-        return codec.decode(reply[1])
-    if reply[0] == "raise" and len(reply) == 3 and isinstance(reply[1], str):
-        exc = getattr(builtins, reply[1], None)
-        if isinstance(exc, type) and issubclass(exc, Exception):
-            raise exc(reply[2])
-        if reply[1] == "MemoryError":
-            raise MemoryError()
-        raise _CandidateError("%s: %s" % (reply[1], reply[2]))
-    raise _CandidateError("bad reply from the submission")
+class _Channel:
+    """The test runner's end of the pipes to the submission's process."""
+
+    def __init__(self, req, rep):
+        self.req, self.rep = req, rep
+
+    def ask(self, op, target, name, args=None, kwargs=None):
+        """One request; the raw reply (a list), or _CandidateError."""
+        _frame_write(self.req, [op, target, name, codec.encode(_export_remote(args)),
+                                codec.encode(_export_remote(kwargs))])
+        try:
+            reply = _frame_read(self.rep)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+        if not isinstance(reply, list) or not reply:
+            raise _CandidateError("the submission process ended")
+        return reply
+
+    def value(self, reply):
+        """The plain value of an ["ok", v] reply (handles become Remote objects), or raise."""
+        if reply[0] == "ok" and len(reply) == 2:
+            return _import_remote(codec.decode(reply[1]), self)
+        if reply[0] == "raise" and len(reply) == 3 and isinstance(reply[1], str):
+            exc = getattr(builtins, reply[1], None)
+            if isinstance(exc, type) and issubclass(exc, Exception):
+                raise exc(reply[2])
+            if reply[1] == "MemoryError":
+                raise MemoryError()
+            raise _CandidateError("%s: %s" % (reply[1], reply[2]))
+        raise _CandidateError("bad reply from the submission")
 
 
-def _proxy(name, req, rep):
+class Remote:
+    """An object of the submission's that lives in its process; the test holds this handle.
+    Attribute reads, writes and method calls go to the submission's process as plain values."""
+
+    def __init__(self, channel, handle):
+        object.__setattr__(self, "_rc", (channel, handle))
+
+    def __getattr__(self, name):
+        channel, handle = object.__getattribute__(self, "_rc")
+        reply = channel.ask("get", handle, name)
+        if reply == ["callable"]:
+            def call(*args, **kwargs):
+                return channel.value(channel.ask("call", handle, name, list(args), kwargs))
+            return call
+        return channel.value(reply)
+
+    def __setattr__(self, name, value):
+        channel, handle = object.__getattribute__(self, "_rc")
+        channel.value(channel.ask("set", handle, name, [value]))
+
+    def __repr__(self):
+        return "<submission object %d>" % object.__getattribute__(self, "_rc")[1]
+
+
+def _export_remote(x, depth=0):
+    """Test-side values to send: Remote objects become their handles."""
+    t = type(x)
+    if t is Remote:
+        return codec.Handle(object.__getattribute__(x, "_rc")[1])
+    if depth > 100:
+        return x
+    if t in (list, tuple, set, frozenset):
+        return t(_export_remote(v, depth + 1) for v in x)
+    if t is dict:
+        return {_export_remote(k, depth + 1): _export_remote(v, depth + 1) for k, v in x.items()}
+    return x
+
+
+def _import_remote(x, channel, depth=0):
+    """Received values: handles become Remote objects."""
+    t = type(x)
+    if t is codec.Handle:
+        return Remote(channel, x.n)
+    if depth > 100:
+        return x
+    if t in (list, tuple, set, frozenset):
+        return t(_import_remote(v, channel, depth + 1) for v in x)
+    if t is dict:
+        return {_import_remote(k, channel, depth + 1): _import_remote(v, channel, depth + 1)
+                for k, v in x.items()}
+    return x
+
+
+def _proxy(name, channel):
     def candidate(*args, **kwargs):
-        return _remote(req, rep, "call", None, name, args, kwargs)
+        return channel.value(channel.ask("call", None, name, list(args), kwargs))
     candidate.__name__ = name
     return candidate
 
 
-def _proxy_class(name, req, rep):
-    """A stand-in for a class of the submission: instances live in the submission's process;
-    attribute access on them gives methods that are called there."""
-    class Remote:
-        def __init__(self, *args, **kwargs):
-            handle = _remote(req, rep, "new", None, name, args, kwargs)
-            if type(handle) is not int:
-                raise _CandidateError("bad reply from the submission")
-            object.__setattr__(self, "_handle", handle)
+def _proxy_class(name, channel):
+    """A stand-in for a class of the submission: calling it makes an instance there."""
+    def make(*args, **kwargs):
+        return channel.value(channel.ask("new", None, name, list(args), kwargs))
+    make.__name__ = name
+    return make
 
-        def __getattr__(self, method):
-            handle = object.__getattribute__(self, "_handle")
 
-            def call(*args, **kwargs):
-                return _remote(req, rep, "call", handle, method, args, kwargs)
-            return call
-    Remote.__name__ = Remote.__qualname__ = name
-    return Remote
+def _free_names(tree):
+    """Names the test script reads but never binds (anywhere): what it takes from the
+    submission. Derived from the script itself, never from what the submission announces."""
+    loaded, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return sorted(n for n in loaded - bound if not n.startswith("__"))
+
+
+def _script_text(job):
+    off, n = job["script_at"]
+    parts = []
+    while n > 0:
+        chunk = os.pread(job["input_fd"], n, off)
+        if not chunk:
+            break
+        parts.append(chunk)
+        off, n = off + len(chunk), n - len(chunk)
+    return b"".join(parts).decode("utf-8", "surrogatepass")
 
 
 def _run_script_separate(job, code_obj, wfd):
     """The test script runs in this process, which never runs submission code; each call of
-    the candidate goes to the submission's own process with plain (codec) values both ways."""
-    try:
-        tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(job["script"])))
-        tests = compile(tree, "<tests>", "exec")
-    except BaseException as exc:
-        _send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
-        return
+    the candidate goes to the submission's own process with plain (codec) values both ways.
+    That process is forked before the script is read (it never holds it), and what is shared
+    with it is decided here: the script's free names that are not builtins, plus the record's
+    entry point (which alone may shadow a builtin)."""
     import ctypes
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # not ptrace-able, /proc/self closed
     req_r, req_w = os.pipe()
@@ -668,20 +919,40 @@ def _run_script_separate(job, code_obj, wfd):
         for fd in (wfd, job.get("nonce_fd"), job.get("input_fd"), req_w, rep_r):
             if fd is not None:
                 os.close(fd)
+        job.clear()
         try:
-            _submission_server(code_obj, job.get("entry_point"), req_r, rep_w)
+            _submission_server(code_obj, req_r, rep_w)
         finally:
             os._exit(1)
     os.close(req_r)
     os.close(rep_w)
+    import signal
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead submission process: EPIPE, not death
     t0 = _perf()
     try:
-        first = _frame_read(rep_r)
-    except (ValueError, RecursionError, MemoryError):
+        tree = ast.parse(_script_text(job))
+        wanted = [n for n in _free_names(tree) if n not in builtins.__dict__]
+        ep = job.get("entry_point")
+        if ep and ep not in wanted:
+            wanted.append(ep)
+        tests = compile(ast.fix_missing_locations(_SafeCompare().visit(tree)), "<tests>", "exec")
+    except BaseException as exc:
+        _end_child(pid)
+        _send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
+        return
+    channel = _Channel(req_w, rep_r)
+    try:
+        first = channel.ask("names", None, None, wanted)
+    except (_CandidateError, OSError):
         first = None
-    if not (isinstance(first, list) and len(first) == 3 and first[0] == "ready"
-            and isinstance(first[1], list) and isinstance(first[2], list)):
+    if not (isinstance(first, list) and len(first) == 2 and first[0] == "ready"
+            and isinstance(first[1], dict)):
         st, err = "error", "the submission did not load"
+        try:
+            if first is None:
+                first = _frame_read(rep_r)
+        except (ValueError, RecursionError, MemoryError, OSError):
+            first = None
         if isinstance(first, list) and len(first) == 3 and first[0] == "fail":
             st, err = ("memory" if first[1] == "memory" else "error"), str(first[2])[:100]
         _send(wfd, "X", {"st": st, "e": err})
@@ -691,11 +962,9 @@ def _run_script_separate(job, code_obj, wfd):
     helper = {"__builtins__": builtins}
     exec(_EQ_SRC, helper)
     ns = {"__name__": "__main__", "__builtins__": builtins, "__judge_eq__": helper["__judge_eq__"]}
-    for names, make in ((first[1], _proxy), (first[2], _proxy_class)):
-        for name in names:
-            if isinstance(name, str) and name.isidentifier() and name not in builtins.__dict__:
-                ns[name] = make(name, req_w, rep_r)
     try:
+        for name in wanted:
+            _share(ns, name, first[1].get(name), channel)
         exec(tests, ns)
         ok = True
     except BaseException as exc:
@@ -710,6 +979,21 @@ def _run_script_separate(job, code_obj, wfd):
     os.write(wfd, b"R\n")
     nonce = os.read(job["nonce_fd"], 64).decode()
     _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": _peak_mb()})
+
+
+def _share(ns, name, kind, channel):
+    """Bind a name the tests take from the submission, by the kind its process reports (a
+    wrong report only breaks the submission's own tests)."""
+    if kind == "function":
+        ns[name] = _proxy(name, channel)
+    elif kind == "class":
+        ns[name] = _proxy_class(name, channel)
+    elif kind == "value":
+        ns[name] = channel.value(channel.ask("get", None, name))
+    elif isinstance(kind, str) and kind.startswith("module:"):
+        mod = kind[7:]
+        if mod.split(".")[0] in sys.stdlib_module_names and mod.replace(".", "").isidentifier():
+            ns[name] = __import__(mod, fromlist=["_"]) if "." in mod else __import__(mod)
 
 
 def _end_child(pid):

@@ -200,7 +200,11 @@ def confine(iso, cfg, job, keep_fds):
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-                       "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
+                       "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+                       # numeric libraries run single-threaded, as one CPU per submission
+                       # allows (and a unittest-style test gets its nonce only while alone)
+                       **{v: "1" for v in THREAD_VARS},
+                       "JE_ARROW_MALLOC_CONF": "background_thread:false"})  # pyarrow (pandas)
     if mode == "plain":
         _guard_network()
 
@@ -241,21 +245,35 @@ def reap(iso):
     _collect()
 
 
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+
+
 def alone(iso, pid):
     """Whether the child `pid` is a single thread and no other process of the submission runs
-    (its children; in root mode any process with the private uid)."""
+    (its children; in root mode any process with the private uid); zombies do not count."""
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
         if len(tasks) != 1:
             return False
         with open("/proc/%d/task/%d/children" % (pid, pid)) as fh:
-            if fh.read().split():
+            if any(not _zombie(int(c)) for c in fh.read().split()):
                 return False
     except OSError:
         return False
     if iso["uid"]:
-        return _uid_pids(iso["uid"]) == [pid]
+        return [p for p in _uid_pids(iso["uid"]) if p != pid and not _zombie(p)] == []
     return True
+
+
+def _zombie(pid):
+    """Whether pid is a finished process not yet waited for (an os.popen whose pipe was
+    read but not closed): it runs nothing any more."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True   # gone
 
 
 def _uid_pids(uid):

@@ -8,11 +8,12 @@
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?}], "float_tol"?, "checker"?},
 {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
- "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?} (entry_point: the one name the
-test script may use from the submission, else every function of it that does not shadow a
-builtin; separate: run the tests in a process of their own that calls the submission's
-functions with plain values — the default unless the script uses unittest or mock, see
-harness.py). `args`/`expected` are JSON or codec.py tagged
+ "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?} (entry_point: the submission's
+function the tests call, the only name of it allowed to shadow a builtin — with separate tests
+the script's other free names that are not builtins are taken from the submission too; with
+in-process tests only the entry point is shared if given; separate: run the tests in a process
+of their own that calls the submission's functions with plain values — the default unless the
+script uses unittest or mock, see harness.py). `args`/`expected` are JSON or codec.py tagged
 JSON (tuples, sets, non-finite floats...). A stdio `checker` (optional; CodeContests+) is testlib C++
 source: the judge compiles it once (cached) and asks it instead of comparing text
 (checker.py; exact comparison with a counted warning when no compiler is present). A call

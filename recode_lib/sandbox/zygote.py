@@ -52,7 +52,7 @@ for _name in PRELOAD:
     __import__(_name)
 harness.prepare()
 
-_T = re.compile(rb'^T \{"i": (\d+),')
+_T = re.compile(rb'^T \{"i": (\d{1,9}),')  # bounded: int() of a huge index would raise
 _now = time.monotonic
 KINDS = ("call", "stdio", "script")
 
@@ -160,8 +160,10 @@ def main():
 
 
 def store_inputs(job):
-    """Move the inputs out of this process's heap into a memfd (not counted by RLIMIT_AS):
-    a child reads test i's input when it runs test i, so inputs never pile up in its memory."""
+    """Move the inputs (and a script test's script) out of this process's heap into a memfd
+    (not counted by RLIMIT_AS): a child reads test i's input when it runs test i, so inputs
+    never pile up in its memory, and a separate script test's submission process, forked
+    before the script is read, never holds the test script as an object."""
     fd = os.memfd_create("recode-inputs")
     index, pos = [], 0
     for text in job["inputs"]:
@@ -170,6 +172,12 @@ def store_inputs(job):
         pos += len(data)
         while data:
             data = data[os.write(fd, data):]
+    if isinstance(job.get("script"), str):  # read by the test runner only (harness.py)
+        data = job["script"].encode("utf-8", "surrogatepass")
+        job["script_at"] = (pos, len(data))
+        while data:
+            data = data[os.write(fd, data):]
+        job["script"] = None
     job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
     return fd
 
