@@ -153,7 +153,7 @@ def test_plain_mode_fallback_still_judges_and_cleans_up(tmp_path):
                                                       [([1], 1)])], workers=1, config=cfg)
     assert [r["status"] for r in res] == ["passed", "time_limit"]
     from recode_lib.sandbox.pool import get_pool
-    (w,) = get_pool(cfg, 1)._all
+    (w,) = get_pool(cfg).workers()
     assert w.mode == "plain"
     kids = open(f"/proc/{w.info['pid']}/task/{w.info['pid']}/children").read().split()
     assert kids == []

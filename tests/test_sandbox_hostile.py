@@ -17,7 +17,7 @@ MARKERS = [f"/tmp/pwn-{TOKEN}", f"/var/tmp/pwn-{TOKEN}", f"/dev/shm/pwn-{TOKEN}"
 
 
 def _workers():
-    return list(get_pool(CFG, 1)._all)
+    return get_pool(CFG).workers()
 
 
 def _children(pid):
@@ -115,7 +115,10 @@ def test_monkeypatching_builtins_and_helpers_does_not_help():
             "    if m:\n        m.encode = lambda *a: 'secret'\n        m._judge_eq = lambda *a: True\n"
             "def f(x):\n    return [0]\n")
     script = {"kind": "script", "script": "assert all(v == 1 for v in f(3))\nassert len(f(3)) == 3\n"}
-    assert contained(code, script)["status"] == "wrong_answer"
+    # (in its own process the patched len also breaks the submission's side of the calls)
+    assert contained(code, script)["status"] in ("wrong_answer", "runtime_error")
+    inline = dict(script, separate=False)
+    assert contained(code, inline)["status"] == "wrong_answer"
     assert contained(code, SECRET)["status"] == "wrong_answer"
 
 

@@ -1,11 +1,13 @@
 """Real data: HumanEval+ / MBPP+ canonical solutions pass their base+plus inputs; broken
-variants fail with the right status. Expected outputs come from running each canonical
-solution in a plain subprocess (benchmarks/bench_sandbox.py: plus_records), as EvalPlus does."""
-
-import importlib.util
-from pathlib import Path
+variants fail with the right status. Records come from the library's EvalPlus builder
+(recode_lib.data.evalplus.sandbox_records; expected outputs from running each canonical
+solution in a plain subprocess, as EvalPlus does)."""
 
 import pytest
+
+from recode_lib.data.evalplus import sandbox_records
+from recode_lib.data.humaneval import load_humanevalplus
+from recode_lib.data.mbpp import load_mbppplus
 
 from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
@@ -13,20 +15,23 @@ from recode_lib.sandbox import SandboxConfig, execute_many
 pytestmark = [pytest.mark.shared_data,
               pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)")]
 
-_spec = importlib.util.spec_from_file_location(
-    "bench_sandbox", Path(__file__).resolve().parent.parent / "benchmarks" / "bench_sandbox.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+
+
+def plus_records(name, limit=None):
+    load = load_humanevalplus if name == "humanevalplus" else load_mbppplus
+    return sandbox_records(load(limit=limit, download=False))
+
+
 CFG = SandboxConfig(workers=2)
 def test_canonical_solutions_pass_subset():
-    recs = bench.plus_records("humanevalplus", limit=10) + bench.plus_records("mbppplus", limit=10)
+    recs = plus_records("humanevalplus", limit=10) + plus_records("mbppplus", limit=10)
     bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
     assert bad == []
 
 
 def test_humaneval32_is_judged_by_the_root_oracle():
-    rec = bench.plus_records("humanevalplus", limit=33)[32]
-    assert rec["id"] == "HumanEval/32"
+    rec = plus_records("humanevalplus", limit=33)[32]
+    assert rec["id"] == "humanevalplus/32"
     shifted = dict(rec, code=rec["code"] + "\n_fz = find_zero\ndef find_zero(xs):\n"
                                           "    return _fz(xs) + 1e-3\n")
     ok, bad = execute_many([rec, shifted], config=CFG)
@@ -34,8 +39,8 @@ def test_humaneval32_is_judged_by_the_root_oracle():
 
 
 def test_broken_variants_fail_with_the_right_status():
-    recs = {r["id"]: r for r in bench.plus_records("humanevalplus", limit=10)}
-    rec = recs["HumanEval/0"]
+    recs = {r["id"]: r for r in plus_records("humanevalplus", limit=10)}
+    rec = recs["humanevalplus/0"]
     variants = {
         "wrong_answer": "def has_close_elements(numbers, threshold):\n    return False\n",
         "runtime_error": "def has_close_elements(numbers, threshold):\n    return numbers[10 ** 9]\n",
@@ -51,6 +56,6 @@ def test_broken_variants_fail_with_the_right_status():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["humanevalplus", "mbppplus"])
 def test_all_canonical_solutions_pass(name):
-    recs = bench.plus_records(name)
+    recs = plus_records(name)
     bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
     assert bad == []

@@ -11,6 +11,7 @@ the file, line and field. Duplicate ids in IN are an error too.
 from __future__ import annotations
 
 import argparse
+import json
 import threading
 
 from recode_lib.cli import CliError
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             parse_record(rec, config, where=where)
         except RecordError as exc:
             raise CliError(str(exc)) from None
-        key = JsonlStore._hashable(rec["id"])
+        key = _key(rec["id"])
         if key in seen:
             raise CliError(f"{where}: duplicate id {rec['id']!r}")
         seen.add(key)
@@ -72,10 +73,15 @@ def run(args: argparse.Namespace) -> int:
 
     execute_many(todo, workers=args.workers, config=config, progress=not args.no_progress,
                  early_stop=args.early_stop, on_result=save)
-    rows = [r for r in store.records() if JsonlStore._hashable(r["id"]) in seen]
+    rows = [r for r in store.records() if _key(r["id"]) in seen]
     passed = sum(r["status"] == "passed" for r in rows)
     print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")
     return 0
+
+
+def _key(value):
+    """An id as a set member (lists/dicts as their sorted JSON, as JsonlStore keys them)."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
 def _numbered(path, records):

@@ -9,6 +9,7 @@ tasks get a differential `script` test that runs the embedded reference on each 
 
     outs = expected_outputs(jobs, cache_name="HumanEvalPlus-ab12cd34ef56")   # {task_id: (outs, times)}
     tests, time_limit = build_tests(dataset, task_id, entry_point, inputs, outs, times, atol)
+    records = sandbox_records(load_humanevalplus(limit=10))   # -> `recode sandbox` input records
 
 build_tests returns a `call` test (fn_name, cases with args/expected/input_len, the task's atol;
 the sandbox applies EvalPlus's comparison). Values JSON cannot hold (tuples, sets, complex,
@@ -163,8 +164,10 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
             raise DataError(f"{task_id}: no stored outputs and no reference to recompute them")
         # one script runs every input twice (reference + submission): limit on the total
         time_limit = round(max(1.0, 4.0 * 2 * sum(times)), 3)
+        # inline (separate=False): shipping 100 MB outputs between processes costs more than
+        # the tests; these few tasks keep the in-process harness and its residual risk
         return {"kind": "script", "script": _script(dataset, entry_point, inputs, None, atol,
-                                                    reference)}, time_limit
+                                                    reference), "separate": False}, time_limit
     if len(inputs) != len(outputs):
         raise DataError(f"{task_id}: {len(inputs)} inputs but {len(outputs)} outputs")
     if dataset == "mbpp" and entry_point in MBPP_NOT_NONE:
@@ -252,3 +255,12 @@ def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> li
             d["memory_mb"] = 4096
         out.append(Problem.from_dict(d, where))
     return out
+
+
+def sandbox_records(problems, code_of=None) -> list[dict]:
+    """`recode sandbox` input records for Problems built here (load_humanevalplus /
+    load_mbppplus): the submission is `code_of(problem)`, by default the reference solution.
+    The one EvalPlus record builder: the real-data tests and benchmarks/bench_sandbox.py use it."""
+    return [{"id": p.id, "code": code_of(p) if code_of else p.reference_solution,
+             "tests": p.tests, "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb}
+            for p in problems]

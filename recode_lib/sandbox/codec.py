@@ -16,13 +16,13 @@ match an expected value, because the judge only ever compares decoded plain data
 
 This file imports only the standard library: the in-sandbox harness loads it by path. It does
 not compare values (see verdict.py) and does not preserve object identity or cycles (a cycle
-or nesting deeper than 500 levels becomes opaque).
+or nesting deeper than 100 levels becomes opaque).
 """
 
 import math
 
 TAG = "__t"
-MAX_DEPTH = 500
+MAX_DEPTH = 100
 
 
 class Opaque:

@@ -3,6 +3,8 @@
     iso = setup_worker(cfg)          # once, in the worker: picks and prepares the isolation mode
     confine(iso, cfg, job, keep_fds) # in each forked child, before any submission code runs
     reap(iso)                        # in the worker, after a child ended: kill what it left
+    alone(iso, pid)                  # is the child one thread with no other process around?
+    kill_uid(uid)                    # (judge side, as root) kill every process of a uid
 
 Modes (cfg["isolation"] = "auto" tries them in this order):
 - "root" (running as root with CAP_SYS_ADMIN): the worker enters its own network namespace
@@ -237,6 +239,51 @@ def reap(iso):
                     pass
             _collect(0.2)
     _collect()
+
+
+def alone(iso, pid):
+    """Whether the child `pid` is a single thread and no other process of the submission runs
+    (its children; in root mode any process with the private uid)."""
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+        if len(tasks) != 1:
+            return False
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as fh:
+            if fh.read().split():
+                return False
+    except OSError:
+        return False
+    if iso["uid"]:
+        return _uid_pids(iso["uid"]) == [pid]
+    return True
+
+
+def _uid_pids(uid):
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if os.stat("/proc/" + p).st_uid == uid:
+                    out.append(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def kill_uid(uid, rounds=50):
+    """SIGKILL every process owned by `uid` until none is left (needs root). Returns whether
+    none is left. Used by the judge when a worker dies: its children were re-parented."""
+    for _ in range(rounds):
+        pids = _uid_pids(uid)
+        if not pids:
+            return True
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+    return not _uid_pids(uid)
 
 
 def _children():

@@ -1,15 +1,19 @@
 """Warm worker processes (zygote.py) and the judge loop that drives one record through one.
 
-    pool = get_pool(config, n)          # cached per config; workers start once and stay warm
-    with pool.worker() as slot:        # slot[0] is the Worker (replaced if it dies)
+    pool = get_pool(config)             # cached per config; workers start once and stay warm
+    with pool.worker() as slot:        # slot[0] is the Worker (replaced if it is discarded)
         result = judge(spec, slot, pool, early_stop=False)
 
-A Worker is a `python -I zygote.py` subprocess (never this process: forking the caller could
-copy torch and the expected outputs into the sandbox). `judge` sends the job (inputs only),
-turns each reported test into a status as it arrives (verdict.test_status), asks the worker
-to stop at the first failure when early_stop is set, and summarises. A worker that dies is
-replaced and the record retried once; tests still unresolved after that are runtime errors.
-Pools are closed at interpreter exit. This module does not validate records (records.py).
+`judge` sends the job (inputs only), turns each reported test into a status as it arrives
+(verdict.test_status), asks the worker to stop at the first failure when early_stop is set,
+and summarises. Every line from a worker is untrusted: protocol.parse_line bounds and validates
+it against the current job id before anything uses it. A job that does not end cleanly — the
+worker died, a line broke the protocol, or anything at all raised in the judge — discards the
+worker: its process group is killed, in root mode every process of its private uid too, and a
+fresh worker takes the slot, so no stale output is ever read by the next record. A record whose
+worker died is retried once; a protocol violation is that record's runtime_error (reason in
+"reason"). judge() never raises because of a submission. Pools are closed at interpreter exit.
+This module does not validate records (records.py) nor compare outputs (verdict.py).
 """
 
 from __future__ import annotations
@@ -19,16 +23,17 @@ import contextlib
 import json
 import os
 import queue
-import re
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 from recode_lib.sandbox import verdict
+from recode_lib.sandbox.limits import kill_uid
+from recode_lib.sandbox.protocol import ProtocolError, parse_line
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-_T_INDEX = re.compile(r'^\{"i": (\d+),')
 
 
 class WorkerDied(RuntimeError):
@@ -36,100 +41,145 @@ class WorkerDied(RuntimeError):
 
 
 class Worker:
+    """One warm `python -I zygote.py` subprocess in its own session (never this process:
+    forking the caller could copy torch and the expected outputs into the sandbox).
+
+    `run(job, on_message)` sends one job and feeds its validated messages to on_message;
+    `kill()` ends it with everything it started. `info` is its READY message (mode, pid, uid).
+    """
+
     def __init__(self, config):
         python = config.python or sys.executable
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         self.proc = subprocess.Popen([python, "-I", str(ZYGOTE)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env, close_fds=True)
+                                     stdout=subprocess.PIPE, env=env, close_fds=True,
+                                     start_new_session=True)
+        self.max_line = config.max_output_bytes + (64 << 10)
         self.job_id = 0
-        self._write(config.worker_config())
-        line = self.proc.stdout.readline()
-        if not line.startswith(b"READY "):
-            self.close()
+        self.write(config.worker_config())
+        line = self.proc.stdout.readline(1 << 16)
+        try:
+            self.info = json.loads(line[6:]) if line.startswith(b"READY ") else None
+        except ValueError:
+            self.info = None
+        if not isinstance(self.info, dict) or "mode" not in self.info:
+            self.kill()
             raise RuntimeError(f"sandbox worker failed to start (got {line[:200]!r}); "
                                "see its error output above")
-        self.info = json.loads(line[6:])
 
     @property
     def mode(self) -> str:
         return self.info["mode"]
 
-    def _write(self, obj) -> None:
+    def write(self, obj) -> None:
         try:
             self.proc.stdin.write(json.dumps(obj).encode() + b"\n")
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
+        except (BrokenPipeError, OSError, ValueError) as exc:
             raise WorkerDied(str(exc)) from None
 
-    def run(self, job: dict, on_message) -> dict:
-        """Send a job; call on_message(tag, text) per S/X/T line (a True return asks the worker
-        to stop); return the final D message."""
+    def read(self, n_tests: int):
+        """The next message of the current job (ProtocolError / WorkerDied otherwise)."""
+        line = self.proc.stdout.readline(self.max_line + 1)
+        if not line:
+            raise WorkerDied(f"worker exited with status {self.proc.poll()}")
+        return parse_line(line, self.job_id, n_tests, self.max_line)
+
+    def run(self, job: dict, n_tests: int, on_message) -> dict:
+        """Send a job; call on_message(msg) per S/X/T message (a True return asks the worker
+        to stop); return the body of the final D message."""
         self.job_id += 1
-        job["job"] = self.job_id
-        self._write(job)
+        self.write(dict(job, job=self.job_id))
         stopped = False
         while True:
-            line = self.proc.stdout.readline()
-            if not line.endswith(b"\n"):
-                raise WorkerDied(f"worker exited with status {self.proc.poll()}")
-            tag, text = line[:1], line[2:-1].decode("utf-8", "replace")
-            if tag == b"D":
-                return json.loads(text)
-            if on_message(tag.decode(), text) and not stopped:
+            msg = self.read(n_tests)
+            if msg.tag == "D":
+                return msg.body
+            if on_message(msg) and not stopped:
                 stopped = True
-                self._write({"op": "stop", "job": self.job_id})
+                self.write({"op": "stop", "job": self.job_id})
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def kill(self) -> None:
+        """Kill the worker, its process group and (root mode) every process of its uid."""
+        for target in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
+            with contextlib.suppress(OSError):
+                target()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                f.close()
+        uid = (getattr(self, "info", None) or {}).get("uid")
+        if uid and os.geteuid() == 0:
+            kill_uid(uid)
+
     def close(self) -> None:
-        with contextlib.suppress(OSError):
+        """A clean shutdown: EOF on stdin; killed if it does not exit within 5 s."""
+        with contextlib.suppress(OSError, ValueError):
             self.proc.stdin.close()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            pass
+        self.kill()
 
 
 class Pool:
-    def __init__(self, config, size: int):
-        self.config, self.size = config, size
+    """Warm workers for one SandboxConfig, started on demand and reused across calls.
+
+    `worker()` lends one (a context manager yielding a one-item list, so `replace` can swap in
+    a fresh worker); `replace(slot)` kills the lent worker and starts a new one; `workers()`
+    lists the live ones (for inspection); `close()` ends them all."""
+
+    def __init__(self, config):
+        self.config = config
         self._idle: queue.Queue = queue.Queue()
-        self._all: list[Worker] = []
+        self._live: list[Worker] = []
         self._lock = threading.Lock()
 
-    def _spawn(self) -> Worker:
+    def spawn(self) -> Worker:
         w = Worker(self.config)
         with self._lock:
-            self._all.append(w)
+            self._live.append(w)
         return w
+
+    def workers(self) -> list[Worker]:
+        with self._lock:
+            return list(self._live)
 
     @contextlib.contextmanager
     def worker(self):
         try:
             w = self._idle.get_nowait()
         except queue.Empty:
-            w = self._spawn()
+            w = self.spawn()
         slot = [w]
         try:
             yield slot
         finally:
             w = slot[0]
-            if w.alive():
+            if w is not None and w.alive():
                 self._idle.put(w)
-            else:
+            elif w is not None:
                 self.discard(w)
 
-    def discard(self, dead: Worker) -> None:
-        dead.close()
+    def discard(self, w: Worker) -> None:
+        w.kill()
         with self._lock:
-            if dead in self._all:
-                self._all.remove(dead)
+            if w in self._live:
+                self._live.remove(w)
+
+    def replace(self, slot: list) -> None:
+        """Discard the lent worker (whatever state its job is in) and start a fresh one."""
+        old, slot[0] = slot[0], None
+        self.discard(old)
+        slot[0] = self.spawn()
 
     def close(self) -> None:
         with self._lock:
-            workers, self._all = self._all, []
+            workers, self._live = self._live, []
         for w in workers:
             w.close()
 
@@ -138,12 +188,12 @@ _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def get_pool(config, size: int) -> Pool:
+def get_pool(config, size: int | None = None) -> Pool:
+    """The pool for this config (`size` is accepted for compatibility; pools grow on demand)."""
     with _POOLS_LOCK:
         pool = _POOLS.get(config)
         if pool is None:
-            pool = _POOLS[config] = Pool(config, size)
-        pool.size = max(pool.size, size)
+            pool = _POOLS[config] = Pool(config)
         return pool
 
 
@@ -156,71 +206,28 @@ def close_all() -> None:
         p.close()
 
 
-def _num(x):
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 else None
-
-
 def judge(spec, slot: list, pool: Pool, early_stop: bool = False) -> dict:
-    """Execute one parsed record on a worker and return its result dict."""
-    tests = [{"status": "skipped", "time_s": None, "memory_mb": None, "input_len": n}
-             for n in spec.input_lens]
+    """Execute one parsed record on a worker and return its result dict (never raises because
+    of what the submission does; a worker whose job did not end cleanly is replaced)."""
     if spec.no_code:
-        for t in tests:
-            t["status"] = "no_code"
-        return {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
-                "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
-    script_msgs: list[dict] = []
-
-    def on_message(tag: str, text: str) -> bool:
-        if tag == "X":
-            msg = json.loads(text)
-            st = verdict.RAW.get(msg.get("st"), "runtime_error")
-            for t in tests:
-                if t["status"] == "skipped":
-                    t["status"] = st
-            return False
-        if tag != "T":
-            return False
-        try:
-            msg = json.loads(text)
-            i = msg["i"]
-        except (ValueError, KeyError, TypeError):
-            m = _T_INDEX.match(text)
-            if not m:
-                return False
-            msg, i = {"i": int(m.group(1)), "st": "error"}, int(m.group(1))
-        if not isinstance(i, int) or not 0 <= i < len(tests) or tests[i]["status"] != "skipped":
-            return False
-        if spec.kind == "script":
-            script_msgs.append(msg)
-            return False
-        st = verdict.test_status(spec, msg)
-        tests[i].update(status=st, time_s=_num(msg.get("t")), memory_mb=_num(msg.get("m")))
-        return early_stop and st != "passed"
-
-    done = None
+        return verdict.no_code_result(spec)
+    job = dict(spec.job, early_stop=early_stop)
     for attempt in range(2):
+        run = verdict.Run(spec, early_stop)
+        clean = False
         try:
-            done = slot[0].run(dict(spec.job, early_stop=early_stop), on_message)
-            break
+            done = slot[0].run(job, len(spec.input_lens), run.on_message)
+            clean = True
+            return run.result(done)
         except WorkerDied:
-            pool.discard(slot[0])
-            slot[0] = pool._spawn()
-            if attempt == 1:
-                break
-            for t in tests:
-                t.update(status="skipped", time_s=None, memory_mb=None)
-            script_msgs.clear()
-    if done is None:
-        for t in tests:
-            if t["status"] == "skipped":
-                t["status"] = "runtime_error"
-        done = {}
-    for msg in script_msgs:
-        st = verdict.test_status(spec, msg, done.get("nonce"))
-        tests[0].update(status=st, time_s=_num(msg.get("t")), memory_mb=_num(msg.get("m")))
-    result = {"id": spec.id, **verdict.summarize(spec, tests), "tests": tests}
-    peak = _num(done.get("peak_mb"))
-    if peak is not None and (result["memory_mb"] is None or peak > result["memory_mb"]):
-        result["memory_mb"] = round(peak, 2)
-    return result
+            if attempt == 0:
+                continue
+            return run.result(None, reason="the sandbox worker died twice")
+        except ProtocolError as exc:
+            return run.result(None, reason=f"protocol violation: {exc}")
+        except Exception as exc:  # a judge-side bug: this record fails, the next is unaffected
+            return run.result(None, reason=f"judge error: {type(exc).__name__}: {exc}"[:500])
+        finally:
+            if not clean:
+                pool.replace(slot)
+    raise AssertionError("unreachable")

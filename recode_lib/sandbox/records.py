@@ -1,13 +1,18 @@
 """Validate a sandbox input record and turn it into a job for a worker plus what the judge keeps.
 
     spec = parse_record(record, config, where="in.jsonl:3")
-    spec.job        # sent to the worker: code, kind, inputs, order, limits (never the expected values)
+    spec.job        # sent to the worker: code, kind, inputs (texts: stdin, or the JSON of the
+                    # arguments), order, limits (never the expected values)
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?}]},
 {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
- "checker"?} or {"kind": "script", "script"}. `args`/`expected` are JSON or codec.py tagged
+ "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?} (entry_point: the one name the
+test script may use from the submission, else every function of it that does not shadow a
+builtin; separate: run the tests in a process of their own that calls the submission's
+functions with plain values — the default unless the script uses unittest or mock, see
+harness.py). `args`/`expected` are JSON or codec.py tagged
 JSON (tuples, sets, non-finite floats...). `checker` (trusted problem code, run by the judge on
 decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
 with `default_equal(output, expected, atol)` in scope — for special oracles such as
@@ -72,7 +77,15 @@ def parse_record(rec, config, where: str = "") -> Spec:
     if kind == "script":
         if not isinstance(tests.get("script"), str):
             _fail(where, "field 'tests.script' must be a string")
-        job.update(script=tests["script"], inputs=[], order=[0])
+        ep = tests.get("entry_point")
+        if ep is not None and (not isinstance(ep, str) or not ep.isidentifier()):
+            _fail(where, f"field 'tests.entry_point' must be a Python name, got {ep!r:.80}")
+        sep = tests.get("separate")
+        if sep is None:  # unittest/mock tests need the submission's objects in their process
+            sep = not any(w in tests["script"] for w in ("unittest", "mock"))
+        if not isinstance(sep, bool):
+            _fail(where, f"field 'tests.separate' must be true or false, got {sep!r:.80}")
+        job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep, separate=sep)
         spec.input_lens = [0]
         spec.job = job
         return spec
@@ -101,11 +114,11 @@ def parse_record(rec, config, where: str = "") -> Spec:
                 spec.expected.append(codec.decode(case["expected"]))
             except (ValueError, TypeError, KeyError) as exc:
                 _fail(where, f"{cw}': bad tagged value ({exc})")
-            inputs.append(case["args"])
-            n = None
+            inputs.append(json.dumps(case["args"]))  # the worker stores it as text, see zygote.py
+            n = len(inputs[-1])
         ln = case.get("input_len")
         if ln is None:
-            ln = n if n is not None else len(json.dumps(case["args"]))
+            ln = n
         elif isinstance(ln, bool) or not isinstance(ln, int) or ln < 0:
             _fail(where, f"{cw}.input_len' must be a non-negative integer, got {ln!r}")
         spec.input_lens.append(ln)

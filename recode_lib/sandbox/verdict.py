@@ -1,5 +1,8 @@
 """Verdicts: compare outputs with expected values, and fold per-test statuses into a result.
 
+    run = Run(spec, early_stop)           # one record's verdicts as its messages arrive
+    run.on_message(msg)                   # a validated protocol.Message -> True to stop early
+    run.result(done_body, reason=None)    # -> result.Result
     test_status(spec, msg, nonce) -> "passed" | "wrong_answer" | ...   (one worker T message)
     summarize(spec, tests) -> {"status", "outcome", "passed", "total", "time_s", "memory_mb"}
 
@@ -12,6 +15,8 @@ part in them:
 - stdio: LiveCodeBench rules — outputs stripped, split into lines, lines compared after
   stripping; a differing line still matches when both split into the same numbers
   (Decimal equality: "1.0" == "1.00"), or within `float_tol` when the tests give one.
+Nothing here raises because of a submission's output: any value, however large, deep or odd
+(huge ints against floats, `sNaN`, `1e999999999`), compares to True or False.
 Aggregation: passed if every test passed; else the status of the first failing test (in
 execution order: ascending input length), preferring a correctness failure (wrong_answer,
 runtime_error) over time/memory; outcome per the extrapolation paper: correct |
@@ -22,16 +27,12 @@ correctness_failure | format_error (no_code, syntax_error).
 from __future__ import annotations
 
 import math
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, Overflow, localcontext
 from functools import lru_cache
 
 from recode_lib.sandbox import codec
-
-RAW = {"error": "runtime_error", "crash": "runtime_error", "output": "runtime_error",
-       "memory": "memory_limit", "timeout": "time_limit", "syntax": "syntax_error",
-       "wrong": "wrong_answer"}
-CORRECTNESS = ("wrong_answer", "runtime_error")
-LIMITS = ("time_limit", "memory_limit")
+from recode_lib.sandbox.protocol import RAW
+from recode_lib.sandbox.result import CORRECTNESS, outcome_of
 
 
 def _is_floats(x) -> bool:
@@ -57,7 +58,14 @@ def _allclose(a, b, atol: float, rtol: float = 1e-7) -> bool:
 
 
 def default_equal(out, exp, atol: float = 0.0) -> bool:
-    """EvalPlus's output comparison on plain data (see the module docstring)."""
+    """EvalPlus's output comparison on plain data (see the module docstring); never raises."""
+    try:
+        return _default_equal(out, exp, atol)
+    except Exception:  # OverflowError, RecursionError, MemoryError, a hostile checker value...
+        return False
+
+
+def _default_equal(out, exp, atol: float) -> bool:
     try:
         exact = out == exp
     except Exception:
@@ -90,6 +98,16 @@ def _decimals(line: str):
 
 
 def stdio_equal(out: str, exp: str, float_tol: float | None = None) -> bool:
+    """LiveCodeBench's line/number comparison (module docstring); never raises."""
+    try:
+        with localcontext() as ctx:
+            ctx.traps[InvalidOperation] = ctx.traps[Overflow] = False
+            return _stdio_equal(out, exp, float_tol)
+    except Exception:
+        return False
+
+
+def _stdio_equal(out: str, exp: str, float_tol: float | None) -> bool:
     got, want = out.strip().split("\n"), exp.strip().split("\n")
     if len(got) != len(want):
         return False
@@ -100,6 +118,8 @@ def stdio_equal(out: str, exp: str, float_tol: float | None = None) -> bool:
         dg, dw = _decimals(g), _decimals(w)
         if dg is None or dw is None or len(dg) != len(dw):
             return False
+        if any(not d.is_finite() for d in dg + dw):
+            return False   # nan, sNaN, inf never match a differing line
         if dg == dw:
             continue
         if float_tol is None or not all(
@@ -109,10 +129,13 @@ def stdio_equal(out: str, exp: str, float_tol: float | None = None) -> bool:
 
 
 def test_status(spec, msg: dict, nonce: str | None = None) -> str:
+    """The status of one validated T message body (never raises)."""
     st = msg.get("st")
     if st != "ok":
         return RAW.get(st, "runtime_error")
     i = msg["i"]
+    if not 0 <= i < len(spec.input_lens):
+        return "runtime_error"
     if spec.kind == "script":
         return "passed" if nonce is not None and msg.get("out") == nonce else "runtime_error"
     out = msg.get("out")
@@ -121,29 +144,18 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
         return "passed" if ok else "wrong_answer"
     try:
         value = codec.decode(out)
+        opaque = codec.contains_opaque(out)
     except Exception:
-        return "wrong_answer"
+        return "wrong_answer"   # an output that cannot be decoded cannot be right
     if spec.checker:  # trusted problem code; an opaque value reaches it as an Opaque (equal to nothing)
         try:
             ok = bool(_compile_checker(spec.checker)(spec.args[i], value, spec.expected[i],
                                                      spec.atol))
         except Exception:
             ok = False
-    elif codec.contains_opaque(out):
-        ok = False
     else:
-        ok = default_equal(value, spec.expected[i], spec.atol)
+        ok = not opaque and default_equal(value, spec.expected[i], spec.atol)
     return "passed" if ok else "wrong_answer"
-
-
-def outcome_of(status: str, tests: list[dict]) -> str:
-    if status == "passed":
-        return "correct"
-    if status in ("no_code", "syntax_error"):
-        return "format_error"
-    if any(t["status"] in CORRECTNESS for t in tests):
-        return "correctness_failure"
-    return "optimization_failure"
 
 
 def summarize(spec, tests: list[dict]) -> dict:
@@ -161,3 +173,64 @@ def summarize(spec, tests: list[dict]) -> dict:
     return {"status": status, "outcome": outcome_of(status, tests),
             "passed": sum(t["status"] == "passed" for t in tests), "total": len(tests),
             "time_s": round(sum(times), 6), "memory_mb": round(max(mems), 2) if mems else None}
+
+
+def _fresh_tests(spec) -> list[dict]:
+    return [{"status": "skipped", "time_s": None, "memory_mb": None, "input_len": n}
+            for n in spec.input_lens]
+
+
+def no_code_result(spec) -> dict:
+    tests = _fresh_tests(spec)
+    for t in tests:
+        t["status"] = "no_code"
+    return {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
+            "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
+
+
+class Run:
+    """One record's verdicts, built from its validated messages as they arrive."""
+
+    def __init__(self, spec, early_stop: bool = False):
+        self.spec, self.early_stop = spec, early_stop
+        self.tests = _fresh_tests(spec)
+        self.script_msgs: list[dict] = []
+
+    def on_message(self, msg) -> bool:
+        """Record an X or T message (protocol.Message); True asks the worker to stop."""
+        if msg.tag == "X":
+            st = RAW.get(msg.body["st"], "runtime_error")
+            for t in self.tests:
+                if t["status"] == "skipped":
+                    t["status"] = st
+            return False
+        if msg.tag != "T":
+            return False
+        body = msg.body
+        t = self.tests[body["i"]]
+        if t["status"] != "skipped":
+            return False
+        if self.spec.kind == "script":
+            self.script_msgs.append(body)
+            return False
+        st = test_status(self.spec, body)
+        t.update(status=st, time_s=body["t"], memory_mb=body["m"])
+        return self.early_stop and st != "passed"
+
+    def result(self, done: dict | None, reason: str | None = None) -> dict:
+        """The record's result; done=None (the job did not end cleanly) fails what is left."""
+        if done is None:
+            for t in self.tests:
+                if t["status"] == "skipped":
+                    t["status"] = "runtime_error"
+            done = {}
+        for body in self.script_msgs:
+            st = test_status(self.spec, body, done.get("nonce"))
+            self.tests[0].update(status=st, time_s=body["t"], memory_mb=body["m"])
+        result = {"id": self.spec.id, **summarize(self.spec, self.tests), "tests": self.tests}
+        peak = done.get("peak_mb")
+        if peak and (result["memory_mb"] is None or peak > result["memory_mb"]):
+            result["memory_mb"] = round(peak, 2)
+        if reason:
+            result["reason"] = reason
+        return result

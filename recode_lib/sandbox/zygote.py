@@ -1,14 +1,15 @@
 """The warm worker: a small Python process that forks one confined child per submission.
 
-Started by pool.py as `python -I zygote.py` (never imports torch, so a fork costs ~1 ms).
-It speaks newline-delimited JSON on stdin/stdout:
+Started by pool.py as `python -I zygote.py` in its own session (never imports torch, so a fork
+costs ~1 ms). It speaks newline-delimited messages on stdin/stdout:
 
     judge -> worker   {config}                    first line: isolation, max_processes, ...
-                      {"op": "job", "job": n, "kind", "code", "inputs", "order", ...}
+                      {"op": "job", "job": n, "kind", "code", "inputs": [text], "order", ...}
                       {"op": "stop", "job": n}    early stop: kill the child, skip the rest
-    worker -> judge   READY {"mode": ...}
-                      S | X {...} | T {...}       as harness.py writes them (checked, see below)
-                      D {"peak_mb", "nonce"}      the job is over
+    worker -> judge   READY {"mode", "pid", "uid", ...}
+                      S n | X n {...} | T n {...} lines of the child (harness.py), with the job
+                                                  id n inserted here: the child cannot choose it
+                      D n {"peak_mb", "nonce"}    the job is over
 
 Per job it forks a child (limits.confine, then harness.run) and supervises it: each test gets
 `time_limit_s` of wall clock from the moment the previous one reported; on overrun the child's
@@ -16,10 +17,14 @@ process group is SIGKILLed, the test is reported as "timeout", and a fresh child
 with the remaining tests (unless early stop). A child that dies mid-test gives that test
 "crash" (or "timeout"/"output" for SIGXCPU/SIGXFSZ) and likewise continues. After each child
 limits.reap kills anything it left behind. Lines from the child are forwarded only if well
-formed and about a test still pending, so a submission cannot smuggle other messages; it can
-still forge its own outputs (which the judge compares) and its own timings. The expected
-values are never sent here, and the script-test nonce is created only after the fork.
-This worker holds no state between jobs; it does not compare outputs (verdict.py does).
+formed and about a test still pending; the judge validates them again (protocol.py), since a
+submission can still forge its own outputs and timings. Script tests: the child asks for the
+completion nonce with an `R` line once its test script ran to its end; the nonce (made after
+the fork, so never in the child's memory before) is handed out once, only while the child is a
+single thread with no other process, and a second request marks the run as tampered.
+Input from the judge that does not parse is ignored and a job that fails validation is
+answered with an error: this process never dies of bad input. It holds no state between jobs
+and does not compare outputs (verdict.py does).
 """
 
 import json
@@ -37,13 +42,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402  (loaded before any fork, so children need no file access)
 import limits  # noqa: E402
 
+# Standard-library modules that test scripts use, loaded here so that harness.py can restore
+# them to this state after a submission ran (a module the submission imports first is not
+# restorable: it stays as the submission left it).
+PRELOAD = ("array base64 bisect calendar cmath collections copy csv dataclasses datetime decimal "
+           "enum fractions functools hashlib heapq io itertools math numbers operator pathlib "
+           "queue random statistics string struct textwrap typing unittest unittest.mock").split()
+for _name in PRELOAD:
+    __import__(_name)
+harness.prepare()
+
 _T = re.compile(rb'^T \{"i": (\d+),')
 _now = time.monotonic
+KINDS = ("call", "stdio", "script")
 
 
-class _Lines:
+class Lines:
+    """A byte stream cut into lines; linear in the data however it arrives."""
+
     def __init__(self, fd):
-        self.fd, self.buf, self.eof = fd, b"", False
+        self.fd, self.buf, self.eof, self.scan = fd, bytearray(), False, 0
 
     def fill(self):
         data = os.read(self.fd, 1 << 20)
@@ -51,33 +69,75 @@ class _Lines:
         self.buf += data
 
     def pop(self):
-        out = []
-        while b"\n" in self.buf:
-            line, self.buf = self.buf.split(b"\n", 1)
-            out.append(line)
+        out, start = [], 0
+        while True:
+            j = self.buf.find(b"\n", max(start, self.scan))
+            if j < 0:
+                break
+            out.append(bytes(self.buf[start:j]))
+            start = j + 1
+        if start:
+            del self.buf[:start]
+        self.scan = len(self.buf)
         return out
 
 
-def _emit(data):
+def emit(data):
     while data:
         data = data[os.write(1, data):]
 
 
-def _send(tag, obj=None):
-    _emit((tag + ("" if obj is None else " " + json.dumps(obj)) + "\n").encode())
+def send(tag, job=None, obj=None):
+    head = tag if job is None else "%s %d" % (tag, job)
+    emit((head + ("" if obj is None else " " + json.dumps(obj)) + "\n").encode())
+
+
+def parse(line):
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return msg if isinstance(msg, dict) else None
+
+
+def check_job(job):
+    """An error text for a job this worker cannot run, else None."""
+    def num(x):
+        return not isinstance(x, bool) and isinstance(x, (int, float)) and x > 0
+    if job.get("kind") not in KINDS or not isinstance(job.get("code"), str):
+        return "bad kind or code"
+    if not num(job.get("time_limit_s")) or not num(job.get("memory_mb")) \
+            or not num(job.get("max_output")):
+        return "bad limits"
+    inputs, order = job.get("inputs"), job.get("order")
+    if not isinstance(inputs, list) or not isinstance(order, list) or not order:
+        return "bad inputs"
+    if any(not isinstance(x, str) for x in inputs):
+        return "bad inputs"
+    n = max(len(inputs), 1)
+    if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in order):
+        return "bad order"
+    if job["kind"] == "script" and not isinstance(job.get("script"), str):
+        return "bad script"
+    if job["kind"] == "call" and not isinstance(job.get("fn_name"), str):
+        return "bad fn_name"
+    return None
 
 
 def main():
-    stdin = _Lines(0)
-    while b"\n" not in stdin.buf:
+    stdin = Lines(0)
+    while True:
+        lines = stdin.pop()
+        if lines:
+            break
         stdin.fill()
         if stdin.eof:
             return
-    cfg = json.loads(stdin.pop()[0])
+    cfg = parse(lines[0]) or {}
     iso = limits.setup_worker(cfg)
-    _send("READY", {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
-                    "uid": iso["uid"]})
-    queue = []
+    send("READY", None, {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
+                         "uid": iso["uid"]})
+    queue = lines[1:]
     while True:
         while not queue:
             queue += stdin.pop()
@@ -85,42 +145,93 @@ def main():
                 stdin.fill()
                 if stdin.eof:
                     return
-        msg = json.loads(queue.pop(0))
-        if msg.get("op") == "job":
-            run_job(iso, cfg, msg, stdin, queue)
+        msg = parse(queue.pop(0))
+        if msg is None or msg.get("op") != "job":
+            continue
+        job_id = msg.get("job")
+        if isinstance(job_id, bool) or not isinstance(job_id, int) or job_id < 0:
+            continue
+        err = check_job(msg)
+        if err:
+            send("X", job_id, {"st": "error", "e": "worker: " + err})
+            send("D", job_id, {"peak_mb": 0.0, "nonce": None})
+            continue
+        run_job(iso, cfg, msg, stdin, queue)
+
+
+def store_inputs(job):
+    """Move the inputs out of this process's heap into a memfd (not counted by RLIMIT_AS):
+    a child reads test i's input when it runs test i, so inputs never pile up in its memory."""
+    fd = os.memfd_create("recode-inputs")
+    index, pos = [], 0
+    for text in job["inputs"]:
+        data = text.encode("utf-8", "surrogatepass")
+        index.append((pos, len(data)))
+        pos += len(data)
+        while data:
+            data = data[os.write(fd, data):]
+    job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
+    return fd
 
 
 def run_job(iso, cfg, job, stdin, queue):
+    fd = store_inputs(job)
+    try:
+        run_tests(iso, cfg, job, stdin, queue)
+    finally:
+        os.close(fd)
+
+
+def run_tests(iso, cfg, job, stdin, queue):
     todo = list(job["order"])
-    early, tl = job.get("early_stop", False), float(job["time_limit_s"])
+    early, tl = bool(job.get("early_stop")), float(job["time_limit_s"])
     job["cpu_limit_s"] = tl * (len(todo) + 1) + 1
     peak, nonce = 0.0, None
     while todo:
-        outcome, done, failed, ru, nonce = _run_child(iso, cfg, job, todo, tl, stdin, queue)
-        peak = max(peak, ru.ru_maxrss / 1024.0 if ru else 0.0)
-        todo = [i for i in todo if i not in done]
-        if outcome in ("finished", "stopped", "setup") or (early and failed):
+        child = Child(iso, cfg, job, todo, tl)
+        child.supervise(stdin, queue)
+        child.finish()
+        peak = max(peak, child.ru.ru_maxrss / 1024.0 if child.ru else 0.0)
+        nonce = child.nonce if child.outcome == "finished" and not child.tampered else None
+        todo = [i for i in todo if i not in child.done]
+        if child.outcome in ("finished", "stopped", "setup") or (early and child.failed):
             break
-    _send("D", {"peak_mb": peak, "nonce": nonce})
+    send("D", job["job"], {"peak_mb": peak, "nonce": nonce})
 
 
-def _run_child(iso, cfg, job, todo, tl, stdin, queue):
-    r, w = os.pipe()
-    nr = nw = None
-    if job["kind"] == "script":
-        nr, nw = os.pipe()
-    workdir = tempfile.mkdtemp(prefix="recode-sbx-") if iso["mode"] == "plain" else None
-    job["workdir"], job["nonce_fd"] = workdir, nr
-    pid = os.fork()
-    if pid == 0:
+class Child:
+    """One forked, confined child running the remaining tests of a job, and its supervision."""
+
+    def __init__(self, iso, cfg, job, todo, tl):
+        self.iso, self.job, self.todo, self.tl = iso, job, todo, tl
+        self.pending, self.done, self.failed = set(todo), set(), False
+        self.outcome, self.setup, self.tampered, self.asked = None, False, False, False
+        self.ru, self.status, self.nonce = None, 0, None
+        r, w = os.pipe()
+        nr = nw = None
+        if job["kind"] == "script":
+            nr, nw = os.pipe()
+        self.workdir = tempfile.mkdtemp(prefix="recode-sbx-") if iso["mode"] == "plain" else None
+        job["workdir"], job["nonce_fd"] = self.workdir, nr
+        self.pid = os.fork()
+        if self.pid == 0:
+            self._child(cfg, r, w, nr, nw)
+        os.close(w)
+        if nr is not None:
+            os.close(nr)
+            self.nonce = secrets.token_hex(16)  # made after the fork: never in the child's memory
+        self.r, self.nw, self.out = r, nw, Lines(r)
+
+    def _child(self, cfg, r, w, nr, nw):
         code = 0
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it
         try:
             os.close(r)
             if nw is not None:
                 os.close(nw)
-            limits.confine(iso, cfg, job, [w] + ([nr] if nr is not None else []))
-            harness.run(job, todo, w)
+            keep = [w, self.job["input_fd"]] + ([nr] if nr is not None else [])
+            limits.confine(self.iso, cfg, self.job, keep)
+            harness.run(self.job, self.todo, w)
         except BaseException as exc:
             try:
                 os.write(w, ("X " + json.dumps({"st": "error", "e": "sandbox: %r" % (exc,)})
@@ -129,88 +240,110 @@ def _run_child(iso, cfg, job, todo, tl, stdin, queue):
                 pass
             code = 1
         os._exit(code)
-    os.close(w)
-    nonce = None
-    if nr is not None:
-        os.close(nr)
-        nonce = secrets.token_hex(16)  # made after the fork: never in the child's memory
-        os.write(nw, nonce.encode())
-        os.close(nw)
-    pending, done, failed = set(todo), set(), False
-    out = _Lines(r)
-    deadline, setup, outcome = _now() + tl, False, None
-    limit = int(job["max_output"]) + 4096
-    while outcome is None:
-        wait = deadline - _now()
-        if wait <= 0:
-            outcome = "timeout"
-            break
-        ready, _, _ = select.select([r, 0], [], [], wait)
-        if 0 in ready:
-            stdin.fill()
-            for line in stdin.pop():
-                msg = json.loads(line)
-                if msg.get("op") == "stop" and msg.get("job") == job["job"]:
-                    outcome = "stopped"
-                elif msg.get("op") != "stop":
-                    queue.append(line)
-            if stdin.eof:
-                outcome = "stopped"
-        if r in ready:
-            out.fill()
-            keep = []
-            for line in out.pop():
-                if line == b"S" and not setup:
-                    setup, deadline = True, _now() + tl
-                    keep.append(line)
-                elif line.startswith(b"X ") and not setup:
-                    keep.append(line)
-                    outcome = "setup"
-                    done |= pending
-                    break
-                elif setup:
-                    m = _T.match(line)
-                    if m and int(m.group(1)) in pending:
-                        i = int(m.group(1))
-                        pending.discard(i)
-                        done.add(i)
-                        failed = failed or b'"st": "ok"' not in line[:60]
-                        keep.append(line)
-                        deadline = _now() + tl
-            if keep:
-                _emit(b"\n".join(keep) + b"\n")
-            if not pending and outcome is None:
-                outcome = "finished"  # do not wait for EOF: a daemon may hold the pipe open
-            elif len(out.buf) > limit:
-                outcome = "overflow"
-            elif out.eof:
-                outcome = "finished" if not pending else "died"
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    _, status, ru = os.wait4(pid, 0)
-    os.close(r)
-    limits.reap(iso)
-    if workdir:
-        shutil.rmtree(workdir, ignore_errors=True)
-    if outcome in ("timeout", "died", "overflow") and pending:
-        current = next(i for i in todo if i not in done)
-        st, err = _classify(outcome, status)
-        if not setup:
-            _send("X", {"st": st, "e": err})
-            return "setup", set(todo), True, ru, nonce
-        _send("T", {"i": current, "st": st, "t": tl if st == "timeout" else None, "e": err})
-        done.add(current)
-        failed = True
-    return outcome, done, failed, ru, nonce
+
+    def supervise(self, stdin, queue):
+        deadline = _now() + self.tl
+        limit = int(self.job["max_output"]) + 4096
+        while self.outcome is None:
+            wait = deadline - _now()
+            if wait <= 0:
+                self.outcome = "timeout"
+                break
+            ready, _, _ = select.select([self.r, 0], [], [], wait)
+            if 0 in ready:
+                self.read_judge(stdin, queue)
+            if self.r in ready:
+                self.out.fill()
+                if self.read_child():
+                    deadline = _now() + self.tl
+                if not self.pending and self.outcome is None:
+                    self.outcome = "finished"  # no wait for EOF: a daemon may hold the pipe
+                elif len(self.out.buf) > limit:
+                    self.outcome = "overflow"
+                elif self.out.eof and self.outcome is None:
+                    self.outcome = "finished" if not self.pending else "died"
+
+    def read_judge(self, stdin, queue):
+        stdin.fill()
+        for line in stdin.pop():
+            msg = parse(line)
+            if msg is not None and msg.get("op") == "stop":
+                if msg.get("job") == self.job["job"]:
+                    self.outcome = "stopped"
+            elif msg is not None:
+                queue.append(line)
+        if stdin.eof:
+            self.outcome = "stopped"
+
+    def read_child(self):
+        """Forward the child's well-formed lines; True when a step completed (new deadline)."""
+        keep, progress, job = [], False, self.job["job"]
+        for line in self.out.pop():
+            if line == b"S" and not self.setup:
+                self.setup = progress = True
+                keep.append(b"S %d" % job)
+            elif line.startswith(b"X ") and not self.setup:
+                keep.append(b"X %d %s" % (job, line[2:]))
+                self.outcome = "setup"
+                self.done |= self.pending
+                break
+            elif line == b"R" and self.setup and self.nw is not None:
+                self.release_nonce()
+            elif self.setup:
+                m = _T.match(line)
+                if m and int(m.group(1)) in self.pending:
+                    i = int(m.group(1))
+                    self.pending.discard(i)
+                    self.done.add(i)
+                    self.failed = self.failed or b'"st": "ok"' not in line[:60]
+                    keep.append(b"T %d %s" % (job, line[2:]))
+                    progress = True
+        if keep:
+            emit(b"\n".join(keep) + b"\n")
+        return progress
+
+    def release_nonce(self):
+        """Hand out the nonce once, and only to a lone single-threaded child."""
+        alone = not self.asked and limits.alone(self.iso, self.pid)
+        self.tampered = self.tampered or self.asked or not alone
+        self.asked = True
+        try:
+            os.write(self.nw, (self.nonce if not self.tampered else "denied").encode())
+            os.close(self.nw)
+        except OSError:
+            pass
+        self.nw = None
+
+    def finish(self):
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _, self.status, self.ru = os.wait4(self.pid, 0)
+        os.close(self.r)
+        if self.nw is not None:
+            os.close(self.nw)
+        limits.reap(self.iso)
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.outcome in ("timeout", "died", "overflow") and self.pending:
+            self.report_failure()
+
+    def report_failure(self):
+        current = next(i for i in self.todo if i not in self.done)
+        st, err = classify(self.outcome, self.status)
+        if not self.setup:
+            send("X", self.job["job"], {"st": st, "e": err})
+            self.outcome, self.done, self.failed = "setup", set(self.todo), True
+            return
+        send("T", self.job["job"], {"i": current, "st": st,
+                                    "t": self.tl if st == "timeout" else None, "e": err})
+        self.done.add(current)
+        self.failed = True
 
 
-def _classify(outcome, status):
+def classify(outcome, status):
     if outcome == "timeout":
         return "timeout", "wall-clock limit"
     if outcome == "overflow":

@@ -1,0 +1,180 @@
+"""The worker -> judge message protocol, parsed as untrusted data: bounded, then validated.
+
+    msg = parse_line(line, job=7, n_tests=12, max_bytes=limit)   # -> Message, or ProtocolError
+    msg.tag, msg.body                                           # "S"|"X"|"T"|"D", dict|None
+
+Lines (written by zygote.py; the body of S/X/T comes from the sandboxed child and so from the
+submission): `S <job>`, `X <job> {"st", "e"}`, `T <job> {"i", "st", "out"?, "t"?, "m"?, "e"?}`,
+`D <job> {"peak_mb", "nonce"}`. The job id is added by the worker, not by the child, so a line
+from an earlier job can never be taken for the current one.
+
+Everything is checked before use, in this order: the line ends with a newline and fits
+`max_bytes`; tag and job id; the JSON body's nesting depth (MAX_DEPTH) and container count
+(MAX_CONTAINERS) and element count (MAX_ELEMENTS), measured on its bracket skeleton before `json.loads` for bodies over SMALL
+bytes (smaller ones cannot hold enough to matter; deeper nesting there is json's
+RecursionError), so a forged line cannot blow up the judge's memory or stack; strict JSON (no NaN/Infinity, ints within Python's digit
+limit); then the schema of the tag: types, ranges (finite non-negative times and memory, a test
+index that exists, a known status). Any violation raises ProtocolError (a ValueError) with a
+short reason; nothing here raises anything else on any input. `out` is returned as JSON data;
+decoding and comparing it is verdict.py's job. This module knows nothing about processes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+# the raw statuses the harness reports, and what each means in result.STATUSES
+RAW = {"ok": "passed", "error": "runtime_error", "crash": "runtime_error",
+       "output": "runtime_error", "memory": "memory_limit", "timeout": "time_limit",
+       "syntax": "syntax_error", "wrong": "wrong_answer"}
+MAX_DEPTH = 256
+MAX_CONTAINERS = 1_000_000
+MAX_ELEMENTS = 1_000_000   # commas; a larger output is a runtime_error (judge memory bound)
+MAX_TEXT = 4096          # error texts are cut to this
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_KEEP = b"[]{},"
+_DROP = bytes(b for b in range(256) if b not in _KEEP)
+
+
+class ProtocolError(ValueError):
+    """A worker line that is not a well-formed, in-range message of the current job."""
+
+
+@dataclass
+class Message:
+    tag: str
+    body: dict | None
+
+
+def _reject(constant):
+    raise ValueError(f"non-standard JSON constant {constant}")
+
+
+def _depth(brackets: bytes) -> int:
+    depth = deepest = 0
+    for b in brackets:
+        if b in (91, 123):   # [ {
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    break
+        else:
+            depth -= 1
+    return deepest
+
+
+def _outside_strings(body: bytes) -> bytes:
+    """The structural characters ([]{},) of a JSON text outside its strings, built without
+    materialising the strings (memory ~ the number of such characters)."""
+    out, prev = bytearray(), 0
+    for m in _STRINGS.finditer(body):
+        out += body[prev:m.start()].translate(None, _DROP)
+        prev = m.end()
+    out += body[prev:].translate(None, _DROP)
+    return bytes(out)
+
+
+def check_shape(body: bytes) -> None:
+    """Bound nesting depth, container and element counts of a JSON text before parsing it.
+    Counting every bracket and comma (strings included) over-counts, so a text within the
+    bounds that way is accepted at once; otherwise its strings are skipped and it is recounted."""
+    naive = body.translate(None, _DROP)
+    if naive.count(b",") > MAX_ELEMENTS or len(naive) - naive.count(b",") > 2 * MAX_CONTAINERS \
+            or _depth(naive.translate(None, b",")) > MAX_DEPTH:
+        skeleton = _outside_strings(body)
+        if skeleton.count(b",") > MAX_ELEMENTS:
+            raise ProtocolError("too many elements")
+        brackets = skeleton.translate(None, b",")
+        if len(brackets) > 2 * MAX_CONTAINERS:
+            raise ProtocolError("too many containers")
+        if _depth(brackets) > MAX_DEPTH:
+            raise ProtocolError(f"nested deeper than {MAX_DEPTH}")
+
+
+SMALL = 64 << 10   # below this, json.loads's own recursion guard and the size bound suffice
+
+
+def load_json(body: bytes):
+    """Strict, bounded JSON: ProtocolError on anything else."""
+    if len(body) > SMALL:
+        check_shape(body)
+    try:
+        return json.loads(body, parse_constant=_reject)
+    except (ValueError, RecursionError, MemoryError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"bad JSON: {str(exc)[:200]}") from None
+
+
+def _number(body: dict, key: str, what: str):
+    v = body.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ProtocolError(f"{what}.{key} is not a number")
+    try:
+        v = float(v)
+    except OverflowError:
+        raise ProtocolError(f"{what}.{key} out of range") from None
+    if not math.isfinite(v) or not 0 <= v < 1e9:
+        raise ProtocolError(f"{what}.{key} out of range")
+    return v
+
+
+def _text(body: dict, key: str):
+    v = body.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise ProtocolError(f"{key} is not a string")
+    return v[:MAX_TEXT]
+
+
+def _status(body: dict, what: str, allowed) -> str:
+    st = body.get("st")
+    if not isinstance(st, str) or st not in allowed:
+        raise ProtocolError(f"{what}: unknown status")
+    return st
+
+
+def validate(tag: str, body, n_tests: int) -> dict | None:
+    """The schema of each tag; returns a clean dict with only the known keys."""
+    if tag == "S":
+        if body is not None:
+            raise ProtocolError("S carries no body")
+        return None
+    if not isinstance(body, dict):
+        raise ProtocolError(f"{tag}: body is not an object")
+    if tag == "X":
+        return {"st": _status(body, "X", RAW), "e": _text(body, "e")}
+    if tag == "D":
+        nonce = body.get("nonce")
+        if nonce is not None and not isinstance(nonce, str):
+            raise ProtocolError("D.nonce is not a string")
+        return {"peak_mb": _number(body, "peak_mb", "D") or 0.0, "nonce": nonce}
+    i = body.get("i")
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n_tests:
+        raise ProtocolError("T.i is not a test index")
+    clean = {"i": i, "st": _status(body, "T", RAW), "t": _number(body, "t", "T"),
+             "m": _number(body, "m", "T"), "e": _text(body, "e")}
+    if "out" in body:
+        clean["out"] = body["out"]
+    return clean
+
+
+def parse_line(line: bytes, job: int, n_tests: int, max_bytes: int) -> Message:
+    """One worker line -> Message for job `job`; ProtocolError for anything else."""
+    if not isinstance(line, (bytes, bytearray)) or not line.endswith(b"\n"):
+        raise ProtocolError("incomplete line (the worker ended or the line is too long)")
+    if len(line) > max_bytes:
+        raise ProtocolError("line too long")
+    parts = bytes(line[:-1]).split(b" ", 2)
+    tag = parts[0]
+    if tag not in (b"S", b"X", b"T", b"D") or len(parts) < 2:
+        raise ProtocolError("unknown message")
+    if not parts[1].isdigit() or len(parts[1]) > 18 or int(parts[1]) != job:
+        raise ProtocolError("message of another job")
+    body = load_json(parts[2]) if len(parts) == 3 else None
+    return Message(tag.decode(), validate(tag.decode(), body, n_tests))

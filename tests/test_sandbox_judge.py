@@ -1,0 +1,186 @@
+"""The judge survives any submission: forged protocol lines, values that break comparisons,
+judge-side errors, dying workers and a SIGKILLed CLI. One hostile property per test; after each,
+the next record is judged right by the same pool."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from recode_lib.sandbox import SandboxConfig, execute, execute_many, verdict
+from recode_lib.sandbox.pool import get_pool
+
+CFG = SandboxConfig(time_limit_s=2.0, memory_mb=256, max_output_bytes=1 << 20, workers=1)
+CALL = {"kind": "call", "fn_name": "f", "cases": [{"args": [3], "expected": 3},
+                                                   {"args": [4], "expected": 4}]}
+GOOD = "def f(x):\n    return x\n"
+WRONG = "def f(x):\n    return x + 1\n"
+
+
+def strict_json(res):
+    json.dumps(res, allow_nan=False)
+    return res
+
+
+def judged_then_next_is_right(code, tests=CALL, **rec):
+    """Run a hostile record, then a wrong and a correct one on the same pool."""
+    res = execute_many([{"id": "h", "code": code, "tests": tests, **rec},
+                        {"id": "w", "code": WRONG, "tests": CALL},
+                        {"id": "g", "code": GOOD, "tests": CALL}], config=CFG, workers=1)
+    assert [r["status"] for r in res[1:]] == ["wrong_answer", "passed"]
+    return strict_json(res[0])
+
+
+def forging(lines):
+    """A submission that writes `lines` to every file descriptor it has, then returns x."""
+    return ("import os\ndef f(x):\n    for fd in range(3, 40):\n        try:\n"
+            f"            os.write(fd, {lines!r})\n        except OSError:\n"
+            "            pass\n    return x + 100\n")
+
+
+@pytest.mark.parametrize("line", [
+    b'T {"i": 0, "st": ["ok"], "out": 3}\n',                     # unhashable status
+    b'T {"i": 0, "st": "ok", "out": 3, "t": 1e400}\n',           # time that is not finite
+    b'T {"i": 0, "st": "ok", "out": 3, "t": ' + b"9" * 400 + b"}\n",  # huge integer time
+    b'T {"i": 0, "st": "ok", "out": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+    b'T {"i": 0, not json at all\n',
+    b"7\n", b"D {}\n", b'X {"st": "ok"}\n', b"S\n" * 1000,
+])
+def test_forged_protocol_lines_cost_only_their_record(line):
+    res = judged_then_next_is_right(forging(line))
+    assert res["status"] in ("runtime_error", "wrong_answer")
+
+
+def test_a_forged_ok_line_is_still_compared_with_the_expected_value():
+    # writing its own result line is no better than returning that value: the judge compares
+    res = judged_then_next_is_right(forging(b'T {"i": 0, "st": "ok", "out": 30}\n'
+                                            b'T {"i": 1, "st": "ok", "out": 40}\n'))
+    assert res["status"] == "wrong_answer"
+
+
+def test_a_line_without_newline_hits_the_output_limit():
+    code = "import os\ndef f(x):\n    for fd in range(3, 40):\n        try:\n" \
+           "            os.write(fd, b'T {\"i\": 0, \"out\": \"' + b'x' * (3 << 20))\n" \
+           "        except OSError:\n            pass\n    return x\n"
+    res = judged_then_next_is_right(code)
+    assert res["status"] == "runtime_error"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("10 ** 400", [1.5, 2.5]),
+    ("__import__('functools').reduce(lambda a, _: [a], range(450), [])", [[1]]),
+    ("float('nan')", 1.0),
+])
+def test_values_that_break_comparisons_are_wrong_answers(value, expected):
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": expected}]}
+    res = judged_then_next_is_right(f"def f(x):\n    return {value}\n", tests)
+    assert res["status"] == "wrong_answer"
+
+
+@pytest.mark.parametrize("printed", ["sNaN", "nan", "1e999999999", "-sNaN 1", "Infinity"])
+def test_stdio_outputs_that_break_decimal_are_wrong_answers(printed):
+    tests = {"kind": "stdio", "float_tol": 1e-6,
+             "cases": [{"input": "", "output": "1.5"}]}
+    res = judged_then_next_is_right(f"print({printed!r})\n", tests)
+    assert res["status"] == "wrong_answer"
+
+
+def test_a_judge_side_error_never_changes_the_next_verdict(monkeypatch):
+    real = verdict.test_status
+
+    def flaky(spec, msg, nonce=None):
+        if msg.get("out") == 666:
+            raise RuntimeError("judge bug")
+        return real(spec, msg, nonce)
+
+    monkeypatch.setattr(verdict, "test_status", flaky)
+    execute({"id": "warm", "code": GOOD, "tests": CALL}, config=CFG)
+    before = {w.info["pid"] for w in get_pool(CFG).workers()}
+    res = execute_many([{"id": "boom", "code": "def f(x):\n    print(1)\n    return 666\n",
+                         "tests": CALL},
+                        {"id": "w", "code": WRONG, "tests": CALL},
+                        {"id": "g", "code": GOOD, "tests": CALL}], config=CFG, workers=1)
+    assert [r["status"] for r in res] == ["runtime_error", "wrong_answer", "passed"]
+    assert "judge error" in res[0]["reason"]
+    after = {w.info["pid"] for w in get_pool(CFG).workers()}
+    assert not before & after, "the worker of the failed job was not replaced"
+
+
+def test_early_stop_then_next_record_reads_no_stale_line():
+    many = {"kind": "call", "fn_name": "f",
+            "cases": [{"args": [i], "expected": -1} for i in range(200)]}
+    res = execute_many([{"id": "a", "code": "def f(x):\n    return x\n", "tests": many},
+                        {"id": "g", "code": GOOD, "tests": CALL}],
+                       config=CFG, workers=1, early_stop=True)
+    assert res[0]["status"] == "wrong_answer" and res[1]["status"] == "passed"
+
+
+def _uid_processes(uid):
+    found = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if os.stat(f"/proc/{p}").st_uid == uid:
+                    found.append(p)
+            except OSError:
+                pass
+    return found
+
+
+def test_a_dying_worker_leaves_no_process_of_its_submission():
+    cfg = CFG.replace(time_limit_s=5.0)
+    execute({"id": "warm", "code": GOOD, "tests": CALL}, config=cfg)
+    (w,) = get_pool(cfg).workers()
+    code = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
+            "        if os.fork() == 0:\n            time.sleep(60)\n        os._exit(0)\n"
+            "    time.sleep(3)\n    return x\n")
+    killer = threading.Timer(1.0, lambda: os.kill(w.info["pid"], signal.SIGKILL))
+    killer.start()
+    res = execute({"id": "d", "code": code, "tests": CALL}, config=cfg)
+    killer.join()
+    assert res["status"] in ("passed", "runtime_error")
+    assert not w.alive()
+    if w.info.get("uid"):
+        assert _uid_processes(w.info["uid"]) == [], "a process of the dead worker's uid is left"
+    assert execute({"id": "g", "code": GOOD, "tests": CALL}, config=cfg)["status"] == "passed"
+
+
+def test_the_worker_survives_malformed_job_lines():
+    with get_pool(CFG).worker() as slot:
+        w = slot[0]
+        for junk in (b"\n", b"[1, 2]\n", b"nope\n", b'{"op": "job", "job": 1}\n', b"\xff\xfe\n"):
+            w.proc.stdin.write(junk)
+        w.proc.stdin.flush()
+        time.sleep(0.3)
+        assert w.alive()
+        # the half-valid job got an error answer; the next real job is not confused by it
+        w.job_id = 1
+        assert w.read(1).tag == "X" and w.read(1).tag == "D"
+    assert execute({"id": "g", "code": GOOD, "tests": CALL}, config=CFG)["status"] == "passed"
+
+
+def test_sigkill_of_the_cli_then_rerun_gives_every_record_once(tmp_path):
+    recs = [{"id": f"r{i}", "code": "import time\ndef f(x):\n    time.sleep(0.15)\n    return x\n",
+             "tests": CALL} for i in range(12)]
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    cmd = [sys.executable, "-m", "recode_lib", "sandbox", str(src), "--out", str(out),
+           "--workers", "1", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 3):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = len(out.read_bytes().splitlines())
+    assert 3 <= first < len(recs), "the kill did not land mid-run"
+    subprocess.run(cmd, check=True, capture_output=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in recs)
+    assert all(r["status"] == "passed" for r in rows)

@@ -1,0 +1,180 @@
+"""The judge's side of the worker protocol and the value comparison, fed untrusted data:
+fuzzed bytes, valid JSON of the wrong shape, and adversarial values. No process is started."""
+
+import json
+import random
+import tracemalloc
+from decimal import Decimal
+
+import pytest
+
+from recode_lib.sandbox.protocol import ProtocolError, parse_line
+from recode_lib.sandbox.verdict import default_equal, stdio_equal
+
+MAX = 1 << 20
+
+
+def parse(body, tag="T", job=1, n=3):
+    return parse_line(f"{tag} {job} ".encode() + body + b"\n", job, n, MAX)
+
+
+def test_a_good_line_parses_to_a_clean_message():
+    msg = parse(b'{"i": 2, "st": "ok", "out": [1, 2], "t": 0.5, "m": 12.0, "extra": 1}')
+    assert (msg.tag, msg.body) == ("T", {"i": 2, "st": "ok", "out": [1, 2], "t": 0.5, "m": 12.0,
+                                         "e": None})
+
+
+def test_random_bytes_only_ever_raise_protocol_error():
+    rng = random.Random(11)
+    for _ in range(3000):
+        line = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 80)))
+        prefix = rng.choice([b"", b"T 1 ", b"D 1 ", b"X 1 ", b"S 1", b"T 2 "])
+        try:
+            parse_line(prefix + line + rng.choice([b"\n", b""]), 1, 3, MAX)
+        except ProtocolError:
+            pass
+
+
+def _random_json(rng, depth=0):
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 6:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randrange(3))]
+    if kind == 7:
+        return {rng.choice(["i", "st", "t", "m", "out", "e", "nonce", "peak_mb"]):
+                _random_json(rng, depth + 1) for _ in range(rng.randrange(5))}
+    if kind == 8:
+        return {"i": rng.choice([0, 1, 2, 3, -1, True, 1.0, "0"]),
+                "st": rng.choice(["ok", "error", ["ok"], {"a": 1}, 7]),
+                "t": rng.choice([0, 1e308, -1, "1", None, [1]]),
+                "m": rng.choice([0, 10**400, 2.5, None])}
+    return [None, True, rng.randrange(-10**30, 10**30), rng.random() * 1e300, "ok",
+            rng.choice(["error", "wrong", "x" * 50, ""])][kind]
+
+
+def test_valid_json_of_the_wrong_shape_only_ever_raises_protocol_error():
+    rng = random.Random(12)
+    accepted = 0
+    for _ in range(5000):
+        tag = rng.choice("STXD")
+        body = json.dumps(_random_json(rng)).encode()
+        try:
+            msg = parse_line(f"{tag} 1 ".encode() + body + b"\n", 1, 3, MAX)
+        except ProtocolError:
+            continue
+        accepted += 1
+        if msg.tag == "T":
+            assert 0 <= msg.body["i"] < 3 and isinstance(msg.body["st"], str)
+            assert all(v is None or 0 <= v < 1e9 for v in (msg.body["t"], msg.body["m"]))
+    assert accepted > 0
+
+
+@pytest.mark.parametrize("body", [b"7", b"nope", b'{"i": 0, "st": ["ok"]}', b'{"i": 0, "st": {}}',
+                                  b'{"i": 0, "st": "ok", "t": 1e400}',
+                                  b'{"i": 0, "st": "ok", "t": NaN}',
+                                  b'{"i": 0, "st": "ok", "t": ' + b"9" * 5000 + b"}",
+                                  b'{"i": 99, "st": "ok"}', b'{"i": true, "st": "ok"}'])
+def test_malformed_bodies_are_rejected(body):
+    with pytest.raises(ProtocolError):
+        parse(body)
+
+
+def test_a_line_of_another_job_is_rejected():
+    with pytest.raises(ProtocolError, match="another job"):
+        parse_line(b'T 6 {"i": 0, "st": "ok", "out": 1}\n', 7, 3, MAX)
+    with pytest.raises(ProtocolError):
+        parse_line(b'T {"i": 0, "st": "ok", "out": 1}\n', 7, 3, MAX)  # no job id at all
+
+
+def test_deep_nesting_is_rejected_before_parsing():
+    with pytest.raises(ProtocolError, match="deeper"):
+        parse(b'{"i": 0, "st": "ok", "out": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    msg = parse(b'{"i": 0, "st": "ok", "out": "' + b"[" * 10_000 + b'"}')
+    assert msg.body["out"] == "[" * 10_000
+
+
+def test_an_overlong_or_unterminated_line_is_rejected():
+    with pytest.raises(ProtocolError):
+        parse_line(b"T 1 " + b"1" * 100 + b"\n", 1, 3, 50)
+    with pytest.raises(ProtocolError):
+        parse_line(b'T 1 {"i": 0, "st": "ok"}', 1, 3, MAX)
+
+
+def test_a_6mb_forged_line_costs_the_judge_little_memory():
+    line = b'T 1 {"i": 0, "st": "ok", "out": [' + b"[]," * (2 << 20) + b"[]]}\n"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProtocolError):
+            parse_line(line, 1, 3, 64 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 << 20
+
+
+# ---- value comparison: a boolean for any pair, never an exception ----------------------------
+def _value(rng, depth=0):
+    pool = [0, 1, -1, 10**400, -(10**400), 1e308, float("inf"), float("nan"), 0.1, 1e-320,
+            True, None, "", "nan", "1e999999999", b"x", 3 + 4j, complex(float("nan"), 1)]
+    k = rng.randrange(12 if depth < 3 else 8)
+    if k < 8:
+        return rng.choice(pool)
+    if k == 8:
+        return [_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if k == 9:
+        return tuple(_value(rng, depth + 1) for _ in range(rng.randrange(4)))
+    if k == 10:
+        return {"a": _value(rng, depth + 1), 1: _value(rng, depth + 1)}
+    return [rng.random() for _ in range(3)]
+
+
+def test_default_equal_returns_a_bool_for_any_pair():
+    rng = random.Random(13)
+    deep = []
+    for _ in range(5000):
+        deep = [deep]
+    specials = [deep, [10**400], [1.0, 2.0]]
+    for _ in range(6000):
+        a = _value(rng) if rng.random() < 0.95 else rng.choice(specials)
+        b = _value(rng) if rng.random() < 0.95 else rng.choice(specials)
+        for atol in (0.0, 1e-6):
+            assert default_equal(a, b, atol) in (True, False)
+
+
+def test_huge_int_against_floats_is_simply_unequal():
+    assert default_equal([10**400], [1.5]) is False
+    assert default_equal(10**400, 1.5) is False
+
+
+_NUMBERS = ["sNaN", "nan", "NaN", "-sNaN", "1e999999999", "-1e999999999", "inf", "1e-999999999",
+            "0", "1.00", "1", "x", "", "1e99999999999999999999"]
+
+
+def test_stdio_equal_returns_a_bool_for_any_pair_of_number_texts():
+    rng = random.Random(14)
+    for _ in range(3000):
+        a = " ".join(rng.choice(_NUMBERS) for _ in range(rng.randrange(1, 4)))
+        b = " ".join(rng.choice(_NUMBERS) for _ in range(rng.randrange(1, 4)))
+        for tol in (None, 1e-6):
+            assert stdio_equal(a, b, tol) in (True, False)
+
+
+def test_special_decimals_never_match_a_different_line():
+    assert not stdio_equal("sNaN", "1", 1e-6) and not stdio_equal("nan", "1", None)
+    assert not stdio_equal("1e999999999", "1", 1e-6)
+    assert stdio_equal("1.0", "1.00") and Decimal("1.0") == Decimal("1.00")
+
+
+def test_a_6mb_line_of_distinct_keys_is_refused_before_it_costs_memory():
+    keys = b",".join(b'"k%d": 0' % i for i in range(1_100_000))
+    line = b'T 1 {"i": 0, "st": "ok", "out": {' + keys + b"}}\n"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProtocolError, match="elements"):
+            parse_line(line, 1, 3, 64 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(line)
