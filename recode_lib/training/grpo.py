@@ -164,6 +164,10 @@ class GRPORecipe:
             if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
                 raise ValueError(f"{where}: reward {r['name']!r} gets the reward model from the "
                                  "recipe's rm_path and rm_* fields, not from its own options")
+        if self.setting not in ("single", "tool", "agentic"):
+            raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
+        if self.setting != "single" and self.domain != "code":
+            raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
         try:
             self.rm_placement_config().validate()
         except ValueError as exc:
@@ -270,6 +274,29 @@ def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
     return funcs, weights
 
 
+def tool_limits(recipe: GRPORecipe):
+    """The sandbox limits of one tool call in the recipe's tool/agentic setting."""
+    from recode_lib.sandbox.tools import ToolLimits
+
+    return ToolLimits(time_limit_s=recipe.tool_time_limit_s, memory_mb=recipe.tool_memory_mb,
+                      max_output_chars=recipe.tool_max_output_chars)
+
+
+def setting_parts(recipe: GRPORecipe, funcs: list, tok):
+    """(reward functions, GRPOTrainer keyword arguments) for the recipe's setting: single-turn
+    as is; tool/agentic: each reward judges the rollout's final answer
+    (recode_lib.environments.settings), TRL's environment_factory runs the environment, and
+    the tokenizer gets a tool-calling chat template (recode_lib.environments.chat)."""
+    from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
+
+    if recipe.setting == "single":
+        return funcs, {}
+    prepare_tool_tokenizer(tok)
+    factory = environment_factory(recipe.setting, max_calls=recipe.max_tool_calls,
+                                  limits=tool_limits(recipe))
+    return [setting_reward(f, recipe.setting) for f in funcs], {"environment_factory": factory}
+
+
 def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
     """recipe.to_config(output_dir) with the reward weights of recipe.rewards."""
     weights = [float(r.get("weight", 1.0)) for r in recipe.rewards]
@@ -352,9 +379,11 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
         torch.set_num_threads(int(recipe.cpu_threads))
     model_path = resolve_model(recipe.model)
     tok = load_tokenizer(model_path)
+    funcs, setting_kw = setting_parts(recipe, funcs, tok)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
-                                    train_dataset=dataset, processing_class=tok, callbacks=[cb])
+                                    train_dataset=dataset, processing_class=tok, callbacks=[cb],
+                                    **setting_kw)
     cb.trainer = trainer
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
