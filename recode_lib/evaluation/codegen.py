@@ -63,7 +63,7 @@ class _LazyGenerator(Generator):
         return self.inner.generate_samples(requests, sampling, callback, progress)
 
 
-def _as_problems(problems) -> list[Problem]:
+def as_problems(problems) -> list[Problem]:
     out, seen = [], set()
     for i, p in enumerate(problems):
         if isinstance(p, dict):
@@ -89,7 +89,7 @@ def _check_rows(store: JsonlStore) -> dict[str, dict]:
     return by_id
 
 
-def _n_tests(problem: Problem) -> int:
+def n_tests(problem: Problem) -> int:
     return 1 if problem.tests["kind"] == "script" else len(problem.tests.get("cases", []))
 
 
@@ -108,7 +108,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     folder to <out_dir>.stale-<k>, printed, and start clean: what re-run notebooks use)."""
     from recode_lib.sandbox import execute_many, first_failure, strictness
 
-    problems = _as_problems(problems)
+    problems = as_problems(problems)
     sampling = sampling or SamplingConfig()
     ks = sorted({int(x) for x in k})
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:
@@ -143,7 +143,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
                "assembly": prog.how, "dropped": prog.dropped}
         if prog.code is None:
             store.append({**row, "status": "no_code", "outcome": "format_error", "passed": 0,
-                          "total": _n_tests(p), "time_s": 0.0, "memory_mb": None,
+                          "total": n_tests(p), "time_s": 0.0, "memory_mb": None,
                           "strictness": {str(s): 0 for s in STRICTNESS_KS},
                           "first_failure": None})
             continue
@@ -171,7 +171,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     total = t_gen + t_exec
     new_problems = len({p.id for p, _ in missing})
     summary.update(
-        model=str(model), benchmark=benchmark, backend=backend if generator is None
+        setting="single", model=str(model), benchmark=benchmark,
+        backend=backend if generator is None
         else generator.backend, sampling=sampling.to_dict(), k=ks, reasoning=reasoning,
         out_dir=str(out),
         timing={"generation_s": t_gen, "execution_s": t_exec, "new_samples": len(missing),
