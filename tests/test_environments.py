@@ -377,3 +377,22 @@ def test_grpo_step_with_environment_factory_runs_tools_on_cpu(setting, tiny_mode
     m = read_metrics(res.output_dir)[0]
     assert m["tools/call_frequency"] >= 1 and m["tools/failure_frequency"] == 0
     assert m["strict_inf/out"] == 1.0
+
+
+@pytest.mark.parametrize("setting", ["tool", "agentic"])
+def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(setting, tiny_model_dir,
+                                                                       tmp_path, capsys):
+    from recode_lib.cli import main
+
+    code = main(["eval", "--model", str(tiny_model_dir), "--benchmark", "microbench",
+                 "--limit", "1", "--max-new-tokens", "8", "--setting", setting,
+                 "--max-turns", "2", "--out", str(tmp_path / "o"), "--workers", "1"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert f"({setting} setting)" in out.out and "episodes:" in out.out
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    row = json.loads((tmp_path / "o" / "samples.jsonl").read_text().splitlines()[0])
+    assert s["setting"] == setting and s["backend"] == "hf"
+    assert 1 <= row["turns"] <= 2 and row["n_tokens"] >= 1
+    assert row["outcome"] in ("correct", "optimization_failure", "correctness_failure",
+                              "format_error")
