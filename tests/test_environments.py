@@ -48,8 +48,12 @@ class Scripted:
 
     def generate_samples(self, requests, sampling, callback=None, progress=False):
         self.seen.append([r.messages for r in requests])
-        return [Completion(text=self.script(r.messages), n_tokens=7, finish_reason="stop")
-                for r in requests]
+        out = [Completion(text=self.script(r.messages), n_tokens=7, finish_reason="stop")
+               for r in requests]
+        for i, c in enumerate(out):
+            if callback is not None:
+                callback(i, c)
+        return out
 
 
 def tool_turns(msgs):

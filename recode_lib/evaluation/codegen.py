@@ -19,7 +19,8 @@ recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DI
                  first_failure (sandbox.first_failure: the first failing test's status,
                  input length and time; None when correct or when there was no code)
   summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
-                 status rates, tokens per response, format), timing and throughput of this
+                 status rates, tokens per response, format), `setting` ("single"; the tool
+                 and agentic settings are recode_lib.evaluation.multiturn's), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
   run.json       what the results depend on (model, model_stamp: the local folder's weight
                  files, sampling except n, prompt style); a later
