@@ -400,3 +400,14 @@ def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(setting, 
     assert 1 <= row["turns"] <= 2 and row["n_tokens"] >= 1
     assert row["outcome"] in ("correct", "optimization_failure", "correctness_failure",
                               "format_error")
+
+
+def test_math_summary_records_its_setting(tiny_model_dir, tmp_path):
+    from recode_lib.evaluation.spec import EvalSpec
+
+    p = Problem(id="m/1", source="m", prompt="What is 1+1?", answer="2",
+                tests={"kind": "script", "script": "pass"})
+    s = EvalSpec(max_new_tokens=4, batch_size=1, progress=False).evaluate_math(
+        tiny_model_dir, [p], tmp_path / "eval")
+    assert s["setting"] == "single"
+    assert json.loads((tmp_path / "eval" / "summary.json").read_text())["setting"] == "single"

@@ -146,7 +146,8 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
         per_problem.append(pass_at_k(len(comps), c, 1))
     write_jsonl_atomic(out / "samples.jsonl", samples)
     n = max(len(samples), 1)
-    summary = {"model": str(model), "n_problems": len(problems), "n_samples": len(samples),
+    summary = {"setting": "single", "model": str(model), "n_problems": len(problems),
+               "n_samples": len(samples),
                "pass@1": sum(per_problem) / max(len(per_problem), 1),
                "format_rate": sum(s["format_ok"] for s in samples) / n,
                "tokens_per_response": sum(s["n_tokens"] for s in samples) / n}
