@@ -164,7 +164,7 @@ def _check_10(h):
 
 
 def _check_11(h):
-    assert h["settings"] == ["tool", "agentic"] and h["runs"] == ["k1", "kinf"] and h["n_eval"] == 2
+    assert h["settings"] == ["tool", "agentic"] and h["runs"] == ["kinf"] and h["n_eval"] == 2
     assert h["summary_settings"] == {"tool": ["tool"], "agentic": ["agentic"]}
     for s in h["settings"]:
         assert all(_rate(v) for v in h["pass@1"][s].values())
