@@ -182,6 +182,15 @@ def _check_10(h):
     assert all(i.startswith("aime24/") for i in h["eval_ids"])
 
 
+def _check_11(h):
+    assert h["settings"] == ["tool", "agentic"] and h["runs"] == ["kinf"] and h["n_eval"] == 2
+    assert h["summary_settings"] == {"tool": ["tool"], "agentic": ["agentic"]}
+    for s in h["settings"]:
+        assert all(_rate(v) for v in h["pass@1"][s].values())
+        assert all(sum(o.values()) == pytest.approx(1.0) for o in h["outcomes"][s].values())
+        assert all(1 <= e["mean_turns"] <= 2 for e in h["episodes"][s].values())
+
+
 def _check_99(h):
     assert len(h["made"]) + len(h["skipped"]) == 8 and not set(h["made"]) & set(h["skipped"])
     assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes"} <= set(h["made"])
@@ -192,7 +201,8 @@ HEADLINES = {"00_data_and_models": _check_00, "01_crpl_synthesis": _check_01,
              "02_reward_model": _check_02, "03_lcb_rb": _check_03, "04_cg_grpo": _check_04,
              "05_codegen_eval": _check_05, "06_strictness_sweep": _check_06,
              "07_weight_averaging": _check_07, "08_ensemble_passk": _check_08,
-             "09_repair": _check_09, "10_math_domain": _check_10, "99_paper_figures": _check_99}
+             "09_repair": _check_09, "10_math_domain": _check_10, "11_settings_sweep": _check_11,
+             "99_paper_figures": _check_99}
 
 
 def test_every_notebook_has_a_headline_check():

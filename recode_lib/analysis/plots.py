@@ -130,6 +130,34 @@ def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Pa
     return paths
 
 
+def fig_setting_frontiers(sweeps, out_dir=None, name="setting_frontiers") -> list[Path]:
+    """Paper B's frontier per setting, side by side: one panel per setting (single, tool,
+    agentic...), one point per strictness run (optimization- vs correctness-failure rate).
+    `sweeps`: {setting: frontier.json path or payload} (write_sweep_frontier's)."""
+    import matplotlib.pyplot as plt
+    set_style()
+    if not sweeps:
+        raise ValueError("fig_setting_frontiers: no settings")
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(3.4 * len(sweeps), 3.2), squeeze=False,
+                             sharex=True, sharey=True)
+    for ax, (setting, sweep) in zip(axes[0], sweeps.items()):
+        rows = _rows(sweep)
+        xs = [r["correctness_failure"] for r in rows]
+        ys = [r["optimization_failure"] for r in rows]
+        ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
+        ax.scatter(xs, ys, marker="*", s=90, color="#e63946", zorder=2)
+        for r, x, y in zip(rows, xs, ys):
+            ax.annotate(str(r.get("run", "")), (x, y), xytext=(4, 3), textcoords="offset points",
+                        fontsize=7)
+        ax.set_title(f"{setting}")
+        ax.set_xlabel("correctness-failure rate")
+    axes[0][0].set_ylabel("optimization-failure rate")
+    fig.suptitle("strictness sweep per setting")
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
 def fig_outcome_classes(frontier, out_dir=None, name="outcome_classes") -> list[Path]:
     """The four outcome-class rates (and pass@1) against alpha; [0, 1] shaded."""
     import matplotlib.pyplot as plt

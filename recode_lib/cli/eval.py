@@ -1,4 +1,4 @@
-"""`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] ...`.
+"""`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] [--setting single|tool|agentic] ...`.
 
 The argument half of recode_lib.evaluation: builds the EvalSpec (sampling, backend options,
 limits; recode_lib.evaluation.spec), loads the benchmark, prints pass@k with its CI, the outcome
@@ -39,6 +39,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workers", type=int, help="sandbox workers (default: CPU count)")
     parser.add_argument("--early-stop", action="store_true",
                         help="stop a sample's tests at the first failure")
+    parser.add_argument("--setting", choices=["single", "tool", "agentic"], default="single",
+                        help="paper B's setting: single-turn, Python tool calls, or a sandboxed "
+                        "terminal (hf/vllm backends)")
+    parser.add_argument("--max-turns", type=int, default=5, help="tool/agentic: turns per episode")
+    parser.add_argument("--max-tool-calls", type=int, default=4,
+                        help="tool/agentic: tool calls per episode")
+    parser.add_argument("--tool-time-limit", type=float, default=10.0,
+                        help="tool/agentic: seconds per tool call")
+    parser.add_argument("--tool-max-output", type=int, default=4096,
+                        help="tool/agentic: stdout/stderr characters returned per tool call")
     parser.add_argument("--data-dir", help="benchmark files (default RECODE_DATA_DIR or "
                         "../shared/data)")
 
@@ -62,7 +72,11 @@ def run(args) -> int:
                         k=tuple(args.k or [1]), reasoning=not args.no_reasoning,
                         batch_size=args.batch_size, tensor_parallel_size=args.tensor_parallel_size,
                         base_url=args.base_url, concurrency=args.concurrency,
-                        workers=args.workers, early_stop=args.early_stop)
+                        workers=args.workers, early_stop=args.early_stop,
+                        setting=args.setting, max_turns=args.max_turns,
+                        max_tool_calls=args.max_tool_calls,
+                        tool_time_limit_s=args.tool_time_limit,
+                        tool_max_output_chars=args.tool_max_output)
         sampling = spec.sampling()
         problems = load_benchmark(args.benchmark, limit=args.limit, data_dir=args.data_dir)
     except (ValueError, KeyError, OSError) as exc:
@@ -73,7 +87,7 @@ def run(args) -> int:
         s = spec.evaluate(args.model, problems, out, benchmark=args.benchmark)
     except (ValueError, JsonlError, ModelError, GenerationError) as exc:
         raise CliError(str(exc)) from None
-    print(f"{args.benchmark}: {s['n_problems']} problems x {sampling.n} samples "
+    print(f"{args.benchmark} ({s['setting']} setting): {s['n_problems']} problems x {sampling.n} samples "
           f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})")
     for kk in s["k"]:
         lo, hi = s[f"pass@{kk}_ci"]
@@ -81,6 +95,10 @@ def run(args) -> int:
     print("  outcomes: " + ", ".join(f"{o} {v:.3f}" for o, v in s["outcomes"].items()))
     print(f"  tokens/response: mean {s['tokens']['mean']:.1f}, truncated "
           f"{s['tokens']['truncated_rate']:.3f}; no code block {s['format']['no_code_rate']:.3f}")
+    if "episodes" in s:
+        e = s["episodes"]
+        print(f"  episodes: {e['mean_turns']:.2f} turns, {e['mean_tool_calls']:.2f} tool calls "
+              f"({e['tool_error_rate']:.3f} errors), no answer {e['no_answer_rate']:.3f}")
     if s["timing"]["problems_per_minute"]:
         print(f"  throughput: {s['timing']['problems_per_minute']:.2f} problems/minute")
     print(f"  results: {out}/samples.jsonl, {out}/summary.json")

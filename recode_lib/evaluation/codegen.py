@@ -24,7 +24,8 @@ recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DI
                  checker (only for problems with a testlib checker: "testlib", or
                  "exact_fallback" when it could not be built; counted in the summary)
   summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
-                 status rates, tokens per response, format), timing and throughput of this
+                 status rates, tokens per response, format), `setting` ("single"; the tool
+                 and agentic settings are recode_lib.evaluation.multiturn's), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
   run.json       what the results depend on (model, model_stamp: the local folder's weight
                  files, sampling except n, prompt style); a later
@@ -69,7 +70,7 @@ class _LazyGenerator(Generator):
         return self.inner.generate_samples(requests, sampling, callback, progress)
 
 
-def _as_problems(problems) -> list[Problem]:
+def as_problems(problems) -> list[Problem]:
     out, seen = [], set()
     for i, p in enumerate(problems):
         if isinstance(p, dict):
@@ -95,7 +96,7 @@ def _check_rows(store: JsonlStore) -> dict[str, dict]:
     return by_id
 
 
-def _n_tests(problem: Problem) -> int:
+def n_tests(problem: Problem) -> int:
     return 1 if problem.tests["kind"] == "script" else len(problem.tests.get("cases", []))
 
 
@@ -114,7 +115,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     folder to <out_dir>.stale-<k>, printed, and start clean: what re-run notebooks use)."""
     from recode_lib.sandbox import execute_many, first_failure, strictness
 
-    problems = _as_problems(problems)
+    problems = as_problems(problems)
     sampling = sampling or SamplingConfig()
     ks = sorted({int(x) for x in k})
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:
@@ -153,7 +154,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
                "assembly": prog.how, "dropped": prog.dropped}
         if row["code"] is None:
             store.append({**row, "status": "no_code", "outcome": "format_error", "passed": 0,
-                          "total": _n_tests(p), "time_s": 0.0, "memory_mb": None,
+                          "total": n_tests(p), "time_s": 0.0, "memory_mb": None,
                           "strictness": {str(s): 0 for s in STRICTNESS_KS},
                           "first_failure": None})
             continue
@@ -183,7 +184,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     total = t_gen + t_exec
     new_problems = len({p.id for p, _ in missing})
     summary.update(
-        model=str(model), benchmark=benchmark, backend=backend if generator is None
+        setting="single", model=str(model), benchmark=benchmark,
+        backend=backend if generator is None
         else generator.backend, sampling=sampling.to_dict(), k=ks, reasoning=reasoning,
         out_dir=str(out),
         timing={"generation_s": t_gen, "execution_s": t_exec, "new_samples": len(missing),

@@ -181,7 +181,7 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
                             "correct": ok, "format_ok": parsed.format_ok, "reason": why or parsed.reason,
                             "n_tokens": comp.n_tokens, "finish_reason": comp.finish_reason})
     write_jsonl_atomic(out / "samples.jsonl", samples)
-    summary = {"model": str(model), **math_summary(samples, k, n_boot=n_boot, seed=sampling.seed),
+    summary = {"setting": "single", "model": str(model), **math_summary(samples, k, n_boot=n_boot, seed=sampling.seed),
                "sampling": {"temperature": sampling.temperature, "top_p": sampling.top_p,
                             "max_new_tokens": sampling.max_new_tokens, "n": sampling.n,
                             "seed": sampling.seed}}

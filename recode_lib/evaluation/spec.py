@@ -32,6 +32,7 @@ BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
 # comparable points (they may differ in n, seed, backend and execution settings: those change
 # how many draws or how fast, not the distribution drawn from or how it is judged).
 PROTOCOL_FIELDS = ("temperature", "top_p", "max_new_tokens", "reasoning", "early_stop")
+SETTINGS = ("single", "tool", "agentic")   # = recode_lib.environments.SETTINGS
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,10 @@ class EvalSpec:
     early_stop:      stop a sample's tests at the first failure
     on_config_change: "raise" (CLI) or "set_aside" (notebooks: a re-run moves stale results aside)
     progress:        show progress bars
+    setting:         single | tool | agentic (paper B's settings; recode_lib.evaluation.multiturn)
+    max_turns:       assistant turns per episode (tool/agentic)
+    max_tool_calls:  tool calls per episode (tool/agentic; over it: a tool error)
+    tool_time_limit_s, tool_memory_mb, tool_max_output_chars: limits of one tool call
     """
 
     backend: str = "hf"
@@ -67,10 +72,22 @@ class EvalSpec:
     early_stop: bool = False
     on_config_change: str = "raise"
     progress: bool = True
+    setting: str = "single"
+    max_turns: int = 5
+    max_tool_calls: int = 4
+    tool_time_limit_s: float = 10.0
+    tool_memory_mb: int = 1024
+    tool_max_output_chars: int = 4096
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
             raise ValueError(f"EvalSpec.backend must be one of {BACKENDS}, got {self.backend!r}")
+        if self.setting not in SETTINGS:
+            raise ValueError(f"EvalSpec.setting must be one of {SETTINGS}, got {self.setting!r}")
+        if self.setting != "single" and self.backend == "openai":
+            raise ValueError(f"EvalSpec: the {self.setting} setting runs on the hf or vllm backend")
+        if self.max_turns < 1 or self.max_tool_calls < 0:
+            raise ValueError("EvalSpec.max_turns must be >= 1 and max_tool_calls >= 0")
         object.__setattr__(self, "k", tuple(sorted({int(x) for x in self.k})))
         self.sampling()                                   # validates the sampling fields
 
@@ -116,6 +133,13 @@ class EvalSpec:
         return SamplingConfig(temperature=self.temperature, top_p=self.top_p,
                               max_new_tokens=self.max_new_tokens, n=self.n, seed=self.seed)
 
+    def tool_limits(self):
+        """The sandbox limits of one tool call (recode_lib.sandbox.tools.ToolLimits)."""
+        from recode_lib.sandbox.tools import ToolLimits
+
+        return ToolLimits(time_limit_s=self.tool_time_limit_s, memory_mb=self.tool_memory_mb,
+                          max_output_chars=self.tool_max_output_chars)
+
     def generator_kwargs(self) -> dict:
         """The backend's own options."""
         if self.backend == "hf":
@@ -127,9 +151,21 @@ class EvalSpec:
     def evaluate(self, model, problems, out_dir, *, benchmark: str | None = None,
                  generator=None) -> dict:
         """recode_lib.evaluation.codegen.evaluate with this spec; returns the summary.
-        `generator` reuses a loaded backend (e.g. one model over several benchmarks)."""
+        `generator` reuses a loaded backend (e.g. one model over several benchmarks); in the
+        tool/agentic settings it must render the tools (environments.rollout.tool_generator)."""
         from recode_lib.evaluation.codegen import evaluate
 
+        if self.setting != "single":
+            from recode_lib.evaluation.multiturn import evaluate_setting
+
+            return evaluate_setting(
+                str(model), problems, setting=self.setting, out_dir=out_dir, backend=self.backend,
+                sampling=self.sampling(), k=self.k, reasoning=self.reasoning, benchmark=benchmark,
+                generator=generator, generator_kwargs=None if generator is not None
+                else self.generator_kwargs(), max_turns=self.max_turns,
+                max_tool_calls=self.max_tool_calls, limits=self.tool_limits(),
+                workers=self.workers, early_stop=self.early_stop, progress=self.progress,
+                on_config_change=self.on_config_change)
         return evaluate(str(model), problems, backend=self.backend, sampling=self.sampling(),
                         out_dir=out_dir, k=self.k, reasoning=self.reasoning, benchmark=benchmark,
                         generator=generator,

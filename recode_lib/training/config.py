@@ -53,6 +53,15 @@ class RecodeGRPOConfig(GRPOConfig):
         "help": "scorer server URL for rm_placement: endpoint"})
     rm_zero3: bool = field(default=False, metadata={
         "help": "shard the RM with DeepSpeed ZeRO-3 (rm_placement: trainer, ZeRO-3 runs)"})
+    setting: str = field(default="single", metadata={
+        "help": "single | tool | agentic: paper B's settings (recode_lib.environments)"})
+    max_tool_calls: int = field(default=4, metadata={
+        "help": "tool calls an episode may make (tool and agentic settings; over it: a tool error)"})
+    tool_time_limit_s: float = field(default=10.0, metadata={
+        "help": "wall clock of one tool call in the sandbox"})
+    tool_memory_mb: int = field(default=1024, metadata={"help": "memory of one tool call"})
+    tool_max_output_chars: int = field(default=4096, metadata={
+        "help": "stdout and stderr of one tool call, each, as returned to the model"})
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
     num_generations: int | None = 4
     max_completion_length: int | None = 256

@@ -164,6 +164,10 @@ class GRPORecipe:
             if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
                 raise ValueError(f"{where}: reward {r['name']!r} gets the reward model from the "
                                  "recipe's rm_path and rm_* fields, not from its own options")
+        if self.setting not in ("single", "tool", "agentic"):
+            raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
+        if self.setting != "single" and self.domain != "code":
+            raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
         try:
             self.rm_placement_config().validate()
         except ValueError as exc:
@@ -268,6 +272,29 @@ def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
         funcs.append(build_reward(spec["name"], resources, **opts))
         weights.append(float(spec.get("weight", 1.0)))
     return funcs, weights
+
+
+def tool_limits(recipe: GRPORecipe):
+    """The sandbox limits of one tool call in the recipe's tool/agentic setting."""
+    from recode_lib.sandbox.tools import ToolLimits
+
+    return ToolLimits(time_limit_s=recipe.tool_time_limit_s, memory_mb=recipe.tool_memory_mb,
+                      max_output_chars=recipe.tool_max_output_chars)
+
+
+def setting_parts(recipe: GRPORecipe, funcs: list, tok):
+    """(reward functions, GRPOTrainer keyword arguments) for the recipe's setting: single-turn
+    as is; tool/agentic: each reward judges the rollout's final answer
+    (recode_lib.environments.settings), TRL's environment_factory runs the environment, and
+    the tokenizer gets a tool-calling chat template (recode_lib.environments.chat)."""
+    from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
+
+    if recipe.setting == "single":
+        return funcs, {}
+    prepare_tool_tokenizer(tok)
+    factory = environment_factory(recipe.setting, max_calls=recipe.max_tool_calls,
+                                  limits=tool_limits(recipe))
+    return [setting_reward(f, recipe.setting) for f in funcs], {"environment_factory": factory}
 
 
 def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
@@ -411,9 +438,11 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     tok = load_tokenizer(model_path)
     last = last_complete_checkpoint(out) if resume and out.is_dir() else None
     trim_metrics(metrics, int(Path(last).name.split("-")[1]) if last else 0)  # before the store loads
+    funcs, setting_kw = setting_parts(recipe, funcs, tok)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
-                                    train_dataset=dataset, processing_class=tok, callbacks=[cb])
+                                    train_dataset=dataset, processing_class=tok, callbacks=[cb],
+                                    **setting_kw)
     cb.trainer = trainer
     stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
     for f in funcs:   # a completion that hit max_completion_length is a format error

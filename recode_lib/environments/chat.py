@@ -1,0 +1,46 @@
+"""Chat templates for tool calling: make a tokenizer render tools and let TRL parse tool calls.
+
+    from recode_lib.environments.chat import prepare_tool_tokenizer, CHATML_TOOLS
+    tok = prepare_tool_tokenizer(tok)    # in place; returns tok
+
+- A template TRL knows (Qwen2.5's own, as the paper profile's Qwen2.5 models ship it, and the
+  other families in trl/chat_templates/) keeps its template and gets TRL's response template
+  (trl.chat_template_utils.add_response_schema).
+- A plain ChatML template without tool support (the embedded SmolLM2-135M-Instruct, the tiny
+  test models: `<|im_start|>`/`<|im_end|>`, no `tools` variable) is replaced by CHATML_TOOLS
+  (chatml_tools.jinja next to this file): Qwen2.5's tool format (TRL's prefix-preserving
+  qwen2_5_training.jinja with SmolLM2's default system text), parsed by TRL's Qwen response
+  template (trl.chat_template_utils.qwen3_template: `<tool_call>{json}</tool_call>`).
+- Anything else raises ValueError naming the template's start: set a tool template yourself.
+A template with tool support is left alone when the tokenizer already has a response template.
+It does not run tools (the environments do).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CHATML_TOOLS = (Path(__file__).with_name("chatml_tools.jinja")).read_text(encoding="utf-8")
+
+
+def is_plain_chatml(template) -> bool:
+    return isinstance(template, str) and "<|im_start|>" in template and "tools" not in template
+
+
+def prepare_tool_tokenizer(tok):
+    """Give `tok` a chat template that renders tools and a response template TRL parses."""
+    from trl.chat_template_utils import add_response_schema, qwen3_template
+
+    template = getattr(tok, "chat_template", None)
+    if getattr(tok, "response_template", None) is not None and not is_plain_chatml(template):
+        return tok
+    if is_plain_chatml(template):
+        tok.chat_template = CHATML_TOOLS
+        tok.response_template = qwen3_template
+        return tok
+    try:
+        return add_response_schema(tok)
+    except ValueError as exc:
+        raise ValueError(f"no tool-calling template known for this tokenizer (template starts "
+                         f"{str(template)[:80]!r}): set tok.chat_template and "
+                         f"tok.response_template yourself ({exc})") from None

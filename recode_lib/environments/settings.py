@@ -1,0 +1,100 @@
+"""The three settings of paper B and how each one's final answer is judged.
+
+    from recode_lib.environments.settings import (SETTINGS, environment_factory, final_answer,
+                                                  setting_reward)
+    factory = environment_factory("tool", max_calls=4, limits=ToolLimits())   # None for single
+    fn = setting_reward(get_reward("strict_inf", runner=runner), "tool")     # a TRL reward
+    text, reason = final_answer("tool", completion, env)   # what the rewards judge
+
+Paper B runs every experiment in "single-turn reasoning, multi-turn reasoning with Python tool
+calls, and agentic coding through a sandboxed terminal". The rewards are the single-turn ones
+(recode_lib.rewards: R_fmt, R_k, R_inf, gated, partial credit), applied to one text per rollout:
+- single: the completion as is;
+- tool: the last assistant message, when it is an answer (no tool call in it); an episode that
+  ended on a tool call ran out of turns without an answer: "" (a format error);
+- agentic: the submitted file's text as one code block after a one-line reasoning
+  (prompts.format_response); nothing submitted: "" (a format error).
+So the same final code gets the same reward in every setting (R_fmt in the agentic setting
+only asks that the file parses). It does not run rollouts (TRL's GRPOTrainer does in
+training, recode_lib.environments.rollout at evaluation).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from recode_lib.environments.python_tool import PythonToolEnv
+from recode_lib.environments.terminal import TerminalEnv
+from recode_lib.sandbox.tools import ToolLimits
+
+SETTINGS = ("single", "tool", "agentic")
+ENVIRONMENTS = {"tool": PythonToolEnv, "agentic": TerminalEnv}
+NO_ANSWER = "ran out of turns without an answer"
+NO_SUBMISSION = "no file submitted"
+
+
+def check_setting(setting: str) -> str:
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    return setting
+
+
+def environment_factory(setting: str, max_calls: int | None = None,
+                        limits: ToolLimits | None = None):
+    """A zero-argument factory of the setting's environment (TRL's environment_factory), or
+    None for the single-turn setting."""
+    check_setting(setting)
+    if setting == "single":
+        return None
+    kw = {"limits": limits or ToolLimits()}
+    if max_calls is not None:
+        kw["max_calls"] = int(max_calls)
+    return functools.partial(ENVIRONMENTS[setting], **kw)
+
+
+def final_answer(setting: str, completion, env=None) -> tuple[str, str]:
+    """(text the rewards judge, "" or why there is no answer) for one rollout."""
+    from recode_lib.prompts import format_response
+    from recode_lib.rewards import completion_text
+
+    check_setting(setting)
+    if setting == "single":
+        return completion_text(completion), ""
+    if setting == "tool":
+        if isinstance(completion, str):
+            return completion, ""
+        msgs = [m for m in completion or [] if isinstance(m, dict)]
+        last = msgs[-1] if msgs else None
+        if last is None or last.get("role", "assistant") != "assistant" or last.get("tool_calls"):
+            return "", NO_ANSWER
+        content = last.get("content") or ""
+        return (content if isinstance(content, str) else str(content)), ""
+    code = getattr(env, "submission", None)
+    if not code or not code.strip():
+        return "", NO_SUBMISSION
+    return format_response(f"Submitted {getattr(env, 'submitted_path', None) or 'a file'}.",
+                           code), ""
+
+
+class SettingReward:
+    """A TRL reward function that judges each rollout's final answer with a single-turn reward."""
+
+    def __init__(self, fn, setting: str):
+        self.fn, self.setting = fn, check_setting(setting)
+        self.__name__ = getattr(fn, "__name__", "reward")
+        self.components = getattr(fn, "components", ())
+
+    def _texts(self, completions, kwargs):
+        envs = kwargs.get("environments") or [None] * len(completions)
+        return [final_answer(self.setting, c, e)[0] for c, e in zip(completions, envs)]
+
+    def __call__(self, prompts, completions, **kwargs):
+        return self.fn(prompts, self._texts(completions, kwargs), **kwargs)
+
+    def details(self, prompts, completions, **kwargs):
+        return self.fn.details(prompts, self._texts(completions, kwargs), **kwargs)
+
+
+def setting_reward(fn, setting: str):
+    """`fn` itself for the single-turn setting, else a SettingReward around it."""
+    return fn if check_setting(setting) == "single" else SettingReward(fn, setting)
