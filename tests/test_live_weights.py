@@ -285,3 +285,25 @@ def test_interpolate_matches_the_merge_formula_for_every_float_dtype(dtype):
         assert torch.equal(strided, want)
     ints = torch.arange(5)
     assert L.interpolate(ints, ints + 1, 0.5) is ints
+
+
+def test_dry_run_backend_sweeps_through_the_vllm_request_path(ends, tmp_path):
+    """backend vllm_standin (the paper profile's dry run): the vLLM generator's request path
+    generates, theta_alpha is pushed into the stand-in engine's weights, and each alpha's
+    greedy samples equal evaluating its merged checkpoint with the same backend."""
+    from recode_lib.data import load_benchmark
+    from recode_lib.evaluation.spec import EvalSpec
+    from recode_lib.weights import sweep as S
+
+    low, high = ends
+    problems = load_benchmark("microbench", limit=1)
+    spec = EvalSpec(backend="vllm_standin", temperature=0.0, max_new_tokens=6, n=1,
+                    workers=1, progress=False)
+    res = S.sweep_alphas(low, high, (-2.5, 1.0), problems, spec, tmp_path / "eval", log=None)
+    merged = merge_grid(MergeConfig(str(low), str(high), (-2.5,), str(tmp_path / "m"),
+                                    progress=False))
+    ref = spec.evaluate(merged[-2.5], problems, tmp_path / "ref")
+    mine = (tmp_path / "eval" / alpha_dirname(-2.5) / "samples.jsonl").read_text().splitlines()
+    theirs = (tmp_path / "ref" / "samples.jsonl").read_text().splitlines()
+    assert [json.loads(x)["response"] for x in mine] == [json.loads(x)["response"] for x in theirs]
+    assert res.summaries[-2.5]["pass@1"] == ref["pass@1"]

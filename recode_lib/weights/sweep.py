@@ -102,6 +102,12 @@ def live_model(low, high, spec, *, server=None, served_model: str | None = None,
             gen = HFGenerator(str(low), batch_size=spec.batch_size, device=device,
                               model_obj=net, tokenizer=tok)
             return gen, HFModelSink(net)
+        if spec.backend == "vllm_standin":   # the dry run: vLLM's request path, CPU weights
+            from recode_lib.generation.vllm_backend import VLLMGenerator
+
+            gen = VLLMGenerator(str(low), tensor_parallel_size=spec.tensor_parallel_size,
+                                engine="standin")
+            return gen, HFModelSink(gen.engine().model)
         if spec.backend == "vllm":
             from recode_lib.generation.vllm_backend import VLLMGenerator
 
