@@ -183,8 +183,8 @@ def _check_10(h):
 
 
 def _check_99(h):
-    assert len(h["made"]) + len(h["skipped"]) == 8 and not set(h["made"]) & set(h["skipped"])
-    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes"} <= set(h["made"])
+    assert len(h["made"]) + len(h["skipped"]) == 9 and not set(h["made"]) & set(h["skipped"])
+    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline"} <= set(h["made"])
     assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
 
 
