@@ -67,3 +67,14 @@ def test_writer_and_figure(tmp_path):
         plots.fig_headline({"policies": [], "benchmarks": []})
     built = plots.rebuild_all(tmp_path / "run_missing", out_dir=tmp_path / "f")
     assert "headline" in built["skipped"]
+
+
+def test_policy_models_finds_04_finals_and_names_a_missing_one(tmp_path):
+    from recode_lib.evaluation.headline import evaluate_policies, policy_models
+    (tmp_path / "04_cg_grpo" / "gated" / "final").mkdir(parents=True)
+    assert policy_models(tmp_path, "") == {}
+    assert policy_models(tmp_path, "gated") == {"gated": str(tmp_path / "04_cg_grpo" / "gated" / "final")}
+    with pytest.raises(FileNotFoundError, match=r"additive.*04_cg_grpo/additive/final.*run 04 first"):
+        policy_models(tmp_path, "gated, additive")
+    with pytest.raises(KeyError, match="gated"):
+        evaluate_policies({"gated": "x"}, ["a"], spec=None, out_dirs={})

@@ -15,7 +15,11 @@ Each summary is one `recode_lib.evaluation.summary.summarize` result (keys "pass
 where mean_tokens is the mean over benchmarks of the mean response length (all responses).
 Every policy must have every benchmark (a missing one raises naming policy and benchmark);
 without an outcome-only policy (or with its average 0) the gain and token change are None.
-It does no evaluation and no plotting (recode_lib.analysis.plots.fig_headline draws it).
+`policy_models(run, "outcome_only,gated")` maps each notebook-04 variant to its trained folder
+(runs/<profile>/04_cg_grpo/<variant>/final; a missing one raises naming the path and "run 04
+first"); `evaluate_policies` evaluates several policies on several benchmarks with one EvalSpec
+(recode_lib.evaluation.spec.evaluate_benchmarks per policy). The table itself does no
+evaluation and no plotting (recode_lib.analysis.plots.fig_headline draws it).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from typing import Mapping, Sequence
 
 from recode_lib.jsonl import write_json_atomic
 
-__all__ = ["BASELINE", "headline_table", "headline_rows", "write_headline", "relative_change"]
+__all__ = ["BASELINE", "headline_table", "headline_rows", "write_headline", "relative_change",
+           "policy_models", "evaluate_policies"]
 
 BASELINE = "outcome_only"
 
@@ -106,3 +111,38 @@ def write_headline(headline: Mapping, out_dir, extra: Mapping | None = None,
         w.writeheader()
         w.writerows(rows)
     return [js, cs]
+
+
+def policy_models(run_dir, variants: Sequence[str] | str) -> dict[str, str]:
+    """{variant: "<run_dir>/04_cg_grpo/<variant>/final"} for each notebook-04 variant (a comma-
+    separated string or a list; empty: none). A variant without a finished final folder raises
+    FileNotFoundError naming the path."""
+    if isinstance(variants, str):
+        variants = [v.strip() for v in variants.split(",") if v.strip()]
+    out = {}
+    for v in variants:
+        final = Path(run_dir) / "04_cg_grpo" / v / "final"
+        if not final.is_dir():
+            raise FileNotFoundError(f"policy {v!r}: no trained checkpoint at {final} "
+                                    "(run 04 first, with this variant in its VARIANTS)")
+        out[v] = str(final)
+    return out
+
+
+def evaluate_policies(policies: Mapping[str, object], benchmarks: Sequence[str], spec,
+                      out_dirs: Mapping[str, object], *, limit: int | None = None,
+                      log=print) -> dict[str, dict[str, dict]]:
+    """{policy: {benchmark: summary}}: each policy (model name or folder) evaluated on every
+    benchmark with the same EvalSpec into out_dirs[policy]/<benchmark> (resumable: finished
+    samples are reused)."""
+    from recode_lib.evaluation.spec import evaluate_benchmarks
+
+    missing = [p for p in policies if p not in out_dirs]
+    if missing:
+        raise KeyError(f"evaluate_policies: no output folder for policy(ies) {missing}")
+    out = {}
+    for name, model in policies.items():
+        if log:
+            log(f"policy {name}: {model}")
+        out[name] = evaluate_benchmarks(model, benchmarks, spec, out_dirs[name], limit=limit, log=log)
+    return out
