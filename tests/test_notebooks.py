@@ -142,6 +142,28 @@ def _check_05(h):
     for r in rows.values():
         assert r["problems"] == 2 and r["samples"] == 2 and _rate(r["pass@1"])
         assert sum(r[o] for o in OUTCOMES) == pytest.approx(1.0)
+    # ReCode's headline table: start model and every 04 variant on every benchmark
+    assert h["policies"] == ["start", "outcome_only", "gated"] and h["baseline"] == "outcome_only"
+    assert h["benchmarks"] == ["humanevalplus", "mbppplus", "microbench"]
+    for p in h["policies"]:
+        assert set(h["table"][p]) == set(h["benchmarks"])
+        for cell in h["table"][p].values():
+            assert _rate(cell["pass@1"]) and cell["mean_tokens"] >= 0 and cell["n_problems"] == 2
+            lo, hi = cell["ci"]
+            assert lo <= cell["pass@1"] <= hi
+        s = h["summary"][p]
+        avg = sum(c["pass@1"] for c in h["table"][p].values()) / 3
+        assert s["average_pass@1"] == pytest.approx(avg)
+    base = h["summary"]["outcome_only"]["average_pass@1"]
+    for p in h["policies"]:
+        g = h["summary"][p]["gain_vs_baseline"]
+        if base == 0:
+            assert g is None
+        else:
+            assert g == pytest.approx((h["summary"][p]["average_pass@1"] - base) / base)
+        t0 = h["summary"]["outcome_only"]["mean_tokens"]
+        tc = h["summary"][p]["token_change_vs_baseline"]
+        assert tc is None if t0 == 0 else tc == pytest.approx(h["summary"][p]["mean_tokens"] / t0 - 1)
 
 
 def _check_06(h):
@@ -192,8 +214,8 @@ def _check_11(h):
 
 
 def _check_99(h):
-    assert len(h["made"]) + len(h["skipped"]) == 8 and not set(h["made"]) & set(h["skipped"])
-    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes"} <= set(h["made"])
+    assert len(h["made"]) + len(h["skipped"]) == 9 and not set(h["made"]) & set(h["skipped"])
+    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline"} <= set(h["made"])
     assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
 
 

@@ -337,6 +337,51 @@ def fig_eval_outcomes(summaries: Mapping[str, str | Path | Mapping], out_dir=Non
     return paths
 
 
+def fig_headline(headline, out_dir=None, name="headline") -> list[Path]:
+    """ReCode's headline table as grouped bars: pass@1 per benchmark (and the average) per
+    policy, with bootstrap CIs; the legend gives each policy's gain over outcome-only GRPO and
+    its token change. Input: notebook 05's headline.json (recode_lib.evaluation.headline)."""
+    import matplotlib.pyplot as plt
+    set_style()
+    h = headline if isinstance(headline, Mapping) else _load(headline)
+    policies, benchmarks = list(h.get("policies") or []), list(h.get("benchmarks") or [])
+    if not policies or not benchmarks:
+        raise NoData(f"{headline if not isinstance(headline, Mapping) else 'headline'}: "
+                     "no policies or benchmarks")
+    cols = benchmarks + ["average"]
+    fig, ax = plt.subplots(figsize=(1.6 + 0.9 * len(cols) * max(1, len(policies)) / 2.5, 3.2))
+    width = 0.8 / len(policies)
+    for j, p in enumerate(policies):
+        xs, ys, lo, hi = [], [], [], []
+        for i, b in enumerate(cols):
+            if b == "average":
+                y, ci = h["summary"][p]["average_pass@1"], [None, None]
+            else:
+                cell = h["table"][p][b]
+                y, ci = cell["pass@1"], cell.get("ci") or [None, None]
+            xs.append(i - 0.4 + width * (j + 0.5))
+            ys.append(y)
+            lo.append(0.0 if ci[0] is None else max(0.0, y - ci[0]))
+            hi.append(0.0 if ci[1] is None else max(0.0, ci[1] - y))
+        s = h["summary"][p]
+        label = p
+        if s.get("gain_vs_baseline") is not None:
+            label += f" ({s['gain_vs_baseline']:+.1%} pass@1"
+            tc = s.get("token_change_vs_baseline")
+            label += f", {tc:+.1%} tokens)" if tc is not None else ")"
+        ax.bar(xs, ys, width=width, color=MODEL_COLORS[j % len(MODEL_COLORS)], label=label,
+               yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.8})
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols, rotation=20, ha="right")
+    ax.set_ylabel("pass@1")
+    ax.set_ylim(0, 1)
+    ax.set_title("pass@1 per benchmark and policy (vs " + str(h.get("baseline", "outcome_only")) + ")")
+    ax.legend(loc="upper right", frameon=False)
+    paths = save(fig, name, out_dir)
+    plt.close(fig)
+    return paths
+
+
 def fig_repair(repair, out_dir=None, name="repair") -> list[Path]:
     """Repair rate per failure class (bars per model, bootstrap CIs) beside the original pass@1,
     from notebook 09's repair.json ({"rows": [{"model", "original_pass@1", "original_ci",
@@ -395,7 +440,7 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     """Every paper figure from one run folder's result files (runs/<profile>/): returns
     {"made": {figure: [pdf, png]}, "skipped": {figure: reason}}; a figure whose inputs are
     missing or empty is skipped with the reason, never an error. Figures, in order: eval_outcomes
-    (05), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
+    (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
     (08), reward_curves (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
     whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
     run = Path(run_dir)
@@ -409,6 +454,7 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
              if (d / "summary.json").is_file()}
     figures = {
         "eval_outcomes": lambda: fig_eval_outcomes(evals, out_dir=out_dir),
+        "headline": lambda: fig_headline(run / "05_codegen_eval" / "headline.json", out_dir=out_dir),
         "sweep_frontier": lambda: fig_frontier(None, sweep=sweep, out_dir=out_dir,
                                                name="sweep_frontier"),
         "frontier": lambda: fig_frontier(front, sweep=sweep if sweep.is_file() else None,
