@@ -93,7 +93,9 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
             out["SAVE_ALPHAS"] = repr(float(saved[0]))
         out["ALPHAS"] = grid
     if "PASS_K" in out:
-        n = out.get("N_SAMPLES", COUNTS["N_SAMPLES"])
+        n = min(out.get(key, COUNTS[key]) for key in ("N_SAMPLES", "EVAL_N_SAMPLES")
+                if key in out) if {"N_SAMPLES", "EVAL_N_SAMPLES"} & set(out) \
+            else COUNTS["N_SAMPLES"]   # each k at most the samples the notebook draws
         ks = [int(k) for k in str(out["PASS_K"]).split(",") if k.strip()]
         out["PASS_K"] = ",".join(str(k) for k in sorted({min(k, n) for k in ks}))
     return out

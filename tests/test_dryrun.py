@@ -65,6 +65,8 @@ def test_dryrun_list_counts_keep_valid_members():
     for stem in ("05_codegen_eval", "08_ensemble_passk"):
         ks = [int(k) for k in dry[stem]["PASS_K"].split(",")]
         assert max(ks) <= dry["07_weight_averaging"]["N_SAMPLES"]
+    math = dry["10_math_domain"]   # pass@k needs k <= the samples drawn per problem
+    assert max(int(k) for k in math["PASS_K"].split(",")) <= math["EVAL_N_SAMPLES"]
 
 
 def test_dryrun_params_file_resolves_for_every_notebook(tmp_path):
