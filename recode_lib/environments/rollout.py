@@ -206,7 +206,7 @@ def tool_generator(backend: str, model, setting: str, **kwargs):
                 return text, len(self.tok(text, add_special_tokens=False)["input_ids"])
 
         return ToolHF(str(model), **kwargs)
-    if backend == "vllm":
+    if backend in ("vllm", "vllm_standin"):   # vllm_standin: the dry run's CPU engine
         from recode_lib.generation.vllm_backend import VLLMGenerator, sampling_params_kwargs
 
         class ToolVLLM(VLLMGenerator):
@@ -224,21 +224,28 @@ def tool_generator(backend: str, model, setting: str, **kwargs):
                 # two conversations may differ in their tool calls alone
                 return vllm_generate(self.engine(), [
                     ({"prompt_token_ids": self.render(r.messages)},
-                     sampling_params_kwargs(sampling, r.seed)) for r in requests], progress)
+                     sampling_params_kwargs(sampling, r.seed)) for r in requests], progress,
+                    params_as_dicts=self.engine_name == "standin")
 
+        if backend == "vllm_standin":
+            kwargs["engine"] = "standin"
         return ToolVLLM(str(model), **kwargs)
     raise ValueError(f"the {setting} setting runs on the hf or vllm backend, got {backend!r}")
 
 
-def vllm_generate(llm, built: list, progress: bool = False) -> list:
+def vllm_generate(llm, built: list, progress: bool = False, params_as_dicts: bool = False) -> list:
     """Completions of (TokensPrompt, SamplingParams kwargs) pairs on a vllm.LLM (or anything
-    with its generate signature), in order."""
+    with its generate signature), in order; params_as_dicts passes the keyword dicts as they
+    are (the dry run's stand-in engine, which checks them against vLLM's names)."""
     from recode_lib.generation.vllm_backend import completion_from_output
 
     if not built:
         return []
-    from vllm import SamplingParams
+    if params_as_dicts:
+        params = [kw for _, kw in built]
+    else:
+        from vllm import SamplingParams
 
-    outs = llm.generate([p for p, _ in built], [SamplingParams(**kw) for _, kw in built],
-                        use_tqdm=progress)
+        params = [SamplingParams(**kw) for _, kw in built]
+    outs = llm.generate([p for p, _ in built], params, use_tqdm=progress)
     return [completion_from_output(o) for o in outs]
