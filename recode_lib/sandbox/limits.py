@@ -26,6 +26,10 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
   NOT isolated: the network (only a guard: socket creation is refused in-process, which
   native code can bypass), reads and writes anywhere the user may, signals to the user's
   processes.
+Known limit (root/userns): each child's /tmp is a fresh tmpfs, so a Python installation under
+/tmp (a venv in a clone under /tmp) stays usable by the already-running worker but is hidden
+from processes a submission starts (`python` subprocesses, the tool settings' commands) and
+from modules not imported before the fork; keep the environment outside /tmp.
 Every mode: RLIMIT_AS (memory), RLIMIT_CPU (backstop; wall-clock limits are the worker's
 job), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, stdin/stdout/stderr on /dev/null, every other
 inherited file descriptor closed. Only the standard library (and ctypes) is imported.
