@@ -100,6 +100,19 @@ def n_tests(problem: Problem) -> int:
     return 1 if problem.tests["kind"] == "script" else len(problem.tests.get("cases", []))
 
 
+
+def no_code_result(p) -> dict:
+    """The result fields of a sample that has no code to run (a format error at every k)."""
+    return {"status": "no_code", "outcome": "format_error", "passed": 0, "total": n_tests(p),
+            "time_s": 0.0, "memory_mb": None,
+            "strictness": {str(s): 0 for s in STRICTNESS_KS}, "first_failure": None}
+
+
+def sandbox_record(sid: str, code: str, p) -> dict:
+    """The `recode sandbox` record that judges `code` on problem p's tests."""
+    return {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
+            "memory_mb": p.memory_mb}
+
 def evaluate(model, problems: Sequence, *, backend: str = "hf",
              sampling: SamplingConfig | None = None, out_dir, k: Sequence[int] = (1,),
              reasoning: bool = True, benchmark: str | None = None,
@@ -153,14 +166,10 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
                if truncated else prog.parsed.reason,
                "assembly": prog.how, "dropped": prog.dropped}
         if row["code"] is None:
-            store.append({**row, "status": "no_code", "outcome": "format_error", "passed": 0,
-                          "total": n_tests(p), "time_s": 0.0, "memory_mb": None,
-                          "strictness": {str(s): 0 for s in STRICTNESS_KS},
-                          "first_failure": None})
+            store.append({**row, **no_code_result(p)})
             continue
         pending[sid] = row
-        records.append({"id": sid, "code": prog.code, "tests": p.tests,
-                        "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
+        records.append(sandbox_record(sid, prog.code, p))
 
     def on_result(res: dict) -> None:
         row = {**pending[res["id"]], **{f: res[f] for f in ("status", "outcome", "passed",

@@ -28,12 +28,12 @@ from typing import Sequence
 
 from recode_lib.assemble import assemble
 from recode_lib.evaluation.guard import guard_run, model_stamp
+from recode_lib.evaluation.codegen import STRICTNESS_KS
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import SamplingConfig
 from recode_lib.jsonl import JsonlStore, write_json_atomic
 from recode_lib.provenance import provenance
 
-STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 
 
 def problem_row(p, reasoning: bool = True) -> dict:
@@ -71,7 +71,7 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
     replaces building one; `factory` replaces the setting's environment factory."""
     from recode_lib.environments.rollout import run_episodes, tool_generator
     from recode_lib.environments.settings import check_setting, environment_factory
-    from recode_lib.evaluation.codegen import as_problems, n_tests
+    from recode_lib.evaluation.codegen import as_problems, no_code_result, sandbox_record
     from recode_lib.sandbox import execute_many, first_failure, strictness
     from recode_lib.sandbox.tools import ToolLimits
 
@@ -122,14 +122,10 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
                "tool_errors": e.tool_errors, "tool_statuses": e.statuses,
                "no_answer": e.no_answer, "transcript": e.transcript}
         if prog.code is None:
-            store.append({**row, "status": "no_code", "outcome": "format_error", "passed": 0,
-                          "total": n_tests(p), "time_s": 0.0, "memory_mb": None,
-                          "strictness": {str(s): 0 for s in STRICTNESS_KS},
-                          "first_failure": None})
+            store.append({**row, **no_code_result(p)})
             continue
         pending[sid] = row
-        records.append({"id": sid, "code": prog.code, "tests": p.tests,
-                        "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
+        records.append(sandbox_record(sid, prog.code, p))
     t1 = time.perf_counter()
     if records:
         for res in execute_many(records, workers=workers, progress=progress,
