@@ -26,10 +26,15 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
   NOT isolated: the network (only a guard: socket creation is refused in-process, which
   native code can bypass), reads and writes anywhere the user may, signals to the user's
   processes.
-Known limit (root/userns): each child's /tmp is a fresh tmpfs, so a Python installation under
-/tmp (a venv in a clone under /tmp) stays usable by the already-running worker but is hidden
-from processes a submission starts (`python` subprocesses, the tool settings' commands) and
-from modules not imported before the fork; keep the environment outside /tmp.
+A Python installation under /tmp (root/userns; a venv in a clone under /tmp, as in CI): each
+child's /tmp is a fresh tmpfs, so the worker keeps, outside the root, read-only binds of exactly
+the /tmp-resident paths the interpreter needs (`tmp_paths`: the directories of sys.executable
+and its symlink hops, pyvenv.cfg, the standard library and site-/dist-packages directories on
+sys.path, mapped shared libraries) and each child re-binds them at the same paths (read-only,
+nosuid, nodev) after mounting its /tmp; so `python` subprocesses, the tool settings' commands
+and late imports work. Nothing else of the host /tmp is visible: not the rest of a venv or of
+the checkout holding it (runs/, caches, the project itself: the children never import
+recode_lib), nor other files or runs, nor a directory holding the judge's working directory.
 Every mode: RLIMIT_AS (memory), RLIMIT_CPU (backstop; wall-clock limits are the worker's
 job), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, stdin/stdout/stderr on /dev/null, every other
 inherited file descriptor closed. Only the standard library (and ctypes) is imported.
@@ -48,6 +53,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 ROOT = "/tmp/root"  # inside a tmpfs mounted over /tmp in the worker's own mount namespace
+KEEP = "/tmp/keep"  # beside ROOT (so never visible in a child): binds of tmp_paths()
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -71,9 +77,74 @@ def _bind_ro(src, dst, is_dir=True):
     if is_dir:
         os.makedirs(dst, exist_ok=True)
     else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
         open(dst, "a").close()
     _mount(src, dst, None, MS_BIND | MS_REC)
     _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV * is_dir)
+
+
+def tmp_paths(cwd=None):
+    """The /tmp-resident paths a fresh start of this interpreter reads, as sorted
+    (path, is_dir) pairs with no path inside another: the directory of sys.executable (and of
+    each symlink hop to the real binary, e.g. a venv's bin/ and the base's bin/), pyvenv.cfg,
+    the standard library and every site-/dist-packages directory on sys.path, and the files
+    mapped into this process (libpython). Never /tmp itself nor a directory holding `cwd`
+    (the judge's working directory, where runs/ may live); sys.path entries of other kinds
+    (the project checkout of an editable install, the zygote's own directory) are left out."""
+    cwd = os.path.realpath(cwd or os.getcwd())
+
+    def under_tmp(p):
+        return p.startswith("/tmp/") and p != "/tmp/"
+
+    found = {}
+    hop = os.path.abspath(sys.executable)
+    for _ in range(40):  # a symlink chain; each hop's directory must resolve inside the child
+        found.setdefault(os.path.dirname(hop), True)
+        if not os.path.islink(hop):
+            break
+        hop = os.path.normpath(os.path.join(os.path.dirname(hop), os.readlink(hop)))
+    found.setdefault(os.path.dirname(os.path.realpath(sys.executable)), True)
+    base_exe = getattr(sys, "_base_executable", None)
+    if base_exe:
+        found.setdefault(os.path.dirname(os.path.abspath(base_exe)), True)
+    for prefix in {sys.prefix, sys.exec_prefix}:
+        found.setdefault(os.path.join(prefix, "pyvenv.cfg"), False)
+    stdlib = os.path.dirname(os.path.abspath(os.__file__))
+    found.setdefault(stdlib, True)
+    for p in sys.path:
+        p = os.path.abspath(p) if p else ""
+        if p == stdlib or p.startswith(stdlib + "/") \
+                or os.path.basename(p) in ("site-packages", "dist-packages"):
+            found.setdefault(p, True)
+    for p in _mapped_files():
+        found.setdefault(p, False)
+    out = []
+    for p, is_dir in sorted(found.items()):
+        if not under_tmp(p) or not (os.path.isdir(p) if is_dir else os.path.isfile(p)):
+            continue
+        real = os.path.realpath(p)
+        if any(x == real or x.startswith(real.rstrip("/") + "/") for x in (cwd, "/tmp")):
+            continue  # would show the judge's directory or the whole host /tmp
+        if any(p.startswith(q + "/") for q, _ in out):
+            continue  # already visible through a directory above it
+        out.append((p, is_dir))
+    return out
+
+
+def _mapped_files():
+    """Regular files mapped into this process (the interpreter binary, libpython, loaded
+    extension modules and their libraries)."""
+    paths = set()
+    try:
+        with open("/proc/self/maps") as fh:
+            for line in fh:
+                parts = line.rstrip("\n").split(None, 5)
+                if len(parts) == 6 and parts[5].startswith("/") \
+                        and not parts[5].endswith(" (deleted)"):
+                    paths.add(parts[5])
+    except OSError:
+        pass
+    return sorted(p for p in paths if os.path.isfile(p))
 
 
 def _python_dirs():
@@ -85,14 +156,18 @@ def _python_dirs():
 
 
 def _build_root():
-    """Inside the worker's private mount namespace: a read-only root with system + Python."""
+    """Inside the worker's private mount namespace: a read-only root with system + Python.
+    Returns the re-binds each child makes after mounting its own /tmp: [(kept, path, is_dir)]
+    (tmp_paths() kept under KEEP, outside the root)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    keep = tmp_paths()
     old_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # keeps a venv under /tmp reachable
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID, "size=1m,mode=755")
     os.mkdir(ROOT, 0o755)
     done = []
     for d in ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"] + _python_dirs():
-        if not os.path.exists(d) or any(d == p or d.startswith(p.rstrip("/") + "/") for p in done):
+        if d == "/tmp" or d.startswith("/tmp/") or not os.path.exists(d) \
+                or any(d == p or d.startswith(p.rstrip("/") + "/") for p in done):
             continue
         dst = ROOT + d
         if os.path.islink(d) and os.path.dirname(d) == "/":
@@ -100,9 +175,17 @@ def _build_root():
             continue
         if os.path.lexists(dst):
             continue
-        src = "/proc/self/fd/%d%s" % (old_tmp, d[4:]) if d.startswith("/tmp/") else d
-        _bind_ro(src, dst)
+        _bind_ro(d, dst)
         done.append(d)
+    for f in _mapped_files():  # e.g. a libpython found through an absolute RUNPATH
+        if not f.startswith("/tmp/") and not os.path.exists(ROOT + f):
+            _bind_ro(f, ROOT + f, is_dir=False)
+    os.mkdir(KEEP, 0o700)
+    rebind = []
+    for i, (path, is_dir) in enumerate(keep):
+        kept = "%s/%d" % (KEEP, i)
+        _bind_ro("/proc/self/fd/%d%s" % (old_tmp, path[4:]), kept, is_dir)
+        rebind.append((kept, path, is_dir))
     os.makedirs(ROOT + "/dev", exist_ok=True)
     for dev in ("null", "zero", "random", "urandom", "full"):
         if os.path.exists("/dev/" + dev):
@@ -116,6 +199,7 @@ def _build_root():
     os.symlink("/tmp", ROOT + "/var/tmp")
     os.close(old_tmp)
     _mount(None, "/tmp", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+    return rebind
 
 
 def _count_user_processes(uid):
@@ -140,9 +224,9 @@ def setup_worker(cfg):
     if want in ("auto", "root") and uid == 0:
         try:
             _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
-            _build_root()
+            rebind = _build_root()
             sid = random.SystemRandom().randrange(1 << 20, 1 << 30)
-            return {"mode": "root", "uid": sid, "nproc": cfg["max_processes"]}
+            return {"mode": "root", "uid": sid, "nproc": cfg["max_processes"], "rebind": rebind}
         except OSError as exc:
             errors.append("root: %s" % exc)
             if want == "root":
@@ -154,9 +238,9 @@ def setup_worker(cfg):
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
             _write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
-            _build_root()
+            rebind = _build_root()
             n = _count_user_processes(uid) + cfg["max_processes"] + 16
-            return {"mode": "userns", "uid": None, "nproc": n}
+            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind}
         except OSError as exc:
             errors.append("userns: %s" % exc)
             if want == "userns":
@@ -184,6 +268,8 @@ def confine(iso, cfg, job, keep_fds):
         owner = ",uid=%d,gid=%d" % (iso["uid"], iso["uid"]) if iso["uid"] else ""
         _mount("tmpfs", ROOT + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
+        for kept, path, is_dir in iso.get("rebind", ()):  # the interpreter's paths under /tmp
+            _bind_ro(kept, ROOT + path, is_dir)
         os.chroot(ROOT)
         os.chdir("/tmp")
     else:
