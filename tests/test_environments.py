@@ -19,14 +19,6 @@ from recode_lib.generation import Completion
 from recode_lib.sandbox.tools import ToolLimits, parse_report, run_command
 from recode_lib.sandbox.workspace import PathError, Workspace, check_path
 
-# root isolation gives each sandboxed process a private /tmp: a Python installation under /tmp
-# (e.g. a venv in a clone under /tmp) is invisible to processes started inside the sandbox,
-# so those tests cannot run there (recode_lib/sandbox/limits.py documents the limit)
-PYTHON_UNDER_TMP = pytest.mark.skipif(
-    os.path.realpath(sys.prefix).startswith("/tmp/"),
-    reason="the Python installation lives under /tmp, which the sandbox's private /tmp hides "
-           "from processes started inside it")
-
 FAST = ToolLimits(time_limit_s=3, max_output_chars=200, max_workspace_bytes=1 << 20,
                   max_file_bytes=256 << 10, max_files=20)
 SOLUTION = "def f(x):\n    return x + 1"
@@ -69,21 +61,18 @@ def tool_turns(msgs):
 
 
 # ---- sandbox tools ---------------------------------------------------------------------------
-@PYTHON_UNDER_TMP
 def test_run_command_returns_stdout_stderr_and_exit_status():
     r = run_command(["python", "main.py"], files={"main.py": "import sys\nprint(input()[::-1])\n"
                                                    "sys.exit('bad')"}, stdin="abc", limits=FAST)
     assert (r.status, r.exit_code, r.stdout, r.stderr.strip()) == ("error", 1, "cba\n", "bad")
 
 
-@PYTHON_UNDER_TMP
 def test_flooding_output_is_truncated_and_its_size_reported():
     r = run_command(["python", "-c", "print('x' * 10**6)"], limits=FAST)
     assert r.status == "ok" and len(r.stdout) == 200 and r.stdout_bytes == 10**6 + 1
     assert "truncated: 1000001 bytes" in r.text()
 
 
-@PYTHON_UNDER_TMP
 def test_a_hanging_command_gets_the_timeout_verdict():
     r = run_command(["python", "-c", "while True: pass"], limits=FAST)
     assert r.status == "timeout"
@@ -156,7 +145,6 @@ def test_files_persist_between_commands_and_a_closed_workspace_refuses_calls():
 
 
 # ---- environments ----------------------------------------------------------------------------
-@PYTHON_UNDER_TMP
 def test_python_tool_budget_and_wrong_types_are_counted_tool_errors():
     env = PythonToolEnv(max_calls=1, limits=FAST)
     env.reset(**problem_row(problem()))
@@ -200,7 +188,6 @@ def test_submit_closes_the_workspace():
 
 
 # ---- episodes --------------------------------------------------------------------------------
-@PYTHON_UNDER_TMP
 def test_a_tool_result_reaches_the_next_turn():
     def script(msgs):
         tools = tool_turns(msgs)
