@@ -126,16 +126,21 @@ print(json.dumps({"tool": [tool.status, tool.stdout, tool.stderr],
 """
 
 
+def _judge(inst, umask=None):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
+           "LANG": "C.UTF-8"}
+    p = subprocess.run([inst["python"], "-c", _JUDGE], env=env, capture_output=True,
+                       text=True, timeout=300,
+                       preexec_fn=None if umask is None else (lambda: os.umask(umask)))
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 @pytest.fixture(scope="module")
 def judged_from_venv(tmp_install):
     """A judge process running from the /tmp venv (as a CI clone's would): one tool call and
     one workspace command, each starting `python` inside the sandbox."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
-           "LANG": "C.UTF-8"}
-    p = subprocess.run([tmp_install["python"], "-c", _JUDGE], env=env, capture_output=True,
-                       text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return _judge(tmp_install)
 
 
 def test_a_tool_call_runs_python_from_a_venv_under_tmp(judged_from_venv, tmp_install):
@@ -144,6 +149,11 @@ def test_a_tool_call_runs_python_from_a_venv_under_tmp(judged_from_venv, tmp_ins
 
 def test_the_agentic_workspace_python_runs_from_a_venv_under_tmp(judged_from_venv):
     assert judged_from_venv["workspace"] == ["ok", "43\n", ""]
+
+
+def test_a_judge_with_umask_077_still_gives_the_child_a_traversable_root(tmp_install):
+    # the directories the worker makes for the root and the re-binds must not inherit 0700
+    assert _judge(tmp_install, umask=0o077)["tool"][0] == "ok"
 
 
 def test_the_rebound_interpreter_paths_are_read_only(tmp_install):

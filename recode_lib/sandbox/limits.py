@@ -74,11 +74,15 @@ def _write(path, text):
 
 
 def _bind_ro(src, dst, is_dir=True):
-    if is_dir:
-        os.makedirs(dst, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        open(dst, "a").close()
+    mask = os.umask(0o022)  # directories made on the way stay traversable for the child's uid
+    try:
+        if is_dir:
+            os.makedirs(dst, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            open(dst, "a").close()
+    finally:
+        os.umask(mask)
     _mount(src, dst, None, MS_BIND | MS_REC)
     _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV * is_dir)
 
@@ -159,6 +163,14 @@ def _build_root():
     """Inside the worker's private mount namespace: a read-only root with system + Python.
     Returns the re-binds each child makes after mounting its own /tmp: [(kept, path, is_dir)]
     (tmp_paths() kept under KEEP, outside the root)."""
+    mask = os.umask(0o022)  # the root stays traversable for the child's uid whatever the umask
+    try:
+        return _build_root_tree()
+    finally:
+        os.umask(mask)
+
+
+def _build_root_tree():
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     keep = tmp_paths()
     old_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # keeps a venv under /tmp reachable
