@@ -157,7 +157,8 @@ def test_a_judge_with_umask_077_still_gives_the_child_a_traversable_root(tmp_ins
 
 
 def test_the_rebound_interpreter_paths_are_read_only(tmp_install):
-    dirs = [str(tmp_install["site"]), str(tmp_install["venv"] / "bin")]
+    # site-packages and bin/ are binds; the venv directory holding them is the skeleton's
+    dirs = [str(tmp_install["site"]), str(tmp_install["venv"] / "bin"), str(tmp_install["venv"])]
     if tmp_install["base"] is not None:
         dirs.append(str(tmp_install["base"] / "lib" / VER))
     write = "def f():\n    for d in %r:\n        open(d + '/planted.py', 'w').write('x')\n" % dirs

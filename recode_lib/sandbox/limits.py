@@ -53,7 +53,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 ROOT = "/tmp/root"  # inside a tmpfs mounted over /tmp in the worker's own mount namespace
-KEEP = "/tmp/keep"  # beside ROOT (so never visible in a child): binds of tmp_paths()
+KEEP = "/tmp/keep"  # beside ROOT (so never visible in a child): skeleton of tmp_paths()
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -161,8 +161,9 @@ def _python_dirs():
 
 def _build_root():
     """Inside the worker's private mount namespace: a read-only root with system + Python.
-    Returns the re-binds each child makes after mounting its own /tmp: [(kept, path, is_dir)]
-    (tmp_paths() kept under KEEP, outside the root)."""
+    Returns the re-binds each child makes after mounting its own /tmp: [(kept, path, is_dir)],
+    one per top-level name under /tmp, of a read-only skeleton under KEEP (outside the root)
+    that holds only the binds of tmp_paths() at their paths."""
     mask = os.umask(0o022)  # the root stays traversable for the child's uid whatever the umask
     try:
         return _build_root_tree()
@@ -193,11 +194,12 @@ def _build_root_tree():
         if not f.startswith("/tmp/") and not os.path.exists(ROOT + f):
             _bind_ro(f, ROOT + f, is_dir=False)
     os.mkdir(KEEP, 0o700)
-    rebind = []
-    for i, (path, is_dir) in enumerate(keep):
-        kept = "%s/%d" % (KEEP, i)
-        _bind_ro("/proc/self/fd/%d%s" % (old_tmp, path[4:]), kept, is_dir)
-        rebind.append((kept, path, is_dir))
+    tops = {}  # a skeleton of /tmp holding only the kept binds: one recursive bind per child
+    for path, is_dir in keep:
+        _bind_ro("/proc/self/fd/%d%s" % (old_tmp, path[4:]), KEEP + path[4:], is_dir)
+        top = path[5:].split("/", 1)[0]
+        tops[top] = tops.get(top, False) or is_dir or "/" in path[5:]
+    rebind = [(KEEP + "/" + top, "/tmp/" + top, is_dir) for top, is_dir in sorted(tops.items())]
     os.makedirs(ROOT + "/dev", exist_ok=True)
     for dev in ("null", "zero", "random", "urandom", "full"):
         if os.path.exists("/dev/" + dev):
@@ -281,7 +283,7 @@ def confine(iso, cfg, job, keep_fds):
         _mount("tmpfs", ROOT + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
         for kept, path, is_dir in iso.get("rebind", ()):  # the interpreter's paths under /tmp
-            _bind_ro(kept, ROOT + path, is_dir)
+            _bind_ro(kept, ROOT + path, is_dir)  # recursive: brings the read-only binds inside
         os.chroot(ROOT)
         os.chdir("/tmp")
     else:
