@@ -29,8 +29,8 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
 A Python installation under /tmp (root/userns; a venv in a clone under /tmp, as in CI): each
 child's /tmp is a fresh tmpfs, so the worker keeps, outside the root, read-only binds of exactly
 the /tmp-resident paths the interpreter needs (`tmp_paths`: the directories of sys.executable
-and its symlink hops, pyvenv.cfg, the standard library and site-/dist-packages directories on
-sys.path, mapped shared libraries) and each child re-binds them at the same paths (read-only,
+and its symlink hops, pyvenv.cfg, the base installation's lib/ and standard library, the
+site-/dist-packages directories on sys.path, mapped shared libraries) and each child re-binds them at the same paths (read-only,
 nosuid, nodev) after mounting its /tmp; so `python` subprocesses, the tool settings' commands
 and late imports work. Nothing else of the host /tmp is visible: not the rest of a venv or of
 the checkout holding it (runs/, caches, the project itself: the children never import
@@ -91,8 +91,9 @@ def tmp_paths(cwd=None):
     """The /tmp-resident paths a fresh start of this interpreter reads, as sorted
     (path, is_dir) pairs with no path inside another: the directory of sys.executable (and of
     each symlink hop to the real binary, e.g. a venv's bin/ and the base's bin/), pyvenv.cfg,
-    the standard library and every site-/dist-packages directory on sys.path, and the files
-    mapped into this process (libpython). Never /tmp itself nor a directory holding `cwd`
+    the base installation's lib/ (standard library, libpython, the shared libraries extension
+    modules load later), the standard library and every site-/dist-packages directory on
+    sys.path, and the files mapped into this process. Never /tmp itself nor a directory holding `cwd`
     (the judge's working directory, where runs/ may live); sys.path entries of other kinds
     (the project checkout of an editable install, the zygote's own directory) are left out."""
     cwd = os.path.realpath(cwd or os.getcwd())
@@ -115,6 +116,8 @@ def tmp_paths(cwd=None):
         found.setdefault(os.path.join(prefix, "pyvenv.cfg"), False)
     stdlib = os.path.dirname(os.path.abspath(os.__file__))
     found.setdefault(stdlib, True)
+    for prefix in {sys.base_prefix, sys.base_exec_prefix}:  # libraries that extension modules
+        found.setdefault(os.path.join(prefix, "lib"), True)  # load later ($ORIGIN/../lib)
     for p in sys.path:
         p = os.path.abspath(p) if p else ""
         if p == stdlib or p.startswith(stdlib + "/") \
