@@ -11,7 +11,7 @@ from recode_lib.data import DataError, load_benchmark
 from recode_lib.data.math_synth import FAMILIES, load_math_synth
 from recode_lib.data.math_train import (assert_disjoint, decontaminate, load_math_train,
                                         math_train_eval, normalise_statement)
-from recode_lib.evaluation.math import answer_correct, math_summary
+from recode_lib.evaluation.math import answer_correct, math_summary, score_math_response
 from recode_lib.metrics import pass_at_k, pass_at_k_ci
 
 # rows shaped like DigitalLearningGmbH/MATH-lighteval (problem, level, solution, type)
@@ -169,3 +169,14 @@ def test_math_recipes_train_on_a_math_training_set_not_on_aime(name):
     r = load_recipe(name)
     assert r.domain == "math" and r.benchmark in list_benchmarks()
     assert r.benchmark in ("math_synth", "math_train") and "aime" not in r.benchmark
+
+
+def test_a_truncated_math_response_is_a_format_error_even_with_a_right_answer():
+    text = "<think>1+2 is 3</think> \\boxed{3} and then more"
+    done = score_math_response(text, "3", "stop")
+    cut = score_math_response(text, "3", "length")
+    assert done["correct"] and done["format_ok"]
+    assert not cut["correct"] and not cut["format_ok"]
+    assert cut["reason"].startswith("truncated") and cut["finish_reason"] == "length"
+    s = math_summary([{**cut, "problem_id": "p", "n_tokens": 9}], ks=(1,), n_boot=10)
+    assert s["truncated"] == 1 and s["format_rate"] == 0.0 and s["pass@1"] == 0.0

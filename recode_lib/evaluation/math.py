@@ -16,6 +16,9 @@ resumable, behind the same run/model-stamp guard as code evaluation), checks eve
 writes `samples.jsonl` + `summary.json`: with n samples per problem, avg@n (mean correctness,
 = pass@1), pass@k for each requested k <= n, each with a 95% bootstrap interval over problems
 (`math_summary`), format rate, tokens and truncations.
+A response that hit the token limit (finish_reason "length") is a format error, scored wrong
+even when a partial text happens to hold a parsable answer — paper B: format errors at extreme
+|alpha| are "token exhaustion"; the same rule as code evaluation (recode_lib.evaluation.codegen).
 It does no code execution.
 """
 
@@ -114,6 +117,23 @@ def answer_correct(text: str, gold) -> tuple[bool, str]:
         return False, f"math-verify error: {type(exc).__name__}: {exc}"[:300]
 
 
+def score_math_response(text: str, gold, finish_reason: str | None = None) -> dict:
+    """One math sample's verdict: {"response", "answer", "gold", "correct", "format_ok", "reason",
+    "finish_reason"}. A truncated response (finish_reason "length", the generator hit
+    max_new_tokens) is a format error and not correct, whatever it holds: it never gave its
+    final answer."""
+    from recode_lib.evaluation.codegen import TRUNCATED
+
+    parsed = parse_math_response(text)
+    if finish_reason == TRUNCATED:
+        ok, fmt, why = False, False, "truncated at the token limit"
+    else:
+        ok, why = answer_correct(text, gold)
+        fmt, why = parsed.format_ok, why or parsed.reason
+    return {"response": text, "answer": parsed.answer, "gold": gold, "correct": ok,
+            "format_ok": fmt, "reason": why, "finish_reason": finish_reason}
+
+
 def math_summary(samples, ks=(1,), *, n_boot: int = 2000, seed: int = 0) -> dict:
     """Scores of per-sample rows ({"problem_id", "correct", "format_ok", "n_tokens"}), every
     problem with the same number n of samples: avg@n (mean correctness over all samples, =
@@ -174,12 +194,9 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
     samples = []
     for p, comps in zip(problems, outs):
         for i, comp in enumerate(comps):
-            ok, why = answer_correct(comp.text, p.answer)
-            parsed = parse_math_response(comp.text)
             samples.append({"id": f"{p.id}#{i}", "problem_id": p.id, "sample": i,
-                            "response": comp.text, "answer": parsed.answer, "gold": p.answer,
-                            "correct": ok, "format_ok": parsed.format_ok, "reason": why or parsed.reason,
-                            "n_tokens": comp.n_tokens, "finish_reason": comp.finish_reason})
+                            **score_math_response(comp.text, p.answer, comp.finish_reason),
+                            "n_tokens": comp.n_tokens})
     write_jsonl_atomic(out / "samples.jsonl", samples)
     summary = {"setting": "single", "model": str(model), **math_summary(samples, k, n_boot=n_boot, seed=sampling.seed),
                "sampling": {"temperature": sampling.temperature, "top_p": sampling.top_p,
