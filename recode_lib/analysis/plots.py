@@ -177,7 +177,8 @@ def fig_setting_frontiers(sweeps, alphas=None, out_dir=None, name="setting_front
         ax.set_title(f"{setting}")
         ax.set_xlabel("correctness-failure rate")
     axes[0][0].set_ylabel("optimization-failure rate")
-    fig.suptitle("frontier per setting (stars: strictness runs; circles: α, hollow: extrapolated)")
+    fig.suptitle("frontier per setting (stars: strictness runs; circles: α, hollow: extrapolated)",
+                 y=1.04)
     paths = save(fig, name, out_dir)
     plt.close(fig)
     return paths
