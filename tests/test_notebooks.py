@@ -48,6 +48,7 @@ def executed(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(1800)   # the first test's setup runs the whole pipeline (11 runs three settings)
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes_with_tiny_model(nb, executed):
     run, error = executed
@@ -248,6 +249,7 @@ def test_every_notebook_has_a_headline_check():
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(1800)   # also when selected alone: its setup runs the whole pipeline
 @pytest.mark.parametrize("name", sorted(HEADLINES))
 def test_notebook_headline_values(name, executed):
     """Each notebook writes its headline values to <run>/<notebook>/headline.json; they must be
@@ -259,6 +261,7 @@ def test_notebook_headline_values(name, executed):
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(1800)
 def test_repair_notebook_records_every_model_and_online_round(executed):
     run, _ = executed
     repair = json.loads((run / "09_repair" / "repair.json").read_text())
