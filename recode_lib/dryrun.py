@@ -42,6 +42,7 @@ LAUNCHER_MAP = {"accelerate": "dryrun"}
 COUNTS: dict[str, Any] = {
     "N_PROBLEMS": 2, "N_TRAIN": 4, "N_EVAL": 2, "N_SAMPLES": 2, "SAMPLES_PER_PROBLEM": 2,
     "TRACES_PER_PROBLEM": 1, "N_CANDIDATES": 1, "EVAL_N_SAMPLES": 1, "REPAIR_PER_PROBLEM": 1,
+    "ALPHA_N_SAMPLES": 2,
     "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
     "NUM_GENERATIONS": 2, "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
     "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
@@ -93,9 +94,11 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
             out["SAVE_ALPHAS"] = repr(float(saved[0]))
         out["ALPHAS"] = grid
     if "PASS_K" in out:
-        n = min(out.get(key, COUNTS[key]) for key in ("N_SAMPLES", "EVAL_N_SAMPLES")
-                if key in out) if {"N_SAMPLES", "EVAL_N_SAMPLES"} & set(out) \
+        drawn = ("ALPHA_N_SAMPLES",) if "ALPHA_N_SAMPLES" in out else ("N_SAMPLES", "EVAL_N_SAMPLES")
+        n = min(out.get(key, COUNTS[key]) for key in drawn
+                if key in out) if set(drawn) & set(out) \
             else COUNTS["N_SAMPLES"]   # each k at most the samples the notebook draws
+                                       # (11: its alpha grid's, which the ensembles split)
         ks = [int(k) for k in str(out["PASS_K"]).split(",") if k.strip()]
         out["PASS_K"] = ",".join(str(k) for k in sorted({min(k, n) for k in ks}))
     return out

@@ -65,6 +65,9 @@ def test_dryrun_list_counts_keep_valid_members():
     for stem in ("05_codegen_eval", "08_ensemble_passk"):
         ks = [int(k) for k in dry[stem]["PASS_K"].split(",")]
         assert max(ks) <= dry["07_weight_averaging"]["N_SAMPLES"]
+    per_setting = dry["11_settings_sweep"]   # its ensembles split the alpha grid's samples
+    assert max(int(k) for k in per_setting["PASS_K"].split(",")) <= per_setting["ALPHA_N_SAMPLES"] < 250
+    assert {0.0, 1.0} <= {float(a) for a in per_setting["ALPHAS"].split(",")}
     math = dry["10_math_domain"]   # pass@k needs k <= the samples drawn per problem
     assert max(int(k) for k in math["PASS_K"].split(",")) <= math["EVAL_N_SAMPLES"]
 

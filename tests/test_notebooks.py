@@ -48,6 +48,7 @@ def executed(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(1800)   # the first test's setup runs the whole pipeline (11 runs three settings)
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes_with_tiny_model(nb, executed):
     run, error = executed
@@ -205,17 +206,33 @@ def _check_10(h):
 
 
 def _check_11(h):
-    assert h["settings"] == ["tool", "agentic"] and h["runs"] == ["kinf"] and h["n_eval"] == 2
-    assert h["summary_settings"] == {"tool": ["tool"], "agentic": ["agentic"]}
-    for s in h["settings"]:
+    settings = ["single", "tool", "agentic"]
+    assert h["settings"] == settings and h["runs"] == ["k1", "kinf"] and h["n_eval"] == 2
+    assert h["summary_settings"] == h["alpha_settings"] == {s: [s] for s in settings}
+    assert h["alphas"] == [-1.0, 0.5, 2.0]
+    for s in settings:
         assert all(_rate(v) for v in h["pass@1"][s].values())
         assert all(sum(o.values()) == pytest.approx(1.0) for o in h["outcomes"][s].values())
+        assert set(h["alpha_pass@1"][s]) == {"-1.0", "0.5", "2.0"}
+        assert all(_rate(v) for v in h["alpha_pass@1"][s].values())
+        ens = h["ensemble"][s]
+        assert ens["pools"]["interpolation"] == [0.5] and ens["pools"]["interp+extrap"] == h["alphas"]
+        assert set(ens["pass"]) == {f"{p}@{k}" for p in ens["pools"] for k in (1, 2)}
+        assert all(_rate(v) for v in ens["pass"].values())
+        per = h["per_setting"][s]           # 2 problems x (2 runs x 1 + 3 alphas x 2 samples)
+        assert per["n_rollouts"] == 16 and sum(per["outcomes"].values()) == pytest.approx(1.0)
+        assert per["tool_errors"] <= per["tool_calls"] and 0 <= per["hang"] <= per["outcomes"]["correctness_failure"]
+        assert per["seconds_per_rollout"] is None or per["seconds_per_rollout"] > 0
+    assert h["episodes"]["single"] == {"k1": None, "kinf": None}
+    assert h["per_setting"]["single"]["tool_calls"] == 0
+    for s in ("tool", "agentic"):
         assert all(1 <= e["mean_turns"] <= 2 for e in h["episodes"][s].values())
 
 
 def _check_99(h):
-    assert len(h["made"]) + len(h["skipped"]) == 9 and not set(h["made"]) & set(h["skipped"])
-    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline"} <= set(h["made"])
+    assert len(h["made"]) + len(h["skipped"]) == 10 and not set(h["made"]) & set(h["skipped"])
+    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline",
+            "setting_frontiers"} <= set(h["made"])
     assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
 
 
@@ -232,6 +249,7 @@ def test_every_notebook_has_a_headline_check():
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(1800)   # also when selected alone: its setup runs the whole pipeline
 @pytest.mark.parametrize("name", sorted(HEADLINES))
 def test_notebook_headline_values(name, executed):
     """Each notebook writes its headline values to <run>/<notebook>/headline.json; they must be
@@ -243,6 +261,7 @@ def test_notebook_headline_values(name, executed):
 
 
 @pytest.mark.notebooks
+@pytest.mark.timeout(1800)
 def test_repair_notebook_records_every_model_and_online_round(executed):
     run, _ = executed
     repair = json.loads((run / "09_repair" / "repair.json").read_text())

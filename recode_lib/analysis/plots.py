@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Mapping
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
+from recode_lib.environments.settings import SETTINGS
 from recode_lib.sandbox.result import OUTCOMES
 from recode_lib.paths import PROJECT_ROOT
 
@@ -86,6 +87,24 @@ def _rows(path, required=("correctness_failure", "optimization_failure")) -> lis
     return rows
 
 
+def draw_alpha_points(ax, rows) -> None:
+    """The merged-alpha points of a frontier on `ax`: a grey line in alpha order, colour =
+    alpha (viridis), [0, 1] filled, extrapolated hollow, each labelled with its alpha."""
+    import matplotlib.pyplot as plt
+    rows = sorted(rows, key=lambda r: r["alpha"])
+    xs = [r["correctness_failure"] for r in rows]
+    ys = [r["optimization_failure"] for r in rows]
+    ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
+    cmap = plt.get_cmap("viridis")
+    lo, hi = (min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)) if rows else (0, 1)
+    for r, x, y in zip(rows, xs, ys):
+        c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
+        inside = 0.0 <= r["alpha"] <= 1.0
+        ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
+        ax.annotate(f"{r['alpha']:g}", (x, y), xytext=(4, 3), textcoords="offset points",
+                    fontsize=7)
+
+
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
     """Correctness-efficiency frontier: optimization- vs correctness-failure rate, one point per
     merged alpha (colour = alpha, [0, 1] filled, extrapolation hollow) and per sweep run (R_k
@@ -99,19 +118,9 @@ def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Pa
         raise ValueError("fig_frontier: give a merged-alpha frontier and/or a sweep frontier")
     if frontier is not None and sweep is not None:
         check_overlay({str(frontier): _load(frontier), str(sweep): _load(sweep)})
-    rows = sorted(_rows(frontier), key=lambda r: r["alpha"]) if frontier is not None else []
     fig, ax = plt.subplots(figsize=(4.2, 3.4))
-    xs = [r["correctness_failure"] for r in rows]
-    ys = [r["optimization_failure"] for r in rows]
-    ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
-    cmap = plt.get_cmap("viridis")
-    lo, hi = (min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)) if rows else (0, 1)
-    for r, x, y in zip(rows, xs, ys):
-        c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
-        inside = 0.0 <= r["alpha"] <= 1.0
-        ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
-        ax.annotate(f"{r['alpha']:g}", (x, y), xytext=(4, 3), textcoords="offset points",
-                    fontsize=7)
+    if frontier is not None:
+        draw_alpha_points(ax, _rows(frontier))
     if sweep is not None:
         for r in _rows(sweep):      # R_k runs: stars; static partial-credit runs: diamonds
             partial = r.get("k", "") is None
@@ -130,29 +139,46 @@ def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Pa
     return paths
 
 
-def fig_setting_frontiers(sweeps, out_dir=None, name="setting_frontiers") -> list[Path]:
+def fig_setting_frontiers(sweeps, alphas=None, out_dir=None, name="setting_frontiers"
+                          ) -> list[Path]:
     """Paper B's frontier per setting, side by side: one panel per setting (single, tool,
-    agentic...), one point per strictness run (optimization- vs correctness-failure rate).
-    `sweeps`: {setting: frontier.json path or payload} (write_sweep_frontier's)."""
+    agentic...), one star per strictness run (optimization- vs correctness-failure rate) and,
+    when given, that setting's merged-alpha points (as in fig_frontier: [0, 1] filled,
+    extrapolated hollow). `sweeps`: {setting: frontier.json path or payload}
+    (write_sweep_frontier's); `alphas`: {setting: frontier.json} (write_frontier's) for some
+    or all settings. A setting's alpha points and runs must carry one evaluation-spec
+    fingerprint (check_overlay), else FrontierError."""
     import matplotlib.pyplot as plt
     set_style()
     if not sweeps:
         raise ValueError("fig_setting_frontiers: no settings")
+    alphas = dict(alphas or {})
+    unknown = sorted(set(alphas) - set(sweeps))
+    if unknown:
+        raise ValueError(f"fig_setting_frontiers: alpha frontiers for settings {unknown} "
+                         f"without a sweep (sweeps: {sorted(sweeps)})")
     fig, axes = plt.subplots(1, len(sweeps), figsize=(3.4 * len(sweeps), 3.2), squeeze=False,
                              sharex=True, sharey=True)
     for ax, (setting, sweep) in zip(axes[0], sweeps.items()):
-        rows = _rows(sweep)
+        sweep_data = sweep if isinstance(sweep, Mapping) else _load(sweep)
+        rows = sweep_data["rows"]
+        if setting in alphas:
+            grid = alphas[setting] if isinstance(alphas[setting], Mapping) else _load(alphas[setting])
+            check_overlay({f"{setting} sweep": sweep_data, f"{setting} alpha grid": grid})
+            draw_alpha_points(ax, grid["rows"])
         xs = [r["correctness_failure"] for r in rows]
         ys = [r["optimization_failure"] for r in rows]
-        ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
-        ax.scatter(xs, ys, marker="*", s=90, color="#e63946", zorder=2)
+        if setting not in alphas:
+            ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
+        ax.scatter(xs, ys, marker="*", s=90, color="#e63946", zorder=3)
         for r, x, y in zip(rows, xs, ys):
-            ax.annotate(str(r.get("run", "")), (x, y), xytext=(4, 3), textcoords="offset points",
-                        fontsize=7)
+            ax.annotate(str(r.get("run", "")), (x, y), xytext=(4, -9), textcoords="offset points",
+                        fontsize=7, color="#e63946")
         ax.set_title(f"{setting}")
         ax.set_xlabel("correctness-failure rate")
     axes[0][0].set_ylabel("optimization-failure rate")
-    fig.suptitle("strictness sweep per setting")
+    fig.suptitle("frontier per setting (stars: strictness runs; circles: α, hollow: extrapolated)",
+                 y=1.04)
     paths = save(fig, name, out_dir)
     plt.close(fig)
     return paths
@@ -441,11 +467,18 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     {"made": {figure: [pdf, png]}, "skipped": {figure: reason}}; a figure whose inputs are
     missing or empty is skipped with the reason, never an error. Figures, in order: eval_outcomes
     (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
-    (08), reward_curves (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
+    (08), setting_frontiers (11: each setting's sweep and alpha grid side by side), reward_curves
+    (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
     whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
     run = Path(run_dir)
     sweep = run / "06_strictness_sweep" / "frontier.json"
     front = run / "07_weight_averaging" / "frontier.json"
+    per_setting = run / "11_settings_sweep"
+    setting_sweeps = {d.name: d / "frontier.json" for d in sorted(per_setting.glob("*"))
+                      if (d / "frontier.json").is_file()}
+    setting_sweeps = {s: setting_sweeps[s] for s in SETTINGS if s in setting_sweeps}
+    setting_alphas = {s: p.parent / "alpha" / "frontier.json" for s, p in setting_sweeps.items()
+                      if (p.parent / "alpha" / "frontier.json").is_file()}
     grpo_runs = (_metrics_dirs(run / "04_cg_grpo")
                  | {f"sweep/{k}": v for k, v in _metrics_dirs(run / "06_strictness_sweep").items()}
                  | {f"repair/{k}": v for k, v in _metrics_dirs(run / "09_repair").items()})
@@ -462,6 +495,8 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
         "outcome_classes": lambda: fig_outcome_classes(front, out_dir=out_dir),
         "ensemble_passk": lambda: fig_ensemble_passk(run / "08_ensemble_passk" / "passk.json",
                                                      out_dir=out_dir),
+        "setting_frontiers": lambda: fig_setting_frontiers(setting_sweeps, setting_alphas,
+                                                           out_dir=out_dir),
         "reward_curves": lambda: fig_reward_curves(grpo_runs, out_dir=out_dir),
         "rm_accuracy": lambda: fig_rm_accuracy(lcbrb if lcbrb.is_file() else None,
                                                rm if rm.is_file() else None, out_dir=out_dir),
@@ -469,7 +504,9 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     }
     made, skipped = {}, {}
     for name, build in figures.items():
-        if name == "reward_curves" and not grpo_runs:
+        if name == "setting_frontiers" and not setting_sweeps:
+            skipped[name] = f"no <setting>/frontier.json under {per_setting}"
+        elif name == "reward_curves" and not grpo_runs:
             skipped[name] = f"no GRPO metrics.jsonl under {run}/04_cg_grpo, 06_strictness_sweep, 09_repair"
         elif name == "rm_accuracy" and not (lcbrb.is_file() or rm.is_file()):
             skipped[name] = f"neither {lcbrb} nor {rm} exists"

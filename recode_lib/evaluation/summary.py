@@ -11,7 +11,8 @@ Rates are fractions of samples. The outcome classes and statuses are the sandbox
 here); `failure_kinds` splits correctness failures made only of time/memory limits off as
 "hang" (result.failure_kind) so a timed-out infinite loop stays visible, and `truncation`
 counts responses that hit the token limit (finish_reason "length": format errors). It does no
-I/O and no execution.
+I/O and no execution. `pooled_summary` pools several summaries of one setting (the runs of
+a sweep, the points of an alpha grid) into its outcome shares, tool use and cost per rollout.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Iterable, Mapping
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
 from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, failure_kind
 
-__all__ = ["summarize", "summary_table", "OUTCOMES", "STATUSES", "HANG"]
+__all__ = ["summarize", "summary_table", "pooled_summary", "OUTCOMES", "STATUSES", "HANG"]
 FAILURE_KINDS = OUTCOMES + (HANG,)
 
 
@@ -85,3 +86,33 @@ def summary_table(summaries: Mapping[str, Mapping], ks: Iterable[int] = (1,)) ->
         row["truncated"] = s["tokens"]["truncated_rate"]
         rows.append(row)
     return rows
+
+
+def pooled_summary(summaries: Iterable[Mapping]) -> dict:
+    """One setting's figures over several evaluation summaries (codegen's or multiturn's),
+    weighted by their samples: `outcomes` (shares of the four classes; a hang is a correctness
+    failure, also shown alone as `hang`), `tool_calls` / `tool_errors` per rollout (0 in the
+    single-turn setting, which has no `episodes`), `tokens` per rollout, and
+    `seconds_per_rollout`: generation + execution seconds over the rollouts those calls made
+    (None when every sample came from the cache: summary timing counts new work only)."""
+    summaries = list(summaries)
+    if not summaries:
+        raise ValueError("pooled_summary: no summaries")
+    n = sum(int(s["n_samples"]) for s in summaries)
+
+    def mean(get):
+        return sum(get(s) * int(s["n_samples"]) for s in summaries) / n
+    episodes = [s.get("episodes") or {} for s in summaries]
+    new = sum(int((s.get("timing") or {}).get("new_samples") or 0) for s in summaries)
+    secs = sum(float((s.get("timing") or {}).get("generation_s") or 0)
+               + float((s.get("timing") or {}).get("execution_s") or 0) for s in summaries
+               if (s.get("timing") or {}).get("new_samples"))
+    return {"n_rollouts": n,
+            "outcomes": {o: mean(lambda s, o=o: s["outcomes"].get(o, 0.0)) for o in OUTCOMES},
+            "hang": mean(lambda s: s.get("failure_kinds", {}).get(HANG, 0.0)),
+            "tool_calls": sum(e.get("mean_tool_calls", 0.0) * int(s["n_samples"])
+                              for e, s in zip(episodes, summaries)) / n,
+            "tool_errors": sum(e.get("mean_tool_errors", 0.0) * int(s["n_samples"])
+                               for e, s in zip(episodes, summaries)) / n,
+            "tokens": mean(lambda s: s["tokens"]["mean"]),
+            "new_rollouts": new, "seconds_per_rollout": secs / new if new else None}

@@ -11,7 +11,9 @@ live model, which the evaluation harness then generates with (EvalSpec.evaluate 
 generator): backend "hf" a transformers model (load_state_dict-style copy), "vllm" the offline
 engine updated in place, "openai" a `trl vllm-serve` server (generation through its
 OpenAI-compatible /v1, weights through TRL's VLLMClient; pass `server=` or it is built from
-spec.base_url). Cost: one model load + the two endpoints read once + per alpha one weight push
+spec.base_url). In the tool and agentic settings (spec.setting) the live model's generator
+renders the setting's tools (setting_build) and each alpha is evaluated in that setting's loop
+(recode_lib.evaluation.multiturn through EvalSpec.evaluate). Cost: one model load + the two endpoints read once + per alpha one weight push
 and one evaluation (benchmarks/bench_alpha_sweep.py measures it against writing K checkpoints).
 
 Results land in out_root/alpha_<A>/ (the layout recode_lib.analysis.frontier.load_alpha_samples
@@ -94,6 +96,8 @@ def live_model(low, high, spec, *, server=None, served_model: str | None = None,
     low, high = Path(low), Path(high)
 
     def build():
+        if spec.setting != "single":        # tool/agentic: a generator that renders the tools
+            return setting_build(low, spec, device)
         if spec.backend == "hf":
             from recode_lib.generation.hf import HFGenerator
             from recode_lib.models import load_model
@@ -121,6 +125,32 @@ def live_model(low, high, spec, *, server=None, served_model: str | None = None,
         return gen, VLLMServerSink(server if server is not None else server_client(spec.base_url))
 
     return LiveAlphaModel(low, high, build)
+
+
+def setting_build(low, spec, device: str = "cpu") -> tuple:
+    """(generator, sink) of the live model in the tool or agentic setting: the backend's
+    generator that renders the setting's tools (recode_lib.environments.rollout.tool_generator,
+    the one the evaluator builds itself), over the model the sink pushes theta_alpha into
+    (hf: the transformers model; vllm: the engine; vllm_standin: its CPU model). The openai
+    backend has no tool setting (EvalSpec refuses it)."""
+    from recode_lib.environments.rollout import tool_generator
+
+    if spec.backend == "hf":
+        from recode_lib.models import load_model
+
+        net, tok = load_model(str(low), device=device)
+        gen = tool_generator("hf", str(low), spec.setting, batch_size=spec.batch_size,
+                             device=device, model_obj=net, tokenizer=tok)
+        return gen, HFModelSink(net)
+    if spec.backend in ("vllm", "vllm_standin"):
+        if spec.backend == "vllm":
+            allow_worker_functions()
+        gen = tool_generator(spec.backend, str(low), spec.setting,
+                             tensor_parallel_size=spec.tensor_parallel_size)
+        return gen, (VLLMEngineSink(gen.engine()) if spec.backend == "vllm"
+                     else HFModelSink(gen.engine().model))
+    raise ValueError(f"the {spec.setting} setting runs on the hf or vllm backend, "
+                     f"got {spec.backend!r}")
 
 
 @dataclass
