@@ -440,6 +440,10 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     trim_metrics(metrics, int(Path(last).name.split("-")[1]) if last else 0)  # before the store loads
     funcs, setting_kw = setting_parts(recipe, funcs, tok)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
+    if recipe.lora:
+        from recode_lib.training.lora import lora_config
+
+        setting_kw["peft_config"] = lora_config(recipe.lora)
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
                                     train_dataset=dataset, processing_class=tok, callbacks=[cb],
                                     **setting_kw)
@@ -494,13 +498,20 @@ def save_checkpoint_now(trainer) -> Path:
 
 
 def save_final(trainer, tokenizer, final: Path) -> None:
-    """Write <output_dir>/final atomically (a temp folder renamed) with a .complete marker."""
+    """Write <output_dir>/final atomically (a temp folder renamed) with a .complete marker; a
+    LoRA run's final/ is the full model with the adapter merged in (training.lora)."""
     import os
     import shutil
 
+    from recode_lib.training.lora import is_peft, merged_model
+
     tmp = final.with_name(".final.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    trainer.save_model(str(tmp))
+    if is_peft(trainer.model):   # LoRA: the merged full model, loadable like any checkpoint
+        if trainer.accelerator.is_main_process:
+            merged_model(trainer.accelerator.unwrap_model(trainer.model)).save_pretrained(str(tmp))
+    else:
+        trainer.save_model(str(tmp))
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(tmp))
         (tmp / ".complete").write_text(json.dumps({"global_step": trainer.state.global_step}))
