@@ -177,3 +177,34 @@ def generate_easy_tasks(n: int = 40, seed: int = 0, kinds=("call", "stdio"),
         trng = random.Random(f"easy:{seed}:{i}")
         out.append(make_task(t, kind, k, fn, trng, f"easy/{seed}-{i}-{t.name}-{kind}"))
     return out
+
+
+def load_easy_tasks(data_dir=None, limit: int | None = None, seed: int = 0,
+                    kinds=("call", "stdio")) -> list[Problem]:
+    """The `easy` benchmark: generate_easy_tasks(limit or 2 x len(TEMPLATES), seed, kinds);
+    data_dir is accepted for the registry's uniform call and ignored."""
+    if isinstance(kinds, str):
+        kinds = tuple(k.strip() for k in kinds.split(",") if k.strip())
+    return generate_easy_tasks(limit if limit is not None else 2 * len(TEMPLATES), seed, kinds)
+
+
+def calibrated_path(profile: str):
+    """Where a profile's calibration writes the problems it kept."""
+    from recode_lib.paths import runs_dir
+
+    return runs_dir(profile, create=False) / "00_data_and_models" / "calibrated.jsonl"
+
+
+def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "laptop"
+                    ) -> list[Problem]:
+    """The `calibrated:<profile>` benchmark: the problems in calibrated_path(profile), in the
+    order written (DataError naming the file and the notebook that writes it when missing)."""
+    from recode_lib.data._io import DataError, take
+    from recode_lib.jsonl import read_jsonl
+
+    path = calibrated_path(profile)
+    if not path.is_file():
+        raise DataError(f"{path} is missing: run notebook 00_data_and_models of profile "
+                        f"{profile!r} with CALIBRATE = True first")
+    rows = read_jsonl(path)
+    return take([Problem.from_dict(r, f"{path}: problem {r.get('id', '?')!r}") for r in rows], limit)

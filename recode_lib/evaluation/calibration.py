@@ -73,3 +73,48 @@ def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
         {"id": p.id, "source": p.source, "n": counts[p.id][1], "passed": counts[p.id][0],
          "rate": rates[p.id], "kept": keep(rates[p.id], lo, hi)} for p in problems])
     return Calibration(kept, rates, counts, path)
+
+
+def easiest(problems, n: int) -> list:
+    """The n problems with the shortest reference solution (else prompt): a proxy for "easy"
+    on benchmarks without a difficulty label (MBPP+, HumanEval+); ties keep the input order."""
+    def size(p):
+        return len((p.reference_solution or "").strip() or p.prompt)
+    return sorted(problems, key=size)[:max(0, int(n))]
+
+
+def candidate_problems(n_easy: int, seed: int = 0, easiest_from=("mbppplus", "humanevalplus"),
+                       n_easiest: int = 0, log=print) -> list:
+    """Calibration candidates: n_easy seeded easy tasks (recode_lib.data.easy_tasks) and the
+    n_easiest easiest problems of each benchmark in easiest_from whose files are present (a
+    missing one is skipped with a printed line: the shared data is optional)."""
+    from recode_lib.data import available_benchmarks, load_benchmark
+    from recode_lib.data.easy_tasks import generate_easy_tasks
+
+    out = list(generate_easy_tasks(n_easy, seed)) if n_easy else []
+    if n_easiest:
+        present = set(available_benchmarks())
+        for name in easiest_from:
+            if name not in present:
+                log(f"calibration candidates: {name} is not available locally; skipped")
+                continue
+            out.extend(easiest(load_benchmark(name), n_easiest))
+    return out
+
+
+def write_calibrated(cal: Calibration, path, seed: int = 0, max_keep: int | None = None) -> Path:
+    """Write the kept problems (seeded shuffle, so any train/held-out cut mixes sources and
+    templates; at most max_keep) as problem jsonl: what `calibrated:<profile>` loads."""
+    import random
+
+    from recode_lib.jsonl import write_jsonl_atomic
+
+    kept = list(cal.kept)
+    random.Random(f"calibrated:{seed}").shuffle(kept)
+    kept = kept[:max_keep] if max_keep else kept
+    rows = []
+    for p in kept:
+        d = p.to_dict()
+        d["metadata"] = {**d.get("metadata", {}), "start_pass_rate": cal.rates[p.id]}
+        rows.append(d)
+    return write_jsonl_atomic(path, rows)

@@ -168,6 +168,13 @@ class GRPORecipe:
             raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
         if self.setting != "single" and self.domain != "code":
             raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
+        if self.lora is not None:
+            from recode_lib.training.lora import lora_config
+
+            try:
+                lora_config(self.lora)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
         try:
             self.rm_placement_config().validate()
         except ValueError as exc:
