@@ -97,6 +97,7 @@ def _rate(x) -> bool:
 def _check_00(h):
     assert h["n_tokens"] > 0 and h["tokens_per_s"] > 0
     assert isinstance(h["format_ok"], bool) and "microbench" in h["benchmarks"]
+    assert isinstance(h["calibration_kept"], int) and 0 <= h["calibration_kept"] <= 4
 
 
 def _check_01(h):
@@ -217,6 +218,8 @@ def _check_99(h):
     assert len(h["made"]) + len(h["skipped"]) == 9 and not set(h["made"]) & set(h["skipped"])
     assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline"} <= set(h["made"])
     assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
+    assert set(h["claims"]) == {"learning", "gate_signature", "extrapolation"}   # the laptop report
+    assert all(v in (True, False, None) for v in h["claims"].values())
 
 
 HEADLINES = {"00_data_and_models": _check_00, "01_crpl_synthesis": _check_01,
