@@ -57,6 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
+# project fields added after runs were fingerprinted: to_dict leaves them out while unset (None)
+OPTIONAL_FIELDS = ("lora",)
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -127,7 +129,11 @@ class GRPORecipe:
         load_recipe reads back to an equal recipe, and what fingerprints the run."""
         from recode_lib.training.config import PROJECT_FIELDS
 
-        return {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
+        out = {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
+        for k in OPTIONAL_FIELDS:      # unset: left out, so runs trained before it keep their key
+            if out.get(k) is None and k not in self.values:
+                out.pop(k, None)
+        return out
 
     def rm_placement_config(self):
         """The RMPlacement of the rm_* fields."""
