@@ -40,10 +40,12 @@ def make_run(root, *, learn=True, hack=True, rm_acc=0.8, fmt_beyond=0.6):
 
 def test_claims_observed_when_the_files_show_them(tmp_path):
     make_run(tmp_path)
+    _jsonl(tmp_path / "04_cg_grpo" / "gated.stale-0" / "metrics.jsonl", [{"step": 1, "reward": 9}])
     rep = write_report(tmp_path)
     c = rep["claims"]
     assert c["learning"]["observed"] and c["learning"]["variants"]["gated"]["ci_separated"]
     assert not c["learning"]["variants"]["additive"]["observed"]
+    assert set(c["learning"]["variants"]) == {"gated", "outcome_only", "additive"}   # no stale runs
     assert c["gate_signature"]["observed"] and c["gate_signature"]["rm_signal"]
     assert c["extrapolation"]["observed"]
     md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()

@@ -74,9 +74,11 @@ def metric_series(run_dir: Path, key: str) -> list[float]:
 
 def claim_learning(run: Path) -> dict:
     d = run / "04_cg_grpo"
-    evals = {p.parent.name: read_json_or_none(p) for p in sorted((d / "eval").glob("*/summary.json"))}
+    evals = {p.parent.name: read_json_or_none(p) for p in sorted((d / "eval").glob("*/summary.json"))
+             if "." not in p.parent.name}
     start = evals.get("start")
-    variants = sorted(p.parent.name for p in d.glob("*/metrics.jsonl"))
+    variants = sorted(p.parent.name for p in d.glob("*/metrics.jsonl")
+                      if "." not in p.parent.name)      # not runs set aside (<name>.stale-<k>)
     out = {"claim": "GRPO learns: training reward and held-out pass@1 rise over the start model",
            "variants": {}}
     if not variants or not start:
