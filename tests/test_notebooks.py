@@ -83,7 +83,7 @@ def test_papermill_reads_every_declared_parameter(nb):
     assert set(papermill.inspect_notebook(str(nb))) == set(declared_parameters(nb))
 
 
-@pytest.mark.parametrize("profile", ["smoke", "paper"])
+@pytest.mark.parametrize("profile", ["smoke", "paper", "laptop"])
 def test_every_notebook_has_a_profile_section(profile):
     spec = yaml.safe_load((notebooks_dir() / "params" / f"{profile}.yaml").read_text())
     stems = {nb.stem for nb in NOTEBOOKS}
