@@ -17,7 +17,7 @@ endif
 .PHONY: env reproduce test test-notebooks test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
 
 help:
-	@echo "make reproduce [PROFILE=smoke|paper]  run every notebook in order (papermill) into runs/<profile>/"
+	@echo "make reproduce [PROFILE=smoke|laptop|paper] run every notebook in order (papermill) into runs/<profile>/"
 	@echo "make test                             run the CPU test suite (without the notebook run)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
 	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
@@ -42,7 +42,7 @@ model: $(ENV_DEP)
 	$(PYTHON) -m recode_lib model prepare smollm2
 
 reproduce: $(ENV_DEP)
-	@if [ "$(PROFILE)" = smoke ]; then $(PYTHON) -m recode_lib model prepare smollm2; fi
+	@if [ "$(PROFILE)" = smoke ] || [ "$(PROFILE)" = laptop ]; then $(PYTHON) -m recode_lib model prepare smollm2; fi
 	$(PYTHON) -m recode_lib reproduce --profile $(PROFILE) $(ARGS)
 
 figures: $(ENV_DEP)

@@ -18,13 +18,13 @@ def _cache(tmp_path_factory, monkeypatch):
 def test_registry_names_and_errors(tmp_path):
     names = list_benchmarks()
     for n in ("humaneval", "humanevalplus", "mbpp", "mbppplus", "bigcodebench", "livecodebench",
-              "codecontests_plus", "leetcode", "aime24", "microbench"):
+              "codecontests_plus", "leetcode", "aime24", "microbench", "easy"):
         assert n in names
     with pytest.raises(ValueError, match="unknown benchmark 'nope'"):
         load_benchmark("nope")
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['relase'\]"):
         load_benchmark("livecodebench", relase="v1")
-    assert available_benchmarks(tmp_path) == ["microbench", "math_synth"]
+    assert available_benchmarks(tmp_path) == ["microbench", "math_synth", "easy"]   # no files needed
 
 
 def test_real_counts(shared_data_dir):

@@ -84,7 +84,7 @@ def test_papermill_reads_every_declared_parameter(nb):
     assert set(papermill.inspect_notebook(str(nb))) == set(declared_parameters(nb))
 
 
-@pytest.mark.parametrize("profile", ["smoke", "paper"])
+@pytest.mark.parametrize("profile", ["smoke", "paper", "laptop"])
 def test_every_notebook_has_a_profile_section(profile):
     spec = yaml.safe_load((notebooks_dir() / "params" / f"{profile}.yaml").read_text())
     stems = {nb.stem for nb in NOTEBOOKS}
@@ -98,6 +98,7 @@ def _rate(x) -> bool:
 def _check_00(h):
     assert h["n_tokens"] > 0 and h["tokens_per_s"] > 0
     assert isinstance(h["format_ok"], bool) and "microbench" in h["benchmarks"]
+    assert isinstance(h["calibration_kept"], int) and 0 <= h["calibration_kept"] <= 4
 
 
 def _check_01(h):
@@ -234,6 +235,8 @@ def _check_99(h):
     assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline",
             "setting_frontiers"} <= set(h["made"])
     assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
+    assert set(h["claims"]) == {"learning", "gate_signature", "extrapolation"}   # the laptop report
+    assert all(v in (True, False, None) for v in h["claims"].values())
 
 
 HEADLINES = {"00_data_and_models": _check_00, "01_crpl_synthesis": _check_01,

@@ -12,7 +12,7 @@ def section(profile, stem):
     return {**spec.get("common", {}), **spec.get(stem, {})}
 
 
-@pytest.mark.parametrize("profile", ["smoke", "paper"])
+@pytest.mark.parametrize("profile", ["smoke", "paper", "laptop"])
 def test_sweep_and_repair_share_one_start_checkpoint(profile):
     assert section(profile, "06_strictness_sweep")["MODEL"] == section(profile, "09_repair")["MODEL"]
 
@@ -23,3 +23,35 @@ def test_the_start_checkpoint_may_be_a_local_sft_folder(tiny_model_dir, tmp_path
     (tmp_path / "not_a_checkpoint").mkdir()
     with pytest.raises(ModelError, match="no config.json"):
         resolve_model(str(tmp_path / "not_a_checkpoint"))
+
+
+def test_every_laptop_parameter_is_declared_by_its_notebook():
+    from pathlib import Path
+
+    from recode_lib.pipeline import resolve_parameters
+
+    spec = load_profile("laptop")
+    for nb in sorted(Path(__file__).resolve().parent.parent.glob("notebooks/[0-9]*.ipynb")):
+        resolve_parameters(nb, "laptop", spec, {})      # raises on a parameter no cell declares
+
+
+def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
+    from recode_lib.training.grpo import load_recipe
+
+    cal = section("laptop", "00_data_and_models")
+    assert cal["CALIBRATE"] and cal["CAL_N_SAMPLES"] >= 2
+    for stem in ("04_cg_grpo", "06_strictness_sweep"):
+        s = section("laptop", stem)
+        r = load_recipe(s["RECIPE"]).validate()
+        assert r.lora and r.lora["r"] >= 1                          # LoRA through peft_config
+        assert s["BENCHMARK"] == "calibrated:laptop"
+        assert s["REASONING"] == cal["CAL_REASONING"] == r.reasoning  # the calibrated prompt style
+        assert s["MAX_COMPLETION_LENGTH"] == cal["CAL_MAX_NEW_TOKENS"]
+        assert r.temperature == cal["CAL_TEMPERATURE"]
+        assert s["LEARNING_RATE"] >= 1e-4                           # moves a 135M model
+    assert section("laptop", "99_paper_figures")["CLAIMS_REPORT"]
+    ks = [int(k) for k in str(section("laptop", "08_ensemble_passk")["PASS_K"]).split(",")]
+    assert max(ks) <= section("laptop", "07_weight_averaging")["N_SAMPLES"]
+    alphas = [float(a) for a in section("laptop", "07_weight_averaging")["ALPHAS"].split(",")]
+    t = section("laptop", "07_weight_averaging")["FORMAT_THRESHOLD"]
+    assert min(alphas) < -t and max(alphas) > t and 0.0 in alphas and 1.0 in alphas

@@ -15,7 +15,7 @@ from recode_lib.pipeline import PipelineError, run_pipeline
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--profile", default="smoke", help="smoke (CPU, default) or paper (GPUs)")
+    parser.add_argument("--profile", default="smoke", help="smoke (CPU, default), laptop (CPU, ~1 h, learning visible) or paper (GPUs)")
     parser.add_argument("--params", default=None, help="a parameter YAML instead of the profile's")
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 00,05")
     parser.add_argument("--from", dest="from_", default=None, help="start at this notebook number")

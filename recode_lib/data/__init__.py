@@ -9,7 +9,9 @@
 
 Names: humaneval, humanevalplus, mbpp, mbppplus, bigcodebench (subset=full|hard,
 split=complete|instruct), bigcodebench_hard, livecodebench, codecontests_plus, leetcode,
-aime24, microbench, and the math training sets math_train (a public set through `datasets`
+aime24, microbench, easy (the laptop profile's seeded easy tasks, data/easy_tasks.py),
+`calibrated:<profile>` (the problems that profile's calibration kept, 0 < start-model pass rate
+< 1: runs/<profile>/00_data_and_models/calibrated.jsonl), and the math training sets math_train (a public set through `datasets`
 or local files, data/math_train.py) and math_synth (offline, generated; data/math_synth.py).
 Each loader reads the data directory (`data_dir=`, else
 recode_lib.paths.data_dir()) and, when files are missing and `download=True` (the default),
@@ -50,7 +52,9 @@ _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
     "microbench": ("microbench", "load_microbench", {}, ()),
     "math_synth": ("math_synth", "load_math_synth", {}, ()),
     "math_train": ("math_train", "load_math_train", {}, ("DigitalLearningGmbH/MATH-lighteval",)),
+    "easy": ("easy_tasks", "load_easy_tasks", {}, ()),
 }
+CALIBRATED = "calibrated:"     # "calibrated:<profile>": the problems the profile's calibration kept
 
 
 def list_benchmarks() -> list[str]:
@@ -58,6 +62,10 @@ def list_benchmarks() -> list[str]:
 
 
 def _loader(name: str):
+    if name.startswith(CALIBRATED):
+        from recode_lib.data.easy_tasks import load_calibrated
+
+        return load_calibrated, {"profile": name[len(CALIBRATED):]}
     if name not in _REGISTRY:
         raise ValueError(f"unknown benchmark {name!r}; choose from {list_benchmarks()}")
     mod, fn, fixed, _ = _REGISTRY[name]

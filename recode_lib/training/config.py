@@ -62,6 +62,9 @@ class RecodeGRPOConfig(GRPOConfig):
     tool_memory_mb: int = field(default=1024, metadata={"help": "memory of one tool call"})
     tool_max_output_chars: int = field(default=4096, metadata={
         "help": "stdout and stderr of one tool call, each, as returned to the model"})
+    lora: dict | None = field(default=None, metadata={
+        "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
+                "target_modules?}; None trains every weight. final/ is the merged full model"})
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
     num_generations: int | None = 4
     max_completion_length: int | None = 256

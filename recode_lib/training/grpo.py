@@ -57,6 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
+# project fields added after runs were fingerprinted: to_dict leaves them out while unset (None)
+OPTIONAL_FIELDS = ("lora",)
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -127,7 +129,11 @@ class GRPORecipe:
         load_recipe reads back to an equal recipe, and what fingerprints the run."""
         from recode_lib.training.config import PROJECT_FIELDS
 
-        return {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
+        out = {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
+        for k in OPTIONAL_FIELDS:      # unset: left out, so runs trained before it keep their key
+            if out.get(k) is None and k not in self.values:
+                out.pop(k, None)
+        return out
 
     def rm_placement_config(self):
         """The RMPlacement of the rm_* fields."""
@@ -168,6 +174,13 @@ class GRPORecipe:
             raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
         if self.setting != "single" and self.domain != "code":
             raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
+        if self.lora is not None:
+            from recode_lib.training.lora import lora_config
+
+            try:
+                lora_config(self.lora)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
         try:
             self.rm_placement_config().validate()
         except ValueError as exc:
@@ -440,6 +453,10 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     trim_metrics(metrics, int(Path(last).name.split("-")[1]) if last else 0)  # before the store loads
     funcs, setting_kw = setting_parts(recipe, funcs, tok)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
+    if recipe.lora:
+        from recode_lib.training.lora import lora_config
+
+        setting_kw["peft_config"] = lora_config(recipe.lora)
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
                                     train_dataset=dataset, processing_class=tok, callbacks=[cb],
                                     **setting_kw)
@@ -494,13 +511,20 @@ def save_checkpoint_now(trainer) -> Path:
 
 
 def save_final(trainer, tokenizer, final: Path) -> None:
-    """Write <output_dir>/final atomically (a temp folder renamed) with a .complete marker."""
+    """Write <output_dir>/final atomically (a temp folder renamed) with a .complete marker; a
+    LoRA run's final/ is the full model with the adapter merged in (training.lora)."""
     import os
     import shutil
 
+    from recode_lib.training.lora import is_peft, merged_model
+
     tmp = final.with_name(".final.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    trainer.save_model(str(tmp))
+    if is_peft(trainer.model):   # LoRA: the merged full model, loadable like any checkpoint
+        if trainer.accelerator.is_main_process:
+            merged_model(trainer.accelerator.unwrap_model(trainer.model)).save_pretrained(str(tmp))
+    else:
+        trainer.save_model(str(tmp))
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(tmp))
         (tmp / ".complete").write_text(json.dumps({"global_step": trainer.state.global_step}))

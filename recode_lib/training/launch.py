@@ -36,7 +36,7 @@ NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max
                    "BATCH_SIZE": "per_device_train_batch_size",
                    "MAX_COMPLETION_LENGTH": "max_completion_length",
                    "LEARNING_RATE": "learning_rate", "WORKERS": "sandbox_workers",
-                   "CPU_THREADS": "cpu_threads", "SEED": "seed"}
+                   "CPU_THREADS": "cpu_threads", "SEED": "seed", "REASONING": "reasoning"}
 
 
 LAUNCHERS = ("inprocess", "accelerate", "dryrun")

@@ -1,0 +1,224 @@
+"""The laptop profile's report: each claim of issue #16, its numbers with CIs, observed or not.
+
+    from recode_lib.analysis.laptop_report import build_report, write_report
+    report = write_report(paths.runs_dir("laptop"))   # -> 99_paper_figures/laptop_report.{json,md}
+
+Read from result files only (any profile's run folder works; a missing notebook output makes
+its claim "not measured", never an error):
+- learning (claim a): 04_cg_grpo/<variant>/metrics.jsonl (training reward per step) and
+  04_cg_grpo/eval/<model>/summary.json (held-out pass@1 with its bootstrap CI). Training reward
+  rise = mean of the last third of the steps minus the first third, with a bootstrap CI over
+  steps; observed when, for some variant, both the reward rise and held-out pass@1 minus the
+  start model's are > 0 (and `ci_separated` says whether the variant's pass@1 CI lies above the
+  start's point estimate).
+- gate signature (claim b): the additive and gated runs' `<reward>/proc` and `<reward>/out`
+  components, first third vs last third. Observed when additive's R_proc rises by more than
+  `margin` while its R_out changes by less than `margin` (flat), and gated's R_proc rises by less
+  than additive's. 02_reward_model/headline.json's held-out pair accuracy is reported beside it:
+  at or below `rm_chance` (0.55) the RM gives no usable signal and the claim is marked so.
+- extrapolation (claim c): 07_weight_averaging/frontier.json rows: format-error share at
+  |alpha| <= threshold vs beyond, with Wilson 95% intervals over the samples; observed when the
+  share beyond is higher and the intervals do not overlap (`observed_point` when only the point
+  estimates rise).
+It does not run anything and does not draw figures (recode_lib.analysis.plots does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+RM_CHANCE = 0.55
+
+
+def read_json_or_none(path: Path):
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> list:
+    """Wilson score interval of k successes out of n (None for n = 0)."""
+    if n <= 0:
+        return [None, None]
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return [max(0.0, c - h), min(1.0, c + h)]
+
+
+def thirds_rise(values: list[float], n_boot: int = 1000, seed: int = 0) -> dict | None:
+    """Mean of the last third of `values` minus the first third, with a percentile bootstrap CI
+    (each third resampled with replacement); None with fewer than 2 values."""
+    import numpy as np
+
+    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if len(vals) < 2:
+        return None
+    k = max(1, len(vals) // 3)
+    first, last = np.array(vals[:k]), np.array(vals[-k:])
+    rng = np.random.default_rng(seed)
+    boots = [rng.choice(last, last.size).mean() - rng.choice(first, first.size).mean()
+             for _ in range(n_boot)]
+    lo, hi = np.quantile(boots, [0.025, 0.975])
+    return {"first": float(first.mean()), "last": float(last.mean()),
+            "rise": float(last.mean() - first.mean()), "ci": [float(lo), float(hi)],
+            "steps": len(vals), "window": k}
+
+
+def metric_series(run_dir: Path, key: str) -> list[float]:
+    from recode_lib.training.grpo import read_metrics
+
+    return [r[key] for r in read_metrics(run_dir) if isinstance(r.get(key), (int, float))]
+
+
+def claim_learning(run: Path) -> dict:
+    d = run / "04_cg_grpo"
+    evals = {p.parent.name: read_json_or_none(p) for p in sorted((d / "eval").glob("*/summary.json"))
+             if "." not in p.parent.name}
+    start = evals.get("start")
+    variants = sorted(p.parent.name for p in d.glob("*/metrics.jsonl")
+                      if "." not in p.parent.name)      # not runs set aside (<name>.stale-<k>)
+    out = {"claim": "GRPO learns: training reward and held-out pass@1 rise over the start model",
+           "variants": {}}
+    if not variants or not start:
+        return out | {"observed": None, "why": f"no trained runs or no start-model evaluation in {d}"}
+    out["start"] = {"pass@1": start["pass@1"], "ci": start.get("pass@1_ci"),
+                    "n_problems": start.get("n_problems"), "n_samples": start.get("n_samples")}
+    for v in variants:
+        s = evals.get(v)
+        rise = thirds_rise(metric_series(d / v, "reward"))
+        row = {"train_reward": rise}
+        if s:
+            row |= {"pass@1": s["pass@1"], "ci": s.get("pass@1_ci"),
+                    "delta_pass@1": s["pass@1"] - start["pass@1"],
+                    "ci_separated": bool(s.get("pass@1_ci") and s["pass@1_ci"][0] > start["pass@1"])}
+        row["observed"] = bool(rise and rise["rise"] > 0 and s and row["delta_pass@1"] > 0)
+        out["variants"][v] = row
+    out["observed"] = any(r["observed"] for r in out["variants"].values())
+    return out
+
+
+def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) -> dict:
+    d = run / "04_cg_grpo"
+    rm = read_json_or_none(run / "02_reward_model" / "headline.json")
+    out = {"claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
+           "margin": margin, "rm_accuracy": rm.get("accuracy") if rm else None,
+           "rm_n_eval": rm.get("n_eval") if rm else None}
+    out["rm_signal"] = None if not rm or rm.get("accuracy") is None else rm["accuracy"] > rm_chance
+    comp = {}
+    for v in ("additive", "gated"):
+        if (d / v / "metrics.jsonl").is_file():
+            comp[v] = {c: thirds_rise(metric_series(d / v, f"{v}/{c}")) for c in ("proc", "out")}
+    out["components"] = comp
+    if set(comp) != {"additive", "gated"} or not all(comp[v]["proc"] and comp[v]["out"] for v in comp):
+        return out | {"observed": None, "why": f"needs additive and gated runs with proc/out in {d}"}
+    add, gat = comp["additive"], comp["gated"]
+    out["observed"] = bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
+                           and gat["proc"]["rise"] < add["proc"]["rise"])
+    if out["rm_signal"] is False:
+        out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} is at "
+                      f"chance (<= {rm_chance}): R_proc carries no usable signal")
+    return out
+
+
+def claim_extrapolation(run: Path) -> dict:
+    front = read_json_or_none(run / "07_weight_averaging" / "frontier.json")
+    out = {"claim": "merging the two trained endpoints: the format-error share grows for |alpha| "
+                    "beyond the stable range"}
+    if not front or not front.get("rows"):
+        return out | {"observed": None, "why": "no 07_weight_averaging/frontier.json"}
+    rows = front["rows"]
+    t = float(front.get("format_error_rise", {}).get("threshold", 2.0))
+    out["threshold"] = t
+    out["endpoints"] = front.get("endpoints")
+    out["by_alpha"] = [{"alpha": r["alpha"], "format_error": r["format_error"],
+                        "n_samples": r["n_samples"], "pass@1": r.get("pass@1"),
+                        "ci": wilson(r["format_error"] * r["n_samples"], r["n_samples"])}
+                       for r in rows]
+    for side, pick in (("inside", lambda a: abs(a) <= t), ("beyond", lambda a: abs(a) > t)):
+        sel = [r for r in rows if pick(r["alpha"])]
+        n = sum(r["n_samples"] for r in sel)
+        k = sum(r["format_error"] * r["n_samples"] for r in sel)
+        out[side] = {"format_error": k / n if n else None, "n_samples": n, "ci": wilson(k, n)}
+    if out["inside"]["n_samples"] == 0 or out["beyond"]["n_samples"] == 0:
+        return out | {"observed": None, "why": f"no alphas on both sides of |alpha| = {t}"}
+    out["observed_point"] = out["beyond"]["format_error"] > out["inside"]["format_error"]
+    out["observed"] = bool(out["observed_point"] and out["beyond"]["ci"][0] > out["inside"]["ci"][1])
+    return out
+
+
+def build_report(run_dir) -> dict:
+    run = Path(run_dir)
+    return {"run_dir": str(run), "claims": {"learning": claim_learning(run),
+                                            "gate_signature": claim_gate(run),
+                                            "extrapolation": claim_extrapolation(run)}}
+
+
+def fmt(x, nd=3):
+    return "n/a" if x is None else f"{x:.{nd}f}"
+
+
+def fmt_ci(ci):
+    return "n/a" if not ci or ci[0] is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def verdict(c: dict) -> str:
+    return {True: "observed", False: "NOT observed", None: "not measured"}[c.get("observed")]
+
+
+def report_markdown(rep: dict) -> str:
+    lines = [f"# Laptop profile report ({rep['run_dir']})", ""]
+    a = rep["claims"]["learning"]
+    lines += [f"## (a) {a['claim']}: **{verdict(a)}**", ""]
+    if a.get("start"):
+        lines.append(f"- start model held-out pass@1 {fmt(a['start']['pass@1'])} "
+                     f"CI {fmt_ci(a['start']['ci'])} ({a['start']['n_problems']} problems, "
+                     f"{a['start']['n_samples']} samples)")
+    for v, r in a["variants"].items():
+        tr = r.get("train_reward") or {}
+        lines.append(f"- {v}: training reward {fmt(tr.get('first'))} -> {fmt(tr.get('last'))} "
+                     f"(rise {fmt(tr.get('rise'))} CI {fmt_ci(tr.get('ci'))}, {tr.get('steps')} steps); "
+                     f"held-out pass@1 {fmt(r.get('pass@1'))} CI {fmt_ci(r.get('ci'))}, "
+                     f"delta {fmt(r.get('delta_pass@1'))}; CI above start: {r.get('ci_separated')}")
+    if a.get("why"):
+        lines.append(f"- {a['why']}")
+    g = rep["claims"]["gate_signature"]
+    lines += ["", f"## (b) {g['claim']}: **{verdict(g)}**", "",
+              f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
+              f"(n={g.get('rm_n_eval')}); usable signal: {g.get('rm_signal')}"]
+    for v, comp in g.get("components", {}).items():
+        for c, s in comp.items():
+            if s:
+                lines.append(f"- {v} R_{c}: {fmt(s['first'])} -> {fmt(s['last'])} "
+                             f"(rise {fmt(s['rise'])} CI {fmt_ci(s['ci'])})")
+    if g.get("why"):
+        lines.append(f"- {g['why']}")
+    e = rep["claims"]["extrapolation"]
+    lines += ["", f"## (c) {e['claim']}: **{verdict(e)}**", ""]
+    for side in ("inside", "beyond"):
+        if e.get(side):
+            lines.append(f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error "
+                         f"share {fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} "
+                         f"({e[side]['n_samples']} samples)")
+    for r in e.get("by_alpha", []):
+        lines.append(f"  - alpha {r['alpha']:+.2f}: format errors {fmt(r['format_error'])} "
+                     f"CI {fmt_ci(r['ci'])}, pass@1 {fmt(r['pass@1'])}")
+    if e.get("why"):
+        lines.append(f"- {e['why']}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(run_dir, out_dir=None) -> dict:
+    """build_report(run_dir) written to out_dir (default run_dir/99_paper_figures) as
+    laptop_report.json and laptop_report.md; returns the report."""
+    from recode_lib.jsonl import write_json_atomic
+
+    rep = build_report(run_dir)
+    out = Path(out_dir) if out_dir else Path(run_dir) / "99_paper_figures"
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "laptop_report.json", rep)
+    tmp = out / ".laptop_report.md.tmp"
+    tmp.write_text(report_markdown(rep))
+    tmp.replace(out / "laptop_report.md")
+    return rep

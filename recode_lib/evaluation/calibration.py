@@ -1,0 +1,120 @@
+"""Calibrate candidate problems to a model: keep those it solves sometimes (0 < pass rate < 1).
+
+    from recode_lib.evaluation.calibration import calibrate, read_rates
+    cal = calibrate("smollm2", candidates, out_dir=RUN / "00_data_and_models" / "calibration",
+                    sampling=SamplingConfig(temperature=0.9, n=8, max_new_tokens=128),
+                    reasoning=False)
+    cal.kept          # list[Problem]: 0 < pass rate < 1 (lo < rate < hi), candidates' order
+    cal.rates         # {problem_id: pass rate}; also out_dir/rates.jsonl, one line per candidate
+
+Code-RL practice filters training problems by the start model's pass rate (DeepCoder,
+Skywork-OR1); paper B finds its frontier only "as long as problem difficulty is tuned to model
+capability". A problem every sample solves or none does gives GRPO a zero advantage, so it
+teaches nothing. The sampling is recode_lib.evaluation.codegen.evaluate (its samples.jsonl in
+out_dir/samples is the cache, so a re-run, or a larger candidate list, only samples what is
+missing; progress bars come from there), and rates.jsonl records {id, source, n, passed, rate,
+kept}. It does not split kept problems into train and held-out sets (the caller does, e.g.
+recode_lib.data.split) and does not generate candidates (recode_lib.data.easy_tasks does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Calibration:
+    kept: list
+    rates: dict[str, float]
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (passed, n)
+    path: Path | None = None
+
+
+def pass_counts(samples: list[dict]) -> dict[str, tuple[int, int]]:
+    """{problem_id: (samples passed, samples)} of evaluate's samples.jsonl records."""
+    out: dict[str, list[int]] = {}
+    for r in samples:
+        c = out.setdefault(r["problem_id"], [0, 0])
+        c[0] += r["status"] == "passed"
+        c[1] += 1
+    return {k: (a, b) for k, (a, b) in out.items()}
+
+
+def keep(rate: float, lo: float = 0.0, hi: float = 1.0) -> bool:
+    """lo < rate < hi: sometimes solved (the default keeps 0 < rate < 1)."""
+    return lo < rate < hi
+
+
+def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
+              backend: str = "hf", generator_kwargs: dict | None = None, workers: int | None = None,
+              lo: float = 0.0, hi: float = 1.0, generator=None) -> Calibration:
+    """Sample `model` sampling.n times per candidate (resumable), write out_dir/rates.jsonl and
+    return the candidates with lo < pass rate < hi. ValueError for n < 2 (a rate of one sample
+    is 0 or 1: nothing could be kept)."""
+    from recode_lib.evaluation.codegen import as_problems, evaluate
+    from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
+
+    if sampling.n < 2:
+        raise ValueError(f"calibrate: sampling.n must be >= 2 to measure a pass rate, got {sampling.n}")
+    if not 0.0 <= lo < hi <= 1.0:
+        raise ValueError(f"calibrate: need 0 <= lo < hi <= 1, got lo={lo}, hi={hi}")
+    problems = as_problems(candidates)
+    out = Path(out_dir)
+    evaluate(model, problems, backend=backend, sampling=sampling, out_dir=out / "samples",
+             k=(1,), reasoning=reasoning, generator_kwargs=generator_kwargs, workers=workers,
+             early_stop=True, generator=generator, on_config_change="set_aside")
+    wanted = {p.id for p in problems}
+    counts = {k: v for k, v in pass_counts(read_jsonl(out / "samples" / "samples.jsonl")).items()
+              if k in wanted}
+    rates = {pid: counts[pid][0] / counts[pid][1] for pid in counts}
+    kept = [p for p in problems if keep(rates[p.id], lo, hi)]
+    path = write_jsonl_atomic(out / "rates.jsonl", [
+        {"id": p.id, "source": p.source, "n": counts[p.id][1], "passed": counts[p.id][0],
+         "rate": rates[p.id], "kept": keep(rates[p.id], lo, hi)} for p in problems])
+    return Calibration(kept, rates, counts, path)
+
+
+def easiest(problems, n: int) -> list:
+    """The n problems with the shortest reference solution (else prompt): a proxy for "easy"
+    on benchmarks without a difficulty label (MBPP+, HumanEval+); ties keep the input order."""
+    def size(p):
+        return len((p.reference_solution or "").strip() or p.prompt)
+    return sorted(problems, key=size)[:max(0, int(n))]
+
+
+def candidate_problems(n_easy: int, seed: int = 0, easiest_from=("mbppplus", "humanevalplus"),
+                       n_easiest: int = 0, log=print) -> list:
+    """Calibration candidates: n_easy seeded easy tasks (recode_lib.data.easy_tasks) and the
+    n_easiest easiest problems of each benchmark in easiest_from whose files are present (a
+    missing one is skipped with a printed line: the shared data is optional)."""
+    from recode_lib.data import available_benchmarks, load_benchmark
+    from recode_lib.data.easy_tasks import generate_easy_tasks
+
+    out = list(generate_easy_tasks(n_easy, seed)) if n_easy else []
+    if n_easiest:
+        present = set(available_benchmarks())
+        for name in easiest_from:
+            if name not in present:
+                log(f"calibration candidates: {name} is not available locally; skipped")
+                continue
+            out.extend(easiest(load_benchmark(name), n_easiest))
+    return out
+
+
+def write_calibrated(cal: Calibration, path, seed: int = 0, max_keep: int | None = None) -> Path:
+    """Write the kept problems (seeded shuffle, so any train/held-out cut mixes sources and
+    templates; at most max_keep) as problem jsonl: what `calibrated:<profile>` loads."""
+    import random
+
+    from recode_lib.jsonl import write_jsonl_atomic
+
+    kept = list(cal.kept)
+    random.Random(f"calibrated:{seed}").shuffle(kept)
+    kept = kept[:max_keep] if max_keep else kept
+    rows = []
+    for p in kept:
+        d = p.to_dict()
+        d["metadata"] = {**d.get("metadata", {}), "start_pass_rate": cal.rates[p.id]}
+        rows.append(d)
+    return write_jsonl_atomic(path, rows)

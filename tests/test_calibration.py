@@ -1,0 +1,87 @@
+"""Calibration keeps the problems the model solves sometimes, records every rate, and resumes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recode_lib.data.easy_tasks import generate_easy_tasks
+from recode_lib.evaluation.calibration import (Calibration, calibrate, candidate_problems, easiest,
+                                               write_calibrated)
+from recode_lib.generation import Completion, Generator, SamplingConfig
+
+PROBS = generate_easy_tasks(3, seed=0, kinds=("call",))
+
+
+class ByIndex(Generator):
+    """Problem 0: sample 0 right, others wrong; problem 1: always right; problem 2: never."""
+
+    backend = "scripted"
+    model = "scripted"
+
+    def __init__(self):
+        self.asked = 0
+
+    def generate_samples(self, requests, sampling, callback=None, progress=False):
+        out = []
+        for j, r in enumerate(requests):
+            i = next(i for i, p in enumerate(PROBS) if p.prompt in r.messages[-1]["content"])
+            p = PROBS[i]
+            right = (i == 0 and r.index == 0) or i == 1
+            code = p.reference_solution if right else f"def {p.entry_point}(*a):\n    return None\n"
+            comp = Completion(f"```python\n{code}```", n_tokens=10, finish_reason="stop")
+            self.asked += 1
+            out.append(comp)
+            if callback:
+                callback(j, comp)
+        return out
+
+
+def test_keeps_sometimes_solved_records_rates_and_resumes(tmp_path):
+    gen = ByIndex()
+    cal = calibrate("scripted", PROBS, out_dir=tmp_path / "cal", generator=gen, workers=2,
+                    sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16), reasoning=False)
+    assert [p.id for p in cal.kept] == [PROBS[0].id]
+    assert cal.rates == {PROBS[0].id: 0.25, PROBS[1].id: 1.0, PROBS[2].id: 0.0}
+    rows = [json.loads(line) for line in (tmp_path / "cal" / "rates.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["passed"], r["n"], r["kept"]) for r in rows] == [
+        (PROBS[0].id, 1, 4, True), (PROBS[1].id, 4, 4, False), (PROBS[2].id, 0, 4, False)]
+    asked = gen.asked
+    again = calibrate("scripted", PROBS, out_dir=tmp_path / "cal", generator=gen, workers=2,
+                      sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16), reasoning=False)
+    assert gen.asked == asked == 12 and again.rates == cal.rates        # nothing sampled twice
+    path = write_calibrated(cal, tmp_path / "calibrated.jsonl")
+    [row] = [json.loads(line) for line in path.read_text().splitlines()]
+    assert row["id"] == PROBS[0].id and row["metadata"]["start_pass_rate"] == 0.25
+
+
+def test_one_sample_cannot_measure_a_rate(tmp_path):
+    with pytest.raises(ValueError, match="n must be >= 2"):
+        calibrate("scripted", PROBS, out_dir=tmp_path, generator=ByIndex(),
+                  sampling=SamplingConfig(n=1))
+
+
+def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
+    from recode_lib.data import load_benchmark
+    from recode_lib.data._io import DataError
+
+    monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path))
+    with pytest.raises(DataError, match="CALIBRATE"):
+        load_benchmark("calibrated:lap")
+    cal = Calibration(kept=PROBS, rates={p.id: 0.5 for p in PROBS})
+    write_calibrated(cal, tmp_path / "lap" / "00_data_and_models" / "calibrated.jsonl", seed=1)
+    got = load_benchmark("calibrated:lap")
+    assert sorted(p.id for p in got) == sorted(p.id for p in PROBS)
+    assert len(load_benchmark("calibrated:lap", limit=2)) == 2
+
+
+def test_candidates_and_easiest(shared_data_dir):
+    c = candidate_problems(4, n_easiest=2, easiest_from=("mbppplus", "no_such_benchmark"),
+                           log=lambda *_: None)
+    assert [p.source for p in c] == ["easy"] * 4 + ["mbppplus"] * 2
+    from recode_lib.data import load_benchmark
+    mb = load_benchmark("mbppplus")
+    e = easiest(mb, 3)
+    assert max(len(p.reference_solution) for p in e) <= min(
+        len(p.reference_solution) for p in mb if p not in e)

@@ -1,0 +1,77 @@
+"""The laptop report reads result files and states each #16 claim honestly (fixtures)."""
+
+from __future__ import annotations
+
+import json
+
+from recode_lib.analysis.laptop_report import build_report, thirds_rise, wilson, write_report
+
+
+def _jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _json(path, obj):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj))
+
+
+def make_run(root, *, learn=True, hack=True, rm_acc=0.8, fmt_beyond=0.6):
+    d = root / "04_cg_grpo"
+    for v in ("outcome_only", "gated", "additive"):
+        rows = []
+        for s in range(1, 10):
+            out = 0.2 + (0.05 * s if learn and v != "additive" else 0.0)
+            proc = 0.1 + (0.08 * s if hack and v == "additive" else 0.0)
+            rows.append({"step": s, "reward": out + proc, f"{v}/out": out, f"{v}/proc": proc})
+        _jsonl(d / v / "metrics.jsonl", rows)
+        p = 0.5 if learn and v != "additive" else 0.3
+        _json(d / "eval" / v / "summary.json", {"pass@1": p, "pass@1_ci": [p - 0.1, p + 0.1],
+                                               "n_problems": 10, "n_samples": 40})
+    _json(d / "eval" / "start" / "summary.json", {"pass@1": 0.3, "pass@1_ci": [0.2, 0.4],
+                                                 "n_problems": 10, "n_samples": 40})
+    _json(root / "02_reward_model" / "headline.json", {"accuracy": rm_acc, "n_eval": 20})
+    rows = [{"alpha": a, "format_error": (fmt_beyond if abs(a) > 2 else 0.05), "n_samples": 40,
+             "pass@1": 0.3} for a in (-3.0, 0.0, 0.5, 1.0, 3.0)]
+    _json(root / "07_weight_averaging" / "frontier.json",
+          {"rows": rows, "format_error_rise": {"threshold": 2.0}, "endpoints": {"source": "sweep"}})
+
+
+def test_claims_observed_when_the_files_show_them(tmp_path):
+    make_run(tmp_path)
+    _jsonl(tmp_path / "04_cg_grpo" / "gated.stale-0" / "metrics.jsonl", [{"step": 1, "reward": 9}])
+    rep = write_report(tmp_path)
+    c = rep["claims"]
+    assert c["learning"]["observed"] and c["learning"]["variants"]["gated"]["ci_separated"]
+    assert not c["learning"]["variants"]["additive"]["observed"]
+    assert set(c["learning"]["variants"]) == {"gated", "outcome_only", "additive"}   # no stale runs
+    assert c["gate_signature"]["observed"] and c["gate_signature"]["rm_signal"]
+    assert c["extrapolation"]["observed"]
+    md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
+    assert md.count("**observed**") == 3
+    assert json.loads((tmp_path / "99_paper_figures" / "laptop_report.json").read_text()) == rep
+
+
+def test_claims_not_observed_are_said_so(tmp_path):
+    make_run(tmp_path, learn=False, hack=False, rm_acc=0.5, fmt_beyond=0.05)
+    c = build_report(tmp_path)["claims"]
+    assert c["learning"]["observed"] is False
+    assert c["gate_signature"]["observed"] is False and c["gate_signature"]["rm_signal"] is False
+    assert "chance" in c["gate_signature"]["why"]
+    assert c["extrapolation"]["observed"] is False and c["extrapolation"]["observed_point"] is False
+
+
+def test_missing_results_are_not_measured(tmp_path):
+    c = build_report(tmp_path)["claims"]
+    assert all(v["observed"] is None for v in c.values())
+    write_report(tmp_path)
+    assert "not measured" in (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
+
+
+def test_rise_and_interval_helpers():
+    r = thirds_rise([0, 0, 0, 1, 1, 1])
+    assert r["rise"] == 1.0 and r["ci"] == [1.0, 1.0] and r["window"] == 2
+    assert thirds_rise([1.0]) is None
+    lo, hi = wilson(5, 10)
+    assert lo < 0.5 < hi and wilson(0, 0) == [None, None]
