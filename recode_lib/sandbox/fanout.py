@@ -40,10 +40,12 @@ This module does not validate records (records.py) nor judge them (pool.py, verd
 from __future__ import annotations
 
 import math
+import os
 
 DEFAULT_RETRIES = 2          # Ray re-runs a chunk whose worker process or node died this often
 MAX_DEFAULT_CHUNK = 64
 CHUNKS_PER_SLOT = 4
+AGENT_TIMEOUT_MS = 120_000   # "local": RAY_agent_register_timeout_ms unless already set
 
 
 class RayFanoutError(RuntimeError):
@@ -69,6 +71,8 @@ def connect(address: str):
     if ray.is_initialized():
         return ray
     if address == "local":
+        # a busy machine can start Ray's agents slower than the raylet's default wait
+        os.environ.setdefault("RAY_agent_register_timeout_ms", str(AGENT_TIMEOUT_MS))
         ray.init(include_dashboard=False)
     else:
         ray.init(address=address)
