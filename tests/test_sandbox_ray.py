@@ -66,20 +66,11 @@ def verdicts(results):
 def cluster():
     if ray is None:
         pytest.skip("ray is not installed (the `scale` extra: pip install 'recode[scale]')")
-    import os
+    from recode_lib.sandbox.fanout import start_local
 
-    from recode_lib.sandbox.fanout import AGENT_TIMEOUT_MS
-
-    os.environ.setdefault("RAY_agent_register_timeout_ms", str(AGENT_TIMEOUT_MS))
     started = not ray.is_initialized()
-    for attempt in range(2 if started else 0):   # a loaded machine can miss Ray's 30 s start
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-            break
-        except Exception:
-            ray.shutdown()
-            if attempt:
-                raise
+    if started:
+        start_local(num_cpus=2)
     yield ray
     if started:
         ray.shutdown()

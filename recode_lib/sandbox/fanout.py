@@ -40,12 +40,11 @@ This module does not validate records (records.py) nor judge them (pool.py, verd
 from __future__ import annotations
 
 import math
-import os
 
 DEFAULT_RETRIES = 2          # Ray re-runs a chunk whose worker process or node died this often
 MAX_DEFAULT_CHUNK = 64
 CHUNKS_PER_SLOT = 4
-AGENT_TIMEOUT_MS = 120_000   # "local": RAY_agent_register_timeout_ms unless already set
+START_ATTEMPTS = 3            # local cluster starts tried (see start_local)
 
 
 class RayFanoutError(RuntimeError):
@@ -71,11 +70,26 @@ def connect(address: str):
     if ray.is_initialized():
         return ray
     if address == "local":
-        # a busy machine can start Ray's agents slower than the raylet's default wait
-        os.environ.setdefault("RAY_agent_register_timeout_ms", str(AGENT_TIMEOUT_MS))
-        ray.init(include_dashboard=False)
+        start_local()
     else:
         ray.init(address=address)
+    return ray
+
+
+def start_local(num_cpus: int | None = None, attempts: int = START_ATTEMPTS):
+    """ray.init() a cluster on this machine (no dashboard), retried: on a loaded machine the
+    raylet can give up on its dashboard agent's port file after a hard-coded 15 s (ray issue
+    #65983: "The current node timed out during startup"). Returns the ray module."""
+    ray = import_ray()
+    for attempt in range(attempts):
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+            return ray
+        except Exception as exc:
+            ray.shutdown()
+            if attempt + 1 == attempts or "timed out during startup" not in str(exc):
+                raise
+            print(f"ray: local cluster did not start ({exc}); retrying")
     return ray
 
 
