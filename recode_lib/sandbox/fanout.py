@@ -129,7 +129,11 @@ def execute_on_ray(records: list, address: str, *, workers: int | None = None, c
         raise ValueError(f"workers must be at least 1, got {workers}")
     per_task = workers or 1
     ray = connect(address)
-    slots = max(1, int(ray.cluster_resources().get("CPU", 1)) // per_task)
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if per_task > cpus:
+        raise ValueError(f"workers={per_task} per Ray task, but the cluster at {address!r} has "
+                         f"{cpus} CPU(s): no task could be scheduled")
+    slots = max(1, cpus // per_task)
     size = chunk_size or default_chunk_size(len(records), slots)
     bounds = chunk_bounds(len(records), size)
     remote = ray.remote(task).options(num_cpus=per_task, max_retries=retries,
@@ -153,6 +157,8 @@ def execute_on_ray(records: list, address: str, *, workers: int | None = None, c
                     if not isinstance(chunk, list) or len(chunk) != hi - lo:
                         raise RuntimeError(f"expected {hi - lo} results, got "
                                            f"{len(chunk) if isinstance(chunk, list) else chunk!r:.80}")
+                    if [r.get("id") for r in chunk] != [r.get("id") for r in records[lo:hi]]:
+                        raise RuntimeError("the results' ids are not the chunk's ids, in order")
                 except Exception as exc:   # named below, after every other chunk is delivered
                     failures.append((ci, lo, hi, exc))
                     continue
@@ -162,6 +168,10 @@ def execute_on_ray(records: list, address: str, *, workers: int | None = None, c
                         on_result(res)
                 if bar is not None:
                     bar.update(hi - lo)
+    except BaseException:   # interrupted (or on_result raised): stop the chunks still queued
+        for ref in pending:
+            ray.cancel(ref)
+        raise
     finally:
         if bar is not None:
             bar.close()
