@@ -222,6 +222,8 @@ def test_a_dying_task_is_named_by_its_chunk_and_the_others_are_delivered(cluster
                        task=dies_on_r4, on_result=lambda r: delivered.append(r["id"]))
     msg = str(err.value)
     assert "1 of 3 sandbox chunks failed" in msg
+    with pytest.raises(ValueError, match="workers=3 per Ray task, but the cluster"):
+        execute_many(RECORDS[:1], config=CFG, ray="local", workers=3)   # never schedulable
     assert "chunk 1 of 3 (records 3..5, ids 'r3'..'r5')" in msg
     assert sorted(delivered) == ["r0", "r1", "r2", "r6", "r7"]
 
