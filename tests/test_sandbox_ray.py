@@ -122,6 +122,37 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path, cap
     assert "recode[scale]" in capsys.readouterr().err
 
 
+def test_a_local_cluster_that_times_out_at_startup_is_retried(monkeypatch):
+    """Ray's raylet gives up on its agent after a hard-coded 15 s on a loaded machine."""
+    from recode_lib.sandbox import fanout
+
+    class FakeRay:
+        def __init__(self, failures, message="The current node timed out during startup."):
+            self.failures, self.message, self.calls, self.shutdowns = failures, message, 0, 0
+
+        def init(self, **kw):
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise Exception(self.message)
+
+        def shutdown(self):
+            self.shutdowns += 1
+
+    fake = FakeRay(failures=2)
+    monkeypatch.setattr(fanout, "import_ray", lambda: fake)
+    assert fanout.start_local(num_cpus=2) is fake and (fake.calls, fake.shutdowns) == (3, 2)
+    fake = FakeRay(failures=3)
+    monkeypatch.setattr(fanout, "import_ray", lambda: fake)
+    with pytest.raises(Exception, match="timed out during startup"):
+        fanout.start_local(num_cpus=2)
+    assert fake.calls == fanout.START_ATTEMPTS
+    fake = FakeRay(failures=1, message="some other error")             # not retried
+    monkeypatch.setattr(fanout, "import_ray", lambda: fake)
+    with pytest.raises(Exception, match="some other error"):
+        fanout.start_local()
+    assert fake.calls == 1
+
+
 def test_evalspec_carries_ray_to_the_single_setting_only():
     from recode_lib.evaluation.spec import EvalSpec
 
