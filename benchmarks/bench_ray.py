@@ -66,6 +66,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=60, help="records")
     ap.add_argument("--ray-cpus", default="1,2", help="Ray cluster sizes (CPUs) to run")
     ap.add_argument("--chunk-size", type=int, default=None, help="records per Ray task")
+    ap.add_argument("--start-attempts", type=int, default=6,
+                    help="tries to start each local Ray cluster (a loaded machine can miss Ray's "
+                    "15 s agent wait)")
     args = ap.parse_args()
     import ray
 
@@ -80,7 +83,7 @@ def main() -> None:
     rows = [(f"local pool ({args.workers} workers)", t_local, rate_local, None)]
     for k in [int(x) for x in args.ray_cpus.split(",") if x.strip()]:
         t0 = time.perf_counter()
-        start_local(num_cpus=k)
+        start_local(num_cpus=k, attempts=args.start_attempts)
         t_init = time.perf_counter() - t0
         try:
             t_cold, cold = timed(lambda: execute_many(recs, ray="local", workers=1,

@@ -66,11 +66,18 @@ def verdicts(results):
 def cluster():
     if ray is None:
         pytest.skip("ray is not installed (the `scale` extra: pip install 'recode[scale]')")
-    from recode_lib.sandbox.fanout import start_local
+    from recode_lib.sandbox.fanout import START_ATTEMPTS, start_local
 
     started = not ray.is_initialized()
     if started:
-        start_local(num_cpus=2)
+        try:
+            start_local(num_cpus=2)
+        except Exception as exc:   # not our code: Ray's own start on an overloaded machine
+            if "timed out during startup" not in str(exc):
+                raise
+            pytest.skip(f"the local Ray cluster did not start in {START_ATTEMPTS} attempts on this "
+                        f"loaded machine (ray issue #65983: the raylet waits a hard-coded 15 s "
+                        f"for its agent): {exc}")
     yield ray
     if started:
         ray.shutdown()
