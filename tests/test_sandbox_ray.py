@@ -40,7 +40,7 @@ PROGRAMS = [   # (code, tests[, time limit]): ordinary and hostile submissions, 
     ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
      "def f(x):\n    time.sleep(60)\n", CALL),
     ("def f(x):\n    a = []\n    while True:\n        a.append(' ' * 10 ** 6)\n", CALL, 10),
-    ("import sys\nwhile True:\n    sys.stdout.write('x' * 10 ** 6)\n", STDIO),
+    ("import sys\nwhile True:\n    sys.stdout.write('x' * 10 ** 6)\n", STDIO, 10),   # output cap
     ("import os\ndef f(x):\n    os._exit(0)\n", CALL),
     ("class Eq:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return Eq()\n", CALL),
     ("import os\ndef f(x):\n    for fd in range(64):\n        try:\n            os.write(fd, "
