@@ -9,8 +9,9 @@ and the generation/launch backends shrunk, so every paper-only path runs on CPU 
 It is derived from paper.yaml by a function, so it cannot drift: a key paper.yaml adds is
 carried over unchanged unless a rule below shrinks it, and `changed_keys` lists what differs.
 The rules (SHRINK):
-- models: every model key (MODEL, GENERATOR_MODEL, SECOND_GENERATOR, JUDGE_MODEL) -> the given
-  tiny model (the 7B/32B/70B stand-in), "rules"/"" kept;
+- models: every model key (MODEL, GENERATOR_MODEL, SECOND_GENERATOR, JUDGE_MODEL, TRANSFER_MODEL)
+  -> the given tiny model (the 7B/32B/70B/4B stand-in; 04's cross-model RM transfer run then
+  trains it with cg_grpo_transfer_paper), "rules"/"" kept;
 - generation: backend "vllm" -> "vllm_standin" (the vllm backend's request building with a
   transformers engine, recode_lib.generation.vllm_standin);
 - launch: LAUNCHER "accelerate" -> "dryrun" (recode_lib.training.launch: the accelerate
@@ -34,7 +35,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL")
+MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
 BACKEND_MAP = {"vllm": "vllm_standin"}
 LAUNCHER_MAP = {"accelerate": "dryrun"}

@@ -118,6 +118,25 @@ def test_paper_profile_dryrun_executes(nb, dryrun):
     assert (run / nb.stem / "headline.json").is_file()
 
 
+@pytest.mark.notebooks
+def test_dryrun_trains_and_evaluates_the_cross_model_transfer(dryrun, tiny_model_dir):
+    """04's paper branch: TRANSFER_MODEL (the 4B stand-in) trained with cg_grpo_transfer_paper
+    and 02's RM; 05 puts it and its start model in the headline table."""
+    run, error = dryrun
+    h4_path, h5_path = run / "04_cg_grpo" / "headline.json", run / "05_codegen_eval" / "headline.json"
+    if not h5_path.is_file():
+        pytest.fail(f"05 did not finish; the dry run stopped earlier: {error}")
+    h4, h5 = json.loads(h4_path.read_text()), json.loads(h5_path.read_text())
+    t = h4["transfer"]
+    assert t["model"] == str(tiny_model_dir) and t["recipe"] == "cg_grpo_transfer_paper"
+    assert t["reward"] == "gated" and t["steps"] >= 1
+    assert t["rm_path"].endswith("02_reward_model/rm") and t["rm_policy"] == str(tiny_model_dir)
+    assert {"transfer", "transfer_start"} <= set(h4["pass@1"])
+    assert h5["policies"][-2:] == ["transfer_start", "transfer"]
+    assert h5["transfer"]["model"] == t["model"] and h5["transfer"]["final"] == t["final"]
+    assert set(h5["table"]["transfer"]) == set(h5["benchmarks"])
+
+
 GRPO_NOTEBOOKS = ("04_cg_grpo", "06_strictness_sweep", "09_repair", "10_math_domain")
 
 
@@ -179,8 +198,8 @@ def test_launch_configs_load_and_validate(tmp_path):
         check_launch_configs(tmp_path / "acc.yaml")
 
 
-@pytest.mark.parametrize("recipe", ["cg_grpo_paper", "strictness_paper", "math_paper",
-                                    "repair_paper"])
+@pytest.mark.parametrize("recipe", ["cg_grpo_paper", "cg_grpo_transfer_paper", "strictness_paper",
+                                    "math_paper", "repair_paper"])
 def test_paper_recipe_builds_its_grpo_config_with_vllm_on(recipe, tmp_path):
     """Every paper key reaches GRPOConfig; on CPU only use_cpu and bf16 differ."""
     from recode_lib.training.grpo import load_recipe

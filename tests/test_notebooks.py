@@ -135,6 +135,7 @@ def _check_04(h):
     assert h["variants"] == ["gated", "outcome_only"] and h["n_train"] == h["n_eval"] == 2
     assert h["steps"] == {"gated": 1, "outcome_only": 1}
     assert set(h["pass@1"]) == {"start", "gated", "outcome_only"}
+    assert h["transfer"] is None                      # the cross-model transfer is off here
     assert all(_rate(v) for v in h["pass@1"].values())
 
 
@@ -146,6 +147,7 @@ def _check_05(h):
         assert sum(r[o] for o in OUTCOMES) == pytest.approx(1.0)
     # ReCode's headline table: start model and every 04 variant on every benchmark
     assert h["policies"] == ["start", "outcome_only", "gated"] and h["baseline"] == "outcome_only"
+    assert h["transfer"] is None
     assert h["benchmarks"] == ["humanevalplus", "mbppplus", "microbench"]
     for p in h["policies"]:
         assert set(h["table"][p]) == set(h["benchmarks"])

@@ -1,8 +1,9 @@
-"""`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] [--setting single|tool|agentic] ...`.
+"""`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] [--setting single|tool|agentic] [--ray ADDRESS] ...`.
 
 The argument half of recode_lib.evaluation: builds the EvalSpec (sampling, backend options,
 limits; recode_lib.evaluation.spec), loads the benchmark, prints pass@k with its CI, the outcome
-classes and where the results are (default runs/cli/eval/<benchmark>/<model>).
+classes and where the results are (default runs/cli/eval/<benchmark>/<model>). `--ray ADDRESS`
+executes the samples on a Ray cluster (recode_lib.sandbox.fanout; single setting).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.cli import CliError
+from recode_lib.cli.sandbox import add_ray_arguments, check_ray_arguments
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.jsonl import JsonlError
 
@@ -49,6 +51,7 @@ def add_arguments(parser) -> None:
                         help="tool/agentic: seconds per tool call")
     parser.add_argument("--tool-max-output", type=int, default=4096,
                         help="tool/agentic: stdout/stderr characters returned per tool call")
+    add_ray_arguments(parser)
     parser.add_argument("--data-dir", help="benchmark files (default RECODE_DATA_DIR or "
                         "../shared/data)")
 
@@ -58,12 +61,14 @@ def run(args) -> int:
 
     from recode_lib.generation import GenerationError
     from recode_lib.models import ModelError
+    from recode_lib.sandbox import RayFanoutError
     from recode_lib.paths import runs_dir
 
     try:
         from recode_lib.data import load_benchmark
     except ImportError as exc:
         raise CliError(f"benchmark loaders unavailable: {exc}") from None
+    check_ray_arguments(args)
     try:
         temperature = args.temperature if args.temperature is not None else \
             (0.0 if args.n == 1 else 0.8)
@@ -76,7 +81,8 @@ def run(args) -> int:
                         setting=args.setting, max_turns=args.max_turns,
                         max_tool_calls=args.max_tool_calls,
                         tool_time_limit_s=args.tool_time_limit,
-                        tool_max_output_chars=args.tool_max_output)
+                        tool_max_output_chars=args.tool_max_output,
+                        ray=args.ray, chunk_size=args.chunk_size)
         sampling = spec.sampling()
         problems = load_benchmark(args.benchmark, limit=args.limit, data_dir=args.data_dir)
     except (ValueError, KeyError, OSError) as exc:
@@ -85,7 +91,7 @@ def run(args) -> int:
     out = Path(args.out) if args.out else runs_dir("cli") / "eval" / args.benchmark / slug
     try:
         s = spec.evaluate(args.model, problems, out, benchmark=args.benchmark)
-    except (ValueError, JsonlError, ModelError, GenerationError) as exc:
+    except (ValueError, JsonlError, ModelError, GenerationError, RayFanoutError) as exc:
         raise CliError(str(exc)) from None
     print(f"{args.benchmark} ({s['setting']} setting): {s['n_problems']} problems x {sampling.n} samples "
           f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})")

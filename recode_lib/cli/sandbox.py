@@ -1,4 +1,4 @@
-"""`recode sandbox IN.jsonl --out OUT.jsonl [--workers N]`: execute submissions from a jsonl file.
+"""`recode sandbox IN.jsonl --out OUT.jsonl [--workers N] [--ray ADDRESS]`: execute submissions from a jsonl file.
 
 Each input line is a record {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} (see
 recode_lib/sandbox/records.py); each output line is the result {"id", "status", "outcome",
@@ -6,7 +6,10 @@ recode_lib/sandbox/records.py); each output line is the result {"id", "status", 
 for call and stdio tests). Resumable: ids already in OUT are skipped
 and results are appended (fsynced) as they finish, so an interrupted run loses nothing. Every
 record is validated before anything runs; a bad one stops the command with an error naming
-the file, line and field. Duplicate ids in IN are an error too.
+the file, line and field. Duplicate ids in IN are an error too. With `--ray ADDRESS` (local,
+auto, ray://host:port; the `scale` extra) the records run as Ray tasks of `--chunk-size`
+records on the cluster's nodes (recode_lib.sandbox.fanout), each with `--workers` sandbox
+workers (default 1); results are appended as each chunk finishes, same verdicts and resume.
 """
 
 from __future__ import annotations
@@ -30,6 +33,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-mb", type=int, default=None,
                         help="default memory limit in MiB (a record's own wins)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_ray_arguments(parser)
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """--ray / --chunk-size (also `recode eval`'s)."""
+    parser.add_argument("--ray", metavar="ADDRESS", default=None,
+                        help="run the sandbox as Ray tasks: local (a cluster on this machine), "
+                        "auto (the `ray start` cluster) or ray://host:port; --workers is then "
+                        "per task (default 1). Needs pip install 'recode[scale]'")
+    parser.add_argument("--chunk-size", type=int, default=None,
+                        help="with --ray: records per Ray task (default: ~4 chunks per task "
+                        "slot, at most 64)")
+
+
+def check_ray_arguments(args) -> None:
+    """CliError for --chunk-size without --ray, a bad chunk size, or ray not installed."""
+    if args.chunk_size is not None and args.ray is None:
+        raise CliError("--chunk-size applies to the Ray fan-out only (add --ray ADDRESS)")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise CliError(f"--chunk-size must be at least 1, got {args.chunk_size}")
+    if args.ray is not None:
+        from recode_lib.sandbox.fanout import import_ray
+        try:
+            import_ray()
+        except ImportError as exc:
+            raise CliError(f"--ray {args.ray}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
+    check_ray_arguments(args)
     changes = {}
     if args.time_limit is not None:
         changes["time_limit_s"] = args.time_limit
@@ -72,8 +102,15 @@ def run(args: argparse.Namespace) -> int:
         with lock:
             store.append(result)
 
-    execute_many(todo, workers=args.workers, config=config, progress=not args.no_progress,
-                 early_stop=args.early_stop, on_result=save)
+    from recode_lib.sandbox import RayFanoutError
+
+    try:
+        execute_many(todo, workers=args.workers, config=config, progress=not args.no_progress,
+                     early_stop=args.early_stop, on_result=save, ray=args.ray,
+                     chunk_size=args.chunk_size)
+    except RayFanoutError as exc:
+        raise CliError(f"{exc}\nthe finished chunks are in {args.out}; re-run to do the rest") \
+            from None
     rows = [r for r in store.records() if _key(r["id"]) in seen]
     passed = sum(r["status"] == "passed" for r in rows)
     print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")

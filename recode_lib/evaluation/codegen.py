@@ -14,7 +14,7 @@ error, recorded as status "no_code", and never sent to the sandbox). A response 
 token limit (finish_reason "length") is a format error too, even when a partial code block
 parses (paper B: format errors at |alpha| > 2 are "token exhaustion"): status "no_code",
 format_ok false, format_reason "truncated ...", not executed, code null. Execution with
-recode_lib.sandbox.execute_many; the sandbox's status and outcome. Outputs in DIR:
+recode_lib.sandbox.execute_many (on a Ray cluster with `ray`); the sandbox's status and outcome. Outputs in DIR:
   samples.jsonl  one record per (problem, sample), id "<problem_id>#<sample>": problem_id,
                  sample, response, code, status, outcome, passed, total, n_tokens,
                  finish_reason, format_ok, format_reason, assembly, dropped, time_s,
@@ -118,14 +118,16 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
              reasoning: bool = True, benchmark: str | None = None,
              generator: Generator | None = None, generator_kwargs: dict | None = None,
              workers: int | None = None, sandbox_config=None, early_stop: bool = False,
-             progress: bool = True, on_config_change: str = "raise") -> dict:
+             progress: bool = True, on_config_change: str = "raise", ray: str | None = None,
+             chunk_size: int | None = None) -> dict:
     """Evaluate `model` on `problems`; returns (and writes) the summary. `generator` reuses an
     existing backend (e.g. one loaded model for several benchmarks); otherwise
     get_generator(backend, model, **generator_kwargs) is built when something must be
     generated. `early_stop` stops a sample's tests at its first failure (faster; the outcome
     class is then decided by that test alone). `on_config_change`: when out_dir holds results
     of another model/sampling/prompt style, "raise" (default) or "set_aside" (rename the old
-    folder to <out_dir>.stale-<k>, printed, and start clean: what re-run notebooks use)."""
+    folder to <out_dir>.stale-<k>, printed, and start clean: what re-run notebooks use).
+    `ray` (a Ray address) and `chunk_size` run the sandbox as Ray tasks (execute_many's)."""
     from recode_lib.sandbox import execute_many, first_failure, strictness
 
     problems = as_problems(problems)
@@ -184,7 +186,7 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     t1 = time.perf_counter()
     if records:
         execute_many(records, workers=workers, config=sandbox_config, progress=progress,
-                     early_stop=early_stop, on_result=on_result)
+                     early_stop=early_stop, on_result=on_result, ray=ray, chunk_size=chunk_size)
     t_exec = time.perf_counter() - t1
 
     by_id = _check_rows(store)

@@ -18,8 +18,14 @@ without an outcome-only policy (or with its average 0) the gain and token change
 `policy_models(run, "outcome_only,gated")` maps each notebook-04 variant to its trained folder
 (runs/<profile>/04_cg_grpo/<variant>/final; a missing one raises naming the path and "run 04
 first"); `evaluate_policies` evaluates several policies on several benchmarks with one EvalSpec
-(recode_lib.evaluation.spec.evaluate_benchmarks per policy). The table itself does no
-evaluation and no plotting (recode_lib.analysis.plots.fig_headline draws it).
+(recode_lib.evaluation.spec.evaluate_benchmarks per policy). `transfer_policies(run)` adds
+notebook 04's cross-model RM transfer (ReCode: another policy, Qwen3-4B-Instruct in the paper
+profile, trained with the RM trained on the first policy's pairs) as two rows: "transfer" (its
+trained policy) and "transfer_start" (that policy's start model), read from 04's headline.json
+(its "transfer" record: model, final, rm_path, rm_policy). Their gain_vs_baseline compares with
+the first policy's outcome-only run like every row; compare "transfer" with "transfer_start"
+for the transfer's own gain. The table itself does no evaluation and no plotting
+(recode_lib.analysis.plots.fig_headline draws it).
 """
 
 from __future__ import annotations
@@ -29,12 +35,15 @@ import statistics
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from recode_lib.jsonl import write_json_atomic
+from recode_lib.jsonl import read_json, write_json_atomic
+from recode_lib.training.launch import TRANSFER
 
-__all__ = ["BASELINE", "headline_table", "headline_rows", "write_headline", "relative_change",
-           "policy_models", "evaluate_policies"]
+__all__ = ["BASELINE", "TRANSFER", "TRANSFER_START", "headline_table", "headline_rows",
+           "write_headline", "relative_change", "policy_models", "transfer_policies",
+           "evaluate_policies"]
 
 BASELINE = "outcome_only"
+TRANSFER_START = "transfer_start"   # the transfer policy's start model (TRANSFER: trained)
 
 
 def relative_change(value: float | None, reference: float | None) -> float | None:
@@ -127,6 +136,21 @@ def policy_models(run_dir, variants: Sequence[str] | str) -> dict[str, str]:
                                     "(run 04 first, with this variant in its VARIANTS)")
         out[v] = str(final)
     return out
+
+
+def transfer_policies(run_dir, enabled: bool = True) -> tuple[dict[str, str], dict]:
+    """({"transfer_start": its start model, "transfer": "<run_dir>/04_cg_grpo/transfer/final"},
+    04's "transfer" record) for notebook 04's cross-model RM transfer run; ({}, {}) when not
+    enabled. FileNotFoundError naming the file when 04 has not run or ran without one."""
+    if not enabled:
+        return {}, {}
+    path = Path(run_dir) / "04_cg_grpo" / "headline.json"
+    record = read_json(path).get("transfer") if path.is_file() else None
+    if not record:
+        raise FileNotFoundError(f"{path}: no cross-model RM transfer run recorded (run 04 with "
+                                "TRANSFER_MODEL set, or evaluate without the transfer)")
+    final = policy_models(run_dir, [TRANSFER])[TRANSFER]
+    return {TRANSFER_START: str(record["model"]), TRANSFER: final}, dict(record)
 
 
 def evaluate_policies(policies: Mapping[str, object], benchmarks: Sequence[str], spec,

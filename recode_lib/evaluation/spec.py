@@ -54,6 +54,10 @@ class EvalSpec:
     max_turns:       assistant turns per episode (tool/agentic)
     max_tool_calls:  tool calls per episode (tool/agentic; over it: a tool error)
     tool_time_limit_s, tool_memory_mb, tool_max_output_chars: limits of one tool call
+    ray:             None (this machine's pool) or a Ray address (local | auto | ray://host:port):
+                     the samples' sandbox runs as Ray tasks (recode_lib.sandbox.fanout; `workers`
+                     is then per task), single setting only
+    chunk_size:      with ray: records per Ray task (None: the fan-out's default)
     """
 
     backend: str = "hf"
@@ -78,6 +82,8 @@ class EvalSpec:
     tool_time_limit_s: float = 10.0
     tool_memory_mb: int = 1024
     tool_max_output_chars: int = 4096
+    ray: str | None = None
+    chunk_size: int | None = None
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -86,6 +92,11 @@ class EvalSpec:
             raise ValueError(f"EvalSpec.setting must be one of {SETTINGS}, got {self.setting!r}")
         if self.setting != "single" and self.backend == "openai":
             raise ValueError(f"EvalSpec: the {self.setting} setting runs on the hf or vllm backend")
+        if self.ray is not None and self.setting != "single":
+            raise ValueError(f"EvalSpec: ray fans out the single setting's sandbox; the "
+                             f"{self.setting} setting runs its tool calls on this machine")
+        if self.chunk_size is not None and (self.ray is None or self.chunk_size < 1):
+            raise ValueError(f"EvalSpec.chunk_size ({self.chunk_size}) needs ray set and >= 1")
         if self.max_turns < 1 or self.max_tool_calls < 0:
             raise ValueError("EvalSpec.max_turns must be >= 1 and max_tool_calls >= 0")
         object.__setattr__(self, "k", tuple(sorted({int(x) for x in self.k})))
@@ -171,7 +182,8 @@ class EvalSpec:
                         generator=generator,
                         generator_kwargs=None if generator is not None else self.generator_kwargs(),
                         workers=self.workers, early_stop=self.early_stop, progress=self.progress,
-                        on_config_change=self.on_config_change)
+                        on_config_change=self.on_config_change, ray=self.ray,
+                        chunk_size=self.chunk_size)
 
     def evaluate_with_samples(self, model, problems, out_dir, *, benchmark: str | None = None
                               ) -> tuple[dict, list[dict]]:

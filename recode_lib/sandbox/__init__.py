@@ -5,6 +5,7 @@
                    "cases": [{"args": [1], "expected": 2}]}})
     res["status"], res["outcome"], res["passed"], res["total"], res["tests"]
     results = execute_many(records, workers=2, early_stop=True, progress=True)  # input order
+    results = execute_many(records, ray="auto")    # chunks as Ray tasks over a cluster (fanout.py)
     strictness(res, ks=(1, 2, 3, "inf"))                                       # {"1": 1, ...}
 
 How it works: warm worker processes (zygote.py, one per pool slot, started with `python -I`,
@@ -53,16 +54,14 @@ and outlives a dead worker is killed only if it is that worker's descendant (no 
 
 from __future__ import annotations
 
-import os
-import threading
-
 from recode_lib.sandbox.config import SandboxConfig
-from recode_lib.sandbox.records import RecordError, parse_record
+from recode_lib.sandbox.fanout import RayFanoutError
+from recode_lib.sandbox.records import RecordError
 from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
 from recode_lib.sandbox.strictness import first_failure, strictness
 
 __all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness", "first_failure",
-           "isolation_mode", "Result", "STATUSES", "OUTCOMES"]
+           "isolation_mode", "Result", "RayFanoutError", "STATUSES", "OUTCOMES"]
 
 
 def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool = False) -> Result:
@@ -71,59 +70,31 @@ def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool 
 
 
 def execute_many(records, workers: int | None = None, config: SandboxConfig | None = None,
-                 progress: bool = False, early_stop: bool = False, on_result=None) -> list[Result]:
+                 progress: bool = False, early_stop: bool = False, on_result=None,
+                 ray: str | None = None, chunk_size: int | None = None) -> list[Result]:
     """Run records on a pool of warm workers; results come back in input order.
 
     Every record is validated first (RecordError names the record and field). `on_result`
-    (optional) is called with each result as soon as it is ready, from a worker thread."""
-    from recode_lib.sandbox.pool import get_pool, judge
+    (optional) is called with each result as soon as it is ready, from a worker thread.
+    `ray` (optional: "local", "auto" or "ray://host:port") spreads the records over Ray tasks
+    of `chunk_size` records, each running this local pool with `workers` workers (default 1)
+    on its node; same verdicts and order, on_result called per finished chunk in this thread
+    (fanout.py; needs the `scale` extra)."""
+    from recode_lib.sandbox.pool import parse_all, run_specs
 
     config = config or SandboxConfig()
     records = list(records)
-    specs = [parse_record(r, config, where=f"record {i} (id {r.get('id', '?')!r})"
-                          if isinstance(r, dict) else f"record {i}")
-             for i, r in enumerate(records)]
-    results: list = [None] * len(specs)
+    specs = parse_all(records, config)
     if not specs:
         return []
-    if any(s.stdio_checker for s in specs):
-        from recode_lib.sandbox.checker import prepare_checkers
-        prepare_checkers(s.stdio_checker for s in specs)
-    n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
-    pool = get_pool(config)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(specs), desc="sandbox", unit="sub")
-    lock, nxt, errors = threading.Lock(), [0], []
-
-    def loop():
-        try:
-            with pool.worker() as slot:
-                while True:
-                    with lock:
-                        i = nxt[0]
-                        nxt[0] += 1
-                    if i >= len(specs) or errors:
-                        return
-                    results[i] = judge(specs[i], slot, pool, early_stop=early_stop)
-                    if on_result is not None:
-                        on_result(results[i])
-                    if bar is not None:
-                        bar.update(1)
-        except BaseException as exc:  # surfaced below, never swallowed
-            errors.append(exc)
-
-    threads = [threading.Thread(target=loop, daemon=True) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if bar is not None:
-        bar.close()
-    if errors:
-        raise errors[0]
-    return results
+    if ray is not None:
+        from recode_lib.sandbox.fanout import execute_on_ray
+        return execute_on_ray(records, ray, workers=workers, config=config, progress=progress,
+                              early_stop=early_stop, on_result=on_result, chunk_size=chunk_size)
+    if chunk_size is not None:
+        raise ValueError("execute_many: chunk_size applies to the Ray fan-out only (ray=...)")
+    return run_specs(specs, config, workers=workers, progress=progress, early_stop=early_stop,
+                     on_result=on_result)
 
 
 def isolation_mode(config: SandboxConfig | None = None) -> str:

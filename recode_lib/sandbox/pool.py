@@ -1,5 +1,8 @@
 """Warm worker processes (zygote.py) and the judge loop that drives one record through one.
 
+    specs = parse_all(records, config)  # records.parse_record for each, named by index and id
+    results = run_specs(specs, config, workers=2, progress=False, early_stop=False,
+                        on_result=None)   # what execute_many runs locally (threads over slots)
     pool = get_pool(config)             # cached per config; workers start once and stay warm
     with pool.worker() as slot:        # slot[0] is the Worker (replaced if it is discarded)
         result = judge(spec, slot, pool, early_stop=False)
@@ -13,7 +16,7 @@ worker: its process group is killed, in root mode every process of its private u
 fresh worker takes the slot, so no stale output is ever read by the next record. A record whose
 worker died is retried once; a protocol violation is that record's runtime_error (reason in
 "reason"). judge() never raises because of a submission. Pools are closed at interpreter exit.
-This module does not validate records (records.py) nor compare outputs (verdict.py).
+This module does not define the record format (records.py) nor compare outputs (verdict.py).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 from recode_lib.sandbox import verdict
 from recode_lib.sandbox.limits import kill_uid
 from recode_lib.sandbox.protocol import ProtocolError, parse_line
+from recode_lib.sandbox.records import parse_record
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 
@@ -231,3 +235,57 @@ def judge(spec, slot: list, pool: Pool, early_stop: bool = False) -> dict:
             if not clean:
                 pool.replace(slot)
     raise AssertionError("unreachable")
+
+
+def parse_all(records: list, config) -> list:
+    """records.parse_record for every record (RecordError names its index and id)."""
+    return [parse_record(r, config, where=f"record {i} (id {r.get('id', '?')!r})"
+                         if isinstance(r, dict) else f"record {i}")
+            for i, r in enumerate(records)]
+
+
+def run_specs(specs: list, config, workers: int | None = None, progress: bool = False,
+              early_stop: bool = False, on_result=None) -> list[dict]:
+    """Judge parsed records on this machine's pool, `workers` threads each holding one warm
+    worker; results in input order; on_result(result) from a worker thread as each finishes."""
+    if not specs:
+        return []
+    if any(s.stdio_checker for s in specs):
+        from recode_lib.sandbox.checker import prepare_checkers
+        prepare_checkers(s.stdio_checker for s in specs)
+    results: list = [None] * len(specs)
+    n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
+    pool = get_pool(config)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(specs), desc="sandbox", unit="sub")
+    lock, nxt, errors = threading.Lock(), [0], []
+
+    def loop():
+        try:
+            with pool.worker() as slot:
+                while True:
+                    with lock:
+                        i = nxt[0]
+                        nxt[0] += 1
+                    if i >= len(specs) or errors:
+                        return
+                    results[i] = judge(specs[i], slot, pool, early_stop=early_stop)
+                    if on_result is not None:
+                        on_result(results[i])
+                    if bar is not None:
+                        bar.update(1)
+        except BaseException as exc:  # surfaced below, never swallowed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if bar is not None:
+        bar.close()
+    if errors:
+        raise errors[0]
+    return results

@@ -18,7 +18,10 @@ With launcher="accelerate" the recipe (output_dir/recipe.yaml) and the problems
 and leaves the checkpoints for the next call to resume from. Launch commands of the paper
 profile: the docstring of recode_lib.training.grpo. `train_variants` trains several runs from
 one recipe (one folder each; a finished run is skipped), `recipe_overrides` maps a notebook's
-parameters (NOTEBOOK_FIELDS) to recipe fields. It does not install vllm or deepspeed.
+parameters (NOTEBOOK_FIELDS) to recipe fields. `transfer_variants(model)` is the cross-model RM
+transfer run (ReCode: another policy, e.g. Qwen3-4B-Instruct, trained with the gated reward and
+the RM trained on the first policy's pairs; recipe cg_grpo_transfer_paper), a `train_variants`
+variant named TRANSFER, or none when model is empty. It does not install vllm or deepspeed.
 """
 
 from __future__ import annotations
@@ -115,6 +118,19 @@ def recipe_overrides(params: Mapping) -> dict:
 def reward_variants(names) -> dict[str, dict]:
     """{name: {"rewards": [{"name": name}]}}: one run per reward name."""
     return {n: {"rewards": [{"name": n}]} for n in names}
+
+
+TRANSFER = "transfer"      # the run name (04_cg_grpo/transfer) of the cross-model RM transfer
+
+
+def transfer_variants(model: str | None, reward: str = "gated") -> dict[str, dict]:
+    """{TRANSFER: {"rewards": [{"name": reward}], "model": model}} (train_variants' form), or {}
+    when model is empty: the cross-model RM transfer is off. ReCode: the process reward
+    "transfers ... across models (Qwen3-4B-Instruct)" — a different policy trained with the
+    same reward model."""
+    if not model:
+        return {}
+    return {TRANSFER: {"rewards": [{"name": reward}], "model": str(model)}}
 
 
 def require_reward_model(rewards, rm_path) -> None:
