@@ -49,9 +49,13 @@ import sys
 import time
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x20000, 0x08000000, 0x40000000, 0x10000000
+CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 24, 47, 4
+MS_NOEXEC = 8
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 ROOT = "/tmp/root"  # inside a tmpfs mounted over /tmp in the worker's own mount namespace
 KEEP = "/tmp/keep"  # beside ROOT (so never visible in a child): skeleton of tmp_paths()
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -281,12 +285,15 @@ def confine(iso, cfg, job, keep_fds):
             lo = fd + 1
     mode = iso["mode"]
     if mode in ("root", "userns"):
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+        pidns = CLONE_NEWPID if mode == "userns" else 0
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | pidns), "unshare")
         owner = ",uid=%d,gid=%d" % (iso["uid"], iso["uid"]) if iso["uid"] else ""
         _mount("tmpfs", ROOT + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
         for kept, path, is_dir in iso.get("rebind", ()):  # the interpreter's paths under /tmp
             _bind_ro(kept, ROOT + path, is_dir)  # recursive: brings the read-only binds inside
+        if pidns:
+            _enter_pid_namespace(keep)  # returns only in the submission's process
         os.chroot(ROOT)
         os.chdir("/tmp")
     else:
@@ -300,6 +307,8 @@ def confine(iso, cfg, job, keep_fds):
     if iso.get("nproc"):
         resource.setrlimit(resource.RLIMIT_NPROC, (iso["nproc"], iso["nproc"]))
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
+    if mode == "userns":
+        drop_capabilities()
     if iso["uid"]:
         os.setgroups([])
         os.setresgid(iso["uid"], iso["uid"], iso["uid"])
@@ -314,6 +323,104 @@ def confine(iso, cfg, job, keep_fds):
                        "JE_ARROW_MALLOC_CONF": "background_thread:false"})  # pyarrow (pandas)
     if mode == "plain":
         _guard_network()
+
+
+def drop_capabilities():
+    """Empty every capability set of this process (bounding, ambient, effective, permitted,
+    inheritable). In userns mode the forked children hold every capability of the worker's
+    user namespace (its mounts, chroot, namespaces, ptrace): kept, the submission could
+    mount or umount, chroot out of ROOT (a nested chroot), setns(2) into the worker's mount
+    namespace, create namespaces, or ptrace anything of the user. The uid stays the user's
+    (not 0 inside the namespace), so an exec gains nothing back; no_new_privs keeps it so."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == 22:  # EINVAL: past the last capability
+                break
+            _check(-1, "drop capability %d" % cap)
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable} words, all 0
+    _check(_libc.capset(header, data), "capset")
+
+
+def _enter_pid_namespace(keep):
+    """userns mode, after unshare(CLONE_NEWPID) and the child's mounts: this process (A, still
+    in the worker's pid namespace, the pid the worker knows) forks B, the init (pid 1) of the
+    new namespace, which mounts a fresh /proc over ROOT/proc (it lists only this namespace's
+    processes: not the judge, the worker, other workers' children or the user's other
+    processes, so none of them can be named for kill(2), ptrace(2) or /proc/<pid>/root,
+    cwd, fd, environ, mem) and forks C, which returns and runs the submission. B is not
+    dumpable (C cannot ptrace it), ignores every signal C may send (init), chroots and drops
+    its capabilities; when C ends, B reports C's wait status to A and exits, and the kernel
+    kills whatever C left in the namespace. A relays that status as its own (exit code or
+    signal), so the worker's wait4 sees C's end and C's peak memory (rusage of waited
+    descendants). A killed (timeout) kills B (PDEATHSIG) and so the whole namespace."""
+    r, w = os.pipe()
+    b = os.fork()
+    if b:  # A
+        os.close(w)
+        for fd in keep:
+            _close(fd)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        data = b""
+        while True:
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            data += chunk
+        os.waitpid(b, 0)
+        _end_as(int(data) if data.isdigit() else None)
+    # B: init of the new pid namespace
+    os.close(r)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    for sig in signal.valid_signals():  # SIG_DFL for init: signals from inside are dropped
+        if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+    _mount("proc", ROOT + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # before the fork: never ptrace-able by C
+    c = os.fork()
+    if c == 0:  # C: the submission's process
+        os.close(w)
+        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        return
+    try:
+        for fd in keep:
+            _close(fd)
+        os.chroot(ROOT)
+        os.chdir("/")
+        drop_capabilities()
+        while True:
+            pid, status = os.wait()
+            if pid == c:
+                os.write(w, b"%d" % status)
+                break
+    finally:
+        os._exit(0)
+
+
+def _close(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _end_as(status):
+    """End this process the way a child with wait status `status` ended (None: SIGKILL)."""
+    if status is not None and os.WIFEXITED(status):
+        os._exit(os.WEXITSTATUS(status))
+    sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) \
+        else signal.SIGKILL
+    try:
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+    except (OSError, ValueError):
+        pass
+    os.kill(os.getpid(), sig)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _guard_network():
@@ -359,6 +466,12 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 def alone(iso, pid):
     """Whether the child `pid` is a single thread and no other process of the submission runs
     (its children; in root mode any process with the private uid); zombies do not count."""
+    if iso["mode"] == "userns":  # pid is A; the submission runs in A's grandchild C
+        for _ in range(2):
+            kids = _live_children(pid)
+            if kids is None or len(kids) != 1:
+                return False
+            pid = kids[0]
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
         if len(tasks) != 1:
@@ -371,6 +484,15 @@ def alone(iso, pid):
     if iso["uid"]:
         return [p for p in _uid_pids(iso["uid"]) if p != pid and not _zombie(p)] == []
     return True
+
+
+def _live_children(pid):
+    """The children of the single-threaded process `pid` that are not zombies (None: gone)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as fh:
+            return [int(c) for c in fh.read().split() if not _zombie(int(c))]
+    except OSError:
+        return None
 
 
 def _zombie(pid):
