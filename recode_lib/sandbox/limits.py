@@ -354,13 +354,13 @@ def _enter_pid_namespace(keep):
     its capabilities; when C ends, B reports C's wait status to A and exits, and the kernel
     kills whatever C left in the namespace. A relays that status as its own (exit code or
     signal), so the worker's wait4 sees C's end and C's peak memory (rusage of waited
-    descendants). A killed (timeout) kills B (PDEATHSIG) and so the whole namespace."""
+    descendants); A holds the child's pipes until then. A killed (timeout) kills B (PDEATHSIG) and so the whole namespace."""
     r, w = os.pipe()
     b = os.fork()
     if b:  # A
         os.close(w)
-        for fd in keep:
-            _close(fd)
+        # keeps `keep` open: the worker sees EOF on the child's pipe only once A has ended
+        # with C's status (it then kills the child and reads that status with wait4)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         data = b""
         while True:
