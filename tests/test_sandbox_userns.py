@@ -275,3 +275,23 @@ def test_userns_peak_memory_is_relayed(userns_results):
     r = userns_results["peak_memory"]
     assert r["status"] == "runtime_error"  # exited before answering
     assert r["memory_mb"] is not None and r["memory_mb"] >= 300, r
+
+
+def test_userns_unavailable_is_said_not_silent():
+    """auto isolation that cannot create a user namespace (here: a multithreaded caller, which
+    unshare(CLONE_NEWUSER) refuses) falls back to plain mode, and says so on stderr."""
+    prefix, why = _user_command()
+    if prefix is None:
+        pytest.skip(why)
+    code = ("import threading, time, json\n"
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+            "from recode_lib.sandbox import limits\n"
+            "iso = limits.setup_worker({'isolation': 'auto', 'max_processes': 8})\n"
+            "print(json.dumps(iso))\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT}
+    proc = subprocess.run(prefix + [sys.executable, "-c", code], capture_output=True,
+                          text=True, cwd="/", env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    iso = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert iso["mode"] == "plain" and "userns" in iso["why"], iso
+    assert "WARNING: no isolation" in proc.stderr and "userns" in proc.stderr, proc.stderr

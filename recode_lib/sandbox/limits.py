@@ -17,15 +17,21 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
   bombs), it cannot signal or ptrace the judge or other users, and `reap` kills every process
   with that uid (daemons that escaped the process group included).
 - "userns" (not root, unprivileged user namespaces allowed): the same network and file-system
-  isolation inside a user namespace; no separate uid, so RLIMIT_NPROC counts all of the
-  user's processes (the limit is set to their count at start + max_processes) and a
-  submission could signal the user's other processes; leftovers are killed through the
-  worker being a child subreaper.
+  isolation inside a user namespace. No separate uid (an unprivileged user namespace maps
+  only the user's own), so RLIMIT_NPROC counts all of the user's processes (the limit is set
+  to their count at start + max_processes). What the private uid gives in root mode comes
+  from elsewhere: each child also gets its own pid namespace with a fresh /proc (it cannot
+  name, signal, ptrace or read /proc/<pid>/root|cwd|fd|environ|mem of the judge, the worker,
+  other submissions or the user's other processes) whose init relays the submission's end
+  and takes every leftover process with it (`_enter_pid_namespace`), and the submission's
+  process drops every capability of the user namespace (else it could mount, umount,
+  chroot out of the root, setns(2) into the worker's mount namespace: `drop_capabilities`).
+  Costs two extra forks per child.
 - "plain" (anything else, e.g. no namespaces): rlimits, its own session/process group, a
   temporary working directory removed afterwards, a scrubbed environment, subreaper cleanup.
   NOT isolated: the network (only a guard: socket creation is refused in-process, which
   native code can bypass), reads and writes anywhere the user may, signals to the user's
-  processes.
+  processes. "auto" ending here says so on the worker's stderr (the judge's stderr).
 A Python installation under /tmp (root/userns; a venv in a clone under /tmp, as in CI): each
 child's /tmp is a fresh tmpfs, so the worker keeps, outside the root, read-only binds of exactly
 the /tmp-resident paths the interpreter needs (`tmp_paths`: the directories of sys.executable
@@ -267,8 +273,13 @@ def setup_worker(cfg):
             if want == "userns":
                 raise
     n = _count_user_processes(uid) + cfg["max_processes"] + 16
-    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None,
-            "why": "; ".join(errors)}
+    why = "; ".join(errors)
+    if want == "auto":  # never silently: the user learns that submissions run unisolated
+        sys.stderr.write("recode sandbox: WARNING: no isolation (plain mode: submissions can "
+                         "read and write the user's files, use the network and signal the "
+                         "user's processes): %s\n" % (why or "namespaces unavailable"))
+        sys.stderr.flush()
+    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None, "why": why}
 
 
 def confine(iso, cfg, job, keep_fds):
