@@ -384,6 +384,7 @@ def _enter_pid_namespace(keep):
     # B: init of the new pid namespace
     os.close(r)
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.setsid()  # A alone in its group: kill(0, sig) from C reaches only B (ignored) and C's
     for sig in signal.valid_signals():  # SIG_DFL for init: signals from inside are dropped
         if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
             try:
