@@ -73,11 +73,20 @@ def f():
         ok = ok and libc.setns(fd, 0x20000) != 0
     return ok
 ''',
-    # /proc lists only the submission's own pid namespace: not the judge, not the worker
+    # /proc lists only the submission's own pid namespace: its init (1) and itself
     "proc_is_own_namespace": '''
 def f():
     ps = pids()
-    return os.getpid() < 10 and JUDGE not in ps and max(ps) < 10
+    return JUDGE not in ps and sorted(ps) == sorted({1, os.getpid()})
+''',
+    # the namespace's init ignores the submission's signals (its death would kill this probe)
+    "init_survives_signals": '''
+import time
+def f():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
+        os.kill(1, sig)
+    time.sleep(0.3)
+    return os.path.exists("/proc/1")
 ''',
     # no same-uid process reachable through /proc/<pid>/root, cwd, fd, environ or mem
     "no_proc_reach": '''
@@ -251,6 +260,10 @@ def test_userns_no_mount_no_new_namespace_no_setns(userns_results):
 
 def test_userns_proc_lists_only_the_submissions_namespace(userns_results):
     _passed(userns_results, "proc_is_own_namespace")
+
+
+def test_userns_pid_namespace_init_ignores_the_submissions_signals(userns_results):
+    _passed(userns_results, "init_survives_signals")
 
 
 def test_userns_no_host_files_env_or_memory_through_proc(userns_results):

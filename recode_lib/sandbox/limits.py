@@ -20,13 +20,12 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
   isolation inside a user namespace. No separate uid (an unprivileged user namespace maps
   only the user's own), so RLIMIT_NPROC counts all of the user's processes (the limit is set
   to their count at start + max_processes). What the private uid gives in root mode comes
-  from elsewhere: each child also gets its own pid namespace with a fresh /proc (it cannot
-  name, signal, ptrace or read /proc/<pid>/root|cwd|fd|environ|mem of the judge, the worker,
-  other submissions or the user's other processes) whose init relays the submission's end
-  and takes every leftover process with it (`_enter_pid_namespace`), and the submission's
-  process drops every capability of the user namespace (else it could mount, umount,
-  chroot out of the root, setns(2) into the worker's mount namespace: `drop_capabilities`).
-  Costs two extra forks per child.
+  from elsewhere: the worker's children are born in a pid namespace of their own with a
+  fresh /proc (they cannot name, signal, ptrace or read /proc/<pid>/root|cwd|fd|environ|mem
+  of the judge, the worker, other workers' children or the user's other processes), whose
+  init adopts their orphans for `reap` to kill (`_start_pid_init`); and each child drops
+  every capability of the user namespace (else it could mount, umount, chroot out of the
+  root, setns(2) into the worker's mount namespace: `drop_capabilities`).
 - "plain" (anything else, e.g. no namespaces): rlimits, its own session/process group, a
   temporary working directory removed afterwards, a scrubbed environment, subreaper cleanup.
   NOT isolated: the network (only a guard: socket creation is refused in-process, which
@@ -266,8 +265,13 @@ def setup_worker(cfg):
             _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
             _write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
             rebind = _build_root()
+            try:  # past unshare(CLONE_NEWUSER) there is no way back to plain mode
+                _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
+                init = _start_pid_init()
+            except OSError as exc:
+                raise RuntimeError("userns isolation: no pid namespace: %s" % exc) from None
             n = _count_user_processes(uid) + cfg["max_processes"] + 16
-            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind}
+            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind, "init": init}
         except OSError as exc:
             errors.append("userns: %s" % exc)
             if want == "userns":
@@ -296,15 +300,12 @@ def confine(iso, cfg, job, keep_fds):
             lo = fd + 1
     mode = iso["mode"]
     if mode in ("root", "userns"):
-        pidns = CLONE_NEWPID if mode == "userns" else 0
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | pidns), "unshare")
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
         owner = ",uid=%d,gid=%d" % (iso["uid"], iso["uid"]) if iso["uid"] else ""
         _mount("tmpfs", ROOT + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
         for kept, path, is_dir in iso.get("rebind", ()):  # the interpreter's paths under /tmp
             _bind_ro(kept, ROOT + path, is_dir)  # recursive: brings the read-only binds inside
-        if pidns:
-            _enter_pid_namespace(keep)  # returns only in the submission's process
         os.chroot(ROOT)
         os.chdir("/tmp")
     else:
@@ -354,85 +355,59 @@ def drop_capabilities():
     _check(_libc.capset(header, data), "capset")
 
 
-def _enter_pid_namespace(keep):
-    """userns mode, after unshare(CLONE_NEWPID) and the child's mounts: this process (A, still
-    in the worker's pid namespace, the pid the worker knows) forks B, the init (pid 1) of the
-    new namespace, which mounts a fresh /proc over ROOT/proc (it lists only this namespace's
-    processes: not the judge, the worker, other workers' children or the user's other
-    processes, so none of them can be named for kill(2), ptrace(2) or /proc/<pid>/root,
-    cwd, fd, environ, mem) and forks C, which returns and runs the submission. B is not
-    dumpable (C cannot ptrace it), ignores every signal C may send (init), chroots and drops
-    its capabilities; when C ends, B reports C's wait status to A and exits, and the kernel
-    kills whatever C left in the namespace. A relays that status as its own (exit code or
-    signal), so the worker's wait4 sees C's end and C's peak memory (rusage of waited
-    descendants); A holds the child's pipes until then. A killed (timeout) kills B (PDEATHSIG) and so the whole namespace."""
+def _start_pid_init():
+    """userns mode, in the worker after unshare(CLONE_NEWPID): fork I, the init (pid 1) of the
+    pid namespace every child of this worker is then born in. I mounts a fresh /proc over
+    ROOT/proc (it lists only this namespace: I, the current child and what it started; not the
+    judge, the worker, other workers' children or the user's other processes, so none of
+    them can be named for kill(2), ptrace(2) or /proc/<pid>/root, cwd, fd, environ, mem),
+    then becomes non-dumpable (a child cannot ptrace it or read its /proc files), chroots,
+    drops its capabilities and only reaps the orphans re-parented to it (`reap` kills them).
+    Signals from inside the namespace to an init without handlers are dropped by the
+    kernel. It dies with the worker (PDEATHSIG), and the namespace with it. Returns its pid."""
     r, w = os.pipe()
-    b = os.fork()
-    if b:  # A
-        os.close(w)
-        # keeps `keep` open: the worker sees EOF on the child's pipe only once A has ended
-        # with C's status (it then kills the child and reads that status with wait4)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        data = b""
-        while True:
-            chunk = os.read(r, 64)
-            if not chunk:
-                break
-            data += chunk
-        os.waitpid(b, 0)
-        _end_as(int(data) if data.isdigit() else None)
-    # B: init of the new pid namespace
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            os.setsid()
+            null = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.closerange(3, w)
+            os.closerange(w + 1, 65536)
+            for sig in signal.valid_signals():
+                if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                    try:
+                        signal.signal(sig, signal.SIG_DFL)
+                    except (OSError, ValueError):
+                        pass
+            _mount("proc", ROOT + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+            os.chroot(ROOT)
+            os.chdir("/")
+            drop_capabilities()
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+            os.write(w, b"ok")
+            os.close(w)
+            while True:
+                signal.sigwait([signal.SIGCHLD])
+                while True:
+                    try:
+                        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                            break
+                    except ChildProcessError:
+                        break
+        finally:
+            os._exit(1)
+    os.close(w)
+    ok = os.read(r, 16)
     os.close(r)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    os.setsid()  # A alone in its group: kill(0, sig) from C reaches only B (ignored) and C's
-    for sig in signal.valid_signals():  # SIG_DFL for init: signals from inside are dropped
-        if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
-            try:
-                signal.signal(sig, signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
-    _mount("proc", ROOT + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # before the fork: never ptrace-able by C
-    c = os.fork()
-    if c == 0:  # C: the submission's process
-        os.close(w)
-        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-        return
-    try:
-        for fd in keep:
-            _close(fd)
-        os.chroot(ROOT)
-        os.chdir("/")
-        drop_capabilities()
-        while True:
-            pid, status = os.wait()
-            if pid == c:
-                os.write(w, b"%d" % status)
-                break
-    finally:
-        os._exit(0)
-
-
-def _close(fd):
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def _end_as(status):
-    """End this process the way a child with wait status `status` ended (None: SIGKILL)."""
-    if status is not None and os.WIFEXITED(status):
-        os._exit(os.WEXITSTATUS(status))
-    sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) \
-        else signal.SIGKILL
-    try:
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-    except (OSError, ValueError):
-        pass
-    os.kill(os.getpid(), sig)
-    os.kill(os.getpid(), signal.SIGKILL)
+    if ok != b"ok":
+        os.waitpid(pid, 0)
+        raise OSError(0, "the pid namespace's init failed to start")
+    return pid
 
 
 def _guard_network():
@@ -457,9 +432,11 @@ def reap(iso):
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
-    else:
+    else:  # plain, userns: the worker's children and (userns) the orphans its init adopted
+        init = iso.get("init")
         for _ in range(20):
-            kids = _children()
+            adopted = (_live_children(init) or []) if init else []
+            kids = [k for k in _children() if k != init] + adopted
             if not kids:
                 break
             for k in kids:
@@ -467,8 +444,8 @@ def reap(iso):
                     os.kill(k, signal.SIGKILL)
                 except OSError:
                     pass
-            _collect(0.2)
-    _collect()
+            _collect(0.2, init)
+    _collect(keep=iso.get("init"))
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -478,12 +455,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 def alone(iso, pid):
     """Whether the child `pid` is a single thread and no other process of the submission runs
     (its children; in root mode any process with the private uid); zombies do not count."""
-    if iso["mode"] == "userns":  # pid is A; the submission runs in A's grandchild C
-        for _ in range(2):
-            kids = _live_children(pid)
-            if kids is None or len(kids) != 1:
-                return False
-            pid = kids[0]
+    if iso.get("init") and _live_children(iso["init"]) != []:
+        return False  # an orphan of the submission, adopted by the pid namespace's init
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
         if len(tasks) != 1:
@@ -556,8 +529,9 @@ def _children():
     return out
 
 
-def _collect(patience_s=2.0):
-    """Reap children (killed leftovers reparented to this subreaper) until none is left."""
+def _collect(patience_s=2.0, keep=None):
+    """Reap children (killed leftovers reparented to this subreaper) until none is left but
+    `keep` (the userns init, which lives as long as the worker) and its live children."""
     end = time.monotonic() + patience_s
     while True:
         try:
@@ -565,6 +539,8 @@ def _collect(patience_s=2.0):
         except ChildProcessError:
             return
         if pid == 0:
+            if keep and _children() == [keep] and not _live_children(keep):
+                return
             if time.monotonic() > end:
                 return
             time.sleep(0.001)
