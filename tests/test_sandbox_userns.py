@@ -129,8 +129,8 @@ def f():
     os.wait()
     return True
 ''' % TOKEN,
-    # the submission's end is relayed through the namespace's init: its signal (SIGXCPU is
-    # the CPU-time limit: time_limit, not a crash) and its peak memory (wait4 of the worker)
+    # the submission's end still reaches the worker from inside the pid namespace: its
+    # signal (SIGXCPU is the CPU-time limit: time_limit, not a crash) and peak memory (wait4)
     "killed_by_signal": '''
 def f():
     os.kill(os.getpid(), signal.SIGXCPU)

@@ -531,7 +531,8 @@ def _children():
 
 def _collect(patience_s=2.0, keep=None):
     """Reap children (killed leftovers reparented to this subreaper) until none is left but
-    `keep` (the userns init, which lives as long as the worker) and its live children."""
+    `keep` (the userns init, which lives as long as the worker), and `keep` has no live
+    child (orphans it adopted, killed by `reap`)."""
     end = time.monotonic() + patience_s
     while True:
         try:
