@@ -17,15 +17,20 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
   bombs), it cannot signal or ptrace the judge or other users, and `reap` kills every process
   with that uid (daemons that escaped the process group included).
 - "userns" (not root, unprivileged user namespaces allowed): the same network and file-system
-  isolation inside a user namespace; no separate uid, so RLIMIT_NPROC counts all of the
-  user's processes (the limit is set to their count at start + max_processes) and a
-  submission could signal the user's other processes; leftovers are killed through the
-  worker being a child subreaper.
+  isolation inside a user namespace. No separate uid (an unprivileged user namespace maps
+  only the user's own), so RLIMIT_NPROC counts all of the user's processes (the limit is set
+  to their count at start + max_processes). What the private uid gives in root mode comes
+  from elsewhere: the worker's children are born in a pid namespace of their own with a
+  fresh /proc (they cannot name, signal, ptrace or read /proc/<pid>/root|cwd|fd|environ|mem
+  of the judge, the worker, other workers' children or the user's other processes), whose
+  init adopts their orphans for `reap` to kill (`_start_pid_init`); and each child drops
+  every capability of the user namespace (else it could mount, umount, chroot out of the
+  root, setns(2) into the worker's mount namespace: `drop_capabilities`).
 - "plain" (anything else, e.g. no namespaces): rlimits, its own session/process group, a
   temporary working directory removed afterwards, a scrubbed environment, subreaper cleanup.
   NOT isolated: the network (only a guard: socket creation is refused in-process, which
   native code can bypass), reads and writes anywhere the user may, signals to the user's
-  processes.
+  processes. "auto" ending here says so on the worker's stderr (the judge's stderr).
 A Python installation under /tmp (root/userns; a venv in a clone under /tmp, as in CI): each
 child's /tmp is a fresh tmpfs, so the worker keeps, outside the root, read-only binds of exactly
 the /tmp-resident paths the interpreter needs (`tmp_paths`: the directories of sys.executable
@@ -49,9 +54,13 @@ import sys
 import time
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x20000, 0x08000000, 0x40000000, 0x10000000
+CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 24, 47, 4
+MS_NOEXEC = 8
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 ROOT = "/tmp/root"  # inside a tmpfs mounted over /tmp in the worker's own mount namespace
 KEEP = "/tmp/keep"  # beside ROOT (so never visible in a child): skeleton of tmp_paths()
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -256,15 +265,25 @@ def setup_worker(cfg):
             _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
             _write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
             rebind = _build_root()
+            try:  # past unshare(CLONE_NEWUSER) there is no way back to plain mode
+                _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
+                init = _start_pid_init()
+            except OSError as exc:
+                raise RuntimeError("userns isolation: no pid namespace: %s" % exc) from None
             n = _count_user_processes(uid) + cfg["max_processes"] + 16
-            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind}
+            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind, "init": init}
         except OSError as exc:
             errors.append("userns: %s" % exc)
             if want == "userns":
                 raise
     n = _count_user_processes(uid) + cfg["max_processes"] + 16
-    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None,
-            "why": "; ".join(errors)}
+    why = "; ".join(errors)
+    if want == "auto":  # never silently: the user learns that submissions run unisolated
+        sys.stderr.write("recode sandbox: WARNING: no isolation (plain mode: submissions can "
+                         "read and write the user's files, use the network and signal the "
+                         "user's processes): %s\n" % (why or "namespaces unavailable"))
+        sys.stderr.flush()
+    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None, "why": why}
 
 
 def confine(iso, cfg, job, keep_fds):
@@ -300,6 +319,8 @@ def confine(iso, cfg, job, keep_fds):
     if iso.get("nproc"):
         resource.setrlimit(resource.RLIMIT_NPROC, (iso["nproc"], iso["nproc"]))
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
+    if mode == "userns":
+        drop_capabilities()
     if iso["uid"]:
         os.setgroups([])
         os.setresgid(iso["uid"], iso["uid"], iso["uid"])
@@ -314,6 +335,79 @@ def confine(iso, cfg, job, keep_fds):
                        "JE_ARROW_MALLOC_CONF": "background_thread:false"})  # pyarrow (pandas)
     if mode == "plain":
         _guard_network()
+
+
+def drop_capabilities():
+    """Empty every capability set of this process (bounding, ambient, effective, permitted,
+    inheritable). In userns mode the forked children hold every capability of the worker's
+    user namespace (its mounts, chroot, namespaces, ptrace): kept, the submission could
+    mount or umount, chroot out of ROOT (a nested chroot), setns(2) into the worker's mount
+    namespace, create namespaces, or ptrace anything of the user. The uid stays the user's
+    (not 0 inside the namespace), so an exec gains nothing back; no_new_privs keeps it so."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == 22:  # EINVAL: past the last capability
+                break
+            _check(-1, "drop capability %d" % cap)
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable} words, all 0
+    _check(_libc.capset(header, data), "capset")
+
+
+def _start_pid_init():
+    """userns mode, in the worker after unshare(CLONE_NEWPID): fork I, the init (pid 1) of the
+    pid namespace every child of this worker is then born in. I mounts a fresh /proc over
+    ROOT/proc (it lists only this namespace: I, the current child and what it started; not the
+    judge, the worker, other workers' children or the user's other processes, so none of
+    them can be named for kill(2), ptrace(2) or /proc/<pid>/root, cwd, fd, environ, mem),
+    then becomes non-dumpable (a child cannot ptrace it or read its /proc files), chroots,
+    drops its capabilities and only reaps the orphans re-parented to it (`reap` kills them).
+    Signals from inside the namespace to an init without handlers are dropped by the
+    kernel. It dies with the worker (PDEATHSIG), and the namespace with it. Returns its pid."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            os.setsid()
+            null = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.closerange(3, w)
+            os.closerange(w + 1, 65536)
+            for sig in signal.valid_signals():
+                if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                    try:
+                        signal.signal(sig, signal.SIG_DFL)
+                    except (OSError, ValueError):
+                        pass
+            _mount("proc", ROOT + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+            os.chroot(ROOT)
+            os.chdir("/")
+            drop_capabilities()
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+            os.write(w, b"ok")
+            os.close(w)
+            while True:
+                signal.sigwait([signal.SIGCHLD])
+                while True:
+                    try:
+                        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                            break
+                    except ChildProcessError:
+                        break
+        finally:
+            os._exit(1)
+    os.close(w)
+    ok = os.read(r, 16)
+    os.close(r)
+    if ok != b"ok":
+        os.waitpid(pid, 0)
+        raise OSError(0, "the pid namespace's init failed to start")
+    return pid
 
 
 def _guard_network():
@@ -338,9 +432,11 @@ def reap(iso):
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
-    else:
+    else:  # plain, userns: the worker's children and (userns) the orphans its init adopted
+        init = iso.get("init")
         for _ in range(20):
-            kids = _children()
+            adopted = (_live_children(init) or []) if init else []
+            kids = [k for k in _children() if k != init] + adopted
             if not kids:
                 break
             for k in kids:
@@ -348,8 +444,8 @@ def reap(iso):
                     os.kill(k, signal.SIGKILL)
                 except OSError:
                     pass
-            _collect(0.2)
-    _collect()
+            _collect(0.2, init)
+    _collect(keep=iso.get("init"))
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -359,6 +455,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 def alone(iso, pid):
     """Whether the child `pid` is a single thread and no other process of the submission runs
     (its children; in root mode any process with the private uid); zombies do not count."""
+    if iso.get("init") and _live_children(iso["init"]) != []:
+        return False  # an orphan of the submission, adopted by the pid namespace's init
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
         if len(tasks) != 1:
@@ -371,6 +469,15 @@ def alone(iso, pid):
     if iso["uid"]:
         return [p for p in _uid_pids(iso["uid"]) if p != pid and not _zombie(p)] == []
     return True
+
+
+def _live_children(pid):
+    """The children of the single-threaded process `pid` that are not zombies (None: gone)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as fh:
+            return [int(c) for c in fh.read().split() if not _zombie(int(c))]
+    except OSError:
+        return None
 
 
 def _zombie(pid):
@@ -422,8 +529,10 @@ def _children():
     return out
 
 
-def _collect(patience_s=2.0):
-    """Reap children (killed leftovers reparented to this subreaper) until none is left."""
+def _collect(patience_s=2.0, keep=None):
+    """Reap children (killed leftovers reparented to this subreaper) until none is left but
+    `keep` (the userns init, which lives as long as the worker), and `keep` has no live
+    child (orphans it adopted, killed by `reap`)."""
     end = time.monotonic() + patience_s
     while True:
         try:
@@ -431,6 +540,8 @@ def _collect(patience_s=2.0):
         except ChildProcessError:
             return
         if pid == 0:
+            if keep and _children() == [keep] and not _live_children(keep):
+                return
             if time.monotonic() > end:
                 return
             time.sleep(0.001)
