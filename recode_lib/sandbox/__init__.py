@@ -28,7 +28,10 @@ What is isolated depends on what the machine allows (limits.py has the details):
   a fresh size-capped /tmp as the only writable place, a private uid (fork bombs stopped by
   RLIMIT_NPROC, no signals/ptrace to the judge, every leftover process killed), memory
   (RLIMIT_AS), CPU, file-size and open-file limits, no_new_privs, scrubbed environment.
-- unprivileged with user namespaces: the same except the private uid.
+- unprivileged with user namespaces: the same except the private uid; instead every child is
+  born in its worker's pid namespace (a fresh /proc showing only that namespace: no signals,
+  ptrace or /proc/<pid>/root to the judge or other processes) with every capability dropped;
+  when no user namespace can be made, "auto" falls back to plain with a warning on stderr.
 - otherwise ("plain"): limits, process-group/subreaper cleanup and a temporary working
   directory only; the network is merely guarded in-process and the file system is NOT isolated.
 Script tests (harness.py): without unittest/mock they run in a process that never runs
@@ -38,8 +41,9 @@ record's entry point, never from the submission. unittest-style ones (BigCodeBen
 submission's process with builtins, harness and preloaded standard-library modules restored
 after every candidate call (to their state at the call), and the running unittest objects
 protected from the call.
-Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes, reading
-the process list (/proc); a unittest-style script test can be forged by a submission that
+Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes; reading
+the process list (/proc) as root; in userns mode the user's kernel keyring and process count
+(same uid); a unittest-style script test can be forged by a submission that
 writes protocol lines itself (it can reach every fd of its process), rewrites the harness or
 its restore snapshot through frames or ctypes, and third-party modules it patches stay patched
 for those tests; three EvalPlus tasks with outputs beyond the judge's element bound keep such an
@@ -48,8 +52,9 @@ earlier job's script may remain in the worker's heap (raw-memory scan only). In 
 tests a submission can only forge its own outputs (still compared by the judge) and its own
 timings. Per-test time and memory are measured inside the sandbox (for call tests memory is
 the process peak so far); the record's memory_mb is the peak measured by the kernel (wait4),
-interpreter included. In "plain" and "userns" modes, a process that escaped its process group
-and outlives a dead worker is killed only if it is that worker's descendant (no private uid).
+interpreter included. In "userns" mode a process left behind dies with its worker's pid
+namespace; in "plain" mode one that escaped its process group and outlives a dead worker is
+killed only if it is that worker's descendant (no private uid).
 """
 
 from __future__ import annotations
