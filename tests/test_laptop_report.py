@@ -75,3 +75,20 @@ def test_rise_and_interval_helpers():
     assert thirds_rise([1.0]) is None
     lo, hi = wilson(5, 10)
     assert lo < 0.5 < hi and wilson(0, 0) == [None, None]
+
+
+def test_identical_endpoints_are_named_as_why_extrapolation_shows_nothing(tmp_path):
+    make_run(tmp_path, fmt_beyond=0.05)
+    low, high = tmp_path / "ends" / "low", tmp_path / "ends" / "high"
+    for d in (low, high):
+        d.mkdir(parents=True)
+        (d / "model.safetensors").write_bytes(b"same weights")
+    front = tmp_path / "07_weight_averaging" / "frontier.json"
+    obj = json.loads(front.read_text())
+    obj["endpoints"] = {"source": "sweep", "low": str(low), "high": str(high)}
+    front.write_text(json.dumps(obj))
+    c = build_report(tmp_path)["claims"]["extrapolation"]
+    assert c["endpoints_identical"] and c["observed"] is False and "identical" in c["why"]
+    (high / "model.safetensors").write_bytes(b"other weights")
+    c = build_report(tmp_path)["claims"]["extrapolation"]
+    assert c["endpoints_identical"] is False and "why" not in c

@@ -122,6 +122,23 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     return out
 
 
+def weights_digest(folder) -> str | None:
+    """sha256 over a checkpoint folder's *.safetensors files (name and bytes, sorted); None when
+    the folder has none."""
+    import hashlib
+
+    files = sorted(Path(folder).glob("*.safetensors")) if folder else []
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode())
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
 def claim_extrapolation(run: Path) -> dict:
     front = read_json_or_none(run / "07_weight_averaging" / "frontier.json")
     out = {"claim": "merging the two trained endpoints: the format-error share grows for |alpha| "
@@ -143,6 +160,14 @@ def claim_extrapolation(run: Path) -> dict:
         out[side] = {"format_error": k / n if n else None, "n_samples": n, "ci": wilson(k, n)}
     if out["inside"]["n_samples"] == 0 or out["beyond"]["n_samples"] == 0:
         return out | {"observed": None, "why": f"no alphas on both sides of |alpha| = {t}"}
+    ends = out["endpoints"] or {}
+    low, high = weights_digest(ends.get("low")), weights_digest(ends.get("high"))
+    out["endpoints_identical"] = low is not None and low == high
+    if out["endpoints_identical"]:
+        return out | {"observed": False, "observed_point": False,
+                      "why": "the two endpoints have identical weights (their runs got the same "
+                             "reward at every step: the lenient and the strict reward agreed on "
+                             "every sampled completion), so every alpha is the same model"}
     out["observed_point"] = out["beyond"]["format_error"] > out["inside"]["format_error"]
     out["observed"] = bool(out["observed_point"] and out["beyond"]["ci"][0] > out["inside"]["ci"][1])
     return out
