@@ -72,6 +72,18 @@ def _as_nc(value, where: str) -> tuple[int, int]:
     return int(n), int(c)
 
 
+def per_problem_pass_at_k(per_problem_counts, k: int) -> list[float]:
+    """The unbiased pass@k of each problem ({problem: (n, c)} or records' counts), in order;
+    raises naming the first problem with n < k."""
+    vals = []
+    for pid, value in per_problem_counts.items():
+        n, c = _as_nc(value, f"problem {pid!r}")
+        if n < k:
+            raise ValueError(f"problem {pid!r}: pass@{k} is undefined with n={n} < k={k}")
+        vals.append(pass_at_k(n, c, k))
+    return vals
+
+
 def pass_at_k_table(per_problem_counts: Mapping[str, tuple[int, int]],
                     ks: Iterable[int] = (1,)) -> dict[str, float]:
     """Mean pass@k over problems for each k: {"pass@1": ..., ...}. Raises naming the problem
@@ -80,13 +92,7 @@ def pass_at_k_table(per_problem_counts: Mapping[str, tuple[int, int]],
         raise ValueError("pass_at_k_table: no problems")
     out: dict[str, float] = {}
     for k in ks:
-        vals = []
-        for pid, value in per_problem_counts.items():
-            n, c = _as_nc(value, f"problem {pid!r}")
-            if n < k:
-                raise ValueError(f"problem {pid!r}: pass@{k} is undefined with n={n} < k={k}")
-            vals.append(pass_at_k(n, c, k))
-        out[f"pass@{k}"] = float(np.mean(vals))
+        out[f"pass@{k}"] = float(np.mean(per_problem_pass_at_k(per_problem_counts, k)))
     return out
 
 
@@ -183,13 +189,8 @@ def pass_at_k_ci(per_problem_counts: Mapping[str, tuple[int, int]], k: int, *,
     and its interval. Raises naming a problem with n < k."""
     if not per_problem_counts:
         raise ValueError("pass_at_k_ci: no problems")
-    vals = []
-    for pid, value in per_problem_counts.items():
-        n, c = _as_nc(value, f"problem {pid!r}")
-        if n < k:
-            raise ValueError(f"problem {pid!r}: pass@{k} is undefined with n={n} < k={k}")
-        vals.append(pass_at_k(n, c, k))
-    return bootstrap_ci(vals, n_boot=n_boot, alpha=alpha, seed=seed)
+    return bootstrap_ci(per_problem_pass_at_k(per_problem_counts, k), n_boot=n_boot,
+                        alpha=alpha, seed=seed)
 
 
 TIE = 0.5

@@ -124,3 +124,11 @@ def test_solved_sets_turnover_unique():
     assert t["both"] == 1 and t["only_a"] == 1 and t["only_b"] == 1
     assert t["turnover"] == pytest.approx(2 / 3) and t["jaccard"] == pytest.approx(1 / 3)
     assert M.unique_solves(sets) == {"a": {"p1"}, "b": {"p2"}}
+
+
+def test_per_problem_pass_at_k_is_each_problems_estimate_and_names_a_short_problem():
+    from recode_lib.metrics import pass_at_k, per_problem_pass_at_k
+
+    assert per_problem_pass_at_k({"a": (4, 1), "b": (4, 4)}, 2) == [pass_at_k(4, 1, 2), 1.0]
+    with pytest.raises(ValueError, match="'b'"):
+        per_problem_pass_at_k({"a": (4, 1), "b": (1, 0)}, 2)
