@@ -78,10 +78,49 @@ def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
 
 def test_candidates_and_easiest(shared_data_dir):
     c = candidate_problems(4, n_easiest=2, easiest_from=("mbppplus", "no_such_benchmark"),
-                           log=lambda *_: None)
-    assert [p.source for p in c] == ["easy"] * 4 + ["mbppplus"] * 2
+                           n_efficiency=3, log=lambda *_: None)
+    assert [p.source for p in c] == ["easy"] * 7 + ["mbppplus"] * 2
+    from recode_lib.data.easy_tasks import EFFICIENCY
+    assert {p.metadata["template"] for p in c[4:7]} <= {t.name for t in EFFICIENCY}
+    assert len({p.id for p in c}) == len(c)
     from recode_lib.data import load_benchmark
     mb = load_benchmark("mbppplus")
     e = easiest(mb, 3)
     assert max(len(p.reference_solution) for p in e) <= min(
         len(p.reference_solution) for p in mb if p not in e)
+
+
+def test_lenient_keep_ks_keeps_a_problem_solved_only_on_small_inputs(tmp_path):
+    """A quadratic answer passes R_2 (tests with input_len < 100) and times out on the 50 000
+    element test: strict rate 0 (dropped by default), lenient rate 1/2 (kept with keep_ks 2,inf)."""
+    from recode_lib.data.easy_tasks import EFFICIENCY
+
+    [mode] = generate_easy_tasks(1, seed=0, kinds=("call",), templates=EFFICIENCY[:1])
+    naive = f"def {mode.entry_point}(nums):\n{EFFICIENCY[0].naive}\n"
+
+    class Naive(Generator):
+        backend = model = "scripted"
+
+        def generate_samples(self, requests, sampling, callback=None, progress=False):
+            out = []
+            for j, r in enumerate(requests):
+                code = naive if r.index == 0 else f"def {mode.entry_point}(*a):\n    return None\n"
+                out.append(Completion(f"```python\n{code}```", n_tokens=10, finish_reason="stop"))
+                if callback:
+                    callback(j, out[-1])
+            return out
+
+    kw = dict(generator=Naive(), workers=2, reasoning=False,
+              sampling=SamplingConfig(temperature=0.8, n=2, max_new_tokens=16))
+    strict = calibrate("scripted", [mode], out_dir=tmp_path / "cal", **kw)
+    assert strict.rates == {mode.id: 0.0} and strict.kept == []
+    lenient = calibrate("scripted", [mode], out_dir=tmp_path / "cal", keep_ks=("2", "inf"), **kw)
+    assert [p.id for p in lenient.kept] == [mode.id]
+    assert lenient.rates == {mode.id: 0.0} and lenient.rates_k[mode.id] == {"2": 0.5, "inf": 0.0}
+    [row] = [json.loads(line) for line in (tmp_path / "cal" / "rates.jsonl").read_text().splitlines()]
+    assert row["kept"] and row["rates_k"] == {"2": 0.5, "inf": 0.0}
+    [meta] = [json.loads(line)["metadata"] for line in
+              write_calibrated(lenient, tmp_path / "c.jsonl").read_text().splitlines()]
+    assert meta["start_pass_rate"] == 0.0 and meta["start_pass_rate_k"]["2"] == 0.5
+    with pytest.raises(ValueError, match="keep_ks"):
+        calibrate("scripted", [mode], out_dir=tmp_path / "cal", keep_ks=(), **kw)

@@ -8,9 +8,20 @@ Each task comes from a template (TEMPLATES: one-line list/string/number tasks su
 the sum of the even numbers", "print the maximum of the numbers read from stdin") with a seeded
 constant and function name, so one template yields many distinct problems. Every task carries
 a reference solution, and its tests are a few small hand-sized inputs plus seeded large ones
-(about 10^1 .. 10^4 characters of input, `input_len` recorded), so the nested strictness rewards
-R_k (tests with input_len < 10^k) see several decades and a quadratic answer can fail only the
-large tests. Expected outputs come from running the reference in-process (trusted code only).
+(lists of SIZES elements: about 10^0 .. 10^5 characters of input, `input_len` recorded), so the
+nested strictness rewards R_k (tests with input_len < 10^k) see several decades. R_1 is the
+one-element edge case EDGE ([1] or "a", input_len < 10), which many wrong programs pass (`max`
+or `sum` where the task asks for the number of distinct values): with SmolLM2-135M that is
+where a lenient reward and R_inf disagree. The efficiency
+templates (EFFICIENCY: "how many numbers appear exactly once", "remove repeated numbers", running
+totals, ...) also carry `naive`, the quadratic answer a small model writes (`nums.count(x)` in a
+loop, `x not in out` on a list, `sum(nums[:i+1])`): it passes every test up to a few hundred
+elements and exceeds TIME_LIMIT_S on the BIG one (tests/test_easy_tasks.py runs it in the
+sandbox), so on these tasks a lenient R_k and the strict R_inf disagree, which is what paper B's
+strictness sweep and extrapolation need. They are opt-in (`templates=EFFICIENCY`; the `easy`
+benchmark holds both): SmolLM2-135M at T=1 solved none of them, not even on small inputs (0 of
+72 samples, 2026-11-30). Expected outputs come from running the reference
+in-process (trusted code only).
 Two test kinds: "call" (a function, starter code = its signature) and "stdio" (a program).
 The tasks are meant to be solved sometimes by a 135M chat model; which ones are is measured,
 not assumed (recode_lib.data.calibrate keeps those with 0 < pass rate < 1).
@@ -28,8 +39,9 @@ from typing import Callable
 
 from recode_lib.data.schema import Problem
 
-SIZES = (3, 5, 30, 300, 2000)     # list lengths of the tests (small examples, then large)
-TIME_LIMIT_S = 2.0
+BIG = 50_000                      # the largest test: a quadratic answer takes >> TIME_LIMIT_S
+SIZES = (1, 3, 5, 30, 300, 2000, BIG)  # list lengths: the one-element edge case, small, large
+TIME_LIMIT_S = 2.0                # per test; a linear answer on BIG takes ~0.05 s, the naive ones >= 5 s
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class Template:
     make_args: Callable
     k_range: tuple = (2, 9)
     kinds: tuple = ("call", "stdio")
+    naive: str = ""             # a correct but quadratic body (efficiency templates); "" = none
 
 
 def ints(rng, size, lo=-50, hi=50):
@@ -93,7 +106,53 @@ TEMPLATES: tuple[Template, ...] = (
              "by {k}.", "nums", "    return sum(x for x in nums if x % {k} == 0)",
              lambda r, n, k: [ints(r, n)]),
 )
+def unique_mode(rng, n):
+    """n numbers in which one value appears 3 times (all of them when n <= 3) and every other
+    value once: "the number that appears most often" has one answer."""
+    vals = rng.sample(range(4 * n + 10), n)
+    for j in range(1, min(3, n)):
+        vals[j] = vals[0]
+    rng.shuffle(vals)
+    return vals
+
+
+EFFICIENCY: tuple[Template, ...] = (
+    Template("mode", "returns the number that appears most often in the list `nums` (exactly one "
+             "number does).", "nums", "    from collections import Counter\n"
+             "    return Counter(nums).most_common(1)[0][0]",
+             lambda r, n, k: [unique_mode(r, n)], (0, 0),
+             naive="    return max(nums, key=nums.count)"),
+    Template("count_once", "returns how many numbers in the list `nums` appear exactly once.",
+             "nums", "    from collections import Counter\n    c = Counter(nums)\n"
+             "    return sum(1 for v in c.values() if v == 1)",
+             lambda r, n, k: [ints(r, n, 0, n)], (0, 0),
+             naive="    return sum(1 for x in nums if nums.count(x) == 1)"),
+    Template("dedupe", "returns the list `nums` without repeated numbers, keeping the first "
+             "occurrence of each number in its original order.", "nums",
+             "    return list(dict.fromkeys(nums))", lambda r, n, k: [ints(r, n, 0, n)], (0, 0),
+             ("call",), naive="    out = []\n    for x in nums:\n        if x not in out:\n"
+             "            out.append(x)\n    return out"),
+    Template("running_sum", "returns the list of running totals of the list `nums`: element i "
+             "is nums[0] + nums[1] + ... + nums[i].", "nums",
+             "    from itertools import accumulate\n    return list(accumulate(nums))",
+             lambda r, n, k: [ints(r, n)], (0, 0), ("call",),
+             naive="    return [sum(nums[:i + 1]) for i in range(len(nums))]"),
+    Template("has_duplicate", "returns True if some number appears more than once in the list "
+             "`nums`, and False otherwise.", "nums", "    return len(set(nums)) != len(nums)",
+             lambda r, n, k: [ints(r, n, 0, 2 * n) if n < 100 else r.sample(range(10 * n), n)],
+             (0, 0), naive="    return any(nums.count(x) > 1 for x in nums)"),
+    Template("sum_distinct", "returns the sum of the different numbers in the list `nums` (each "
+             "value counted once).", "nums", "    return sum(set(nums))",
+             lambda r, n, k: [ints(r, n, 0, n)], (0, 0),
+             naive="    seen = []\n    for x in nums:\n        if x not in seen:\n"
+             "            seen.append(x)\n    return sum(seen)"),
+)
+ALL_TEMPLATES: tuple[Template, ...] = TEMPLATES + EFFICIENCY
 FN_NAMES = ("solve", "compute", "answer", "f", "process")
+# The one-element edge case of every task (R_1's only test): [1] / "a". It under-specifies the
+# task on purpose, as small examples do: `max`, `min` and `sum` agree on it, so a program that
+# answers the wrong question can pass R_1 and fail R_inf (a lenient reward's blind spot).
+EDGE = {"nums": [[1]], "s": ["a"]}
 
 
 def stdio_reference(t: Template, k: int) -> str:
@@ -124,7 +183,7 @@ def make_task(t: Template, kind: str, k: int, fn: str, rng: random.Random, pid: 
     """One Problem of template `t` posed as `kind` with constant k and function name fn."""
     if kind not in t.kinds:
         raise ValueError(f"template {t.name!r} cannot be posed as {kind!r} (kinds {t.kinds})")
-    arglists = [t.make_args(rng, n, k) for n in SIZES]
+    arglists = [EDGE[t.params] if n == 1 else t.make_args(rng, n, k) for n in SIZES]
     what = t.statement.format(fn=fn, k=k)
     meta = {"template": t.name, "k": k, "kind": kind, "generator": "easy_tasks"}
     if kind == "call":
@@ -181,11 +240,11 @@ def generate_easy_tasks(n: int = 40, seed: int = 0, kinds=("call", "stdio"),
 
 def load_easy_tasks(data_dir=None, limit: int | None = None, seed: int = 0,
                     kinds=("call", "stdio")) -> list[Problem]:
-    """The `easy` benchmark: generate_easy_tasks(limit or 2 x len(TEMPLATES), seed, kinds);
+    """The `easy` benchmark: generate_easy_tasks(limit or 2 x len(ALL_TEMPLATES), seed, kinds);
     data_dir is accepted for the registry's uniform call and ignored."""
     if isinstance(kinds, str):
         kinds = tuple(k.strip() for k in kinds.split(",") if k.strip())
-    return generate_easy_tasks(limit if limit is not None else 2 * len(TEMPLATES), seed, kinds)
+    return generate_easy_tasks(limit if limit is not None else 2 * len(ALL_TEMPLATES), seed, kinds)
 
 
 def calibrated_path(profile: str):

@@ -13,7 +13,8 @@ capability". A problem every sample solves or none does gives GRPO a zero advant
 teaches nothing. The sampling is recode_lib.evaluation.codegen.evaluate (its samples.jsonl in
 out_dir/samples is the cache, so a re-run, or a larger candidate list, only samples what is
 missing; progress bars come from there), and rates.jsonl records {id, source, n, passed, rate,
-kept}. It does not split kept problems into train and held-out sets (the caller does, e.g.
+kept}, plus `rates_k` ({k: share of samples passing every test with input_len < 10^k}) when
+`keep_ks` names strictness levels beside "inf". It does not split kept problems into train and held-out sets (the caller does, e.g.
 recode_lib.data.split) and does not generate candidates (recode_lib.data.easy_tasks does).
 """
 
@@ -29,14 +30,20 @@ class Calibration:
     rates: dict[str, float]
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (passed, n)
     path: Path | None = None
+    rates_k: dict[str, dict[str, float]] = field(default_factory=dict)  # id -> {k: rate under R_k}
 
 
-def pass_counts(samples: list[dict]) -> dict[str, tuple[int, int]]:
-    """{problem_id: (samples passed, samples)} of evaluate's samples.jsonl records."""
+def pass_counts(samples: list[dict], k: str = "inf") -> dict[str, tuple[int, int]]:
+    """{problem_id: (samples passed, samples)} of evaluate's samples.jsonl records; k = "inf":
+    passed every test (status "passed"), else passed every test with input_len < 10^k (the
+    record's `strictness[k]`, paper B's R_k; a record without it is a failure, never a pass)."""
     out: dict[str, list[int]] = {}
     for r in samples:
         c = out.setdefault(r["problem_id"], [0, 0])
-        c[0] += r["status"] == "passed"
+        if str(k) == "inf":
+            c[0] += r["status"] == "passed"
+        else:
+            c[0] += (r.get("strictness") or {}).get(str(k)) == 1
         c[1] += 1
     return {k: (a, b) for k, (a, b) in out.items()}
 
@@ -48,10 +55,13 @@ def keep(rate: float, lo: float = 0.0, hi: float = 1.0) -> bool:
 
 def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
               backend: str = "hf", generator_kwargs: dict | None = None, workers: int | None = None,
-              lo: float = 0.0, hi: float = 1.0, generator=None) -> Calibration:
+              lo: float = 0.0, hi: float = 1.0, generator=None, keep_ks=("inf",)) -> Calibration:
     """Sample `model` sampling.n times per candidate (resumable), write out_dir/rates.jsonl and
-    return the candidates with lo < pass rate < hi. ValueError for n < 2 (a rate of one sample
-    is 0 or 1: nothing could be kept)."""
+    return the candidates with lo < pass rate < hi under at least one reward of `keep_ks`
+    ("inf" = every test; "2" = paper B's lenient R_2, tests with input_len < 100): with ("2",
+    "inf") a problem the model solves only on small inputs (a quadratic answer) is kept, since a
+    lenient run learns from it. `rates` stays the strict rate. ValueError for n < 2 (a rate of
+    one sample is 0 or 1: nothing could be kept)."""
     from recode_lib.evaluation.codegen import as_problems, evaluate
     from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
 
@@ -64,15 +74,26 @@ def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
     evaluate(model, problems, backend=backend, sampling=sampling, out_dir=out / "samples",
              k=(1,), reasoning=reasoning, generator_kwargs=generator_kwargs, workers=workers,
              early_stop=True, generator=generator, on_config_change="set_aside")
+    keep_ks = [str(k) for k in keep_ks]
+    if not keep_ks:
+        raise ValueError("calibrate: keep_ks must name at least one strictness level")
     wanted = {p.id for p in problems}
-    counts = {k: v for k, v in pass_counts(read_jsonl(out / "samples" / "samples.jsonl")).items()
-              if k in wanted}
+    samples = read_jsonl(out / "samples" / "samples.jsonl")
+    counts = {k: v for k, v in pass_counts(samples).items() if k in wanted}
     rates = {pid: counts[pid][0] / counts[pid][1] for pid in counts}
-    kept = [p for p in problems if keep(rates[p.id], lo, hi)]
+    rates_k = {pid: {} for pid in rates}
+    for k in keep_ks:
+        for pid, (a, b) in pass_counts(samples, k).items():
+            if pid in wanted:
+                rates_k[pid][k] = a / b
+    kept_ids = {pid for pid, rk in rates_k.items() if any(keep(r, lo, hi) for r in rk.values())}
+    kept = [p for p in problems if p.id in kept_ids]
+    lenient = keep_ks != ["inf"]
     path = write_jsonl_atomic(out / "rates.jsonl", [
         {"id": p.id, "source": p.source, "n": counts[p.id][1], "passed": counts[p.id][0],
-         "rate": rates[p.id], "kept": keep(rates[p.id], lo, hi)} for p in problems])
-    return Calibration(kept, rates, counts, path)
+         "rate": rates[p.id], **({"rates_k": rates_k[p.id]} if lenient else {}),
+         "kept": p.id in kept_ids} for p in problems])
+    return Calibration(kept, rates, counts, path, rates_k)
 
 
 def easiest(problems, n: int) -> list:
@@ -84,14 +105,17 @@ def easiest(problems, n: int) -> list:
 
 
 def candidate_problems(n_easy: int, seed: int = 0, easiest_from=("mbppplus", "humanevalplus"),
-                       n_easiest: int = 0, log=print) -> list:
-    """Calibration candidates: n_easy seeded easy tasks (recode_lib.data.easy_tasks) and the
+                       n_easiest: int = 0, n_efficiency: int = 0, log=print) -> list:
+    """Calibration candidates: n_easy seeded easy tasks (recode_lib.data.easy_tasks), n_efficiency
+    of its efficiency tasks (a quadratic answer times out on the largest input), and the
     n_easiest easiest problems of each benchmark in easiest_from whose files are present (a
     missing one is skipped with a printed line: the shared data is optional)."""
     from recode_lib.data import available_benchmarks, load_benchmark
-    from recode_lib.data.easy_tasks import generate_easy_tasks
+    from recode_lib.data.easy_tasks import EFFICIENCY, generate_easy_tasks
 
     out = list(generate_easy_tasks(n_easy, seed)) if n_easy else []
+    if n_efficiency:
+        out.extend(generate_easy_tasks(n_efficiency, seed, templates=EFFICIENCY))
     if n_easiest:
         present = set(available_benchmarks())
         for name in easiest_from:
@@ -115,6 +139,7 @@ def write_calibrated(cal: Calibration, path, seed: int = 0, max_keep: int | None
     rows = []
     for p in kept:
         d = p.to_dict()
-        d["metadata"] = {**d.get("metadata", {}), "start_pass_rate": cal.rates[p.id]}
+        d["metadata"] = {**d.get("metadata", {}), "start_pass_rate": cal.rates[p.id],
+                         **({"start_pass_rate_k": cal.rates_k[p.id]} if cal.rates_k.get(p.id) else {})}
         rows.append(d)
     return write_jsonl_atomic(path, rows)
