@@ -49,6 +49,8 @@ def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
         assert s["MAX_COMPLETION_LENGTH"] == cal["CAL_MAX_NEW_TOKENS"]
         assert r.temperature == cal["CAL_TEMPERATURE"]
         assert s["LEARNING_RATE"] >= 1e-4                           # moves a 135M model
+    keep_ks = str(cal["CAL_KEEP_KS"]).split(",")           # calibration keeps what either endpoint learns from
+    assert "inf" in keep_ks and set(str(section("laptop", "06_strictness_sweep")["KS"]).split(",")) <= set(keep_ks)
     assert section("laptop", "99_paper_figures")["CLAIMS_REPORT"]
     ks = [int(k) for k in str(section("laptop", "08_ensemble_passk")["PASS_K"]).split(",")]
     assert max(ks) <= section("laptop", "07_weight_averaging")["N_SAMPLES"]
