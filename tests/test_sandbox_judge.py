@@ -150,6 +150,39 @@ def test_a_dying_worker_leaves_no_process_of_its_submission():
     assert execute({"id": "g", "code": GOOD, "tests": CALL}, config=cfg)["status"] == "passed"
 
 
+def test_a_stopped_worker_is_killed_by_the_watchdog_and_the_record_judged_on_a_fresh_one():
+    """A worker that stops answering (SIGSTOP here; any wedge) must not hang the judge: after
+    the job's time limit + stall_grace_s of silence it is killed and the record retried."""
+    cfg = CFG.replace(time_limit_s=1.0, stall_grace_s=1.0)
+    assert execute({"id": "warm", "code": GOOD, "tests": CALL}, config=cfg)["status"] == "passed"
+    (w,) = get_pool(cfg).workers()
+    os.kill(w.proc.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    res = execute({"id": "g", "code": GOOD, "tests": CALL}, config=cfg)
+    assert time.monotonic() - t0 < 30
+    assert res["status"] == "passed" and w.stalled == 2.0 and not w.alive()
+    assert w not in get_pool(cfg).workers()
+
+
+def test_a_worker_stalling_twice_is_the_records_runtime_error_not_a_hang(monkeypatch):
+    from recode_lib.sandbox import pool as pool_mod
+
+    cfg = CFG.replace(time_limit_s=1.0, stall_grace_s=0.5)
+    real_run = pool_mod.Worker.run
+
+    def stop_then_run(self, job, n_tests, on_message):
+        os.kill(self.proc.pid, signal.SIGSTOP)      # every worker wedges before its job
+        return real_run(self, job, n_tests, on_message)
+
+    monkeypatch.setattr(pool_mod.Worker, "run", stop_then_run)
+    t0 = time.monotonic()
+    res = execute({"id": "s", "code": GOOD, "tests": CALL}, config=cfg)
+    assert time.monotonic() - t0 < 30
+    assert res["status"] == "runtime_error" and "died twice" in res.get("reason", "")
+    monkeypatch.undo()
+    assert execute({"id": "g", "code": GOOD, "tests": CALL}, config=cfg)["status"] == "passed"
+
+
 def test_the_worker_survives_malformed_job_lines():
     with get_pool(CFG).worker() as slot:
         w = slot[0]

@@ -25,13 +25,14 @@ class SandboxConfig:
     isolation: str = "auto"          # auto | root | userns | plain (see limits.py)
     workers: int | None = None       # pool size for execute_many; None = os.cpu_count()
     python: str | None = None        # interpreter for the workers; None = sys.executable
+    stall_grace_s: float = 30.0      # judge-side watchdog: a worker silent for time limit + this is killed
 
     def __post_init__(self):
         if self.isolation not in ISOLATION_MODES:
             raise ValueError(f"SandboxConfig.isolation must be one of {ISOLATION_MODES}, "
                              f"got {self.isolation!r}")
-        if not self.time_limit_s > 0 or not self.memory_mb > 0:
-            raise ValueError("SandboxConfig.time_limit_s and memory_mb must be positive")
+        if not self.time_limit_s > 0 or not self.memory_mb > 0 or not self.stall_grace_s > 0:
+            raise ValueError("SandboxConfig.time_limit_s, memory_mb and stall_grace_s must be positive")
 
     def worker_config(self) -> dict:
         """The part each warm worker receives once, at start."""

@@ -13,9 +13,11 @@ and summarises. Every line from a worker is untrusted: protocol.parse_line bound
 it against the current job id before anything uses it. A job that does not end cleanly — the
 worker died, a line broke the protocol, or anything at all raised in the judge — discards the
 worker: its process group is killed, in root mode every process of its private uid too, and a
-fresh worker takes the slot, so no stale output is ever read by the next record. A record whose
-worker died is retried once; a protocol violation is that record's runtime_error (reason in
-"reason"). judge() never raises because of a submission. Pools are closed at interpreter exit.
+fresh worker takes the slot, so no stale output is ever read by the next record. A worker that
+sends nothing for the job's time limit + config.stall_grace_s (stopped, wedged: its own per-test
+limit should have reported long before) is killed by a watchdog, which the judge sees as a death.
+A record whose worker died is retried once; a protocol violation is that record's runtime_error
+(reason in "reason"). judge() never raises or hangs because of a submission. Pools are closed at interpreter exit.
 This module does not define the record format (records.py) nor compare outputs (verdict.py).
 """
 
@@ -60,6 +62,8 @@ class Worker:
                                      start_new_session=True)
         self.max_line = config.max_output_bytes + (64 << 10)
         self.job_id = 0
+        self.stall_grace_s = float(config.stall_grace_s)
+        self.stalled: float | None = None     # the silence (s) after which the watchdog killed it
         self.write(config.worker_config())
         line = self.proc.stdout.readline(1 << 16)
         try:
@@ -82,21 +86,44 @@ class Worker:
         except (BrokenPipeError, OSError, ValueError) as exc:
             raise WorkerDied(str(exc)) from None
 
-    def read(self, n_tests: int):
-        """The next message of the current job (ProtocolError / WorkerDied otherwise)."""
-        line = self.proc.stdout.readline(self.max_line + 1)
+    def read(self, n_tests: int, deadline_s: float | None = None):
+        """The next message of the current job (ProtocolError / WorkerDied otherwise). With
+        deadline_s, a watchdog kills the worker when no line arrived within it (WorkerDied)."""
+        timer = None
+        if deadline_s is not None:
+            timer = threading.Timer(deadline_s, self.stall, args=(deadline_s,))
+            timer.daemon = True
+            timer.start()
+        try:
+            line = self.proc.stdout.readline(self.max_line + 1)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if self.stalled is not None:
+            raise WorkerDied(f"worker sent nothing for {self.stalled:.0f} s (stopped or wedged); "
+                             "the watchdog killed it")
         if not line:
             raise WorkerDied(f"worker exited with status {self.proc.poll()}")
         return parse_line(line, self.job_id, n_tests, self.max_line)
 
+    def stall(self, silence_s: float) -> None:
+        """The watchdog: mark the worker stalled and kill its process group (its stdout then
+        ends, so the blocked read returns)."""
+        self.stalled = silence_s
+        for target in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
+            with contextlib.suppress(OSError):
+                target()
+
     def run(self, job: dict, n_tests: int, on_message) -> dict:
         """Send a job; call on_message(msg) per S/X/T message (a True return asks the worker
-        to stop); return the body of the final D message."""
+        to stop); return the body of the final D message. Every message must come within the
+        job's time limit + stall_grace_s (the worker reports each test as its own limit ends)."""
         self.job_id += 1
         self.write(dict(job, job=self.job_id))
+        deadline = float(job.get("time_limit_s") or 0) + self.stall_grace_s
         stopped = False
         while True:
-            msg = self.read(n_tests)
+            msg = self.read(n_tests, deadline)
             if msg.tag == "D":
                 return msg.body
             if on_message(msg) and not stopped:
