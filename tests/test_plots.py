@@ -164,3 +164,15 @@ def test_rebuild_all_skips_an_overlay_of_differently_sampled_points_with_the_rea
     built = plots.rebuild_all(run, out_dir=tmp_path / "figs")
     assert "sampled differently" in built["skipped"]["frontier"]
     assert {"sweep_frontier", "outcome_classes"} <= set(built["made"])
+
+
+def test_coinciding_points_share_one_label_instead_of_overprinting():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    plots.annotate_points(ax, [("k1", 0.5, 0.0), ("kinf", 0.5, 0.0), ("k3", 0.25, 0.0)])
+    texts = sorted(t.get_text() for t in ax.texts)
+    plt.close(fig)
+    assert texts == ["k1, kinf", "k3"]

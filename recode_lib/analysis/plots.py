@@ -87,6 +87,17 @@ def _rows(path, required=("correctness_failure", "optimization_failure")) -> lis
     return rows
 
 
+def annotate_points(ax, points, xytext=(4, 3), color=None) -> None:
+    """Label points [(label, x, y), ...] on `ax`, one label per location: points that coincide
+    (identical models give identical rates) share one label "a, b, c" instead of overprinting."""
+    groups: dict = {}
+    for label, x, y in points:
+        groups.setdefault((round(float(x), 9), round(float(y), 9)), []).append(str(label))
+    for (x, y), labels in groups.items():
+        ax.annotate(", ".join(labels), (x, y), xytext=xytext, textcoords="offset points",
+                    fontsize=7, **({"color": color} if color else {}))
+
+
 def draw_alpha_points(ax, rows) -> None:
     """The merged-alpha points of a frontier on `ax`: a grey line in alpha order, colour =
     alpha (viridis), [0, 1] filled, extrapolated hollow, each labelled with its alpha."""
@@ -101,8 +112,7 @@ def draw_alpha_points(ax, rows) -> None:
         c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
         inside = 0.0 <= r["alpha"] <= 1.0
         ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
-        ax.annotate(f"{r['alpha']:g}", (x, y), xytext=(4, 3), textcoords="offset points",
-                    fontsize=7)
+    annotate_points(ax, [(f"{r['alpha']:g}", x, y) for r, x, y in zip(rows, xs, ys)])
 
 
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
@@ -122,15 +132,14 @@ def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Pa
     if frontier is not None:
         draw_alpha_points(ax, _rows(frontier))
     if sweep is not None:
-        for r in _rows(sweep):      # R_k runs: stars; static partial-credit runs: diamonds
-            partial = r.get("k", "") is None
-            ax.scatter([r["correctness_failure"]], [r["optimization_failure"]],
-                       marker="D" if partial else "*", s=40 if partial else 90,
-                       color="#457b9d" if partial else "#e63946", zorder=3)
-            ax.annotate(str(r.get("run", r.get("alpha", ""))),
-                        (r["correctness_failure"], r["optimization_failure"]),
-                        xytext=(4, -9), textcoords="offset points", fontsize=7,
-                        color="#457b9d" if partial else "#e63946")
+        runs = _rows(sweep)
+        for partial in (False, True):   # R_k runs: stars; static partial-credit runs: diamonds
+            rows = [r for r in runs if (r.get("k", "") is None) == partial]
+            colour = "#457b9d" if partial else "#e63946"
+            ax.scatter([r["correctness_failure"] for r in rows], [r["optimization_failure"] for r in rows],
+                       marker="D" if partial else "*", s=40 if partial else 90, color=colour, zorder=3)
+            annotate_points(ax, [(r.get("run", r.get("alpha", "")), r["correctness_failure"],
+                                  r["optimization_failure"]) for r in rows], (4, -9), colour)
     ax.set_xlabel("correctness-failure rate")
     ax.set_ylabel("optimization-failure rate")
     ax.set_title("correctness–efficiency frontier\n(labels: α; hollow markers: extrapolated)")
@@ -171,9 +180,8 @@ def fig_setting_frontiers(sweeps, alphas=None, out_dir=None, name="setting_front
         if setting not in alphas:
             ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
         ax.scatter(xs, ys, marker="*", s=90, color="#e63946", zorder=3)
-        for r, x, y in zip(rows, xs, ys):
-            ax.annotate(str(r.get("run", "")), (x, y), xytext=(4, -9), textcoords="offset points",
-                        fontsize=7, color="#e63946")
+        annotate_points(ax, [(r.get("run", ""), x, y) for r, x, y in zip(rows, xs, ys)], (4, -9),
+                        "#e63946")
         ax.set_title(f"{setting}")
         ax.set_xlabel("correctness-failure rate")
     axes[0][0].set_ylabel("optimization-failure rate")
