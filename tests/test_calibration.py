@@ -74,6 +74,16 @@ def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
     got = load_benchmark("calibrated:lap")
     assert sorted(p.id for p in got) == sorted(p.id for p in PROBS)
     assert len(load_benchmark("calibrated:lap", limit=2)) == 2
+    with pytest.raises(DataError, match="differing start pass rates"):
+        load_benchmark("calibrated:lap:disagree")          # no lenient rates were recorded
+    with pytest.raises(DataError, match="unknown order"):
+        load_benchmark("calibrated:lap:sideways")
+    rates_k = {p.id: {"1": 0.5, "inf": 0.5} for p in PROBS} | {PROBS[2].id: {"1": 0.5, "inf": 0.0}}
+    cal = Calibration(kept=PROBS, rates={p.id: 0.5 for p in PROBS}, rates_k=rates_k)
+    write_calibrated(cal, tmp_path / "lap" / "00_data_and_models" / "calibrated.jsonl", seed=1)
+    written = [p.id for p in load_benchmark("calibrated:lap")]
+    first = [p.id for p in load_benchmark("calibrated:lap:disagree")]
+    assert first == [PROBS[2].id] + [i for i in written if i != PROBS[2].id]
 
 
 def test_candidates_and_easiest(shared_data_dir):

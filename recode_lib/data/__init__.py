@@ -11,7 +11,8 @@ Names: humaneval, humanevalplus, mbpp, mbppplus, bigcodebench (subset=full|hard,
 split=complete|instruct), bigcodebench_hard, livecodebench, codecontests_plus, leetcode,
 aime24, microbench, easy (the laptop profile's seeded easy tasks, data/easy_tasks.py),
 `calibrated:<profile>` (the problems that profile's calibration kept, 0 < start-model pass rate
-< 1: runs/<profile>/00_data_and_models/calibrated.jsonl), and the math training sets math_train (a public set through `datasets`
+< 1: runs/<profile>/00_data_and_models/calibrated.jsonl; `calibrated:<profile>:disagree` puts
+first those on which the start model's lenient and strict pass rates differ), and the math training sets math_train (a public set through `datasets`
 or local files, data/math_train.py) and math_synth (offline, generated; data/math_synth.py).
 Each loader reads the data directory (`data_dir=`, else
 recode_lib.paths.data_dir()) and, when files are missing and `download=True` (the default),
@@ -65,7 +66,8 @@ def _loader(name: str):
     if name.startswith(CALIBRATED):
         from recode_lib.data.easy_tasks import load_calibrated
 
-        return load_calibrated, {"profile": name[len(CALIBRATED):]}
+        profile, _, order = name[len(CALIBRATED):].partition(":")
+        return load_calibrated, {"profile": profile, **({"order": order} if order else {})}
     if name not in _REGISTRY:
         raise ValueError(f"unknown benchmark {name!r}; choose from {list_benchmarks()}")
     mod, fn, fixed, _ = _REGISTRY[name]

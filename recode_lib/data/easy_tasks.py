@@ -254,16 +254,32 @@ def calibrated_path(profile: str):
     return runs_dir(profile, create=False) / "00_data_and_models" / "calibrated.jsonl"
 
 
-def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "laptop"
-                    ) -> list[Problem]:
+def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "laptop",
+                    order: str = "written") -> list[Problem]:
     """The `calibrated:<profile>` benchmark: the problems in calibrated_path(profile), in the
-    order written (DataError naming the file and the notebook that writes it when missing)."""
+    order written (DataError naming the file and the notebook that writes it when missing).
+    order="disagree" (`calibrated:<profile>:disagree`): first the problems whose start-model pass
+    rates differ between the strictness levels calibration recorded (metadata
+    start_pass_rate_k, e.g. R_1 > R_inf: the model sometimes writes a program that passes the
+    edge case only), then the rest, each group in the written order. A strictness sweep trained
+    on problems where R_k and R_inf always agree trains the same model twice; paper B's
+    frontier needs problems "tuned to model capability" for both rewards."""
     from recode_lib.data._io import DataError, take
     from recode_lib.jsonl import read_jsonl
 
+    if order not in ("written", "disagree"):
+        raise DataError(f"calibrated:{profile}: unknown order {order!r} (written | disagree)")
     path = calibrated_path(profile)
     if not path.is_file():
         raise DataError(f"{path} is missing: run notebook 00_data_and_models of profile "
                         f"{profile!r} with CALIBRATE = True first")
     rows = read_jsonl(path)
+    if order == "disagree":
+        def disagree(r):
+            rates = (r.get("metadata") or {}).get("start_pass_rate_k") or {}
+            return len(set(rates.values())) > 1
+        if not any(disagree(r) for r in rows):
+            raise DataError(f"{path}: no problem has differing start pass rates per strictness "
+                            "level (calibrate with CAL_KEEP_KS naming a lenient k, e.g. '1,inf')")
+        rows = [r for r in rows if disagree(r)] + [r for r in rows if not disagree(r)]
     return take([Problem.from_dict(r, f"{path}: problem {r.get('id', '?')!r}") for r in rows], limit)
