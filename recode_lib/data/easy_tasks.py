@@ -18,8 +18,8 @@ totals, ...) also carry `naive`, the quadratic answer a small model writes (`num
 loop, `x not in out` on a list, `sum(nums[:i+1])`): it passes every test up to a few hundred
 elements and exceeds TIME_LIMIT_S on the BIG one (tests/test_easy_tasks.py runs it in the
 sandbox), so on these tasks a lenient R_k and the strict R_inf disagree, which is what paper B's
-strictness sweep and extrapolation need. They are opt-in (`templates=EFFICIENCY`; the `easy`
-benchmark holds both): SmolLM2-135M at T=1 solved none of them, not even on small inputs (0 of
+strictness sweep and extrapolation need. They are opt-in (`templates=EFFICIENCY`, or
+calibration's `n_efficiency`; the `easy` benchmark and the default pool hold TEMPLATES only): SmolLM2-135M at T=1 solved none of them, not even on small inputs (0 of
 72 samples, 2026-11-30). Expected outputs come from running the reference
 in-process (trusted code only).
 Two test kinds: "call" (a function, starter code = its signature) and "stdio" (a program).
@@ -240,11 +240,11 @@ def generate_easy_tasks(n: int = 40, seed: int = 0, kinds=("call", "stdio"),
 
 def load_easy_tasks(data_dir=None, limit: int | None = None, seed: int = 0,
                     kinds=("call", "stdio")) -> list[Problem]:
-    """The `easy` benchmark: generate_easy_tasks(limit or 2 x len(ALL_TEMPLATES), seed, kinds);
+    """The `easy` benchmark: generate_easy_tasks(limit or 2 x len(TEMPLATES), seed, kinds);
     data_dir is accepted for the registry's uniform call and ignored."""
     if isinstance(kinds, str):
         kinds = tuple(k.strip() for k in kinds.split(",") if k.strip())
-    return generate_easy_tasks(limit if limit is not None else 2 * len(ALL_TEMPLATES), seed, kinds)
+    return generate_easy_tasks(limit if limit is not None else 2 * len(TEMPLATES), seed, kinds)
 
 
 def calibrated_path(profile: str):
