@@ -164,6 +164,23 @@ def test_a_stopped_worker_is_killed_by_the_watchdog_and_the_record_judged_on_a_f
     assert w not in get_pool(cfg).workers()
 
 
+def test_a_submission_that_sleeps_or_floods_cannot_make_the_watchdog_kill_its_worker():
+    """The watchdog must not be a lever: a hang is the submission's time_limit (the worker
+    reports it at the time limit, well inside the grace), a flood its output verdict; the worker
+    stays the same, unstalled, and the next record is judged right on it."""
+    cfg = CFG.replace(time_limit_s=1.0, stall_grace_s=1.0)
+    assert execute({"id": "warm", "code": GOOD, "tests": CALL}, config=cfg)["status"] == "passed"
+    (w,) = get_pool(cfg).workers()
+    hang = "import time\ndef f(x):\n    while True:\n        time.sleep(0.05)\n"
+    flood = "def f(x):\n    return 'x' * (4 << 20)\n"
+    res = execute_many([{"id": "hang", "code": hang, "tests": CALL},
+                        {"id": "flood", "code": flood, "tests": CALL},
+                        {"id": "g", "code": GOOD, "tests": CALL}], config=cfg, workers=1)
+    assert res[0]["status"] == "time_limit" and res[1]["status"] != "passed"
+    assert res[2]["status"] == "passed"
+    assert w.stalled is None and w.alive() and get_pool(cfg).workers() == [w]
+
+
 def test_a_worker_stalling_twice_is_the_records_runtime_error_not_a_hang(monkeypatch):
     from recode_lib.sandbox import pool as pool_mod
 

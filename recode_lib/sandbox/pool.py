@@ -106,13 +106,17 @@ class Worker:
             raise WorkerDied(f"worker exited with status {self.proc.poll()}")
         return parse_line(line, self.job_id, n_tests, self.max_line)
 
+    def sigkill(self) -> None:
+        """SIGKILL the worker's process group and the worker (no wait: safe from any thread)."""
+        for target in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
+            with contextlib.suppress(OSError):
+                target()
+
     def stall(self, silence_s: float) -> None:
         """The watchdog: mark the worker stalled and kill its process group (its stdout then
         ends, so the blocked read returns)."""
         self.stalled = silence_s
-        for target in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
-            with contextlib.suppress(OSError):
-                target()
+        self.sigkill()
 
     def run(self, job: dict, n_tests: int, on_message) -> dict:
         """Send a job; call on_message(msg) per S/X/T message (a True return asks the worker
@@ -135,9 +139,7 @@ class Worker:
 
     def kill(self) -> None:
         """Kill the worker, its process group and (root mode) every process of its uid."""
-        for target in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
-            with contextlib.suppress(OSError):
-                target()
+        self.sigkill()
         self.proc.wait()
         for f in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError, ValueError):
