@@ -7,7 +7,9 @@ wall time from runs/<profile>/manifest.json (recode_lib.pipeline writes it), els
 executed notebook's papermill metadata (runs/<profile>/notebooks/NN_*.ipynb:
 metadata.papermill.duration). Prints one row per notebook (seconds, share of the total, source),
 the total in minutes and whether it fits the budget (the laptop profile's target: 60 minutes on
-2 CPU cores). Notebooks that did not complete are listed with their status and not counted.
+2 CPU cores). Notebooks that did not complete are listed with their status and not counted;
+notebooks the profile leaves out (`skip` in its section: status `excluded`) are listed with the
+reason and are not part of the run.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ def notebook_times(run: Path) -> dict[str, dict]:
     manifest = run / "manifest.json"
     if manifest.is_file():
         for stem, rec in json.loads(manifest.read_text()).items():
-            out[stem] = {"wall_s": rec.get("wall_s"), "status": rec.get("status"), "source": "manifest"}
+            out[stem] = {"wall_s": rec.get("wall_s"), "status": rec.get("status"), "source": "manifest",
+                         "reason": rec.get("reason")}
     for nb in sorted((run / "notebooks").glob("[0-9]*.ipynb")):
         stem = nb.stem
-        if stem.endswith(".failed") or (stem in out and out[stem]["wall_s"] is not None):
+        if stem.endswith(".failed") or (stem in out and (out[stem]["wall_s"] is not None
+                                                         or out[stem]["status"] == "excluded")):
             continue
         pm = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
         if pm.get("duration") is not None:
@@ -56,14 +60,17 @@ def main(argv=None) -> int:
     for stem, v in times.items():
         if stem in done:
             print(f"{stem:28s} {v['wall_s']:9.1f} {v['wall_s'] / total:7.1%}  {v['source']}")
+        elif v["status"] == "excluded":
+            print(f"{stem:28s} {'-':>9s} {'-':>7s}  left out by the profile: {v.get('reason')}")
         else:
             print(f"{stem:28s} {'-':>9s} {'-':>7s}  {v['status']} (not counted)")
     fits = total <= a.budget_min * 60
     print(f"total {total / 60:.1f} min over {len(done)} completed notebooks; budget "
           f"{a.budget_min:.0f} min: {'within' if fits else 'OVER'} "
           f"({total / 60 / a.budget_min:.0%} of it)")
-    if len(done) < len(times):
-        print(f"{len(times) - len(done)} notebook(s) not completed: the total is a lower bound")
+    missing = [k for k, v in times.items() if k not in done and v["status"] != "excluded"]
+    if missing:
+        print(f"{len(missing)} notebook(s) not completed: the total is a lower bound")
     return 0
 
 

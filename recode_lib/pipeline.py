@@ -13,7 +13,14 @@ A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
       N_PROBLEMS: 20
 
 A notebook receives the `common` keys its `parameters` cell declares plus its own section, and
-always `PROFILE`. Executed notebooks go to `runs/<profile>/notebooks/`, and
+always `PROFILE`. A section may instead leave its notebook out of the profile, saying why:
+
+    11_settings_sweep:
+      skip: "no claim at this scale; run it in the smoke or paper profile"
+
+(`skip` is lower case, so it never collides with a parameter; an empty reason is an error). A
+left-out notebook is never executed, not even with --only; the run logs it and the manifest
+records it as `excluded` with the reason. Executed notebooks go to `runs/<profile>/notebooks/`, and
 `runs/<profile>/manifest.json` records per notebook: status, wall time, parameters, git hash,
 package versions, and a hash of (notebook source, parameters, run ids of the earlier
 notebooks). A notebook is skipped when it completed with the same hash, unless `force`; so
@@ -50,7 +57,7 @@ class PipelineError(RuntimeError):
 @dataclass
 class NotebookResult:
     stem: str
-    status: str          # completed | skipped | failed
+    status: str          # completed | skipped (finished before) | excluded (by the profile) | failed
     wall_s: float
     output: Path | None
 
@@ -122,11 +129,26 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
     raise PipelineError(f"{notebook}: no code cell tagged 'parameters'")
 
 
+SKIP_KEY = "skip"
+
+
+def excluded_reason(notebook: Path, spec: dict[str, Any]) -> str | None:
+    """Why the profile leaves this notebook out (its section's `skip`), or None when it runs.
+    PipelineError when `skip` is not a non-empty reason."""
+    if SKIP_KEY not in spec.get(notebook.stem, {}):
+        return None
+    why = spec[notebook.stem][SKIP_KEY]
+    if not isinstance(why, str) or not why.strip():
+        raise PipelineError(f"{spec.get('_path')}: section {notebook.stem!r}: `{SKIP_KEY}` must be "
+                            f"the reason the profile leaves the notebook out, got {why!r}")
+    return why.strip()
+
+
 def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
                        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     declared = declared_parameters(notebook)
     stem = notebook.stem
-    own = spec.get(stem, {})
+    own = {k: v for k, v in spec.get(stem, {}).items() if k != SKIP_KEY}
     unknown = sorted(set(own) - set(declared))
     if unknown:
         raise PipelineError(f"{spec.get('_path')}: section {stem!r} sets {unknown}, which "
@@ -199,18 +221,25 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
     chosen = select(every, only, from_)
     if not chosen:
         raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
-    plan = [(nb, resolve_parameters(nb, profile, spec, overrides)) for nb in chosen]  # fail early
+    plan = [(nb, resolve_parameters(nb, profile, spec, overrides), excluded_reason(nb, spec))
+            for nb in chosen]  # fail early
     out_dir = runs_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = runs_dir(profile) / "manifest.json"
     manifest = read_json(manifest_path) if manifest_path.exists() else {}
     stamp = {"git": git_hash(), "versions": package_versions()}
     results: list[NotebookResult] = []
-    for i, (nb, params) in enumerate(plan, start=1):
+    for i, (nb, params, excluded) in enumerate(plan, start=1):
+        head = f"[{i}/{len(plan)}] {nb.stem}"
+        if excluded:
+            log(f"{head}: left out by the {profile} profile: {excluded}")
+            manifest[nb.stem] = {"status": "excluded", "reason": excluded, **stamp}
+            write_json_atomic(manifest_path, manifest)
+            results.append(NotebookResult(nb.stem, "excluded", 0.0, None))
+            continue
         upstream = [manifest.get(p.stem, {}).get("run_id") for p in every if p.name < nb.name]
         key = _hash(nb, params, upstream)
         prev = manifest.get(nb.stem, {})
-        head = f"[{i}/{len(plan)}] {nb.stem}"
         if not force and prev.get("status") == "completed" and prev.get("hash") == key:
             log(f"{head}: already completed with the same parameters, skipped (--force reruns)")
             results.append(NotebookResult(nb.stem, "skipped", 0.0, Path(prev["output"])))

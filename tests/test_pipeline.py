@@ -115,3 +115,37 @@ def test_rerunning_an_earlier_notebook_invalidates_later_ones(book):
                  log=lambda *_: None)
     again = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     assert [(r.stem, r.status) for r in again] == [("00_a", "skipped"), ("01_b", "completed")]
+
+
+def test_a_profile_can_leave_a_notebook_out_with_a_reason(book, tmp_path):
+    nbs, _ = book
+    params = tmp_path / "skip.yaml"
+    params.write_text(yaml.safe_dump({"common": {"X": 5},
+                                      "00_a": {"skip": "not at this scale"}, "01_b": {"X": 7}}))
+    lines = []
+    results = run_pipeline("t", notebooks=nbs, params_file=params, log=lines.append)
+    assert [(r.stem, r.status) for r in results] == [("00_a", "excluded"), ("01_b", "completed")]
+    assert not (runs_dir("t") / "a.txt").exists()                    # 00_a never executed
+    assert not (runs_dir("t") / "notebooks" / "00_a.ipynb").exists()
+    manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
+    assert manifest["00_a"]["status"] == "excluded" and manifest["00_a"]["reason"] == "not at this scale"
+    assert any("00_a: left out by the t profile: not at this scale" in ln for ln in lines)
+
+
+def test_only_does_not_run_a_notebook_the_profile_leaves_out(book, tmp_path):
+    nbs, _ = book
+    params = tmp_path / "skip.yaml"
+    params.write_text(yaml.safe_dump({"00_a": {"skip": "no"}}))
+    results = run_pipeline("t", notebooks=nbs, params_file=params, only="00", log=lambda *_: None)
+    assert [r.status for r in results] == ["excluded"]
+    assert not (runs_dir("t") / "a.txt").exists()
+
+
+@pytest.mark.parametrize("reason", ["", "  ", True, None])
+def test_a_skip_without_a_reason_is_an_error_before_anything_runs(book, tmp_path, reason):
+    nbs, _ = book
+    params = tmp_path / "skip.yaml"
+    params.write_text(yaml.safe_dump({"01_b": {"skip": reason}}))
+    with pytest.raises(PipelineError, match=r"section '01_b': `skip` must be the reason"):
+        run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    assert not (runs_dir("t") / "a.txt").exists()                    # 00_a did not run either

@@ -48,7 +48,10 @@ def run(args) -> int:
         raise CliError(str(exc)) from None
     done = sum(r.status == "completed" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
-    print(f"pipeline {args.profile}: {done} executed, {skipped} skipped, "
+    excluded = [r.stem for r in results if r.status == "excluded"]
+    print(f"pipeline {args.profile}: {done} executed, {skipped} skipped"
+          + (f", {len(excluded)} left out by the profile ({', '.join(excluded)})" if excluded else "")
+          + ", "
           f"{sum(r.wall_s for r in results):.1f} s; manifest at "
           f"{runs_dir(args.profile) / 'manifest.json'}")
     return 0
