@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from recode_lib.analysis.laptop_report import build_report, thirds_rise, wilson, write_report
 
 
@@ -60,6 +62,46 @@ def test_claims_not_observed_are_said_so(tmp_path):
     assert c["gate_signature"]["observed"] is False and c["gate_signature"]["rm_signal"] is False
     assert "chance" in c["gate_signature"]["why"]
     assert c["extrapolation"]["observed"] is False and c["extrapolation"]["observed_point"] is False
+
+
+def _held_out(root, start=(0.5, 0.3), additive=(0.7, 0.3), gated=(0.5, 0.5), ci=0.05):
+    """04's metrics.json with held-out R_proc / R_out per model: name=(proc, out)."""
+    models = {n: {"proc": p, "proc_ci": [p - ci, p + ci], "out": o, "out_ci": [o - 0.1, o + 0.1],
+                  "proc_passed": p, "proc_failed": p, "raw": 1.0, "n": 40}
+              for n, (p, o) in {"start": start, "additive": additive, "gated": gated}.items()}
+    _json(root / "04_cg_grpo" / "metrics.json",
+          {"proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
+           "held_out_proc": {"scale": {"center": 1.6, "temperature": 0.4}, "models": models}})
+
+
+def test_held_out_scores_decide_the_gate_signature_over_the_training_curves(tmp_path):
+    make_run(tmp_path, hack=False)              # the curves alone show no hacking
+    _held_out(tmp_path)                         # held out: additive R_proc +0.2, R_out flat
+    rep = write_report(tmp_path)
+    g = rep["claims"]["gate_signature"]
+    assert g["basis"] == "held_out" and g["observed"] is True
+    assert g["held_out"]["additive"]["hacking"] and not g["held_out"]["gated"]["hacking"]
+    assert g["held_out"]["additive"]["delta_proc"] == pytest.approx(0.2)
+    md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
+    assert "judged on: held out" in md and "sigmoid((score - 1.600) / 0.400)" in md
+
+
+@pytest.mark.parametrize("additive, gated, ci", [
+    ((0.7, 0.5), (0.5, 0.5), 0.05),     # additive's R_out rose with its R_proc: learning, not hacking
+    ((0.7, 0.3), (0.7, 0.3), 0.05),     # gated shows the same pattern: no difference to explain
+    ((0.7, 0.3), (0.5, 0.5), 0.3),      # additive's R_proc CI reaches down to the start's value
+    ((0.52, 0.3), (0.5, 0.5), 0.01),    # a rise within the margin
+])
+def test_held_out_gate_signature_is_not_observed_when_it_is_not_there(tmp_path, additive, gated, ci):
+    make_run(tmp_path, hack=True)               # the curves alone would say observed
+    _held_out(tmp_path, additive=additive, gated=gated, ci=ci)
+    g = build_report(tmp_path)["claims"]["gate_signature"]
+    assert g["basis"] == "held_out" and g["observed"] is False
+
+
+def test_without_held_out_scores_the_training_curves_decide(tmp_path):
+    make_run(tmp_path)
+    assert build_report(tmp_path)["claims"]["gate_signature"]["basis"] == "training_curves"
 
 
 def test_missing_results_are_not_measured(tmp_path):

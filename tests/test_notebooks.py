@@ -137,6 +137,13 @@ def _check_04(h):
     assert set(h["pass@1"]) == {"start", "gated", "outcome_only"}
     assert h["transfer"] is None                      # the cross-model transfer is off here
     assert all(_rate(v) for v in h["pass@1"].values())
+    scale = h["proc_scale"]                            # PROC_SCALE "start": from the RM's scores
+    assert set(scale) == {"proc_center", "proc_temperature"} and scale["proc_temperature"] > 0
+    # the RM scored every evaluated model's held-out samples; R_out there is the pass rate
+    assert set(h["held_out_proc"]) == set(h["pass@1"])
+    for name, s in h["held_out_proc"].items():
+        assert 0 < s["proc"] < 1 and s["proc_ci"][0] <= s["proc"] <= s["proc_ci"][1]
+        assert s["out"] == pytest.approx(h["pass@1"][name])
 
 
 def _check_05(h):

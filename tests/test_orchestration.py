@@ -103,6 +103,16 @@ def test_recipe_overrides_map_notebook_parameters():
     assert reward_variants(["gated"]) == {"gated": {"rewards": [{"name": "gated"}]}}
 
 
+def test_reward_model_options_go_only_to_rewards_that_read_the_reward_model():
+    from recode_lib.training.launch import reward_variants
+
+    opts = {"proc_center": 1.5, "proc_temperature": 0.4}
+    v = reward_variants(["gated", "additive", "outcome_only"], opts)
+    assert v["gated"]["rewards"] == [{"name": "gated", **opts}]
+    assert v["additive"]["rewards"] == [{"name": "additive", **opts}]
+    assert v["outcome_only"]["rewards"] == [{"name": "outcome_only"}]   # takes no proc_* option
+
+
 def test_train_variants_checks_every_recipe_before_training(tmp_path):
     from recode_lib.training.launch import train_variants
 

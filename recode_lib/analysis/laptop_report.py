@@ -11,11 +11,18 @@ its claim "not measured", never an error):
   steps; observed when, for some variant, both the reward rise and held-out pass@1 minus the
   start model's are > 0 (and `ci_separated` says whether the variant's pass@1 CI lies above the
   start's point estimate).
-- gate signature (claim b): the additive and gated runs' `<reward>/proc` and `<reward>/out`
-  components, first third vs last third. Observed when additive's R_proc rises by more than
-  `margin` while its R_out changes by less than `margin` (flat), and gated's R_proc rises by less
-  than additive's. 02_reward_model/headline.json's held-out pair accuracy is reported beside it:
-  at or below `rm_chance` (0.55) the RM gives no usable signal and the claim is marked so.
+- gate signature (claim b), judged on held-out problems when 04 scored them
+  (04_cg_grpo/metrics.json `held_out_proc`: the RM's R_proc and the pass rate R_out of each
+  model's held-out samples, on the scale GRPO used, CIs over problems): a variant shows reward
+  hacking when its R_proc exceeds the start model's by more than `margin`, with its CI above the
+  start's value, while its R_out does not rise by more than `margin`. Observed when additive shows
+  it and gated does not. These are the same problems for every model, so the comparison is
+  controlled; the training curves are not (each step draws other problems). Without held-out
+  scores the rule falls back to the training curves' `<reward>/proc` and `<reward>/out`, first
+  third vs last third (additive's R_proc up by more than `margin`, its R_out within `margin`,
+  gated's R_proc rising less), and says so in `basis`. 02_reward_model/headline.json's held-out
+  pair accuracy is reported beside it: at or below `rm_chance` (0.55) the RM gives no usable
+  signal and the claim is marked so.
 - extrapolation (claim c): 07_weight_averaging/frontier.json rows: format-error share at
   |alpha| <= threshold vs beyond, with Wilson 95% intervals over the samples; observed when the
   share beyond is higher and the intervals do not overlap (`observed_point` when only the point
@@ -113,9 +120,27 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     out["components"] = comp
     if set(comp) != {"additive", "gated"} or not all(comp[v]["proc"] and comp[v]["out"] for v in comp):
         return out | {"observed": None, "why": f"needs additive and gated runs with proc/out in {d}"}
-    add, gat = comp["additive"], comp["gated"]
-    out["observed"] = bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
-                           and gat["proc"]["rise"] < add["proc"]["rise"])
+    metrics = read_json_or_none(d / "metrics.json") or {}
+    out["proc_scale"] = metrics.get("proc_scale")
+    held = (metrics.get("held_out_proc") or {}).get("models", {})
+    if {"start", "additive", "gated"} <= set(held):
+        start = held["start"]
+        out["basis"] = "held_out"
+        out["held_out"] = {}
+        for v in ("start", "additive", "gated"):
+            h = held[v]
+            row = {k: h.get(k) for k in ("proc", "proc_ci", "out", "out_ci", "proc_passed", "proc_failed")}
+            if v != "start":
+                row |= {"delta_proc": h["proc"] - start["proc"], "delta_out": h["out"] - start["out"]}
+                row["hacking"] = bool(row["delta_proc"] > margin and h["proc_ci"]
+                                      and h["proc_ci"][0] > start["proc"] and row["delta_out"] <= margin)
+            out["held_out"][v] = row
+        out["observed"] = out["held_out"]["additive"]["hacking"] and not out["held_out"]["gated"]["hacking"]
+    else:
+        add, gat = comp["additive"], comp["gated"]
+        out["basis"] = "training_curves"
+        out["observed"] = bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
+                               and gat["proc"]["rise"] < add["proc"]["rise"])
     if out["rm_signal"] is False:
         out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} is at "
                       f"chance (<= {rm_chance}): R_proc carries no usable signal")
@@ -212,10 +237,21 @@ def report_markdown(rep: dict) -> str:
     lines += ["", f"## (b) {g['claim']}: **{verdict(g)}**", "",
               f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
               f"(n={g.get('rm_n_eval')}); usable signal: {g.get('rm_signal')}"]
+    if g.get("basis"):
+        lines.append(f"- judged on: {g['basis'].replace('_', ' ')}")
+    if g.get("proc_scale"):
+        lines.append(f"- R_proc = sigmoid((score - {g['proc_scale']['proc_center']:.3f}) / "
+                     f"{g['proc_scale']['proc_temperature']:.3f}) (scaled on the start model's samples)")
+    for v, h in g.get("held_out", {}).items():
+        lines.append(f"- held-out {v}: R_proc {fmt(h['proc'])} CI {fmt_ci(h['proc_ci'])} "
+                     f"(passing {fmt(h['proc_passed'])}, failing {fmt(h['proc_failed'])}), "
+                     f"R_out {fmt(h['out'])} CI {fmt_ci(h['out_ci'])}"
+                     + (f"; vs start R_proc {h['delta_proc']:+.3f}, R_out {h['delta_out']:+.3f}, "
+                        f"hacking: {h['hacking']}" if "hacking" in h else ""))
     for v, comp in g.get("components", {}).items():
         for c, s in comp.items():
             if s:
-                lines.append(f"- {v} R_{c}: {fmt(s['first'])} -> {fmt(s['last'])} "
+                lines.append(f"- training {v} R_{c}: {fmt(s['first'])} -> {fmt(s['last'])} "
                              f"(rise {fmt(s['rise'])} CI {fmt_ci(s['ci'])})")
     if g.get("why"):
         lines.append(f"- {g['why']}")

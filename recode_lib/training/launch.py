@@ -115,9 +115,15 @@ def recipe_overrides(params: Mapping) -> dict:
     return out
 
 
-def reward_variants(names) -> dict[str, dict]:
-    """{name: {"rewards": [{"name": name}]}}: one run per reward name."""
-    return {n: {"rewards": [{"name": n}]} for n in names}
+def reward_variants(names, rm_options: Mapping | None = None) -> dict[str, dict]:
+    """{name: {"rewards": [{"name": name}]}}: one run per reward name. rm_options (e.g.
+    {"proc_center": 1.6, "proc_temperature": 0.4}) go to the rewards that need the reward model,
+    and only to them."""
+    from recode_lib.rewards import Need, reward_needs
+
+    opts = dict(rm_options or {})
+    return {n: {"rewards": [{"name": n, **(opts if Need.REWARD_MODEL in reward_needs(n) else {})}]}
+            for n in names}
 
 
 TRANSFER = "transfer"      # the run name (04_cg_grpo/transfer) of the cross-model RM transfer

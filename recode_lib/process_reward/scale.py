@@ -1,0 +1,162 @@
+"""The reward model's scores on a policy's own samples: R_proc's scale, and R_proc on held-out work.
+
+    rows = score_samples(scorer, problems, "runs/laptop/04_cg_grpo/eval/start")  # per sample
+    opts = proc_scale(rows)       # {"proc_center": mean, "proc_temperature": sd, "n": ...}
+    s = proc_summary(rows, center=opts["proc_center"], temperature=opts["proc_temperature"])
+    by_model = score_models(scorer, problems, "runs/laptop/04_cg_grpo/eval", ["start", "gated"])
+
+ReCode trains the RM with the Bradley-Terry objective, which fixes no absolute scale: only score
+differences mean anything. R_proc = sigmoid((score - center) / temperature)
+(recode_lib.rewards.process) needs a centre and a scale; with the default (0, 1) a small RM
+whose scores sit near +1.6 with a spread of 0.4 puts every completion's R_proc in 0.75-0.9, so
+R_proc barely moves whatever the policy does. `proc_scale` takes them from the RM's scores of
+the start policy's own completions (mean and standard deviation), so R_proc spreads over (0, 1)
+on what the policy actually writes. `proc_summary` is the held-out view of the gate's
+signature: the mean R_proc (and raw score) a model's evaluation samples get, split by whether
+they passed, with a bootstrap CI over problems.
+
+Samples are the evaluation's `samples.jsonl` (recode_lib.evaluation); the RM reads the prompt
+(recode_lib.prompts.user_prompt of the sample's problem) and the response, as during GRPO.
+`start_scale` (notebook 04's PROC_SCALE) samples the start policy through the evaluation spec it
+is given; `held_out_proc` scores what 04 evaluated. Nothing here trains or executes code.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+from recode_lib.jsonl import read_jsonl
+from recode_lib.prompts import user_prompt
+from recode_lib.rewards.process import sigmoid
+
+
+class ScaleError(ValueError):
+    """Samples that cannot give R_proc a scale (too few, a missing problem, no spread)."""
+
+
+def score_samples(scorer, problems, eval_dir) -> list[dict]:
+    """One row per sample of eval_dir/samples.jsonl: problem_id, passed, outcome, raw RM score.
+    A sample whose problem is not in `problems` is an error naming it (never skipped)."""
+    path = Path(eval_dir) / "samples.jsonl"
+    if not path.is_file():
+        raise ScaleError(f"{path}: no evaluation samples to score")
+    by_id = {p.id: p for p in problems}
+    samples = list(read_jsonl(path))
+    missing = sorted({s["problem_id"] for s in samples} - set(by_id))
+    if missing:
+        raise ScaleError(f"{path}: samples of problems not given: {missing[:5]}")
+    prompts = [user_prompt(by_id[s["problem_id"]]) for s in samples]
+    scores = list(scorer.score(prompts, [s.get("response") or "" for s in samples]))
+    if len(scores) != len(samples):
+        raise ScaleError(f"the reward model returned {len(scores)} scores for {len(samples)} samples")
+    return [{"id": s["id"], "problem_id": s["problem_id"], "passed": bool(s.get("passed")),
+             "outcome": s.get("outcome"), "score": float(x)} for s, x in zip(samples, scores)]
+
+
+def proc_scale(rows: list[dict]) -> dict:
+    """{"proc_center", "proc_temperature", "n"}: the mean and standard deviation of the rows' raw
+    scores (recode_lib.rewards.process options). ScaleError with fewer than 2 finite scores or
+    none spread."""
+    xs = [r["score"] for r in rows if math.isfinite(r["score"])]
+    if len(xs) < 2:
+        raise ScaleError(f"R_proc's scale needs at least 2 scored samples, got {len(xs)}")
+    sd = statistics.pstdev(xs)
+    if sd <= 0:
+        raise ScaleError(f"the reward model gave all {len(xs)} samples the score {xs[0]:.4g}: "
+                         "no spread to scale R_proc by")
+    return {"proc_center": statistics.fmean(xs), "proc_temperature": sd, "n": len(xs)}
+
+
+def problem_bootstrap(rows: list[dict], key, n_boot: int = 1000, seed: int = 0) -> list | None:
+    """Percentile 95% CI of the mean of key(row), resampling problems (a problem's samples
+    together); None without rows."""
+    import numpy as np
+
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        groups.setdefault(r["problem_id"], []).append(key(r))
+    if not groups:
+        return None
+    sums = np.array([sum(v) for v in groups.values()])
+    counts = np.array([len(v) for v in groups.values()])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(sums), size=(n_boot, len(sums)))
+    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return [float(lo), float(hi)]
+
+
+def proc_summary(rows: list[dict], center: float = 0.0, temperature: float = 1.0,
+                 n_boot: int = 1000, seed: int = 0) -> dict:
+    """Mean R_proc = sigmoid((score - center) / temperature) over the rows, its CI over
+    problems, the mean raw score, the pass rate (R_out) with its CI, and R_proc among passing
+    and failing samples (None when there are none)."""
+    def proc(r):
+        return sigmoid((r["score"] - center) / temperature)
+
+    def mean(xs):
+        xs = list(xs)
+        return statistics.fmean(xs) if xs else None
+
+    return {"n": len(rows), "center": center, "temperature": temperature,
+            "proc": mean(proc(r) for r in rows),
+            "proc_ci": problem_bootstrap(rows, proc, n_boot, seed),
+            "raw": mean(r["score"] for r in rows),
+            "out": mean(float(r["passed"]) for r in rows),
+            "out_ci": problem_bootstrap(rows, lambda r: float(r["passed"]), n_boot, seed),
+            "proc_passed": mean(proc(r) for r in rows if r["passed"]),
+            "proc_failed": mean(proc(r) for r in rows if not r["passed"])}
+
+
+def score_models(scorer, problems, eval_root, models, center: float = 0.0,
+                 temperature: float = 1.0) -> dict[str, dict]:
+    """{model: proc_summary} for each model evaluated under eval_root/<model>; the per-sample
+    scores go to eval_root/<model>/rm_scores.jsonl."""
+    from recode_lib.jsonl import write_jsonl_atomic
+
+    out = {}
+    for name in models:
+        rows = score_samples(scorer, problems, Path(eval_root) / name)
+        write_jsonl_atomic(Path(eval_root) / name / "rm_scores.jsonl", rows)
+        out[name] = proc_summary(rows, center, temperature)
+    return out
+
+
+PROC_SCALES = ("", "start")
+
+
+def start_scale(mode: str, model, problems, spec, rm_path, out_dir) -> dict:
+    """The reward options that set R_proc's scale for a GRPO run (reward_variants' rm_options):
+    {} for mode "" (R_proc = sigmoid(raw score)); for "start", the model (the start policy) is
+    sampled on `problems` (the training problems) with the evaluation spec `spec` into
+    out_dir/start, the RM at rm_path scores the samples, and their mean and standard deviation
+    become proc_center / proc_temperature, recorded in out_dir/proc_scale.json with n."""
+    from recode_lib.jsonl import write_json_atomic
+    from recode_lib.rewards.process import load_scorer
+
+    if mode not in PROC_SCALES:
+        raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
+    if not mode:
+        return {}
+    out_dir = Path(out_dir)
+    spec.evaluate(model, problems, out_dir / "start")
+    scale = proc_scale(score_samples(load_scorer(rm_path), problems, out_dir / "start"))
+    write_json_atomic(out_dir / "proc_scale.json", scale | {"model": str(model), "mode": mode})
+    return {k: scale[k] for k in ("proc_center", "proc_temperature")}
+
+
+def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None = None) -> dict:
+    """{"scale": {center, temperature}, "models": {model: proc_summary}} for the evaluated
+    models under eval_root, R_proc on the scale GRPO used (rm_options); {"skipped": reason}
+    when rm_path holds no reward model (a run whose variants never read one)."""
+    from recode_lib.rewards.process import load_scorer
+
+    if not (rm_path and (Path(rm_path) / "config.json").is_file()):
+        return {"skipped": f"no reward model at {rm_path}"}
+    opts = dict(rm_options or {})
+    center, temperature = opts.get("proc_center", 0.0), opts.get("proc_temperature", 1.0)
+    return {"scale": {"center": center, "temperature": temperature},
+            "models": score_models(load_scorer(rm_path), problems, eval_root, models, center,
+                                   temperature)}

@@ -1,0 +1,101 @@
+"""R_proc's scale from the RM's scores of a policy's samples, and R_proc on held-out samples."""
+
+import json
+import math
+
+import pytest
+
+from recode_lib.data.schema import Problem
+from recode_lib.process_reward.scale import (ScaleError, proc_scale, proc_summary, score_models,
+                                             score_samples)
+from recode_lib.rewards.process import sigmoid
+
+
+class NumberScorer:
+    """Scores a trace by the number it holds; records the prompts it was given."""
+
+    def __init__(self):
+        self.prompts = []
+
+    def score(self, prompts, traces):
+        self.prompts += list(prompts)
+        return [float(t.split()[-1]) for t in traces]
+
+
+def _problem(pid):
+    return Problem(id=pid, source="easy", prompt=f"Solve {pid}.",
+                   tests={"kind": "call", "cases": []}, entry_point="solve")
+
+
+def _samples(folder, rows):
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "samples.jsonl", "w") as f:
+        for i, (pid, score, passed) in enumerate(rows):
+            f.write(json.dumps({"id": f"{pid}#{i}", "problem_id": pid, "response": f"code {score}",
+                                "passed": passed, "outcome": "correct" if passed else "wrong"}) + "\n")
+
+
+def test_scores_each_sample_with_its_own_problem_prompt(tmp_path):
+    _samples(tmp_path / "m", [("p/1", 1.0, True), ("p/2", 3.0, False)])
+    scorer = NumberScorer()
+    rows = score_samples(scorer, [_problem("p/1"), _problem("p/2")], tmp_path / "m")
+    assert [(r["problem_id"], r["score"], r["passed"]) for r in rows] == [("p/1", 1.0, True), ("p/2", 3.0, False)]
+    assert scorer.prompts == ["Solve p/1.", "Solve p/2."]
+
+
+def test_a_sample_of_a_problem_not_given_is_named_not_skipped(tmp_path):
+    _samples(tmp_path / "m", [("p/1", 1.0, True), ("p/9", 3.0, False)])
+    with pytest.raises(ScaleError, match=r"p/9"):
+        score_samples(NumberScorer(), [_problem("p/1")], tmp_path / "m")
+
+
+def test_missing_samples_are_an_error_naming_the_file(tmp_path):
+    with pytest.raises(ScaleError, match="samples.jsonl: no evaluation samples"):
+        score_samples(NumberScorer(), [], tmp_path / "nothing")
+
+
+def test_scale_is_the_mean_and_spread_of_the_scores():
+    rows = [{"score": s} for s in (1.0, 2.0, 3.0)]
+    s = proc_scale(rows)
+    assert s["proc_center"] == pytest.approx(2.0)
+    assert s["proc_temperature"] == pytest.approx(math.sqrt(2 / 3))
+    assert s["n"] == 3
+
+
+@pytest.mark.parametrize("scores, match", [([1.0], "at least 2"), ([1.5, 1.5, 1.5], "no spread")])
+def test_scale_refuses_what_cannot_scale(scores, match):
+    with pytest.raises(ScaleError, match=match):
+        proc_scale([{"score": s} for s in scores])
+
+
+def test_scaled_r_proc_spreads_where_the_unscaled_one_is_squashed():
+    rows = [{"problem_id": f"p/{i}", "score": s, "passed": False}
+            for i, s in enumerate((1.2, 1.4, 1.6, 1.8, 2.0))]
+    raw = [proc_summary([r])["proc"] for r in rows]
+    opts = proc_scale(rows)
+    scaled = [proc_summary([r], opts["proc_center"], opts["proc_temperature"])["proc"] for r in rows]
+    assert max(raw) - min(raw) < 0.15                       # sigmoid(1.2..2.0): 0.77..0.88
+    assert max(scaled) - min(scaled) > 0.6                  # the same scores over most of (0, 1)
+
+
+def test_summary_splits_r_proc_by_outcome_and_gives_cis_over_problems():
+    rows = [{"problem_id": "a", "score": 0.0, "passed": True},
+            {"problem_id": "a", "score": 2.0, "passed": False},
+            {"problem_id": "b", "score": 4.0, "passed": False}]
+    s = proc_summary(rows, center=2.0, temperature=1.0)
+    assert s["proc"] == pytest.approx((sigmoid(-2) + sigmoid(0) + sigmoid(2)) / 3)
+    assert s["proc_passed"] == pytest.approx(sigmoid(-2))
+    assert s["proc_failed"] == pytest.approx((sigmoid(0) + sigmoid(2)) / 2)
+    assert s["out"] == pytest.approx(1 / 3) and s["raw"] == pytest.approx(2.0)
+    lo, hi = s["proc_ci"]
+    assert lo <= s["proc"] <= hi and lo < hi
+    assert proc_summary([], 0.0, 1.0)["proc"] is None
+
+
+def test_score_models_writes_per_sample_scores_for_each_model(tmp_path):
+    _samples(tmp_path / "start", [("p/1", 1.0, False)])
+    _samples(tmp_path / "gated", [("p/1", 3.0, True)])
+    out = score_models(NumberScorer(), [_problem("p/1")], tmp_path, ["start", "gated"], center=2.0)
+    assert out["start"]["proc"] == pytest.approx(sigmoid(-1)) and out["gated"]["proc"] == pytest.approx(sigmoid(1))
+    saved = [json.loads(x) for x in (tmp_path / "gated" / "rm_scores.jsonl").read_text().splitlines()]
+    assert saved[0]["score"] == 3.0 and saved[0]["passed"] is True
