@@ -64,11 +64,20 @@ def test_claims_not_observed_are_said_so(tmp_path):
     assert c["extrapolation"]["observed"] is False and c["extrapolation"]["observed_point"] is False
 
 
-def _held_out(root, start=(0.5, 0.3), additive=(0.7, 0.3), gated=(0.5, 0.5), ci=0.05):
-    """04's metrics.json with held-out R_proc / R_out per model: name=(proc, out)."""
-    models = {n: {"proc": p, "proc_ci": [p - ci, p + ci], "out": o, "out_ci": [o - 0.1, o + 0.1],
-                  "proc_passed": p, "proc_failed": p, "raw": 1.0, "n": 40}
-              for n, (p, o) in {"start": start, "additive": additive, "gated": gated}.items()}
+def _held_out(root, start=(0.0, 0.3), additive=(0.5, 0.3), gated=(0.0, 0.5), spread=0.1):
+    """04's held-out RM scores: per model name=(raw score shift, pass rate) on 10 problems x 4
+    samples (score = problem effect + shift + noise of size `spread`), and its metrics.json."""
+    import random
+
+    rng = random.Random(0)
+    models = {}
+    for name, (shift, rate) in {"start": start, "additive": additive, "gated": gated}.items():
+        rows = [{"id": f"p/{i}#{j}", "problem_id": f"p/{i}", "passed": j < round(rate * 4),
+                 "outcome": "x", "score": 1.6 + 0.3 * (i % 3) + shift + rng.uniform(-spread, spread)}
+                for i in range(10) for j in range(4)]
+        _jsonl(root / "04_cg_grpo" / "eval" / name / "rm_scores.jsonl", rows)
+        from recode_lib.process_reward.scale import proc_summary
+        models[name] = proc_summary(rows, 1.6, 0.4)
     _json(root / "04_cg_grpo" / "metrics.json",
           {"proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
            "held_out_proc": {"scale": {"center": 1.6, "temperature": 0.4}, "models": models}})
@@ -76,25 +85,32 @@ def _held_out(root, start=(0.5, 0.3), additive=(0.7, 0.3), gated=(0.5, 0.5), ci=
 
 def test_held_out_scores_decide_the_gate_signature_over_the_training_curves(tmp_path):
     make_run(tmp_path, hack=False)              # the curves alone show no hacking
-    _held_out(tmp_path)                         # held out: additive R_proc +0.2, R_out flat
+    _held_out(tmp_path)                         # held out: additive's RM scores up, R_out not above gated's
     rep = write_report(tmp_path)
     g = rep["claims"]["gate_signature"]
-    assert g["basis"] == "held_out" and g["observed"] is True
-    assert g["held_out"]["additive"]["hacking"] and not g["held_out"]["gated"]["hacking"]
-    assert g["held_out"]["additive"]["delta_proc"] == pytest.approx(0.2)
+    assert g["basis"] == "held_out" and g["observed"] is True and g["observed_literal"] is True
+    assert g["paired"]["additive-start"]["proc"]["ci"][0] > 0
+    assert g["paired"]["additive-gated"]["out"]["mean"] == pytest.approx(-0.25)
     md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
     assert "judged on: held out" in md and "sigmoid((score - 1.600) / 0.400)" in md
+    assert "paired by problem, additive - gated: R_proc +" in md
 
 
-@pytest.mark.parametrize("additive, gated, ci", [
-    ((0.7, 0.5), (0.5, 0.5), 0.05),     # additive's R_out rose with its R_proc: learning, not hacking
-    ((0.7, 0.3), (0.7, 0.3), 0.05),     # gated shows the same pattern: no difference to explain
-    ((0.7, 0.3), (0.5, 0.5), 0.3),      # additive's R_proc CI reaches down to the start's value
-    ((0.52, 0.3), (0.5, 0.5), 0.01),    # a rise within the margin
+def test_both_variants_learning_r_out_is_the_comparative_reading_not_the_literal_one(tmp_path):
+    make_run(tmp_path)
+    _held_out(tmp_path, additive=(0.5, 0.75), gated=(0.0, 0.75))   # both learn; additive also inflates R_proc
+    g = build_report(tmp_path)["claims"]["gate_signature"]
+    assert g["observed"] is True and g["observed_literal"] is False
+
+
+@pytest.mark.parametrize("additive, gated, spread", [
+    ((0.5, 0.75), (0.0, 0.3), 0.1),     # additive's R_out rose above gated's with its R_proc: learning
+    ((0.5, 0.3), (0.5, 0.3), 0.1),      # gated's R_proc rose as much: nothing the gate changed
+    ((0.05, 0.3), (0.0, 0.5), 1.5),     # a rise lost in the noise: its CI reaches below 0
 ])
-def test_held_out_gate_signature_is_not_observed_when_it_is_not_there(tmp_path, additive, gated, ci):
+def test_held_out_gate_signature_is_not_observed_when_it_is_not_there(tmp_path, additive, gated, spread):
     make_run(tmp_path, hack=True)               # the curves alone would say observed
-    _held_out(tmp_path, additive=additive, gated=gated, ci=ci)
+    _held_out(tmp_path, additive=additive, gated=gated, spread=spread)
     g = build_report(tmp_path)["claims"]["gate_signature"]
     assert g["basis"] == "held_out" and g["observed"] is False
 

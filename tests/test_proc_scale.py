@@ -99,3 +99,16 @@ def test_score_models_writes_per_sample_scores_for_each_model(tmp_path):
     assert out["start"]["proc"] == pytest.approx(sigmoid(-1)) and out["gated"]["proc"] == pytest.approx(sigmoid(1))
     saved = [json.loads(x) for x in (tmp_path / "gated" / "rm_scores.jsonl").read_text().splitlines()]
     assert saved[0]["score"] == 3.0 and saved[0]["passed"] is True
+
+
+def test_paired_difference_cancels_problem_difficulty():
+    from recode_lib.process_reward.scale import paired_difference
+
+    # problem p/0 is easy for both models, p/1..p/4 hard for both; b is always 0.1 lower
+    a = [{"problem_id": f"p/{i}", "score": (0.9 if i == 0 else 0.2) + 0.01 * i} for i in range(5)]
+    b = [{"problem_id": r["problem_id"], "score": r["score"] - 0.1} for r in a]
+    b.append({"problem_id": "p/only_b", "score": 5.0})              # not shared: left out
+    d = paired_difference(a, b, lambda r: r["score"])
+    assert d["mean"] == pytest.approx(0.1) and d["n_problems"] == 5
+    assert d["ci"][0] == pytest.approx(0.1) and d["ci"][1] == pytest.approx(0.1)
+    assert paired_difference(a, [{"problem_id": "x", "score": 0}], lambda r: r["score"]) is None

@@ -12,11 +12,9 @@ its claim "not measured", never an error):
   start model's are > 0 (and `ci_separated` says whether the variant's pass@1 CI lies above the
   start's point estimate).
 - gate signature (claim b), judged on held-out problems when 04 scored them
-  (04_cg_grpo/metrics.json `held_out_proc`: the RM's R_proc and the pass rate R_out of each
-  model's held-out samples, on the scale GRPO used, CIs over problems): a variant shows reward
-  hacking when its R_proc exceeds the start model's by more than `margin`, with its CI above the
-  start's value, while its R_out does not rise by more than `margin`. Observed when additive shows
-  it and gated does not. These are the same problems for every model, so the comparison is
+  (04_cg_grpo/metrics.json `held_out_proc` and eval/<model>/rm_scores.jsonl: the RM's R_proc
+  and the pass rate R_out of each model's held-out samples, on the scale GRPO used): see
+  `held_out_gate`. Every model answers the same problems, so the comparison is paired and
   controlled; the training curves are not (each step draws other problems). Without held-out
   scores the rule falls back to the training curves' `<reward>/proc` and `<reward>/out`, first
   third vs last third (additive's R_proc up by more than `margin`, its R_out within `margin`,
@@ -123,19 +121,10 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     metrics = read_json_or_none(d / "metrics.json") or {}
     out["proc_scale"] = metrics.get("proc_scale")
     held = (metrics.get("held_out_proc") or {}).get("models", {})
-    if {"start", "additive", "gated"} <= set(held):
-        start = held["start"]
-        out["basis"] = "held_out"
-        out["held_out"] = {}
-        for v in ("start", "additive", "gated"):
-            h = held[v]
-            row = {k: h.get(k) for k in ("proc", "proc_ci", "out", "out_ci", "proc_passed", "proc_failed")}
-            if v != "start":
-                row |= {"delta_proc": h["proc"] - start["proc"], "delta_out": h["out"] - start["out"]}
-                row["hacking"] = bool(row["delta_proc"] > margin and h["proc_ci"]
-                                      and h["proc_ci"][0] > start["proc"] and row["delta_out"] <= margin)
-            out["held_out"][v] = row
-        out["observed"] = out["held_out"]["additive"]["hacking"] and not out["held_out"]["gated"]["hacking"]
+    scores = {m: d / "eval" / m / "rm_scores.jsonl" for m in ("start", "additive", "gated")}
+    if {"start", "additive", "gated"} <= set(held) and all(p.is_file() for p in scores.values()):
+        out |= held_out_gate(held, scores, (metrics.get("held_out_proc") or {}).get("scale") or {},
+                             margin)
     else:
         add, gat = comp["additive"], comp["gated"]
         out["basis"] = "training_curves"
@@ -145,6 +134,45 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
         out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} is at "
                       f"chance (<= {rm_chance}): R_proc carries no usable signal")
     return out
+
+
+def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
+    """Claim (b) on 04's held-out samples scored by the RM (rm_scores.jsonl per model), every
+    difference paired by problem with a bootstrap CI over problems. ReCode (as ../PAPERS.md sums it
+    up): "a neural process reward is loose, so a policy can inflate it without writing more
+    correct code". Observed
+    when additive's R_proc rises over the start model's and over gated's (both CIs above 0)
+    while its R_out is not above gated's by more than `margin`: additive's extra process reward
+    buys no extra correctness. Both variants learn from R_out, so R_out rising over the start
+    model is expected of both; `observed_literal` is the issue's stricter reading (additive's
+    R_out within `margin` of the start model's as well)."""
+    from recode_lib.jsonl import read_jsonl
+    from recode_lib.process_reward.scale import paired_difference
+    from recode_lib.rewards.process import sigmoid
+
+    center, temperature = scale.get("center", 0.0), scale.get("temperature", 1.0)
+    rows = {m: read_jsonl(p) for m, p in scores.items()}
+
+    def proc(r):
+        return sigmoid((r["score"] - center) / temperature)
+
+    def out_(r):
+        return float(r["passed"])
+
+    pairs = {f"{a}-{b}": {"proc": paired_difference(rows[a], rows[b], proc),
+                          "out": paired_difference(rows[a], rows[b], out_)}
+             for a, b in (("additive", "start"), ("gated", "start"), ("additive", "gated"))}
+    add_up = all(pairs[k]["proc"] and pairs[k]["proc"]["ci"][0] > 0
+                 for k in ("additive-start", "additive-gated"))
+    no_more_correct = bool(pairs["additive-gated"]["out"]
+                           and pairs["additive-gated"]["out"]["mean"] <= margin)
+    flat_vs_start = bool(pairs["additive-start"]["out"]
+                         and abs(pairs["additive-start"]["out"]["mean"]) <= margin)
+    keep = ("proc", "proc_ci", "out", "out_ci", "proc_passed", "proc_failed", "proc_failed_ci")
+    return {"basis": "held_out",
+            "held_out": {m: {k: held[m].get(k) for k in keep} for m in ("start", "additive", "gated")},
+            "paired": pairs, "observed": add_up and no_more_correct,
+            "observed_literal": add_up and no_more_correct and flat_vs_start}
 
 
 def weights_digest(folder) -> str | None:
@@ -244,10 +272,16 @@ def report_markdown(rep: dict) -> str:
                      f"{g['proc_scale']['proc_temperature']:.3f}) (scaled on the start model's samples)")
     for v, h in g.get("held_out", {}).items():
         lines.append(f"- held-out {v}: R_proc {fmt(h['proc'])} CI {fmt_ci(h['proc_ci'])} "
-                     f"(passing {fmt(h['proc_passed'])}, failing {fmt(h['proc_failed'])}), "
-                     f"R_out {fmt(h['out'])} CI {fmt_ci(h['out_ci'])}"
-                     + (f"; vs start R_proc {h['delta_proc']:+.3f}, R_out {h['delta_out']:+.3f}, "
-                        f"hacking: {h['hacking']}" if "hacking" in h else ""))
+                     f"(passing samples {fmt(h['proc_passed'])}, failing {fmt(h['proc_failed'])}), "
+                     f"R_out {fmt(h['out'])} CI {fmt_ci(h['out_ci'])}")
+    for pair, d in g.get("paired", {}).items():
+        for c in ("proc", "out"):
+            if d.get(c):
+                lines.append(f"- paired by problem, {pair.replace('-', ' - ')}: R_{c} "
+                             f"{d[c]['mean']:+.3f} CI {fmt_ci(d[c]['ci'])} ({d[c]['n_problems']} problems)")
+    if "observed_literal" in g:
+        lines.append(f"- the stricter reading (additive's R_out also flat against the start model's): "
+                     f"{'observed' if g['observed_literal'] else 'NOT observed'}")
     for v, comp in g.get("components", {}).items():
         for c, s in comp.items():
             if s:

@@ -92,7 +92,9 @@ def proc_summary(rows: list[dict], center: float = 0.0, temperature: float = 1.0
                  n_boot: int = 1000, seed: int = 0) -> dict:
     """Mean R_proc = sigmoid((score - center) / temperature) over the rows, its CI over
     problems, the mean raw score, the pass rate (R_out) with its CI, and R_proc among passing
-    and failing samples (None when there are none)."""
+    and among failing samples with their CIs (None when there are none). R_proc of the failing
+    samples is the process reward that comes without correctness: what a policy that hacks the
+    RM raises."""
     def proc(r):
         return sigmoid((r["score"] - center) / temperature)
 
@@ -107,7 +109,10 @@ def proc_summary(rows: list[dict], center: float = 0.0, temperature: float = 1.0
             "out": mean(float(r["passed"]) for r in rows),
             "out_ci": problem_bootstrap(rows, lambda r: float(r["passed"]), n_boot, seed),
             "proc_passed": mean(proc(r) for r in rows if r["passed"]),
-            "proc_failed": mean(proc(r) for r in rows if not r["passed"])}
+            "proc_passed_ci": problem_bootstrap([r for r in rows if r["passed"]], proc, n_boot, seed),
+            "proc_failed": mean(proc(r) for r in rows if not r["passed"]),
+            "proc_failed_ci": problem_bootstrap([r for r in rows if not r["passed"]], proc, n_boot, seed),
+            "n_failed": sum(not r["passed"] for r in rows)}
 
 
 def score_models(scorer, problems, eval_root, models, center: float = 0.0,
@@ -160,3 +165,27 @@ def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None 
     return {"scale": {"center": center, "temperature": temperature},
             "models": score_models(load_scorer(rm_path), problems, eval_root, models, center,
                                    temperature)}
+
+
+def paired_difference(rows_a: list[dict], rows_b: list[dict], key, n_boot: int = 2000,
+                      seed: int = 0) -> dict | None:
+    """Mean over problems of (mean key(row) of a's samples - of b's) on the problems both have,
+    with a percentile 95% bootstrap CI over problems: two models compared on the same problems,
+    so what makes one problem harder than another cancels. None without a shared problem."""
+    import numpy as np
+
+    def per_problem(rows):
+        g: dict[str, list[float]] = {}
+        for r in rows:
+            g.setdefault(r["problem_id"], []).append(key(r))
+        return {k: sum(v) / len(v) for k, v in g.items()}
+
+    a, b = per_problem(rows_a), per_problem(rows_b)
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        return None
+    diff = np.array([a[k] - b[k] for k in shared])
+    rng = np.random.default_rng(seed)
+    boots = diff[rng.integers(0, diff.size, size=(n_boot, diff.size))].mean(axis=1)
+    lo, hi = np.quantile(boots, [0.025, 0.975])
+    return {"mean": float(diff.mean()), "ci": [float(lo), float(hi)], "n_problems": len(shared)}
