@@ -138,14 +138,13 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
 
 def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
     """Claim (b) on 04's held-out samples scored by the RM (rm_scores.jsonl per model), every
-    difference paired by problem with a bootstrap CI over problems. ReCode (as ../PAPERS.md sums it
-    up): "a neural process reward is loose, so a policy can inflate it without writing more
-    correct code". Observed
-    when additive's R_proc rises over the start model's and over gated's (both CIs above 0)
-    while its R_out is not above gated's by more than `margin`: additive's extra process reward
-    buys no extra correctness. Both variants learn from R_out, so R_out rising over the start
-    model is expected of both; `observed_literal` is the issue's stricter reading (additive's
-    R_out within `margin` of the start model's as well)."""
+    difference paired by problem with a bootstrap CI over problems. ReCode, as the project's
+    PAPERS.md sums it up: "a neural process reward is loose, so a policy can inflate it without
+    writing more correct code". Observed when additive's R_proc rises over the start model's and
+    over gated's (both CIs above 0) while its R_out is not above gated's by more than `margin`:
+    additive's extra process reward buys no extra correctness. Both variants learn from R_out,
+    so R_out rising over the start model is expected of both; `observed_literal` is the issue's
+    stricter reading (additive's R_out within `margin` of the start model's as well)."""
     from recode_lib.jsonl import read_jsonl
     from recode_lib.process_reward.scale import paired_difference
     from recode_lib.rewards.process import sigmoid
