@@ -28,11 +28,13 @@ def _problem(pid):
 
 
 def _samples(folder, rows):
+    """Evaluation samples as recode_lib.evaluation writes them: `passed` counts passed tests."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "samples.jsonl", "w") as f:
-        for i, (pid, score, passed) in enumerate(rows):
+        for i, (pid, score, correct) in enumerate(rows):
             f.write(json.dumps({"id": f"{pid}#{i}", "problem_id": pid, "response": f"code {score}",
-                                "passed": passed, "outcome": "correct" if passed else "wrong"}) + "\n")
+                                "passed": 7 if correct else 3, "total": 7,
+                                "outcome": "correct" if correct else "correctness_failure"}) + "\n")
 
 
 def test_scores_each_sample_with_its_own_problem_prompt(tmp_path):
@@ -41,6 +43,20 @@ def test_scores_each_sample_with_its_own_problem_prompt(tmp_path):
     rows = score_samples(scorer, [_problem("p/1"), _problem("p/2")], tmp_path / "m")
     assert [(r["problem_id"], r["score"], r["passed"]) for r in rows] == [("p/1", 1.0, True), ("p/2", 3.0, False)]
     assert scorer.prompts == ["Solve p/1.", "Solve p/2."]
+
+
+def test_r_out_is_every_test_passing_not_some(tmp_path):
+    _samples(tmp_path / "m", [("p/1", 1.0, False)])       # 3 of 7 tests passed
+    rows = score_samples(NumberScorer(), [_problem("p/1")], tmp_path / "m")
+    assert rows[0]["passed"] is False and rows[0]["outcome"] == "correctness_failure"
+
+
+def test_a_sample_without_an_outcome_is_named(tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "samples.jsonl").write_text(json.dumps(
+        {"id": "p/1#0", "problem_id": "p/1", "response": "code 1", "passed": 7}) + "\n")
+    with pytest.raises(ScaleError, match=r"without an outcome: \['p/1#0'\]"):
+        score_samples(NumberScorer(), [_problem("p/1")], tmp_path / "m")
 
 
 def test_a_sample_of_a_problem_not_given_is_named_not_skipped(tmp_path):

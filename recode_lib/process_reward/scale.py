@@ -37,8 +37,10 @@ class ScaleError(ValueError):
 
 
 def score_samples(scorer, problems, eval_dir) -> list[dict]:
-    """One row per sample of eval_dir/samples.jsonl: problem_id, passed, outcome, raw RM score.
-    A sample whose problem is not in `problems` is an error naming it (never skipped)."""
+    """One row per sample of eval_dir/samples.jsonl: problem_id, passed (R_out: its outcome is
+    "correct", every test passes; the sample's own `passed` counts the tests it passed), outcome,
+    raw RM score. A sample whose problem is not in `problems`, or without an outcome, is an error
+    naming it (never skipped)."""
     path = Path(eval_dir) / "samples.jsonl"
     if not path.is_file():
         raise ScaleError(f"{path}: no evaluation samples to score")
@@ -47,12 +49,15 @@ def score_samples(scorer, problems, eval_dir) -> list[dict]:
     missing = sorted({s["problem_id"] for s in samples} - set(by_id))
     if missing:
         raise ScaleError(f"{path}: samples of problems not given: {missing[:5]}")
+    unjudged = [s.get("id") for s in samples if "outcome" not in s]
+    if unjudged:
+        raise ScaleError(f"{path}: samples without an outcome: {unjudged[:5]}")
     prompts = [user_prompt(by_id[s["problem_id"]]) for s in samples]
     scores = list(scorer.score(prompts, [s.get("response") or "" for s in samples]))
     if len(scores) != len(samples):
         raise ScaleError(f"the reward model returned {len(scores)} scores for {len(samples)} samples")
-    return [{"id": s["id"], "problem_id": s["problem_id"], "passed": bool(s.get("passed")),
-             "outcome": s.get("outcome"), "score": float(x)} for s, x in zip(samples, scores)]
+    return [{"id": s["id"], "problem_id": s["problem_id"], "passed": s["outcome"] == "correct",
+             "outcome": s["outcome"], "score": float(x)} for s, x in zip(samples, scores)]
 
 
 def proc_scale(rows: list[dict]) -> dict:
