@@ -189,3 +189,24 @@ def test_an_endpoint_needs_no_local_checkpoint(server):
 
     client = reward_load_scorer(None, RMPlacement(where="endpoint", endpoint=server.url))
     assert len(client.score(["p"], ["t"])) == 1
+
+
+def test_scoring_outside_training_follows_the_recipe_placement_but_never_shards(rm_dir):
+    import torch
+
+    from recode_lib.process_reward.scale import load_eval_scorer
+
+    plain = load_eval_scorer(rm_dir)                                   # no placement: CPU float32
+    assert plain.device == "cpu" and next(plain.model.parameters()).dtype == torch.float32
+    sharded = load_eval_scorer(rm_dir, RMPlacement(where="trainer", dtype="bfloat16", zero3=True))
+    assert sharded.device == ("cuda:0" if torch.cuda.is_available() else "cpu")
+    assert next(sharded.model.parameters()).dtype == torch.bfloat16    # the recipe's dtype
+    assert sharded.score(PROMPTS, TRACES) == pytest.approx(plain.score(PROMPTS, TRACES), abs=0.1)
+
+
+def test_scoring_outside_training_uses_the_recipe_endpoint(rm_dir, server):
+    from recode_lib.process_reward.scale import load_eval_scorer
+
+    remote = load_eval_scorer("", RMPlacement(where="endpoint", endpoint=server.url))
+    assert isinstance(remote, EndpointScorer)
+    assert remote.score(PROMPTS, TRACES) == pytest.approx(load_scorer(rm_dir).score(PROMPTS, TRACES), abs=1e-4)

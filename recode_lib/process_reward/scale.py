@@ -137,14 +137,33 @@ def score_models(scorer, problems, eval_root, models, center: float = 0.0,
 PROC_SCALES = ("", "start")
 
 
-def start_scale(mode: str, model, problems, spec, rm_path, out_dir) -> dict:
+def load_eval_scorer(rm_path, placement=None):
+    """The RM for scoring outside training (04's scale and held-out scores), placed as the
+    recipe's rm_* fields say (a recode_lib.process_reward.placement.RMPlacement; None: CPU,
+    float32). There are no training ranks here, so "trainer" means this process's first GPU (the
+    CPU without one) and the RM is never ZeRO-3-sharded; an endpoint is used as is."""
+    from dataclasses import replace
+
+    from recode_lib.rewards.process import load_scorer
+
+    if placement is None:
+        return load_scorer(rm_path)
+    device = None
+    if placement.where == "trainer":
+        import torch
+
+        device = "cuda:0" if torch.cuda.is_available() else "cpu"
+    return load_scorer(rm_path, replace(placement, zero3=False), trainer_device=device)
+
+
+def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=None) -> dict:
     """The reward options that set R_proc's scale for a GRPO run (reward_variants' rm_options):
     {} for mode "" (R_proc = sigmoid(raw score)); for "start", the model (the start policy) is
     sampled on `problems` (the training problems) with the evaluation spec `spec` into
     out_dir/start, the RM at rm_path scores the samples, and their mean and standard deviation
-    become proc_center / proc_temperature, recorded in out_dir/proc_scale.json with n."""
+    become proc_center / proc_temperature, recorded in out_dir/proc_scale.json with n. The RM
+    is placed as `placement` says (load_eval_scorer)."""
     from recode_lib.jsonl import write_json_atomic
-    from recode_lib.rewards.process import load_scorer
 
     if mode not in PROC_SCALES:
         raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
@@ -152,24 +171,25 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir) -> dict:
         return {}
     out_dir = Path(out_dir)
     spec.evaluate(model, problems, out_dir / "start")
-    scale = proc_scale(score_samples(load_scorer(rm_path), problems, out_dir / "start"))
+    scale = proc_scale(score_samples(load_eval_scorer(rm_path, placement), problems, out_dir / "start"))
     write_json_atomic(out_dir / "proc_scale.json", scale | {"model": str(model), "mode": mode})
     return {k: scale[k] for k in ("proc_center", "proc_temperature")}
 
 
-def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None = None) -> dict:
+def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None = None,
+                  placement=None) -> dict:
     """{"scale": {center, temperature}, "models": {model: proc_summary}} for the evaluated
-    models under eval_root, R_proc on the scale GRPO used (rm_options); {"skipped": reason}
-    when rm_path holds no reward model (a run whose variants never read one)."""
-    from recode_lib.rewards.process import load_scorer
-
-    if not (rm_path and (Path(rm_path) / "config.json").is_file()):
+    models under eval_root, R_proc on the scale GRPO used (rm_options), the RM placed as
+    `placement` says (load_eval_scorer); {"skipped": reason} when rm_path holds no reward model
+    (a run whose variants never read one) and no endpoint serves it."""
+    remote = placement is not None and placement.is_endpoint
+    if not remote and not (rm_path and (Path(rm_path) / "config.json").is_file()):
         return {"skipped": f"no reward model at {rm_path}"}
     opts = dict(rm_options or {})
     center, temperature = opts.get("proc_center", 0.0), opts.get("proc_temperature", 1.0)
     return {"scale": {"center": center, "temperature": temperature},
-            "models": score_models(load_scorer(rm_path), problems, eval_root, models, center,
-                                   temperature)}
+            "models": score_models(load_eval_scorer(rm_path, placement), problems, eval_root,
+                                   models, center, temperature)}
 
 
 def paired_difference(rows_a: list[dict], rows_b: list[dict], key, n_boot: int = 2000,
