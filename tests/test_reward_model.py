@@ -73,3 +73,18 @@ def test_training_fingerprint_changes_with_pairs_and_config():
     assert training_fingerprint(a + a, cfg) != training_fingerprint(a, cfg)
     assert training_fingerprint(a, RMConfig(backbone="m", output_dir="o", learning_rate=1.0)) \
         != training_fingerprint(a, cfg)
+
+
+def test_training_twice_with_the_same_seed_gives_the_same_reward_model(trained, tiny_model_dir, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    first, _ = trained
+    torch.manual_seed(12345)               # whatever the process drew before must not matter
+    again = tmp_path / "rm"
+    train_reward_model(_pairs() + [{"id": "too_long", "prompt": "x " * 3000, "chosen": "a", "rejected": "b"}],
+                       RMConfig(backbone=str(tiny_model_dir), output_dir=str(again), max_length=200,
+                                max_steps=4, learning_rate=1e-3, per_device_train_batch_size=4,
+                                logging_steps=2))
+    a, b = load_file(first / "model.safetensors"), load_file(again / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

@@ -116,6 +116,7 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
         raise ValueError(f"no training pairs left: {len(train_pairs)} given, {len(dropped)} longer "
                          f"than max_length={cfg.max_length}")
     eval_rows, eval_dropped = _tokenize_pairs(eval_pairs or [], tok, cfg.max_length)
+    torch.manual_seed(cfg.seed)   # the score head is initialised here, before the trainer seeds
     model = AutoModelForSequenceClassification.from_pretrained(
         path, num_labels=1, dtype=torch.bfloat16 if cfg.bf16 else torch.float32)
     model.config.pad_token_id = tok.pad_token_id
