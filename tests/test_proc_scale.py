@@ -128,3 +128,18 @@ def test_paired_difference_cancels_problem_difficulty():
     assert d["mean"] == pytest.approx(0.1) and d["n_problems"] == 5
     assert d["ci"][0] == pytest.approx(0.1) and d["ci"][1] == pytest.approx(0.1)
     assert paired_difference(a, [{"problem_id": "x", "score": 0}], lambda r: r["score"]) is None
+
+
+def test_start_scale_is_off_by_default_and_names_an_unknown_mode(tmp_path):
+    from recode_lib.process_reward.scale import start_scale
+
+    assert start_scale("", "m", [], None, tmp_path / "rm", tmp_path) == {}   # nothing sampled or loaded
+    with pytest.raises(ScaleError, match=r"PROC_SCALE must be one of \('', 'start'\), got 'mean'"):
+        start_scale("mean", "m", [], None, tmp_path / "rm", tmp_path)
+
+
+def test_held_out_scores_say_why_they_were_skipped_without_a_reward_model(tmp_path):
+    from recode_lib.process_reward.scale import held_out_proc
+
+    out = held_out_proc(tmp_path / "no_rm", [], tmp_path, ["start"])
+    assert out == {"skipped": f"no reward model at {tmp_path / 'no_rm'}"}

@@ -74,14 +74,20 @@ def proc_scale(rows: list[dict]) -> dict:
     return {"proc_center": statistics.fmean(xs), "proc_temperature": sd, "n": len(xs)}
 
 
-def problem_bootstrap(rows: list[dict], key, n_boot: int = 1000, seed: int = 0) -> list | None:
-    """Percentile 95% CI of the mean of key(row), resampling problems (a problem's samples
-    together); None without rows."""
-    import numpy as np
-
+def by_problem(rows: list[dict], key) -> dict[str, list[float]]:
+    """{problem_id: [key(row) of its samples]}."""
     groups: dict[str, list[float]] = {}
     for r in rows:
         groups.setdefault(r["problem_id"], []).append(key(r))
+    return groups
+
+
+def problem_bootstrap(rows: list[dict], key, n_boot: int = 1000, seed: int = 0) -> list | None:
+    """Percentile 95% CI of the mean of key(row) over samples, resampling problems (a problem's
+    samples together, so a problem weighs by its sample count); None without rows."""
+    import numpy as np
+
+    groups = by_problem(rows, key)
     if not groups:
         return None
     sums = np.array([sum(v) for v in groups.values()])
@@ -196,21 +202,14 @@ def paired_difference(rows_a: list[dict], rows_b: list[dict], key, n_boot: int =
                       seed: int = 0) -> dict | None:
     """Mean over problems of (mean key(row) of a's samples - of b's) on the problems both have,
     with a percentile 95% bootstrap CI over problems: two models compared on the same problems,
-    so what makes one problem harder than another cancels. None without a shared problem."""
-    import numpy as np
+    so what makes one problem harder than another cancels (recode_lib.metrics.bootstrap_ci over
+    the per-problem differences). None without a shared problem."""
+    from recode_lib.metrics import bootstrap_ci
 
-    def per_problem(rows):
-        g: dict[str, list[float]] = {}
-        for r in rows:
-            g.setdefault(r["problem_id"], []).append(key(r))
-        return {k: sum(v) / len(v) for k, v in g.items()}
-
-    a, b = per_problem(rows_a), per_problem(rows_b)
+    a = {k: sum(v) / len(v) for k, v in by_problem(rows_a, key).items()}
+    b = {k: sum(v) / len(v) for k, v in by_problem(rows_b, key).items()}
     shared = sorted(set(a) & set(b))
     if not shared:
         return None
-    diff = np.array([a[k] - b[k] for k in shared])
-    rng = np.random.default_rng(seed)
-    boots = diff[rng.integers(0, diff.size, size=(n_boot, diff.size))].mean(axis=1)
-    lo, hi = np.quantile(boots, [0.025, 0.975])
-    return {"mean": float(diff.mean()), "ci": [float(lo), float(hi)], "n_problems": len(shared)}
+    mean, lo, hi = bootstrap_ci([a[k] - b[k] for k in shared], n_boot=n_boot, seed=seed)
+    return {"mean": mean, "ci": [lo, hi], "n_problems": len(shared)}
