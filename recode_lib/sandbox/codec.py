@@ -4,7 +4,11 @@
     digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
 
 Plain JSON values (null, bools, numbers, strings, lists, objects with string keys) encode as
-themselves, so a record's `args`/`expected` may be written as ordinary JSON. Other values use
+themselves, so a record's `args`/`expected` may be written as ordinary JSON — except a dict
+that decode would read as a tag (it holds the key "__t", or it is a one-key dict whose key is
+an alias below, such as {"__tuple__": [1, 2]}): that one is escaped into the {"__t": "dict"}
+form, so no value a submission can build is decoded as another type (a plain dict shaped
+like the tagged spelling of a tuple stays a dict: decode(encode(v)) == v with v's types). Other values use
 a tag: {"__t": "tuple"|"set"|"frozenset", "v": [...]}, {"__t": "dict", "v": [[k, v], ...]}
 (non-string keys), {"__t": "float", "v": "nan"|"inf"|"-inf"}, {"__t": "complex", "v": [re, im]},
 {"__t": "bytes", "v": latin-1 text}, {"__t": "int", "v": hex} (ints over ~3900 digits,
@@ -90,7 +94,7 @@ def encode(x, _depth=0):
     if t is tuple:
         return {TAG: "tuple", "v": [encode(v, d) for v in x]}
     if t is dict:
-        if all(type(k) is str for k in x) and TAG not in x:
+        if all(type(k) is str for k in x) and not _looks_tagged(x):
             return {k: encode(v, d) for k, v in x.items()}
         return {TAG: "dict", "v": [[encode(k, d), encode(v, d)] for k, v in x.items()]}
     if t is set or t is frozenset:
@@ -104,6 +108,19 @@ def encode(x, _depth=0):
     if t is type and _TYPES.get(x.__name__) is x:
         return {TAG: "type", "v": x.__name__}
     return _encode_other(x, _depth)
+
+
+def _looks_tagged(x):
+    """Whether decode would read the plain str-keyed dict x as something else: it holds the
+    tag key, or it is a one-key dict spelled like an alias ({"__tuple__": [...]}). Such a
+    dict is escaped into the {"__t": "dict"} form, so that no value a submission can build
+    decodes as another type (decode(encode(v)) == v, same types, for every plain value)."""
+    if TAG in x:
+        return True
+    if len(x) == 1:
+        for k in x:
+            return k in _ALIASES
+    return False
 
 
 def _encode_other(x, depth):

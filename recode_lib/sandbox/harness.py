@@ -54,10 +54,12 @@ is imported; this file does not enforce any limit (zygote.py and limits.py do).
 
 import ast
 import builtins
+import ctypes
 import io
 import json
 import os
 import resource
+import signal
 import sys
 import time
 import types
@@ -66,6 +68,7 @@ import codec
 
 _perf = time.perf_counter
 _dumps = json.dumps
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _send(wfd, tag, obj=None):
@@ -105,9 +108,7 @@ def run(job, todo, wfd):
         _send(wfd, "X", {"st": "memory", "e": "MemoryError"})
         return
     if kind == "stdio":
-        _send(wfd, "S")
-        for i in todo:
-            _run_stdio_case(job, code_obj, i, wfd)
+        _run_stdio(job, code_obj, todo, wfd)
         return
     if kind == "script":
         _run_script(job, code_obj, wfd)
@@ -175,19 +176,118 @@ def _run_calls(job, fn, todo, wfd):
 
 
 # ---- stdio ----------------------------------------------------------------------------------
+PR_SET_CHILD_SUBREAPER = 36
+MAX_CLEANUP_ROUNDS = 500
+
+
+class CleanupError(Exception):
+    """What a test left behind (processes, scratch files) could not be removed."""
+
+
+def _run_stdio(job, code_obj, todo, wfd):
+    """Every test as a fresh program run (a grandchild of this trusted process, which never
+    runs submission code): nothing of one test survives into the next. After each test every
+    process the program started is killed (this process is their subreaper, so none escapes
+    by double-forking or setsid) and the scratch directory (/tmp in root/userns mode, where
+    /dev/shm and /var/tmp point too) is emptied; the CPU time of all of them counts against
+    the test (more than the time limit is a time_limit, as a judge with per-test CPU
+    accounting would say). A test whose leftovers cannot be removed fails with the reason,
+    and so does every test after it."""
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _send(wfd, "S")
+    broken = None
+    for i in todo:
+        if broken is not None:
+            _send(wfd, "T", {"i": i, "st": "error", "t": None, "m": None,
+                             "e": "not run: " + broken})
+            continue
+        try:
+            _run_stdio_case(job, code_obj, i, wfd)
+        except CleanupError as exc:
+            broken = "the leftovers of an earlier test could not be removed (%s)" % exc
+
+
+def _cpu_of_children():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _child_pids():
+    out = []
+    task = "/proc/self/task"
+    for tid in os.listdir(task):
+        with open("%s/%s/children" % (task, tid)) as fh:
+            out += [int(c) for c in fh.read().split()]
+    return out
+
+
+def end_descendants():
+    """SIGKILL and reap every process below this one (orphans are re-parented here: this
+    process is their subreaper). Raises CleanupError if some survive MAX_CLEANUP_ROUNDS."""
+    for _ in range(MAX_CLEANUP_ROUNDS):
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                pass  # a live child: kill below
+        except ChildProcessError:
+            return  # no child at all (the common case: one syscall)
+        kids = _child_pids()
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+            except OSError:
+                pass
+        for k in kids:
+            try:
+                os.waitpid(k, 0)
+            except ChildProcessError:
+                pass
+    raise CleanupError("processes kept appearing")
+
+
+def empty_scratch(path="."):
+    """Remove everything under the working directory (the test's scratch space); raises
+    CleanupError when something cannot be removed. Iterative (no recursion limit), and
+    directories the program made unreadable are opened up first (same uid)."""
+    stack, dirs = [os.path.abspath(path)], []
+    try:
+        while stack:
+            d = stack.pop()
+            for entry in os.scandir(d):
+                if entry.is_dir(follow_symlinks=False):
+                    os.chmod(entry.path, 0o700)
+                    stack.append(entry.path)
+                    dirs.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+        for d in reversed(dirs):
+            os.rmdir(d)
+    except OSError as exc:
+        raise CleanupError("scratch: %s" % exc.strerror) from None
+
+
 def _run_stdio_case(job, code_obj, i, wfd):
     with open("in.txt", "w", encoding="utf-8", errors="surrogatepass") as fh:
         fh.write(_input(job, i))
+    cpu0 = _cpu_of_children()
     t0 = _perf()
     pid = os.fork()
     if pid == 0:
         os._exit(_stdio_program(job, code_obj, wfd))
     _, st, ru = os.wait4(pid, 0)
     t = _perf() - t0
+    try:
+        end_descendants()
+        failed = None
+    except CleanupError as exc:
+        failed = exc
+    cpu = _cpu_of_children() - cpu0
     if os.WIFSIGNALED(st):
         sig = os.WTERMSIG(st)
-        result = "output" if sig == 25 else ("memory" if sig == 9 else "error")
-        err = "signal %d" % sig
+        # SIGXFSZ is the output limit; any other signal (SIGKILL included: the program, or
+        # something it started, can send it) is a crash, never a memory verdict — the memory
+        # limit (RLIMIT_AS) shows as MemoryError (exit 101), which the judge knows fired
+        result = "output" if sig == signal.SIGXFSZ else "error"
+        err = "killed by signal %d (%s)" % (sig, _signal_name(sig))
     else:
         code = os.WEXITSTATUS(st)
         result = {0: "ok", 101: "memory", 102: "output"}.get(code, "error")
@@ -196,8 +296,26 @@ def _run_stdio_case(job, code_obj, i, wfd):
     if result == "ok":
         with open("out.txt", "rb") as fh:
             out = fh.read(job["max_output"] + 1).decode("utf-8", "replace")
+        if cpu > job["time_limit_s"]:
+            result, out, t = "timeout", None, cpu
+            err = "CPU time of the test's processes (%.2f s) over the limit" % cpu
+    try:
+        empty_scratch()
+    except CleanupError as exc:
+        failed = failed or exc
+    if failed is not None:
+        result, out, err = "error", None, "after the test: %s" % failed
     _send(wfd, "T", {"i": i, "st": result, "out": out, "t": t, "m": ru.ru_maxrss / 1024.0,
                      "e": None if result == "ok" else err})
+    if failed is not None:
+        raise failed
+
+
+def _signal_name(sig):
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return "unknown"
 
 
 def _stdio_program(job, code_obj, wfd):
@@ -761,11 +879,22 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
                 fn = g[name] if target is None else getattr(owner, name)
                 reply = ["ok", encode(export(fn(*args, **kwargs)))]
         except BaseException as exc:
-            reply = ["raise", name_of(exc).__name__, "%.200s" % (exc,)]
+            reply = ["raise", _builtin_exception_name(name_of(exc)), "%.200s" % (exc,)]
         write(rep, reply)
 
 
 _VALUES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+
+
+def _builtin_exception_name(t, mro=type.__dict__["__mro__"].__get__,
+                            name=type.__dict__["__name__"].__get__, table=builtins.__dict__):
+    """The name of the nearest builtin class in exception type t's MRO: what crosses to the
+    tests. A user class merely *named* like a builtin (class ValueError(Exception)) arrives as
+    its real builtin base (Exception), a user subclass of KeyError as KeyError."""
+    for c in mro(t):
+        if table.get(name(c)) is c:
+            return name(c)
+    return "BaseException"
 
 
 class _CandidateError(Exception):
@@ -910,8 +1039,8 @@ def _run_script_separate(job, code_obj, wfd):
     That process is forked before the script is read (it never holds it), and what is shared
     with it is decided here: the script's free names that are not builtins, plus the record's
     entry point (which alone may shadow a builtin)."""
-    import ctypes
-    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # not ptrace-able, /proc/self closed
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # not ptrace-able, /proc/self closed
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # what the submission starts stays below
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
@@ -926,7 +1055,6 @@ def _run_script_separate(job, code_obj, wfd):
             os._exit(1)
     os.close(req_r)
     os.close(rep_w)
-    import signal
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead submission process: EPIPE, not death
     t0 = _perf()
     try:
@@ -997,9 +1125,15 @@ def _share(ns, name, kind, channel):
 
 
 def _end_child(pid):
+    """Kill the submission's process and everything it started, and wait until all of them
+    are gone (a pool worker still dying must not be seen by the nonce's lone-process check)."""
     for target in (-pid, pid):
         try:
             os.kill(target, 9)
         except OSError:
             pass
-    os.waitpid(pid, 0)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    end_descendants()

@@ -320,4 +320,8 @@ def run_command(argv: list[str], files: dict | None = None, stdin: str = "",
         return ToolRun(status="memory", reason="the sandbox's memory limit")
     if st == "output":
         return ToolRun(status="output_limit", reason="the sandbox's output limit")
+    if st in ("error", "crash") and got.get("t"):
+        # the driver itself ended abnormally (the command killed it, say): the command's
+        # failure, named with its signal, not the sandbox's and never a memory verdict
+        return ToolRun(status="error", reason=f"the command's driver {str(body.get('e'))[:200]}")
     return ToolRun(status="sandbox_error", reason=f"sandbox: {str(body.get('e'))[:200]}")

@@ -1,0 +1,206 @@
+"""The judge, round 3 (issue 27): hostile submissions that once got a false verdict, one
+property per test. Each attack below passed (or got the wrong status) before its fix; each
+test asserts the verdict the submission deserves, and a benign control where the attack's
+shape could also be an honest program.
+
+Classes: a value's type cannot be forged through the codec; nothing of one stdio test
+survives into the next (processes, scratch files, CPU time); signals are crashes, not memory
+verdicts; nothing of one record survives into the next (per-uid state, the process list);
+the current job's test script is never in the submission's memory.
+"""
+
+import json
+import os
+import uuid
+
+import pytest
+
+from recode_lib.sandbox import SandboxConfig, codec, execute, execute_many
+
+CFG = SandboxConfig(time_limit_s=2.0, memory_mb=512, workers=1)
+TOKEN = uuid.uuid4().hex[:12]
+
+
+def run(code, tests, **rec):
+    return execute({"id": "j3", "code": code, "tests": tests, **rec}, config=CFG)
+
+
+# ---- 1. a value's type cannot be forged ------------------------------------------------------
+PLAIN_VALUES = [
+    {"__tuple__": [1, 2]}, {"__set__": [1]}, {"__float__": "nan"}, {"__complex__": [1, 2]},
+    {"__dict__": [[1, 2]]}, {"__t": "tuple", "v": [1, 2]}, {"__t": "float", "v": "inf"},
+    {"__t": 5}, {"a": {"__tuple__": []}}, [{"__set__": []}], {"__tuple__": [1], "x": 2},
+    {"__t": "dict", "v": [["__tuple__", [1]]]}, (1, {"__tuple__": [2]}), {1: {"__set__": [3]}},
+    {"__tuple__": {"__tuple__": [1]}}, float("nan"), (), frozenset({1}), {"": None},
+]
+
+
+def _same(a, b):
+    """Equal with the same types all the way down (NaN equal to NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float) and a != a:
+        return b != b
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(k in b and _same(v, b[k]) for k, v in a.items())
+    return a == b
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES, ids=repr)
+def test_codec_round_trip_keeps_every_type(value):
+    wire = json.loads(json.dumps(codec.encode(value)))   # through real JSON, as on the pipe
+    assert _same(codec.decode(wire), value)
+
+
+@pytest.mark.parametrize("forged,expected", [
+    ({"__tuple__": [1, 2]}, {"__t": "tuple", "v": [1, 2]}),
+    ({"__set__": [1, 2]}, {"__t": "set", "v": [1, 2]}),
+    ({"__dict__": [[1, 2]]}, {"__t": "dict", "v": [[1, 2]]}),
+    ({"__complex__": [1, 2]}, {"__t": "complex", "v": [1, 2]}),
+], ids=["tuple", "set", "dict", "complex"])
+def test_call_test_dict_shaped_like_a_tag_is_a_wrong_answer(forged, expected):
+    code = f"def f():\n    return {forged!r}\n"
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": expected}]}
+    assert run(code, tests)["status"] == "wrong_answer"
+
+
+def test_call_test_real_tuple_still_passes():
+    tests = {"kind": "call", "fn_name": "f",
+             "cases": [{"args": [], "expected": {"__t": "tuple", "v": [1, 2]}}]}
+    assert run("def f():\n    return (1, 2)\n", tests)["status"] == "passed"
+
+
+def test_separate_script_dict_shaped_like_a_tuple_is_wrong():
+    tests = {"kind": "script", "script": "assert f() == (1, 2)\n", "entry_point": "f"}
+    assert run("def f():\n    return {'__tuple__': [1, 2]}\n", tests)["status"] == "wrong_answer"
+
+
+def test_separate_script_exception_named_like_a_builtin_is_not_that_builtin():
+    script = ("try:\n    f()\nexcept ValueError:\n    pass\nelse:\n"
+              "    raise AssertionError('no ValueError')\n")
+    code = "class ValueError(Exception):\n    pass\ndef f():\n    raise ValueError('x')\n"
+    res = run(code, {"kind": "script", "script": script, "entry_point": "f"})
+    assert res["status"] != "passed"
+
+
+def test_separate_script_builtin_exception_subclass_still_counts():
+    script = ("try:\n    f()\nexcept KeyError:\n    pass\nelse:\n"
+              "    raise AssertionError('no KeyError')\n")
+    code = "class Missing(KeyError):\n    pass\ndef f():\n    raise Missing('x')\n"
+    assert run(code, {"kind": "script", "script": script, "entry_point": "f"})["status"] \
+        == "passed"
+
+
+# ---- 3. nothing of one stdio test survives into the next ---------------------------------------
+def _two_tests(small_out="small", big_out="big"):
+    # the small test runs first (ascending input length); the big one must be computed afresh
+    return {"kind": "stdio", "cases": [{"input": "1\n", "output": small_out},
+                                       {"input": "22222\n", "output": big_out}]}
+
+
+def test_stdio_scratch_file_from_an_earlier_test_is_gone():
+    code = ("import os\nif os.path.exists('seen'):\n    print('big')\nelse:\n"
+            "    open('seen', 'w').write('x')\n    print('small')\n")
+    assert run(code, _two_tests())["status"] == "wrong_answer"
+
+
+def test_stdio_tmp_file_from_an_earlier_test_is_gone():
+    path = f"/tmp/cache-{TOKEN}"
+    code = (f"import os\nif os.path.exists({path!r}):\n    print('big')\nelse:\n"
+            f"    open({path!r}, 'w').write('x')\n    print('small')\n")
+    res = run(code, _two_tests())
+    assert res["status"] == "wrong_answer"
+    assert not os.path.exists(path)
+
+
+def test_stdio_hidden_and_locked_directories_are_emptied_too():
+    code = ("import os\nif os.path.exists('.d/x/y'):\n    print('big')\nelse:\n"
+            "    os.makedirs('.d/x')\n    open('.d/x/y', 'w').write('x')\n"
+            "    os.chmod('.d/x', 0)\n    print('small')\n")
+    assert run(code, _two_tests())["status"] == "wrong_answer"
+
+
+def test_stdio_background_process_from_an_earlier_test_is_killed():
+    # test 1 leaves a daemon (double fork + setsid) serving answers on an abstract socket;
+    # test 2 asks it: the daemon must be dead by then
+    name = f"\\0recode-{TOKEN}"
+    code = f'''
+import os, socket, sys, time
+n = sys.stdin.read().strip()
+def ask():
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("{name}")
+        return s.recv(10).decode()
+    except OSError:
+        return None
+    finally:
+        s.close()
+got = ask()
+if got:
+    print(got)
+    sys.exit(0)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind("{name}")
+        srv.listen(4)
+        while True:
+            c, _ = srv.accept()
+            c.send(b"big")
+            c.close()
+    os._exit(0)
+time.sleep(0.2)
+print("small")
+'''
+    res = run(code, _two_tests())
+    assert res["tests"][0]["status"] == "passed"
+    assert res["status"] == "wrong_answer"
+
+
+def test_stdio_cpu_time_of_helper_processes_counts_against_the_test():
+    # two processes burning ~0.7 s of CPU each (1.4 s in all): over a 1 s limit, whatever
+    # the wall clock says
+    code = ("import os, time\ndef burn(s):\n    end = time.process_time() + s\n"
+            "    while time.process_time() < end:\n        pass\n"
+            "pid = os.fork()\nburn(0.7)\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)\n"
+            "print('small')\n")
+    tests = {"kind": "stdio", "cases": [{"input": "1\n", "output": "small"}]}
+    assert run(code, tests, time_limit_s=1.0)["status"] == "time_limit"
+
+
+def test_stdio_program_with_a_quick_helper_process_still_passes():
+    code = ("import subprocess, sys\nout = subprocess.run([sys.executable, '-c', 'print(7)'],"
+            " capture_output=True, text=True).stdout.strip()\nprint(out)\n")
+    tests = {"kind": "stdio", "cases": [{"input": "", "output": "7"}, {"input": "x", "output": "7"}]}
+    assert run(code, tests)["status"] == "passed"
+
+
+# ---- 6. right verdicts on signals --------------------------------------------------------------
+def test_stdio_program_that_sigkills_itself_is_a_runtime_error():
+    code = ("import os, sys\nif len(sys.stdin.read()) > 3:\n    os.kill(os.getpid(), 9)\n"
+            "print('small')\n")
+    res = run(code, _two_tests(big_out="small"))
+    assert res["status"] == "runtime_error"
+    assert res["outcome"] == "correctness_failure"
+
+
+def test_stdio_memory_error_is_still_a_memory_limit():
+    code = ("import sys\nif len(sys.stdin.read()) > 3:\n    x = bytearray(1 << 34)\n"
+            "print('small')\n")
+    res = run(code, _two_tests(big_out="small"))
+    assert res["status"] == "memory_limit"
+    assert res["outcome"] == "optimization_failure"
+
+
+# ---- 7. correct programs that fail ------------------------------------------------------------
+def test_separate_script_with_an_open_multiprocessing_pool_passes_every_time():
+    code = ("import multiprocessing\nPOOL = multiprocessing.Pool(2)\n"
+            "def f(x):\n    return x + 1\n")
+    tests = {"kind": "script", "script": "assert f(1) == 2\n", "entry_point": "f"}
+    recs = [{"id": i, "code": code, "tests": tests} for i in range(12)]
+    results = execute_many(recs, workers=1, config=CFG)
+    assert [r["status"] for r in results] == ["passed"] * 12
