@@ -41,12 +41,12 @@ def _pid_namespace_init(pid):
     return False
 
 
-def _uid_processes(uid):
+def _uid_processes(uid, span=1):
     found = []
     for p in os.listdir("/proc"):
         if p.isdigit():
             try:
-                if os.stat(f"/proc/{p}").st_uid == uid:
+                if uid <= os.stat(f"/proc/{p}").st_uid < uid + span:
                     found.append(p)
             except OSError:
                 pass
@@ -60,7 +60,7 @@ def contained(code, tests, **rec):
         assert w.alive(), "the worker died"
         assert _children(w.info["pid"]) == [], "a process outlived the submission"
         if w.info.get("uid"):
-            assert _uid_processes(w.info["uid"]) == [], "a sandbox-uid process is left"
+            assert _uid_processes(w.info["uid"], w.info.get("uid_span", 1)) == [], "a sandbox-uid process is left"
     for m in MARKERS:
         assert not os.path.exists(m), f"the submission wrote {m}"
     sanity = execute({"id": "ok", "code": "def f(x):\n    return x\n", "tests": CALL1}, config=CFG)

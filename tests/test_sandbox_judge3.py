@@ -204,3 +204,98 @@ def test_separate_script_with_an_open_multiprocessing_pool_passes_every_time():
     recs = [{"id": i, "code": code, "tests": tests} for i in range(12)]
     results = execute_many(recs, workers=1, config=CFG)
     assert [r["status"] for r in results] == ["passed"] * 12
+
+
+# ---- 5. the current job's data is not in the submission's memory -------------------------------
+SCAN = r'''
+import ctypes, re
+def leaked():
+    """Every readable mapping of this process (ctypes: /proc/self/mem is closed to a
+    non-dumpable process), searched for the test's expected value."""
+    found = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split()
+            if not parts[1].startswith("r") or parts[-1] in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+                continue
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            data = ctypes.string_at(lo, hi - lo)
+            found.update(m.group(1) for m in re.finditer(rb"secret_answer == (\d{9})", data))
+    return found
+def f():
+    got = leaked()
+    return int(got.pop()) if len(got) == 1 else -1
+'''
+
+
+PADDING = "".join(f"# filler line {i} of a long test script\n" for i in range(3000))
+
+
+def test_separate_script_submission_cannot_find_the_current_script_in_its_memory():
+    answer = 100000000 + int(TOKEN[:6], 16) % 800000000
+    script = f"secret_answer = f()\nassert secret_answer == {answer}\n" + PADDING
+    res = run(SCAN, {"kind": "script", "script": script, "entry_point": "f"})
+    assert res["status"] == "wrong_answer"
+
+
+def test_separate_script_submission_cannot_find_an_earlier_records_script():
+    # the same problem sampled twice on one worker (a GRPO group): the second sample must
+    # not read the first one's tests out of the memory it inherited
+    answer = 100000000 + int(TOKEN[6:], 16) % 800000000
+    script = f"secret_answer = f()\nassert secret_answer == {answer}\n" + PADDING
+    honest = {"id": "first", "code": "def f():\n    return 0\n",
+              "tests": {"kind": "script", "script": script, "entry_point": "f"}}
+    scanner = {"id": "second", "code": SCAN,
+               "tests": {"kind": "script", "script": script, "entry_point": "f"}}
+    results = execute_many([honest, scanner], workers=1, config=CFG)
+    assert [r["status"] for r in results] == ["wrong_answer", "wrong_answer"]
+
+
+# ---- 4. nothing of one record survives into the next ------------------------------------------
+KEYS = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+USER_RING, KEYCTL_SEARCH, KEYCTL_READ = -4, 10, 11
+def store(secret):
+    data = secret.encode()
+    return libc.syscall(ADD_KEY, b"user", b"recode-carry", data, len(data),
+                        ctypes.c_long(USER_RING)) > 0
+def fetch():
+    key = libc.syscall(KEYCTL, KEYCTL_SEARCH, ctypes.c_long(USER_RING), b"user",
+                       b"recode-carry", 0)
+    if key < 0:
+        return ""
+    buf = ctypes.create_string_buffer(256)
+    n = libc.syscall(KEYCTL, KEYCTL_READ, key, buf, 256)
+    return buf.raw[:n].decode() if n > 0 else ""
+'''
+
+
+@pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="syscall numbers")
+def test_user_keyring_of_one_record_is_not_seen_by_the_next():
+    secret = f"carried-{TOKEN}"
+    first = {"id": "store", "code": KEYS + f"def f():\n    return store({secret!r})\n",
+             "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": True}]}}
+    second = {"id": "fetch", "code": KEYS + "def f():\n    return fetch()\n",
+              "tests": {"kind": "call", "fn_name": "f",
+                        "cases": [{"args": [], "expected": secret}]}}
+    results = execute_many([first, second], workers=1, config=CFG)
+    assert results[1]["status"] == "wrong_answer"
+
+
+def test_process_list_does_not_show_the_judge():
+    code = ("import os\ndef f():\n    seen = []\n    for p in os.listdir('/proc'):\n"
+            "        if p.isdigit():\n            try:\n"
+            "                seen.append(open('/proc/%s/cmdline' % p, 'rb').read())\n"
+            "            except OSError:\n                pass\n"
+            "    return [c.decode('latin-1') for c in seen if b'pytest' in c]\n")
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": []}]}
+    assert run(code, tests)["status"] == "passed"
+
+
+def test_process_list_shows_only_the_submission_and_its_namespace_init():
+    code = ("import os\ndef f():\n    return sorted(int(p) for p in os.listdir('/proc')\n"
+            "                  if p.isdigit() and int(p) not in (1, os.getpid()))\n")
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": []}]}
+    assert run(code, tests)["status"] == "passed"

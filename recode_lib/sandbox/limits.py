@@ -251,8 +251,14 @@ def setup_worker(cfg):
         try:
             _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
             rebind = _build_root()
-            sid = random.SystemRandom().randrange(1 << 20, 1 << 30)
-            return {"mode": "root", "uid": sid, "nproc": cfg["max_processes"], "rebind": rebind}
+            base = random.SystemRandom().randrange(1 << 4, 1 << 14) * UID_SPAN
+            try:  # as in userns mode: children see only their own pid namespace in /proc
+                _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
+                init = _start_pid_init()
+            except OSError as exc:
+                raise RuntimeError("root isolation: no pid namespace: %s" % exc) from None
+            return {"mode": "root", "uid": base, "uid_base": base, "uid_span": UID_SPAN,
+                    "seq": 0, "nproc": cfg["max_processes"], "rebind": rebind, "init": init}
         except OSError as exc:
             errors.append("root: %s" % exc)
             if want == "root":
@@ -284,6 +290,22 @@ def setup_worker(cfg):
                          "user's processes): %s\n" % (why or "namespaces unavailable"))
         sys.stderr.flush()
     return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None, "why": why}
+
+
+UID_SPAN = 1 << 16   # root mode: a worker's private uids, [uid_base, uid_base + UID_SPAN)
+
+
+def next_uid(iso):
+    """Root mode, in the worker before forking a child: the next uid of the worker's private
+    range, so that no two consecutive children (and no two of any UID_SPAN - 1 in a row)
+    share a uid and with it the kernel's per-uid state (the user and user-session keyrings,
+    the process count). Returns the uid, also kept as iso["uid"] (what confine, reap and
+    alone act on); None in the other modes."""
+    if iso["mode"] != "root":
+        return None
+    iso["seq"] = iso["seq"] % (UID_SPAN - 1) + 1
+    iso["uid"] = iso["uid_base"] + iso["seq"]
+    return iso["uid"]
 
 
 def confine(iso, cfg, job, keep_fds):
@@ -429,6 +451,7 @@ def reap(iso):
             try:
                 os.setresuid(iso["uid"], iso["uid"], iso["uid"])
                 os.kill(-1, signal.SIGKILL)
+                clear_keyrings()
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
@@ -446,6 +469,23 @@ def reap(iso):
                     pass
             _collect(0.2, init)
     _collect(keep=iso.get("init"))
+
+
+# keyctl(2): KEYCTL_CLEAR of the calling uid's user and user-session keyrings
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "ppc64le": 271, "s390x": 280}
+KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
+
+
+def clear_keyrings():
+    """Empty the per-uid keyrings of the calling process's uid (root mode's reap, run as the
+    child's uid): data a submission stored there (`keyctl add user ... @u`) never reaches a
+    later child that gets the same uid after the range wrapped. Best effort: a kernel
+    without keyrings has nothing to clear."""
+    nr = _SYS_KEYCTL.get(os.uname().machine)
+    if nr is None:
+        return
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        _libc.syscall(nr, KEYCTL_CLEAR, ctypes.c_long(ring))
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -490,23 +530,24 @@ def _zombie(pid):
         return True   # gone
 
 
-def _uid_pids(uid):
+def _uid_pids(uid, span=1):
     out = []
     for p in os.listdir("/proc"):
         if p.isdigit():
             try:
-                if os.stat("/proc/" + p).st_uid == uid:
+                if uid <= os.stat("/proc/" + p).st_uid < uid + span:
                     out.append(int(p))
             except OSError:
                 pass
     return out
 
 
-def kill_uid(uid, rounds=50):
-    """SIGKILL every process owned by `uid` until none is left (needs root). Returns whether
-    none is left. Used by the judge when a worker dies: its children were re-parented."""
+def kill_uid(uid, rounds=50, span=1):
+    """SIGKILL every process owned by a uid in [uid, uid + span) until none is left (needs
+    root). Returns whether none is left. Used by the judge when a worker dies (its children
+    were re-parented): with span, every uid of its private range."""
     for _ in range(rounds):
-        pids = _uid_pids(uid)
+        pids = _uid_pids(uid, span)
         if not pids:
             return True
         for p in pids:
@@ -515,7 +556,7 @@ def kill_uid(uid, rounds=50):
             except OSError:
                 pass
         time.sleep(0.01)
-    return not _uid_pids(uid)
+    return not _uid_pids(uid, span)
 
 
 def _children():

@@ -89,13 +89,19 @@ class Worker:
     def read(self, n_tests: int, deadline_s: float | None = None):
         """The next message of the current job (ProtocolError / WorkerDied otherwise). With
         deadline_s, a watchdog kills the worker when no line arrived within it (WorkerDied)."""
+        return parse_line(self.readline(self.max_line + 1, deadline_s), self.job_id, n_tests,
+                          self.max_line)
+
+    def readline(self, limit: int, deadline_s: float | None = None) -> bytes:
+        """One raw line of at most `limit` bytes (WorkerDied at EOF or, with deadline_s, when
+        the watchdog killed a worker that sent nothing within it)."""
         timer = None
         if deadline_s is not None:
             timer = threading.Timer(deadline_s, self.stall, args=(deadline_s,))
             timer.daemon = True
             timer.start()
         try:
-            line = self.proc.stdout.readline(self.max_line + 1)
+            line = self.proc.stdout.readline(limit)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -104,7 +110,7 @@ class Worker:
                              "the watchdog killed it")
         if not line:
             raise WorkerDied(f"worker exited with status {self.proc.poll()}")
-        return parse_line(line, self.job_id, n_tests, self.max_line)
+        return line
 
     def sigkill(self) -> None:
         """SIGKILL the worker's process group and the worker (no wait: safe from any thread)."""
@@ -123,16 +129,41 @@ class Worker:
         to stop); return the body of the final D message. Every message must come within the
         job's time limit + stall_grace_s (the worker reports each test as its own limit ends)."""
         self.job_id += 1
-        self.write(dict(job, job=self.job_id))
         deadline = float(job.get("time_limit_s") or 0) + self.stall_grace_s
+        first = self.send_job(job, n_tests, deadline)
         stopped = False
         while True:
-            msg = self.read(n_tests, deadline)
+            msg = first or self.read(n_tests, deadline)
+            first = None
             if msg.tag == "D":
                 return msg.body
             if on_message(msg) and not stopped:
                 stopped = True
                 self.write({"op": "stop", "job": self.job_id})
+
+    def send_job(self, job: dict, n_tests: int, deadline_s: float):
+        """Write the job line. A script test's script does not travel in it: the line
+        carries its byte length, the worker answers `B <job>` once it has read exactly that
+        line, and only then are the raw bytes written, which the worker copies straight into
+        the inputs' memfd (zygote.store_inputs: the script never becomes an object in the
+        worker's heap, so no submission process forked from it can find it in its memory).
+        Returns the first message when the worker refused the job instead (X), else None."""
+        script = job.get("script")
+        if not isinstance(script, str):
+            self.write(dict(job, job=self.job_id))
+            return None
+        data = script.encode("utf-8", "surrogatepass")
+        self.write({**{k: v for k, v in job.items() if k != "script"}, "job": self.job_id,
+                    "script_len": len(data)})
+        line = self.readline(self.max_line + 1, deadline_s)
+        if line != b"B %d\n" % self.job_id:
+            return parse_line(line, self.job_id, n_tests, self.max_line)
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            raise WorkerDied(str(exc)) from None
+        return None
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -144,9 +175,10 @@ class Worker:
         for f in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError, ValueError):
                 f.close()
-        uid = (getattr(self, "info", None) or {}).get("uid")
+        info = getattr(self, "info", None) or {}
+        uid, span = info.get("uid"), info.get("uid_span", 1)
         if uid and os.geteuid() == 0:
-            kill_uid(uid)
+            kill_uid(uid, span=span if isinstance(span, int) and 0 < span <= 1 << 16 else 1)
 
     def close(self) -> None:
         """A clean shutdown: EOF on stdin; killed if it does not exit within 5 s."""

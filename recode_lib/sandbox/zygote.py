@@ -5,8 +5,10 @@ costs ~1 ms). It speaks newline-delimited messages on stdin/stdout:
 
     judge -> worker   {config}                    first line: isolation, max_processes, ...
                       {"op": "job", "job": n, "kind", "code", "inputs": [text], "order", ...}
+                      <script_len raw bytes>      (script jobs) only after the worker's B n
                       {"op": "stop", "job": n}    early stop: kill the child, skip the rest
     worker -> judge   READY {"mode", "pid", "uid", ...}
+                      B n                         (script jobs) send the script's bytes now
                       S n | X n {...} | T n {...} lines of the child (harness.py), with the job
                                                   id n inserted here: the child cannot choose it
                       D n {"peak_mb", "nonce"}    the job is over
@@ -117,7 +119,9 @@ def check_job(job):
     n = max(len(inputs), 1)
     if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in order):
         return "bad order"
-    if job["kind"] == "script" and not isinstance(job.get("script"), str):
+    if job["kind"] == "script" and (isinstance(job.get("script_len"), bool)
+                                    or not isinstance(job.get("script_len"), int)
+                                    or not 0 <= job["script_len"] <= MAX_SCRIPT):
         return "bad script"
     if job["kind"] == "call" and not isinstance(job.get("fn_name"), str):
         return "bad fn_name"
@@ -136,7 +140,7 @@ def main():
     cfg = parse(lines[0]) or {}
     iso = limits.setup_worker(cfg)
     send("READY", None, {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
-                         "uid": iso["uid"]})
+                         "uid": iso["uid"], "uid_span": iso.get("uid_span", 1)})
     queue = lines[1:]
     while True:
         while not queue:
@@ -152,6 +156,8 @@ def main():
         if isinstance(job_id, bool) or not isinstance(job_id, int) or job_id < 0:
             continue
         err = check_job(msg)
+        if err is None and msg["kind"] == "script" and (queue or stdin.buf):
+            err = "data after a script job's line"   # the judge waits for B: never happens
         if err:
             send("X", job_id, {"st": "error", "e": "worker: " + err})
             send("D", job_id, {"peak_mb": 0.0, "nonce": None})
@@ -159,11 +165,21 @@ def main():
         run_job(iso, cfg, msg, stdin, queue)
 
 
-def store_inputs(job):
-    """Move the inputs (and a script test's script) out of this process's heap into a memfd
-    (not counted by RLIMIT_AS): a child reads test i's input when it runs test i, so inputs
-    never pile up in its memory, and a separate script test's submission process, forked
-    before the script is read, never holds the test script as an object."""
+MAX_SCRIPT = 1 << 30
+_CHUNK = bytearray(1 << 16)   # the only buffer a test script's bytes ever pass through here
+_ZEROS = bytes(len(_CHUNK))
+
+
+def store_inputs(job, stdin_fd=0):
+    """Move the inputs out of this process's heap into a memfd (not counted by RLIMIT_AS): a
+    child reads test i's input when it runs test i, so inputs never pile up in its memory.
+
+    A script test's script never enters this process as a Python object: the judge sends it
+    as `script_len` raw bytes after this worker's `B <job>` line (pool.py waits for it), read
+    here into one fixed buffer that is zeroed afterwards and written straight to the memfd.
+    So no child forked from this process — a separate script test's submission process
+    above all, forked before the test runner reads the script — inherits a heap that held
+    the current job's script or any earlier one (freed bytes are not zeroed by Python)."""
     fd = os.memfd_create("recode-inputs")
     index, pos = [], 0
     for text in job["inputs"]:
@@ -172,14 +188,33 @@ def store_inputs(job):
         pos += len(data)
         while data:
             data = data[os.write(fd, data):]
-    if isinstance(job.get("script"), str):  # read by the test runner only (harness.py)
-        data = job["script"].encode("utf-8", "surrogatepass")
-        job["script_at"] = (pos, len(data))
-        while data:
-            data = data[os.write(fd, data):]
-        job["script"] = None
     job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
+    if job["kind"] == "script":  # read by the test runner only (harness.py)
+        job["script_at"] = (pos, job["script_len"])
+        send("B", job["job"])
+        try:
+            _copy_raw(stdin_fd, fd, job["script_len"])
+        except BaseException:
+            os.close(fd)
+            raise
     return fd
+
+
+def _copy_raw(src, dst, n):
+    """Copy exactly n bytes from fd src to fd dst through _CHUNK, then zero it."""
+    view = memoryview(_CHUNK)
+    try:
+        while n > 0:
+            got = os.readv(src, [view[:min(n, len(_CHUNK))]])
+            if got == 0:
+                raise EOFError("the judge closed the pipe inside a script")
+            done = 0
+            while done < got:
+                done += os.write(dst, view[done:got])
+            n -= got
+    finally:
+        view[:] = _ZEROS
+        view.release()
 
 
 def run_job(iso, cfg, job, stdin, queue):
@@ -221,6 +256,7 @@ class Child:
             nr, nw = os.pipe()
         self.workdir = tempfile.mkdtemp(prefix="recode-sbx-") if iso["mode"] == "plain" else None
         job["workdir"], job["nonce_fd"] = self.workdir, nr
+        limits.next_uid(iso)   # root mode: a uid no recent child had (per-uid kernel state)
         self.pid = os.fork()
         if self.pid == 0:
             self._child(cfg, r, w, nr, nw)
