@@ -19,6 +19,9 @@ recode_lib.sandbox.execute_many (on a Ray cluster with `ray`); the sandbox's sta
                  sample, response, code, status, outcome, passed, total, n_tokens,
                  finish_reason, format_ok, format_reason, assembly, dropped, time_s,
                  memory_mb, strictness ({"1".."5","inf"}: R_k of the extrapolation paper),
+                 trust (the sandbox result's trust level: "isolated", or "in_process" for
+                 inline unittest-style script tests, whose pass the submission can forge;
+                 counted in the summary's `trust`),
                  first_failure (sandbox.first_failure: the first failing test's status,
                  input length and time; None when correct or when there was no code),
                  checker (only for problems with a testlib checker: "testlib", or
@@ -51,6 +54,8 @@ from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, Sa
 from recode_lib.jsonl import JsonlError, JsonlStore, write_json_atomic
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
+from recode_lib.sandbox.records import runs_in_process
+from recode_lib.sandbox.result import IN_PROCESS, ISOLATED
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 TRUNCATED = "length"   # the finish_reason of a response that hit max_new_tokens
@@ -105,7 +110,8 @@ def no_code_result(p) -> dict:
     """The result fields of a sample that has no code to run (a format error at every k)."""
     return {"status": "no_code", "outcome": "format_error", "passed": 0, "total": n_tests(p),
             "time_s": 0.0, "memory_mb": None,
-            "strictness": {str(s): 0 for s in STRICTNESS_KS}, "first_failure": None}
+            "strictness": {str(s): 0 for s in STRICTNESS_KS}, "first_failure": None,
+            "trust": IN_PROCESS if runs_in_process(p.tests) else ISOLATED}
 
 
 def sandbox_record(sid: str, code: str, p) -> dict:
@@ -175,7 +181,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
 
     def on_result(res: dict) -> None:
         row = {**pending[res["id"]], **{f: res[f] for f in ("status", "outcome", "passed",
-                                                          "total", "time_s", "memory_mb")}}
+                                                          "total", "time_s", "memory_mb")},
+               "trust": res.get("trust")}
         row["strictness"] = strictness(res, STRICTNESS_KS)
         row["first_failure"] = first_failure(res)
         if "checker" in res:   # testlib | exact_fallback (CodeContests+)

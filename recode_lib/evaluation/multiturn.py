@@ -10,7 +10,7 @@ Per sample, an episode (recode_lib.environments.rollout.run_episodes: the enviro
 with, the same tool template and tool-call syntax) whose final answer (settings.final_answer:
 the last answer turn, or the submitted file) is assembled and executed exactly as in
 single-turn evaluation (recode_lib.evaluation.codegen's row fields, statuses, outcomes,
-strictness and first failure). No answer (turns ran out, nothing submitted) is status
+strictness, first failure and trust). No answer (turns ran out, nothing submitted) is status
 "no_code", outcome "format_error", with the reason in `format_reason`. Each row adds: setting,
 turns, tool_calls, tool_errors, tool_statuses, transcript (the generated messages and tool
 results); n_tokens counts the model's tokens over all turns (tool results excluded).
@@ -131,7 +131,8 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
         for res in execute_many(records, workers=workers, progress=progress,
                                 early_stop=early_stop):
             row = {**pending[res["id"]], **{f: res[f] for f in (
-                "status", "outcome", "passed", "total", "time_s", "memory_mb")}}
+                "status", "outcome", "passed", "total", "time_s", "memory_mb")},
+                   "trust": res.get("trust")}
             row["strictness"] = strictness(res, STRICTNESS_KS)
             row["first_failure"] = first_failure(res)
             store.append(row)

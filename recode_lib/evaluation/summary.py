@@ -10,7 +10,11 @@ Rates are fractions of samples. The outcome classes and statuses are the sandbox
 (recode_lib.sandbox.result: OUTCOMES, STATUSES, outcome_of — defined there once, re-exported
 here); `failure_kinds` splits correctness failures made only of time/memory limits off as
 "hang" (result.failure_kind) so a timed-out infinite loop stays visible, and `truncation`
-counts responses that hit the token limit (finish_reason "length": format errors). It does no
+counts responses that hit the token limit (finish_reason "length": format errors). `trust`
+counts samples per sandbox trust level (recode_lib.sandbox.result.TRUST_LEVELS: "isolated", and
+"in_process" for inline unittest-style script tests, whose passes the submission can forge),
+e.g. {"isolated": 40, "in_process": 10}; rows without the field (written before it existed) are
+counted as "unknown", a key present only then. It does no
 I/O and no execution. `pooled_summary` pools several summaries of one setting (the runs of
 a sweep, the points of an alpha grid) into its outcome shares, tool use and cost per rollout.
 """
@@ -22,9 +26,10 @@ from collections import Counter
 from typing import Iterable, Mapping
 
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
-from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, failure_kind
+from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, TRUST_LEVELS, failure_kind
 
-__all__ = ["summarize", "summary_table", "pooled_summary", "OUTCOMES", "STATUSES", "HANG"]
+__all__ = ["summarize", "summary_table", "pooled_summary", "trust_counts", "OUTCOMES",
+           "STATUSES", "HANG", "TRUST_LEVELS"]
 FAILURE_KINDS = OUTCOMES + (HANG,)
 
 
@@ -33,6 +38,15 @@ def _rates(values: list[str], names: Iterable[str]) -> dict[str, float]:
     n = max(1, len(values))
     out = {k: c.get(k, 0) / n for k in names}
     out.update({k: v / n for k, v in c.items() if k not in out})
+    return out
+
+
+def trust_counts(rows: Iterable[Mapping]) -> dict[str, int]:
+    """Samples per trust level (every level of TRUST_LEVELS, 0 when absent; "unknown" for rows
+    that lack the field, only when there are such rows)."""
+    c = Counter(r.get("trust") or "unknown" for r in rows)
+    out = {t: c.pop(t, 0) for t in TRUST_LEVELS}
+    out.update(c)
     return out
 
 
@@ -54,6 +68,7 @@ def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
     out["statuses"] = _rates([r["status"] for r in rows], STATUSES)
     out["failure_kinds"] = _rates([failure_kind(r["status"], r["outcome"]) for r in rows],
                                   FAILURE_KINDS)
+    out["trust"] = trust_counts(rows)
     truncated = sum(r.get("finish_reason") == "length" for r in rows)
     out["truncation"] = {"count": truncated, "rate": truncated / len(rows)}
     fallbacks = sum(r.get("checker") == "exact_fallback" for r in rows)

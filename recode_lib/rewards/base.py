@@ -13,12 +13,22 @@ sets them from the trainer). A RewardFunction scores a truncated completion as a
 R_fmt = 0, nothing executed, no outcome credit, reason "truncated". Without completion_ids or
 stop ids (direct calls, evaluation) nothing is treated as truncated.
 
+Same program as evaluation: a training row carries exactly what recode_lib.assemble reads of a
+problem — `assembly_columns(problem)` (tests, starter_code, entry_point, and `prelude`: the
+problem's metadata["prelude"], the imports LeetCode/LiveCodeBench code assumes such as
+`from typing import *`; recode_lib.training.grpo.code_row stores these columns) — and
+`execute` rebuilds the problem from them (`row_problem`), so assemble gets the same inputs
+in training as in evaluation and a reward of 1 means the evaluation verdict is correct.
+`execute` also refuses, before running anything, tests that run in the submission's own
+process unless the runner allows them (SandboxRunner.check_tests; recode_lib.rewards.execution).
+
 `completion_text`/`prompt_text` turn TRL's strings or chat messages into text; `column` reads a
 dataset column (list or scalar) for a batch. It registers no reward (recode_lib.rewards.code does).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from types import SimpleNamespace
 from typing import Callable
@@ -111,8 +121,26 @@ def column(kwargs: dict, name: str, n: int):
     return list(v) if isinstance(v, (list, tuple)) else [v] * n
 
 
+def assembly_columns(problem) -> dict:
+    """The dataset columns that hold what recode_lib.assemble reads of `problem`: tests (JSON
+    text), starter_code, entry_point and prelude (metadata["prelude"], "" when none)."""
+    return {"tests": json.dumps(problem.tests), "starter_code": problem.starter_code or "",
+            "entry_point": problem.entry_point or "",
+            "prelude": (getattr(problem, "metadata", None) or {}).get("prelude") or ""}
+
+
+def row_problem(tests: dict, starter_code=None, entry_point=None, prelude=None):
+    """The problem assemble gets in training, from a row's assembly_columns: the same inputs
+    evaluation gives it (the prelude as metadata["prelude"])."""
+    return SimpleNamespace(tests=tests, starter_code=starter_code or "",
+                           entry_point=entry_point or None,
+                           metadata={"prelude": prelude} if prelude else {})
+
+
 def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[list, list]:
-    """(parsed responses, sandbox results) for a batch; raises ValueError for rows without tests."""
+    """(parsed responses, sandbox results) for a batch; raises ValueError for rows without tests,
+    and InProcessTestsError (a ValueError) for rows whose tests run in the submission's process
+    unless the runner allows them — checked for the whole batch before anything runs."""
     n = len(completions)
     texts = texts or [completion_text(c) for c in completions]
     if "tests" not in kwargs:
@@ -123,9 +151,11 @@ def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[lis
     for i, t in enumerate(kwargs["tests"]):
         where = f"row {i}" + (f" (problem_id {pids[i]!r})" if pids[i] is not None else "")
         tests.append(tests_spec(t, where))
+        runner.check_tests(tests[-1], where)
     starters, entries = column(kwargs, "starter_code", n), column(kwargs, "entry_point", n)
-    progs = [assemble(SimpleNamespace(tests=tests[i], starter_code=starters[i] or "",
-                                      entry_point=entries[i] or None), texts[i]) for i in range(n)]
+    preludes = column(kwargs, "prelude", n)
+    progs = [assemble(row_problem(tests[i], starters[i], entries[i], preludes[i]), texts[i])
+             for i in range(n)]
     parsed = [p.parsed for p in progs]
     state = kwargs.get("trainer_state")
     step = getattr(state, "global_step", None)

@@ -19,6 +19,12 @@
   outcome, R_k for every k and the size-prefix partial credit are all exact under it.
 - A code of None (no parsable code block) is never executed: it gets status "no_code",
   outcome "format_error".
+- Trust: tests that run in the submission's own process (inline unittest-style script tests,
+  BigCodeBench; recode_lib.sandbox.records.runs_in_process, result.IN_PROCESS) can be forged by
+  the submission, so a reward of 1 on them would not mean correct. A runner refuses them —
+  `run` (and `check_tests`) raise InProcessTestsError naming the problem, before anything is
+  executed — unless built with `allow_in_process_tests=True` (a recipe's
+  allow_in_process_tests). This is a configuration error and is raised, not recorded.
 It does not parse responses (recode_lib.prompts does) nor turn results into rewards
 (recode_lib.rewards does). Exceptions raised by the sandbox become recorded reward_error
 results, never NaN and never a crash of the training run.
@@ -33,7 +39,26 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from recode_lib.sandbox.records import runs_in_process
+
 REWARD_ERROR = "reward_error"
+
+
+class InProcessTestsError(ValueError):
+    """In-process (forgeable) tests given to a runner that does not allow them."""
+
+
+def refuse_in_process(tests: dict, where: str) -> None:
+    """Raise InProcessTestsError when `tests` run in the submission's own process."""
+    if runs_in_process(tests):
+        raise InProcessTestsError(
+            f"{where}: its tests are in-process script tests (tests.kind 'script' using "
+            "unittest/mock, or separate: false), which run inside the submission's own "
+            "interpreter, where the submission can forge the verdict (write the harness's "
+            "result lines, patch unittest or the harness) — a reward of 1 would not mean the "
+            "code is correct. Set allow_in_process_tests: true in the recipe "
+            "(SandboxRunner(allow_in_process_tests=True)) to train on them anyway, or leave "
+            "such problems out")
 
 
 def tests_spec(value, where: str) -> dict:
@@ -77,11 +102,15 @@ class RunnerStats:
 
 
 class SandboxRunner:
-    """Executes (code, tests) pairs through recode_lib.sandbox with a per-step cache."""
+    """Executes (code, tests) pairs through recode_lib.sandbox with a per-step cache.
+    `allow_in_process_tests`: accept tests that run in the submission's process (module
+    docstring: Trust); False (default) makes `run` raise InProcessTestsError on them."""
 
     def __init__(self, workers: int | None = None, batch_timeout_s: float = 300.0,
-                 sandbox_config=None, cache_size: int = 8192, early_stop: bool = True):
+                 sandbox_config=None, cache_size: int = 8192, early_stop: bool = True,
+                 allow_in_process_tests: bool = False):
         self.workers = workers
+        self.allow_in_process_tests = bool(allow_in_process_tests)
         self.early_stop = early_stop
         self.batch_timeout_s = float(batch_timeout_s)
         self.sandbox_config = sandbox_config
@@ -91,6 +120,11 @@ class SandboxRunner:
         self._lock = threading.Lock()
         self.stats = RunnerStats()
 
+    def check_tests(self, tests: dict, where: str) -> None:
+        """Raise InProcessTestsError (naming `where`) for in-process tests unless allowed."""
+        if not self.allow_in_process_tests:
+            refuse_in_process(tests, where)
+
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
@@ -99,6 +133,8 @@ class SandboxRunner:
             memory_mb=None, step=None) -> list[dict]:
         n = len(codes)
         ids = ids or [f"sample-{i}" for i in range(n)]
+        for i in range(n):      # before anything runs: decided from the tests alone
+            self.check_tests(tests[i], f"submission {ids[i]!r}")
         tl = time_limit_s if isinstance(time_limit_s, list) else [time_limit_s] * n
         mem = memory_mb if isinstance(memory_mb, list) else [memory_mb] * n
         with self._lock:

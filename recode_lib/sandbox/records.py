@@ -54,6 +54,28 @@ def _fail(where, msg):
     raise RecordError(f"{where}: {msg}")
 
 
+IN_PROCESS_MARKERS = ("unittest", "mock")   # a script naming one runs in-process by default
+
+
+def script_separate(tests: dict):
+    """The `separate` of script tests: tests.separate when given (validated by parse_record),
+    else True unless the script mentions unittest or mock (those tests need the submission's
+    objects in their own process). The one rule; runs_in_process and parse_record use it."""
+    sep = tests.get("separate")
+    if sep is None:
+        script = tests.get("script")
+        sep = not (isinstance(script, str) and any(w in script for w in IN_PROCESS_MARKERS))
+    return sep
+
+
+def runs_in_process(tests) -> bool:
+    """True when these tests run in the submission's own process — tests.kind "script" and not
+    separate (script_separate) — where the submission can forge the verdict (result.IN_PROCESS).
+    Decided from the tests alone, before and without running anything."""
+    return (isinstance(tests, dict) and tests.get("kind") == "script"
+            and script_separate(tests) is not True)
+
+
 def parse_record(rec, config, where: str = "") -> Spec:
     where = where or f"record {rec.get('id', '?')!r}" if isinstance(rec, dict) else where
     if not isinstance(rec, dict):
@@ -84,9 +106,7 @@ def parse_record(rec, config, where: str = "") -> Spec:
         ep = tests.get("entry_point")
         if ep is not None and (not isinstance(ep, str) or not ep.isidentifier()):
             _fail(where, f"field 'tests.entry_point' must be a Python name, got {ep!r:.80}")
-        sep = tests.get("separate")
-        if sep is None:  # unittest/mock tests need the submission's objects in their process
-            sep = not any(w in tests["script"] for w in ("unittest", "mock"))
+        sep = script_separate(tests)
         if not isinstance(sep, bool):
             _fail(where, f"field 'tests.separate' must be true or false, got {sep!r:.80}")
         job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep, separate=sep)

@@ -4,8 +4,8 @@
     res: Result = execute(record)          # a plain dict typed as Result (json-ready)
 
 A Result is what `execute`/`execute_many` return and what `recode sandbox` writes, one per
-input record: {"id", "status", "outcome", "passed", "total", "time_s", "memory_mb", "tests"}
-(+ "reason" when the judge rejected something the sandbox sent back; + "strictness", R_k for
+input record: {"id", "status", "outcome", "passed", "total", "time_s", "memory_mb", "tests",
+"trust"} (+ "reason" when the judge rejected something the sandbox sent back; + "strictness", R_k for
 k = 1..5 and inf, for call and stdio tests, which carry input lengths). Every number in it is
 finite, so the output file is always strict JSON. Test statuses are STATUSES plus "skipped"
 (not run: early stop). The outcome folds the tests into the four classes of the extrapolation
@@ -24,7 +24,19 @@ exceeds time/memory on larger ones". Here:
   as `HANG` (`failure_kind`) so they stay visible.
 Early stop: tests after the first failure are "skipped" and neither pass nor fail; since tests
 run in ascending input length, the first failure decides — a first failure that is a resource
-failure after a passed smaller test is an optimization failure, else a hang. This module executes nothing.
+failure after a passed smaller test is an optimization failure, else a hang.
+Trust (`trust`, one of TRUST_LEVELS): how far the verdict can be believed against a hostile
+submission, decided from the record's tests alone (records.runs_in_process), never from what
+the submission did:
+- ISOLATED ("isolated"): stdio, call and separate script tests — the expected values never
+  enter the sandbox and the judge compares plain outputs (or the tests run in a process that
+  never runs submission code), so a submission can forge only its own outputs and timings.
+- IN_PROCESS ("in_process"): inline script tests (unittest/mock style, BigCodeBench; tests.kind
+  "script" and not separate) — they run in the submission's own interpreter, where arbitrary
+  code can forge the pass (write protocol lines, patch unittest or the harness): a "passed"
+  here is not proof of correctness. Evaluation summaries count results per level; GRPO rewards
+  refuse such tests unless the recipe sets allow_in_process_tests.
+A no-code result carries the level of its tests too. This module executes nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +51,9 @@ CORRECTNESS = ("wrong_answer", "runtime_error")      # a wrong program, not a sl
 RESOURCE = ("time_limit", "memory_limit")
 FORMAT = ("no_code", "syntax_error")
 HANG = "hang"   # a correctness failure made only of time/memory limits (failure_kind)
+ISOLATED = "isolated"        # stdio, call, separate script tests (module docstring: Trust)
+IN_PROCESS = "in_process"    # inline (unittest-style) script tests: forgeable by the submission
+TRUST_LEVELS = (ISOLATED, IN_PROCESS)
 
 
 class TestResult(TypedDict):
@@ -57,6 +72,7 @@ class _ResultBase(TypedDict):
     time_s: float
     memory_mb: float | None
     tests: list[TestResult]
+    trust: str                  # one of TRUST_LEVELS: ISOLATED, or IN_PROCESS for inline script tests
 
 
 class Result(_ResultBase, total=False):

@@ -25,6 +25,9 @@ execution order: ascending input length), preferring a correctness failure (wron
 runtime_error) over time/memory; outcome per the extrapolation paper (result.outcome_of, the
 one definition). Call and stdio results also carry `strictness` ({"1".."5", "inf"}: R_k of
 strictness.strictness), script results none (a script is one test without input lengths).
+Every result carries `trust` (result.py, Trust): IN_PROCESS for inline script tests (the job
+runs the tests in the submission's process: spec.job["separate"] False, records.script_separate),
+ISOLATED for everything else — from the spec, so a no-code result carries it too (`trust_of`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from itertools import zip_longest
 from recode_lib.sandbox import codec
 from recode_lib.sandbox.checker import check_output, compile_checker
 from recode_lib.sandbox.protocol import RAW
-from recode_lib.sandbox.result import CORRECTNESS, outcome_of
+from recode_lib.sandbox.result import CORRECTNESS, IN_PROCESS, ISOLATED, outcome_of
 from recode_lib.sandbox.strictness import strictness
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
@@ -216,6 +219,14 @@ def summarize(spec, tests: list[dict]) -> dict:
             "time_s": round(sum(times), 6), "memory_mb": round(max(mems), 2) if mems else None}
 
 
+def trust_of(spec) -> str:
+    """result.IN_PROCESS when the spec's script tests run in the submission's process (not
+    separate), else result.ISOLATED (stdio, call, separate script tests)."""
+    if spec.kind == "script" and spec.job.get("separate") is not True:
+        return IN_PROCESS
+    return ISOLATED
+
+
 def _fresh_tests(spec) -> list[dict]:
     return [{"status": "skipped", "time_s": None, "memory_mb": None, "input_len": n}
             for n in spec.input_lens]
@@ -226,7 +237,8 @@ def no_code_result(spec) -> dict:
     for t in tests:
         t["status"] = "no_code"
     out = {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
-           "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests}
+           "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests,
+           "trust": trust_of(spec)}
     if spec.kind != "script":
         out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
     return out
@@ -271,7 +283,8 @@ class Run:
         for body in self.script_msgs:
             st = test_status(self.spec, body, done.get("nonce"))
             self.tests[0].update(status=st, time_s=body["t"], memory_mb=body["m"])
-        result = {"id": self.spec.id, **summarize(self.spec, self.tests), "tests": self.tests}
+        result = {"id": self.spec.id, **summarize(self.spec, self.tests), "tests": self.tests,
+                  "trust": trust_of(self.spec)}
         peak = done.get("peak_mb")
         if peak and (result["memory_mb"] is None or peak > result["memory_mb"]):
             result["memory_mb"] = round(peak, 2)

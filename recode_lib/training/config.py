@@ -40,6 +40,11 @@ class RecodeGRPOConfig(GRPOConfig):
         "help": "sandbox processes for the rewards (None: the sandbox's default)"})
     reward_batch_timeout_s: float = field(default=300.0, metadata={
         "help": "a reward batch still running after this scores 0 with its reason"})
+    allow_in_process_tests: bool = field(default=False, metadata={
+        "help": "train on tests that run in the submission's own process (inline unittest-"
+                "style script tests, BigCodeBench: sandbox trust 'in_process'), which the "
+                "submission can forge, so a reward of 1 there is no proof of correctness; "
+                "False (default): the code rewards raise naming such a problem"})
     cpu_threads: int | None = field(default=None, metadata={
         "help": "torch.set_num_threads on CPU runs (1 avoids OpenMP spin on a busy machine)"})
     rm_path: str | None = field(default=None, metadata={

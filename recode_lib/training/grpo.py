@@ -16,7 +16,11 @@ unbuilt `GRPORecipe`; an unknown key raises naming the file and the key. The tra
 builds it (`recipe.to_config(output_dir)`: TRL validates it and sets up the accelerator there).
 Rewards are built from the registry (recode_lib.rewards): each gets what its entry needs (the
 sandbox runner, the reward model placed per rm_placement / rm_dtype / rm_batch_size /
-rm_endpoint, see recode_lib.process_reward.placement), each made once per run.
+rm_endpoint, see recode_lib.process_reward.placement), each made once per run. Code rewards
+refuse problems whose tests run in the submission's own process (inline unittest-style script
+tests: sandbox trust "in_process", forgeable by the submission) — `train` raises naming the
+first such problem before loading anything — unless the recipe sets
+`allow_in_process_tests: true`.
 Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
 `recode_lib.evaluation.math.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
@@ -57,8 +61,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
-# project fields added after runs were fingerprinted: to_dict leaves them out while unset (None)
-OPTIONAL_FIELDS = ("lora",)
+# project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
+# their default), so runs trained before them keep their fingerprint
+OPTIONAL_FIELDS = ("lora", "allow_in_process_tests")
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -130,8 +135,9 @@ class GRPORecipe:
         from recode_lib.training.config import PROJECT_FIELDS
 
         out = {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
+        known = config_fields()
         for k in OPTIONAL_FIELDS:      # unset: left out, so runs trained before it keep their key
-            if out.get(k) is None and k not in self.values:
+            if k not in self.values and out.get(k) == field_default(known[k]):
                 out.pop(k, None)
         return out
 
@@ -170,6 +176,9 @@ class GRPORecipe:
             if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
                 raise ValueError(f"{where}: reward {r['name']!r} gets the reward model from the "
                                  "recipe's rm_path and rm_* fields, not from its own options")
+        if not isinstance(self.allow_in_process_tests, bool):
+            raise ValueError(f"{where}: allow_in_process_tests must be true or false, got "
+                             f"{self.allow_in_process_tests!r}")
         if self.setting not in ("single", "tool", "agentic"):
             raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
         if self.setting != "single" and self.domain != "code":
@@ -215,15 +224,17 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
 
 def code_row(p, where: str, reasoning: bool = True) -> dict:
     """The training row of a code problem: the prompt evaluation uses and the columns the code
-    rewards read (tests, starter_code, entry_point, limits); ValueError when it has no tests."""
+    rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
+    prelude: everything assemble reads, so the reward builds the program evaluation builds) —
+    and the limits; ValueError when it has no tests."""
     from recode_lib.prompts import build_messages
+    from recode_lib.rewards.base import assembly_columns
 
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
-    return {"prompt": build_messages(p, reasoning=reasoning), "tests": json.dumps(tests),
-            "problem_id": p.id, "starter_code": p.starter_code or "",
-            "entry_point": p.entry_point or "", "time_limit_s": float(p.time_limit_s),
+    return {"prompt": build_messages(p, reasoning=reasoning), **assembly_columns(p),
+            "problem_id": p.id, "time_limit_s": float(p.time_limit_s),
             "memory_mb": int(p.memory_mb)}
 
 
@@ -264,7 +275,8 @@ def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
 
     def sandbox():
         return runner if runner is not None else SandboxRunner(
-            workers=recipe.sandbox_workers, batch_timeout_s=recipe.reward_batch_timeout_s)
+            workers=recipe.sandbox_workers, batch_timeout_s=recipe.reward_batch_timeout_s,
+            allow_in_process_tests=recipe.allow_in_process_tests)
 
     def reward_model():
         return load_scorer(recipe.rm_path, recipe.rm_placement_config(),
@@ -440,7 +452,11 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     args = grpo_config(recipe, out)
     check_enough_problems(recipe, len(dataset), args.world_size)
     runner = SandboxRunner(workers=recipe.sandbox_workers,
-                           batch_timeout_s=recipe.reward_batch_timeout_s)
+                           batch_timeout_s=recipe.reward_batch_timeout_s,
+                           allow_in_process_tests=recipe.allow_in_process_tests)
+    if recipe.domain == "code":     # fail before loading anything, not at the first reward
+        for tests, pid in zip(dataset["tests"], dataset["problem_id"]):
+            runner.check_tests(json.loads(tests), f"problem {pid!r}")
     resources = reward_resources(recipe, runner, trainer_device=args.device)
     funcs, weights = build_rewards(recipe, resources=resources)
     if recipe.use_cpu and recipe.cpu_threads:
