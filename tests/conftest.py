@@ -31,3 +31,69 @@ def _isolated_dirs(tmp_path, monkeypatch):
     """Tests never write into the user's runs/ (the model cache stays shared on purpose)."""
     monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path / "runs"))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+NORMAL_USER = "recode-ci"  # made by `.ci/run --userns-user` (also part of `.ci/run`)
+
+
+def _can_run_here(prefix):
+    """None when `prefix` can run this interpreter with this checkout's recode_lib, else why."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(prefix + [sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                                    "import recode_lib.sandbox" % root],
+                          capture_output=True, text=True, cwd="/")
+    return None if proc.returncode == 0 else (proc.stderr.strip()[-200:] or "exit %d"
+                                              % proc.returncode)
+
+
+@pytest.fixture(scope="session")
+def normal_user():
+    """Who runs the judge in the userns tests: {"prefix": argv prefix, "name", "uid", "gid"}.
+
+    As a normal user: this user, directly. As root (CI, a root dev machine): the user
+    `recode-ci` through `runuser` (`nobody` when that one does not exist but can run this
+    interpreter, e.g. a system Python), skipped with what is missing and how to add it. Skipped
+    too when the kernel refuses that user a user namespace (there is no userns mode to test)."""
+    import pwd
+    import shutil
+    import subprocess
+    import sys
+
+    if os.getuid() != 0:
+        prefix = []
+        user = pwd.getpwuid(os.getuid())
+    else:
+        if not shutil.which("runuser"):
+            pytest.skip("running as root, the userns tests drop to a normal user with runuser "
+                        "(util-linux), which is not installed")
+        problems, prefix = [], None
+        for name in (NORMAL_USER, "nobody"):
+            try:
+                user = pwd.getpwnam(name)
+            except KeyError:
+                problems.append("no user %r" % name)
+                continue
+            why = _can_run_here(["runuser", "-u", name, "--"])
+            if why is None:
+                prefix = ["runuser", "-u", name, "--"]
+                break
+            problems.append("user %r cannot run %s with this checkout: %s"
+                            % (name, sys.executable, why))
+        if prefix is None:
+            pytest.skip("running as root, the userns tests need a normal user who can run this "
+                        "interpreter and checkout (%s); as root, run `.ci/run --userns-user` "
+                        "(creates user %r and lets it traverse the directories on the way to "
+                        "the interpreter and the checkout)" % ("; ".join(problems), NORMAL_USER))
+    probe = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
+             "print(libc.unshare(0x10000000) or 0, ctypes.get_errno())\n")  # CLONE_NEWUSER
+    out = subprocess.run(prefix + [sys.executable, "-I", "-c", probe], capture_output=True,
+                         text=True, cwd="/").stdout.split()
+    if out[:1] != ["0"]:
+        pytest.skip("the kernel refuses user %r a user namespace (unshare(CLONE_NEWUSER): %s; "
+                    "see sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, "
+                    "kernel.apparmor_restrict_unprivileged_userns): no userns mode to test"
+                    % (user.pw_name, os.strerror(int(out[1])) if len(out) > 1 else out))
+    return {"prefix": prefix, "name": user.pw_name, "uid": user.pw_uid, "gid": user.pw_gid}

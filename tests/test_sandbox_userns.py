@@ -1,16 +1,19 @@
 """The sandbox's user-namespace mode (the judge run by a normal user), one property per test.
 
 A normal user's judge process runs a batch of probe submissions once (module fixture): as
-root the batch runs through `runuser` as `nobody` (skipped with the reason when that user
-cannot run this interpreter and checkout, or cannot create user namespaces); as a normal
-user it runs directly. Each probe's function returns True exactly when the property holds,
-so the record passes iff the sandbox held. The judge's working directory holds a file only
-that user may read, and its environment a secret: both must stay out of reach.
+root the batch runs through `runuser` as the user `recode-ci` that `.ci/run` creates and lets
+reach the interpreter and the checkout (conftest.py's `normal_user`: skipped, saying what is
+missing and how to add it, when no such user can run this interpreter and checkout, or when the
+kernel refuses it a user namespace); as a normal user it runs directly. Where a user namespace
+can be made, the judge must reach userns mode (a fallback to plain fails). Each probe's function
+returns True exactly when the property holds, so the record passes iff the sandbox held. The
+judge's working directory holds a file only that user may read, and its environment a secret:
+both must stay out of reach. test_sandbox_hostile_userns.py runs the hostile test modules as
+that user too.
 """
 
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -161,30 +164,9 @@ print(json.dumps({"mode": mode, "uid": os.getuid(), "results": res}))
 '''
 
 
-def _user_command():
-    """argv prefix running a command as a normal user, or a reason it is impossible."""
-    if os.getuid() != 0:
-        return [], None
-    if not shutil.which("runuser"):
-        return None, "runuser not found (needed to drop from root to a normal user)"
-    try:
-        pwd.getpwnam("nobody")
-    except KeyError:
-        return None, "no 'nobody' user to drop to"
-    check = subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-c",
-                            "import os, sys; sys.path.insert(0, %r); import recode_lib.sandbox"
-                            % ROOT], capture_output=True, text=True, cwd="/")
-    if check.returncode != 0:
-        return None, ("user 'nobody' cannot run %s with this checkout: %s"
-                      % (sys.executable, check.stderr.strip()[-200:]))
-    return ["runuser", "-u", "nobody", "--"], None
-
-
 @pytest.fixture(scope="module")
-def userns_results():
-    prefix, why = _user_command()
-    if prefix is None:
-        pytest.skip(why)
+def userns_results(normal_user):
+    prefix = normal_user["prefix"]
     # outside /tmp (the worker's mount namespace hides the host /tmp even from an escapee)
     secret_dir = tempfile.mkdtemp(prefix="recode-userns-",
                                   dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
@@ -193,10 +175,9 @@ def userns_results():
             fh.write(SECRET)
         os.chmod(os.path.join(secret_dir, "secret"), 0o600)
         os.chmod(secret_dir, 0o700)
-        if prefix:
-            uid = pwd.getpwnam("nobody")
+        if prefix:  # readable by the judge's user alone
             for p in (secret_dir, os.path.join(secret_dir, "secret")):
-                os.chown(p, uid.pw_uid, uid.pw_gid)
+                os.chown(p, normal_user["uid"], normal_user["gid"])
         recs = []
         for name, body in PROBES.items():
             code = PRELUDE % (SECRET, secret_dir)
@@ -213,9 +194,10 @@ def userns_results():
         survivors = _token_processes()
     finally:
         shutil.rmtree(secret_dir, ignore_errors=True)
-    if out["mode"] != "userns":
-        pytest.skip("user namespaces unavailable to a normal user here (mode %s)" % out["mode"])
-    assert out["uid"] != 0
+    # the kernel gives this user a user namespace (normal_user checked): plain is a failure
+    assert out["mode"] == "userns", ("the judge of user %r fell back to %s mode"
+                                     % (normal_user["name"], out["mode"]), proc.stderr[-2000:])
+    assert out["uid"] == normal_user["uid"] != 0
     return {r["id"]: r for r in out["results"]} | {"_survivors": survivors}
 
 
@@ -290,12 +272,10 @@ def test_userns_peak_memory_is_relayed(userns_results):
     assert r["memory_mb"] is not None and r["memory_mb"] >= 300, r
 
 
-def test_userns_unavailable_is_said_not_silent():
+def test_userns_unavailable_is_said_not_silent(normal_user):
     """auto isolation that cannot create a user namespace (here: a multithreaded caller, which
     unshare(CLONE_NEWUSER) refuses) falls back to plain mode, and says so on stderr."""
-    prefix, why = _user_command()
-    if prefix is None:
-        pytest.skip(why)
+    prefix = normal_user["prefix"]
     code = ("import threading, time, json\n"
             "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
             "from recode_lib.sandbox import limits\n"

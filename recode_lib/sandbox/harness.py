@@ -247,12 +247,17 @@ def end_descendants():
 def empty_scratch(path="."):
     """Remove everything under the working directory (the test's scratch space); raises
     CleanupError when something cannot be removed. Iterative (no recursion limit), and
-    directories the program made unreadable are opened up first (same uid)."""
-    stack, dirs = [os.path.abspath(path)], []
+    directories the program made unreadable are opened up first (same uid). Mount points
+    are left alone: the read-only binds of an interpreter under /tmp (limits.confine's
+    rebinds) are not scratch, and nothing the submission can write lies below them."""
+    root = os.path.abspath(path)
+    stack, dirs, dev = [root], [], os.lstat(root).st_dev
     try:
         while stack:
             d = stack.pop()
             for entry in os.scandir(d):
+                if entry.stat(follow_symlinks=False).st_dev != dev:
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     os.chmod(entry.path, 0o700)
                     stack.append(entry.path)
