@@ -299,3 +299,47 @@ def test_process_list_shows_only_the_submission_and_its_namespace_init():
             "                  if p.isdigit() and int(p) not in (1, os.getpid()))\n")
     tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": []}]}
     assert run(code, tests)["status"] == "passed"
+
+
+# ---- 2. the problem's own helpers cannot be replaced by the submission -------------------------
+CYCLIC_PROMPT = '''
+def encode_cyclic(s: str):
+    groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+    groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+    return "".join(groups)
+
+
+def decode_cyclic(s: str):
+    """takes as input string encoded with encode_cyclic function. Returns decoded string."""
+'''
+CYCLIC_TESTS = {"kind": "script", "entry_point": "decode_cyclic", "helpers": CYCLIC_PROMPT,
+                "script": "def check(candidate):\n    for s in ['abcdefg', 'xyzxyz', 'hello']:\n"
+                          "        assert candidate(encode_cyclic(s)) == s\n\n"
+                          "check(decode_cyclic)\n"}
+
+
+def test_submission_cannot_replace_a_helper_the_problem_defines():
+    code = "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"
+    assert run(code, CYCLIC_TESTS)["status"] == "wrong_answer"
+
+
+def test_entry_point_may_use_its_own_copy_of_the_helper():
+    code = CYCLIC_PROMPT.replace('"""takes as input string encoded with encode_cyclic '
+                                 'function. Returns decoded string."""',
+                                 "return encode_cyclic(encode_cyclic(s))")
+    assert run(code, CYCLIC_TESTS)["status"] == "passed"
+
+
+def test_humaneval_loader_gives_script_tests_the_prompt_as_helpers(tmp_path):
+    import gzip
+    rec = {"task_id": "HumanEval/38", "prompt": CYCLIC_PROMPT, "entry_point": "decode_cyclic",
+           "canonical_solution": "    return encode_cyclic(encode_cyclic(s))\n",
+           "test": CYCLIC_TESTS["script"].replace("check(decode_cyclic)\n", "")}
+    with gzip.open(tmp_path / "HumanEval.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps(rec) + "\n")
+    from recode_lib.data.humaneval import load_humaneval
+    (p,) = load_humaneval(tmp_path, download=False)
+    assert p.tests["helpers"] == CYCLIC_PROMPT
+    hack = "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"
+    assert run(hack, p.tests)["status"] == "wrong_answer"
+    assert run(p.reference_solution, p.tests)["status"] == "passed"

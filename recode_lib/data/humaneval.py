@@ -41,8 +41,10 @@ def load_humaneval(data_dir=None, limit: int | None = None, download: bool = Tru
         where = f"{path} record {i} ({rec.get('task_id', '?')})"
         d = _base_problem(rec, where, "humaneval")
         test = require(rec, "test", where, str)
+        # helpers: the prompt's own definitions (HumanEval/38's encode_cyclic, /50's
+        # encode_shift, /32's poly) reach the tests from the problem, never from the answer
         d["tests"] = {"kind": "script", "script": f"{test}\n\ncheck({d['entry_point']})\n",
-                      "entry_point": d["entry_point"]}
+                      "entry_point": d["entry_point"], "helpers": d["prompt"]}
         out.append(Problem.from_dict(d, where))
     return out
 

@@ -6,8 +6,9 @@ through JSON. `tests` uses the sandbox's test kinds (see DESIGN.md, `recode sand
     {"kind": "stdio",  "cases": [{"input": str, "output": str, "input_len": int?}, ...]}
     {"kind": "call",   "fn_name": str, "cases": [{"args": [...], "expected": ..., "input_len": int?}],
                        "atol": float?}
-    {"kind": "script", "script": str}
+    {"kind": "script", "script": str, "entry_point": str?, "helpers": str?}
 
+(helpers: the problem's own code whose definitions the tests use, e.g. HumanEval's prompt.)
 `input_len` is the length of a test's input (characters of stdin, or of the JSON of the
 arguments): the nested strictness rewards R_k keep the tests with input_len < 10**k.
 from_dict validates and raises ProblemError naming the field; it does not fetch anything.

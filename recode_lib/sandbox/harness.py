@@ -1062,10 +1062,19 @@ def _run_script_separate(job, code_obj, wfd):
     os.close(rep_w)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead submission process: EPIPE, not death
     t0 = _perf()
+    ep = job.get("entry_point")
+    helper = {"__builtins__": builtins}
+    exec(_EQ_SRC, helper)
+    ns = {"__name__": "__main__", "__builtins__": builtins, "__judge_eq__": helper["__judge_eq__"]}
+    try:
+        _problem_definitions(job.get("helpers"), ep, ns)
+    except BaseException as exc:
+        _end_child(pid)
+        _send(wfd, "X", {"st": "error", "e": "problem helpers: %s" % type(exc).__name__})
+        return
     try:
         tree = ast.parse(_script_text(job))
-        wanted = [n for n in _free_names(tree) if n not in builtins.__dict__]
-        ep = job.get("entry_point")
+        wanted = [n for n in _free_names(tree) if n not in builtins.__dict__ and n not in ns]
         if ep and ep not in wanted:
             wanted.append(ep)
         tests = compile(ast.fix_missing_locations(_SafeCompare().visit(tree)), "<tests>", "exec")
@@ -1092,9 +1101,6 @@ def _run_script_separate(job, code_obj, wfd):
         _end_child(pid)
         return
     _send(wfd, "S")
-    helper = {"__builtins__": builtins}
-    exec(_EQ_SRC, helper)
-    ns = {"__name__": "__main__", "__builtins__": builtins, "__judge_eq__": helper["__judge_eq__"]}
     try:
         for name in wanted:
             _share(ns, name, first[1].get(name), channel)
@@ -1112,6 +1118,21 @@ def _run_script_separate(job, code_obj, wfd):
     os.write(wfd, b"R\n")
     nonce = os.read(job["nonce_fd"], 64).decode()
     _send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": _peak_mb()})
+
+
+def _problem_definitions(source, entry_point, ns):
+    """Run the problem's own code (record field tests.helpers, e.g. HumanEval's prompt) in the
+    tests' namespace, its entry point's definition left out: the names it defines (HumanEval/38's
+    encode_cyclic, /50's encode_shift, /32's poly) are then the problem's, and the tests never
+    take them from the submission, which supplies only its entry point (and, in its own process,
+    whatever the entry point calls). Trusted code: the record's, run in this process."""
+    if not source:
+        return
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body
+                 if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                         and node.name == entry_point)]
+    exec(compile(tree, "<problem>", "exec"), ns)
 
 
 def _share(ns, name, kind, channel):

@@ -8,7 +8,9 @@
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?}], "float_tol"?, "checker"?},
 {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
- "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?} (entry_point: the submission's
+ "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?, "helpers"?} (helpers:
+the problem's own code, e.g. HumanEval's prompt, whose definitions other than the entry point
+the separate tests take from the problem, never from the submission; entry_point: the submission's
 function the tests call, the only name of it allowed to shadow a builtin — with separate tests
 the script's other free names that are not builtins are taken from the submission too; with
 in-process tests only the entry point is shared if given; separate: run the tests in a process
@@ -109,7 +111,12 @@ def parse_record(rec, config, where: str = "") -> Spec:
         sep = script_separate(tests)
         if not isinstance(sep, bool):
             _fail(where, f"field 'tests.separate' must be true or false, got {sep!r:.80}")
-        job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep, separate=sep)
+        helpers = tests.get("helpers")
+        if helpers is not None and not isinstance(helpers, str):
+            _fail(where, "field 'tests.helpers' must be Python source (a string), got "
+                  f"{type(helpers).__name__}")
+        job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep, separate=sep,
+                   helpers=helpers)
         spec.input_lens = [0]
         spec.job = job
         return spec
