@@ -7,9 +7,10 @@ against the physical floor, an older sandbox (before/after) and EvalPlus 0.3.1.
 
 Records come from the library's one EvalPlus builder (recode_lib.data.evalplus.sandbox_records
 over load_humanevalplus: canonical solutions, base+plus inputs). The floor runs every input of
-every record serially in one plain Python process (no sandbox, no comparison), divided by the
-worker count. --before-root runs the same records through the sandbox of another checkout (e.g.
-`git archive <rev> | tar -x -C DIR`), in the same run, so ratios share one machine load.
+every record (the script of a script record) serially in one plain Python process (no sandbox,
+no comparison), divided by the worker count. --before-root runs the same records through the
+sandbox of another checkout (e.g. `git archive <rev> | tar -x -C DIR`), in the same run, so
+ratios share one machine load.
 EvalPlus must live in a separate venv (python3 -m venv /tmp/evalplus-venv &&
 /tmp/evalplus-venv/bin/pip install evalplus==0.3.1) so it cannot change the project's pins.
 The load average (`uptime`) is printed next to the figures. Prints figures only.
@@ -118,6 +119,13 @@ for line in sys.stdin:
     g = {"__name__": "solution"}
     t = time.perf_counter()
     exec(r["code"], g)
+    if r["tests"]["kind"] == "script":  # the SCRIPT_ONLY tasks: the script is the work
+        try:
+            exec(r["tests"]["script"], dict(g, __name__="__main__"))
+        except Exception:
+            pass
+        total += time.perf_counter() - t
+        continue
     fn = g[r["tests"]["fn_name"]]
     total += time.perf_counter() - t
     for case in r["tests"]["cases"]:
@@ -145,8 +153,9 @@ print(json.dumps({"s": time.perf_counter() - t, "passed": sum(r["status"] == "pa
 
 
 def floor_s(recs: list[dict], workers: int) -> float:
-    """Every input run serially in one plain process, divided by the worker count."""
-    feed = "".join(json.dumps(r) + "\n" for r in recs if r["tests"]["kind"] == "call")
+    """Every input run serially in one plain process, divided by the worker count (script
+    records, the three SCRIPT_ONLY tasks, run their script: their work counts too)."""
+    feed = "".join(json.dumps(r) + "\n" for r in recs)
     proc = subprocess.run([sys.executable, "-c", _FLOOR, str(ROOT)], input=feed,
                           capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])["s"] / workers

@@ -98,12 +98,16 @@ def check_shape(body: bytes) -> None:
 SMALL = 64 << 10   # below this, json.loads's own recursion guard and the size bound suffice
 
 
+# one decoder for every line: json.loads(body, parse_constant=...) builds a new one per call
+_DECODER = json.JSONDecoder(parse_constant=_reject)
+
+
 def load_json(body: bytes):
     """Strict, bounded JSON: ProtocolError on anything else."""
     if len(body) > SMALL:
         check_shape(body)
     try:
-        return json.loads(body, parse_constant=_reject)
+        return _DECODER.decode(body.decode("utf-8"))
     except (ValueError, RecursionError, MemoryError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"bad JSON: {str(exc)[:200]}") from None
 
