@@ -25,9 +25,12 @@ killed (process group, and in root mode every process of its private uid) and re
 What is isolated depends on what the machine allows (limits.py has the details):
 - as root (this project's CI): no network (network namespace), a read-only file system view
   with only system and Python directories (not the project, its data, or home directories),
-  a fresh size-capped /tmp as the only writable place, a private uid (fork bombs stopped by
-  RLIMIT_NPROC, no signals/ptrace to the judge, every leftover process killed), memory
-  (RLIMIT_AS), CPU, file-size and open-file limits, no_new_privs, scrubbed environment.
+  a fresh size-capped /tmp as the only writable place, a fresh private uid per child from the
+  worker's range (fork bombs stopped by RLIMIT_NPROC, no signals/ptrace to the judge, every
+  leftover process killed, no per-uid kernel state such as keyrings shared with the next
+  child; keyrings also cleared at reap), the worker's own pid namespace (/proc shows neither
+  the judge nor the worker), memory (RLIMIT_AS), CPU, file-size and open-file limits,
+  no_new_privs, scrubbed environment.
 - unprivileged with user namespaces: the same except the private uid; instead every child is
   born in its worker's pid namespace (a fresh /proc showing only that namespace: no signals,
   ptrace or /proc/<pid>/root to the judge or other processes) with every capability dropped;
@@ -41,14 +44,19 @@ record's entry point, never from the submission. unittest-style ones (BigCodeBen
 submission's process with builtins, harness and preloaded standard-library modules restored
 after every candidate call (to their state at the call), and the running unittest objects
 protected from the call.
-Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes; reading
-the process list (/proc) as root; in userns mode the user's kernel keyring and process count
-(same uid); a unittest-style script test can be forged by a submission that
+Between tests: a stdio test is a fresh program run (every process it started killed, the
+scratch /tmp emptied, the CPU time of all its processes counted against it); call tests share
+one process (EvalPlus does the same). Between records: a fresh child, /tmp, IPC namespace and
+(root) uid; a test script never passes through the worker's heap (pool.Worker.send_job,
+zygote.store_inputs). Every result carries a trust level (result.TRUST_LEVELS): "isolated" for
+stdio, call and separate script tests, "in_process" for unittest-style ones.
+Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes; in userns
+mode the user's kernel keyring and process count (same uid); a unittest-style script test
+(trust "in_process") can be forged by a submission that
 writes protocol lines itself (it can reach every fd of its process), rewrites the harness or
 its restore snapshot through frames or ctypes, and third-party modules it patches stay patched
 for those tests; three EvalPlus tasks with outputs beyond the judge's element bound keep such an
-in-process script embedding the reference (data/evalplus.py, SCRIPT_ONLY); freed bytes of an
-earlier job's script may remain in the worker's heap (raw-memory scan only). In call/stdio
+in-process script embedding the reference (data/evalplus.py, SCRIPT_ONLY). In call/stdio
 tests a submission can only forge its own outputs (still compared by the judge) and its own
 timings. Per-test time and memory are measured inside the sandbox (for call tests memory is
 the process peak so far); the record's memory_mb is the peak measured by the kernel (wait4),

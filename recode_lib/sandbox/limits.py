@@ -13,9 +13,16 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
   its site-packages (not the project, not the data, not /home or /root). Each child gets a
   new mount + IPC namespace, a fresh size-capped tmpfs as /tmp (its working directory and the
   only writable place), chroots into that root, sets no_new_privs and drops to a uid/gid used
-  by nobody else (random per worker), so RLIMIT_NPROC caps its processes and threads (fork
-  bombs), it cannot signal or ptrace the judge or other users, and `reap` kills every process
-  with that uid (daemons that escaped the process group included).
+  by nobody else: each child gets the next uid of its worker's private range of UID_SPAN uids
+  (random per worker, `next_uid`), so RLIMIT_NPROC caps its processes and threads (fork
+  bombs), it cannot signal or ptrace the judge or other users, `reap` kills every process
+  with that uid (daemons that escaped the process group included) and clears its keyrings,
+  and no per-uid kernel state (user/user-session keyrings, the process count) reaches the
+  next child. As in userns mode, the children are born in the worker's pid namespace
+  (`_start_pid_init`), so /proc shows neither the judge nor the worker. Other per-uid or
+  shared state ruled out: SysV/POSIX IPC (a new IPC namespace per child), files (a fresh
+  tmpfs per child; /dev/shm and /var/tmp point into it), abstract unix sockets and signals
+  (every process of the child's uid is dead before the next child starts).
 - "userns" (not root, unprivileged user namespaces allowed): the same network and file-system
   isolation inside a user namespace. No separate uid (an unprivileged user namespace maps
   only the user's own), so RLIMIT_NPROC counts all of the user's processes (the limit is set
