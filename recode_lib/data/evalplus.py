@@ -18,20 +18,37 @@ atol; the sandbox applies EvalPlus's comparison), so the sandbox sees only input
 values and the reference stay in the judge. Values JSON cannot hold (tuples, sets, complex,
 inf/nan) use recode_lib.data.pyvalues tags, which the sandbox codec decodes. EvalPlus's special
 oracles (HumanEval/32 find_zero; MBPP+ 164/295/558/581, set-equality and not-None tasks) become
-a sandbox `checker` (MBPP+'s not-None tasks return re.Match objects: they arrive as opaque
+a sandbox `checker` (the set-equality one as EvalPlus 0.3.1 applies it: `set(out) == set(exp)`,
+else its usual tolerance comparison of the ordered values, which passes floats within atol —
+1e-6 for float lists; MBPP+'s not-None tasks return re.Match objects: they arrive as opaque
 values, which are not None). Only SCRIPT_ONLY tasks (HumanEval+/100, /130, MBPP+/255: outputs
 of millions of elements) keep a self-contained in-process script test embedding the reference (residual risk:
 the submission's process holds the reference and the inputs).
 MBPP+ inputs are converted to tuples/sets/complex as EvalPlus 0.3.1's mbpp_deserialize_inputs
 does (a table below, written from its documented behaviour). The `contract` field is not used
-(it checks input validity for the reference, not the submission). Time limit per test:
-max(1 s, 4 x the slowest reference call), EvalPlus's factor.
+(it checks input validity for the reference, not the submission).
+
+Time limits (`time_rule`, recorded in the tests as tests["time_rule"]):
+- "evalplus" (the default): EvalPlus 0.3.1's own per-test rule (evalplus/eval/__init__.py
+  untrusted_check): test i gets max(EVALPLUS_MIN_TIME_LIMIT_S = 1 s, EVALPLUS_TIME_FACTOR = 4 x
+  the reference's time on input i), carried as the case's own `time_limit_s` (rounded up to the
+  millisecond); the record's time_limit_s (loading the submission) is the largest of them. A
+  program that sleeps 2 s on a tiny input fails, as in EvalPlus. Tasks whose outputs are too
+  large to store (the judge recomputes them: `reference_checker`) get 2 x EvalPlus's limit + 1 s
+  per test, for moving and recomputing the outputs.
+- "recode" (the rule before): one limit for every test of the task, max(1 s, 4 x the slowest
+  reference call) (8 x + 1 s for the recomputed-output tasks); no per-case limits.
+The SCRIPT_ONLY tasks are one script test (every input in one run), so no per-test rule can
+apply: they keep one limit, max(1 s, 8 x the total reference time), and record "recode" under
+either rule. Not reproduced: EvalPlus's cap on a task's whole run, min(60 s, the sum of the
+per-test limits) + 2 s (recode bounds each test, not their sum).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -175,11 +192,35 @@ def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bo
 
 
 # ---- tests ---------------------------------------------------------------------------------
+TIME_RULES = ("evalplus", "recode")   # see the module doc
+DEFAULT_TIME_RULE = "evalplus"
+EVALPLUS_MIN_TIME_LIMIT_S = 1.0   # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (0.3.1)
+EVALPLUS_TIME_FACTOR = 4.0        # evalplus/config.py DEFAULT_GT_TIME_LIMIT_FACTOR (0.3.1)
+
+
+def _ceil_ms(x: float) -> float:
+    return math.ceil(round(x * 1000.0, 6)) / 1000.0
+
+
+def evalplus_time_limits(times: list, min_s: float = EVALPLUS_MIN_TIME_LIMIT_S,
+                         factor: float = EVALPLUS_TIME_FACTOR) -> list[float]:
+    """EvalPlus 0.3.1's per-test limits, `[max(min_time_limit, gt_time_limit_factor * t) for t
+    in ref_time]`, rounded up to the millisecond."""
+    return [_ceil_ms(max(min_s, factor * float(t))) for t in times]
+
+
 def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
                 outputs: list | None, times: list, atol: float,
-                reference: str | None = None, digests: list | None = None) -> tuple[dict, float]:
-    """(tests spec, per-test time limit) for one HumanEval+/MBPP+ task; see module doc.
-    outputs=None (too large to store) needs `reference`: the judge's checker recomputes them."""
+                reference: str | None = None, digests: list | None = None,
+                time_rule: str = DEFAULT_TIME_RULE) -> tuple[dict, float]:
+    """(tests spec, the record's time limit) for one HumanEval+/MBPP+ task; see module doc.
+    outputs=None (too large to store) needs `reference`: the judge's checker recomputes them.
+    time_rule "evalplus" gives each case its own time_limit_s (EvalPlus's rule; the record's
+    limit is the largest), "recode" one limit for all; tests["time_rule"] says which."""
+    if time_rule not in TIME_RULES:
+        raise ValueError(f"{task_id}: time_rule must be one of {TIME_RULES}, got {time_rule!r}")
+    if len(times) != len(inputs):
+        raise DataError(f"{task_id}: {len(inputs)} inputs but {len(times)} reference times")
     if outputs is None:
         if reference is None:
             raise DataError(f"{task_id}: no stored outputs and no reference to recompute them")
@@ -187,7 +228,8 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
             # one script runs every input twice (reference + submission): limit on the total
             time_limit = round(max(1.0, 4.0 * 2 * sum(times)), 3)
             return {"kind": "script", "script": _script(dataset, entry_point, inputs, None, atol,
-                                                        reference), "separate": False}, time_limit
+                                                        reference), "separate": False,
+                    "time_rule": "recode"}, time_limit
         # the judge recomputes each expected value with the trusted reference (in its
         # `checker`): neither the reference nor the expected values ever reach the sandbox
         ok = digests is not None and len(digests) == len(inputs)
@@ -199,16 +241,26 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
         # MBPP+'s not-None tasks return re.Match objects: they reach the checker as opaque
         # values, which are "not None" (the expected values are booleans)
         checker = oracle_checker(dataset, entry_point)
+    recompute = bool(checker and "_REF_NS" in checker)
     time_limit = round(max(1.0, 4.0 * max(times, default=0.0)), 3)
-    if checker and "_REF_NS" in checker:
+    if recompute:
         # huge outputs: encoding and moving them, and the judge's recomputation, take time too
         time_limit = round(max(1.0, 8.0 * max(times, default=0.0)) + 1.0, 3)
+    limits = None
+    if time_rule == "evalplus":
+        limits = evalplus_time_limits(times)
+        if recompute:
+            limits = [_ceil_ms(2.0 * x + 1.0) for x in limits]
+        time_limit = max(limits, default=EVALPLUS_MIN_TIME_LIMIT_S)
     cases = []
-    for a, o in zip(inputs, outputs):
+    for j, (a, o) in enumerate(zip(inputs, outputs)):
         args = a if json_exact(a) else encode(a)
         cases.append({"args": args, "expected": o if json_exact(o) else encode(o),
                       "input_len": json_len(args)})
-    spec = {"kind": "call", "fn_name": entry_point, "cases": cases, "atol": float(atol)}
+        if limits is not None:
+            cases[-1]["time_limit_s"] = limits[j]
+    spec = {"kind": "call", "fn_name": entry_point, "cases": cases, "atol": float(atol),
+            "time_rule": time_rule}
     if checker:
         spec["checker"] = checker
     return spec, time_limit
@@ -249,7 +301,9 @@ def check(args, output, expected, atol):
 }
 _SET_EQ = """
 def check(args, output, expected, atol):
-    return set(output) == set(expected)
+    if set(output) == set(expected):
+        return True
+    return default_equal(output, expected, atol)  # EvalPlus's tolerance fallback (ordered)
 """
 _NOT_NONE = """
 def check(args, output, expected, atol):
@@ -290,9 +344,11 @@ def reference_checker(dataset: str, entry_point: str, reference: str) -> str:
         + f"    return {call}\n")
 
 
-def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> list:
+def problems_with_tests(family: str, items, jobs, cache_key: str, workers,
+                        time_rule: str = DEFAULT_TIME_RULE) -> list:
     """Problem records (dict, inputs, where) + reference jobs -> Problems with `call` tests whose
-    expected outputs come from the (cached) reference runs; shared by HumanEval+ and MBPP+."""
+    expected outputs come from the (cached) reference runs; shared by HumanEval+ and MBPP+.
+    time_rule: "evalplus" (per-test limits, the default) or "recode" (module doc)."""
     from recode_lib.data.schema import Problem
 
     expected = expected_outputs(jobs, cache_key, workers=workers)
@@ -301,7 +357,8 @@ def problems_with_tests(family: str, items, jobs, cache_key: str, workers) -> li
         outs, times = expected[job["id"]]
         d["tests"], d["time_limit_s"] = build_tests(
             family, job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
-            reference=job["code"], digests=output_digests(cache_key).get(job["id"]))
+            reference=job["code"], digests=output_digests(cache_key).get(job["id"]),
+            time_rule=time_rule)
         if "_REF_NS" in (d["tests"].get("checker") or d["tests"].get("script") or ""):
             # huge outputs: more memory
             d["memory_mb"] = 4096

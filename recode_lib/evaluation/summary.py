@@ -14,8 +14,15 @@ counts responses that hit the token limit (finish_reason "length": format errors
 counts samples per sandbox trust level (recode_lib.sandbox.result.TRUST_LEVELS: "isolated", and
 "in_process" for inline unittest-style script tests, whose passes the submission can forge),
 e.g. {"isolated": 40, "in_process": 10}; rows without the field (written before it existed) are
-counted as "unknown", a key present only then. It does no
-I/O and no execution. `pooled_summary` pools several summaries of one setting (the runs of
+counted as "unknown", a key present only then. `time_rules` counts samples per time-limit
+rule of their tests (the row's `time_rule`, recode_lib.sandbox.records.time_rule_of(tests)):
+"evalplus" (HumanEval+/MBPP+ by default: each test its own limit, max(1 s, 4 x that test's
+reference time), EvalPlus 0.3.1's rule), "recode" (HumanEval+/MBPP+'s former rule: one limit
+per task from its slowest reference call) and "per_record" (one limit for every test of a
+record: every other benchmark; for LiveCodeBench, a fixed 6 s per test as lcb_runner's, and
+CodeContests, the problem's own limit per test, that is the benchmark's own rule); rows
+without the field (written before it existed) are counted as "unknown", a key present only
+then. It does no I/O and no execution. `pooled_summary` pools several summaries of one setting (the runs of
 a sweep, the points of an alpha grid) into its outcome shares, tool use and cost per rollout.
 """
 
@@ -28,8 +35,8 @@ from typing import Iterable, Mapping
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
 from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, TRUST_LEVELS, failure_kind
 
-__all__ = ["summarize", "summary_table", "pooled_summary", "trust_counts", "OUTCOMES",
-           "STATUSES", "HANG", "TRUST_LEVELS"]
+__all__ = ["summarize", "summary_table", "pooled_summary", "trust_counts", "time_rule_counts",
+           "OUTCOMES", "STATUSES", "HANG", "TRUST_LEVELS"]
 FAILURE_KINDS = OUTCOMES + (HANG,)
 
 
@@ -48,6 +55,11 @@ def trust_counts(rows: Iterable[Mapping]) -> dict[str, int]:
     out = {t: c.pop(t, 0) for t in TRUST_LEVELS}
     out.update(c)
     return out
+
+
+def time_rule_counts(rows: Iterable[Mapping]) -> dict[str, int]:
+    """Samples per time-limit rule (module doc); rows without `time_rule` count as "unknown"."""
+    return dict(sorted(Counter(r.get("time_rule") or "unknown" for r in rows).items()))
 
 
 def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
@@ -69,6 +81,7 @@ def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
     out["failure_kinds"] = _rates([failure_kind(r["status"], r["outcome"]) for r in rows],
                                   FAILURE_KINDS)
     out["trust"] = trust_counts(rows)
+    out["time_rules"] = time_rule_counts(rows)
     truncated = sum(r.get("finish_reason") == "length" for r in rows)
     out["truncation"] = {"count": truncated, "rate": truncated / len(rows)}
     fallbacks = sum(r.get("checker") == "exact_fallback" for r in rows)

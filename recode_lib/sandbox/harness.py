@@ -244,6 +244,34 @@ def end_descendants():
     raise CleanupError("processes kept appearing")
 
 
+IPC_RMID = 0
+_IPC_TABLES = (("/proc/sysvipc/shm", "shmctl"), ("/proc/sysvipc/msg", "msgctl"),
+               ("/proc/sysvipc/sem", "semctl"))
+
+
+def remove_ipc_objects():
+    """Remove every SysV shared-memory segment, message queue and semaphore set of this
+    process's IPC namespace (limits.confine gives each child its own, so all of them are the
+    submission's): a counter in shared memory must not carry from one stdio test to the next.
+    Only in a private IPC namespace (never in plain mode, where they would be the user's).
+    POSIX message queues cannot be created at all (RLIMIT_MSGQUEUE is 0)."""
+    for table, call in _IPC_TABLES:
+        try:
+            with open(table) as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue   # no SysV IPC in this kernel: nothing to remove
+        for row in rows:
+            cols = row.split()
+            if len(cols) < 2 or not cols[1].isdigit():
+                continue
+            ident = int(cols[1])
+            fn = getattr(_libc, call)
+            ret = fn(ident, 0, IPC_RMID, None) if call == "semctl" else fn(ident, IPC_RMID, None)
+            if ret != 0 and ctypes.get_errno() not in (22, 43):   # EINVAL/EIDRM: gone already
+                raise CleanupError("IPC object %d: %s" % (ident, os.strerror(ctypes.get_errno())))
+
+
 def empty_scratch(path="."):
     """Remove everything under the working directory (the test's scratch space); raises
     CleanupError when something cannot be removed. Iterative (no recursion limit), and
@@ -282,6 +310,8 @@ def _run_stdio_case(job, code_obj, i, wfd):
     t = _perf() - t0
     try:
         end_descendants()
+        if job.get("own_ipc"):
+            remove_ipc_objects()
         failed = None
     except CleanupError as exc:
         failed = exc
@@ -301,7 +331,8 @@ def _run_stdio_case(job, code_obj, i, wfd):
     if result == "ok":
         with open("out.txt", "rb") as fh:
             out = fh.read(job["max_output"] + 1).decode("utf-8", "replace")
-        if cpu > job["time_limit_s"]:
+        lims = job.get("time_limits")   # this test's own limit (records.py), else the record's
+        if cpu > (lims[i] if lims else job["time_limit_s"]):
             result, out, t = "timeout", None, cpu
             err = "CPU time of the test's processes (%.2f s) over the limit" % cpu
     try:
@@ -1074,7 +1105,9 @@ def _run_script_separate(job, code_obj, wfd):
         return
     try:
         tree = ast.parse(_script_text(job))
-        wanted = [n for n in _free_names(tree) if n not in builtins.__dict__ and n not in ns]
+        free = _free_names(tree)
+        _standard_modules(free, ep, ns)
+        wanted = [n for n in free if n not in builtins.__dict__ and n not in ns]
         if ep and ep not in wanted:
             wanted.append(ep)
         tests = compile(ast.fix_missing_locations(_SafeCompare().visit(tree)), "<tests>", "exec")
@@ -1144,10 +1177,22 @@ def _share(ns, name, kind, channel):
         ns[name] = _proxy_class(name, channel)
     elif kind == "value":
         ns[name] = channel.value(channel.ask("get", None, name))
-    elif isinstance(kind, str) and kind.startswith("module:"):
-        mod = kind[7:]
-        if mod.split(".")[0] in sys.stdlib_module_names and mod.replace(".", "").isidentifier():
-            ns[name] = __import__(mod, fromlist=["_"]) if "." in mod else __import__(mod)
+    elif isinstance(kind, str) and kind == "module:" + name and name in sys.stdlib_module_names:
+        ns[name] = __import__(name)   # (standard_modules already bound these: kept for safety)
+
+
+def _standard_modules(free, entry_point, ns):
+    """A free name of the tests that names a standard-library module (MBPP/596 calls
+    `sys.getsizeof` without importing sys) is that module, imported here by the test process:
+    never taken from the submission, whose `sys = FakeSys()` would otherwise answer the
+    test's own questions. A module that cannot be imported stays unbound (a NameError, as in
+    a plain run without the import)."""
+    for name in free:
+        if name in sys.stdlib_module_names and name != entry_point and name not in ns:
+            try:
+                ns[name] = __import__(name)
+            except BaseException:
+                pass
 
 
 def _end_child(pid):

@@ -343,7 +343,9 @@ def confine(iso, cfg, job, keep_fds):
     cpu = int(job["cpu_limit_s"]) + 1
     for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
                      (resource.RLIMIT_FSIZE, cfg["tmp_size_mb"] * 1024 * 1024),
-                     (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0)):
+                     (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0),
+                     # no POSIX message queues: state that would outlive a stdio test's processes
+                     (resource.RLIMIT_MSGQUEUE, 0)):
         resource.setrlimit(res, (val, val))
     if iso.get("nproc"):
         resource.setrlimit(resource.RLIMIT_NPROC, (iso["nproc"], iso["nproc"]))

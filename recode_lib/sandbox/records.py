@@ -6,8 +6,9 @@
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
 Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
-{"kind": "stdio", "cases": [{"input", "output", "input_len"?}], "float_tol"?, "checker"?},
-{"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?}], "atol"?,
+{"kind": "stdio", "cases": [{"input", "output", "input_len"?, "time_limit_s"?}], "float_tol"?,
+ "checker"?}, {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?,
+ "time_limit_s"?}], "atol"?,
  "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?, "helpers"?} (helpers:
 the problem's own code, e.g. HumanEval's prompt, whose definitions other than the entry point
 the separate tests take from the problem, never from the submission; entry_point: the submission's
@@ -22,7 +23,12 @@ source: the judge compiles it once (cached) and asks it instead of comparing tex
 `checker` (trusted problem code, run by the judge on decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
 with `default_equal(output, expected, atol)` in scope — for special oracles such as
 HumanEval/32's |poly(x)| <= atol. `input_len` defaults to the length of the input text or of
-the JSON of the arguments. Bad records raise RecordError naming where, the field and value.
+the JSON of the arguments. A case's `time_limit_s` (positive, finite) is that test's own
+limit (EvalPlus gives each test its own: data/evalplus.py); cases without one get the record's.
+When any case has one the job carries `time_limits`, parallel to `inputs`: the worker gives
+each test its own wall-clock deadline (zygote.Child.supervise) and, for stdio, its own CPU-time
+check (harness._run_stdio_case); the record's limit still bounds loading the submission.
+Bad records raise RecordError naming where, the field and value.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ def _fail(where, msg):
     raise RecordError(f"{where}: {msg}")
 
 
+MAX_CASE_LIMIT_S = 1e9   # a case's own time_limit_s is below this (finite, float-sized)
 IN_PROCESS_MARKERS = ("unittest", "mock")   # a script naming one runs in-process by default
 
 
@@ -76,6 +83,17 @@ def runs_in_process(tests) -> bool:
     Decided from the tests alone, before and without running anything."""
     return (isinstance(tests, dict) and tests.get("kind") == "script"
             and script_separate(tests) is not True)
+
+
+PER_RECORD = "per_record"   # the time rule of tests without tests.time_rule
+
+
+def time_rule_of(tests) -> str:
+    """The time-limit rule the tests were built with: tests["time_rule"] ("evalplus": each
+    case its own limit, "recode": one per task, data/evalplus.py), else "per_record" (one limit
+    for every test of the record). For rows and summaries (evaluation.summary.time_rule_counts)."""
+    rule = tests.get("time_rule") if isinstance(tests, dict) else None
+    return rule if isinstance(rule, str) and rule else PER_RECORD
 
 
 def parse_record(rec, config, where: str = "") -> Spec:
@@ -99,6 +117,9 @@ def parse_record(rec, config, where: str = "") -> Spec:
     for name, val in (("time_limit_s", tl), ("memory_mb", mem)):
         if isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0:
             _fail(where, f"field {name!r} must be a positive number, got {val!r}")
+    rule = tests.get("time_rule")
+    if rule is not None and (not isinstance(rule, str) or not rule):
+        _fail(where, f"field 'tests.time_rule' must be a non-empty string, got {rule!r:.80}")
     spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip())
     job = {"op": "job", "kind": kind, "code": code or "", "time_limit_s": float(tl),
            "memory_mb": int(mem), "max_output": config.max_output_bytes}
@@ -123,7 +144,7 @@ def parse_record(rec, config, where: str = "") -> Spec:
     cases = tests.get("cases")
     if not isinstance(cases, list) or not cases:
         _fail(where, "field 'tests.cases' must be a non-empty list")
-    inputs = []
+    inputs, case_limits, own_limits = [], [], False
     for j, case in enumerate(cases):
         cw = f"field 'tests.cases[{j}]"
         if not isinstance(case, dict):
@@ -153,6 +174,14 @@ def parse_record(rec, config, where: str = "") -> Spec:
         elif isinstance(ln, bool) or not isinstance(ln, int) or ln < 0:
             _fail(where, f"{cw}.input_len' must be a non-negative integer, got {ln!r}")
         spec.input_lens.append(ln)
+        ctl = case.get("time_limit_s")
+        if ctl is not None:
+            if isinstance(ctl, bool) or not isinstance(ctl, (int, float)) \
+                    or not 0 < ctl < MAX_CASE_LIMIT_S:
+                _fail(where, f"{cw}.time_limit_s' must be a positive finite number of seconds "
+                      f"(below {MAX_CASE_LIMIT_S:g}), got {ctl!r:.80}")
+            own_limits = True
+        case_limits.append(float(tl) if ctl is None else float(ctl))
     if kind == "call":
         if not isinstance(tests.get("fn_name"), str) or not tests["fn_name"]:
             _fail(where, "field 'tests.fn_name' must be a non-empty string")
@@ -177,5 +206,7 @@ def parse_record(rec, config, where: str = "") -> Spec:
         spec.stdio_checker = sc
     job["inputs"] = inputs
     job["order"] = sorted(range(len(inputs)), key=spec.input_lens.__getitem__)
+    if own_limits:   # per-test limits, parallel to inputs (the record's where a case has none)
+        job["time_limits"] = case_limits
     spec.job = job
     return spec

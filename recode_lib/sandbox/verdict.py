@@ -8,10 +8,21 @@
 
 Comparisons run in the judge, on decoded plain data, so nothing the submission defines takes
 part in them:
-- call: EvalPlus 0.3.1 rules — `out == expected`; if that fails and atol != 0 (atol becomes
-  1e-6 when the expected value is a float or a non-empty list/tuple of floats) the types must
-  match, list/tuple lengths must match and every element satisfy |out - exp| <= atol + 1e-7*|exp|
-  (numpy.allclose, NaN unequal, equal infinities equal). A `checker` replaces all of this.
+- call: EvalPlus 0.3.1 rules (evalplus/eval/__init__.py unsafe_execute) — `out == expected`;
+  if that fails and atol != 0 (atol becomes 1e-6 when the expected value is a float or a
+  non-empty list/tuple of floats: is_floats) the types must match, list/tuple lengths must
+  match and every element satisfy |out - exp| <= atol + 1e-7*|exp| (numpy.allclose with
+  rtol=1e-7: NaN unequal, non-finite values equal only when equal, bools and complex numbers
+  compared as numbers, the modulus for complex). Sets, frozensets and dicts get no tolerance
+  in either (numpy.allclose cannot take them: a TypeError, so EvalPlus fails the test; here
+  False): they compare with == only. MBPP+'s set-equality oracle (`set(out) == set(exp)`,
+  then EvalPlus's tolerance fallback on the ordered values) is a checker (data/evalplus.py),
+  which follows EvalPlus there. Known differences from numpy.allclose, all on nested
+  sequences: numpy broadcasts an inner length-1 sequence against a longer one (EvalPlus
+  passes [[1.0, 1.0]] for [[1.0]]; here False) and fails ragged nested sequences (ValueError;
+  here compared element by element); EvalPlus's atol, once raised to 1e-6 by a float-valued
+  test, stays raised for the task's later tests (a loop variable; here each test decides on
+  its own expected value). A `checker` replaces all of this.
 - stdio: LiveCodeBench rules — outputs stripped, split into lines, lines compared after
   stripping; a differing line still matches when both split into the same numbers
   (Decimal equality: "1.0" == "1.00"), or within `float_tol` when the tests give one. A
@@ -32,6 +43,7 @@ ISOLATED for everything else — from the spec, so a no-code result carries it t
 
 from __future__ import annotations
 
+import cmath
 import math
 import re
 from decimal import Decimal, InvalidOperation, Overflow, localcontext
@@ -48,6 +60,7 @@ STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 
 
 def _is_floats(x) -> bool:
+    """EvalPlus's is_floats on plain decoded data (no numpy arrays reach the judge)."""
     if type(x) is float:
         return True
     if isinstance(x, (list, tuple)) and x:
@@ -56,21 +69,28 @@ def _is_floats(x) -> bool:
 
 
 def _num(x) -> bool:
-    return type(x) in (int, float, bool)
+    return type(x) in (int, float, bool, complex)
+
+
+def _finite(x) -> bool:
+    return cmath.isfinite(x) if type(x) is complex else math.isfinite(x)
 
 
 def _allclose(a, b, atol: float, rtol: float = 1e-7) -> bool:
+    """numpy.isclose(a, b).all() for numbers and (nested) lists/tuples of equal lengths."""
     if _num(a) and _num(b):
-        if math.isinf(a) or math.isinf(b):
-            return a == b
-        return abs(a - b) <= atol + rtol * abs(b)  # NaN compares False
+        if not (_finite(a) and _finite(b)):
+            return a == b   # numpy: non-finite values by equality (NaN never equal)
+        return abs(a - b) <= atol + rtol * abs(b)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
         return all(_allclose(x, y, atol, rtol) for x, y in zip(a, b))
     return False
 
 
 def default_equal(out, exp, atol: float = 0.0) -> bool:
-    """EvalPlus's output comparison on plain data (see the module docstring); never raises."""
+    """EvalPlus 0.3.1's output comparison on plain data (the module docstring says exactly
+    where it differs: nested broadcasting, ragged nesting, atol carried across tests); sets and
+    dicts compare with == only, as in EvalPlus. Never raises."""
     try:
         return _default_equal(out, exp, atol)
     except Exception:  # OverflowError, RecursionError, MemoryError, a hostile checker value...

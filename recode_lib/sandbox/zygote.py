@@ -14,7 +14,9 @@ costs ~1 ms). It speaks newline-delimited messages on stdin/stdout:
                       D n {"peak_mb", "nonce"}    the job is over
 
 Per job it forks a child (limits.confine, then harness.run) and supervises it: each test gets
-`time_limit_s` of wall clock from the moment the previous one reported; on overrun the child's
+its own limit (`time_limits[i]` when the job has per-test limits, else `time_limit_s`; loading
+the submission gets `time_limit_s`) of wall clock from the moment the previous one reported,
+and RLIMIT_CPU covers their sum; on overrun the child's
 process group is SIGKILLed, the test is reported as "timeout", and a fresh child continues
 with the remaining tests (unless early stop). A child that dies mid-test gives that test
 "crash" (or "timeout"/"output" for SIGXCPU/SIGXFSZ) and likewise continues. After each child
@@ -116,6 +118,10 @@ def check_job(job):
         return "bad inputs"
     if any(not isinstance(x, str) for x in inputs):
         return "bad inputs"
+    lims = job.get("time_limits")   # optional per-test limits, parallel to inputs
+    if lims is not None and (not isinstance(lims, list) or len(lims) != len(inputs)
+                             or not all(num(x) and x < 1e9 for x in lims)):
+        return "bad limits"
     n = max(len(inputs), 1)
     if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in order):
         return "bad order"
@@ -228,7 +234,8 @@ def run_job(iso, cfg, job, stdin, queue):
 def run_tests(iso, cfg, job, stdin, queue):
     todo = list(job["order"])
     early, tl = bool(job.get("early_stop")), float(job["time_limit_s"])
-    job["cpu_limit_s"] = tl * (len(todo) + 1) + 1
+    lims = job.get("time_limits")   # per-test limits (records.py), else tl for every test
+    job["cpu_limit_s"] = (sum(lims[i] for i in todo) if lims else tl * len(todo)) + tl + 1
     peak, nonce = 0.0, None
     while todo:
         child = Child(iso, cfg, job, todo, tl)
@@ -250,12 +257,14 @@ class Child:
         self.pending, self.done, self.failed = set(todo), set(), False
         self.outcome, self.setup, self.tampered, self.asked = None, False, False, False
         self.ru, self.status, self.nonce = None, 0, None
+        self.pos = 0   # todo[pos]: the first test still pending (test_limit)
         r, w = os.pipe()
         nr = nw = None
         if job["kind"] == "script":
             nr, nw = os.pipe()
         self.workdir = tempfile.mkdtemp(prefix="recode-sbx-") if iso["mode"] == "plain" else None
         job["workdir"], job["nonce_fd"] = self.workdir, nr
+        job["own_ipc"] = iso["mode"] != "plain"   # a private IPC namespace (limits.confine)
         limits.next_uid(iso)   # root mode: a uid no recent child had (per-uid kernel state)
         self.pid = os.fork()
         if self.pid == 0:
@@ -299,13 +308,25 @@ class Child:
             if self.r in ready:
                 self.out.fill()
                 if self.read_child():
-                    deadline = _now() + self.tl
+                    deadline = _now() + self.test_limit()
                 if not self.pending and self.outcome is None:
                     self.outcome = "finished"  # no wait for EOF: a daemon may hold the pipe
                 elif len(self.out.buf) > limit:
                     self.outcome = "overflow"
                 elif self.out.eof and self.outcome is None:
                     self.outcome = "finished" if not self.pending else "died"
+
+    def test_limit(self):
+        """Seconds of wall clock for the step now running: the record's limit until the child
+        reported S (loading the submission), then the own limit (job["time_limits"]) of the
+        first test still pending in todo order, the one the child runs next."""
+        lims = self.job.get("time_limits")
+        if not lims or not self.setup:
+            return self.tl
+        todo, pending = self.todo, self.pending
+        while self.pos < len(todo) and todo[self.pos] not in pending:
+            self.pos += 1
+        return float(lims[todo[self.pos]]) if self.pos < len(todo) else self.tl
 
     def read_judge(self, stdin, queue):
         stdin.fill()
@@ -381,8 +402,10 @@ class Child:
             send("X", self.job["job"], {"st": st, "e": err})
             self.outcome, self.done, self.failed = "setup", set(self.todo), True
             return
+        lims = self.job.get("time_limits")
+        t = float(lims[current]) if lims else self.tl
         send("T", self.job["job"], {"i": current, "st": st,
-                                    "t": self.tl if st == "timeout" else None, "e": err})
+                                    "t": t if st == "timeout" else None, "e": err})
         self.done.add(current)
         self.failed = True
 
