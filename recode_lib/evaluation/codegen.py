@@ -54,7 +54,7 @@ from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, Sa
 from recode_lib.jsonl import JsonlError, JsonlStore, write_json_atomic
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
-from recode_lib.sandbox.records import runs_in_process
+from recode_lib.sandbox.records import runs_in_process, time_rule_of
 from recode_lib.sandbox.result import IN_PROCESS, ISOLATED
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
@@ -172,7 +172,8 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
                "format_ok": prog.parsed.format_ok and not truncated,
                "format_reason": f"truncated at the token limit ({comp.n_tokens} tokens)"
                if truncated else prog.parsed.reason,
-               "assembly": prog.how, "dropped": prog.dropped}
+               "assembly": prog.how, "dropped": prog.dropped,
+               "time_rule": time_rule_of(p.tests)}
         if row["code"] is None:
             store.append({**row, **no_code_result(p)})
             continue

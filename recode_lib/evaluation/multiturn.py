@@ -33,6 +33,7 @@ from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import SamplingConfig
 from recode_lib.jsonl import JsonlStore, write_json_atomic
 from recode_lib.provenance import provenance
+from recode_lib.sandbox.records import time_rule_of
 
 
 
@@ -120,7 +121,8 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
                "format_reason": e.no_answer or prog.parsed.reason, "assembly": prog.how,
                "dropped": prog.dropped, "turns": e.turns, "tool_calls": e.tool_calls,
                "tool_errors": e.tool_errors, "tool_statuses": e.statuses,
-               "no_answer": e.no_answer, "transcript": e.transcript}
+               "no_answer": e.no_answer, "transcript": e.transcript,
+               "time_rule": time_rule_of(p.tests)}
         if prog.code is None:
             store.append({**row, **no_code_result(p)})
             continue
