@@ -343,3 +343,24 @@ def test_humaneval_loader_gives_script_tests_the_prompt_as_helpers(tmp_path):
     hack = "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"
     assert run(hack, p.tests)["status"] == "wrong_answer"
     assert run(p.reference_solution, p.tests)["status"] == "passed"
+
+
+# ---- separate script tests: a lazy return value is usable, and still no plain value ----------
+@pytest.mark.parametrize("ret", ["(x * x for x in range(n))", "map(abs, range(-n, 0))",
+                                 "{i: i for i in range(n)}.keys()", "iter([0, 1, 4][:n])"])
+def test_separate_script_generator_like_return_values_can_be_iterated(ret):
+    tests = {"kind": "script", "entry_point": "f",
+             "script": "assert sorted(f(3)) == sorted(set(f(3)))\nassert len(list(f(3))) == 3\n"}
+    assert run(f"def f(n):\n    return {ret}\n", tests)["status"] == "passed"
+
+
+def test_separate_script_range_has_len_index_and_truth_but_is_not_a_list():
+    tests = {"kind": "script", "entry_point": "f",
+             "script": "r = f(4)\nassert len(r) == 4 and r[2] == 2 and bool(r)\n"
+                       "assert not f(0)\nassert f(4) != [0, 1, 2, 3]\n"}
+    assert run("def f(n):\n    return range(n)\n", tests)["status"] == "passed"
+
+
+def test_separate_script_object_of_the_submission_is_truthy_without_len():
+    tests = {"kind": "script", "entry_point": "f", "script": "assert f()\n"}
+    assert run("class A:\n    pass\ndef f():\n    return A()\n", tests)["status"] == "passed"

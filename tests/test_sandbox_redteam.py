@@ -193,8 +193,6 @@ def test_separate_script_problem_helper_cannot_be_replaced():
     assert status(code, tests) == "wrong_answer"
 
 
-@pytest.mark.xfail(strict=True, reason="separate script tests: a range/generator/map/dict view "
-                   "return value crosses as an opaque value, so a correct program fails (false fail)")
 def test_separate_script_lazy_iterable_return_value_is_usable():
     code = "def f(n):\n    return range(n)\n"
     assert status(code, script("assert list(f(3)) == [0, 1, 2]\n", "f")) == "passed"

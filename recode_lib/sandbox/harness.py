@@ -63,6 +63,7 @@ import signal
 import sys
 import time
 import types
+from itertools import islice
 
 import codec
 
@@ -867,8 +868,9 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
             return t(export(v, depth + 1) for v in x)
         if t is dict:
             return {export(k, depth + 1): export(v, depth + 1) for k, v in x.items()}
-        if getattr(t, "__module__", None) == "__main__" and not isinstance(x, _VALUES):
-            objects.append(x)
+        if not isinstance(x, _VALUES) and (getattr(t, "__module__", None) == "__main__"
+                                           or _lazy_iterable(t)):
+            objects.append(x)   # a range, generator, map, dict view...: iterable by the tests
             return handle(len(objects) - 1)
         return x
 
@@ -910,6 +912,17 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
             elif op == "set":
                 setattr(owner, name, imp(decode(args))[0])
                 reply = ["ok", None]
+            elif op == "iter":   # the items of an object the tests iterate over, bounded
+                items = list(islice(iter(owner), MAX_ITEMS + 1))
+                if len(items) > MAX_ITEMS:
+                    raise MemoryError("more than %d items" % MAX_ITEMS)
+                reply = ["ok", encode(export(items))]
+            elif op == "len":
+                reply = ["ok", len(owner)]
+            elif op == "bool":
+                reply = ["ok", bool(owner)]
+            elif op == "getitem":
+                reply = ["ok", encode(export(owner[imp(decode(args))[0]]))]
             else:
                 args, kwargs = imp(decode(args)), imp(decode(kwargs))
                 fn = g[name] if target is None else getattr(owner, name)
@@ -920,6 +933,15 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
 
 
 _VALUES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+MAX_ITEMS = 1_000_000   # items of one iterated object that cross to the tests
+
+
+def _lazy_iterable(t, mro=type.__dict__["__mro__"].__get__):
+    """A non-plain type whose objects can be iterated (range, generators, map/filter/zip,
+    dict views, iterators, numpy arrays...): such a return value stays in the submission's
+    process behind a handle the tests can iterate, take the length of and index (a correct
+    `return range(n)` for `assert list(f(3)) == [0, 1, 2]`), and still equals no plain value."""
+    return any("__iter__" in c.__dict__ for c in mro(t) if c is not object)
 
 
 def _builtin_exception_name(t, mro=type.__dict__["__mro__"].__get__,
@@ -991,6 +1013,28 @@ class Remote:
 
     def __repr__(self):
         return "<submission object %d>" % object.__getattribute__(self, "_rc")[1]
+
+    def _remote(self, op, args=None):
+        channel, handle = object.__getattribute__(self, "_rc")
+        return channel.value(channel.ask(op, handle, None, args))
+
+    def __iter__(self):
+        items = object.__getattribute__(self, "_remote")("iter")
+        if type(items) is not list:
+            raise _CandidateError("bad reply from the submission")
+        return iter(items)
+
+    def __len__(self):
+        n = object.__getattribute__(self, "_remote")("len")
+        if type(n) is not int:
+            raise TypeError("len() of a submission object: not an int")
+        return n
+
+    def __getitem__(self, key):
+        return object.__getattribute__(self, "_remote")("getitem", [key])
+
+    def __bool__(self):
+        return object.__getattribute__(self, "_remote")("bool") is True
 
 
 def _export_remote(x, depth=0):
