@@ -144,11 +144,26 @@ SMALL_SMALL_BIG = {"kind": "call", "fn_name": "f",
                              {"args": [123456], "expected": 123456}]}
 
 
-@pytest.mark.xfail(strict=True, reason="call tests: the child keeps the inputs' memfd, so "
-                   "the small tests read the big one's input and pool their time limits")
+@pytest.mark.xfail(strict=True, reason="call tests by default: the child keeps the inputs' "
+                   "memfd (as EvalPlus keeps every input in its process), so the small tests "
+                   "read the big one's input and pool their time limits; sealed_inputs closes it")
 def test_call_later_inputs_are_not_readable_to_pool_time_limits():
     cfg = SandboxConfig(time_limit_s=1.5, memory_mb=512, workers=1)
     assert status(POOLED_TIME, SMALL_SMALL_BIG, cfg=cfg) != "passed"   # honestly: time_limit
+
+
+def test_call_sealed_inputs_stop_reading_later_inputs_to_pool_time_limits():
+    cfg = SandboxConfig(time_limit_s=1.5, memory_mb=512, workers=1, sealed_inputs=True)
+    assert status(POOLED_TIME, SMALL_SMALL_BIG, cfg=cfg) != "passed"   # honestly: time_limit
+
+
+def test_call_sealed_inputs_keep_honest_verdicts():
+    cfg = SandboxConfig(time_limit_s=2, memory_mb=512, workers=1, sealed_inputs=True)
+    tests = {"kind": "call", "fn_name": "f", "cases": [
+        {"args": [i, "x" * (i * 40000)], "expected": i * 40000 + i} for i in range(8)]}
+    assert status("def f(n, s):\n    return len(s) + n\n", tests, cfg=cfg) == "passed"
+    wrong = status("def f(n, s):\n    return len(s)\n", tests, cfg=cfg)
+    assert wrong == "wrong_answer"
 
 
 # ---- separate script tests -------------------------------------------------------------------

@@ -151,10 +151,31 @@ def _input(job, i):
     return b"".join(parts).decode("utf-8", "surrogatepass")
 
 
+def _fed_input(fd, i, read=os.read, length=len, number=int.from_bytes, join=b"".join):
+    """Test i's input from the worker's feed pipe (zygote.Child.feed_next): the worker sends it
+    only after the previous test reported, so no later input is readable during a call. (The
+    names it uses are bound here: a submission patching builtins or os only breaks itself.)"""
+    def exact(n):
+        parts = []
+        while n > 0:
+            chunk = read(fd, n if n < (1 << 20) else (1 << 20))
+            if not chunk:
+                raise EOFError("the worker's feed ended")
+            parts.append(chunk)
+            n -= length(chunk)
+        return join(parts)
+    head = exact(16)
+    if number(head[:8], "little") != i:
+        raise RuntimeError("the feed is out of step (test %d expected)" % i)
+    return exact(number(head[8:], "little")).decode("utf-8", "surrogatepass")
+
+
 def _run_calls(job, fn, todo, wfd):
     decode, encode, limit, loads = codec.decode, codec.encode, job["max_output"], json.loads
+    feed = job.get("feed_fd")   # SandboxConfig.sealed_inputs: one input at a time
     for i in todo:
-        args = decode(loads(_input(job, i)))  # this test's input only, dropped after the call
+        # this test's input only, dropped after the call
+        args = decode(loads(_fed_input(feed, i) if feed is not None else _input(job, i)))
         t0 = _perf()
         try:
             out = fn(*args)
@@ -463,31 +484,211 @@ def __judge_eq__(a, b):
 
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
 
+# ---- script, in process (unittest/mock tests): what the guard relies on ----------------------
+# The submission reaches this module's globals, its functions and everything they hold (through
+# frames), so what the guard runs on is bound here, at import, and kept where it cannot be
+# changed: tuples (frozen copies of dicts), default arguments (a function's __defaults__ and
+# __code__ cannot be set once the audit hook below is installed) and locals of running frames
+# (writable only by a trace function, which the hook refuses). Closures are avoided (a cell's
+# contents can be set).
+import _thread  # noqa: E402
+import atexit  # noqa: E402
+import operator  # noqa: E402
+import collections  # noqa: E402
+import functools  # noqa: E402
+import gc  # noqa: E402
+import threading  # noqa: E402
+import unittest  # noqa: E402  (preloaded by zygote.py anyway)
+import unittest.mock  # noqa: E402
 
-def _user_class(cls, g):
-    """Whether cls (or a base) was defined by the submission (its module or its functions)."""
-    for c in type.__getattribute__(cls, "__mro__"):
-        if c.__module__ in ("__main__", "solution"):
+_FUNC, _METHOD, _GEN, _MODULE = types.FunctionType, types.MethodType, types.GeneratorType, \
+    types.ModuleType
+_T_MRO = type.__dict__["__mro__"].__get__          # type's own descriptors: a metaclass's
+_T_DICT = type.__dict__["__dict__"].__get__        # __getattribute__, __eq__ or __hash__ is
+_T_MODULE = type.__dict__["__module__"].__get__    # never run by reading a class
+_T_NAME = type.__dict__["__name__"].__get__
+_T_SET, _T_DEL = type.__setattr__, type.__delattr__
+_MOD_DICT = _MODULE.__dict__["__dict__"].__get__
+_EXC_ARGS = BaseException.__dict__["args"].__get__
+_EXC_DICT = BaseException.__dict__["__dict__"].__get__
+_OS_FILENAME = OSError.__dict__["filename"].__get__
+_OBJ_GET = object.__getattribute__
+_str_eq, _str_copy = str.__eq__, str.__str__
+_BUILTINS_DICT, _SYS_MODULES = builtins.__dict__, sys.modules
+_getframe, _gettrace, _getprofile = sys._getframe, sys.gettrace, sys.getprofile
+_gc_collect, _gc_freeze, _gc_enable = gc.collect, gc.freeze, gc.enable
+_gc_threshold, _gc_set_threshold, _GC_CALLBACKS = gc.get_threshold, gc.set_threshold, gc.callbacks
+_getsignal, _setsignal, _SIGNALS = signal.getsignal, signal.signal, tuple(signal.valid_signals())
+_THREADING_ATEXITS, _threads, _current_thread = threading._threading_atexits, \
+    threading.enumerate, threading.current_thread
+_run_exitfuncs, _get_ident, _main_thread = atexit._run_exitfuncs, _thread.get_ident, \
+    threading.main_thread
+_BUILTIN_EXC = tuple(v for v in vars(builtins).values()
+                     if isinstance(v, type) and issubclass(v, BaseException))
+_BUILTIN_EXC_IDS = frozenset(id(v) for v in _BUILTIN_EXC)
+_SAFE_TYPES = frozenset(id(t) for t in _PLAIN + (
+    tuple, list, dict, set, frozenset, type, object, type(NotImplemented), type(Ellipsis),
+    types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+    types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
+    types.MethodWrapperType, types.MappingProxyType, types.CodeType))
+_TESTCASE = unittest.TestCase
+_UNITTEST_TYPES = (unittest.TestCase, unittest.TestResult, unittest.TestSuite,
+                   unittest.TextTestRunner, unittest.case._Outcome)
+_MOCK, _MAGIC_PROXY, _MOCK_DEFAULT = unittest.mock.NonCallableMock, unittest.mock.MagicProxy, \
+    unittest.mock.DEFAULT
+_ANY, _MOCK_GLOBALS = type(unittest.mock.ANY), vars(unittest.mock)
+_COUNTER, _ORDERED, _DEFAULTDICT, _DEQUE = collections.Counter, collections.OrderedDict, \
+    collections.defaultdict, collections.deque
+_ITER_MODULES = ("builtins", "itertools")
+# restored after every call to their state in the worker (the tests never patch these) ...
+_CORE = ("unittest", "codec", "harness")
+# ... to their state at the call, after every call (the tests may patch sys.stdout, say) ...
+_ALWAYS = ("sys", "threading", "collections", "gc", "signal", "functools", "types")
+# ... and every other preloaded module likewise, for the first FULL_GUARD_CALLS calls
+FULL_GUARD_CALLS = 16
+_HIDDEN = ("codec", "harness", "limits", "zygote")            # not put back into sys.modules
+_NOT_RESTORED = ("__main__", "builtins", "harness", "limits", "zygote")
+_REFUSED = frozenset(("sys.addaudithook", "sys.settrace", "sys.setprofile",
+                      "sys._current_frames", "gc.get_objects", "gc.get_referrers",
+                      "gc.get_referents"))
+_EMPTY = object()   # an empty closure cell
+
+
+class Tampered(BaseException):
+    """Raised into the tests when a candidate call left a trace/profile hook behind."""
+
+
+class _Stop(BaseException):
+    """The submission did not load (the X line is sent): no test runs."""
+
+
+def _frozen(d, keys=dict.keys, values=dict.values, proxy_keys=types.MappingProxyType.keys,
+            proxy_values=types.MappingProxyType.values, t=tuple, typ=type,
+            proxy=types.MappingProxyType):
+    """A dict's (or a class's mappingproxy's) contents as (keys, values), two tuples: a copy
+    nothing can edit."""
+    if typ(d) is proxy:
+        return t(proxy_keys(d)), t(proxy_values(d))
+    return t(keys(d)), t(values(d))
+
+
+def _unchanged(d, frozen, length=len, all_=all, map_=map, is_=operator.is_, typ=type,
+               proxy=types.MappingProxyType, keys=dict.keys, values=dict.values,
+               proxy_keys=types.MappingProxyType.keys, proxy_values=types.MappingProxyType.values):
+    """Whether d still holds exactly `frozen` (same keys, same value objects, same order):
+    the fast path of every restore, in C (identity only: no __eq__ runs)."""
+    k, v = frozen
+    if length(d) != length(k):
+        return False
+    if typ(d) is proxy:
+        return all_(map_(is_, proxy_values(d), v)) and all_(map_(is_, proxy_keys(d), k))
+    return all_(map_(is_, values(d), v)) and all_(map_(is_, keys(d), k))
+
+
+def _put(d, frozen, get=dict.get, length=dict.__len__, tlen=tuple.__len__, zip_=zip,
+         same=_unchanged):
+    """Make the dict d hold exactly `frozen` (see _frozen) again: values compared by identity,
+    keys added since removed. Runs on no builtin name (they may be patched)."""
+    if same(d, frozen):
+        return
+    keys, values = frozen
+    for k, v in zip_(keys, values):
+        if get(d, k, d) is not v:
+            d[k] = v
+    if length(d) != tlen(keys):
+        keep = {k for k in keys}
+        for k in [k for k in d if k not in keep]:
+            del d[k]
+
+
+def _reseal(own=None, items=(), put=None):
+    """This module's globals back to their state in the worker (set up by prepare()): the
+    first thing the guard does, before it looks up any global name."""
+    if own is not None:
+        put(own, items)
+
+
+def _user_class(cls, g, memo=None, depth=0):
+    """Whether the class cls (or a base, or its metaclass) is of the submission's making: from
+    its module, or holding a function of its own (also inside a staticmethod, classmethod,
+    property, partial, bound method or object of such a class). Read through type's own
+    descriptors: no code of the submission runs."""
+    if memo is None:
+        memo = {}
+    key = id(cls)
+    if key not in memo:
+        memo[key] = False   # (while it is being looked at: a cycle adds nothing)
+        memo[key] = depth <= 8 and _made_by(cls, g, memo, depth)
+    return memo[key]
+
+
+def _made_by(cls, g, memo, depth):
+    try:
+        mro = _T_MRO(cls)
+    except TypeError:
+        return True
+    for c in mro:
+        try:
+            mod = _T_MODULE(c)
+        except AttributeError:
+            mod = None
+        if type(mod) is str and (mod == "__main__" or mod == "solution"):
             return True
-        for v in type.__getattribute__(c, "__dict__").values():
-            if type(v) is types.FunctionType and (v.__globals__ is g
-                                                  or v.__code__.co_filename == "<submission>"):
+        for v in _T_DICT(c).values():
+            if _user_value(v, g, memo, depth):
                 return True
-    return False
+    meta = type(cls)
+    return meta is not type and _user_class(meta, g, memo, depth + 1)
 
 
-def _plainify(x, g, depth=0):
-    """A candidate's return value as the tests should see it (see the module docstring)."""
+def _user_value(v, g, memo, depth):
+    """Whether a class attribute (or a returned callable) runs code of the submission."""
+    t = type(v)
+    if id(t) in _SAFE_TYPES:
+        return False
+    if t is _FUNC:
+        gl = v.__globals__
+        name = dict.get(gl, "__name__") if type(gl) is dict else 0
+        if gl is g or name == "__main__" or name == "solution" or \
+                (name is not None and type(name) is not str):
+            return True
+        m = _SYS_MODULES.get(name)   # a module's own function (its code is not read then)
+        return not (m is not None and _MOD_DICT(m) is gl) and \
+            _str_eq(v.__code__.co_filename, "<submission>")
+    if t is staticmethod or t is classmethod:
+        return _user_value(v.__func__, g, memo, depth + 1)
+    if t is property:
+        return any(f is not None and _user_value(f, g, memo, depth + 1)
+                   for f in (v.fget, v.fset, v.fdel))
+    if t is functools.partial:
+        return _user_value(v.func, g, memo, depth + 1)
+    if t is _METHOD:
+        return _user_value(v.__func__, g, memo, depth + 1) or \
+            _user_class(type(v.__self__), g, memo, depth + 1)
+    return _user_class(t, g, memo, depth + 1)
+
+
+def _plainify(x, g, wrap=None, depth=0, memo=None):
+    """A candidate's return value as the tests should see it (see the module docstring). It
+    runs no code of the submission (types compared by identity, containers read through the
+    built-in types' own methods, classes through type's own descriptors), so it runs before
+    the restore; `wrap` turns a function of the submission into a guarded candidate."""
     t = type(x)
-    if t in _PLAIN:
+    if t is str or t is int or t is float or t is bool or t is bytes or x is None \
+            or t is complex:
         return x
     if depth > 100:
         return codec.Opaque("too deep", "")
+    if memo is None:
+        memo = {}
     d = depth + 1
-    if t in (list, tuple, set, frozenset):
-        return t(_plainify(v, g, d) for v in x)
+
+    def p(v):
+        return _plainify(v, g, wrap, d, memo)
+    if t is list or t is tuple or t is set or t is frozenset:
+        return t([p(v) for v in x])
     if t is dict:
-        return {_plainify(k, g, d): _plainify(v, g, d) for k, v in x.items()}
+        return {p(k): p(v) for k, v in dict.items(x)}
     if issubclass(t, int):   # via the base type's own methods: overrides are not called
         return int.__index__(x)
     if issubclass(t, float):
@@ -500,110 +701,299 @@ def _plainify(x, g, depth=0):
         return bytes(memoryview(x))
     for base in (tuple, list, set, frozenset):
         if issubclass(t, base):
-            return base(_plainify(v, g, d) for v in base.__iter__(x))
-    rebuild = _COLLECTIONS.get(t)
-    if rebuild is not None:  # the standard library's own container types keep their type
-        return rebuild(x, lambda v: _plainify(v, g, d))
+            return base([p(v) for v in base.__iter__(x)])
+    for kind, rebuild in _COLLECTIONS:   # the standard library's containers keep their type
+        if t is kind:
+            return rebuild(x, p)
     if issubclass(t, dict):
-        return {_plainify(k, g, d): _plainify(v, g, d) for k, v in dict.items(x)}
-    if _user_class(t, g):
-        return codec.Opaque(t.__name__, "")
+        return {p(k): p(v) for k, v in dict.items(x)}
+    if _user_class(t, g, memo):
+        return codec.Opaque(_str_copy(_T_NAME(t)), "")
+    return _library_value(x, t, g, wrap, memo)
+
+
+def _library_value(x, t, g, wrap, memo):
+    """A value of a library's (or builtin) type: itself, unless it can run the submission's
+    code later (its functions, generators and lazy iterators become guarded candidates) or
+    says it equals anything (mock.ANY, a mock told to)."""
+    if t is _ANY or (issubclass(t, _MOCK) and _mock_lies(x)):
+        return codec.Opaque("mock", "")
+    if issubclass(t, type):   # a class
+        return codec.Opaque(_str_copy(_T_NAME(x)), "") if _user_class(x, g, memo) else x
+    if wrap is None:
+        return x
+    if t is _FUNC or t is _METHOD or t is functools.partial:
+        return wrap(x) if _user_value(x, g, memo, 0) else x
+    if t is _GEN or (_T_MODULE(t) in _ITER_MODULES and "__next__" in _T_DICT(t)):
+        return _guarded_iter(wrap(t.__next__.__get__(x)))
     return x
 
 
-import unittest  # noqa: E402  (preloaded by zygote.py anyway)
+def _mock_lies(m):
+    """Whether a unittest.mock object was told how to compare: its __eq__/__ne__ replaced or
+    given a return value or side effect (left alone, a mock equals only itself)."""
+    cd, d = _T_DICT(type(m)), _OBJ_GET(m, "__dict__")
+    for name in ("__eq__", "__ne__"):
+        entry = cd.get(name)
+        if entry is not None and type(entry) is not _MAGIC_PROXY:
+            return True
+        child = dict.get(d, name)
+        if child is not None and issubclass(type(child), _MOCK):
+            cdd = _OBJ_GET(child, "__dict__")
+            if dict.get(cdd, "_mock_return_value", _MOCK_DEFAULT) is not _MOCK_DEFAULT:
+                return True
+            effect = dict.get(cdd, "_mock_side_effect")
+            if effect is not None and not (type(effect) is _FUNC
+                                           and effect.__globals__ is _MOCK_GLOBALS):
+                return True
+    return False
 
-_SKIP = unittest.SkipTest
-_UNITTEST_TYPES = (unittest.TestCase, unittest.TestResult, unittest.TestSuite,
-                   unittest.TextTestRunner)
+
+def _guarded_iter(step):
+    """The tests' view of a generator or lazy iterator the submission returned: each step is a
+    guarded call (its values plain, the interpreter restored after it)."""
+    while True:
+        try:
+            v = step()
+        except StopIteration:
+            return
+        yield v
 
 
 def _collections():
-    import collections as c
-    pairs = lambda x, p: [(p(k), p(v)) for k, v in dict.items(x)]  # noqa: E731
-    return {c.Counter: lambda x, p: c.Counter(dict(pairs(x, p))),
-            c.OrderedDict: lambda x, p: c.OrderedDict(pairs(x, p)),
-            c.defaultdict: lambda x, p: c.defaultdict(x.default_factory, pairs(x, p)),
-            c.deque: lambda x, p: c.deque([p(v) for v in c.deque.__iter__(x)], x.maxlen)}
+    def counter(x, p):   # built through dict: Counter's own methods (patchable) are not run
+        out = dict.__new__(_COUNTER)
+        dict.update(out, [(p(k), p(v)) for k, v in dict.items(x)])
+        return out
+    return ((_COUNTER, counter),
+            (_ORDERED, lambda x, p: _ORDERED([(p(k), p(v)) for k, v in dict.items(x)])),
+            (_DEFAULTDICT, lambda x, p: _DEFAULTDICT(p(x.default_factory),
+                                                     [(p(k), p(v)) for k, v in dict.items(x)])),
+            (_DEQUE, lambda x, p: _DEQUE([p(v) for v in _DEQUE.__iter__(x)], x.maxlen)))
 
 
 _COLLECTIONS = _collections()
 
 
-class Tampered(BaseException):
-    """Raised into the tests when a candidate call left a trace/profile hook behind."""
-
-
-def _wrap(fn, g, guard):
-    """The candidate the tests call: plain return values, interpreter state restored after
-    (to the state at the call: the tests' own patches, mock.patch included, stay)."""
-    def candidate(*args, **kwargs):
-        frame = sys._getframe(1)
-        caller = frame.f_globals
-        saved = dict(caller)
-        running = _unittest_objects(frame)
-        before = guard.before()
+def _exception_data(exc, g, wrap, memo):
+    """What the tests get instead of the submission's exception object, as (type, args,
+    attributes) with plain values, built into a fresh exception only after the restore (no
+    traceback, cause or context: nothing of the submission's runs when the tests or unittest
+    look at it). The type is kept when it is a builtin exception type or a library's; a class
+    of the submission's becomes the builtin one it derives from (a class merely named like a
+    builtin does not pass for it); unittest's own control-flow exceptions (SkipTest,
+    _ShouldStop) and this module's become a RuntimeError."""
+    t = type(exc)
+    name = _str_copy(_T_NAME(t))
+    try:
+        mro = _T_MRO(t)
+    except TypeError:
+        mro = ()
+    base = RuntimeError
+    for c in mro:
+        if id(c) in _BUILTIN_EXC_IDS:
+            base = c
+            break
+    for c in mro:
         try:
-            out = fn(*args, **kwargs)
-        except _SKIP as exc:  # a skip raised by the submission is not the test's skip
-            raise RuntimeError("the submission raised %s" % type(exc).__name__) from None
-        finally:
-            guard(caller, saved, before)
-            for d, copy in running:
-                _restore_dict(d, copy)
-        return _plainify(out, g)
-    candidate.__name__ = getattr(fn, "__name__", "candidate")
-    return candidate
+            mod = _T_MODULE(c)
+        except AttributeError:
+            mod = None
+        if type(mod) is not str or mod == "unittest" or mod.startswith("unittest.") \
+                or mod in ("harness", "codec"):
+            return RuntimeError, ("the submission raised %s" % name,), ()
+    args = tuple(_plainify(a, g, wrap, 1, memo) for a in _EXC_ARGS(exc))
+    if id(t) in _BUILTIN_EXC_IDS:
+        if issubclass(t, OSError) and len(args) == 2:
+            filename = _plainify(_OS_FILENAME(exc), g, None, 1, memo)
+            if type(filename) is str or type(filename) is int:
+                args += (filename,)
+        return t, args, ()
+    if _user_class(t, g, memo):
+        return base, args, ()
+    attrs = tuple((k, _plainify(v, g, wrap, 1, memo)) for k, v in dict.items(_EXC_DICT(exc))
+                  if type(k) is str)
+    return t, args, attrs
 
 
-def _unittest_objects(frame):
-    """The running unittest objects on the stack (the TestCase, its result, suite, runner)
-    and a copy of their attributes: a candidate call must not change them."""
-    out, seen = [], set()
+def _make_exception(t, args, attrs):
+    try:
+        new = t(*args)
+    except BaseException:
+        try:
+            new = t.__new__(t, *args)
+        except BaseException:
+            new = None
+    if not issubclass(type(new), BaseException):
+        return RuntimeError("the submission raised %s" % _str_copy(_T_NAME(t)))
+    d = _EXC_DICT(new)
+    for k, v in attrs:
+        d[k] = v
+    return new
+
+
+def _candidate(fn, seal):
+    """The candidate the tests call: a bound method of _call whose __self__, a tuple, holds
+    the submission's function and the guard (neither can be swapped: method objects and
+    tuples are read-only)."""
+    return _METHOD(_call, (fn, seal, _enter, _leave))
+
+
+def _call(state, /, *args, **kwargs):
+    fn, seal, enter, leave = state
+    pre = enter(seal)
+    try:
+        box = [fn(*args, **kwargs), None]
+    except BaseException as exc:
+        box = [None, exc]
+    return leave(seal, pre, box)
+
+
+def _enter(seal, reseal=_reseal):
+    """Before a call: this module sealed again, and the state to restore after it (the tests
+    may have patched things: their mock.patch stays)."""
+    reseal()
+    snap, core, always, rest, ns, helper, hitems, calls, gcbase, sigbase, g = seal
+    calls[0] += 1
+    return (_frozen(_BUILTINS_DICT), _now(always),
+            _now(rest) if calls[0] <= FULL_GUARD_CALLS else None,
+            _frozen(ns), _test_objects(_getframe(2), ns))
+
+
+def _leave(seal, pre, box, reseal=_reseal, put=_put):
+    """After a call: its result made plain (or its exception sanitized) while the submission's
+    objects are still there, then those objects dropped and the garbage collected (their
+    finalizers run now), then everything restored; only then is the result handed over."""
+    reseal()
+    put(_BUILTINS_DICT, pre[0])
+    snap, core, always, rest, ns, helper, hitems, calls, gcbase, sigbase, g = seal
+    hooked = _gettrace() is not None or _getprofile() is not None
+    out, exc = box
+    box.clear()
+    memo = {}
+
+    def wrap(f):
+        return _candidate(f, seal)
+    if exc is None:
+        result, err = _plainify(out, g, wrap, 0, memo), None
+    else:
+        result, err = None, _exception_data(exc, g, wrap, memo)
+    out = exc = memo = None
+    _flush(gcbase)
+    reseal()
+    put(_BUILTINS_DICT, pre[0])
+    _restore(pre[1])
+    _restore(core)
+    if pre[2] is not None:
+        _restore(pre[2])
+    put(helper, hitems)
+    put(ns, pre[3])
+    _restore_objects(pre[4])
+    _restore_process(gcbase, sigbase)
+    if hooked or _gettrace() is not None or _getprofile() is not None:
+        raise Tampered("the submission installed a trace or profile function")
+    if err is not None:
+        raise _make_exception(*err)
+    return result
+
+
+def _flush(gcbase):
+    """Garbage the call left collected now, inside the guard: the finalizers (__del__, weakref
+    callbacks) of the submission's objects run here, not at some allocation in the tests; what
+    survives is frozen (gc.freeze), so a later collection never finalizes it."""
+    callbacks, threshold = gcbase
+    _GC_CALLBACKS[:] = callbacks
+    _gc_set_threshold(*threshold)
+    for _ in range(4):
+        found = _gc_collect()
+        _GC_CALLBACKS[:] = callbacks
+        if not found:
+            break
+    _gc_freeze()
+
+
+def _restore_process(gcbase, sigbase):
+    """gc callbacks, thresholds and the signal handlers as they were before the submission ran."""
+    callbacks, threshold = gcbase
+    _GC_CALLBACKS[:] = callbacks
+    _gc_set_threshold(*threshold)
+    _gc_enable()
+    sigs, handlers = sigbase
+    if all(map(operator.is_, map(_getsignal, sigs), handlers)) \
+            or _get_ident() != _main_thread().ident:
+        return
+    for sig, handler in zip(sigs, handlers):
+        if handler is not None and _getsignal(sig) is not handler:
+            try:
+                _setsignal(sig, handler)
+            except (OSError, ValueError, TypeError):
+                pass
+
+
+def _test_objects(frame, ns):
+    """The tests' objects a call must not change, frozen: the running unittest objects on the
+    stack (TestCase, TestResult, suites and the tests they hold, runner, the _Outcome) with the
+    lists and dicts they hold, and the tests' own TestCase classes (their dicts and their
+    functions' attributes). Returns (dicts, lists, classes)."""
+    dicts, lists, classes, seen = [], [], [], set()
+
+    def test_class(cls):
+        for c in _T_MRO(cls):
+            if c is _TESTCASE or id(c) in seen:
+                break
+            seen.add(id(c))
+            cd = _T_DICT(c)
+            classes.append((c, _frozen(cd)))
+            for v in cd.values():
+                if type(v) is _FUNC:
+                    fd = _OBJ_GET(v, "__dict__")
+                    dicts.append((fd, _frozen(fd)))
+
+    def add(v, depth):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        try:
+            d = _OBJ_GET(v, "__dict__")
+        except AttributeError:
+            return
+        if type(d) is not dict:
+            return
+        dicts.append((d, _frozen(d)))
+        for x in d.values():
+            tx = type(x)
+            if tx is list:
+                lists.append((x, tuple(x)))
+                for e in x:
+                    if depth < 4 and issubclass(type(e), _UNITTEST_TYPES):
+                        add(e, depth + 1)
+            elif tx is dict:
+                dicts.append((x, _frozen(x)))
+            elif depth < 4 and issubclass(tx, _UNITTEST_TYPES):
+                add(x, depth + 1)
+        if issubclass(type(v), _TESTCASE):
+            test_class(type(v))
+
     while frame is not None:
         for v in frame.f_locals.values():
-            if isinstance(v, _UNITTEST_TYPES) and id(v) not in seen:
-                d = getattr(v, "__dict__", None)
-                if type(d) is dict:
-                    seen.add(id(v))
-                    out.append((d, dict(d)))
+            if issubclass(type(v), _UNITTEST_TYPES):
+                add(v, 0)
         frame = frame.f_back
-    return out
+    for v in ns.values():
+        if issubclass(type(v), type) and issubclass(v, _TESTCASE):
+            test_class(v)
+    return tuple(dicts), tuple(lists), tuple(classes)
 
 
-FULL_GUARD_CALLS = 16
-
-
-def _guard(snap, gettrace=sys.gettrace, getprofile=sys.getprofile, settrace=sys.settrace,
-           setprofile=sys.setprofile):
-    """After each candidate call: restore builtins, this module and the calling test's
-    namespace (and, for the first FULL_GUARD_CALLS calls, every preloaded module, class and
-    function: that costs milliseconds); a trace or profile function left behind (a way to jump
-    over asserts) fails the tests."""
-    calls = [0]
-    only = list(snap["modules"])
-
-    def before():
-        """The state to restore after this call: the tests may have patched things."""
-        if calls[0] < FULL_GUARD_CALLS:
-            pre = _snapshot(only, own=snap["own"])
-        else:
-            pre = {"builtins": dict(builtins.__dict__), "own": snap["own"]}
-        pre["extra"] = snap.get("extra", ())
-        return pre
-
-    def guard(caller, saved, pre=None):
-        hooked = gettrace() is not None or getprofile() is not None
-        settrace(None)
-        setprofile(None)
-        calls[0] += 1
-        _restore(pre or snap, full=calls[0] <= FULL_GUARD_CALLS and (pre is None or
-                                                                     "modules" in pre))
-        _restore_dict(caller, saved)
-        if hooked:
-            raise Tampered("the submission installed a trace or profile function")
-    guard.before = before
-    return guard
+def _restore_objects(objs, put=_put, is_=operator.is_):
+    dicts, lists, classes = objs
+    for d, items in dicts:
+        put(d, items)
+    for lst, items in lists:
+        if len(lst) != len(items) or not all(map(is_, lst, items)):
+            lst[:] = items
+    for cls, items in classes:
+        _put_class(cls, items)
 
 
 _SNAPSHOT = []
@@ -611,121 +1001,233 @@ _SNAPSHOT = []
 
 def prepare():
     """In the worker, once, after it loaded what it preloads: the state script tests restore
-    (taken here, not per child, because it costs tens of milliseconds)."""
-    _SNAPSHOT[:] = [_snapshot()]
+    (taken here, not per child, because it costs tens of milliseconds), split into the parts
+    restored after every call (_CORE, _ALWAYS) and the rest; and this module's globals sealed."""
+    snap = _snapshot()
+    modules, classes, cells, kws = snap[1]
+
+    def part(name):
+        top = name.split(".")[0] if type(name) is str else ""
+        return "core" if top in _CORE else "always" if top in _ALWAYS else "rest"
+    split = {k: ([], [], [], []) for k in ("core", "always", "rest")}
+    for m in modules:
+        if m[0] not in _NOT_RESTORED:
+            split[part(m[0])][0].append(m)
+    for c, items in classes:
+        mod = _T_MODULE(c)
+        split[part(mod)][1].append((c, items))
+    for cell, value, mod in cells:
+        split[part(mod)][2].append((cell, value))
+    for kd, items, mod in kws:
+        split[part(mod)][3].append((kd, items))
+    frozen = {k: tuple(tuple(x) for x in v) for k, v in split.items()}
+    _SNAPSHOT[:] = [(snap[0], frozen["core"], frozen["always"], frozen["rest"], snap[2])]
+    g = globals()
+    _reseal.__defaults__ = (g, _frozen(g), _put)
+    gc.collect()
+    gc.freeze()   # the worker's objects: never scanned again by a child's collections
 
 
-def _snapshot(only=None, own=None):
-    """The interpreter state the tests rely on, taken before the submission runs (or before a
-    candidate call, for the modules `only`)."""
-    funcs, classes, modules = [], [], {}
-    items = list(sys.modules.items()) if only is None else \
-        [(n, sys.modules[n]) for n in only if n in sys.modules]
-    for name, m in items:
+def _snapshot():
+    """The interpreter state the tests rely on, taken in the worker before any submission ran:
+    (builtins, (modules, classes, cells, keyword defaults), ids of the preloaded functions)."""
+    funcs, classes, modules, seen = [], [], [], set()
+    for name, m in list(sys.modules.items()):
         d = getattr(m, "__dict__", None)
         if type(d) is not dict:
             continue
-        modules[name] = (m, dict(d))
+        modules.append((name, m, type(m), _frozen(d)))
         for v in list(d.values()):
-            if type(v) is types.FunctionType:
-                funcs.append((v, v.__code__, v.__defaults__, v.__kwdefaults__))
-            elif isinstance(v, type) and getattr(v, "__module__", None) == name:
-                cd = dict(v.__dict__)
-                classes.append((v, cd))
-                funcs += [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
-                          for f in cd.values() if type(f) is types.FunctionType]
-    cells = []
-    for f, _, _, _ in funcs:   # closure cells (a decorator's wrapped method, say)
+            if type(v) is _FUNC:
+                funcs.append((v, name))
+            elif isinstance(v, type) and getattr(v, "__module__", None) == name \
+                    and id(v) not in seen:
+                seen.add(id(v))
+                cd = _T_DICT(v)
+                classes.append((v, _frozen(cd)))
+                for f in cd.values():
+                    if type(f) in (staticmethod, classmethod):
+                        f = f.__func__
+                    fs = (f.fget, f.fset, f.fdel) if type(f) is property else (f,)
+                    funcs += [(f, name) for f in fs if type(f) is _FUNC]
+    cells, kws = [], []
+    for f, name in funcs:   # closure cells (a decorator's wrapped method, say)
         for c in f.__closure__ or ():
             try:
-                cells.append((c, c.cell_contents))
+                cells.append((c, c.cell_contents, name))
             except ValueError:   # an empty cell
-                pass
-    if own is None:
-        g = globals()
-        own = (g, dict(g), [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
-                            for f in g.values() if type(f) is types.FunctionType])
-    return {"builtins": dict(builtins.__dict__), "modules": modules, "classes": classes,
-            "funcs": funcs, "cells": cells, "own": own}
+                cells.append((c, _EMPTY, name))
+        if f.__kwdefaults__:
+            kws.append((f.__kwdefaults__, _frozen(f.__kwdefaults__), name))
+    return (_frozen(builtins.__dict__), (modules, classes, cells, kws),
+            frozenset(id(f) for f, _ in funcs))
 
 
-def _restore_dict(d, saved):
-    for k in [k for k in d if k not in saved]:
-        del d[k]
-    for k, v in saved.items():
-        if d.get(k, d) is not v:
-            d[k] = v
+def _now(part):
+    """The current state of a part of the worker's snapshot (same shape: restored by _restore)."""
+    modules, classes, cells, kws = part
+    return (tuple((n, m, type(m), _frozen(_MOD_DICT(m))) for n, m, _, _ in modules),
+            tuple((c, _frozen(_T_DICT(c))) for c, _ in classes),
+            tuple((cell, _cell(cell)) for cell, _ in cells),
+            tuple((kd, _frozen(kd)) for kd, _ in kws))
 
 
-_NOT_RESTORED = ("__main__", "builtins", "harness", "codec", "limits", "zygote")
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
 
 
-def _restore(snap, full=True):
-    """Undo what the submission did to this module and builtins, and (full) to the modules
-    loaded before it, their classes and functions. (Modules it imported itself are left alone:
-    re-importing them would give the tests classes other than those of the submission's values.)"""
-    own, saved_own, mine = snap["own"]   # first, with no call: this module's own functions
-    for f, code, defaults, kwdefaults in mine:
-        f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
-    for k in [k for k in own if k not in saved_own]:
-        del own[k]
-    own.update(saved_own)
-    _restore_dict(builtins.__dict__, snap["builtins"])
-    for f, code, defaults, kwdefaults in snap.get("extra", ()):
-        f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
-    if not full:
-        return
-    modules = snap["modules"]
-    for name, (m, saved) in modules.items():
-        if name not in _NOT_RESTORED:
-            sys.modules[name] = m
-            d = m.__dict__
-            for k in [k for k in d if k not in saved]:
-                # a submodule imported since (import urllib.request sets urllib.request) stays
-                if not (isinstance(d[k], types.ModuleType)
-                        and sys.modules.get(name + "." + k) is d[k]):
-                    del d[k]
-            for k, v in saved.items():
-                if d.get(k, d) is not v:
-                    d[k] = v
-    for cls, saved in snap["classes"]:
-        for k in [k for k in cls.__dict__ if k not in saved]:
+def _restore(part, put=_put):
+    """Put a part of the state back (modules, classes, closure cells, keyword defaults). A
+    submodule imported since (import urllib.request sets urllib.request) stays; modules the
+    submission imported itself are left alone (re-importing them would give the tests classes
+    other than those of the submission's values)."""
+    modules, classes, cells, kws = part
+    for name, m, kind, items in modules:
+        if name in _NOT_RESTORED:
+            continue
+        if name not in _HIDDEN and _SYS_MODULES.get(name) is not m:
+            _SYS_MODULES[name] = m
+        if type(m) is not kind:
             try:
-                delattr(cls, k)
+                object.__setattr__(m, "__class__", kind)
+            except TypeError:
+                pass
+        _put_module(_MOD_DICT(m), items, name)
+    for cls, items in classes:
+        _put_class(cls, items)
+    for cell, value in cells:
+        now = _cell(cell)
+        if now is not value:
+            if value is _EMPTY:
+                del cell.cell_contents
+            else:
+                cell.cell_contents = value
+    for kd, items in kws:
+        put(kd, items)
+
+
+def _put_module(d, frozen, name, get=dict.get):
+    if _unchanged(d, frozen):
+        return
+    keys, values = frozen
+    for k, v in zip(keys, values):
+        if get(d, k, d) is not v:
+            d[k] = v
+    if len(d) != len(keys):
+        keep = set(keys)
+        for k in [k for k in d if k not in keep]:
+            v = d[k]
+            if not (type(k) is str and issubclass(type(v), _MODULE)
+                    and _SYS_MODULES.get(name + "." + k) is v):
+                del d[k]
+
+
+def _put_class(cls, frozen):
+    cd = _T_DICT(cls)
+    if _unchanged(cd, frozen):
+        return
+    keys, values = frozen
+    for k, v in zip(keys, values):
+        if cd.get(k, cd) is not v:
+            try:
+                _T_SET(cls, k, v)
             except (AttributeError, TypeError):
                 pass
-        for k, v in saved.items():
-            if cls.__dict__.get(k, saved) is not v:
-                try:
-                    setattr(cls, k, v)
-                except (AttributeError, TypeError):
-                    pass
-    for f, code, defaults, kwdefaults in snap["funcs"]:
-        if f.__code__ is not code:
-            f.__code__ = code
-        f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
-    for cell, value in snap.get("cells", ()):
-        if cell.cell_contents is not value:
-            cell.cell_contents = value
+    if len(cd) != len(keys):
+        keep = set(keys)
+        for k in [k for k in cd if k not in keep]:
+            try:
+                _T_DEL(cls, k)
+            except (AttributeError, TypeError):
+                pass
 
 
-def _test_namespace(g, entry_point, guard, wrap=_wrap):
+def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
+           funcs=frozenset(), refused=_REFUSED, getframe=sys._getframe, ident=_thread.get_ident,
+           typ=type, fn=types.FunctionType, frame_type=types.FrameType, err=RuntimeError):
+    """The audit hook of a child running script tests in process (installed before the
+    submission runs, with these defaults; it cannot be removed, and it refuses changes to
+    itself). It refuses: more audit hooks, trace and profile functions (the one way to write a
+    running frame's locals or jump over an assert), the gc's and sys's object and frame
+    enumerations; setting __code__/__defaults__/__kwdefaults__ of this module's functions, the
+    preloaded modules' and the tests'; and, while a candidate call runs (or in another
+    thread), reading the code of the tests (a test frame's f_code, a test function's
+    __code__: their constants are the expected values)."""
+    if event in refused:
+        raise err("%s is refused in the sandbox" % event)
+    if event == "object.__setattr__":
+        f = args[0]
+        if typ(f) is fn and (id(f) in funcs or f.__globals__ is own or f.__globals__ is ns
+                             or f.__globals__ is helper):
+            raise err("the sandbox refuses to change a function of the judge's or the tests'")
+        return
+    if event != "object.__getattr__":
+        return
+    target = args[0]
+    kind = typ(target)
+    if kind is frame_type:
+        scope = target.f_globals
+    elif kind is fn:
+        scope = target.__globals__
+    else:
+        return
+    if scope is not ns:
+        return
+    if ident() != main:
+        raise err("the tests' code cannot be read here")
+    frame = getframe(1)
+    while frame is not None:
+        if frame.f_globals is own and frame.f_code is call:
+            raise err("the tests' code cannot be read by the submission")
+        frame = frame.f_back
+
+
+def _seal(g, ns):
+    """The guard's state for one child (a tuple), and the audit hook installed."""
+    snap, core, always, rest, funcs = _SNAPSHOT[0]
+    helper = {"__builtins__": builtins}
+    exec(_EQ_SRC, helper)
+    gcbase = (tuple(_GC_CALLBACKS), _gc_threshold())
+    sigs, handlers = [], []
+    for sig in _SIGNALS:
+        try:
+            handlers.append(_getsignal(sig))
+            sigs.append(sig)
+        except (OSError, ValueError):
+            pass
+    seal = (snap, core, always, rest, ns, helper, _frozen(helper), [0], gcbase,
+            (tuple(sigs), tuple(handlers)), g)
+    _audit.__defaults__ = (ns, globals(), helper, _call.__code__, _get_ident(), funcs) + \
+        _audit.__defaults__[6:]
+    sys.addaudithook(_audit)
+    return seal
+
+
+def _test_namespace(g, entry_point, seal):
     ns = {"__name__": "__main__", "__builtins__": builtins}
     if entry_point is not None:
         names = [entry_point] if entry_point in g else []
     else:
-        names = [k for k in g if not k.startswith("__") and k not in builtins.__dict__]
+        names = [k for k in g if type(k) is str and not k.startswith("__")
+                 and k not in builtins.__dict__]
+    memo = {}
+
+    def wrap(f):
+        return _candidate(f, seal)
     for k in names:
         v = g[k]
-        if type(v) is types.FunctionType:
-            ns[k] = wrap(v, g, guard)
-        elif isinstance(v, (type, types.ModuleType)) or _library_callable(v, g):
+        if type(v) is _FUNC:
+            ns[k] = wrap(v)
+        elif issubclass(type(v), (type, _MODULE)) or _library_callable(v, g):
             ns[k] = v   # a module is the real one (restored if preloaded); classes as they are
         else:
             # any other object is shared only as the plain value it is: a namespace of the
             # submission's own making (json = SimpleNamespace(loads=...)) would answer for it
-            p = _plainify(v, g)
-            ns[k] = p if _is_plain(p) else codec.Opaque(type(v).__name__, "")
+            p = _plainify(v, g, wrap, 0, memo)
+            ns[k] = p if _is_plain(p) else codec.Opaque(_str_copy(_T_NAME(type(v))), "")
     return ns
 
 
@@ -734,7 +1236,7 @@ def _library_callable(v, g):
     t = type(v)
     if t in (types.BuiltinFunctionType, types.BuiltinMethodType):
         owner = getattr(v, "__self__", None)
-        return owner is None or isinstance(owner, types.ModuleType) \
+        return owner is None or issubclass(type(owner), _MODULE) \
             or not _user_class(type(owner), g)
     if t is types.MethodType:
         f = v.__func__
@@ -745,7 +1247,7 @@ def _library_callable(v, g):
 
 def _is_plain(x, depth=0):
     t = type(x)
-    if t in _PLAIN or t in _COLLECTIONS:
+    if t in _PLAIN or any(t is kind for kind, _ in _COLLECTIONS):
         return True
     if depth > 100:
         return False
@@ -763,47 +1265,119 @@ def _run_script(job, code_obj, wfd):
         _run_script_inline(job, code_obj, wfd)
 
 
+def _inline_tests(job):
+    """The test script compiled (asserts rewritten by _SafeCompare). The memfd it came from is
+    closed now, before the submission runs: it could otherwise read the script, expected values
+    and all, from an open fd."""
+    try:
+        text = _script_text(job)
+    finally:
+        fd, job["input_fd"] = job.get("input_fd"), None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(text)))
+    return compile(tree, "<tests>", "exec")
+
+
+def _load(job, code_obj, g, ns, seal, wfd):
+    """Run the submission as module __main__, then restore everything to the worker's state
+    (collecting its garbage in between), share its entry point into ns and send S; returns ns.
+    If it does not load, X is sent and _Stop raised."""
+    snap, core, always, rest = seal[0], seal[1], seal[2], seal[3]
+    try:
+        box = [None]
+        exec(code_obj, g)
+    except BaseException as exc:  # SystemExit included: not running to the end is a failure
+        box = [exc]
+    _reseal()
+    _put(_BUILTINS_DICT, snap)
+    exc = box.pop()
+    err = None if exc is None else _failure(exc)
+    exc = None
+    _flush(seal[8])
+    _reseal()
+    _put(_BUILTINS_DICT, snap)
+    for part in (always, core, rest):
+        _restore(part)
+    _put(seal[5], seal[6])
+    _restore_process(seal[8], seal[9])
+    if err is None and (_gettrace() is not None or _getprofile() is not None):
+        err = ("error", "Tampered")
+    if err is not None:
+        _send(wfd, "X", {"st": "memory" if err[0] == "memory" else "error", "e": err[1]})
+        raise _Stop()
+    _send(wfd, "S")
+    ns.update(_test_namespace(g, job.get("entry_point"), seal))
+    ns["__judge_eq__"] = seal[5]["__judge_eq__"]
+    return ns
+
+
+def _failure(exc, reseal=_reseal):
+    """(status, exception name) of an exception the submission or the tests raised."""
+    reseal()
+    st = "error"
+    for c in _T_MRO(type(exc)):   # by identity: a metaclass's __eq__ is not asked
+        if c is AssertionError or c is MemoryError:
+            st = "wrong" if c is AssertionError else "memory"
+            break
+    return st, _str_copy(_T_NAME(type(exc)))
+
+
+def _end_tests(snap):
+    """What the interpreter does at exit, before the nonce is asked for: threading's exit
+    callbacks (concurrent.futures shuts its idle pools down), non-daemon threads joined, then
+    atexit handlers (multiprocessing's pools end). A daemon thread still running keeps the
+    child from being alone and the nonce is refused: the interpreter never waits for one, and
+    while it runs it could take the nonce from its pipe and forge the result line."""
+    _reseal()
+    _put(_BUILTINS_DICT, snap)
+    for callback in reversed(list(_THREADING_ATEXITS)):
+        try:
+            callback()
+        except BaseException:
+            pass
+    me = _current_thread()
+    for t in _threads():
+        if t is not me and not t.daemon:
+            t.join()
+    try:
+        _run_exitfuncs()
+    except BaseException:
+        pass
+
+
 def _run_script_inline(job, code_obj, wfd):
     # every name used after the submission ran is bound here, before it runs (frames and
-    # module globals are reachable from the submission; these locals are not writable)
-    t0, read, write, peak, send, perf, status_of = (_perf(), os.read, os.write, _peak_mb, _send,
-                                                    _perf, _status_of)
-    assertion, nonce_fd, restore, namespace = AssertionError, job["nonce_fd"], _restore, \
-        _test_namespace
+    # module globals are reachable from the submission; these locals are not writable: only a
+    # trace function could write them, and the audit hook refuses those). The tests' code
+    # object is never a local while the submission runs (its constants are the expected
+    # values): it is on this frame's evaluation stack only, where frames do not show it.
+    t0, read, write, peak, send, perf, failure, end = (_perf(), os.read, os.write, _peak_mb,
+                                                       _send, _perf, _failure, _end_tests)
+    nonce_fd, load, stop = job["nonce_fd"], _load, _Stop
     try:
-        tree = ast.fix_missing_locations(_SafeCompare().visit(ast.parse(_script_text(job))))
-        tests = compile(tree, "<tests>", "exec")
+        box = [_inline_tests(job)]
     except BaseException as exc:
         send(wfd, "X", {"st": "error", "e": "test script: %s" % type(exc).__name__})
         return
-    helper = {"__builtins__": builtins}
-    exec(_EQ_SRC, helper)
-    eq = helper["__judge_eq__"]
+    if not _SNAPSHOT:
+        prepare()
     g = _program_module("__main__").__dict__
-    snap = dict(_SNAPSHOT[0]) if _SNAPSHOT else _snapshot()
-    snap["extra"] = [(eq, eq.__code__, eq.__defaults__, eq.__kwdefaults__)]
-    guard = _guard(snap)
+    ns = {}
+    seal = _seal(g, ns)
     try:
-        exec(code_obj, g)
-    except BaseException as exc:  # SystemExit included: not running to the end is a failure
-        send(wfd, "X", {"st": status_of(exc), "e": type(exc).__name__})
+        exec(box.pop(), load(job, code_obj, g, ns, seal, wfd))
+    except stop:
         return
-    try:
-        restore(snap)
-        guard({}, {})
     except BaseException as exc:
-        send(wfd, "X", {"st": "error", "e": type(exc).__name__})
-        return
-    send(wfd, "S")
-    try:
-        ns = namespace(g, job.get("entry_point"), guard)
-        ns["__judge_eq__"] = eq
-        exec(tests, ns)
-    except BaseException as exc:
-        st = "wrong" if isinstance(exc, assertion) else status_of(exc)
-        send(wfd, "T", {"i": 0, "st": st, "t": perf() - t0, "m": peak(), "e": type(exc).__name__})
+        st, name = failure(exc)
+        send(wfd, "T", {"i": 0, "st": st, "t": perf() - t0, "m": peak(), "e": name})
         return
     t = perf() - t0
+    end(seal[0])
     write(wfd, b"R\n")
     nonce = read(nonce_fd, 64).decode()
     send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": peak()})

@@ -122,7 +122,8 @@ def parse_record(rec, config, where: str = "") -> Spec:
         _fail(where, f"field 'tests.time_rule' must be a non-empty string, got {rule!r:.80}")
     spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip())
     job = {"op": "job", "kind": kind, "code": code or "", "time_limit_s": float(tl),
-           "memory_mb": int(mem), "max_output": config.max_output_bytes}
+           "memory_mb": int(mem), "max_output": config.max_output_bytes,
+           "sealed": bool(config.sealed_inputs) and kind == "call"}
     if kind == "script":
         if not isinstance(tests.get("script"), str):
             _fail(where, "field 'tests.script' must be a string")

@@ -259,17 +259,27 @@ class Child:
         self.ru, self.status, self.nonce = None, 0, None
         self.pos = 0   # todo[pos]: the first test still pending (test_limit)
         r, w = os.pipe()
-        nr = nw = None
+        nr = nw = fr = fw = None
         if job["kind"] == "script":
             nr, nw = os.pipe()
+        if job.get("sealed"):  # call tests: inputs go in one at a time (feed), not the memfd
+            fr, fw = os.pipe()
+            os.set_blocking(fw, False)
+        job["feed_fd"] = fr
+        self.feed, self.sent = bytearray(), 0
         self.workdir = tempfile.mkdtemp(prefix="recode-sbx-") if iso["mode"] == "plain" else None
         job["workdir"], job["nonce_fd"] = self.workdir, nr
         job["own_ipc"] = iso["mode"] != "plain"   # a private IPC namespace (limits.confine)
         limits.next_uid(iso)   # root mode: a uid no recent child had (per-uid kernel state)
         self.pid = os.fork()
         if self.pid == 0:
+            if fw is not None:
+                os.close(fw)
             self._child(cfg, r, w, nr, nw)
         os.close(w)
+        if fr is not None:
+            os.close(fr)
+        self.fw = fw
         if nr is not None:
             os.close(nr)
             self.nonce = secrets.token_hex(16)  # made after the fork: never in the child's memory
@@ -282,7 +292,10 @@ class Child:
             os.close(r)
             if nw is not None:
                 os.close(nw)
-            keep = [w, self.job["input_fd"]] + ([nr] if nr is not None else [])
+            if self.job["feed_fd"] is not None:   # call tests: the feed pipe only
+                keep = [w, self.job["feed_fd"]]
+            else:
+                keep = [w, self.job["input_fd"]] + ([nr] if nr is not None else [])
             limits.confine(self.iso, cfg, self.job, keep)
             harness.run(self.job, self.todo, w)
         except BaseException as exc:
@@ -302,7 +315,10 @@ class Child:
             if wait <= 0:
                 self.outcome = "timeout"
                 break
-            ready, _, _ = select.select([self.r, 0], [], [], wait)
+            ready, writable, _ = select.select([self.r, 0], [self.fw] if self.feed else [], [],
+                                               wait)
+            if writable:
+                self.flush_feed()
             if 0 in ready:
                 self.read_judge(stdin, queue)
             if self.r in ready:
@@ -315,6 +331,37 @@ class Child:
                     self.outcome = "overflow"
                 elif self.out.eof and self.outcome is None:
                     self.outcome = "finished" if not self.pending else "died"
+
+    def feed_next(self):
+        """Call tests: queue the input of the next test (todo order) on the feed pipe. Sent
+        once the submission has loaded and then once per reported test, so while any test
+        runs, the pipe holds no input of a later one: the submission cannot read the big
+        tests' inputs during the small ones and pool their time limits (the inputs' memfd is
+        not in the child at all). Frame: test index and byte length (8 bytes each, little
+        endian), then the JSON text of the arguments."""
+        if self.fw is None or self.sent >= len(self.todo):
+            return
+        i = self.todo[self.sent]
+        self.sent += 1
+        off, n = self.job["input_index"][i]
+        self.feed += i.to_bytes(8, "little") + n.to_bytes(8, "little")
+        while n > 0:
+            chunk = os.pread(self.job["input_fd"], min(n, 1 << 20), off)
+            if not chunk:
+                break
+            self.feed += chunk
+            off, n = off + len(chunk), n - len(chunk)
+        self.flush_feed()
+
+    def flush_feed(self):
+        try:
+            n = os.write(self.fw, self.feed)
+        except BlockingIOError:
+            return
+        except OSError:   # the child is gone: nothing more to feed
+            self.feed.clear()
+            return
+        del self.feed[:n]
 
     def test_limit(self):
         """Seconds of wall clock for the step now running: the record's limit until the child
@@ -347,6 +394,7 @@ class Child:
             if line == b"S" and not self.setup:
                 self.setup = progress = True
                 keep.append(b"S %d" % job)
+                self.feed_next()
             elif line.startswith(b"X ") and not self.setup:
                 keep.append(b"X %d %s" % (job, line[2:]))
                 self.outcome = "setup"
@@ -363,6 +411,7 @@ class Child:
                     self.failed = self.failed or b'"st": "ok"' not in line[:60]
                     keep.append(b"T %d %s" % (job, line[2:]))
                     progress = True
+                    self.feed_next()
         if keep:
             emit(b"\n".join(keep) + b"\n")
         return progress
@@ -389,6 +438,8 @@ class Child:
         os.close(self.r)
         if self.nw is not None:
             os.close(self.nw)
+        if self.fw is not None:
+            os.close(self.fw)
         limits.reap(self.iso)
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
