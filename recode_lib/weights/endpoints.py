@@ -14,7 +14,8 @@ finetune_endpoints: when the sweep has not run yet, two SHORT supervised fine-tu
 base model on the reference solutions of two disjoint halves of the problems (a few AdamW steps
 on CPU). They are NOT strictness endpoints; they only give two nearby checkpoints with a shared
 origin so the merge/evaluate/frontier pipeline can run end to end. Each is written atomically
-(temp folder + rename) and reused when present.
+(temp folder + rename) and reused when present. They train and save float32 weights
+(recode_lib.models.training_dtype) and compute in float32: no profile runs them in bf16.
 
 choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for
 or when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not
@@ -86,13 +87,13 @@ def finetune_one(model: str, texts: list[str], out: Path, *, steps: int, lr: flo
     import torch
     from tqdm.auto import tqdm
 
-    from recode_lib.models import load_model
+    from recode_lib.models import load_model, training_dtype
     if (out / "config.json").is_file():
         return out
     if not texts:
         raise EndpointError("no problems with a reference_solution to fine-tune on")
     torch.manual_seed(seed)
-    net, tok = load_model(model, dtype=torch.float32)
+    net, tok = load_model(model, dtype=training_dtype(False))   # fp32 weights, fp32 compute
     net.train()
     tok.truncation_side = "left"       # keep the answer when a long prompt is cut
     opt = torch.optim.AdamW(net.parameters(), lr=lr)
