@@ -178,3 +178,10 @@ def test_a_6mb_line_of_distinct_keys_is_refused_before_it_costs_memory():
     finally:
         tracemalloc.stop()
     assert peak < 3 * len(line)
+
+
+def test_a_t_line_with_a_duplicated_index_key_is_rejected():
+    # the worker routes by the first "i" (test 0), JSON keeps the last (test 1): not one test
+    line = b'T 7 {"i": 0, "st": "ok", "out": 1, "i": 1}\n'
+    with pytest.raises(ProtocolError):
+        parse_line(line, job=7, n_tests=3, max_bytes=1 << 16)

@@ -51,7 +51,12 @@ one process (EvalPlus does the same). Between records: a fresh child, /tmp, IPC 
 zygote.store_inputs). Every result carries a trust level (result.TRUST_LEVELS): "isolated" for
 stdio, call and separate script tests, "in_process" for unittest-style ones.
 Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes; in userns
-mode the user's kernel keyring and process count (same uid); a unittest-style script test
+mode the user's kernel keyring and process count (same uid); the pid counter of a worker's pid
+namespace, shared by its children: a low-bandwidth covert channel (a record or stdio test can
+signal a number to the next one on the same worker by forking; none of them holds an expected
+value to pass on); in call tests every test's input is readable during any call, so a program
+can spend early tests' slots on later tests (as in EvalPlus; SandboxConfig.sealed_inputs closes
+it at ~1.3-1.45x the cost); a unittest-style script test
 (trust "in_process") can be forged by a submission that
 writes protocol lines itself (it can reach every fd of its process), rewrites the harness or
 its restore snapshot through frames or ctypes, and third-party modules it patches stay patched

@@ -39,6 +39,9 @@ _KEEP = b"[]{},"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 
 
+_FIRST_I = re.compile(rb'\{"i": (\d{1,9})[,}]')
+
+
 class ProtocolError(ValueError):
     """A worker line that is not a well-formed, in-range message of the current job."""
 
@@ -181,4 +184,11 @@ def parse_line(line: bytes, job: int, n_tests: int, max_bytes: int) -> Message:
     if not parts[1].isdigit() or len(parts[1]) > 18 or int(parts[1]) != job:
         raise ProtocolError("message of another job")
     body = load_json(parts[2]) if len(parts) == 3 else None
-    return Message(tag.decode(), validate(tag.decode(), body, n_tests))
+    msg = Message(tag.decode(), validate(tag.decode(), body, n_tests))
+    if tag == b"T":
+        # the worker routes a T line by its first "i" key (zygote._T); JSON keeps the last one:
+        # a line whose two disagree (a duplicated key) is not a message of one test
+        m = _FIRST_I.match(parts[2])
+        if m is None or int(m.group(1)) != msg.body["i"]:
+            raise ProtocolError("T: the test index is not the line's first key")
+    return msg
