@@ -197,12 +197,13 @@ def test_rm_path_that_does_not_load_is_named(tmp_path):
         get_reward("gated")
 
 
-def test_nan_rm_score_is_a_recorded_zero():
+def test_nan_rm_score_is_a_recorded_none():
     runner = SandboxRunner(workers=1)
     fn = get_reward("gated", runner=runner, scorer=FixedScorer(float("nan")))
     rows = fn.details(["p"], [GOOD], tests=[ADD])
     assert rows[0]["proc"] == 0.0 and "rm returned nan" in rows[0]["reason"]
-    assert fn(["p"], [GOOD], tests=[ADD]) == [2.0]
+    # the RM failed: the sample is left out of its group (None), not scored as if proc were 0
+    assert fn(["p"], [GOOD], tests=[ADD]) == [None]
 
 
 def test_dataset_without_tests_names_the_row():
@@ -213,7 +214,7 @@ def test_dataset_without_tests_names_the_row():
         fn(["p"] * 2, [GOOD, GOOD], tests=[ADD, None], problem_id=["mbpp/2", "mbpp/9"])
 
 
-def test_sandbox_batch_timeout_is_a_recorded_zero_not_a_hang():
+def test_sandbox_batch_timeout_is_a_recorded_none_not_a_zero_nor_a_hang():
     runner = SandboxRunner(workers=1, batch_timeout_s=1.0)
     spin = format_response("Loop.", "def add(a, b):\n    while True:\n        pass")
     fn = get_reward("outcome", runner=runner)
@@ -222,7 +223,7 @@ def test_sandbox_batch_timeout_is_a_recorded_zero_not_a_hang():
     r = fn(["p"], [spin], tests=[ADD], time_limit_s=[30.0], log_metric=log.metric,
            log_extra=log.extra_col)
     assert time.perf_counter() - t0 < 5.0
-    assert r == [0.0]
+    assert r == [None]   # an infrastructure failure: TRL leaves it out of the group
     assert "timed out" in log.extra["outcome/reason"][0]
     assert log.metrics["outcome/error_rate"] == 1.0
 

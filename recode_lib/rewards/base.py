@@ -58,7 +58,13 @@ def prompt_text(prompt) -> str:
 
 
 class RewardFunction:
-    """A TRL reward function: __call__ returns floats; details() returns per-sample dicts."""
+    """A TRL reward function: __call__ returns floats; details() returns per-sample dicts.
+
+    A sample whose reward could not be computed — a sandbox or reward-model infrastructure
+    failure (row "error": the batch timed out, the sandbox raised, the RM endpoint failed) —
+    gets None, not 0: TRL leaves a completion every reward function returned None for out of
+    its group's baseline (advantage 0) instead of counting a failure of the machinery as a
+    wrong answer, which would skew the group's advantages. Its reason is logged as usual."""
 
     def __init__(self, name: str, compute: Callable[..., list[dict]], components: tuple[str, ...]):
         self.__name__ = name
@@ -79,11 +85,14 @@ class RewardFunction:
                 r["reason"] = "truncated (hit the token limit)"
         return rows
 
-    def __call__(self, prompts, completions, **kwargs) -> list[float]:
+    def __call__(self, prompts, completions, **kwargs) -> list[float | None]:
         log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
         rows = self.details(prompts, completions, **kwargs)
         rewards = []
         for r in rows:
+            if r.get("error"):
+                rewards.append(None)
+                continue
             v = float(r["reward"])
             if not math.isfinite(v):
                 r["reason"] = (r.get("reason", "") + f"; non-finite reward {v}").strip("; ")
