@@ -32,6 +32,7 @@ from typing import Mapping
 from recode_lib.training.grpo import (GRPORecipe, TrainResult, check_enough_problems,
                                       final_complete, load_recipe, retire_stale_run,
                                       run_fingerprint, train)
+from recode_lib.training.slurm import SlurmShape, check_script, sbatch_script, submit
 
 # notebook parameter -> recipe field (recipe_overrides)
 NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max_steps",
@@ -42,7 +43,7 @@ NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max
                    "CPU_THREADS": "cpu_threads", "SEED": "seed", "REASONING": "reasoning"}
 
 
-LAUNCHERS = ("inprocess", "accelerate", "dryrun")
+LAUNCHERS = ("inprocess", "accelerate", "slurm", "dryrun")
 # the only recipe fields the CPU dry run of a GPU recipe changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
 
@@ -56,7 +57,8 @@ def check_grpo_config(recipe: GRPORecipe, output_dir):
 
 
 def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
-           num_processes: int = 1, accelerate_config: str | Path | None = None) -> TrainResult:
+           num_processes: int = 1, accelerate_config: str | Path | None = None,
+           slurm: SlurmShape | None = None, slurm_setup: str = "") -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
     and problems are written to output_dir, the accelerate and DeepSpeed configs checked
@@ -65,7 +67,12 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     run): the recipe's GRPOConfig is built with vLLM on (only use_cpu/bf16 set for CPU), the
     accelerate command is built and its configs checked (launch_configs), then the same
     entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
-    overridden and every other recipe field unchanged."""
+    overridden and every other recipe field unchanged; it also builds and checks the Slurm
+    route's sbatch script for a 2-node shape (slurm.py). "slurm" (multi-node, `slurm` a
+    SlurmShape): the recipe and problems are written as for "accelerate", then
+    output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
+    checked and submitted with `sbatch --wait`; `slurm_setup` is shell run first on every node
+    (activating the environment)."""
     import subprocess
     import sys
 
@@ -79,7 +86,11 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
     problems = list(problems)
-    check_enough_problems(recipe, len(problems), num_processes if launcher == "accelerate" else 1)
+    if launcher == "slurm":
+        slurm = slurm or SlurmShape()
+        num_processes = slurm.train_processes
+    check_enough_problems(recipe, len(problems),
+                          num_processes if launcher in ("accelerate", "slurm") else 1)
     if launcher == "inprocess":
         return train(recipe, problems, output_dir)
     out = Path(output_dir)
@@ -93,6 +104,22 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(recipe.validate().to_dict()))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
+        if launcher in ("slurm", "dryrun"):
+            shape = slurm if launcher == "slurm" else SlurmShape(nodes=2, gpus_per_node=8)
+            script = sbatch_script(shape, recipe=out / "recipe.yaml", output_dir=out,
+                                   problems=out / "train_problems.jsonl", model=recipe.model,
+                                   accelerate_config=accelerate_config,
+                                   job_name=f"recode-{recipe.name or 'grpo'}", setup=slurm_setup)
+            check_script(script, shape)
+            (out / "sbatch.sh").write_text(script)
+            print(f"slurm route ({shape.nodes} nodes): {out / 'sbatch.sh'} (checked)", flush=True)
+        if launcher == "slurm":
+            rc = submit(out / "sbatch.sh", wait=True)
+            if rc != 0 or not final_complete(out):
+                raise RuntimeError(f"the Slurm job of {out / 'sbatch.sh'} failed (sbatch exit "
+                                   f"{rc}); checkpoints in {out} are kept and the next call "
+                                   "resumes from them")
+            return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
         cmd = accelerate_command(out / "recipe.yaml", out, out / "train_problems.jsonl",
                                  num_processes=num_processes, config_file=accelerate_config)
         print(" ".join(cmd), flush=True)
