@@ -27,6 +27,9 @@ notebooks). A notebook is skipped when it completed with the same hash, unless `
 re-running one notebook makes every later one run again (its inputs may have changed).
 A failure stops the run naming the notebook, the cell and the error; the failed notebook is
 kept as `NN_name.failed.ipynb` and never marked complete. It does not install anything or decide where GPUs come from: that is the profile's.
+For a GPU profile (a vLLM backend, an accelerate launch) the resource plan (recode_lib.plan)
+runs before the first notebook and stops the run when a stage cannot fit the cluster
+(`cluster=`, default this machine's GPUs; `check_plan=False` skips it).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import Any
 
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.paths import PROJECT_ROOT, runs_dir
+from recode_lib.plan import PlanError, detect_cluster, format_plan, is_gpu_profile, make_plan
 from recode_lib.provenance import git_hash, package_versions
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
@@ -161,6 +165,53 @@ def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
     return params
 
 
+def effective_parameters(notebook: Path, profile: str, spec: dict[str, Any],
+                         overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every parameter the notebook will run with: its parameters cell's defaults under what
+    resolve_parameters passes (what the resource plan reads)."""
+    return {**declared_parameters(notebook),
+            **resolve_parameters(notebook, profile, spec, overrides)}
+
+
+def profile_parameters(profile: str, params_file: str | os.PathLike | None = None,
+                       overrides: dict[str, Any] | None = None,
+                       notebooks: list[Path] | None = None) -> dict[str, dict[str, Any]]:
+    """{notebook stem: effective parameters} of every notebook the profile runs (left-out
+    ones omitted), in pipeline order."""
+    spec = load_profile(profile, params_file)
+    out = {}
+    for nb in notebooks if notebooks is not None else list_notebooks():
+        if excluded_reason(nb, spec) is None:
+            out[nb.stem] = effective_parameters(nb, profile, spec, overrides)
+    return out
+
+
+def check_resources(profile: str, params: dict[str, dict[str, Any]], *, cluster=None,
+                    only=None, log=print):
+    """The resource plan before the first notebook of a GPU profile (recode_lib.plan): None
+    for a CPU profile (the smoke, laptop and dry-run profiles), else the plan; PipelineError
+    with the plan's refusal when a stage cannot fit, or when no cluster is given and this
+    machine has no CUDA device."""
+    if not is_gpu_profile(params):
+        return None
+    cluster = cluster or detect_cluster()
+    if cluster is None:
+        raise PipelineError(f"the {profile} profile runs on GPUs and this machine has no CUDA "
+                            "device: give the cluster shape (recode reproduce --gpus N "
+                            "--gpu-memory GB), or --no-plan to skip the resource plan")
+    try:
+        plan = make_plan(params, cluster, profile=profile, only=only)
+    except PlanError as exc:
+        raise PipelineError(f"resource plan: {exc}") from None
+    if not plan.ok:
+        raise PipelineError(format_plan(plan))
+    wide = {k: v for k, v in plan.tp_sizes.items() if v > 1}
+    log(f"resource plan: the {profile} profile fits {cluster.describe()}; vLLM tensor-parallel "
+        "sizes: " + "".join(f"{k}: {v}; " for k, v in wide.items()) + "every other engine: 1 "
+        f"(budget: {plan.total_wall_h:.0f} h at most; `recode plan` prints the tables)")
+    return plan
+
+
 def default_kernel() -> str:
     """The project's kernel ('recode', installed into the environment by `make env`) when it
     exists, else the running interpreter's own 'python3'."""
@@ -211,18 +262,27 @@ def select(notebooks: list[Path], only: str | None = None, from_: str | None = N
 def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = None,
                  force: bool = False, params_file: str | None = None,
                  overrides: dict[str, Any] | None = None, notebooks: list[Path] | None = None,
-                 kernel_name: str | None = None, log=print) -> list[NotebookResult]:
+                 kernel_name: str | None = None, log=print, cluster=None,
+                 check_plan: bool = True) -> list[NotebookResult]:
+    """Run the chosen notebooks. For a GPU profile the resource plan (check_resources) runs
+    first on `cluster` (a recode_lib.plan.ClusterSpec; default: this machine's GPUs) and a
+    stage that cannot fit stops the run before any notebook; check_plan=False skips it."""
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
     spec = load_profile(profile, params_file)
-    kernel_name = kernel_name or default_kernel()
     every = notebooks if notebooks is not None else list_notebooks()
     chosen = select(every, only, from_)
     if not chosen:
         raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
     plan = [(nb, resolve_parameters(nb, profile, spec, overrides), excluded_reason(nb, spec))
             for nb in chosen]  # fail early
+    if check_plan:
+        every_params = {nb.stem: effective_parameters(nb, profile, spec, overrides)
+                        for nb in every if excluded_reason(nb, spec) is None}
+        check_resources(profile, every_params, cluster=cluster, log=log,
+                        only={nb.stem for nb, _, why in plan if why is None})
+    kernel_name = kernel_name or default_kernel()
     out_dir = runs_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = runs_dir(profile) / "manifest.json"

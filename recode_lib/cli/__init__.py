@@ -24,11 +24,54 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("recode_lib.cli.merge", "interpolate/extrapolate weights between two checkpoints"),
     "eval": ("recode_lib.cli.eval", "evaluate a model on a benchmark (generate, execute, score)"),
     "grpo": ("recode_lib.cli.grpo", "GRPO training from a recipe (CG-GRPO, strictness sweep, math)"),
+    "plan": ("recode_lib.cli.plan", "check a profile's GPU memory on a cluster and estimate its "
+                                    "GPU-hours (before any GPU work)"),
 }
 
 
 class CliError(Exception):
     """An error meant for the user: printed as one clear line, exit status 2."""
+
+
+def add_dataclass_arguments(parser: argparse.ArgumentParser, cls, *,
+                            defaults: bool = True) -> None:
+    """One `--field-name` option per field of the dataclass `cls` (typed options, the
+    dataclass is the single declaration): the type from the annotation (int, float, str,
+    bool as a flag, `X | None`), the help from field metadata["help"], the default from the
+    field (`defaults=False`: None, so dataclass_from_args can tell "not given" apart)."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    doc = (cls.__doc__ or "").strip().splitlines()
+    group = parser.add_argument_group(cls.__name__ + (f" ({doc[0].rstrip('.')})" if doc else ""))
+    for f in dataclasses.fields(cls):
+        kind = hints[f.name]
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        kind = args[0] if args else kind
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if defaults and f.default is not dataclasses.MISSING else None
+        help_ = f.metadata.get("help", "")
+        if kind is bool:
+            group.add_argument(flag, dest=f.name, action="store_true", default=default,
+                               help=help_)
+            continue
+        shown = f" (default {f.default})" if f.default not in (dataclasses.MISSING, None) else ""
+        group.add_argument(flag, dest=f.name, type=kind, default=default,
+                           metavar=f.name.upper(), help=help_ + shown)
+
+
+def dataclass_from_args(cls, args: argparse.Namespace):
+    """cls(**the options add_dataclass_arguments declared that were given); ValueError from
+    the dataclass is a CliError."""
+    import dataclasses
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)
+             if getattr(args, f.name, None) is not None}
+    try:
+        return cls(**given)
+    except (TypeError, ValueError) as exc:
+        raise CliError(str(exc)) from None
 
 
 def _usage() -> str:

@@ -1,7 +1,9 @@
-"""`recode reproduce --profile P [--only 00,05] [--from 04] [--force] [--set K=V]`: run the notebooks.
+"""`recode reproduce --profile P [--only 00,05] [--from 04] [--force] [--set K=V] [--gpus N --gpu-memory GB]`: run the notebooks.
 
 The argument half of recode_lib.pipeline.run_pipeline (which does the work: papermill, the
-manifest, skipping completed notebooks). It prints one summary line and exits 0, or 2 with one
+manifest, skipping completed notebooks). A GPU profile (paper) is checked by the resource plan
+first (recode_lib.plan) on the cluster --gpus/--gpu-memory/--nodes give, else on this machine's
+GPUs; --no-plan skips the check. It prints one summary line and exits 0, or 2 with one
 error line for a bad profile, parameter or failed notebook.
 """
 
@@ -9,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from recode_lib.cli import CliError
+from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.paths import runs_dir
 from recode_lib.pipeline import PipelineError, run_pipeline
+from recode_lib.plan import ClusterSpec
 
 
 def add_arguments(parser) -> None:
@@ -24,6 +27,9 @@ def add_arguments(parser) -> None:
                         help="override a parameter for every notebook that declares it")
     parser.add_argument("--kernel", default=None,
                         help="Jupyter kernel name (default: 'recode' if installed, else python3)")
+    parser.add_argument("--no-plan", action="store_true",
+                        help="skip the resource plan a GPU profile runs first (recode plan)")
+    add_dataclass_arguments(parser, ClusterSpec, defaults=False)   # default: this machine's GPUs
 
 
 def _parse_overrides(items: list[str]) -> dict[str, Any]:
@@ -40,10 +46,16 @@ def _parse_overrides(items: list[str]) -> dict[str, Any]:
 
 
 def run(args) -> int:
+    cluster = None
+    if args.gpus is not None or args.gpu_memory is not None or args.nodes is not None:
+        if args.gpus is None or args.gpu_memory is None:
+            raise CliError("give the cluster shape as --gpus N --gpu-memory GB (and --nodes N)")
+        cluster = dataclass_from_args(ClusterSpec, args)
     try:
         results = run_pipeline(args.profile, only=args.only, from_=args.from_, force=args.force,
                                params_file=args.params, overrides=_parse_overrides(args.set),
-                               kernel_name=args.kernel)
+                               kernel_name=args.kernel, cluster=cluster,
+                               check_plan=not args.no_plan)
     except PipelineError as exc:
         raise CliError(str(exc)) from None
     done = sum(r.status == "completed" for r in results)

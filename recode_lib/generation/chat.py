@@ -1,6 +1,7 @@
 """How the reward-side modules (crpl, lcbrb, judges) reach a generator LLM.
 
-    gen = make_generator("hf", "smollm2")        # or ("vllm", "Qwen/Qwen2.5-Coder-32B-Instruct")
+    gen = make_generator("hf", "smollm2")        # or ("vllm", "Qwen/Qwen2.5-Coder-32B-Instruct",
+                                                 #     tensor_parallel_size=2)
     outs = generate(gen, [messages, ...], temperature=0.8, max_new_tokens=256, n=2, seed=0)
     outs[i][j].text                              # j-th completion of prompt i
 
@@ -13,10 +14,23 @@ This module does no parsing and no checking of the outputs.
 from __future__ import annotations
 
 
-def make_generator(backend: str, model: str, **kw):
-    """recode_lib.generation.get_generator(backend, model, **kw) (imported lazily)."""
+VLLM_BACKENDS = ("vllm", "vllm_standin")
+
+
+def make_generator(backend: str, model: str, *, tensor_parallel_size: int = 1, **kw):
+    """recode_lib.generation.get_generator(backend, model, **kw) (imported lazily).
+    `tensor_parallel_size` (the notebooks' GENERATOR_TP / JUDGE_TP, chosen by `recode plan`)
+    goes to the vLLM engine; other backends run on one device and refuse a size above 1."""
     from recode_lib.generation import get_generator
 
+    tp = int(tensor_parallel_size)
+    if tp < 1:
+        raise ValueError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size!r}")
+    if backend in VLLM_BACKENDS:
+        kw["tensor_parallel_size"] = tp
+    elif tp != 1:
+        raise ValueError(f"tensor_parallel_size {tp} applies to the vllm backend only, "
+                         f"not {backend!r}")
     return get_generator(backend, model, **kw)
 
 

@@ -134,4 +134,17 @@ class VLLMGenerator(Generator):
         return results
 
     def close(self) -> None:
-        self._llm = None
+        """Drop the engine so its GPU memory can go to the next one (the resource plan runs a
+        notebook's engines one after another); best effort: vLLM frees the memory and stops
+        its tensor-parallel workers when the engine object is collected."""
+        llm, self._llm = self._llm, None
+        if llm is None or self.engine_name == "standin":
+            return
+        del llm
+        import gc
+        import sys
+
+        gc.collect()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()

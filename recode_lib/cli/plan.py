@@ -1,0 +1,51 @@
+"""`recode plan --profile paper --gpus 8 --gpu-memory 80 [--nodes N] [--json OUT]`: the resource plan.
+
+The argument half of recode_lib.plan: resolves the profile's parameters per notebook
+(recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
+every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options) and prints the placement
+table and the compute budget (recode_lib.plan.BudgetOptions' options). Exit 0 when every stage
+fits, 2 with the refusal (notebook, stage, numbers) when one does not; nothing touches a GPU.
+"""
+
+from __future__ import annotations
+
+from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
+from recode_lib.cli.reproduce import _parse_overrides
+from recode_lib.pipeline import PipelineError, profile_parameters
+from recode_lib.plan import (BudgetOptions, ClusterSpec, PlanError, format_budget, format_plan,
+                             make_plan)
+from recode_lib.plan.core import summary
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--profile", default="paper", help="the profile to plan (default paper)")
+    parser.add_argument("--params", default=None, help="a parameter YAML instead of the profile's")
+    parser.add_argument("-p", "--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a parameter for every notebook that declares it")
+    parser.add_argument("--json", default=None, metavar="OUT", help="also write the plan as JSON")
+    add_dataclass_arguments(parser, ClusterSpec)
+    add_dataclass_arguments(parser, BudgetOptions)
+
+
+def run(args) -> int:
+    import json
+    from pathlib import Path
+
+    cluster = dataclass_from_args(ClusterSpec, args)
+    budget = dataclass_from_args(BudgetOptions, args)
+    try:
+        params = profile_parameters(args.profile, args.params, _parse_overrides(args.set))
+        plan = make_plan(params, cluster, profile=args.profile, budget=budget)
+    except (PipelineError, PlanError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        Path(args.json).write_text(json.dumps(plan.to_dict(), indent=1) + "\n")
+    if not plan.placements:
+        print(f"profile {args.profile}: no GPU stage (it runs on CPU); nothing to place")
+        return 0
+    print(format_plan(plan))
+    print()
+    print(format_budget(plan))
+    if not plan.ok:
+        raise CliError(summary(plan))
+    return 0

@@ -1,0 +1,315 @@
+"""The resource plan (recode_lib.plan, `recode plan`): model shapes and the KV-cache formula,
+the tensor-parallel choice (the 70B generator never at TP 1 on 80 GB), ZeRO-3 sharding, the
+refusal that names notebook, stage and numbers, the notebooks' TP parameters reaching the vLLM
+backend, the budget, and the pipeline running the plan before a GPU profile (and not before the
+dry run). CPU only: nothing here loads a model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from recode_lib.paths import PROJECT_ROOT
+from recode_lib.pipeline import PipelineError, check_resources, profile_parameters
+from recode_lib.plan import BudgetOptions, ClusterSpec, PlanError, make_plan, model_arch
+from recode_lib.plan.architectures import KNOWN, from_config
+from recode_lib.plan.budget import Throughputs, gen_seconds, size_class
+from recode_lib.plan.memory import GB, choose_tp, engine_need, trainer_need
+from recode_lib.plan.stages import Engine, RECIPE_DEFAULTS, notebook_stages
+
+H80 = ClusterSpec(gpus=8, gpu_memory=80)
+SMALL = ClusterSpec(gpus=1, gpu_memory=24)
+
+
+@pytest.fixture(autouse=True)
+def _no_measured_file(tmp_path, monkeypatch):
+    """The default throughputs, whatever runs/gpu_check holds on this machine."""
+    monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path / "runs"))
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return profile_parameters("paper")
+
+
+def placement(plan, notebook, stage):
+    return next(p for p in plan.placements if p.notebook == notebook and p.stage == stage)
+
+
+# --- shapes ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_known_shapes_agree_with_their_model_cards(name):
+    arch = KNOWN[name]
+    assert abs(arch.params - arch.stated_params) / arch.stated_params < 0.015, arch.params
+
+
+def test_parameter_count_is_exact_where_the_card_gives_it():
+    assert KNOWN["meta-llama/Llama-3.1-70B-Instruct"].params == 70_553_706_496
+    assert KNOWN["Qwen/Qwen2.5-Coder-7B-Instruct"].params == 7_615_616_512   # HF: 7.62B
+
+
+def test_kv_cache_formula_on_a_known_config():
+    """2 x layers x kv_heads x head_dim x bytes per token; split over TP, replicated past the
+    KV heads."""
+    llama = model_arch("meta-llama/Llama-3.1-70B-Instruct")
+    assert llama.kv_bytes_per_token() == 2 * 80 * 8 * 128 * 2 == 327_680
+    assert llama.kv_bytes_per_token(tp=4) == 327_680 // 4
+    assert llama.kv_bytes_per_token(tp=16) == 2 * 80 * 1 * 128 * 2
+    qwen3 = model_arch("Qwen/Qwen3-4B-Instruct-2507")           # head_dim 128, not 2560/32
+    assert qwen3.kv_bytes_per_token() == 2 * 36 * 8 * 128 * 2
+    e = Engine("llama", llama, seq_len=4096, batch=64, max_model_len=4096)
+    need = engine_need(e, tp=4, gpu_bytes=80 * GB)
+    assert need.kv_min == 8 * 4096 * 327_680 / 4        # MIN_CONCURRENT sequences of 4,096
+    assert need.kv_batch == 64 * 4096 * 327_680          # the stage's batch, all GPUs
+    assert need.weights == llama.params * 2 / 4
+
+
+def test_a_local_config_json_wins_over_the_table(tmp_path, tiny_model_dir):
+    cfg = json.loads((tiny_model_dir / "config.json").read_text())
+    arch = model_arch(str(tiny_model_dir))
+    assert arch.source.endswith("config.json") and arch.hidden_size == cfg["hidden_size"]
+    assert arch.num_layers == cfg["num_hidden_layers"]
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(tiny_model_dir))
+    assert arch.params == sum(p.numel() for p in model.parameters())
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(
+        {**cfg, "num_hidden_layers": cfg["num_hidden_layers"] + 1}))
+    assert model_arch(str(tmp_path / "m")).num_layers == cfg["num_hidden_layers"] + 1
+
+
+def test_an_unknown_model_is_named():
+    from recode_lib.plan import ArchitectureError
+
+    with pytest.raises(ArchitectureError, match="org/unknown-model.*config.json"):
+        model_arch("org/unknown-model")
+
+
+def test_reward_model_drops_the_lm_head():
+    b = KNOWN["Qwen/Qwen2.5-Coder-7B-Instruct"]
+    assert b.params - b.reward_model().params == b.vocab_size * b.hidden_size - b.hidden_size
+    assert from_config({"hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,
+                        "vocab_size": 10, "architectures": ["Qwen2ForSequenceClassification"]},
+                       "rm").score_head
+
+
+# --- placement -----------------------------------------------------------------------------------
+
+def test_the_70b_generator_never_gets_tp_1_on_80_gb(paper):
+    llama = model_arch("meta-llama/Llama-3.1-70B-Instruct")
+    e = Engine("llama", llama, seq_len=3000, batch=256)
+    assert choose_tp(e, 8, 80 * GB) >= 2
+    assert not engine_need(e, 1, 80 * GB).fits and not engine_need(e, 2, 80 * GB).fits
+    plan = make_plan(paper, H80, profile="paper")
+    second = placement(plan, "01_crpl_synthesis", "rewrites [second]")
+    assert second.model == "meta-llama/Llama-3.1-70B-Instruct" and second.tp >= 2
+    assert second.fits and second.tp_min >= 2
+    assert placement(plan, "01_crpl_synthesis", "rewrites [main]").tp >= 2     # 32B: 65 GB
+
+
+def test_paper_profile_fits_one_8x80_node_and_uses_the_plans_tp_sizes(paper):
+    """paper.yaml sets every vLLM TP parameter to what the plan chooses on 8 x 80 GB."""
+    plan = make_plan(paper, H80, profile="paper")
+    assert plan.ok, plan.problems
+    engines = [(st, placement(plan, st.notebook, st.name)) for stem, p in paper.items()
+               for st in notebook_stages(stem, p, paper) if st.engine is not None]
+    tuned = [(st, pl) for st, pl in engines if st.engine.tp_param in paper[st.notebook]]
+    assert {st.engine.tp_param for st, _ in tuned} >= {"GENERATOR_TP", "SECOND_GENERATOR_TP",
+                                                      "JUDGE_TP", "TENSOR_PARALLEL_SIZE"}
+    for st, pl in tuned:
+        if st.engine.tp_param != "TENSOR_PARALLEL_SIZE":      # a 7B: 1 fits, more is a choice
+            assert pl.tp == pl.tp_min, (st.notebook, st.name)
+    for p in plan.placements:
+        assert p.need_gb <= p.limit_gb
+
+
+def test_a_too_small_tp_is_refused_naming_notebook_stage_numbers_and_the_fix(paper):
+    params = profile_parameters("paper", overrides={"GENERATOR_TP": 1})
+    plan = make_plan(params, H80, profile="paper")
+    [msg] = plan.problems
+    assert msg.startswith("01_crpl_synthesis / rewrites [main] (Qwen/Qwen2.5-Coder-32B-Instruct")
+    assert "weights 65.5 GB/GPU" in msg and "> 0.90 x 80 GB = 72.0 GB" in msg
+    assert "set GENERATOR_TP: 2" in msg
+    with pytest.raises(PlanError, match="01_crpl_synthesis / rewrites \\[main\\]"):
+        plan.require()
+
+
+def test_a_tp_that_does_not_divide_the_heads_is_refused(paper):
+    params = profile_parameters("paper", overrides={"TENSOR_PARALLEL_SIZE": 8})
+    plan = make_plan(params, H80, profile="paper", only={"05_codegen_eval"})
+    assert any("does not divide the model's 28 attention heads" in m for m in plan.problems)
+
+
+def test_zero3_shards_weights_gradients_and_adam_over_the_processes(paper):
+    [gated] = [st for st in notebook_stages("04_cg_grpo", paper["04_cg_grpo"], paper)
+               if st.name == "GRPO gated, additive"]
+    t = gated.trainer
+    need = trainer_need(t, 80 * GB)
+    assert t.zero3 and t.processes == 8 and t.bytes_per_param == 16
+    assert need.parts["weights+grads+Adam"] == 16 * t.arch.params / 8
+    assert need.parts["reward model"] == 2 * t.reward_model.arch.params     # bf16, per rank
+    assert need.parts["vLLM (colocated)"] == 0.3 * 80 * GB
+    two = trainer_need(type(t)(**{**t.__dict__, "processes": 2}), 80 * GB)
+    assert two.parts["weights+grads+Adam"] == 4 * need.parts["weights+grads+Adam"]
+    assert not two.fits            # why notebook 10 runs on 8 processes, not 2
+
+
+def test_a_training_stage_needs_its_processes_on_one_machine(paper):
+    plan = make_plan(paper, ClusterSpec(gpus=4, gpu_memory=80, nodes=2), profile="paper",
+                     only={"04_cg_grpo"})
+    assert any("needs 8 GPU(s)" in m and "num_machines 1" in m for m in plan.problems)
+
+
+def test_cli_places_8x80_and_prints_the_tp_sizes():
+    r = subprocess.run([sys.executable, "-m", "recode_lib", "plan", "--profile", "paper",
+                        "--gpus", "8", "--gpu-memory", "80"], capture_output=True, text=True,
+                       cwd=PROJECT_ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if "rewrites [second]" in ln)
+    assert "Llama-3.1-70B-Instruct" in row and " 4 (4) " in row and row.endswith("ok")
+    assert "rewrites [second] (Llama-3.1-70B-Instruct): 4 (4)" in r.stdout
+    assert "compute budget on 8 x 80 GB" in r.stdout and "total:" in r.stdout
+
+
+def test_cli_refuses_1x24_with_a_nonzero_exit_naming_the_notebook(tmp_path):
+    out = tmp_path / "plan.json"
+    r = subprocess.run([sys.executable, "-m", "recode_lib", "plan", "--profile", "paper",
+                        "--gpus", "1", "--gpu-memory", "24", "--json", str(out)],
+                       capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=300)
+    assert r.returncode != 0
+    assert "01_crpl_synthesis / rewrites [main]" in r.stderr and "GB" in r.stderr
+    assert "REFUSED" in r.stdout
+    data = json.loads(out.read_text())
+    assert not data["ok"] and any(p.startswith("02_reward_model / RM training")
+                                  for p in data["problems"])
+
+
+def test_cli_lists_plan_and_its_typed_options(capsys):
+    from recode_lib.cli import main
+
+    assert main(["--help"]) == 0
+    assert "plan" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    help_ = capsys.readouterr().out
+    assert "--gpus" in help_ and "--gpu-memory" in help_ and "--nodes" in help_
+    assert main(["plan", "--profile", "smoke"]) == 0
+    assert "no GPU stage" in capsys.readouterr().out
+
+
+# --- the TP parameters reach the backend -----------------------------------------------------------
+
+def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):
+    from recode_lib.generation.chat import make_generator
+    from recode_lib.pipeline import declared_parameters, notebooks_dir
+
+    gen = make_generator("vllm_standin", str(tiny_model_dir), tensor_parallel_size=4)
+    assert gen.llm_kwargs()["tensor_parallel_size"] == 4          # builds no engine
+    assert gen.engine().kwargs["tensor_parallel_size"] == 4      # the CPU stand-in of vllm.LLM
+    gen.close()
+    with pytest.raises(ValueError, match="vllm backend only"):
+        make_generator("hf", str(tiny_model_dir), tensor_parallel_size=2)
+    p01 = declared_parameters(notebooks_dir() / "01_crpl_synthesis.ipynb")
+    p03 = declared_parameters(notebooks_dir() / "03_lcb_rb.ipynb")
+    assert p01["GENERATOR_TP"] == p01["SECOND_GENERATOR_TP"] == p03["JUDGE_TP"] == 1  # smoke
+    src = (notebooks_dir() / "03_lcb_rb.ipynb").read_text()
+    assert "tensor_parallel_size=JUDGE_TP" in src
+    assert "tensor_parallel_size=tp" in (notebooks_dir() / "01_crpl_synthesis.ipynb").read_text()
+
+
+def test_recipe_overrides_are_the_notebook_fields_launch_applies():
+    from recode_lib.plan.stages import RECIPE_OVERRIDES
+    from recode_lib.training.launch import NOTEBOOK_FIELDS
+
+    assert RECIPE_OVERRIDES.items() <= NOTEBOOK_FIELDS.items()
+
+
+def test_recipe_defaults_are_the_config_dataclass_defaults():
+    import dataclasses
+
+    from recode_lib.training.config import RecodeGRPOConfig
+
+    fields = {f.name: f for f in dataclasses.fields(RecodeGRPOConfig)}
+    for name, value in RECIPE_DEFAULTS.items():
+        f = fields[name]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        assert default == value, name
+
+
+# --- the budget ----------------------------------------------------------------------------------
+
+def test_generation_hours_follow_tokens_and_throughput():
+    assert gen_seconds(3000 * 3600, 0, 3000, 1, None, 1.0) == pytest.approx(3600)
+    assert gen_seconds(3000 * 3600, 0, 3000, 2, None, 0.5) == pytest.approx(900)
+    assert gen_seconds(3000 * 3600, 0, 3000, 1, 8, 1.0) == pytest.approx(3600 * 4)  # 8 of 32
+    assert size_class(KNOWN["Qwen/Qwen2.5-Coder-32B-Instruct"])[0] == "up_to_40b"
+
+
+def test_budget_totals_and_the_notebooks_that_dominate(paper):
+    plan = make_plan(paper, H80, profile="paper")
+    hours = plan.notebook_hours()
+    assert plan.total_wall_h == pytest.approx(sum(d["wall_h"] for d in hours.values()))
+    assert max(hours, key=lambda k: hours[k]["wall_h"]) == "11_settings_sweep"
+    e5 = placement(plan, "05_codegen_eval", "evaluation (Qwen2.5-Coder-7B-Instruct)")
+    # 4 policies x every problem of 7 benchmarks x 10 samples x 2,048 tokens, one GPU
+    assert e5.formula.startswith("4 checkpoint(s) x") and "10 samples x 2,048 tok" in e5.formula
+    half = make_plan(paper, H80, profile="paper", budget=BudgetOptions(length_fraction=0.5))
+    assert half.total_wall_h < plan.total_wall_h
+
+
+def test_measured_throughputs_replace_the_defaults(tmp_path, paper, monkeypatch):
+    stage = ("05_codegen_eval", "evaluation (Qwen2.5-Coder-7B-Instruct)")
+    base = placement(make_plan(paper, H80, profile="paper"), *stage).hours.generation_h
+    measured = tmp_path / "runs" / "gpu_check" / "throughput.json"
+    measured.parent.mkdir(parents=True)
+    measured.write_text(json.dumps({"generation_tokens_per_s": {"up_to_10b": 6000.0}}))
+    plan = make_plan(paper, H80, profile="paper")
+    assert plan.throughput_source.startswith("measured")
+    assert placement(plan, *stage).hours.generation_h == pytest.approx(base / 2)
+    measured.write_text(json.dumps({"generation_tokens_per_s": {"up_to_10b": "fast"}}))
+    with pytest.raises(PlanError, match="positive tokens/s"):
+        make_plan(paper, H80, profile="paper")
+    with pytest.raises(ValueError, match="does not exist"):
+        Throughputs.load(tmp_path / "none.json")         # an explicit --throughputs file
+
+
+# --- the pipeline --------------------------------------------------------------------------------
+
+def test_the_pipeline_refuses_a_gpu_profile_that_does_not_fit_before_any_notebook(tmp_path):
+    from recode_lib.pipeline import run_pipeline
+
+    with pytest.raises(PipelineError, match="01_crpl_synthesis / rewrites \\[main\\]"):
+        run_pipeline("paper", cluster=SMALL, kernel_name="python3")
+    assert not (tmp_path / "runs" / "paper" / "manifest.json").exists()
+    plan = check_resources("paper", profile_parameters("paper"), cluster=H80, log=lambda *_: None)
+    assert plan.ok and plan.tp_sizes["01_crpl_synthesis / rewrites [second]"] == 4
+
+
+def test_the_dry_run_and_cpu_profiles_are_not_blocked(tmp_path):
+    from recode_lib.dryrun import dryrun_profile, write_dryrun_params
+
+    path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
+    dry = profile_parameters("dryrun", path)
+    assert check_resources("dryrun", dry, cluster=None) is None       # no CUDA needed
+    assert check_resources("smoke", profile_parameters("smoke")) is None
+    # ... while the paper values it derives from place on 8 x 80 GB and not on 1 x 24 GB
+    paper_dry = dryrun_profile("/tiny")
+    assert paper_dry["01_crpl_synthesis"]["SECOND_GENERATOR_TP"] == 4    # carried over
+    assert make_plan(profile_parameters("paper"), H80).ok
+    assert not make_plan(profile_parameters("paper"), SMALL).ok
+
+
+def test_a_gpu_profile_without_a_cluster_on_a_cpu_machine_is_refused(paper):
+    from recode_lib.plan import detect_cluster
+
+    if detect_cluster() is not None:
+        pytest.skip("this machine has CUDA devices")
+    with pytest.raises(PipelineError, match="--gpus N --gpu-memory GB"):
+        check_resources("paper", paper)
