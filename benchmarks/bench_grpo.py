@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def part1(a, problems) -> dict:
-    from recode_lib.training.grpo import load_recipe, read_metrics, train
+    from recode_lib.run_files import read_metrics
+    from recode_lib.training.grpo import load_recipe, train
 
     out = Path(a.workdir) / "run"
     shutil.rmtree(out, ignore_errors=True)

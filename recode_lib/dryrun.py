@@ -35,6 +35,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from recode_lib.data.livecodebench import FILES
+from recode_lib.paths import data_dir
+from recode_lib.pipeline import load_profile
+
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
 BACKEND_MAP = {"vllm": "vllm_standin"}
@@ -108,8 +112,6 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
 def dryrun_profile(tiny_model: str | Path, paper: dict | None = None) -> dict:
     """The dry-run parameter spec (sections as in a params file) derived from paper.yaml
     (or the given paper spec)."""
-    from recode_lib.pipeline import load_profile
-
     paper = paper if paper is not None else load_profile("paper")
     out = {}
     for stem, params in paper.items():
@@ -121,8 +123,6 @@ def dryrun_profile(tiny_model: str | Path, paper: dict | None = None) -> dict:
 
 def changed_keys(dryrun: dict, paper: dict | None = None) -> dict[str, list[str]]:
     """{section: keys whose value differs from paper.yaml or that paper.yaml lacks}."""
-    from recode_lib.pipeline import load_profile
-
     paper = paper if paper is not None else load_profile("paper")
     out = {}
     for stem, params in dryrun.items():
@@ -148,9 +148,6 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
     """dest/ with links to every file of `base` (default: recode_lib.paths.data_dir()) and to
     the LiveCodeBench (code_generation_lite) and CodeContests+ fixtures under `fixtures`; the
     LiveCodeBench files release_v6 lists but the fixture lacks are empty."""
-    from recode_lib.data.livecodebench import FILES
-    from recode_lib.paths import data_dir
-
     dest, fixtures = Path(dest), Path(fixtures)
     base = Path(base) if base is not None else data_dir()
     dest.mkdir(parents=True, exist_ok=True)
@@ -166,7 +163,6 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
             (cc / part.name).write_text(part.read_text())
             (cc / f"b-{part.name}").write_text("".join(
                 json.dumps({**r, "id": f"{r['id']}-b"}) + "\n" for r in rows))
-    from recode_lib.pipeline import load_profile
 
     math_id = load_profile("paper").get("10_math_domain", {}).get("MATH_DATASET")
     if math_id and not (dest / math_id).exists():    # the paper's hub id, mirrored offline

@@ -35,6 +35,18 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recode_lib.data import load_benchmark
+from recode_lib.evaluation.spec import EvalSpec
+from recode_lib.generation import SamplingConfig, get_generator
+from recode_lib.models import resolve_model
+from recode_lib.paths import data_dir
+from recode_lib.process_reward.model import RMConfig, train_or_reuse
+from recode_lib.prompts import build_messages
+from recode_lib.run_files import read_metrics
+from recode_lib.training.grpo import load_recipe
+from recode_lib.training.launch import launch
+from recode_lib.weights.merge import MergeConfig, merge_grid
+
 CODE_MODELS = ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "Qwen/Qwen2.5-Coder-1.5B-Instruct",
                "Qwen/Qwen2.5-Coder-3B-Instruct", "Qwen/Qwen2.5-Coder-7B-Instruct")
 N_PROBLEMS = 4
@@ -81,9 +93,6 @@ def cached_code_model() -> str | None:
 
 
 def humaneval_problems(n: int = N_PROBLEMS):
-    from recode_lib.data import load_benchmark
-    from recode_lib.paths import data_dir
-
     if data_dir() is None:
         raise Skip("no data directory with HumanEval+ (RECODE_DATA_DIR)")
     return load_benchmark("humanevalplus", limit=n)
@@ -91,9 +100,6 @@ def humaneval_problems(n: int = N_PROBLEMS):
 
 def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
                   max_new_tokens: int = 128, **kw) -> str:
-    from recode_lib.generation import SamplingConfig, get_generator
-    from recode_lib.prompts import build_messages
-
     gen = get_generator(backend, model, **kw)
     msgs = [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
             for i in range(prompts)]
@@ -112,9 +118,6 @@ def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
 
 
 def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None) -> str:
-    from recode_lib.training.grpo import load_recipe, read_metrics
-    from recode_lib.training.launch import launch
-
     fields = dict(model=model, rewards=rewards, rm_path=rm_path, max_steps=1, num_generations=2,
                   per_device_train_batch_size=4, max_completion_length=16, save_steps=100,
                   sandbox_workers=2, report_to=["none"], n_problems=len(problems))
@@ -134,17 +137,12 @@ def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=No
 
 def step_rm(model: str, out: Path) -> Path:
     """An (untrained) process RM on the model's backbone, as notebook 02 saves without pairs."""
-    from recode_lib.process_reward.model import RMConfig, train_or_reuse
-
     cfg = RMConfig(backbone=model, output_dir=str(out / "rm"))
     train_or_reuse([], cfg, log=lambda *_: None)
     return out / "rm"
 
 
 def step_merge(low: str, high: str, out: Path) -> str:
-    from recode_lib.models import resolve_model
-    from recode_lib.weights.merge import MergeConfig, merge_grid
-
     merged = merge_grid(MergeConfig(resolve_model(low), resolve_model(high), (-0.5, 0.5, 1.5),
                                     str(out), force=True, progress=False))
     if sorted(merged) != [-0.5, 0.5, 1.5] or not all((p / "config.json").is_file()
@@ -155,8 +153,6 @@ def step_merge(low: str, high: str, out: Path) -> str:
 
 def step_passk(model: str, backend: str, out: Path, *, n_problems: int = 8, n: int = 4,
                max_new_tokens: int = 384, early_stop: bool = False, **kw) -> str:
-    from recode_lib.evaluation.spec import EvalSpec
-
     problems = humaneval_problems(n_problems)
     ks = tuple(k for k in (1, 2, 4) if k <= n)
     spec = EvalSpec(backend=backend, temperature=0.8, max_new_tokens=max_new_tokens, n=n, k=ks,
@@ -201,8 +197,6 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=progress) -
 
     def train_problems():
         if "train" not in state:
-            from recode_lib.data import load_benchmark
-
             state["train"] = load_benchmark("microbench", limit=2)
         return state["train"]
 

@@ -3,6 +3,7 @@
     path = resolve_model("smollm2")          # embedded model, prepared once into the cache
     path = resolve_model("Qwen/Qwen2.5-Coder-7B-Instruct")   # a hub id (needs network/cache)
     model, tok = load_model("smollm2")       # tokenizer: padding_side="left", pad != eos
+    model_stamp(path)                        # a local folder's weights stamp (None for hub ids)
     model = load_for_training(path, bf16=True, model_class=AutoModelForSequenceClassification,
                               num_labels=1)  # float32 weights: bf16 is autocast (training_dtype)
 
@@ -27,6 +28,7 @@ stay in bf16: this rule is about weights an optimizer updates.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -134,6 +136,18 @@ def resolve_model(name_or_path: str | os.PathLike) -> str:
             raise ModelError(f"model folder {path} has no config.json (not a Hugging Face checkpoint)")
         return str(path)
     return name
+
+
+def model_stamp(model) -> str | None:
+    """For a local model folder, a stamp of its weight and config files (names, sizes, mtimes):
+    a folder retrained or re-merged in place gets a new stamp. None for hub ids / aliases."""
+    folder = Path(str(model))
+    if not folder.is_dir():
+        return None
+    files = sorted(f for f in folder.iterdir()
+                   if f.suffix in (".safetensors", ".bin", ".json") and f.is_file())
+    text = "|".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_tokenizer(name_or_path, padding_side: str = "left"):

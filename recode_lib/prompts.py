@@ -18,6 +18,8 @@ A response is a reasoning section followed by one fenced Python code block:
   ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
   code and exactly one code block; `explanation` is the prose after the code (never reasoning).
+- completion_text(completion) / prompt_text(prompt) -> the text of a TRL completion or prompt
+  (a string, or chat messages: the assistant contents joined / the last user turn).
 This module does no generation and no execution.
 """
 
@@ -61,6 +63,27 @@ def build_messages(problem, reasoning: bool = True) -> list[dict]:
         {"role": "system", "content": SYSTEM_REASONING if reasoning else SYSTEM_DIRECT},
         {"role": "user", "content": user_prompt(problem)},
     ]
+
+
+def completion_text(completion) -> str:
+    """A completion as text: strings pass through; chat messages -> assistant contents joined."""
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        return str(completion.get("content") or "")
+    parts = [m.get("content") or "" for m in completion
+             if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+    return "".join(p if isinstance(p, str) else str(p) for p in parts)
+
+
+def prompt_text(prompt) -> str:
+    """The user's problem statement: the last user turn of a chat prompt, or the string."""
+    if isinstance(prompt, str):
+        return prompt
+    users = [m.get("content") or "" for m in prompt or [] if m.get("role") == "user"]
+    return users[-1] if users else ""
 
 
 @dataclass

@@ -357,7 +357,8 @@ def test_grpo_step_with_environment_factory_runs_tools_on_cpu(setting, tiny_mode
                                                              monkeypatch):
     from trl import GRPOTrainer
 
-    from recode_lib.training.grpo import load_recipe, read_metrics, train
+    from recode_lib.run_files import read_metrics
+    from recode_lib.training.grpo import load_recipe, train
 
     def scripted(self, prompt_ids, images, multimodal_fields, num_generations,
                  has_tool_images=False):

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from recode_lib.data.schema import Problem
-from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, read_metrics, train
+from recode_lib.run_files import read_metrics
+from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, train
 from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
 
 

@@ -136,7 +136,7 @@ GRPO_SCRIPT = textwrap.dedent('''
 
 
 def test_grpo_run_killed_then_rerun(tiny_model_dir, tmp_path):
-    from recode_lib.training.grpo import read_metrics
+    from recode_lib.run_files import read_metrics
 
     script = tmp_path / "grpo.py"
     script.write_text(GRPO_SCRIPT)

@@ -41,7 +41,8 @@ def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(tiny_model_dir, tmp
     from safetensors.torch import load_file
 
     from recode_lib.data.schema import Problem
-    from recode_lib.training.grpo import load_recipe, read_metrics, train
+    from recode_lib.run_files import read_metrics
+    from recode_lib.training.grpo import load_recipe, train
 
     probs = [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
                      tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},

@@ -11,7 +11,8 @@ from recode_lib.data import DataError, load_benchmark
 from recode_lib.data.math_synth import FAMILIES, load_math_synth
 from recode_lib.data.math_train import (assert_disjoint, decontaminate, load_math_train,
                                         math_train_eval, normalise_statement)
-from recode_lib.evaluation.math import answer_correct, math_summary, score_math_response
+from recode_lib.evaluation.math import math_summary, score_math_response
+from recode_lib.math_answers import answer_correct
 from recode_lib.metrics import pass_at_k, pass_at_k_ci
 
 # rows shaped like DigitalLearningGmbH/MATH-lighteval (problem, level, solution, type)

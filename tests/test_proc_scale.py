@@ -8,7 +8,7 @@ import pytest
 from recode_lib.data.schema import Problem
 from recode_lib.process_reward.scale import (ScaleError, proc_scale, proc_summary, score_models,
                                              score_samples)
-from recode_lib.rewards.process import sigmoid
+from recode_lib.metrics import sigmoid
 
 
 class NumberScorer:

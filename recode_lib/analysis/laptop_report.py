@@ -34,6 +34,11 @@ import json
 import math
 from pathlib import Path
 
+from recode_lib.jsonl import read_jsonl, write_json_atomic
+from recode_lib.metrics import sigmoid
+from recode_lib.process_reward.scale import paired_difference
+from recode_lib.run_files import read_metrics
+
 RM_CHANCE = 0.55
 
 
@@ -72,8 +77,6 @@ def thirds_rise(values: list[float], n_boot: int = 1000, seed: int = 0) -> dict 
 
 
 def metric_series(run_dir: Path, key: str) -> list[float]:
-    from recode_lib.training.grpo import read_metrics
-
     return [r[key] for r in read_metrics(run_dir) if isinstance(r.get(key), (int, float))]
 
 
@@ -145,10 +148,6 @@ def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
     additive's extra process reward buys no extra correctness. Both variants learn from R_out,
     so R_out rising over the start model is expected of both; `observed_literal` is the issue's
     stricter reading (additive's R_out within `margin` of the start model's as well)."""
-    from recode_lib.jsonl import read_jsonl
-    from recode_lib.process_reward.scale import paired_difference
-    from recode_lib.rewards.process import sigmoid
-
     center, temperature = scale.get("center", 0.0), scale.get("temperature", 1.0)
     rows = {m: read_jsonl(p) for m, p in scores.items()}
 
@@ -306,8 +305,6 @@ def report_markdown(rep: dict) -> str:
 def write_report(run_dir, out_dir=None) -> dict:
     """build_report(run_dir) written to out_dir (default run_dir/99_paper_figures) as
     laptop_report.json and laptop_report.md; returns the report."""
-    from recode_lib.jsonl import write_json_atomic
-
     rep = build_report(run_dir)
     out = Path(out_dir) if out_dir else Path(run_dir) / "99_paper_figures"
     out.mkdir(parents=True, exist_ok=True)

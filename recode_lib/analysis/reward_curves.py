@@ -4,17 +4,19 @@
     wide = curves_wide(curves)                   # one row per (run, step), one column per metric
     stats = train_stats("runs/smoke/04_cg_grpo/gated", "gated")   # steps, last rewards, time split
 
-`reward_curves` reads each run's metrics.jsonl (recode_lib.training.callbacks) and keeps, per step,
-the total reward, every reward component the reward functions logged ("<reward>/<component>",
-e.g. "gated/out", "gated/proc", "strict_2/r_k"), the mean completion length and the time split;
-recode_lib.analysis.plots.fig_reward_curves draws it. (The strictness sweep's frontier is
-written by recode_lib.analysis.frontier.write_sweep_frontier.)
+`reward_curves` reads each run's metrics.jsonl (recode_lib.run_files.read_metrics) and keeps,
+per step, the total reward, every reward component the reward functions logged
+("<reward>/<component>", e.g. "gated/out", "gated/proc", "strict_2/r_k"), the mean completion
+length and the time split; recode_lib.analysis.plots.fig_reward_curves draws it. (The strictness
+sweep's frontier is written by recode_lib.analysis.frontier.write_sweep_frontier.)
 Nothing here trains, generates or executes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from recode_lib.run_files import read_metrics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,8 +29,6 @@ KEEP = ("reward", "reward_std", "completions/mean_length", "loss", "kl", "entrop
 def reward_curves(runs: dict) -> "pd.DataFrame":
     """Long table (run, step, metric, value) from each run folder's metrics.jsonl."""
     import pandas as pd
-
-    from recode_lib.training.grpo import read_metrics
 
     rows = []
     for name, folder in runs.items():
@@ -49,8 +49,6 @@ def train_stats(run_dir, reward: str) -> dict:
     """One run's training summary from its metrics.jsonl: steps, the last step's total reward
     and `reward`'s components ("<reward>/..."), and the mean time split per step (without
     the first step, which includes warm-up, when there are more)."""
-    from recode_lib.training.grpo import read_metrics
-
     rows = read_metrics(run_dir)
     last = rows[-1] if rows else {}
     steady = rows[1:] or rows

@@ -18,6 +18,17 @@ Each loader reads the data directory (`data_dir=`, else
 recode_lib.paths.data_dir()) and, when files are missing and `download=True` (the default),
 fetches the canonical source (upstream release file or Hugging Face `datasets`). An unknown
 name or option raises ValueError listing the valid ones. Loaders are imported lazily.
+
+Your own benchmark: `register_benchmark(name, loader)` (also a decorator,
+`@register_benchmark("name")`). The loader contract: `loader(**options) -> list[Problem]`
+(schema.py; dicts in Problem.to_dict form are accepted too); it is given `limit=` and
+`data_dir=` only when it takes them (a parameter of that name, or **kwargs), and what it
+returns is cut to the first `limit` problems. Its problems are checked (a Problem, a
+well-formed `tests`, unique ids) and a bad one raises ProblemError naming the benchmark. The
+name is then everywhere a benchmark name goes (load_benchmark, EvalSpec/evaluate_benchmarks,
+`recode eval --benchmark`, a notebook's BENCHMARK, a recipe's `benchmark`); registering a name
+again replaces your loader, a built-in name or one with ":" is refused. Registrations made in
+modules named in $RECODE_PLUGINS reach every process of a run (recode_lib.plugins).
 """
 
 from __future__ import annotations
@@ -25,9 +36,12 @@ from __future__ import annotations
 import importlib
 import inspect
 from pathlib import Path
+from typing import Callable
 
 from recode_lib.data._io import DataError, resolve_data_dir
-from recode_lib.data.schema import Problem, ProblemError
+from recode_lib.data.easy_tasks import load_calibrated
+from recode_lib.data.schema import Problem, ProblemError, validate_tests
+from recode_lib.plugins import load_plugins
 
 # name -> (module, function, fixed options, files that make it available locally)
 _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
@@ -56,16 +70,67 @@ _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
     "easy": ("easy_tasks", "load_easy_tasks", {}, ()),
 }
 CALIBRATED = "calibrated:"     # "calibrated:<profile>": the problems the profile's calibration kept
+_CUSTOM: dict[str, Callable[..., list]] = {}   # register_benchmark: name -> your loader
+
+
+def register_benchmark(name: str, loader: Callable[..., list] | None = None):
+    """Register `loader` (`loader(**options) -> list[Problem]`, see the module docstring) as
+    benchmark `name`; returns the loader. Without `loader`, a decorator."""
+    if loader is None:
+        return lambda fn: register_benchmark(name, fn)
+    if not isinstance(name, str) or not name.strip() or ":" in name or name != name.strip():
+        raise ValueError(f"register_benchmark: {name!r} is not a benchmark name (a non-empty "
+                         "string without ':' or surrounding spaces)")
+    if name in _REGISTRY:
+        raise ValueError(f"register_benchmark: {name!r} is a built-in benchmark; choose "
+                         "another name")
+    if not callable(loader):
+        raise TypeError(f"register_benchmark({name!r}): the loader must be callable, got "
+                        f"{type(loader).__name__}")
+    _CUSTOM[name] = loader
+    return loader
+
+
+def unregister_benchmark(name: str) -> None:
+    """Remove benchmark `name` registered with register_benchmark (KeyError if there is none)."""
+    del _CUSTOM[name]
 
 
 def list_benchmarks() -> list[str]:
-    return list(_REGISTRY)
+    load_plugins()
+    return list(_REGISTRY) + [n for n in _CUSTOM if n not in _REGISTRY]
+
+
+def _custom_problems(name: str, fn, limit, data_dir, options) -> list[Problem]:
+    params = inspect.signature(fn).parameters
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    takes = {k for k in ("limit", "data_dir") if var_kw or k in params}
+    bad = sorted(set(options) - set(params)) if not var_kw else []
+    if bad:
+        valid = sorted(set(params) - {"data_dir", "limit"})
+        raise ValueError(f"benchmark {name!r}: unknown option(s) {bad}; valid: {valid}")
+    extra = {k: v for k, v in (("limit", limit), ("data_dir", data_dir)) if k in takes}
+    got = fn(**extra, **options)
+    if isinstance(got, (str, bytes, dict)) or not hasattr(got, "__iter__"):
+        raise ProblemError(f"benchmark {name!r}: the loader must return a list of Problem, got "
+                           f"{type(got).__name__}")
+    out, seen = [], set()
+    for i, p in enumerate(got):
+        where = f"benchmark {name!r}, problem {i}"
+        if isinstance(p, dict):
+            p = Problem.from_dict(p, where=where)
+        if not isinstance(p, Problem):
+            raise ProblemError(f"{where}: expected a Problem, got {type(p).__name__}")
+        validate_tests(p.tests, f"{where} ({p.id!r})")
+        if p.id in seen:
+            raise ProblemError(f"{where}: duplicate id {p.id!r}")
+        seen.add(p.id)
+        out.append(p)
+    return out if limit is None else out[:limit]
 
 
 def _loader(name: str):
     if name.startswith(CALIBRATED):
-        from recode_lib.data.easy_tasks import load_calibrated
-
         profile, _, order = name[len(CALIBRATED):].partition(":")
         return load_calibrated, {"profile": profile, **({"order": order} if order else {})}
     if name not in _REGISTRY:
@@ -77,6 +142,9 @@ def _loader(name: str):
 def load_benchmark(name: str, *, limit: int | None = None, data_dir=None,
                    **options) -> list[Problem]:
     """Problems of benchmark `name`; options go to its loader (see the loader's docstring)."""
+    load_plugins()
+    if name in _CUSTOM and name not in _REGISTRY:
+        return _custom_problems(name, _CUSTOM[name], limit, data_dir, options)
     fn, fixed = _loader(name)
     params = inspect.signature(fn).parameters
     bad = sorted(set(options) - set(params) | set(options) & set(fixed))
@@ -87,14 +155,16 @@ def load_benchmark(name: str, *, limit: int | None = None, data_dir=None,
 
 
 def available_benchmarks(data_dir=None) -> list[str]:
-    """Benchmarks whose files exist locally (microbench and math_synth are always available)."""
+    """Benchmarks whose files exist locally (microbench and math_synth are always available,
+    and so is every registered one: its loader decides)."""
+    load_plugins()
     root: Path | None = resolve_data_dir(data_dir)
     out = []
     for name, (_, _, _, files) in _REGISTRY.items():
         if not files or (root is not None and any((root / f).exists() for f in files)):
             out.append(name)
-    return out
+    return out + [n for n in _CUSTOM if n not in _REGISTRY]
 
 
 __all__ = ["Problem", "ProblemError", "DataError", "load_benchmark", "list_benchmarks",
-           "available_benchmarks"]
+           "available_benchmarks", "register_benchmark", "unregister_benchmark"]

@@ -37,7 +37,10 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from recode_lib.data._io import DataError, take
 from recode_lib.data.schema import Problem
+from recode_lib.jsonl import read_jsonl
+from recode_lib.paths import runs_dir
 
 BIG = 50_000                      # the largest test: a quadratic answer takes >> TIME_LIMIT_S
 SIZES = (1, 3, 5, 30, 300, 2000, BIG)  # list lengths: the one-element edge case, small, large
@@ -249,8 +252,6 @@ def load_easy_tasks(data_dir=None, limit: int | None = None, seed: int = 0,
 
 def calibrated_path(profile: str):
     """Where a profile's calibration writes the problems it kept."""
-    from recode_lib.paths import runs_dir
-
     return runs_dir(profile, create=False) / "00_data_and_models" / "calibrated.jsonl"
 
 
@@ -264,9 +265,6 @@ def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "lap
     edge case only), then the rest, each group in the written order. A strictness sweep trained
     on problems where R_k and R_inf always agree trains the same model twice; paper B's
     frontier needs problems "tuned to model capability" for both rewards."""
-    from recode_lib.data._io import DataError, take
-    from recode_lib.jsonl import read_jsonl
-
     if order not in ("written", "disagree"):
         raise DataError(f"calibrated:{profile}: unknown order {order!r} (written | disagree)")
     path = calibrated_path(profile)

@@ -58,6 +58,7 @@ from recode_lib.data._io import DataError, json_len
 from recode_lib.data.evalplus_script import MBPP_NOT_NONE, MBPP_SET_EQ
 from recode_lib.data.evalplus_script import script as _script
 from recode_lib.data.pyvalues import decode, encode, json_exact
+from recode_lib.data.schema import Problem
 from recode_lib.jsonl import JsonlStore
 from recode_lib.paths import PROJECT_ROOT, cache_dir
 
@@ -349,8 +350,6 @@ def problems_with_tests(family: str, items, jobs, cache_key: str, workers,
     """Problem records (dict, inputs, where) + reference jobs -> Problems with `call` tests whose
     expected outputs come from the (cached) reference runs; shared by HumanEval+ and MBPP+.
     time_rule: "evalplus" (per-test limits, the default) or "recode" (module doc)."""
-    from recode_lib.data.schema import Problem
-
     expected = expected_outputs(jobs, cache_key, workers=workers)
     out = []
     for (d, inputs, where), job in zip(items, jobs):

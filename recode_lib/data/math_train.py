@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from recode_lib.data import load_benchmark
 from recode_lib.data._io import DataError, hf_rows, read_records, resolve_data_dir
 from recode_lib.data.aime import NOT_CODE, extract_boxed, normalize_answer
 from recode_lib.data.schema import Problem
@@ -165,8 +166,6 @@ def math_train_eval(train_set: str, n_train: int, n_eval: int, *, eval_benchmark
     loaded with `train_options` (e.g. dataset=, split= for math_train; seed= for math_synth),
     decontaminated against the held-out side, then cut to n_train; report counts what was
     removed and why. Raises ValueError when either side ends up empty."""
-    from recode_lib.data import load_benchmark
-
     if n_train < 0 or n_eval < 0:
         raise ValueError(f"n_train and n_eval must be >= 0, got {n_train}, {n_eval}")
     if train_set == eval_benchmark:

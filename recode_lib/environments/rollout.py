@@ -29,7 +29,12 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from recode_lib.environments.settings import check_setting, final_answer
+from recode_lib.environments.chat import prepare_tool_tokenizer
+from recode_lib.environments.settings import check_setting, environment_factory, final_answer
+from recode_lib.generation import SampleRequest, sample_seed
+from recode_lib.generation.hf import HFGenerator
+from recode_lib.generation.vllm_backend import (VLLMGenerator, completion_from_output,
+                                                sampling_params_kwargs)
 
 _CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 HIDDEN_METHODS = ("reset", "get_reward")
@@ -119,16 +124,12 @@ def start_messages(row: dict, note) -> list:
 def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_turns: int = 5,
                  factory=None, progress: bool = False) -> list[Episode]:
     """Run n episodes per row (rows: dicts with `prompt` messages and the reset columns)."""
-    from recode_lib.generation import SampleRequest, sample_seed
-
     check_setting(setting)
     if setting == "single":
         raise ValueError("run_episodes is for the tool and agentic settings")
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
         raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
     if factory is None:
-        from recode_lib.environments.settings import environment_factory
-
         factory = environment_factory(setting)
     episodes = []
     for row in rows:
@@ -187,14 +188,9 @@ def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_tur
 def tool_generator(backend: str, model, setting: str, **kwargs):
     """A generation backend whose prompts render the setting's tools (hf or vllm); the
     tokenizer gets a tool template (recode_lib.environments.chat.prepare_tool_tokenizer)."""
-    from recode_lib.environments.chat import prepare_tool_tokenizer
-    from recode_lib.environments.settings import environment_factory
-
     probe = environment_factory(check_setting(setting))()
     tools = list(tool_methods(probe).values())
     if backend == "hf":
-        from recode_lib.generation.hf import HFGenerator
-
         class ToolHF(HFGenerator):
             def __init__(self, *a, **kw):
                 super().__init__(*a, **kw)
@@ -207,8 +203,6 @@ def tool_generator(backend: str, model, setting: str, **kwargs):
 
         return ToolHF(str(model), **kwargs)
     if backend in ("vllm", "vllm_standin"):   # vllm_standin: the dry run's CPU engine
-        from recode_lib.generation.vllm_backend import VLLMGenerator, sampling_params_kwargs
-
         class ToolVLLM(VLLMGenerator):
             def tokenizer(self):
                 return prepare_tool_tokenizer(super().tokenizer())
@@ -237,8 +231,6 @@ def vllm_generate(llm, built: list, progress: bool = False, params_as_dicts: boo
     """Completions of (TokensPrompt, SamplingParams kwargs) pairs on a vllm.LLM (or anything
     with its generate signature), in order; params_as_dicts passes the keyword dicts as they
     are (the dry run's stand-in engine, which checks them against vLLM's names)."""
-    from recode_lib.generation.vllm_backend import completion_from_output
-
     if not built:
         return []
     if params_as_dicts:

@@ -25,6 +25,7 @@ import functools
 
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
+from recode_lib.prompts import completion_text, format_response
 from recode_lib.sandbox.tools import ToolLimits
 
 SETTINGS = ("single", "tool", "agentic")
@@ -54,9 +55,6 @@ def environment_factory(setting: str, max_calls: int | None = None,
 
 def final_answer(setting: str, completion, env=None) -> tuple[str, str]:
     """(text the rewards judge, "" or why there is no answer) for one rollout."""
-    from recode_lib.prompts import format_response
-    from recode_lib.rewards import completion_text
-
     check_setting(setting)
     if setting == "single":
         return completion_text(completion), ""

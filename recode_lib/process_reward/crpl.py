@@ -41,8 +41,10 @@ from tqdm.auto import tqdm
 from recode_lib.generation.chat import generate, make_generator
 from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, DIRECTIONS, TRANSFORMS, rewrite_messages, rule_rewrite
 from recode_lib.jsonl import JsonlStore
+from recode_lib.linux import require_linux
 from recode_lib.prompts import build_messages, canonical_trace, format_response, parse_response, \
     user_prompt
+from recode_lib.sandbox import execute_many
 
 REJECT_REASONS = ("empty", "format", "unchanged", "changes_problem", "no_rule")
 
@@ -89,8 +91,7 @@ class CRPLConfig:
 
 
 def _default_execute(records):
-    from recode_lib.sandbox import execute_many
-
+    require_linux("judging CRPL traces")
     return execute_many(records)
 
 

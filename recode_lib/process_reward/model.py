@@ -36,6 +36,11 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from recode_lib.jsonl import read_json, write_json_atomic
+from recode_lib.metrics import is_tie, preference_outcome
+from recode_lib.models import load_for_training, load_tokenizer, resolve_model, saved_dtype
+from recode_lib.provenance import fingerprint
+
 
 @dataclass
 class RMConfig:
@@ -68,8 +73,6 @@ BF16_NUMERICS = "bf16 autocast over fp32 master weights"
 
 
 def load_rm_tokenizer(path):
-    from recode_lib.models import load_tokenizer
-
     return load_tokenizer(path, padding_side="right")
 
 
@@ -104,8 +107,6 @@ def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
     fingerprint (new pairs from a re-run synthesis must retrain it). A bf16 config's also
     names its numerics, so an RM trained before bf16 meant fp32 master weights (pure bf16
     weights: most updates rounded away, see recode_lib.models.training_dtype) is retrained."""
-    from recode_lib.provenance import fingerprint
-
     parts = [cfg, [[p.get("prompt"), p.get("chosen"), p.get("rejected")] for p in train_pairs]]
     if cfg.bf16:
         parts.append(BF16_NUMERICS)
@@ -119,8 +120,6 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
     from datasets import Dataset
     from transformers import AutoModelForSequenceClassification
     from trl import RewardConfig, RewardTrainer
-
-    from recode_lib.models import load_for_training, resolve_model, saved_dtype
 
     path = resolve_model(cfg.backbone)
     tok = load_rm_tokenizer(path)
@@ -168,6 +167,21 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
     return info
 
 
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def resolve_dtype(dtype, device) -> str:
+    """The dtype name the RM is loaded in: "auto"/None -> float32 on CPU, bfloat16 elsewhere
+    (the Bradley-Terry head's score survives bf16; CPU bf16 matmuls are slow); a torch dtype or
+    a name in DTYPES as given."""
+    if dtype is None or dtype == "auto":
+        return "float32" if str(device).split(":")[0] == "cpu" else "bfloat16"
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPES:
+        raise ValueError(f"rm_dtype must be one of {list(DTYPES)}, got {dtype!r}")
+    return name
+
+
 class ProcessRewardScorer:
     """Scores (prompt, trace) pairs with a saved reward model: higher = better reasoning.
 
@@ -182,8 +196,6 @@ class ProcessRewardScorer:
                  device: str = "cpu", dtype=None):
         import torch
         from transformers import AutoModelForSequenceClassification
-
-        from recode_lib.process_reward.placement import resolve_dtype
 
         self.path = str(path)
         self.tok = load_rm_tokenizer(self.path)
@@ -257,8 +269,6 @@ def pairwise_accuracy(scorer, pairs) -> dict:
     """Fraction of pairs whose chosen side scores strictly higher (recode_lib.metrics.
     preference_outcome: a tie counts 0, the rule every LCB-RB method uses), overall and by
     pair_type, the number of ties, plus per-pair outcomes (1/0) for confidence intervals."""
-    from recode_lib.metrics import is_tie, preference_outcome
-
     if not pairs:
         raise ValueError("pairwise_accuracy: no pairs")
     prompts = [p["prompt"] for p in pairs]
@@ -282,8 +292,6 @@ def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
     import torch
     from transformers import AutoModelForSequenceClassification
 
-    from recode_lib.models import resolve_model
-
     path = resolve_model(cfg.backbone)
     tok = load_rm_tokenizer(path)
     torch.manual_seed(cfg.seed)
@@ -304,8 +312,6 @@ def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, log=pri
     `retrain` is False; otherwise trained (train_reward_model), or, with no pairs at all, saved
     UNTRAINED (save_untrained_reward_model; the info says so under "untrained"). Returns the
     training info with its "fingerprint" and "reused" (bool)."""
-    from recode_lib.jsonl import read_json, write_json_atomic
-
     out = Path(cfg.output_dir)
     info_file = out.parent / f"{out.name}_train.json"
     fp = training_fingerprint(train_pairs, cfg)

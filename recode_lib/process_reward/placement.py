@@ -3,8 +3,10 @@
     p = RMPlacement(where="trainer", dtype="auto", batch_size=16)   # a recipe's rm_* fields
     p.validate()                                   # ValueError naming a bad value
     resolve_device("trainer", trainer_device="cuda:3")   # -> "cuda:3"
-    resolve_dtype("auto", "cuda:3")                # -> "bfloat16" ("float32" on CPU)
+    resolve_dtype("auto", "cuda:3")                # -> "bfloat16" ("float32" on CPU; the scorer's
+                                                   # rule, recode_lib.process_reward.model)
     scorer = load_scorer(rm_path, p, trainer_device=args.device)   # .score(prompts, traces)
+    scorer = load_checked_scorer(rm_path, p)       # the same; RMLoadError naming a bad path
     scorer.shard(trainer.accelerator)              # where=trainer, zero3=True: ZeRO-3 shards
 
 `where` (the recipe's `rm_placement`):
@@ -32,9 +34,12 @@ per forward pass (or per request to an endpoint). It does not train the RM
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from recode_lib.process_reward.model import DTYPES, ProcessRewardScorer, resolve_dtype
+from recode_lib.process_reward.serving import EndpointScorer
 
 WHERE = ("cpu", "trainer", "device:N", "endpoint")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True)
@@ -100,33 +105,39 @@ def resolve_device(where: str, trainer_device=None) -> str:
     return f"cuda:{n}"
 
 
-def resolve_dtype(dtype, device) -> str:
-    """The dtype name the RM is loaded in: "auto"/None -> float32 on CPU, bfloat16 elsewhere
-    (the Bradley-Terry head's score survives bf16; CPU bf16 matmuls are slow); a torch dtype or
-    a name in DTYPES as given."""
-    if dtype is None or dtype == "auto":
-        return "float32" if str(device).split(":")[0] == "cpu" else "bfloat16"
-    name = str(dtype).replace("torch.", "")
-    if name not in DTYPES:
-        raise ValueError(f"rm_dtype must be one of {list(DTYPES)}, got {dtype!r}")
-    return name
-
-
 def load_scorer(rm_path, placement: RMPlacement | None = None, *, trainer_device=None):
     """The scorer of `placement` (default: CPU, float32): a ProcessRewardScorer on the resolved
     device and dtype, or an EndpointScorer for where="endpoint" (checked with one /health
     request, so a wrong URL fails here, not at the first step)."""
     p = (placement or RMPlacement()).validate()
     if p.is_endpoint:
-        from recode_lib.process_reward.serving import EndpointScorer
-
         scorer = EndpointScorer(p.endpoint, batch_size=p.batch_size, timeout_s=p.timeout_s)
         scorer.health()
         return scorer
-    from recode_lib.process_reward.model import ProcessRewardScorer
-
     device = resolve_device(p.where, trainer_device)
     # ZeRO-3 sharding starts from CPU weights (prepare_deepspeed moves and partitions them)
     return ProcessRewardScorer(rm_path, batch_size=p.batch_size,
                                device="cpu" if p.zero3 else device,
                                dtype=resolve_dtype(p.dtype, device))
+
+
+class RMLoadError(ValueError):
+    """A reward model that does not load; the message names the path (or endpoint) and why."""
+
+
+def load_checked_scorer(rm_path, placement: RMPlacement | None = None, *, trainer_device=None):
+    """load_scorer, with what cannot work named before and while loading: RMLoadError when
+    rm_path is empty (and no endpoint serves the RM), is not a Hugging Face checkpoint folder
+    (no config.json), or fails to load ("reward model path P does not load: <why>")."""
+    remote = placement is not None and placement.is_endpoint
+    if not rm_path and not remote:
+        raise RMLoadError("a process reward needs rm_path (the reward-model checkpoint)")
+    path = Path(rm_path or placement.endpoint)
+    if not remote and (not path.is_dir() or not (path / "config.json").is_file()):
+        raise RMLoadError(f"reward model path {path} does not load: not a Hugging Face "
+                          "checkpoint folder (no config.json)")
+    try:
+        return load_scorer(path, placement, trainer_device=trainer_device)
+    except Exception as exc:
+        raise RMLoadError(f"reward model path {path} does not load: "
+                          f"{type(exc).__name__}: {exc}") from exc

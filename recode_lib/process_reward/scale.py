@@ -7,13 +7,13 @@
 
 ReCode trains the RM with the Bradley-Terry objective, which fixes no absolute scale: only score
 differences mean anything. R_proc = sigmoid((score - center) / temperature)
-(recode_lib.rewards.process) needs a centre and a scale; with the default (0, 1) a small RM
-whose scores sit near +1.6 with a spread of 0.4 puts every completion's R_proc in 0.75-0.9, so
-R_proc barely moves whatever the policy does. `proc_scale` takes them from the RM's scores of
-the start policy's own completions (mean and standard deviation), so R_proc spreads over (0, 1)
-on what the policy actually writes. `proc_summary` is the held-out view of the gate's
-signature: the mean R_proc (and raw score) a model's evaluation samples get, split by whether
-they passed, with a bootstrap CI over problems.
+(recode_lib.rewards.process; recode_lib.metrics.sigmoid) needs a centre and a scale; with the
+default (0, 1) a small RM whose scores sit near +1.6 with a spread of 0.4 puts every
+completion's R_proc in 0.75-0.9, so R_proc barely moves whatever the policy does. `proc_scale`
+takes them from the RM's scores of the start policy's own completions (mean and standard
+deviation), so R_proc spreads over (0, 1) on what the policy actually writes. `proc_summary` is
+the held-out view of the gate's signature: the mean R_proc (and raw score) a model's evaluation
+samples get, split by whether they passed, with a bootstrap CI over problems.
 
 Samples are the evaluation's `samples.jsonl` (recode_lib.evaluation); the RM reads the prompt
 (recode_lib.prompts.user_prompt of the sample's problem) and the response, as during GRPO.
@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
-from recode_lib.jsonl import read_jsonl
+from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.metrics import bootstrap_ci, sigmoid
+from recode_lib.process_reward.placement import load_checked_scorer
 from recode_lib.prompts import user_prompt
-from recode_lib.rewards.process import sigmoid
 
 
 class ScaleError(ValueError):
@@ -130,8 +132,6 @@ def score_models(scorer, problems, eval_root, models, center: float = 0.0,
                  temperature: float = 1.0) -> dict[str, dict]:
     """{model: proc_summary} for each model evaluated under eval_root/<model>; the per-sample
     scores go to eval_root/<model>/rm_scores.jsonl."""
-    from recode_lib.jsonl import write_jsonl_atomic
-
     out = {}
     for name in models:
         rows = score_samples(scorer, problems, Path(eval_root) / name)
@@ -148,18 +148,14 @@ def load_eval_scorer(rm_path, placement=None):
     recipe's rm_* fields say (a recode_lib.process_reward.placement.RMPlacement; None: CPU,
     float32). There are no training ranks here, so "trainer" means this process's first GPU (the
     CPU without one) and the RM is never ZeRO-3-sharded; an endpoint is used as is."""
-    from dataclasses import replace
-
-    from recode_lib.rewards.process import load_scorer
-
     if placement is None:
-        return load_scorer(rm_path)
+        return load_checked_scorer(rm_path)
     device = None
     if placement.where == "trainer":
         import torch
 
         device = "cuda:0" if torch.cuda.is_available() else "cpu"
-    return load_scorer(rm_path, replace(placement, zero3=False), trainer_device=device)
+    return load_checked_scorer(rm_path, replace(placement, zero3=False), trainer_device=device)
 
 
 def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=None) -> dict:
@@ -169,8 +165,6 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
     out_dir/start, the RM at rm_path scores the samples, and their mean and standard deviation
     become proc_center / proc_temperature, recorded in out_dir/proc_scale.json with n. The RM
     is placed as `placement` says (load_eval_scorer)."""
-    from recode_lib.jsonl import write_json_atomic
-
     if mode not in PROC_SCALES:
         raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
     if not mode:
@@ -204,8 +198,6 @@ def paired_difference(rows_a: list[dict], rows_b: list[dict], key, n_boot: int =
     with a percentile 95% bootstrap CI over problems: two models compared on the same problems,
     so what makes one problem harder than another cancels (recode_lib.metrics.bootstrap_ci over
     the per-problem differences). None without a shared problem."""
-    from recode_lib.metrics import bootstrap_ci
-
     a = {k: sum(v) / len(v) for k, v in by_problem(rows_a, key).items()}
     b = {k: sum(v) / len(v) for k, v in by_problem(rows_b, key).items()}
     shared = sorted(set(a) & set(b))

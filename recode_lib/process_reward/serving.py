@@ -28,6 +28,8 @@ import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from recode_lib.process_reward.model import ProcessRewardScorer
+
 
 class ScorerHandler(BaseHTTPRequestHandler):
     """GET /health, POST /score; the server carries `scorer`, `lock` and `info`."""
@@ -148,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8008)
     args = ap.parse_args(argv)
-    from recode_lib.process_reward.model import ProcessRewardScorer
 
     scorer = ProcessRewardScorer(args.rm, batch_size=args.batch_size, device=args.device,
                                  dtype=args.dtype)

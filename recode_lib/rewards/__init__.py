@@ -48,7 +48,7 @@ at construction and raises naming the path if it cannot).
 
 from __future__ import annotations
 
-from recode_lib.rewards.base import RewardFunction, completion_text, prompt_text
+from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.code import (additive_reward, format_reward, gated_reward, outcome_only_reward,
                                      outcome_reward)
 from recode_lib.rewards.composed import always, compose, when_correct
@@ -63,9 +63,9 @@ from recode_lib.rewards.strict import (partial_continuous_reward, partial_discre
 
 __all__ = ["REGISTRY", "Need", "ProcessReward", "RewardConfigError", "RewardEntry",
            "RewardFunction", "RewardResources", "additive_reward", "always", "build_reward",
-           "completion_text", "compose", "format_reward", "gated_reward", "get_reward",
+           "compose", "format_reward", "gated_reward", "get_reward",
            "math_additive_reward", "math_answer_reward", "math_format_reward",
            "math_gated_reward", "math_outcome_only_reward", "outcome_only_reward",
            "outcome_reward", "partial_continuous_reward", "partial_discrete_reward",
-           "process_reward", "prompt_text", "register", "register_function", "reward_needs",
+           "process_reward", "register", "register_function", "reward_needs",
            "strict_reward", "when_correct"]

@@ -22,8 +22,9 @@ in training as in evaluation and a reward of 1 means the evaluation verdict is c
 `execute` also refuses, before running anything, tests that run in the submission's own
 process unless the runner allows them (SandboxRunner.check_tests; recode_lib.rewards.execution).
 
-`completion_text`/`prompt_text` turn TRL's strings or chat messages into text; `column` reads a
-dataset column (list or scalar) for a batch. It registers no reward (recode_lib.rewards.code does).
+`column` reads a dataset column (list or scalar) for a batch (TRL's strings or chat messages
+become text with recode_lib.prompts.completion_text / prompt_text). It registers no reward
+(recode_lib.rewards.code does).
 """
 
 from __future__ import annotations
@@ -34,27 +35,8 @@ from types import SimpleNamespace
 from typing import Callable
 
 from recode_lib.assemble import assemble
+from recode_lib.prompts import completion_text
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, tests_spec
-
-def completion_text(completion) -> str:
-    """A completion as text: strings pass through; chat messages -> assistant contents joined."""
-    if completion is None:
-        return ""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        return str(completion.get("content") or "")
-    parts = [m.get("content") or "" for m in completion
-             if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
-    return "".join(p if isinstance(p, str) else str(p) for p in parts)
-
-
-def prompt_text(prompt) -> str:
-    """The user's problem statement: the last user turn of a chat prompt, or the string."""
-    if isinstance(prompt, str):
-        return prompt
-    users = [m.get("content") or "" for m in prompt or [] if m.get("role") == "user"]
-    return users[-1] if users else ""
 
 
 class RewardFunction:

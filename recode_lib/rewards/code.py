@@ -16,8 +16,8 @@ process reward (recode_lib.rewards.process) nor the strictness family (recode_li
 
 from __future__ import annotations
 
-from recode_lib.prompts import parse_response
-from recode_lib.rewards.base import RewardFunction, base_row, completion_text, execute
+from recode_lib.prompts import completion_text, parse_response
+from recode_lib.rewards.base import RewardFunction, base_row, execute
 from recode_lib.rewards.composed import always, compose, when_correct
 from recode_lib.rewards.execution import SandboxRunner, default_runner
 from recode_lib.rewards.process import process_term

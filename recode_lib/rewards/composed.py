@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from recode_lib.rewards.base import RewardFunction, completion_text, prompt_text
+from recode_lib.prompts import completion_text, prompt_text
+from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.process import ProcessReward
 
 

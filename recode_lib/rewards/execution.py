@@ -39,6 +39,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from recode_lib import sandbox
+from recode_lib.linux import require_linux
 from recode_lib.sandbox.records import runs_in_process
 
 REWARD_ERROR = "reward_error"
@@ -121,7 +123,10 @@ class SandboxRunner:
         self.stats = RunnerStats()
 
     def check_tests(self, tests: dict, where: str) -> None:
-        """Raise InProcessTestsError (naming `where`) for in-process tests unless allowed."""
+        """Raise InProcessTestsError (naming `where`) for in-process tests unless allowed, and
+        LinuxRequired off Linux (the sandbox needs it): raised, like a configuration error,
+        before anything runs (recode_lib.training.grpo.train checks every problem up front)."""
+        require_linux("a code reward")
         if not self.allow_in_process_tests:
             refuse_in_process(tests, where)
 
@@ -177,8 +182,6 @@ class SandboxRunner:
         return out  # type: ignore[return-value]
 
     def _execute(self, records: list[dict]) -> dict[str, dict]:
-        from recode_lib import sandbox  # imported lazily: the sandbox owns its worker pool
-
         t0 = time.perf_counter()
         box: dict = {}
 

@@ -6,7 +6,7 @@
                                                                        # math_outcome_only_reward
 ReCode's transfer to math: the same R = R_fmt + R_ans + 1[R_ans = 1] * R_proc with the answer
 checked against the gold one instead of tests. math_format: reasoning then one \\boxed{} answer
-(recode_lib.evaluation.math.parse_math_response); math_answer: R_ans in {0,1}, math-verify
+(recode_lib.math_answers.parse_math_response); math_answer: R_ans in {0,1}, math-verify
 equivalence with the dataset's `answer` column. Registered into recode_lib.rewards.REGISTRY on
 import (the gated and additive ones need the RM). A row without a gold answer raises ValueError
 naming the row. It does no code execution.
@@ -14,7 +14,9 @@ naming the row. It does no code execution.
 
 from __future__ import annotations
 
-from recode_lib.rewards.base import RewardFunction, column, completion_text
+from recode_lib.math_answers import answer_correct, parse_math_response
+from recode_lib.prompts import completion_text
+from recode_lib.rewards.base import RewardFunction, column
 from recode_lib.rewards.composed import always, compose, when_correct
 from recode_lib.rewards.process import process_term
 from recode_lib.rewards.registry import Need, register, register_function
@@ -22,8 +24,6 @@ from recode_lib.rewards.registry import Need, register, register_function
 
 def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
     """fmt/out rows: the boxed answer checked against the `answer` column."""
-    from recode_lib.evaluation.math import answer_correct, parse_math_response
-
     if "answer" not in kwargs:
         raise ValueError("the dataset has no 'answer' column: math rewards need the gold answers")
     n = len(texts)
@@ -41,8 +41,6 @@ def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
 
 
 def math_format_rows(prompts, completions, kwargs) -> list[dict]:
-    from recode_lib.evaluation.math import parse_math_response
-
     ps = [parse_math_response(completion_text(c)) for c in completions]
     return [{"reward": float(p.format_ok), "fmt": float(p.format_ok), "reason": p.reason} for p in ps]
 

@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import math
 
-from recode_lib.prompts import parse_response
-from recode_lib.rewards.base import RewardFunction, completion_text, prompt_text
+from recode_lib.metrics import sigmoid
+from recode_lib.process_reward.placement import RMLoadError, load_checked_scorer
+from recode_lib.prompts import completion_text, parse_response, prompt_text
+from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.registry import Need, RewardConfigError, register
-
-
-def sigmoid(x: float) -> float:
-    """The logistic function, stable for large |x|."""
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
 def whole_response(text: str) -> str:
@@ -47,22 +44,10 @@ def load_scorer(rm_path, placement=None, *, trainer_device=None):
     recode_lib.process_reward.placement.RMPlacement; None: CPU float32; trainer_device: the
     training process's device, for where="trainer"); RewardConfigError naming the path when it
     does not load."""
-    remote = placement is not None and placement.is_endpoint
-    if not rm_path and not remote:
-        raise RewardConfigError("a process reward needs rm_path (the reward-model checkpoint)")
-    from pathlib import Path
-
-    from recode_lib.process_reward.placement import load_scorer as load
-
-    path = Path(rm_path or placement.endpoint)
-    if not remote and (not path.is_dir() or not (path / "config.json").is_file()):
-        raise RewardConfigError(f"reward model path {path} does not load: not a Hugging Face "
-                                "checkpoint folder (no config.json)")
     try:
-        return load(path, placement, trainer_device=trainer_device)
-    except Exception as exc:
-        raise RewardConfigError(f"reward model path {path} does not load: "
-                                f"{type(exc).__name__}: {exc}") from exc
+        return load_checked_scorer(rm_path, placement, trainer_device=trainer_device)
+    except RMLoadError as exc:
+        raise RewardConfigError(str(exc)) from exc
 
 
 class ProcessReward:

@@ -14,6 +14,15 @@ one sandbox cache and one loaded reward model). A factory's options are its keyw
 any other option raises RewardConfigError naming it. `strict_<k>` names resolve to the `strict`
 entry with k set. The families register themselves when recode_lib.rewards is imported; this
 module defines no reward itself.
+
+Your own reward (README "Extending recode"): a plain function with TRL's signature,
+`f(prompts, completions, **columns) -> list[float]` (columns: the dataset's, e.g. `tests`,
+`problem_id`, and TRL's `completion_ids`, `trainer_state`, ...), registered with
+`register_function("name", f)`, or a factory with keyword options and needs,
+`@register("name", needs=(Need.SANDBOX,))` over `def make(*, runner, weight=1.0): return f`
+(build_reward passes the run's SandboxRunner as `runner=`); a recipe then names it
+(`rewards: [{name: name, <option>: value}]`). Names are looked up after importing the modules
+in $RECODE_PLUGINS (recode_lib.plugins), so a registration there reaches every process.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ import enum
 import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from recode_lib.plugins import load_plugins
 
 if TYPE_CHECKING:
     from recode_lib.rewards.base import RewardFunction
@@ -72,6 +83,8 @@ def register_function(name: str, fn: "RewardFunction") -> "RewardFunction":
 
 def resolve(name: str) -> tuple[RewardEntry, dict]:
     """(entry, options the name itself implies): `strict_<k>` is `strict` with k and name set."""
+    if name not in REGISTRY:
+        load_plugins()
     if name in REGISTRY:
         return REGISTRY[name], {}
     if name.startswith("strict_") and "strict" in REGISTRY:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, default_runner
 from recode_lib.rewards.base import RewardFunction, base_row, execute
 from recode_lib.rewards.registry import Need, RewardConfigError, register
+from recode_lib.sandbox import strictness
 
 
 def k_label(k) -> str:
@@ -33,7 +34,6 @@ def k_label(k) -> str:
 
 def levels(result: dict, ks: list) -> dict:
     """{"<k>": R_k, ..., "inf": R_inf} of one sandbox result (all 0 without a program)."""
-    from recode_lib.sandbox import strictness
     if result.get("status") in (REWARD_ERROR, "no_code"):
         return {**{str(k): 0 for k in ks}, "inf": 0}
     return strictness(result, [int(k) for k in ks] + ["inf"])

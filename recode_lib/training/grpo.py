@@ -26,7 +26,7 @@ model_init_kwargs through recode_lib.models.trainer_model_init_kwargs): `bf16: t
 autocast over fp32 master weights in one process, and DeepSpeed's bf16 optimizer (which keeps
 fp32 master partitions) under ZeRO-3; pure bf16 weights would round lr-1e-6 steps away.
 Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
-`recode_lib.evaluation.math.math_messages(problem)` (math): the same format evaluation uses.
+`recode_lib.math_answers.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
 complete (both only when output_dir was trained on the same recipe and problems: otherwise the
 old run is moved aside to <output_dir>.stale-<k>, see retire_stale_run), and if training raises
@@ -63,6 +63,21 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
+from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.math_answers import math_messages
+from recode_lib.models import load_tokenizer, resolve_model, trainer_model_init_kwargs
+from recode_lib.paths import set_aside
+from recode_lib.process_reward.placement import RMPlacement
+from recode_lib.prompts import build_messages
+from recode_lib.provenance import fingerprint, provenance
+from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_reward, reward_needs
+from recode_lib.rewards.base import assembly_columns
+from recode_lib.rewards.execution import SandboxRunner
+from recode_lib.rewards.process import load_scorer
+from recode_lib.sandbox.tools import ToolLimits
+from recode_lib.training.lora import is_peft, lora_config, merged_model
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
@@ -147,16 +162,12 @@ class GRPORecipe:
 
     def rm_placement_config(self):
         """The RMPlacement of the rm_* fields."""
-        from recode_lib.process_reward.placement import RMPlacement
-
         return RMPlacement(where=str(self.rm_placement), dtype=str(self.rm_dtype),
                            batch_size=int(self.rm_batch_size), endpoint=self.rm_endpoint,
                            zero3=bool(self.rm_zero3))
 
     def validate(self) -> "GRPORecipe":
         """Checks that need no accelerator (TRL's own run when to_config builds the config)."""
-        from recode_lib.rewards import Need, RewardConfigError, reward_needs
-
         where = f"recipe {self.name!r}"
         if self.domain not in ROWS:
             raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {self.domain!r}")
@@ -188,8 +199,6 @@ class GRPORecipe:
         if self.setting != "single" and self.domain != "code":
             raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
         if self.lora is not None:
-            from recode_lib.training.lora import lora_config
-
             try:
                 lora_config(self.lora)
             except ValueError as exc:
@@ -231,9 +240,6 @@ def code_row(p, where: str, reasoning: bool = True) -> dict:
     rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
     prelude: everything assemble reads, so the reward builds the program evaluation builds) —
     and the limits; ValueError when it has no tests."""
-    from recode_lib.prompts import build_messages
-    from recode_lib.rewards.base import assembly_columns
-
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
@@ -244,8 +250,6 @@ def code_row(p, where: str, reasoning: bool = True) -> dict:
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
     """The training row of a math problem: its prompt and gold `answer` (ValueError without)."""
-    from recode_lib.evaluation.math import math_messages
-
     if not getattr(p, "answer", None):
         raise ValueError(f"{where} has no answer: math rewards need one")
     return {"prompt": math_messages(p), "answer": str(p.answer), "problem_id": p.id}
@@ -273,10 +277,6 @@ def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
     """What the recipe's rewards may need, each made on first need: the sandbox runner, and
     the reward model at recipe.rm_path placed as the rm_* fields say (on trainer_device for
     rm_placement: trainer)."""
-    from recode_lib.rewards import Need, RewardResources
-    from recode_lib.rewards.execution import SandboxRunner
-    from recode_lib.rewards.process import load_scorer
-
     def sandbox():
         return runner if runner is not None else SandboxRunner(
             workers=recipe.sandbox_workers, batch_timeout_s=recipe.reward_batch_timeout_s,
@@ -292,8 +292,6 @@ def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
     """(reward functions, weights) from recipe.rewards, through the reward registry: each
     reward gets what its entry needs from `resources` (default: reward_resources(recipe,
     runner)), one sandbox runner and one reward model shared by all."""
-    from recode_lib.rewards import build_reward
-
     resources = resources or reward_resources(recipe, runner)
     funcs, weights = [], []
     for spec in recipe.rewards:
@@ -305,8 +303,6 @@ def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
 
 def tool_limits(recipe: GRPORecipe):
     """The sandbox limits of one tool call in the recipe's tool/agentic setting."""
-    from recode_lib.sandbox.tools import ToolLimits
-
     return ToolLimits(time_limit_s=recipe.tool_time_limit_s, memory_mb=recipe.tool_memory_mb,
                       max_output_chars=recipe.tool_max_output_chars)
 
@@ -316,8 +312,6 @@ def setting_parts(recipe: GRPORecipe, funcs: list, tok):
     as is; tool/agentic: each reward judges the rollout's final answer
     (recode_lib.environments.settings), TRL's environment_factory runs the environment, and
     the tokenizer gets a tool-calling chat template (recode_lib.environments.chat)."""
-    from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
-
     if recipe.setting == "single":
         return funcs, {}
     prepare_tool_tokenizer(tok)
@@ -331,8 +325,6 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
     loaded in recode_lib.models.training_dtype (float32: bf16 recipes compute in bf16 autocast,
     or DeepSpeed's bf16 optimizer, over fp32 master weights; a recipe's model_init_kwargs asking
     for a half dtype raises)."""
-    from recode_lib.models import trainer_model_init_kwargs
-
     weights = [float(r.get("weight", 1.0)) for r in recipe.rewards]
     init = recipe.model_init_kwargs
     if isinstance(init, str):       # TRL also takes it as a JSON string
@@ -356,8 +348,6 @@ class TrainResult:
 def run_fingerprint(recipe: GRPORecipe, problems) -> str:
     """What a trained run depends on: every recipe field and every training problem (the same
     after the YAML/jsonl round trip of the accelerate launcher)."""
-    from recode_lib.provenance import fingerprint
-
     return fingerprint(recipe.to_dict(),
                        [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
 
@@ -368,9 +358,6 @@ def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:
     starts clean instead of skipping or resuming stale work. Records the fingerprint; returns
     where an old run went, or None. A non-empty folder without fingerprint.json (whose origin
     is unknown) is moved aside too."""
-    from recode_lib.jsonl import read_json, write_json_atomic
-    from recode_lib.paths import set_aside
-
     out = Path(output_dir)
     f = out / "fingerprint.json"
     moved = None
@@ -436,8 +423,6 @@ def last_complete_checkpoint(output_dir: str | Path) -> str | None:
 def trim_metrics(metrics_path: Path, step: int) -> int:
     """Drop metrics records logged after `step` (by a run killed before its next checkpoint:
     the resumed run logs those steps again); returns how many were dropped."""
-    from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
-
     if not metrics_path.is_file():
         return 0
     rows = read_jsonl(metrics_path, allow_torn_tail=True)
@@ -450,11 +435,6 @@ def trim_metrics(metrics_path: Path, step: int) -> int:
 def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool = True) -> TrainResult:
     """Train (or resume, or skip when done); returns where the final checkpoint and metrics are."""
     from recode_lib.training.callbacks import MetricsJsonlCallback, timed_trainer_class
-    from recode_lib.jsonl import write_json_atomic
-    from recode_lib.models import load_tokenizer, resolve_model
-    from recode_lib.provenance import provenance
-    from recode_lib.rewards import Need
-    from recode_lib.rewards.execution import SandboxRunner
 
     recipe.validate()
     out = Path(output_dir)
@@ -486,8 +466,6 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     funcs, setting_kw = setting_parts(recipe, funcs, tok)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     if recipe.lora:
-        from recode_lib.training.lora import lora_config
-
         setting_kw["peft_config"] = lora_config(recipe.lora)
     trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
                                     train_dataset=dataset, processing_class=tok, callbacks=[cb],
@@ -548,7 +526,6 @@ def save_final(trainer, tokenizer, final: Path) -> None:
     import os
     import shutil
 
-    from recode_lib.training.lora import is_peft, merged_model
 
     tmp = final.with_name(".final.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -562,11 +539,3 @@ def save_final(trainer, tokenizer, final: Path) -> None:
         (tmp / ".complete").write_text(json.dumps({"global_step": trainer.state.global_step}))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
-
-
-def read_metrics(output_dir: str | Path) -> list[dict]:
-    from recode_lib.jsonl import read_jsonl
-
-    p = Path(output_dir) / "metrics.jsonl"
-    return read_jsonl(p, allow_torn_tail=True) if p.exists() else []
-

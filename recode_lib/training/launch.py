@@ -29,9 +29,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
+from recode_lib.jsonl import write_jsonl_atomic
+from recode_lib.paths import PROJECT_ROOT
+from recode_lib.rewards import Need, reward_needs
+from recode_lib.run_files import TRANSFER
 from recode_lib.training.grpo import (GRPORecipe, TrainResult, check_enough_problems,
-                                      final_complete, load_recipe, retire_stale_run,
+                                      final_complete, grpo_config, load_recipe, retire_stale_run,
                                       run_fingerprint, train)
+from recode_lib.training.launch_configs import (accelerate_command, check_launch_configs,
+                                                entry_point_command)
 from recode_lib.training.slurm import SlurmShape, check_script, sbatch_script, submit
 
 # notebook parameter -> recipe field (recipe_overrides)
@@ -51,8 +57,6 @@ DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
 def check_grpo_config(recipe: GRPORecipe, output_dir):
     """The GRPOConfig the GPU run gets, built on CPU: every recipe field as set (vLLM keys
     included), only use_cpu/bf16 made CPU-safe (bf16 needs a GPU when TRL checks it)."""
-    from recode_lib.training.grpo import grpo_config
-
     return grpo_config(recipe.replace(use_cpu=True, bf16=False), output_dir)
 
 
@@ -77,11 +81,6 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     import sys
 
     import yaml
-
-    from recode_lib.jsonl import write_jsonl_atomic
-    from recode_lib.paths import PROJECT_ROOT
-    from recode_lib.training.launch_configs import (accelerate_command, check_launch_configs,
-                                                    entry_point_command)
 
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
@@ -146,14 +145,9 @@ def reward_variants(names, rm_options: Mapping | None = None) -> dict[str, dict]
     """{name: {"rewards": [{"name": name}]}}: one run per reward name. rm_options (e.g.
     {"proc_center": 1.6, "proc_temperature": 0.4}) go to the rewards that need the reward model,
     and only to them."""
-    from recode_lib.rewards import Need, reward_needs
-
     opts = dict(rm_options or {})
     return {n: {"rewards": [{"name": n, **(opts if Need.REWARD_MODEL in reward_needs(n) else {})}]}
             for n in names}
-
-
-TRANSFER = "transfer"      # the run name (04_cg_grpo/transfer) of the cross-model RM transfer
 
 
 def transfer_variants(model: str | None, reward: str = "gated") -> dict[str, dict]:
@@ -169,8 +163,6 @@ def transfer_variants(model: str | None, reward: str = "gated") -> dict[str, dic
 def require_reward_model(rewards, rm_path) -> None:
     """FileNotFoundError when one of `rewards` (reward names) needs a reward model and rm_path
     holds no checkpoint."""
-    from recode_lib.rewards import Need, reward_needs
-
     needing = sorted({r for r in rewards if Need.REWARD_MODEL in reward_needs(r)})
     if needing and not (rm_path and (Path(rm_path) / "config.json").is_file()):
         raise FileNotFoundError(f"the reward model {rm_path} does not exist, and {needing} need "

@@ -23,10 +23,13 @@ Per setting S, everything under out_dir/S:
 - alpha_settings: notebook 07's step in S: the sweep's lenient and strict runs
   (weights.endpoints.sweep_endpoints(out_dir/S)), theta_alpha evaluated in memory with one
   live model (weights.sweep.sweep_alphas, which renders S's tools and runs S's loop) with the
-  sweep's own spec into S/alpha/eval, and analysis.frontier.write_frontier into S/alpha
-  (frontier.json, with `setting`, the endpoints and the eval folder).
+  sweep's own spec into S/alpha/eval, the sweep's other runs (weights.endpoints.sweep_runs)
+  evaluated with the same spec and n into S/alpha/runs (best-single candidates), and
+  analysis.frontier.write_frontier into S/alpha (frontier.json, with `setting`, the endpoints,
+  the eval folders and the problem set; the records are read back kept to these problems).
 - ensemble_settings: notebook 08's step in S: analysis.ensemble.write_ensemble over the alpha
-  grid's samples into S/ensemble/passk.json (matched budget: a pool splits k draws).
+  grid's samples (and the runs', best-single candidates) into S/ensemble/passk.json (matched
+  budget: a pool splits k draws).
 Every step is resumable as its own function is (finished runs and samples are kept). It adds no
 training, evaluation or statistics of its own.
 """
@@ -35,6 +38,16 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from recode_lib.analysis.ensemble import counts_by_alpha, counts_by_run, write_ensemble
+from recode_lib.analysis.frontier import (load_alpha_samples, load_run_samples, write_frontier,
+                                          write_sweep_frontier)
+from recode_lib.environments.settings import check_setting
+from recode_lib.evaluation.spec import evaluate_models
+from recode_lib.jsonl import read_json
+from recode_lib.training.launch import train_variants
+from recode_lib.weights.endpoints import sweep_endpoints, sweep_runs
+from recode_lib.weights.sweep import sweep_alphas
 
 
 def recipe_for(recipe, setting: str) -> str:
@@ -52,11 +65,6 @@ def sweep_settings(settings, ks, train_problems, eval_problems, out_dir, *, spec
                    extra: dict | None = None, log=print, **overrides) -> dict:
     """{setting: {"results", "summaries", "frontier"}} (module docstring); `overrides` are
     recipe fields for every run (their `benchmark` also names the evaluation's)."""
-    from recode_lib.analysis.frontier import write_sweep_frontier
-    from recode_lib.environments.settings import check_setting
-    from recode_lib.evaluation.spec import evaluate_models
-    from recode_lib.training.launch import train_variants
-
     benchmark = overrides.get("benchmark")
     runs = {f"k{k}": k for k in ks}
     out = {}
@@ -80,15 +88,11 @@ def sweep_settings(settings, ks, train_problems, eval_problems, out_dir, *, spec
 def alpha_settings(settings, sweep_dir, alphas: Sequence[float], problems, spec, *,
                    benchmark: str | None = None, threshold: float = 2.0,
                    extra: dict | None = None, log=print) -> dict:
-    """{setting: {"endpoints": (low, high), "result": weights.sweep.SweepResult, "frontier"}}:
-    the alpha grid of each setting between its sweep's endpoints (module docstring), every
-    alpha evaluated on `problems` with spec.replace(setting=S). Raises
+    """{setting: {"endpoints": (low, high), "result": weights.sweep.SweepResult, "frontier",
+    "runs": {run: summary}}}: the alpha grid of each setting between its sweep's endpoints
+    (module docstring), every alpha, and every other run of the sweep (the best-single
+    candidates), evaluated on `problems` with spec.replace(setting=S). Raises
     weights.endpoints.EndpointError when a setting's sweep has no two finished runs."""
-    from recode_lib.analysis.frontier import load_alpha_samples, write_frontier
-    from recode_lib.environments.settings import check_setting
-    from recode_lib.weights.endpoints import sweep_endpoints
-    from recode_lib.weights.sweep import sweep_alphas
-
     alphas = sorted({float(a) for a in alphas})
     out = {}
     for setting in settings:
@@ -102,15 +106,22 @@ def alpha_settings(settings, sweep_dir, alphas: Sequence[float], problems, spec,
                 f"  high (alpha=1, strict):  {high}")
         res = sweep_alphas(low, high, alphas, problems, s_spec, eval_dir, benchmark=benchmark,
                            log=log)
-        everything = load_alpha_samples(eval_dir)
+        runs = sweep_runs(folder, grid=alphas)     # best-single candidates beside the grid
+        runs_dir = folder / "alpha" / "runs"
+        run_summaries = evaluate_models(runs, problems, s_spec, runs_dir, benchmark=benchmark)
+        ids = [p.id for p in problems]
+        everything = load_alpha_samples(eval_dir, problems=ids, n=s_spec.n)
         frontier = write_frontier(folder / "alpha", {a: everything[a] for a in alphas},
                                   threshold=threshold, spec=s_spec, extra={
                                       "setting": setting, "alphas": alphas,
                                       "endpoints": {"source": "sweep", "low": str(low),
                                                     "high": str(high)},
                                       "eval_dir": str(eval_dir), "benchmark": benchmark,
+                                      "n_samples": s_spec.n, "runs": sorted(runs),
+                                      "runs_eval_dir": str(runs_dir),
                                       "sweep_seconds": res.seconds, **(extra or {})})
-        out[setting] = {"endpoints": (low, high), "result": res, "frontier": frontier}
+        out[setting] = {"endpoints": (low, high), "result": res, "frontier": frontier,
+                        "runs": run_summaries}
     return out
 
 
@@ -120,25 +131,23 @@ def ensemble_settings(settings, sweep_dir, ks: Sequence[int], *,
     """{setting: passk payload}: analysis.ensemble.write_ensemble over each setting's alpha grid
     (its S/alpha/frontier.json and the samples it points to) into S/ensemble/passk.json.
     Raises ValueError when k exceeds the samples per checkpoint (raise the grid's n)."""
-    from recode_lib.analysis.ensemble import counts_by_alpha, write_ensemble
-    from recode_lib.analysis.frontier import load_alpha_samples
-    from recode_lib.environments.settings import check_setting
-    from recode_lib.jsonl import read_json
-
     ks = sorted({int(k) for k in ks})
     out = {}
     for setting in settings:
         check_setting(setting)
         folder = Path(sweep_dir) / setting
         front = read_json(folder / "alpha" / "frontier.json")
-        everything = load_alpha_samples(front["eval_dir"])
+        ids, n = front.get("problem_ids"), front.get("n_samples")
+        everything = load_alpha_samples(front["eval_dir"], problems=ids, n=n)
         counts = counts_by_alpha({a: everything[a] for a in front["alphas"]})
-        n_min = min(n for c in counts.values() for n, _ in c.values())
+        runs = counts_by_run(load_run_samples(front["runs_eval_dir"], front["runs"],
+                                              problems=ids, n=n)) if front.get("runs") else {}
+        n_min = min(m for c in (counts | runs).values() for m, _ in c.values())
         if ks[-1] > n_min:
             raise ValueError(f"{setting}: pass@{ks[-1]} needs >= {ks[-1]} samples per checkpoint "
                              f"for the best-single pool; the alpha grid has {n_min} (raise its n)")
         out[setting] = write_ensemble(folder / "ensemble", counts, ks, stable=stable,
-                                      n_boot=n_boot, seed=seed, extra={
+                                      n_boot=n_boot, seed=seed, runs=runs, extra={
                                           "setting": setting,
                                           "source": str(folder / "alpha" / "frontier.json"),
                                           "endpoints": front["endpoints"], **(extra or {})})

@@ -4,6 +4,9 @@
     low, high = finetune_endpoints("smollm2", problems, RUN / "07_weight_averaging" / "endpoints",
                                    steps=4)                        # STAND-INS, see below
 
+sweep_runs: every finished run of the sweep (R_k and partial credit), less the endpoints an
+alpha grid already holds: the best-single candidates beside the grid (notebooks 07/08, 11).
+
 sweep_endpoints: the sweep's runs with a complete `final/` checkpoint (a `.complete` marker,
 recode_lib.training.grpo); their k from the sweep's metrics.json ("runs": {name: {"k": "1"|"inf"}},
 notebook 06) or else from the folder name (`k1`, `kinf`, `r_k2`, `r_inf`); the lenient endpoint
@@ -33,6 +36,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from recode_lib import data, models   # looked up per call: tests replace their loaders
+from recode_lib.models import load_tokenizer, training_dtype
+from recode_lib.prompts import build_messages, format_response
+
 _K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])",
                 re.IGNORECASE)
 
@@ -49,8 +56,8 @@ def run_strictness(name: str) -> float | None:
     return float("inf") if m.group(2) else float(m.group(1))
 
 
-def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
-    sweep_dir = Path(sweep_dir)
+def _strictness_runs(sweep_dir: Path) -> dict[str, float]:
+    """{run: k} of the sweep's finished R_k runs (k from metrics.json, else the folder name)."""
     runs, declared = {}, {}
     meta = sweep_dir / "metrics.json"
     if meta.is_file():
@@ -61,6 +68,36 @@ def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
             k = declared.get(d.name, run_strictness(d.name))
             if k is not None and (d / "final" / ".complete").is_file():
                 runs[d.name] = k
+    return runs
+
+
+def sweep_runs(sweep_dir: str | Path, grid=()) -> dict[str, Path]:
+    """{run name: final/} of EVERY finished run of the sweep: its R_k runs and the runs its
+    metrics.json lists as `partial_runs` (notebook 06), the candidates for the best single
+    checkpoint beside the alpha grid (paper B compares ensembles with "the best single
+    checkpoint"; 06's runs are trained independently). The endpoint the grid already holds is
+    left out: the lenient one when 0.0 is in `grid`, the strict one when 1.0 is (theta_0 and
+    theta_1 are those weights, sampled with the same spec and seeds)."""
+    sweep_dir = Path(sweep_dir)
+    runs = _strictness_runs(sweep_dir)
+    out = {name: sweep_dir / name / "final" for name in sorted(runs)}
+    meta = sweep_dir / "metrics.json"
+    if meta.is_file():
+        for name in json.loads(meta.read_text()).get("partial_runs", {}):
+            if (sweep_dir / name / "final" / ".complete").is_file():
+                out[name] = sweep_dir / name / "final"
+    if len(runs) >= 2:
+        low, high = sweep_endpoints(sweep_dir)
+        grid = {float(a) for a in grid}
+        for alpha, end in ((0.0, low), (1.0, high)):
+            if alpha in grid:
+                out.pop(end.parent.name, None)
+    return dict(sorted(out.items()))
+
+
+def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
+    sweep_dir = Path(sweep_dir)
+    runs = _strictness_runs(sweep_dir)
     if len(runs) < 2:
         raise EndpointError(f"{sweep_dir}: need two finished runs (<run>/final/.complete with k "
                             f"or inf in the run name), found {sorted(runs) or 'none'}")
@@ -72,7 +109,6 @@ def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
 
 
 def _sft_texts(tok, problems) -> list[str]:
-    from recode_lib.prompts import build_messages, format_response
     texts = []
     for p in problems:
         if p.reference_solution:
@@ -87,13 +123,12 @@ def finetune_one(model: str, texts: list[str], out: Path, *, steps: int, lr: flo
     import torch
     from tqdm.auto import tqdm
 
-    from recode_lib.models import load_model, training_dtype
     if (out / "config.json").is_file():
         return out
     if not texts:
         raise EndpointError("no problems with a reference_solution to fine-tune on")
     torch.manual_seed(seed)
-    net, tok = load_model(model, dtype=training_dtype(False))   # fp32 weights, fp32 compute
+    net, tok = models.load_model(model, dtype=training_dtype(False))   # fp32 weights, fp32 compute
     net.train()
     tok.truncation_side = "left"       # keep the answer when a long prompt is cut
     opt = torch.optim.AdamW(net.parameters(), lr=lr)
@@ -118,7 +153,6 @@ def finetune_endpoints(model: str, problems, out_dir: str | Path, *, steps: int 
                        lr: float = 1e-5, seed: int = 0, max_length: int = 384,
                        batch_size: int = 2) -> tuple[Path, Path]:
     """Two short fine-tunes of `model` on disjoint halves of the problems (stand-in endpoints)."""
-    from recode_lib.models import load_tokenizer
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     texts = _sft_texts(load_tokenizer(model), problems)
@@ -160,10 +194,9 @@ def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluate
             log("!" * 100 + f"\nWARNING: NO STRICTNESS-SWEEP ENDPOINTS ({exc}).\nUSING STAND-IN "
                 f"ENDPOINTS: two short fine-tunes of {model} - NOT strictness endpoints.\nRe-run "
                 "after the strictness sweep to get the real frontier.\n" + "!" * 100)
-    from recode_lib.data import load_benchmark
 
     ids = {p.id for p in evaluated}
-    candidates = load_benchmark(finetune_source, limit=(len(ids) + finetune_problems) or None)
+    candidates = data.load_benchmark(finetune_source, limit=(len(ids) + finetune_problems) or None)
     pool = [p for p in candidates if p.id not in ids and p.reference_solution]
     if len(pool) < 2:
         log(f"WARNING: fewer than 2 unevaluated {finetune_source} problems; fine-tuning on all")
@@ -179,8 +212,6 @@ def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default
     "eval_benchmark"), only those of `difficulty` when given, then the first `limit`; None when
     the sweep recorded none. Raises KeyError naming ids the benchmark no longer has, and
     ValueError when no recorded problem has that difficulty."""
-    from recode_lib.data import load_benchmark
-
     front = Path(sweep_dir) / "frontier.json"
     if not front.is_file():
         return None
@@ -188,7 +219,7 @@ def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default
     if not meta.get("eval_problems"):
         return None
     bench = meta.get("eval_benchmark") or default_benchmark
-    by_id = {p.id: p for p in load_benchmark(bench)}
+    by_id = {p.id: p for p in data.load_benchmark(bench)}
     missing = [i for i in meta["eval_problems"] if i not in by_id]
     if missing:
         raise KeyError(f"{front}: eval_problems not in {bench}: {missing[:5]}")

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from recode_lib.models import model_stamp
 from recode_lib.weights.merge import MergeError, check_compatible
 from recode_lib.weights.safetensors_io import FLOAT_DTYPES, scan_checkpoint
 
@@ -129,8 +130,6 @@ def interpolate_into(low, high, alpha: float, dest, scratch: dict | None = None)
 def endpoint_stamp(low, high) -> str:
     """A short stamp of both endpoint folders (file names, sizes, mtimes): a retrained or
     re-merged endpoint gives another stamp, so cached generations are not reused."""
-    from recode_lib.evaluation.guard import model_stamp
-
     text = f"{model_stamp(low)}|{model_stamp(high)}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -41,6 +41,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recode_lib.provenance import provenance
 from recode_lib.weights.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME,  # noqa: F401
                                        TORCH_DTYPES,
                                        WEIGHT_SUFFIXES,
@@ -254,7 +255,6 @@ def _copy_non_weight_files(src: Path, dst: Path) -> None:
 
 
 def _write_info(folder: Path, cfg: MergeConfig, alpha: float) -> None:
-    from recode_lib.provenance import provenance
     info = {"alpha": alpha, "low": str(Path(cfg.low).resolve()),
             "high": str(Path(cfg.high).resolve()),
             "formula": "theta = low + alpha * (high - low), float32 math, source dtype out",

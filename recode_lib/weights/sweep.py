@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from recode_lib import models   # models.load_model looked up per call (tests replace it)
+from recode_lib.environments.rollout import tool_generator
 from recode_lib.generation.base import Generator
+from recode_lib.generation.hf import HFGenerator
+from recode_lib.generation.openai_backend import OpenAIGenerator
+from recode_lib.generation.vllm_backend import VLLMGenerator
 from recode_lib.weights.live import (EndpointPair, HFModelSink, VLLMEngineSink, VLLMServerSink,
                                      alpha_model_id, allow_worker_functions, server_client)
 from recode_lib.weights.merge import MergeConfig, alpha_dirname, merge_grid
@@ -99,26 +104,18 @@ def live_model(low, high, spec, *, server=None, served_model: str | None = None,
         if spec.setting != "single":        # tool/agentic: a generator that renders the tools
             return setting_build(low, spec, device)
         if spec.backend == "hf":
-            from recode_lib.generation.hf import HFGenerator
-            from recode_lib.models import load_model
-
-            net, tok = load_model(str(low), device=device)
+            net, tok = models.load_model(str(low), device=device)
             gen = HFGenerator(str(low), batch_size=spec.batch_size, device=device,
                               model_obj=net, tokenizer=tok)
             return gen, HFModelSink(net)
         if spec.backend == "vllm_standin":   # the dry run: vLLM's request path, CPU weights
-            from recode_lib.generation.vllm_backend import VLLMGenerator
-
             gen = VLLMGenerator(str(low), tensor_parallel_size=spec.tensor_parallel_size,
                                 engine="standin")
             return gen, HFModelSink(gen.engine().model)
         if spec.backend == "vllm":
-            from recode_lib.generation.vllm_backend import VLLMGenerator
-
             allow_worker_functions()
             gen = VLLMGenerator(str(low), tensor_parallel_size=spec.tensor_parallel_size)
             return gen, VLLMEngineSink(gen.engine())
-        from recode_lib.generation.openai_backend import OpenAIGenerator
 
         gen = OpenAIGenerator(served_model or str(low), base_url=spec.base_url,
                               concurrency=spec.concurrency)
@@ -133,12 +130,8 @@ def setting_build(low, spec, device: str = "cpu") -> tuple:
     the one the evaluator builds itself), over the model the sink pushes theta_alpha into
     (hf: the transformers model; vllm: the engine; vllm_standin: its CPU model). The openai
     backend has no tool setting (EvalSpec refuses it)."""
-    from recode_lib.environments.rollout import tool_generator
-
     if spec.backend == "hf":
-        from recode_lib.models import load_model
-
-        net, tok = load_model(str(low), device=device)
+        net, tok = models.load_model(str(low), device=device)
         gen = tool_generator("hf", str(low), spec.setting, batch_size=spec.batch_size,
                              device=device, model_obj=net, tokenizer=tok)
         return gen, HFModelSink(net)

@@ -1,0 +1,111 @@
+"""Math answers: the prompt format, response parsing and answer checking (math-verify) shared by
+the policy's prompts, evaluation and the math rewards.
+
+    messages = math_messages(problem)              # Problem with .prompt (or a string)
+    p = parse_math_response(text)                  # MathParsed(reasoning, answer, format_ok, reason)
+    ok, reason = answer_correct(text, gold="025")  # math-verify equivalence, gold normalised
+
+A math response is reasoning inside <think>...</think> followed by the final answer in
+\\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
+answer after it. `answer_correct` compares the last boxed answer (or, when there is none, the
+whole text, as math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
+are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
+with signals, which work only in the main thread: elsewhere parsing runs without them.
+The math domain's counterpart of recode_lib.prompts (the code response format); a sample's
+verdict and the math evaluation are recode_lib.evaluation.math, the rewards
+recode_lib.rewards.math. It does no generation and no code execution.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+SYSTEM_MATH = (
+    "You are an expert mathematician. First reason about the problem step by step inside "
+    "<think> and </think>. Then give only the final answer in \\boxed{}."
+)
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+
+
+def math_messages(problem) -> list[dict]:
+    text = problem if isinstance(problem, str) else problem.prompt
+    return [{"role": "system", "content": SYSTEM_MATH}, {"role": "user", "content": text.strip()}]
+
+
+def boxed_answers(text: str) -> list[str]:
+    """The contents of every \\boxed{...} (balanced braces), in order."""
+    out, i = [], 0
+    while True:
+        j = text.find("\\boxed", i)
+        if j < 0:
+            return out
+        k = text.find("{", j)
+        if k < 0:
+            return out
+        depth, m = 0, k
+        while m < len(text):
+            if text[m] == "{":
+                depth += 1
+            elif text[m] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            m += 1
+        if depth != 0:
+            return out
+        out.append(text[k + 1:m].strip())
+        i = m + 1
+
+
+@dataclass
+class MathParsed:
+    reasoning: str
+    answer: str | None
+    format_ok: bool
+    reason: str
+
+
+def parse_math_response(text: str) -> MathParsed:
+    text = text or ""
+    boxes = boxed_answers(text)
+    m = _THINK.search(text)
+    first_box = text.find("\\boxed")
+    reasoning = (m.group(1) if m else text[: first_box if first_box >= 0 else len(text)]).strip()
+    answer = boxes[-1] if boxes else None
+    if answer is None:
+        return MathParsed(reasoning, None, False, "no \\boxed{} answer")
+    if not reasoning:
+        return MathParsed(reasoning, answer, False, "no reasoning before the answer")
+    if len(boxes) != 1:
+        return MathParsed(reasoning, answer, False, f"{len(boxes)} boxed answers")
+    return MathParsed(reasoning, answer, True, "")
+
+
+def normalise_gold(gold) -> str:
+    s = str(gold).strip()
+    if re.fullmatch(r"[+-]?\d+", s):
+        return str(int(s))          # "025" -> "25"
+    return s
+
+
+def answer_correct(text: str, gold) -> tuple[bool, str]:
+    """(correct, reason). Never raises: a parse failure is (False, reason)."""
+    from math_verify import parse, verify
+
+    kw = {} if threading.current_thread() is threading.main_thread() else {"parsing_timeout": None}
+    vkw = {} if not kw else {"timeout_seconds": None}
+    try:
+        gold_parsed = parse(f"${normalise_gold(gold)}$", **kw)
+        if not gold_parsed:
+            return False, f"gold answer {gold!r} does not parse"
+        boxes = boxed_answers(text or "")
+        target = f"\\boxed{{{boxes[-1]}}}" if boxes else (text or "")
+        pred = parse(target, **kw)
+        if not pred:
+            return False, "no answer found"
+        ok = bool(verify(gold_parsed, pred, **vkw))
+        return ok, "" if ok else "wrong answer"
+    except Exception as exc:  # math-verify raises on pathological input / timeouts
+        return False, f"math-verify error: {type(exc).__name__}: {exc}"[:300]
