@@ -9,6 +9,7 @@
     pass_at_k_ci({"p1": (16, 3), ...}, k=8)        # (pass@8, low, high): bootstrap over problems
     preference_outcome(score_better, score_worse)  # 1 iff the better side scores strictly higher
     solved_sets({"ck_a": counts_a, ...}); turnover(set_a, set_b); unique_solves(sets)
+    sigmoid(x)                                     # the logistic, stable for large |x| (R_proc)
 
 pass@k = 1 - C(n-c, k) / C(n, k), computed as the product 1 - prod_{i=n-c+1..n} (1 - k/i), which
 never forms a binomial coefficient (no overflow, no cancellation for large n). It raises
@@ -35,6 +36,7 @@ This module does no execution and no I/O.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -168,14 +170,16 @@ def ensemble_pass_at_k_mean(per_checkpoint: Mapping[str, Mapping[str, tuple[int,
 def bootstrap_ci(values: Sequence[float], *, stat: Callable = np.mean, n_boot: int = 2000,
                  alpha: float = 0.05, seed: int = 0) -> tuple[float, float, float]:
     """(stat(values), low, high): percentile bootstrap over problems (resampling per-problem
-    values with replacement), seeded."""
+    values with replacement), seeded. `values` may be 2-D, one row per problem (e.g. paired
+    columns [baseline, pool]): rows are resampled together and `stat` gets the resampled rows
+    (a paired interval for a ratio such as a relative gain)."""
     arr = np.asarray(list(values), dtype=float)
     if arr.size == 0:
         raise ValueError("bootstrap_ci: no values")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.size, size=(n_boot, arr.size))
+    idx = rng.integers(0, len(arr), size=(n_boot, len(arr)))
     boots = np.array([stat(arr[row]) for row in idx])
     lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2])
     return float(stat(arr)), float(lo), float(hi)
@@ -240,3 +244,8 @@ def unique_solves(sets: Mapping[str, set]) -> dict[str, set]:
         others = set().union(*(t for o, t in sets.items() if o != ck)) if len(sets) > 1 else set()
         out[ck] = set(s) - others
     return out
+
+
+def sigmoid(x: float) -> float:
+    """The logistic function, stable for large |x|."""
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))

@@ -122,3 +122,57 @@ def test_smoke_06_and_07_use_one_sampling_protocol():
     s07 = EvalSpec(temperature=p07["TEMPERATURE"], top_p=p07["TOP_P"],
                    max_new_tokens=p07["MAX_NEW_TOKENS"], reasoning=p07["REASONING"])
     assert s06.fingerprint() == s07.fingerprint() and p07["SPEC_FROM_SWEEP"] is True
+
+
+NB11 = notebooks_dir() / "11_settings_sweep.ipynb"
+
+
+def test_paper_11_measures_what_06_and_07_measure():
+    """Notebook 11 (paper B per setting) on LCB-hard, with 07's alpha grid and 06's protocol."""
+    p06, p07, p11 = (_params(nb, "paper") for nb in (NB06, NB07, NB11))
+    assert p11["EVAL_DIFFICULTY"] == p06["EVAL_DIFFICULTY"] == p07["DIFFICULTY"] == "hard"
+    assert sorted(parse_alphas([p11["ALPHAS"]])) == _grid("paper")      # -0.25, 1.25, 3.0 too
+    s06 = EvalSpec(temperature=p06["EVAL_TEMPERATURE"], top_p=p06["EVAL_TOP_P"],
+                   max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"])
+    s11 = EvalSpec(temperature=p11["EVAL_TEMPERATURE"], top_p=p11["EVAL_TOP_P"],
+                   max_new_tokens=p11["EVAL_MAX_NEW_TOKENS"])
+    assert s11.fingerprint() == s06.fingerprint()                        # T 1.0 / 8192 tokens
+    assert parse_list(p11["PASS_K"], int)[-1] <= p11["ALPHA_N_SAMPLES"]
+
+
+def test_paper_profile_defines_the_protocol_and_grid_once():
+    """One definition, not copied numbers: 11's grid and protocol are the same YAML nodes as
+    07's grid and 06's protocol (an edit to one cannot leave the other behind)."""
+    import yaml
+
+    root = yaml.compose((notebooks_dir() / "params" / "paper.yaml").read_text())
+
+    def section(name):
+        return next(v for k, v in root.value if k.value == name)
+
+    def node(sec, key):
+        for k, v in sec.value:
+            if k.value == key:
+                return v
+            if k.value == "<<":                    # a merged mapping
+                for kk, vv in v.value:
+                    if kk.value == key:
+                        return vv
+        raise KeyError(key)
+    s06, s07, s11 = (section(n) for n in ("06_strictness_sweep", "07_weight_averaging",
+                                          "11_settings_sweep"))
+    assert node(s11, "ALPHAS") is node(s07, "ALPHAS")
+    for key in ("EVAL_TEMPERATURE", "EVAL_TOP_P", "EVAL_MAX_NEW_TOKENS", "EVAL_DIFFICULTY"):
+        assert node(s11, key) is node(s06, key), key
+    assert node(s07, "DIFFICULTY") is node(s06, "EVAL_DIFFICULTY")
+    assert node(s07, "TEMPERATURE") is node(s06, "EVAL_TEMPERATURE")
+
+
+def test_notebook_11_keeps_its_held_out_problems_to_the_difficulty():
+    """The parameter is used where the split is made (notebooks orchestrate: the filter itself
+    is train_eval_split's, tested above)."""
+    import nbformat
+
+    src = "\n".join(c.source for c in nbformat.read(NB11, as_version=4).cells if c.cell_type == "code")
+    assert "EVAL_DIFFICULTY" in declared_parameters(NB11)
+    assert "eval_difficulty=EVAL_DIFFICULTY" in src.replace(" ", "")

@@ -247,7 +247,7 @@ def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
 def test_a_model_folder_rewritten_in_place_is_another_configuration(tmp_path):
     import os
 
-    from recode_lib.evaluation.guard import model_stamp
+    from recode_lib.models import model_stamp
 
     folder = tmp_path / "m"
     folder.mkdir()

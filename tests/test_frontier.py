@@ -111,11 +111,16 @@ def test_ensemble_matched_budget_and_pools():
 
 def test_unique_extrapolated_solves_and_write(tmp_path):
     counts = E.counts_by_alpha(SAMPLES)
-    u = E.extrapolated_unique_solves(counts)
-    assert u["problems"] == ["p3"] and u["by_alpha"] == {"1.5": ["p3"], "3.0": []}
+    u = E.extrapolated_unique_solves(counts, stable=(-0.5, 1.5), n_boot=100)
+    raw = u["unmatched"]                  # all draws, not budget-matched: for reference only
+    assert raw["problems"] == ["p3"] and raw["by_alpha"] == {"1.5": ["p3"], "3.0": []}
+    assert u["extrapolated"] == [1.5] and u["interpolation"] == [0.0, 1.0] and u["budget"] == 2
+    # 2 draws a side: alpha 1.5 has pass@2 = 0, 1/2, 1/2 on p1..p3; the interpolation pool
+    # (one draw from each of 0.0 and 1.0) solves p1, p2, p3 with 1/4, 1/2, 0
+    assert u["rate"] == pytest.approx((0 + 0.5 * (1 - 0.5) + 0.5 * 1) / 3)
     payload = E.write_ensemble(tmp_path, counts, ks=(1, 2, 4), stable=(-0.5, 1.5), n_boot=100)
     disk = json.loads((tmp_path / "passk.json").read_text())
-    assert disk["pools"] == payload["pools"] and disk["extrapolated_unique"]["n_unique"] == 1
+    assert disk["pools"] == payload["pools"] and disk["extrapolated_unique"]["unmatched"]["n_unique"] == 1
     assert disk["gain_extended_vs_best"]["k"] == 4
 
 

@@ -1,6 +1,7 @@
 """The correctness-efficiency frontier along the weight-averaging axis, from per-sample records.
 
-    samples = load_alpha_samples(RUN / "07_weight_averaging" / "eval")   # {alpha: [records]}
+    samples = load_alpha_samples(RUN / "07_weight_averaging" / "eval",
+                                 problems=[p.id for p in problems], n=spec.n)   # {alpha: [records]}
     rows = frontier_table(samples)          # one row per alpha, sorted by alpha
     turn = turnover_table(samples)          # solved-set turnover between neighbouring alphas
     fmt = format_error_rise(rows, threshold=2.0)
@@ -14,7 +15,14 @@ alpha. Per alpha: the four outcome-class rates (correct / optimization_failure /
 correctness_failure / format_error, fractions of samples), pass@1 (unbiased, mean over
 problems), the solve rate (fraction of problems with at least one correct sample), mean tokens,
 and the solved set; between neighbouring alphas: turnover of the solved sets
-(recode_lib.metrics.turnover); the format-error rate for |alpha| beyond a threshold vs inside.
+(recode_lib.metrics.turnover, all samples) and, beside it, the turnover at an equal budget
+against a split-half null with bootstrap intervals (matched_turnover: identical checkpoints
+show raw turnover by sampling alone); the format-error rate for |alpha| beyond a threshold vs
+inside. Reading: each alpha folder's records are kept to the problem set its run.json records
+(recode_lib.evaluation.guard), and with `problems=` that set must be the one asked for, so a
+folder evaluated before a difficulty filter can never bring its other problems back into a
+frontier (folder_records raises naming the folder and both sets); the payload records its
+`problem_set` and `problem_ids`.
 Optionally restricted to a subset of problems (e.g. the hard ones). The strictness sweep's
 frontier (`write_sweep_frontier`: one row per run with its k, pass@1, the four outcome-class
 rates, tokens, from evaluation summaries) goes through the same writer, `save_frontier`.
@@ -35,10 +43,14 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
+import numpy as np
+
 from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
+from recode_lib.evaluation.guard import describe_problem_sets, problem_set, recorded_problem_ids
 from recode_lib.evaluation.summary import summary_table
 from recode_lib.sandbox.result import OUTCOMES
-from recode_lib.metrics import counts_from_records, pass_at_k, solved_sets, turnover
+from recode_lib.metrics import (bootstrap_ci, counts_from_records, pass_at_k, solved_sets,
+                                turnover)
 
 REQUIRED = ("problem_id", "sample", "outcome")
 _ALPHA_DIR = re.compile(r"^alpha_(-?[0-9.]+(?:e-?[0-9]+)?)$")
@@ -61,18 +73,68 @@ def check_records(records: list[Mapping], where: str) -> list[Mapping]:
     return records
 
 
-def load_alpha_samples(root: str | Path, filename: str = "samples.jsonl"
+def folder_records(folder: str | Path, filename: str = "samples.jsonl", *,
+                   problems: Iterable[str] | None = None, n: int | None = None) -> list[dict]:
+    """The records of one evaluation folder, kept to the problem set its run.json records
+    (recode_lib.evaluation.guard: an evaluation's folder holds one problem set; paper B's
+    frontier is traced "on hard problems", so records of the easy ones evaluated into the same
+    folder before the difficulty filter must never come back) and to samples
+    0..n-1 when `n` is given. With `problems` (ids) the recorded set must be exactly those
+    problems: a folder evaluated on another set (e.g. before the difficulty filter) raises
+    FrontierError naming the folder and both sets, as does a harness folder whose run.json
+    predates recorded problem sets. A folder without run.json (records written by hand) is
+    kept to `problems` when given."""
+    folder = Path(folder)
+    path = folder / filename
+    records = check_records(read_jsonl(path), str(path))
+    wanted = None if problems is None else {str(p) for p in problems}
+    recorded = recorded_problem_ids(folder)
+    if (folder / "run.json").is_file() and recorded is None:
+        raise FrontierError(f"{folder}: its run.json records no problem set (evaluated before "
+                            "problem sets were recorded); re-run its evaluation so results of "
+                            "another problem set cannot be mixed in")
+    if recorded is not None and wanted is not None and set(recorded) != wanted:
+        raise FrontierError(f"{folder}: evaluated on another problem set than asked for: "
+                            f"{describe_problem_sets(recorded, wanted)}; re-run its evaluation "
+                            "on these problems (a notebook re-run sets the stale folder aside)")
+    keep = set(recorded) if recorded is not None else wanted
+    out = [r for r in records if (keep is None or str(r["problem_id"]) in keep)
+           and (n is None or int(r["sample"]) < n)]
+    return check_records(out, f"{path} (problem set{'' if n is None else f', n={n}'})")
+
+
+def load_alpha_samples(root: str | Path, filename: str = "samples.jsonl", *,
+                       problems: Iterable[str] | None = None, n: int | None = None
                        ) -> dict[float, list[dict]]:
-    """{alpha: records} from root/alpha_<A>/<filename> (the layout notebook 07 writes)."""
+    """{alpha: records} from root/alpha_<A>/<filename> (the layout notebook 07 writes), each
+    folder's records kept to its recorded problem set, to `problems` and to n samples
+    (folder_records: a folder evaluated on another problem set raises)."""
     root = Path(root)
+    problems = list(problems) if problems is not None else None
     out = {}
     for d in sorted(root.iterdir()) if root.is_dir() else []:
         m = _ALPHA_DIR.match(d.name)
         if m and (d / filename).is_file():
-            out[float(m.group(1))] = check_records(read_jsonl(d / filename), str(d / filename))
+            out[float(m.group(1))] = folder_records(d, filename, problems=problems, n=n)
     if not out:
         raise FrontierError(f"{root}: no alpha_<A>/{filename} files")
     return dict(sorted(out.items()))
+
+
+def load_run_samples(root: str | Path, names: Iterable[str], filename: str = "samples.jsonl", *,
+                     problems: Iterable[str] | None = None, n: int | None = None
+                     ) -> dict[str, list[dict]]:
+    """{run name: records} from root/<name>/<filename> (notebook 06's runs evaluated with the
+    alpha grid's spec, recode_lib.weights.endpoints.sweep_runs), read as load_alpha_samples
+    reads an alpha; raises FrontierError naming a run without records."""
+    root = Path(root)
+    problems = list(problems) if problems is not None else None
+    out = {}
+    for name in names:
+        if not (root / name / filename).is_file():
+            raise FrontierError(f"{root / name / filename}: no records for run {name!r}")
+        out[str(name)] = folder_records(root / name, filename, problems=problems, n=n)
+    return out
 
 
 def _select(records, problems: set | None):
@@ -129,14 +191,73 @@ def per_alpha_solved(samples: Mapping[float, list[Mapping]]) -> dict[float, set[
     return {float(a): v for a, v in s.items()}
 
 
-def turnover_table(samples: Mapping[float, list[Mapping]], problems: Iterable[str] | None = None
-                   ) -> list[dict]:
-    """Turnover of solved sets between neighbouring alphas (sorted), plus the union size."""
+def _ratio_of_sums(num: int, den: int):
+    def stat(rows):
+        rows = np.asarray(rows, dtype=float)
+        d = rows[:, den].sum()
+        return rows[:, num].sum() / d if d > 0 else 0.0
+    return stat
+
+
+def matched_turnover(counts_a: Mapping[str, tuple[int, int]],
+                     counts_b: Mapping[str, tuple[int, int]], *, budget: int | None = None,
+                     n_boot: int = 1000, seed: int = 0) -> dict:
+    """Turnover of two checkpoints' solved sets at an equal budget, against a split-half null.
+
+    Paper B: points along the axis "solve different hard problems (flat total, high turnover)".
+    Raw turnover (turnover_table's `turnover`, all samples) is high by sampling alone when
+    problems are solved rarely: two IDENTICAL checkpoints at p = 0.004 per draw and n = 250
+    give turnover ~0.54. Here each checkpoint gets `budget` draws (default: half the fewest
+    samples, so the null below exists): per problem P_x = pass@budget, E|a ^ b| and E|a | b|
+    from P_a, P_b; turnover = sum E|a ^ b| / sum E|a | b|. The null is the same statistic
+    between two disjoint halves of ONE checkpoint's samples (budget draws each:
+    P(only one half solves) = 2 (pass@2b - pass@b), P(either) = pass@2b), pooled over a and
+    b. `excess` = turnover - null; every value with a percentile bootstrap interval over
+    problems (paired: one resample of problems for all three). Budget 0 (one sample per
+    checkpoint): every value None."""
+    pids = sorted(counts_a)
+    if set(counts_b) != set(pids):
+        raise FrontierError("matched_turnover: the two checkpoints cover different problems")
+    n_min = min(min(counts_a[p][0], counts_b[p][0]) for p in pids) if pids else 0
+    b = int(budget) if budget is not None else n_min // 2
+    out = {"budget": b}
+    keys = ("turnover", "null", "excess")
+    if b < 1 or 2 * b > n_min:
+        return out | {f"{k}{s}": None for k in keys for s in ("", "_lo", "_hi")}
+    rows = []
+    for p in pids:
+        (na, ca), (nb, cb) = counts_a[p], counts_b[p]
+        pa, pb = pass_at_k(na, ca, b), pass_at_k(nb, cb, b)
+        qa, qb = pass_at_k(na, ca, 2 * b), pass_at_k(nb, cb, 2 * b)
+        rows.append([pa * (1 - pb) + pb * (1 - pa), 1 - (1 - pa) * (1 - pb),
+                     (qa - pa) + (qb - pb), (qa + qb) / 2])
+    t, z = _ratio_of_sums(0, 1), _ratio_of_sums(2, 3)
+    stats = {"turnover": t, "null": z, "excess": lambda r: t(r) - z(r)}
+    for k, f in stats.items():
+        v, lo, hi = bootstrap_ci(rows, stat=f, n_boot=n_boot, seed=seed)
+        out |= {k: v, f"{k}_lo": lo, f"{k}_hi": hi}
+    return out
+
+
+def turnover_table(samples: Mapping[float, list[Mapping]], problems: Iterable[str] | None = None,
+                   *, n_boot: int = 1000, seed: int = 0) -> list[dict]:
+    """Turnover of solved sets between neighbouring alphas (sorted), plus the union size (all
+    samples: `turnover`), and the budget-matched turnover against its split-half null
+    (matched_turnover: `matched_budget`, `matched_turnover`, `turnover_null`,
+    `turnover_excess`, each with `_lo`/`_hi`)."""
     sel = _checked(samples, set(problems) if problems is not None else None)
     sets = per_alpha_solved(sel)
+    counts = {a: counts_from_records(recs) for a, recs in sel.items()}
     alphas = sorted(sets)
-    return [{"alpha_a": a, "alpha_b": b, **turnover(sets[a], sets[b])}
-            for a, b in zip(alphas, alphas[1:])]
+    rows = []
+    for a, b in zip(alphas, alphas[1:]):
+        m = matched_turnover(counts[a], counts[b], n_boot=n_boot, seed=seed)
+        rows.append({"alpha_a": a, "alpha_b": b, **turnover(sets[a], sets[b]),
+                     "matched_budget": m["budget"],
+                     **{f"{pre}{s}": m[f"{k}{s}"] for k, pre in (
+                         ("turnover", "matched_turnover"), ("null", "turnover_null"),
+                         ("excess", "turnover_excess")) for s in ("", "_lo", "_hi")}})
+    return rows
 
 
 def format_error_rise(rows: list[Mapping], threshold: float = 2.0) -> dict:
@@ -170,10 +291,12 @@ def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], 
     if spec is not None:
         rows = [r | {"spec_fingerprint": spec.fingerprint()} for r in rows]
     sel = _checked(samples, set(problems) if problems is not None else None)
+    ids = sorted({str(r["problem_id"]) for r in next(iter(sel.values()))})
     payload = {"rows": rows, "turnover": turnover_table(samples, problems),
                "solved": {repr(a): sorted(s) for a, s in per_alpha_solved(sel).items()},
                "format_error_rise": format_error_rise(rows, threshold),
-               "problems": problems, **spec_fields(spec), **(extra or {})}
+               "problems": problems, "problem_set": problem_set(ids), "problem_ids": ids,
+               **spec_fields(spec), **(extra or {})}
     return save_frontier(out_dir, payload)
 
 

@@ -23,6 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recode_lib.data import available_benchmarks, load_benchmark
+from recode_lib.data.easy_tasks import EFFICIENCY, generate_easy_tasks
+from recode_lib.evaluation.codegen import as_problems, evaluate
+from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
+
 
 @dataclass
 class Calibration:
@@ -62,9 +67,6 @@ def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
     "inf") a problem the model solves only on small inputs (a quadratic answer) is kept, since a
     lenient run learns from it. `rates` stays the strict rate. ValueError for n < 2 (a rate of
     one sample is 0 or 1: nothing could be kept)."""
-    from recode_lib.evaluation.codegen import as_problems, evaluate
-    from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
-
     if sampling.n < 2:
         raise ValueError(f"calibrate: sampling.n must be >= 2 to measure a pass rate, got {sampling.n}")
     if not 0.0 <= lo < hi <= 1.0:
@@ -110,9 +112,6 @@ def candidate_problems(n_easy: int, seed: int = 0, easiest_from=("mbppplus", "hu
     of its efficiency tasks (a quadratic answer times out on the largest input), and the
     n_easiest easiest problems of each benchmark in easiest_from whose files are present (a
     missing one is skipped with a printed line: the shared data is optional)."""
-    from recode_lib.data import available_benchmarks, load_benchmark
-    from recode_lib.data.easy_tasks import EFFICIENCY, generate_easy_tasks
-
     out = list(generate_easy_tasks(n_easy, seed)) if n_easy else []
     if n_efficiency:
         out.extend(generate_easy_tasks(n_efficiency, seed, templates=EFFICIENCY))
@@ -130,8 +129,6 @@ def write_calibrated(cal: Calibration, path, seed: int = 0, max_keep: int | None
     """Write the kept problems (seeded shuffle, so any train/held-out cut mixes sources and
     templates; at most max_keep) as problem jsonl: what `calibrated:<profile>` loads."""
     import random
-
-    from recode_lib.jsonl import write_jsonl_atomic
 
     kept = list(cal.kept)
     random.Random(f"calibrated:{seed}").shuffle(kept)

@@ -31,9 +31,12 @@ recode_lib.sandbox.execute_many (on a Ray cluster with `ray`); the sandbox's sta
                  and agentic settings are recode_lib.evaluation.multiturn's), timing and throughput of this
                  call, and provenance (seed, config, git hash, versions)
   run.json       what the results depend on (model, model_stamp: the local folder's weight
-                 files, sampling except n, prompt style); a later
-                 call with a different one raises, or with on_config_change="set_aside"
-                 moves the old folder aside, instead of mixing results.
+                 files, sampling except n, prompt style, early_stop: with them every field of
+                 the evaluation spec's protocol; and the problem set, a hash of the sorted
+                 problem ids, with the ids); a later call with a different one (e.g. the
+                 same folder asked for the hard problems only) raises naming the folder and
+                 both problem sets, or with on_config_change="set_aside" moves the old
+                 folder aside and re-evaluates, instead of mixing results.
 Resumable at both stages: finished samples are skipped, generated-but-unexecuted ones are only
 executed, and raising n adds samples. It does not train, and it does not decide which tests a
 benchmark has (the loaders in recode_lib.data do).
@@ -47,13 +50,16 @@ from typing import Sequence
 
 from recode_lib.assemble import assemble
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.guard import guard_run, model_stamp
+from recode_lib.evaluation.guard import guard_run
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, SamplingConfig,
                                    get_generator, sample_seed)
 from recode_lib.jsonl import JsonlError, JsonlStore, write_json_atomic
+from recode_lib.linux import require_linux
+from recode_lib.models import model_stamp
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
+from recode_lib.sandbox import execute_many, first_failure, strictness
 from recode_lib.sandbox.records import runs_in_process, time_rule_of
 from recode_lib.sandbox.result import IN_PROCESS, ISOLATED
 
@@ -134,20 +140,21 @@ def evaluate(model, problems: Sequence, *, backend: str = "hf",
     of another model/sampling/prompt style, "raise" (default) or "set_aside" (rename the old
     folder to <out_dir>.stale-<k>, printed, and start clean: what re-run notebooks use).
     `ray` (a Ray address) and `chunk_size` run the sandbox as Ray tasks (execute_many's)."""
-    from recode_lib.sandbox import execute_many, first_failure, strictness
-
     problems = as_problems(problems)
     sampling = sampling or SamplingConfig()
     ks = sorted({int(x) for x in k})
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:
         raise ValueError(f"pass@k needs 1 <= k <= n; got k={ks} with n={sampling.n}")
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
-                              "sampling": sampling.sample_key(), "reasoning": bool(reasoning)},
-                    on_config_change)
+                              "sampling": sampling.sample_key(), "reasoning": bool(reasoning),
+                              "early_stop": bool(early_stop)},
+                    on_config_change, problems=[p.id for p in problems])
     store = JsonlStore(out / "samples.jsonl")
     by_id = _check_rows(store)
     wanted = [(p, i) for p in problems for i in range(sampling.n)]
     missing = [(p, i) for p, i in wanted if f"{p.id}#{i}" not in by_id]
+    if missing and ray in (None, "local"):   # run in the sandbox here (else on the Ray nodes)
+        require_linux("evaluation")
     t0 = time.perf_counter()
     comps = []
     if missing:

@@ -35,8 +35,9 @@ import statistics
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from recode_lib.evaluation.spec import evaluate_benchmarks
 from recode_lib.jsonl import read_json, write_json_atomic
-from recode_lib.training.launch import TRANSFER
+from recode_lib.run_files import TRANSFER
 
 __all__ = ["BASELINE", "TRANSFER", "TRANSFER_START", "headline_table", "headline_rows",
            "write_headline", "relative_change", "policy_models", "transfer_policies",
@@ -159,8 +160,6 @@ def evaluate_policies(policies: Mapping[str, object], benchmarks: Sequence[str],
     """{policy: {benchmark: summary}}: each policy (model name or folder) evaluated on every
     benchmark with the same EvalSpec into out_dirs[policy]/<benchmark> (resumable: finished
     samples are reused)."""
-    from recode_lib.evaluation.spec import evaluate_benchmarks
-
     missing = [p for p in policies if p not in out_dirs]
     if missing:
         raise KeyError(f"evaluate_policies: no output folder for policy(ies) {missing}")

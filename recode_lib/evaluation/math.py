@@ -1,15 +1,10 @@
-"""The math domain: prompt format, response parsing and answer checking with math-verify.
+"""The math evaluation: a math sample's verdict, the avg@n / pass@k summary, and evaluate_math.
 
-    messages = math_messages(problem)              # Problem with .prompt (or a string)
-    p = parse_math_response(text)                  # MathParsed(reasoning, answer, format_ok, reason)
-    ok, reason = answer_correct(text, gold="025")  # math-verify equivalence, gold normalised
+    row = score_math_response(text, gold="025", finish_reason="stop")   # the sample's verdict
+    s = math_summary(samples, ks=(1, 8))           # avg@n, pass@k, bootstrap CIs
 
-A math response is reasoning inside <think>...</think> followed by the final answer in
-\\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
-answer after it. `answer_correct` compares the last boxed answer (or, when there is none, the
-whole text, as math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
-are normalised to integers first. math-verify's own timeouts use signals, which work only in
-the main thread: elsewhere parsing runs without them.
+The prompt format, parsing and answer checking (math_messages, parse_math_response,
+answer_correct) are recode_lib.math_answers, shared with the math rewards.
 `evaluate_math(model, problems, backend=..., sampling=..., out_dir=...)` (usually through
 recode_lib.evaluation.spec.EvalSpec.evaluate_math) generates with recode_lib.generation (cached,
 resumable, behind the same run/model-stamp guard as code evaluation), checks every sample and
@@ -24,97 +19,13 @@ It does no code execution.
 
 from __future__ import annotations
 
-import re
-import threading
-from dataclasses import dataclass
-
-SYSTEM_MATH = (
-    "You are an expert mathematician. First reason about the problem step by step inside "
-    "<think> and </think>. Then give only the final answer in \\boxed{}."
-)
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-
-
-def math_messages(problem) -> list[dict]:
-    text = problem if isinstance(problem, str) else problem.prompt
-    return [{"role": "system", "content": SYSTEM_MATH}, {"role": "user", "content": text.strip()}]
-
-
-def boxed_answers(text: str) -> list[str]:
-    """The contents of every \\boxed{...} (balanced braces), in order."""
-    out, i = [], 0
-    while True:
-        j = text.find("\\boxed", i)
-        if j < 0:
-            return out
-        k = text.find("{", j)
-        if k < 0:
-            return out
-        depth, m = 0, k
-        while m < len(text):
-            if text[m] == "{":
-                depth += 1
-            elif text[m] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            m += 1
-        if depth != 0:
-            return out
-        out.append(text[k + 1:m].strip())
-        i = m + 1
-
-
-@dataclass
-class MathParsed:
-    reasoning: str
-    answer: str | None
-    format_ok: bool
-    reason: str
-
-
-def parse_math_response(text: str) -> MathParsed:
-    text = text or ""
-    boxes = boxed_answers(text)
-    m = _THINK.search(text)
-    first_box = text.find("\\boxed")
-    reasoning = (m.group(1) if m else text[: first_box if first_box >= 0 else len(text)]).strip()
-    answer = boxes[-1] if boxes else None
-    if answer is None:
-        return MathParsed(reasoning, None, False, "no \\boxed{} answer")
-    if not reasoning:
-        return MathParsed(reasoning, answer, False, "no reasoning before the answer")
-    if len(boxes) != 1:
-        return MathParsed(reasoning, answer, False, f"{len(boxes)} boxed answers")
-    return MathParsed(reasoning, answer, True, "")
-
-
-def normalise_gold(gold) -> str:
-    s = str(gold).strip()
-    if re.fullmatch(r"[+-]?\d+", s):
-        return str(int(s))          # "025" -> "25"
-    return s
-
-
-def answer_correct(text: str, gold) -> tuple[bool, str]:
-    """(correct, reason). Never raises: a parse failure is (False, reason)."""
-    from math_verify import parse, verify
-
-    kw = {} if threading.current_thread() is threading.main_thread() else {"parsing_timeout": None}
-    vkw = {} if not kw else {"timeout_seconds": None}
-    try:
-        gold_parsed = parse(f"${normalise_gold(gold)}$", **kw)
-        if not gold_parsed:
-            return False, f"gold answer {gold!r} does not parse"
-        boxes = boxed_answers(text or "")
-        target = f"\\boxed{{{boxes[-1]}}}" if boxes else (text or "")
-        pred = parse(target, **kw)
-        if not pred:
-            return False, "no answer found"
-        ok = bool(verify(gold_parsed, pred, **vkw))
-        return ok, "" if ok else "wrong answer"
-    except Exception as exc:  # math-verify raises on pathological input / timeouts
-        return False, f"math-verify error: {type(exc).__name__}: {exc}"[:300]
+from recode_lib.evaluation.codegen import TRUNCATED
+from recode_lib.evaluation.guard import guard_run
+from recode_lib.generation import SamplingConfig, get_generator
+from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
+from recode_lib.math_answers import answer_correct, math_messages, parse_math_response
+from recode_lib.metrics import counts_from_records, pass_at_k_ci
+from recode_lib.models import model_stamp, resolve_model
 
 
 def score_math_response(text: str, gold, finish_reason: str | None = None) -> dict:
@@ -122,8 +33,6 @@ def score_math_response(text: str, gold, finish_reason: str | None = None) -> di
     "finish_reason"}. A truncated response (finish_reason "length", the generator hit
     max_new_tokens) is a format error and not correct, whatever it holds: it never gave its
     final answer."""
-    from recode_lib.evaluation.codegen import TRUNCATED
-
     parsed = parse_math_response(text)
     if finish_reason == TRUNCATED:
         ok, fmt, why = False, False, "truncated at the token limit"
@@ -140,8 +49,6 @@ def math_summary(samples, ks=(1,), *, n_boot: int = 2000, seed: int = 0) -> dict
     the unbiased pass@1), pass@k for each k <= n (unbiased estimator, mean over problems), each
     with a 95% percentile-bootstrap interval over problems (recode_lib.metrics.pass_at_k_ci),
     the format rate, tokens and truncations (finish_reason "length")."""
-    from recode_lib.metrics import counts_from_records, pass_at_k_ci
-
     counts = counts_from_records(samples, is_correct=lambda r: bool(r["correct"]))
     if not counts:
         raise ValueError("math_summary: no samples")
@@ -176,11 +83,6 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
     different model (or the same folder retrained in place), sampling or prompt raises, or with
     on_config_change="set_aside" moves the old results aside; cached generations are never
     reused across models."""
-    from recode_lib.evaluation.guard import guard_run, model_stamp
-    from recode_lib.generation import SamplingConfig, get_generator
-    from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
-    from recode_lib.models import resolve_model
-
     sampling = sampling or SamplingConfig(temperature=0.0, max_new_tokens=512)
     if any(kk > sampling.n for kk in k):
         raise ValueError(f"pass@k with k={list(k)} needs n >= k samples per problem, "

@@ -17,7 +17,7 @@ results); n_tokens counts the model's tokens over all turns (tool results exclud
 summary.json = evaluation.summary.summarize plus `setting`, `episodes` (means of turns, tool
 calls, tool errors; no-answer rate) and timing/provenance. Resumable per sample (finished rows
 are kept; unfinished episodes are re-run from the start). run.json guards model, sampling,
-prompt style, setting and limits (on_config_change as in codegen).
+prompt style, setting, limits, early_stop and the problem set (on_config_change as in codegen).
 """
 
 from __future__ import annotations
@@ -27,21 +27,26 @@ import time
 from typing import Sequence
 
 from recode_lib.assemble import assemble
-from recode_lib.evaluation.guard import guard_run, model_stamp
-from recode_lib.evaluation.codegen import STRICTNESS_KS
+from recode_lib.environments.rollout import run_episodes, tool_generator
+from recode_lib.environments.settings import check_setting, environment_factory
+from recode_lib.evaluation.guard import guard_run
+from recode_lib.evaluation.codegen import STRICTNESS_KS, as_problems, no_code_result, sandbox_record
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import SamplingConfig
 from recode_lib.jsonl import JsonlStore, write_json_atomic
+from recode_lib.linux import require_linux
+from recode_lib.models import model_stamp
+from recode_lib.prompts import build_messages
 from recode_lib.provenance import provenance
+from recode_lib.sandbox import execute_many, first_failure, strictness
 from recode_lib.sandbox.records import time_rule_of
+from recode_lib.sandbox.tools import ToolLimits
 
 
 
 def problem_row(p, reasoning: bool = True) -> dict:
     """The row an environment is reset with: the training row's columns (recode_lib.training.grpo
     .code_row) plus `public_examples` from the problem's metadata when it has them."""
-    from recode_lib.prompts import build_messages
-
     row = {"prompt": build_messages(p, reasoning=reasoning), "problem_id": p.id,
            "starter_code": p.starter_code or "", "entry_point": p.entry_point or ""}
     examples = (p.metadata or {}).get("public_examples")
@@ -70,12 +75,6 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
     """Evaluate `model` in the tool or agentic setting; returns (and writes) the summary.
     `generator` (e.g. a scripted policy, or a loaded backend from rollout.tool_generator)
     replaces building one; `factory` replaces the setting's environment factory."""
-    from recode_lib.environments.rollout import run_episodes, tool_generator
-    from recode_lib.environments.settings import check_setting, environment_factory
-    from recode_lib.evaluation.codegen import as_problems, no_code_result, sandbox_record
-    from recode_lib.sandbox import execute_many, first_failure, strictness
-    from recode_lib.sandbox.tools import ToolLimits
-
     check_setting(setting)
     if setting == "single":
         raise ValueError("evaluate_setting is for the tool and agentic settings; single-turn "
@@ -91,8 +90,9 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
                               "setting": setting, "max_turns": int(max_turns),
                               "max_tool_calls": int(max_tool_calls),
                               "limits": {f: getattr(limits, f) for f in (
-                                  "time_limit_s", "memory_mb", "max_output_chars")}},
-                    on_config_change)
+                                  "time_limit_s", "memory_mb", "max_output_chars")},
+                              "early_stop": bool(early_stop)},
+                    on_config_change, problems=[p.id for p in problems])
     store = JsonlStore(out / "samples.jsonl")
     done = {r["id"]: r for r in store.records()}
     wanted = [(p, i) for p in problems for i in range(sampling.n)]
@@ -100,7 +100,8 @@ def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backen
                                                    for i in range(sampling.n))]
     t0 = time.perf_counter()
     episodes = []
-    if missing_problems:
+    if missing_problems:     # episodes run tools in the sandbox, answers are judged there: Linux
+        require_linux(f"evaluation in the {setting} setting")
         gen = generator or tool_generator(backend, model, setting, **dict(generator_kwargs or {}))
         factory = factory or environment_factory(setting, max_calls=max_tool_calls, limits=limits)
         rows = [problem_row(p, reasoning) for p in missing_problems]

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from recode_lib.generation import SamplingConfig
+from recode_lib.data import load_benchmark
+from recode_lib.evaluation.codegen import evaluate
+from recode_lib.evaluation.math import evaluate_math
+from recode_lib.evaluation.multiturn import evaluate_setting
+from recode_lib.generation import SamplingConfig, get_generator
+from recode_lib.jsonl import read_jsonl
+from recode_lib.sandbox.tools import ToolLimits
 
 BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
 # The fields that decide how a point is sampled and scored. Two evaluations with equal values are
@@ -146,8 +152,6 @@ class EvalSpec:
 
     def tool_limits(self):
         """The sandbox limits of one tool call (recode_lib.sandbox.tools.ToolLimits)."""
-        from recode_lib.sandbox.tools import ToolLimits
-
         return ToolLimits(time_limit_s=self.tool_time_limit_s, memory_mb=self.tool_memory_mb,
                           max_output_chars=self.tool_max_output_chars)
 
@@ -164,11 +168,7 @@ class EvalSpec:
         """recode_lib.evaluation.codegen.evaluate with this spec; returns the summary.
         `generator` reuses a loaded backend (e.g. one model over several benchmarks); in the
         tool/agentic settings it must render the tools (environments.rollout.tool_generator)."""
-        from recode_lib.evaluation.codegen import evaluate
-
         if self.setting != "single":
-            from recode_lib.evaluation.multiturn import evaluate_setting
-
             return evaluate_setting(
                 str(model), problems, setting=self.setting, out_dir=out_dir, backend=self.backend,
                 sampling=self.sampling(), k=self.k, reasoning=self.reasoning, benchmark=benchmark,
@@ -194,8 +194,6 @@ class EvalSpec:
 
     def evaluate_math(self, model, problems, out_dir) -> dict:
         """recode_lib.evaluation.math.evaluate_math with this spec; returns the summary."""
-        from recode_lib.evaluation.math import evaluate_math
-
         return evaluate_math(str(model), problems, backend=self.backend, sampling=self.sampling(),
                              out_dir=out_dir, k=self.k, generator_kwargs=self.generator_kwargs(),
                              on_config_change=self.on_config_change)
@@ -217,8 +215,6 @@ def protocol_fingerprint(protocol: Mapping) -> str:
 def call_samples(out_dir: str | Path, problems: Sequence, n: int) -> list[dict]:
     """The rows of out_dir/samples.jsonl for these problems and sample indices 0..n-1, in order;
     raises KeyError naming a missing one."""
-    from recode_lib.jsonl import read_jsonl
-
     by_id = {r["id"]: r for r in read_jsonl(Path(out_dir) / "samples.jsonl")}
     wanted = [f"{p.id}#{i}" for p in problems for i in range(n)]
     missing = [w for w in wanted if w not in by_id]
@@ -244,9 +240,6 @@ def evaluate_benchmarks(model, benchmarks: Sequence[str], spec: EvalSpec, out_ro
                         limit: int | None = None, log=print) -> dict[str, dict]:
     """{benchmark: summary} for one model over several benchmarks (its first `limit` problems
     each), loading the generator once; results in out_root/<benchmark>."""
-    from recode_lib.data import load_benchmark
-    from recode_lib.generation import get_generator
-
     generator = get_generator(spec.backend, str(model), **spec.generator_kwargs())
     out = {}
     try:
