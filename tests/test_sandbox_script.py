@@ -382,10 +382,8 @@ def test_the_tests_own_mock_patch_is_not_undone_by_the_guard():
     assert script("def f():\n    return 0.5\n", test) != "passed"
 
 
-INPROCESS = "residual risk (sandbox docstring): unittest-style tests run in the submission's process"
 
 
-@pytest.mark.xfail(strict=True, reason=INPROCESS)
 def test_residual_poisoning_the_restore_snapshot_through_frames():
     code = ("import sys\ndef f(x):\n    fr = sys._getframe(1)\n"
             "    while fr is not None:\n"

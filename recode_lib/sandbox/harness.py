@@ -20,21 +20,36 @@ worker's memfd and decoded just before it and dropped after, return values encod
 codec.py — the judge compares them, the expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
 file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
 (non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
-"script" (unittest/mock in the script: in-process) reads the test script from the memfd,
+"script" with unittest/mock in the script runs the tests in this process (trust tier
+`in_process`: see "Residual risk"): it reads the test script from the memfd and closes it,
 compiles it (with `==`/`!=` in asserts rewritten to a comparison that ignores user-defined
-__eq__), runs the submission, then restores builtins, this module, every module loaded before it
-(module dicts, classes, function code and closure cells; zygote.py preloads the
-standard-library modules tests use, and the snapshot is taken there once) and runs the tests in
-their own namespace (pristine builtins; only the entry point, or else the submission's names
-that do not shadow a builtin, are shared; functions wrapped, other values only as plain values,
-modules or classes) with the submission's functions wrapped so their return values come back as
-plain built-in values (a user-defined class's instance becomes an opaque value equal to nothing,
-builtin subclasses such as namedtuple become their base type, the standard library's
-Counter/OrderedDict/defaultdict/deque keep theirs); after every call, builtins, this module and
-the test's namespace are restored to their state at the call (everything else too for the first
-FULL_GUARD_CALLS calls: the tests' own mock.patch stays), the running TestCase/TestResult/suite/
-runner objects get their attributes back, a SkipTest raised by the submission is an error, and a
-trace/profile hook left behind fails the tests.
+__eq__; the compiled code is never a local of a frame the submission can reach), installs an
+audit hook (_audit: no other audit hook, no trace or profile function, no gc/sys enumeration of
+objects or frames, no change to the code or defaults of this module's, the preloaded modules' or
+the tests' functions, no reading of the code of the test frames and TestCase methods while
+the submission's code runs), runs the submission, collects its garbage, restores builtins, this
+module, every module loaded before it (module dicts, classes, closure cells, keyword defaults;
+zygote.py preloads the standard-library modules tests use, and the snapshot is taken there
+once), gc callbacks and thresholds and signal handlers, and runs the tests in their own namespace (pristine builtins; only the entry point, or
+else the submission's names that do not shadow a builtin, are shared; functions wrapped, other
+values only as plain values, modules or classes). Each call of a wrapped function is guarded
+(_call/_enter/_leave, bound so that nothing the submission reaches can swap them): its return
+value is made plain by code that runs none of the submission's (a user-defined class's instance,
+or a class of its making, becomes an opaque value equal to nothing; builtin subclasses such as
+namedtuple become their base type; the standard library's Counter/OrderedDict/defaultdict/deque
+keep theirs; mock.ANY and a mock told how to compare become opaque; its functions, generators
+and lazy iterators become guarded candidates too), and an exception it raises reaches the tests
+as a fresh one with plain arguments (the type kept if builtin or a library's, else the builtin it
+derives from; unittest's SkipTest/_ShouldStop become RuntimeError). Then the call's garbage is
+collected and the survivors frozen (finalizers run inside the guard), and builtins, this module,
+sys/threading/collections (_ALWAYS), the tests' namespace, the running TestCase/TestResult/suite
+/runner/_Outcome objects with the lists and dicts they hold, the tests' TestCase classes, gc and
+signal state are restored to their state at the call, unittest and codec (_CORE) to the worker's
+state, and every other preloaded module to its state at the call for the first FULL_GUARD_CALLS
+calls (the tests' own mock.patch stays). After the tests, before the nonce is asked for, this
+process does what the interpreter does at exit (threading's exit callbacks, so that an idle
+ThreadPoolExecutor ends; non-daemon threads joined; atexit handlers); a daemon thread still
+running keeps it from being alone, and the nonce is refused.
 Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
 which never runs submission code; the submission runs in a child process forked *before* the
 script is read, which answers call/new/get/set requests with codec-encoded plain values (objects
@@ -43,11 +58,35 @@ script's free names (not builtins) plus the record's entry point, never from wha
 That child is killed before the nonce is asked for; this process is made non-dumpable, so the
 child cannot ptrace it or open its fds.
 
-Residual risk (unittest-style script tests, in-process): a submission that writes raw protocol
-lines to the pipe during its own call, edits the harness or the snapshot it restores from
-(reachable through frames), or uses ctypes, can still forge a pass; third-party modules (numpy, pandas) it patches stay patched for the tests, and a patch to
-a preloaded module's class or function made during a call after the first FULL_GUARD_CALLS
-calls is not undone. The judge trusts nothing from this file except
+Residual risk (unittest-style script tests, in-process): these share the submission's
+interpreter and cannot be made trustworthy against arbitrary code in it, so their verdicts are
+the `in_process` trust tier. What stays open:
+- reading expected values: the tests' frames are on the stack of every call and their locals
+  (`expected = ...`, setUp's `self.expected`), the tests' module namespace and the failure
+  messages of earlier tests are readable, and so is the code of functions the tests hand to
+  the candidate; only the code of the test frames and of the tests' TestCase methods (whose
+  constants are literal expected values) is refused, and only while the submission's code is
+  recognisably running (a candidate call, a function of its module on the stack, another
+  thread);
+- forging the result: writing protocol lines to the pipe and asking for the nonce itself during
+  a call; ctypes (raw memory: this process's state, freed buffers that held the script);
+- code of the submission running outside its calls, unguarded: threads it started (only one
+  still alive at the end is caught: daemon, refused; other, waited for); finalizers of its
+  objects the tests hold (stored into an argument or handed to a mock, freed by the tests
+  later); methods of its objects inside library objects it returned (a DataFrame of them, a
+  mock's side effect or attributes); coroutines and async generators it returned; keys of its
+  making in restored dicts (a str subclass with its own __eq__ runs during the restore's
+  lookups); user classes shared as they are when the record names no entry point;
+- objects the tests hold and the submission changes (arguments, the tests' mocks and their
+  recorded calls) are not sanitized;
+- modules not preloaded (numpy, pandas, standard-library ones zygote.py does not preload) are
+  as the submission left them, fake ones in sys.modules included; a patch to a preloaded module
+  outside _CORE/_ALWAYS made during a call after the first FULL_GUARD_CALLS calls stays (and the
+  submission can use that allowance up early); in-place changes to mutable values a preloaded
+  module holds (a list, a dict, a function's mutable default) stay;
+- classes it makes look like a library's (functions compiled under another file name with a
+  library module's globals) pass for a library's.
+The judge trusts nothing from this file except
 call/stdio outputs *as data*; timings and memory are self-reported. Only the standard library
 is imported; this file does not enforce any limit (zygote.py and limits.py do).
 """
@@ -543,7 +582,8 @@ _ITER_MODULES = ("builtins", "itertools")
 # restored after every call to their state in the worker (the tests never patch these) ...
 _CORE = ("unittest", "codec", "harness")
 # ... to their state at the call, after every call (the tests may patch sys.stdout, say) ...
-_ALWAYS = ("sys", "threading", "collections", "gc", "signal", "functools", "types")
+_ALWAYS = ("sys", "threading", "collections", "gc", "signal", "functools", "types", "os", "json",
+           "resource")
 # ... and every other preloaded module likewise, for the first FULL_GUARD_CALLS calls
 FULL_GUARD_CALLS = 16
 _HIDDEN = ("codec", "harness", "limits", "zygote")            # not put back into sys.modules
@@ -874,10 +914,14 @@ def _leave(seal, pre, box, reseal=_reseal, put=_put):
 
     def wrap(f):
         return _candidate(f, seal)
-    if exc is None:
-        result, err = _plainify(out, g, wrap, 0, memo), None
-    else:
-        result, err = None, _exception_data(exc, g, wrap, memo)
+    try:
+        if exc is None:
+            result, err = _plainify(out, g, wrap, 0, memo), None
+        else:
+            result, err = None, _exception_data(exc, g, wrap, memo)
+    except BaseException as failed:   # (a recursion limit the submission lowered, say)
+        result, err = None, (RuntimeError, ("the judge could not read the result: %s"
+                                            % _str_copy(_T_NAME(type(failed))),), ())
     out = exc = memo = None
     _flush(gcbase)
     reseal()
@@ -1146,16 +1190,20 @@ def _put_class(cls, frozen):
 
 
 def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
-           funcs=frozenset(), refused=_REFUSED, getframe=sys._getframe, ident=_thread.get_ident,
-           typ=type, fn=types.FunctionType, frame_type=types.FrameType, err=RuntimeError):
+           funcs=frozenset(), sub=None, refused=_REFUSED, getframe=sys._getframe,
+           ident=_thread.get_ident, typ=type, fn=types.FunctionType, frame_type=types.FrameType,
+           wrapped=(staticmethod, classmethod), err=RuntimeError):
     """The audit hook of a child running script tests in process (installed before the
     submission runs, with these defaults; it cannot be removed, and it refuses changes to
     itself). It refuses: more audit hooks, trace and profile functions (the one way to write a
     running frame's locals or jump over an assert), the gc's and sys's object and frame
     enumerations; setting __code__/__defaults__/__kwdefaults__ of this module's functions, the
-    preloaded modules' and the tests'; and, while a candidate call runs (or in another
-    thread), reading the code of the tests (a test frame's f_code, a test function's
-    __code__: their constants are the expected values)."""
+    preloaded modules' and the tests'; and reading the tests' code, whose constants are the
+    expected values: a test frame's f_code while a candidate call runs, and the __code__ of
+    the functions of the tests' TestCase classes (as they were when the call began) during a
+    call; any of the tests' code while a function of the submission's module is on the stack (a
+    finalizer between calls, say) or in another thread. (Functions the tests define elsewhere
+    and hand to the candidate stay readable: BigCodeBench/566-571 inspect them.)"""
     if event in refused:
         raise err("%s is refused in the sandbox" % event)
     if event == "object.__setattr__":
@@ -1178,11 +1226,22 @@ def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
         return
     if ident() != main:
         raise err("the tests' code cannot be read here")
-    frame = getframe(1)
+    frame, submission = getframe(1), False
     while frame is not None:
-        if frame.f_globals is own and frame.f_code is call:
-            raise err("the tests' code cannot be read by the submission")
+        scope = frame.f_globals
+        submission = submission or scope is sub
+        if scope is own and frame.f_code is call:
+            if kind is frame_type:
+                raise err("the tests' code cannot be read by the submission")
+            pre = frame.f_locals.get("pre")   # _call's frozen view of the tests' classes
+            for cls, (keys, values) in pre[4][2] if typ(pre) is tuple else ():
+                for v in values:
+                    if v is target or (typ(v) in wrapped and v.__func__ is target):
+                        raise err("the tests' code cannot be read by the submission")
+            return
         frame = frame.f_back
+    if submission:
+        raise err("the tests' code cannot be read by the submission")
 
 
 def _seal(g, ns):
@@ -1200,8 +1259,8 @@ def _seal(g, ns):
             pass
     seal = (snap, core, always, rest, ns, helper, _frozen(helper), [0], gcbase,
             (tuple(sigs), tuple(handlers)), g)
-    _audit.__defaults__ = (ns, globals(), helper, _call.__code__, _get_ident(), funcs) + \
-        _audit.__defaults__[6:]
+    _audit.__defaults__ = (ns, globals(), helper, _call.__code__, _get_ident(), funcs, g) + \
+        _audit.__defaults__[7:]
     sys.addaudithook(_audit)
     return seal
 
@@ -1282,7 +1341,7 @@ def _inline_tests(job):
     return compile(tree, "<tests>", "exec")
 
 
-def _load(job, code_obj, g, ns, seal, wfd):
+def _load(job, code_obj, g, ns, seal, wfd, reseal=_reseal):
     """Run the submission as module __main__, then restore everything to the worker's state
     (collecting its garbage in between), share its entry point into ns and send S; returns ns.
     If it does not load, X is sent and _Stop raised."""
@@ -1292,13 +1351,13 @@ def _load(job, code_obj, g, ns, seal, wfd):
         exec(code_obj, g)
     except BaseException as exc:  # SystemExit included: not running to the end is a failure
         box = [exc]
-    _reseal()
+    reseal()
     _put(_BUILTINS_DICT, snap)
     exc = box.pop()
     err = None if exc is None else _failure(exc)
     exc = None
     _flush(seal[8])
-    _reseal()
+    reseal()
     _put(_BUILTINS_DICT, snap)
     for part in (always, core, rest):
         _restore(part)
@@ -1326,27 +1385,51 @@ def _failure(exc, reseal=_reseal):
     return st, _str_copy(_T_NAME(type(exc)))
 
 
-def _end_tests(snap):
+def _final(seal, reseal=_reseal):
+    """After the tests, whatever their outcome: everything back to the worker's state (the
+    tests' patches need not stay now), so that what runs next (this module's own lines to the
+    worker, the exit steps) runs on pristine code."""
+    reseal()
+    _put(_BUILTINS_DICT, seal[0])
+    for part in (seal[2], seal[1], seal[3]):
+        _restore(part)
+    _restore_process(seal[8], seal[9])
+
+
+def _end_tests(seal, final=_final):
     """What the interpreter does at exit, before the nonce is asked for: threading's exit
     callbacks (concurrent.futures shuts its idle pools down), non-daemon threads joined, then
     atexit handlers (multiprocessing's pools end). A daemon thread still running keeps the
     child from being alone and the nonce is refused: the interpreter never waits for one, and
     while it runs it could take the nonce from its pipe and forge the result line."""
-    _reseal()
-    _put(_BUILTINS_DICT, snap)
+    final(seal)
     for callback in reversed(list(_THREADING_ATEXITS)):
         try:
             callback()
         except BaseException:
             pass
-    me = _current_thread()
+    me, before, joined = _current_thread(), _tasks(), 0
     for t in _threads():
         if t is not me and not t.daemon:
-            t.join()
+            try:
+                t.join()
+                joined += 1
+            except RuntimeError:   # a dummy thread (not started by threading)
+                pass
     try:
         _run_exitfuncs()
     except BaseException:
         pass
+    end = _perf() + 1.0   # a joined thread leaves the kernel's task list a moment after join()
+    while joined and _tasks() > max(1, before - joined) and _perf() < end:
+        time.sleep(0.0005)
+
+
+def _tasks():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 def _run_script_inline(job, code_obj, wfd):
@@ -1355,8 +1438,8 @@ def _run_script_inline(job, code_obj, wfd):
     # trace function could write them, and the audit hook refuses those). The tests' code
     # object is never a local while the submission runs (its constants are the expected
     # values): it is on this frame's evaluation stack only, where frames do not show it.
-    t0, read, write, peak, send, perf, failure, end = (_perf(), os.read, os.write, _peak_mb,
-                                                       _send, _perf, _failure, _end_tests)
+    t0, read, write, peak, send, perf, failure, end, final = (
+        _perf(), os.read, os.write, _peak_mb, _send, _perf, _failure, _end_tests, _final)
     nonce_fd, load, stop = job["nonce_fd"], _load, _Stop
     try:
         box = [_inline_tests(job)]
@@ -1373,11 +1456,12 @@ def _run_script_inline(job, code_obj, wfd):
     except stop:
         return
     except BaseException as exc:
+        final(seal)
         st, name = failure(exc)
         send(wfd, "T", {"i": 0, "st": st, "t": perf() - t0, "m": peak(), "e": name})
         return
     t = perf() - t0
-    end(seal[0])
+    end(seal)
     write(wfd, b"R\n")
     nonce = read(nonce_fd, 64).decode()
     send(wfd, "T", {"i": 0, "st": "ok", "out": nonce, "t": t, "m": peak()})
