@@ -17,7 +17,9 @@ The rules (SHRINK):
 - launch: LAUNCHER "accelerate" -> "dryrun" (recode_lib.training.launch: the accelerate
   command built, configs/accelerate + configs/deepspeed loaded and checked, the recipe's
   GRPOConfig built with vLLM on, then the same entry point on CPU with only use_cpu, bf16 and
-  use_vllm changed); NUM_PROCESSES is kept (it only goes into the command);
+  use_vllm changed; for 02's reward model recode_lib.training.rm_launch: the same checks,
+  the RewardConfig built, then `recode_lib.cli.rm` on CPU); NUM_PROCESSES is kept (it only
+  goes into the command);
 - counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
   workers and bootstrap sizes cut to 1-2 (COUNTS); list-valued counts (KS, ALPHAS, PASS_K)
   keep their first/extreme members (SAVE_ALPHAS keeps its first, which stays in the grid);

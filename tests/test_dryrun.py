@@ -44,6 +44,8 @@ def test_dryrun_changes_only_models_counts_steps_and_backends():
     assert dry["04_cg_grpo"]["LAUNCHER"] == LAUNCHER_MAP["accelerate"]
     assert dry["04_cg_grpo"]["RECIPE"] == "cg_grpo_paper"
     assert dry["04_cg_grpo"]["NUM_PROCESSES"] == paper["04_cg_grpo"]["NUM_PROCESSES"]
+    assert dry["02_reward_model"]["LAUNCHER"] == LAUNCHER_MAP["accelerate"] == "dryrun"
+    assert dry["02_reward_model"]["NUM_PROCESSES"] == paper["02_reward_model"]["NUM_PROCESSES"]
     assert dry["03_lcb_rb"]["ADJUDICATION"] == "widget"
     assert dry["01_crpl_synthesis"]["RULE_FALLBACK"] is False
 
@@ -239,10 +241,12 @@ def test_vllm_standin_runs_the_vllm_request_path(tiny_model_dir):
 
 def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
     """The random model writes no usable traces, so in the notebook dry run 02 saves an
-    untrained RM; here the paper's 02 settings (MAX_LENGTH, gradient checkpointing,
-    SCORE_BATCH_SIZE; CPU: use_cpu/bf16 only) train and score on hand-made pairs, as 02 does."""
+    untrained RM (through the dry-run launcher's entry point); here the paper's 02 settings
+    (MAX_LENGTH, gradient checkpointing, SCORE_BATCH_SIZE, the accelerate launcher as its CPU
+    dry run over NUM_PROCESSES; CPU: use_cpu/bf16 only) train and score on hand-made pairs."""
     from recode_lib.process_reward.model import (ProcessRewardScorer, RMConfig,
-                                                 pairwise_accuracy, train_or_reuse)
+                                                 pairwise_accuracy)
+    from recode_lib.training.rm_launch import launch_reward_model
 
     p = load_profile("paper")["02_reward_model"]
     pairs = [{"id": f"p{i}", "prompt": f"Write add #{i}.", "pair_type": "strong_contrast",
@@ -253,7 +257,9 @@ def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
                    num_train_epochs=p["EPOCHS"], max_steps=1, per_device_train_batch_size=p["BATCH_SIZE"],
                    gradient_accumulation_steps=1, use_cpu=True, bf16=False,
                    gradient_checkpointing=p["GRADIENT_CHECKPOINTING"], seed=0)
-    info = train_or_reuse(pairs, cfg, log=lambda *_: None)
+    info = launch_reward_model(pairs, cfg, launcher=LAUNCHER_MAP[p["LAUNCHER"]],
+                               num_processes=p["NUM_PROCESSES"], save_steps=p["SAVE_STEPS"],
+                               log=lambda *_: None)
     assert info["n_train_used"] == 4 and not info.get("untrained")
     acc = pairwise_accuracy(ProcessRewardScorer(tmp_path / "rm", batch_size=p["SCORE_BATCH_SIZE"]),
                             pairs)

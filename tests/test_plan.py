@@ -161,6 +161,25 @@ def test_zero3_shards_weights_gradients_and_adam_over_the_processes(paper):
     assert not two.fits            # why notebook 10 runs on 8 processes, not 2
 
 
+def test_the_reward_model_counts_fp32_master_weights_sharded_over_its_processes(paper):
+    """02 keeps fp32 master weights + Adam (16 B/param): ZeRO-3 over NUM_PROCESSES with LAUNCHER
+    accelerate (the paper's 8), and one process of a 7B is refused on 80 GB with the numbers."""
+    [st] = notebook_stages("02_reward_model", paper["02_reward_model"], paper)
+    t = st.trainer
+    assert (t.bytes_per_param, t.zero3, t.processes) == (16, True, 8)
+    assert trainer_need(t, 80 * GB).parts["weights+grads+Adam"] == 16 * t.arch.params / 8
+    p = placement(make_plan(paper, H80, profile="paper"), "02_reward_model", st.name)
+    assert p.fits and p.where.startswith("ZeRO-3 x8 mixed 16 B/param")
+    one = {**paper, "02_reward_model": {**paper["02_reward_model"], "LAUNCHER": "inprocess"}}
+    [msg] = make_plan(one, H80, profile="paper", only={"02_reward_model"}).problems
+    assert msg.startswith("02_reward_model / RM training (x2: ablation) "
+                          "(Qwen/Qwen2.5-Coder-7B-Instruct, training): ")
+    assert "GB per GPU > 80 GB (weights+grads+Adam 113.1 + " in msg and "one process" in msg
+    assert "set LAUNCHER: accelerate and NUM_PROCESSES" in msg
+    dry = {**paper, "02_reward_model": {**paper["02_reward_model"], "LAUNCHER": "dryrun"}}
+    assert notebook_stages("02_reward_model", dry["02_reward_model"], dry) == []   # CPU
+
+
 def test_a_training_stage_needs_its_processes_on_one_machine(paper):
     plan = make_plan(paper, ClusterSpec(gpus=4, gpu_memory=80, nodes=2), profile="paper",
                      only={"04_cg_grpo"})

@@ -249,7 +249,8 @@ def _place_trainer(st: Stage, cluster: ClusterSpec, rates, length_fraction) -> P
     if not tn.fits and problem is None:
         problem = (f"{label}: {_gb(tn.total)} GB per GPU > {cluster.gpu_memory:g} GB "
                    f"({tn.describe()} GB; {t.precision}, "
-                   f"{'ZeRO-3 over ' + str(t.processes) + ' GPU(s)' if t.zero3 else 'one process'})")
+                   f"{'ZeRO-3 over ' + str(t.processes) + ' GPU(s)' if t.zero3 else 'one process'})"
+                   + (f"; {t.fix}" if t.fix else ""))
     where = f"ZeRO-3 x{t.processes}" if t.zero3 else f"{t.processes} GPU, unsharded"
     where += f" {'bf16' if t.bytes_per_param == 8 else 'mixed'} {t.bytes_per_param} B/param"
     if e is not None:

@@ -12,8 +12,10 @@ configs/deepspeed). A stage holds what the memory check needs (Engine: a vLLM en
 the policy under ZeRO-3 with its colocated engine and reward model) and what the budget needs
 (Work: token counts, upper bounds: every response runs to its maximum length, every trace is
 usable). Only GPU work becomes a stage: the "vllm" backend, LAUNCHER "accelerate", notebook 02
-with USE_CPU false. CPU work (the hf and vllm_standin backends, the dry-run launcher, reward-model
-scoring on ProcessRewardScorer's default CPU device) is left out; `notes` say where it matters.
+with USE_CPU false (one process with LAUNCHER "inprocess", ZeRO-3 over NUM_PROCESSES with
+"accelerate"; 16 B/param either way: fp32 master weights and Adam). CPU work (the hf and
+vllm_standin backends, the dry-run launcher, reward-model scoring on ProcessRewardScorer's
+default CPU device) is left out; `notes` say where it matters.
 Benchmark sizes and prompt lengths are the small tables below (upper bounds where marked);
 nothing is downloaded or loaded.
 """
@@ -110,7 +112,7 @@ class Trainer:
     model: str
     arch: Architecture
     processes: int
-    bytes_per_param: int              # 16: bf16 + fp32 master + fp32 Adam; 8: pure bf16
+    bytes_per_param: int              # 16: fp32 master weights + fp32 Adam (every trainer here)
     precision: str
     zero3: bool
     micro_batch: int                  # sequences per forward/backward
@@ -123,6 +125,7 @@ class Trainer:
     engine: Engine | None = None      # vLLM colocated on the training GPUs (or a server)
     reward_model: RewardModel | None = None
     one_machine: bool = True          # the accelerate config's num_machines == 1
+    fix: str | None = None            # what to change when it does not fit (the refusal says it)
 
 
 @dataclass
@@ -426,34 +429,51 @@ def crpl_pairs(pp: dict) -> tuple[float, int]:
 
 
 def _02(nb, p, pp):
-    if p.get("USE_CPU", True):
-        return []
+    launcher = p.get("LAUNCHER", "inprocess")
+    if p.get("USE_CPU", True) or launcher not in ("accelerate", "inprocess"):
+        return []                                  # CPU, or the dry run's CPU stand-in
     arch = _arch(p["MODEL"], nb).reward_model()
     bf16 = bool(p.get("BF16"))
-    procs = int(p.get("NUM_PROCESSES", 1))
-    # RewardTrainer on weights loaded in bf16 (BF16 true): bf16 weights, gradients and AdamW
-    # states (the optimizer keeps the parameters' dtype): 2 + 2 + 4 bytes. In float32:
-    # 4 + 4 + 8. A trainer keeping fp32 master weights in bf16 compute needs 16.
-    bpp, precision = (8, "pure bf16 (weights, grads, Adam)") if bf16 else (16, "fp32 + Adam")
+    sharded = launcher == "accelerate"
+    procs = int(p.get("NUM_PROCESSES", 1)) if sharded else 1
+    cfg = launch_config() if sharded else {"num_machines": 1, "zero_stage": 0, "live_params": 1e9}
+    zero3 = cfg["zero_stage"] == 3
+    # The RM keeps fp32 master weights (recode_lib.models.training_dtype): 16 B/param either
+    # way. In process, bf16 autocast over fp32 weights: 4 + fp32 grads 4 + AdamW m, v 8; under
+    # accelerate + DeepSpeed ZeRO-3 (recode_lib.training.rm_launch), its bf16 optimizer: bf16
+    # weights 2 + bf16 grads 2 + fp32 master 4 + Adam 8, sharded over the processes.
+    if not bf16:
+        precision = "fp32 + fp32 Adam"
+    elif zero3:
+        precision = "bf16 + fp32 master + fp32 Adam"
+    else:
+        precision = "bf16 autocast over fp32 weights + fp32 Adam"
     batch = int(p.get("BATCH_SIZE", 4))
     max_len = int(p.get("MAX_LENGTH", 1024))
-    trainer = Trainer(p["MODEL"], arch, processes=procs, bytes_per_param=bpp, precision=precision,
-                      zero3=procs > 1, micro_batch=2 * batch, seq_len=max_len,
+    total = 16 * arch.params
+    trainer = Trainer(p["MODEL"], arch, processes=procs, bytes_per_param=16, precision=precision,
+                      zero3=zero3, micro_batch=2 * batch, seq_len=max_len,
                       gradient_checkpointing=bool(p.get("GRADIENT_CHECKPOINTING")),
-                      lm_head=False)
+                      live_params=cfg["live_params"], lm_head=False,
+                      one_machine=cfg["num_machines"] == 1,
+                      fix=None if zero3 and procs > 1 else
+                      (f"shard the {total / 1e9:.0f} GB with ZeRO-3: set LAUNCHER: accelerate and "
+                       "NUM_PROCESSES: N (16 B/param / N per GPU)"))
     pairs, side = crpl_pairs(pp)
     epochs = float(p.get("EPOCHS", 1.0))
     if int(p.get("MAX_STEPS", -1)) > 0:
-        pairs, epochs = int(p["MAX_STEPS"]) * batch * int(p.get("GRAD_ACCUM", 1)), 1.0
+        pairs, epochs = int(p["MAX_STEPS"]) * batch * int(p.get("GRAD_ACCUM", 1)) * procs, 1.0
     models = 2 if p.get("ABLATION") else 1
     tokens = pairs * epochs * 2 * min(side, max_len)
     work = Work(train_tokens=tokens, formula=(f"{models} RM(s) x {pairs:,.0f} pairs x {epochs:g} "
                                               f"epoch(s) x 2 sides x {min(side, max_len):,} tok"))
     notes = ["scores with ProcessRewardScorer on its default device (CPU, float32)"]
-    if bf16:
-        notes.append("pure bf16 training keeps no fp32 master copy; with one (issue 23) the "
-                     f"RM needs 16 B/param = {16 * arch.params / 1e9:.0f} GB: ZeRO-3 over "
-                     "several GPUs (NUM_PROCESSES)")
+    if zero3 and procs > 1:
+        notes.append(f"fp32 master weights + Adam: 16 B/param = {total / 1e9:.0f} GB, ZeRO-3 "
+                     f"over {procs} GPUs ({total / procs / 1e9:.1f} GB each; LAUNCHER accelerate)")
+    else:
+        notes.append(f"fp32 master weights + Adam: 16 B/param = {total / 1e9:.0f} GB in one "
+                     "process; LAUNCHER accelerate shards it with ZeRO-3 over NUM_PROCESSES")
     return [Stage(nb, "RM training" + (" (x2: ablation)" if models > 1 else ""),
                   trainer=trainer, work=work, runs=models, notes=notes)]
 

@@ -19,7 +19,15 @@ final model and tokenizer are saved as a plain Hugging Face folder at cfg.output
 GRPO reward loads). On CPU: use_cpu=True, bf16=False, gradient checkpointing as configured.
 The trainable backbone is always loaded in float32 (recode_lib.models.load_for_training):
 bf16=True is bf16 autocast over fp32 master weights, and the finished model is saved in bf16.
-A 7B backbone trained so needs ~16 bytes/parameter (~113 GB) in one process.
+A 7B backbone trained so needs ~16 bytes/parameter (~113 GB) in one process: more than one
+80 GB GPU, so the paper profile trains it through `accelerate launch` with DeepSpeed ZeRO-3
+(recode_lib.training.rm_launch, `recode rm`), where this same function runs on every rank: the
+RewardTrainer gets DeepSpeed from accelerate's environment, the training arguments are built
+before the model is loaded (ZeRO-3 partitions it as it loads), the final model is gathered in
+16 bit (Trainer.save_model; stage3_gather_16bit_weights_on_model_save) and only the main
+process writes files. `save_steps` > 0 keeps a checkpoint every save_steps steps in the trainer
+folder (<output_dir>/../.<name>_trainer, with the run's fingerprint); a later call with the
+same pairs and config resumes from the last one, and a finished run removes the folder.
 Scoring truncates on the left (keeps the end of the trace) beyond max_length. Where the RM runs
 during GRPO (CPU, the trainer's device, a dedicated GPU, an HTTP endpoint) is chosen by
 recode_lib.process_reward.placement. It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
@@ -28,6 +36,7 @@ recode_lib.process_reward.placement. It does not build pairs (recode_lib.process
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections import defaultdict
@@ -113,13 +122,64 @@ def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
     return fingerprint(*parts)
 
 
-def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
+def is_main_process() -> bool:
+    """True outside a distributed launch and on its rank 0 (RANK, which accelerate and torchrun
+    set): the process that writes the checkpoint's side files and the training record."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def trainer_dir(cfg: RMConfig) -> Path:
+    """The RewardTrainer's own folder next to the RM (<output_dir>/../.<name>_trainer): run logs
+    and, with save_steps > 0, the checkpoints a failed run leaves to resume from."""
+    out = Path(cfg.output_dir)
+    return out.parent / f".{out.name}_trainer"
+
+
+def reward_config(cfg: RMConfig, *, save_steps: int = 0):
+    """The trl.RewardConfig of a run of `cfg` (its trainer folder: trainer_dir). save_steps > 0:
+    a checkpoint every save_steps steps, the last one kept; 0: none (save_strategy "no")."""
+    from trl import RewardConfig
+
+    if save_steps < 0:
+        raise ValueError(f"save_steps must be >= 0, got {save_steps}")
+    return RewardConfig(
+        output_dir=str(trainer_dir(cfg)), max_length=cfg.max_length,
+        learning_rate=cfg.learning_rate, num_train_epochs=cfg.num_train_epochs,
+        max_steps=cfg.max_steps, per_device_train_batch_size=cfg.per_device_train_batch_size,
+        per_device_eval_batch_size=cfg.per_device_train_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        warmup_steps=cfg.warmup_steps, weight_decay=cfg.weight_decay,
+        center_rewards_coefficient=cfg.center_rewards_coefficient,
+        gradient_checkpointing=cfg.gradient_checkpointing, use_cpu=cfg.use_cpu, bf16=cfg.bf16,
+        logging_steps=cfg.logging_steps, report_to=[], seed=cfg.seed,
+        save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
+        save_total_limit=1, eval_strategy="no", disable_tqdm=False, dataloader_num_workers=0)
+
+
+def _resume_point(folder: Path, fp: str) -> str | None:
+    """The last checkpoint in the trainer folder when it belongs to this fingerprint; otherwise
+    the main process clears the folder (logs or checkpoints of other pairs/config) and records
+    the fingerprint there. Every rank reaches the same answer."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    stamp = folder / "fingerprint.json"
+    same = stamp.is_file() and read_json(stamp).get("fingerprint") == fp
+    last = get_last_checkpoint(str(folder)) if same and folder.is_dir() else None
+    if not same and is_main_process():
+        shutil.rmtree(folder, ignore_errors=True)
+        write_json_atomic(stamp, {"fingerprint": fp})
+    return last
+
+
+def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None, *, save_steps: int = 0) -> dict:
     """Train with TRL RewardTrainer and save model + tokenizer + rm_config.json to cfg.output_dir.
-    Returns counts (train pairs used, dropped as too long with their ids), losses and timing."""
+    Returns counts (train pairs used, dropped as too long with their ids), losses and timing.
+    Runs alike in one process and on every rank of an `accelerate launch` (module docstring);
+    save_steps > 0 checkpoints (and resumes: trainer_dir)."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForSequenceClassification
-    from trl import RewardConfig, RewardTrainer
+    from trl import RewardTrainer
 
     path = resolve_model(cfg.backbone)
     tok = load_rm_tokenizer(path)
@@ -128,42 +188,51 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None) -> dict:
         raise ValueError(f"no training pairs left: {len(train_pairs)} given, {len(dropped)} longer "
                          f"than max_length={cfg.max_length}")
     eval_rows, eval_dropped = _tokenize_pairs(eval_pairs or [], tok, cfg.max_length)
+    # the arguments first: under an accelerate DeepSpeed ZeRO-3 launch they make
+    # from_pretrained partition the weights as it loads them (zero3_init_flag)
+    args = reward_config(cfg, save_steps=save_steps)
+    last = _resume_point(Path(args.output_dir), training_fingerprint(train_pairs, cfg))
     torch.manual_seed(cfg.seed)   # the score head is initialised here, before the trainer seeds
     # float32 master weights; bf16=True is the trainer's autocast (training_dtype says why)
     model = load_for_training(path, bf16=cfg.bf16, model_class=AutoModelForSequenceClassification,
                               num_labels=1)
     model.config.pad_token_id = tok.pad_token_id
     out = Path(cfg.output_dir)
-    args = RewardConfig(
-        output_dir=str(out.parent / f".{out.name}_trainer"), max_length=cfg.max_length,
-        learning_rate=cfg.learning_rate, num_train_epochs=cfg.num_train_epochs,
-        max_steps=cfg.max_steps, per_device_train_batch_size=cfg.per_device_train_batch_size,
-        per_device_eval_batch_size=cfg.per_device_train_batch_size,
-        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        warmup_steps=cfg.warmup_steps, weight_decay=cfg.weight_decay,
-        center_rewards_coefficient=cfg.center_rewards_coefficient,
-        gradient_checkpointing=cfg.gradient_checkpointing, use_cpu=cfg.use_cpu, bf16=cfg.bf16,
-        logging_steps=cfg.logging_steps, save_strategy="no", report_to=[], seed=cfg.seed,
-        eval_strategy="no", disable_tqdm=False, dataloader_num_workers=0)
     trainer = RewardTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows),
                             processing_class=tok)
     t0 = time.perf_counter()
-    result = trainer.train()
+    result = trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - t0
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(args.output_dir, ignore_errors=True)   # save_strategy="no": only run logs
-    trainer.model.to(saved_dtype(cfg.bf16)).save_pretrained(out)   # bf16 runs save bf16
-    tok.save_pretrained(out)
+    main = trainer.is_world_process_zero()
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+    if trainer.is_deepspeed_enabled:   # ZeRO-3: gathered in 16 bit by every rank, rank 0 writes
+        trainer.model.config.dtype = saved_dtype(cfg.bf16)
+        trainer.save_model(str(out))
+        if main and not any((out / n).is_file() for n in ("model.safetensors",
+                                                           "model.safetensors.index.json")):
+            raise RuntimeError(f"DeepSpeed saved no 16-bit weights in {out}: set "
+                               "stage3_gather_16bit_weights_on_model_save in its config")
+    elif main:
+        trainer.model.to(saved_dtype(cfg.bf16)).save_pretrained(out)   # bf16 runs save bf16
+    world = trainer.args.world_size
+    trained = result.global_step - (int(last.rsplit("-", 1)[1]) if last else 0)   # this call's
     info = {"n_train_given": len(train_pairs), "n_train_used": len(rows),
             "dropped_too_long": len(dropped), "dropped_ids": [d["id"] for d in dropped],
             "n_eval_given": len(eval_pairs or []), "eval_dropped_too_long": len(eval_dropped),
             "train_loss": result.training_loss, "steps": result.global_step,
-            "train_seconds": seconds,
-            "pairs_per_second": result.global_step * cfg.per_device_train_batch_size
-            * cfg.gradient_accumulation_steps / seconds,
+            "train_seconds": seconds, "num_processes": world, "resumed_from": last,
+            "zero_stage": (trainer.accelerator.state.deepspeed_plugin.zero_stage
+                           if trainer.is_deepspeed_enabled else None),
+            "pairs_per_second": trained * cfg.per_device_train_batch_size
+            * cfg.gradient_accumulation_steps * world / seconds,
             "log_history": trainer.state.log_history, "backbone": path, "config": asdict(cfg)}
-    (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path},
-                                                   indent=2))
+    if main:
+        tok.save_pretrained(out)
+        (out / "training_args.bin").unlink(missing_ok=True)   # Trainer.save_model's, not the RM's
+        (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path},
+                                                       indent=2))
+        shutil.rmtree(args.output_dir, ignore_errors=True)   # finished: logs, checkpoints
     return info
 
 
@@ -306,30 +375,54 @@ def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
     return str(out)
 
 
-def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, log=print) -> dict:
-    """The RM at cfg.output_dir for these pairs and this config: reused when its record
-    (<output_dir>_train.json, next to the folder) carries the same training_fingerprint and
-    `retrain` is False; otherwise trained (train_reward_model), or, with no pairs at all, saved
-    UNTRAINED (save_untrained_reward_model; the info says so under "untrained"). Returns the
-    training info with its "fingerprint" and "reused" (bool)."""
+def record_path(cfg: RMConfig) -> Path:
+    """The training record of the RM at cfg.output_dir: <output_dir>_train.json, next to it
+    (the training info with its "fingerprint"; written last, so it marks a finished RM)."""
     out = Path(cfg.output_dir)
-    info_file = out.parent / f"{out.name}_train.json"
+    return out.parent / f"{out.name}_train.json"
+
+
+def finished_record(train_pairs, cfg: RMConfig) -> dict | None:
+    """The record of a finished RM at cfg.output_dir trained on these pairs with this config
+    (same training_fingerprint, checkpoint present), or None."""
+    info_file = record_path(cfg)
+    if not ((Path(cfg.output_dir) / "rm_config.json").is_file() and info_file.is_file()):
+        return None
+    info = read_json(info_file)
+    return info if info.get("fingerprint") == training_fingerprint(train_pairs, cfg) else None
+
+
+def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, save_steps: int = 0,
+                   log=print) -> dict:
+    """The RM at cfg.output_dir for these pairs and this config: reused when its record
+    (record_path, next to the folder) carries the same training_fingerprint and `retrain` is
+    False; otherwise trained (train_reward_model, with save_steps), or, with no pairs at all,
+    saved UNTRAINED (save_untrained_reward_model; the info says so under "untrained"). Returns
+    the training info with its "fingerprint" and "reused" (bool). On the ranks of a distributed
+    launch every rank trains and only the main process writes (is_main_process)."""
+    out = Path(cfg.output_dir)
     fp = training_fingerprint(train_pairs, cfg)
-    if not retrain and (out / "rm_config.json").is_file() and info_file.is_file():
-        info = read_json(info_file)
-        if info.get("fingerprint") == fp:
+    if not retrain:
+        done = finished_record(train_pairs, cfg)
+        if done is not None:
             log(f"{out.name}: reusing the checkpoint trained on these pairs")
-            return {**info, "reused": True}
-        log(f"{out.name}: training pairs or config changed since the saved checkpoint: retraining")
+            return {**done, "reused": True}
+        if record_path(cfg).is_file():
+            log(f"{out.name}: training pairs or config changed since the saved checkpoint: "
+                "retraining")
+    if is_main_process():
+        record_path(cfg).unlink(missing_ok=True)   # no stale record while the RM is rewritten
     if not train_pairs:
         reason = "no training pairs"
         log(f"WARNING: {reason}: saving the UNTRAINED backbone so later stages can load it")
-        save_untrained_reward_model(cfg, reason)
+        if is_main_process():
+            save_untrained_reward_model(cfg, reason)
         info = {"n_train_given": 0, "n_train_used": 0, "dropped_too_long": 0, "dropped_ids": [],
                 "steps": 0, "train_loss": None, "train_seconds": 0.0, "pairs_per_second": None,
                 "untrained": reason}
     else:
-        info = train_reward_model(train_pairs, cfg)
+        info = train_reward_model(train_pairs, cfg, save_steps=save_steps)
     info["fingerprint"] = fp
-    write_json_atomic(info_file, info)
+    if is_main_process():
+        write_json_atomic(record_path(cfg), info)
     return {**info, "reused": False}

@@ -1,7 +1,8 @@
 """Training: GRPO on TRL from YAML recipes (recipes/), its launch, callbacks and repair tasks.
 
 Modules: config (RecodeGRPOConfig: trl.GRPOConfig plus the project's fields), grpo (GRPORecipe,
-load_recipe, train), launch (in process or through accelerate),
+load_recipe, train), launch (in process or through accelerate), rm_launch (the same for
+notebook 02's reward model: `recode rm` under accelerate ZeRO-3),
 callbacks (the local metrics.jsonl and timing), repair (failure-conditioned repair tasks).
 The `recode grpo` arguments live in recode_lib.cli.grpo. Rewards come from recode_lib.rewards.
 """

@@ -4,6 +4,7 @@
     from recode_lib.training.launch_configs import accelerate_command, check_launch_configs
     cmd = accelerate_command(out / "recipe.yaml", out, out / "train_problems.jsonl",
                              num_processes=8)            # list[str], what launch() runs
+    cmd = module_command("recode_lib.cli.rm", ["--config", ...], num_processes=8)  # the RM's
     report = check_launch_configs(num_processes=8, bf16=True, gradient_accumulation_steps=4)
     report["deepspeed"]["zero_optimization"]["stage"]    # 3
 
@@ -45,19 +46,27 @@ class LaunchConfigError(ValueError):
     """A launch config that would fail (or silently misbehave) on a GPU cluster."""
 
 
+def module_command(module: str, arguments, *, num_processes: int = 1,
+                   config_file=None) -> list[str]:
+    """`accelerate launch --config_file CFG --num_processes N -m MODULE ARGUMENTS...` as an
+    argument list (run it from PROJECT_ROOT); every launched entry point is built here."""
+    cfg = config_file or DEFAULT_ACCELERATE_CONFIG
+    return ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
+            str(int(num_processes)), "-m", module, *(str(a) for a in arguments)]
+
+
 def accelerate_command(recipe_file, output_dir, problems_file, *, num_processes: int = 1,
                        config_file=None) -> list[str]:
     """`accelerate launch --config_file CFG --num_processes N -m recode_lib.cli.grpo --recipe
     ... --output-dir ... --problems ...` as an argument list (run it from PROJECT_ROOT)."""
-    cfg = config_file or DEFAULT_ACCELERATE_CONFIG
-    return ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
-            str(int(num_processes)), "-m", ENTRY_POINT, "--recipe", str(recipe_file),
-            "--output-dir", str(output_dir), "--problems", str(problems_file)]
+    return module_command(ENTRY_POINT, ["--recipe", recipe_file, "--output-dir", output_dir,
+                                        "--problems", problems_file],
+                          num_processes=num_processes, config_file=config_file)
 
 
 def entry_point_command(accelerate_cmd: list[str], python: str) -> list[str]:
-    """The same run without accelerate: `python -m recode_lib.cli.grpo <the same arguments>`
-    (one process; what launcher="dryrun" executes on CPU)."""
+    """The same run without accelerate: `python -m <module> <the same arguments>` (one
+    process; what launcher="dryrun" executes on CPU)."""
     i = accelerate_cmd.index("-m")
     return [python, *accelerate_cmd[i:]]
 
