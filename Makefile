@@ -13,6 +13,8 @@ VENV    ?= .venv
 PYTHON  ?= $(VENV)/bin/python
 ARGS    ?=
 TORCH_INDEX ?=
+BARE    ?=
+WHEELS  ?= wheels
 KERNEL  := recode
 KERNEL_DISPLAY := Python (recode)
 
@@ -43,6 +45,7 @@ help:
 	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
 	@echo "make gpu-check                        first thing on a GPU machine: a timed table of GPU steps (<10 min)"
+	@echo "make gpu-check BARE=1 [WHEELS=dir]    the same on a bare CUDA machine: its python3 + torch, wheels, no venv, no vLLM"
 	@echo "make figures [PROFILE=...]            rebuild figures/<profile>/ only, from runs/<profile>/ (notebook 99)"
 	@echo "make env [TORCH_INDEX=cpu]            the .venv; TORCH_INDEX=cpu: PyTorch's CPU wheel instead of PyPI's CUDA build"
 	@echo "make lab                              JupyterLab with the kernel \"$(KERNEL_DISPLAY)\" (also with PYTHON=python)"
@@ -82,9 +85,16 @@ test-notebooks: $(ENV_DEP)
 test-dryrun: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
 
-gpu-check: $(ENV_DEP)
+# BARE=1: a bare CUDA machine's own python3/torch/transformers, no venv, no vLLM; the packages
+# it lacks come as wheels from WHEELS (README "GPU check"; benchmarks/gpu_check_bare.sh)
+gpu-check: $(if $(BARE),,$(ENV_DEP))
+ifeq ($(BARE),)
 	$(PYTHON) -m recode_lib model prepare smollm2
 	$(PYTHON) -m recode_lib.gpu_check $(ARGS)
+else
+	PYTHON=$(if $(filter $(VENV)/bin/python,$(PYTHON)),python3,$(PYTHON)) WHEELS=$(WHEELS) \
+		benchmarks/gpu_check_bare.sh $(ARGS)
+endif
 test-browser: $(ENV_DEP)
 	$(PYTHON) -m pytest -m browser $(ARGS)
 

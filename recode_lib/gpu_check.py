@@ -3,8 +3,10 @@ paper profile's machinery, each timed, printed as one table (step, seconds, ok/f
 reason), in under 10 minutes on one GPU.
 
     python -m recode_lib.gpu_check [--model smollm2] [--json out.json] [--work DIR]
+                                   [--throughputs FILE | --no-throughputs]
     rows = run_checks(model="smollm2", work=Path("/tmp/gpu_check"))   # list of CheckRow
     parse_table(text) -> [{"step", "seconds", "result", "reason"}]    # what tests read back
+    python -m recode_lib.gpu_check_bare ...   # a bare CUDA machine: no venv, no vLLM (that module)
 
 GPU steps (skipped with the reason when CUDA or vllm is missing):
   vllm_generate           vLLM offline generation with the embedded model
@@ -23,6 +25,21 @@ that fails is reported and the next one runs; the exit status is 1 when any step
 It downloads nothing: models come from the embedded wheel, a local folder or the HF cache;
 HumanEval+ from the data directory (passk_* skip without it). GPU steps use 8 prompts x 4
 samples; the CPU steps are cut to a few tokens (they check the path, not the speed).
+
+Measured throughputs: what the GPU steps measure is written to runs/gpu_check/throughput.json
+(`--throughputs FILE` elsewhere; merged into an existing file), the file `recode plan` reads in
+place of its default rates (recode_lib.plan.budget's format, per GPU):
+  generation_tokens_per_s  vLLM decode tokens/s of vllm_generate / vllm_generate_code (8 x 4
+                           sequences of 128 new tokens: fewer in flight than the plan's batches,
+                           so a lower bound), keyed by the model's hub id, and by its size class
+                           (up_to_10b, ...) when the model is at least half the class's bound;
+  train_tokens_per_s       a GPU GRPO step's prompt + completion tokens (TRL's num_tokens) over
+                           its forward/backward/optimizer time (time/optimizer_s of
+                           recode_lib.training.callbacks), measured on the second of two steps
+                           (the first warms up), same keys.
+Other measurements go under keys the plan does not read (hf_generation_tokens_per_s,
+rm_train_tokens_per_s, sandbox). CPU-only figures are never written: they say nothing about a
+GPU. Nothing is written when no GPU figure was measured.
 """
 
 from __future__ import annotations
@@ -32,14 +49,17 @@ import json
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import SamplingConfig, get_generator
 from recode_lib.models import resolve_model
-from recode_lib.paths import data_dir
+from recode_lib.paths import data_dir, runs_dir
+from recode_lib.plan import ArchitectureError, model_arch
+from recode_lib.plan.architectures import ALIASES
+from recode_lib.plan.budget import MEASURED_NAME, SIZE_CLASSES, size_class
 from recode_lib.process_reward.model import RMConfig, train_or_reuse
 from recode_lib.prompts import build_messages
 from recode_lib.run_files import read_metrics
@@ -65,6 +85,111 @@ class Skip(Exception):
     """A step that cannot run here; the message is the reason."""
 
 
+@dataclass
+class Measured:
+    """Throughputs measured on this machine's GPU (tokens/s per GPU), keyed by hub id."""
+    generation: dict = field(default_factory=dict)      # vLLM decode
+    train: dict = field(default_factory=dict)           # GRPO forward + backward + optimizer
+    hf_generation: dict = field(default_factory=dict)   # transformers generate (not the plan's)
+    rm_train: dict = field(default_factory=dict)        # Bradley-Terry RM training
+    sandbox: dict | None = None                         # records/s against workers
+
+    def __bool__(self) -> bool:
+        return bool(self.generation or self.train or self.hf_generation or self.rm_train
+                    or self.sandbox)
+
+
+def hub_id(model: str) -> str:
+    """The id the plan knows a model by: an alias's hub id, a cache snapshot's repo id
+    (.../models--Owner--Name/snapshots/<rev>), else the name as given."""
+    model = str(model)
+    if model in ALIASES:
+        return ALIASES[model]
+    for part in Path(model).parts:
+        if part.startswith("models--"):
+            return part[len("models--"):].replace("--", "/", 1)
+    return model
+
+
+def class_key(model: str) -> str | None:
+    """The plan's size class of `model` when it is at least half the class's bound (a 0.5B
+    model's rate says nothing about a 7B's), else None."""
+    try:
+        arch = model_arch(model)
+    except ArchitectureError:
+        return None
+    name = size_class(arch)[0]
+    bounds = [0.0] + [b for _, b, _, _ in SIZE_CLASSES]
+    i = [c for c, _, _, _ in SIZE_CLASSES].index(name) + 1
+    return name if arch.params / 1e9 >= max(bounds[i] / 2, bounds[i - 1]) else None
+
+
+def record_rate(table: dict, model: str, rate: float) -> None:
+    if rate > 0:
+        table[hub_id(model)] = round(rate, 1)
+        key = class_key(model)
+        if key:
+            table[key] = round(rate, 1)
+
+
+def grpo_train_rate(records: list[dict], processes: int = 1) -> float | None:
+    """Training tokens/s per GPU of the last logged GRPO step: its tokens (the increase of
+    TRL's cumulative num_tokens) over its time/optimizer_s; None without both."""
+    rows = [r for r in records if r.get("num_tokens") and r.get("time/optimizer_s")]
+    if not rows:
+        return None
+    last = rows[-1]
+    before = [r["num_tokens"] for r in records
+              if r.get("num_tokens") and r["step"] < last["step"]]
+    tokens = last["num_tokens"] - (before[-1] if before else 0)
+    steps = last.get("time/steps_averaged") or 1
+    return tokens / (last["time/optimizer_s"] * steps) / max(1, processes)
+
+
+def throughput_file(path=None) -> Path:
+    return Path(path) if path else runs_dir("gpu_check") / MEASURED_NAME
+
+
+def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> Path | None:
+    """Merge the measured rates into the plan's throughput file (see the module docstring);
+    None (nothing written) when no figure was measured on a GPU."""
+    if not (measured.generation or measured.train or measured.hf_generation
+            or measured.rm_train):
+        return None
+    out = throughput_file(path)
+    try:
+        data = json.loads(out.read_text()) if out.is_file() else {}
+    except ValueError:
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    for key, table in (("generation_tokens_per_s", measured.generation),
+                       ("train_tokens_per_s", measured.train),
+                       ("hf_generation_tokens_per_s", measured.hf_generation),
+                       ("rm_train_tokens_per_s", measured.rm_train)):
+        if table:
+            data[key] = {**(data.get(key) or {}), **table}
+    if measured.sandbox:
+        data["sandbox"] = measured.sandbox
+    if gpu:
+        data["gpu"] = gpu
+    data["source"] = ("make gpu-check (recode_lib.gpu_check) "
+                      + time.strftime("%Y-%m-%d %H:%M:%S"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(out)
+    return out
+
+
+def gpu_name() -> str | None:
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    except Exception:
+        return None
+
+
 def gpu_status() -> str | None:
     """None when CUDA and vllm are usable, else why not."""
     import importlib.util
@@ -79,7 +204,8 @@ def gpu_status() -> str | None:
 
 
 def cached_code_model() -> str | None:
-    """The first CODE_MODELS entry present in the local Hugging Face cache (no download)."""
+    """The first CODE_MODELS entry present in the local Hugging Face cache (no download): its
+    snapshot folder (hub_id() gives the repo id back)."""
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
@@ -99,7 +225,7 @@ def humaneval_problems(n: int = N_PROBLEMS):
 
 
 def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
-                  max_new_tokens: int = 128, **kw) -> str:
+                  max_new_tokens: int = 128, measured: Measured | None = None, **kw) -> str:
     gen = get_generator(backend, model, **kw)
     msgs = [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
             for i in range(prompts)]
@@ -114,25 +240,40 @@ def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
     if len(outs) != prompts or any(len(o) != n for o in outs) or tokens == 0:
         raise RuntimeError(f"expected {prompts} x {n} completions with tokens, got "
                            f"{[len(o) for o in outs]}")
+    if measured is not None and backend in ("vllm", "hf"):
+        record_rate(measured.generation if backend == "vllm" else measured.hf_generation,
+                    model, tokens / wall)
     return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.1f} tokens/s"
 
 
-def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None) -> str:
-    fields = dict(model=model, rewards=rewards, rm_path=rm_path, max_steps=1, num_generations=2,
-                  per_device_train_batch_size=4, max_completion_length=16, save_steps=100,
-                  sandbox_workers=2, report_to=["none"], n_problems=len(problems))
+def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None,
+              vllm: bool = True, steps: int = 1, measured: Measured | None = None) -> str:
+    """`steps` GRPO steps of the smoke recipe (on the GPU in bf16 when `gpu`, generating with
+    colocated vLLM or, `vllm=False`, transformers); with `measured`, a GPU run's training
+    tokens/s (last step) is recorded."""
+    fields = dict(model=model, rewards=rewards, rm_path=rm_path, max_steps=steps,
+                  num_generations=2, per_device_train_batch_size=4, max_completion_length=16,
+                  save_steps=100, sandbox_workers=2, report_to=["none"], logging_steps=1,
+                  n_problems=len(problems))
     if gpu:
-        fields.update(use_cpu=False, bf16=True, use_vllm=True, vllm_mode="colocate",
-                      vllm_gpu_memory_utilization=0.3)
+        fields.update(use_cpu=False, bf16=True)
+        if vllm:
+            fields.update(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.3)
         fields["rm_placement"] = "trainer"
     recipe = load_recipe("cg_grpo_smoke", **fields)
     res = launch(recipe, problems, out)
-    steps = json.loads((res.final_dir / ".complete").read_text())["global_step"]
-    if steps != 1:
-        raise RuntimeError(f"trained {steps} steps, expected 1")
+    done = json.loads((res.final_dir / ".complete").read_text())["global_step"]
+    if done != steps:
+        raise RuntimeError(f"trained {done} steps, expected {steps}")
     m = read_metrics(res.output_dir)
     where = f", RM placement {recipe.rm_placement}" if rm_path else ""
-    return f"1 step, reward {m[-1].get('reward') if m else None}{where}"
+    msg = f"{steps} step{'s' * (steps > 1)}, reward {m[-1].get('reward') if m else None}{where}"
+    rate = grpo_train_rate(m) if gpu else None
+    if rate:
+        msg += f", train {rate:.0f} tokens/s"
+        if measured is not None:
+            record_rate(measured.train, model, rate)
+    return msg
 
 
 def step_rm(model: str, out: Path) -> Path:
@@ -169,7 +310,9 @@ def progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run_checks(model: str = "smollm2", work: Path | None = None, log=progress) -> list[CheckRow]:
+def run_checks(model: str = "smollm2", work: Path | None = None, log=progress,
+               measured: Measured | None = None) -> list[CheckRow]:
+    """Every step in turn (the table's rows); GPU figures go into `measured` when given."""
     import tempfile
 
     work = Path(work or tempfile.mkdtemp(prefix="gpu_check_"))
@@ -210,14 +353,15 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=progress) -
         path = cached_code_model()
         if path is None:
             raise Skip(f"none of {', '.join(m.split('/')[1] for m in CODE_MODELS)} in the HF cache")
-        return step_generate(path, "vllm")
+        return step_generate(path, "vllm", measured=measured)
 
-    run("vllm_generate", lambda: step_generate(model, "vllm"), gpu=True)
+    run("vllm_generate", lambda: step_generate(model, "vllm", measured=measured), gpu=True)
     run("vllm_generate_code", code_model, gpu=True)
     run("vllm_request_path", lambda: step_generate(model, "vllm_standin", prompts=2, n=1,
                                                    max_new_tokens=8))
     run("grpo_vllm_colocate", lambda: step_grpo(model, work / "grpo_vllm", train_problems(),
-                                                gpu=True, rewards=[{"name": "outcome_only"}]),
+                                                gpu=True, rewards=[{"name": "outcome_only"}],
+                                                steps=2, measured=measured),
         gpu=True)
     run("grpo_rm_gpu", lambda: step_grpo(model, work / "grpo_rm", train_problems(), gpu=True,
                                          rewards=[{"name": "gated"}],
@@ -263,16 +407,42 @@ def main(argv: list[str] | None = None) -> int:
                     "embedded SmolLM2-135M-Instruct)")
     ap.add_argument("--work", default=None, help="scratch folder (default: a new temp folder)")
     ap.add_argument("--json", default=None, help="also write the rows here")
+    add_throughput_arguments(ap)
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run_checks(args.model, Path(args.work) if args.work else None)
+    measured = Measured()
+    rows = run_checks(args.model, Path(args.work) if args.work else None, measured=measured)
     mode = "GPU" if gpu_status() is None else f"degraded, CPU only ({gpu_status()})"
     print(f"\ngpu-check ({mode}), {time.perf_counter() - t0:.0f} s in all\n")
     print(format_table(rows), flush=True)
+    report_throughputs(measured, args)
     sys.stdout.flush()
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
     return 1 if any(r.result == "fail" for r in rows) else 0
+
+
+def add_throughput_arguments(ap) -> None:
+    ap.add_argument("--throughputs", default=None, metavar="FILE",
+                    help="write the measured throughputs here (default runs/gpu_check/"
+                         "throughput.json, which `recode plan` reads)")
+    ap.add_argument("--no-throughputs", action="store_true",
+                    help="do not write the throughput file")
+
+
+def report_throughputs(measured: Measured, args) -> Path | None:
+    """Write (unless --no-throughputs) and print where the plan's rates now come from."""
+    if args.no_throughputs:
+        return None
+    out = write_throughputs(measured, args.throughputs, gpu=gpu_name())
+    if out is None:
+        print("\nno GPU throughput measured: the plan keeps its default rates")
+    else:
+        figures = {k: v for k, v in (("generation tokens/s", measured.generation),
+                                     ("train tokens/s", measured.train)) if v}
+        print(f"\nthroughputs for `recode plan` written to {out}: "
+              + ("; ".join(f"{k} {v}" for k, v in figures.items()) or "none the plan reads"))
+    return out
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """`make gpu-check` on a machine without a GPU: the degraded mode completes, names the GPU
-steps it skipped and why, runs the CPU steps, and prints a table that parses back."""
+steps it skipped and why, runs the CPU steps, and prints a table that parses back; what the GPU
+steps measure becomes the throughput file `recode plan` reads (a fake one changes the budget)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -40,3 +43,56 @@ def test_cpu_run_completes_in_degraded_mode(tiny_model_dir, tmp_path, capsys):
         assert rows[step]["result"] == "ok", rows[step]
     assert rc == 0
     assert (tmp_path / "merged" / "alpha_1.5" / "config.json").is_file()
+
+
+# --- the throughput file the plan reads ----------------------------------------------------------
+
+def test_grpo_train_rate_is_the_last_steps_tokens_over_its_optimizer_time():
+    records = [{"step": 1, "num_tokens": 1000.0, "time/optimizer_s": 4.0},     # warm-up
+               {"step": 2, "num_tokens": 3000.0, "time/optimizer_s": 0.5, "time/steps_averaged": 1}]
+    assert gpu_check.grpo_train_rate(records) == pytest.approx(2000 / 0.5)
+    assert gpu_check.grpo_train_rate(records, processes=2) == pytest.approx(2000)
+    assert gpu_check.grpo_train_rate([{"step": 1, "loss": 0.1}]) is None
+
+
+def test_measured_rates_are_keyed_the_way_the_plan_looks_them_up():
+    assert gpu_check.hub_id("smollm2") == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    snap = "/h/hub/models--Qwen--Qwen2.5-Coder-7B-Instruct/snapshots/0123abc"
+    assert gpu_check.hub_id(snap) == "Qwen/Qwen2.5-Coder-7B-Instruct"
+    assert gpu_check.class_key("Qwen/Qwen2.5-Coder-7B-Instruct") == "up_to_10b"
+    assert gpu_check.class_key("smollm2") is None          # a 135M rate says nothing of a 7B's
+    table = {}
+    gpu_check.record_rate(table, "Qwen/Qwen2.5-Coder-7B-Instruct", 2500.04)
+    assert table == {"Qwen/Qwen2.5-Coder-7B-Instruct": 2500.0, "up_to_10b": 2500.0}
+
+
+def test_a_measured_file_changes_the_plans_budget(tmp_path, monkeypatch):
+    from recode_lib.pipeline import profile_parameters
+    from recode_lib.plan import ClusterSpec, make_plan
+
+    monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path / "runs"))
+    paper, cluster = profile_parameters("paper"), ClusterSpec(8, 80)
+    stage = ("04_cg_grpo", "GRPO outcome_only")
+
+    def hours(plan):
+        return next(p.hours for p in plan.placements if (p.notebook, p.stage) == stage)
+
+    base = make_plan(paper, cluster, profile="paper")
+    assert base.throughput_source == "defaults"
+    assert gpu_check.write_throughputs(gpu_check.Measured(sandbox={"records": 3})) is None
+    m = gpu_check.Measured()
+    gpu_check.record_rate(m.generation, "Qwen/Qwen2.5-Coder-7B-Instruct", 1500.0)
+    gpu_check.record_rate(m.train, "Qwen/Qwen2.5-Coder-7B-Instruct", 900.0)
+    out = gpu_check.write_throughputs(m, gpu="NVIDIA H200")
+    assert out == tmp_path / "runs" / "gpu_check" / "throughput.json"
+    plan = make_plan(paper, cluster, profile="paper")
+    assert plan.throughput_source.startswith("measured")
+    assert hours(plan).generation_h == pytest.approx(2 * hours(base).generation_h)   # 3000 -> 1500
+    assert hours(plan).train_h != pytest.approx(hours(base).train_h)
+    # a second run (another model) is merged in, the first one's figures stay
+    m2 = gpu_check.Measured(train={"Qwen/Qwen3-4B-Instruct-2507": 4000.0})
+    gpu_check.write_throughputs(m2)
+    data = json.loads(out.read_text())
+    assert data["train_tokens_per_s"] == {"Qwen/Qwen2.5-Coder-7B-Instruct": 900.0,
+                                          "up_to_10b": 900.0, "Qwen/Qwen3-4B-Instruct-2507": 4000.0}
+    assert data["gpu"] == "NVIDIA H200"

@@ -55,7 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation",),
     ("analysis",),
     # orchestration: what ties the stages together (resource plan, notebook runner, checks)
-    ("plan", "pipeline", "dryrun", "gpu_check"),
+    ("plan", "pipeline", "dryrun", "gpu_check", "gpu_check_bare", "staging"),
     # entry points
     ("cli",),
     ("grpo_launch", "__main__"),
@@ -86,10 +86,7 @@ LAZY_EXCEPTIONS: dict[str, str] = {
 }
 
 # (importing module, "module.name"): why it still imports another module's private name.
-PRIVATE_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("recode_lib.cli.plan", "recode_lib.cli.reproduce._parse_overrides"):
-        "`recode plan` (in progress) shares reproduce's -p parser; make it public there",
-}
+PRIVATE_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

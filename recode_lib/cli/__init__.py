@@ -24,8 +24,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("recode_lib.cli.merge", "interpolate/extrapolate weights between two checkpoints"),
     "eval": ("recode_lib.cli.eval", "evaluate a model on a benchmark (generate, execute, score)"),
     "grpo": ("recode_lib.cli.grpo", "GRPO training from a recipe (CG-GRPO, strictness sweep, math)"),
+    "rm": ("recode_lib.cli.rm", "train the process reward model (in process or under accelerate launch)"),
     "plan": ("recode_lib.cli.plan", "check a profile's GPU memory on a cluster and estimate its "
                                     "GPU-hours (before any GPU work)"),
+    "stage": ("recode_lib.cli.stage", "list a profile's models and datasets (size, license gate) "
+                                      "and download them for an offline run"),
 }
 
 

@@ -10,7 +10,7 @@ fits, 2 with the refusal (notebook, stage, numbers) when one does not; nothing t
 from __future__ import annotations
 
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
-from recode_lib.cli.reproduce import _parse_overrides
+from recode_lib.cli.reproduce import parse_overrides
 from recode_lib.pipeline import PipelineError, profile_parameters
 from recode_lib.plan import (BudgetOptions, ClusterSpec, PlanError, format_budget, format_plan,
                              make_plan)
@@ -34,7 +34,7 @@ def run(args) -> int:
     cluster = dataclass_from_args(ClusterSpec, args)
     budget = dataclass_from_args(BudgetOptions, args)
     try:
-        params = profile_parameters(args.profile, args.params, _parse_overrides(args.set))
+        params = profile_parameters(args.profile, args.params, parse_overrides(args.set))
         plan = make_plan(params, cluster, profile=args.profile, budget=budget)
     except (PipelineError, PlanError) as exc:
         raise CliError(str(exc)) from None

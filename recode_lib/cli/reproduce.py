@@ -32,7 +32,7 @@ def add_arguments(parser) -> None:
     add_dataclass_arguments(parser, ClusterSpec, defaults=False)   # default: this machine's GPUs
 
 
-def _parse_overrides(items: list[str]) -> dict[str, Any]:
+def parse_overrides(items: list[str]) -> dict[str, Any]:
     """KEY=VALUE items -> {KEY: VALUE read as YAML}."""
     import yaml
 
@@ -53,7 +53,7 @@ def run(args) -> int:
         cluster = dataclass_from_args(ClusterSpec, args)
     try:
         results = run_pipeline(args.profile, only=args.only, from_=args.from_, force=args.force,
-                               params_file=args.params, overrides=_parse_overrides(args.set),
+                               params_file=args.params, overrides=parse_overrides(args.set),
                                kernel_name=args.kernel, cluster=cluster,
                                check_plan=not args.no_plan)
     except PipelineError as exc:
