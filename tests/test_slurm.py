@@ -111,3 +111,14 @@ def test_submit_without_sbatch_says_how_to_submit(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RuntimeError, match="sbatch --wait .*sbatch.sh"):
         submit(tmp_path / "sbatch.sh")
+
+
+def test_a_notebook_run_takes_its_shape_from_the_environment():
+    env = {"RECODE_SLURM_NODES": "3", "RECODE_SLURM_GPUS_PER_NODE": "4",
+           "RECODE_SLURM_PARTITION": "gpu", "RECODE_SLURM_TIME": "02:00:00"}
+    shape = SlurmShape.from_env(env)
+    assert (shape.nodes, shape.gpus_per_node, shape.partition, shape.time) == (3, 4, "gpu",
+                                                                               "02:00:00")
+    assert SlurmShape.from_env({}) == SlurmShape()
+    with pytest.raises(ValueError, match="RECODE_SLURM_NODES must be an integer"):
+        SlurmShape.from_env({"RECODE_SLURM_NODES": "two"})

@@ -26,6 +26,7 @@ variant named TRANSFER, or none when model is empty. It does not install vllm or
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Mapping
 
@@ -86,7 +87,8 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
     problems = list(problems)
     if launcher == "slurm":
-        slurm = slurm or SlurmShape()
+        slurm = slurm or SlurmShape.from_env()
+        slurm_setup = slurm_setup or os.environ.get("RECODE_SLURM_SETUP", "")
         num_processes = slurm.train_processes
     check_enough_problems(recipe, len(problems),
                           num_processes if launcher in ("accelerate", "slurm") else 1)

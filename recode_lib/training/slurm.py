@@ -11,6 +11,7 @@ its own node, accelerate + DeepSpeed ZeRO-3 across the other nodes.
 
     launch(recipe, problems, out, launcher="slurm", slurm=shape)   # writes out/sbatch.sh and
                                        # submits it with `sbatch --wait` (blocks until done)
+    SlurmShape.from_env()              # a notebook's LAUNCHER = "slurm": RECODE_SLURM_NODES, ...
 
 The layout (TRL's documented multi-node GRPO: `trl vllm-serve` on dedicated GPUs, the trainers
 reaching it with vllm_mode=server): the allocation's last `vllm_nodes` node(s) run
@@ -28,6 +29,7 @@ does not install vLLM or DeepSpeed on the cluster (environment.yml does).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -64,6 +66,25 @@ class SlurmShape:
         if self.vllm_nodes != 1:
             raise ValueError("SlurmShape: one vLLM node is supported (trl vllm-serve serves "
                              "one node; a multi-node server needs its Ray cluster)")
+
+    @classmethod
+    def from_env(cls, env=None) -> "SlurmShape":
+        """The shape a notebook run gets (LAUNCHER = "slurm" reaches launch() without one):
+        RECODE_SLURM_NODES, _GPUS_PER_NODE, _VLLM_TP, _PARTITION, _ACCOUNT, _TIME, _CPUS from
+        the environment, the defaults for the rest."""
+        env = os.environ if env is None else env
+        ints = {"nodes": "NODES", "gpus_per_node": "GPUS_PER_NODE",
+                "vllm_tensor_parallel": "VLLM_TP", "cpus_per_task": "CPUS"}
+        strs = {"partition": "PARTITION", "account": "ACCOUNT", "time": "TIME"}
+        kw = {}
+        for field_, key in {**ints, **strs}.items():
+            v = env.get("RECODE_SLURM_" + key)
+            if v:
+                try:
+                    kw[field_] = int(v) if field_ in ints else v
+                except ValueError:
+                    raise ValueError(f"RECODE_SLURM_{key} must be an integer, got {v!r}") from None
+        return cls(**kw)
 
     @property
     def train_nodes(self) -> int:
