@@ -91,6 +91,18 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def module_main(module, prog: str, description: str, argv: list[str] | None = None) -> int:
+    """`python -m recode_lib.cli.<name>` for a subcommand module (the entry points accelerate
+    runs: cli.grpo, cli.rm): its add_arguments/run, a CliError as one line and exit 2."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    module.add_arguments(parser)
+    try:
+        return int(module.run(parser.parse_args(argv)) or 0)
+    except CliError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):

@@ -10,10 +10,9 @@ benchmark (first n_problems). Fields: any trl.GRPOConfig field, or the project's
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from recode_lib.cli import CliError
+from recode_lib.cli import CliError, module_main
 from recode_lib.training.grpo import load_recipe, train
 
 
@@ -61,14 +60,8 @@ def run(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`python -m recode_lib.cli.grpo` (the entry point accelerate runs; also
     `python -m recode_lib.grpo_launch`)."""
-    parser = argparse.ArgumentParser(prog="python -m recode_lib.cli.grpo",
-                                     description="GRPO training from a recipe")
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except CliError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
+    return module_main(sys.modules[__name__], "python -m recode_lib.cli.grpo",
+                       "GRPO training from a recipe", argv)
 
 
 if __name__ == "__main__":

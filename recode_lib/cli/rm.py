@@ -12,11 +12,10 @@ already trained on these pairs with this config (its record's fingerprint) is ke
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from recode_lib.cli import CliError
+from recode_lib.cli import CliError, module_main
 from recode_lib.jsonl import read_jsonl
 from recode_lib.process_reward.model import train_or_reuse
 from recode_lib.training.rm_launch import PAIRS_FILE, load_rm_config
@@ -55,14 +54,8 @@ def run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m recode_lib.cli.rm` (the entry point accelerate runs)."""
-    parser = argparse.ArgumentParser(prog="python -m recode_lib.cli.rm",
-                                     description="train the Bradley-Terry process reward model")
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except CliError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
+    return module_main(sys.modules[__name__], "python -m recode_lib.cli.rm",
+                       "train the Bradley-Terry process reward model", argv)
 
 
 if __name__ == "__main__":
