@@ -80,7 +80,6 @@ HEAVY = {"torch", "transformers", "trl", "vllm", "peft", "datasets", "deepspeed"
 
 # module, or package ending in "." -> why its function-body internal imports stay.
 LAZY_EXCEPTIONS: dict[str, str] = {
-    "recode_lib.sandbox.": "the sandbox is being hardened in its own change; it moves them there",
     "recode_lib.cli.": "the CLI is being reworked (`recode plan`) in its own change",
     "recode_lib.generation.": "the backends are being reworked in their own change",
 }

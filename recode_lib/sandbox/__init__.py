@@ -73,7 +73,8 @@ killed only if it is that worker's descendant (no private uid).
 from __future__ import annotations
 
 from recode_lib.sandbox.config import SandboxConfig
-from recode_lib.sandbox.fanout import RayFanoutError
+from recode_lib.sandbox.fanout import RayFanoutError, execute_on_ray
+from recode_lib.sandbox.pool import get_pool, parse_all, run_specs
 from recode_lib.sandbox.records import RecordError
 from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
 from recode_lib.sandbox.strictness import first_failure, strictness
@@ -98,15 +99,12 @@ def execute_many(records, workers: int | None = None, config: SandboxConfig | No
     of `chunk_size` records, each running this local pool with `workers` workers (default 1)
     on its node; same verdicts and order, on_result called per finished chunk in this thread
     (fanout.py; needs the `scale` extra)."""
-    from recode_lib.sandbox.pool import parse_all, run_specs
-
     config = config or SandboxConfig()
     records = list(records)
     specs = parse_all(records, config)
     if not specs:
         return []
     if ray is not None:
-        from recode_lib.sandbox.fanout import execute_on_ray
         return execute_on_ray(records, ray, workers=workers, config=config, progress=progress,
                               early_stop=early_stop, on_result=on_result, chunk_size=chunk_size)
     if chunk_size is not None:
@@ -117,7 +115,5 @@ def execute_many(records, workers: int | None = None, config: SandboxConfig | No
 
 def isolation_mode(config: SandboxConfig | None = None) -> str:
     """The isolation mode the workers achieve on this machine (root | userns | plain)."""
-    from recode_lib.sandbox.pool import get_pool
-
     with get_pool(config or SandboxConfig()).worker() as slot:
         return slot[0].mode

@@ -41,6 +41,9 @@ from __future__ import annotations
 
 import math
 
+from recode_lib.sandbox.config import SandboxConfig
+from recode_lib.sandbox.pool import parse_all, run_specs
+
 DEFAULT_RETRIES = 2          # Ray re-runs a chunk whose worker process or node died this often
 MAX_DEFAULT_CHUNK = 64
 CHUNKS_PER_SLOT = 4
@@ -107,8 +110,6 @@ def default_chunk_size(n: int, slots: int) -> int:
 
 def run_chunk(records: list, workers: int, config, early_stop: bool) -> list:
     """What one Ray task runs: the local pool on this node (execute_many without Ray)."""
-    from recode_lib.sandbox.pool import parse_all, run_specs
-
     return run_specs(parse_all(records, config), config, workers=workers, early_stop=early_stop)
 
 
@@ -119,8 +120,6 @@ def execute_on_ray(records: list, address: str, *, workers: int | None = None, c
     """Run already-validated `records` as Ray tasks (module docstring); results in input order.
     `task(records, workers, config, early_stop) -> results` is what each task calls (tests
     replace it to simulate a dying node)."""
-    from recode_lib.sandbox.config import SandboxConfig
-
     config = config or SandboxConfig()
     records = list(records)
     if not records:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from recode_lib.linux import require_linux
 from recode_lib.sandbox import verdict
+from recode_lib.sandbox.checker import prepare_checkers
 from recode_lib.sandbox.limits import kill_uid
 from recode_lib.sandbox.protocol import ProtocolError, parse_line
 from recode_lib.sandbox.records import parse_record
@@ -335,7 +336,6 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
     if not specs:
         return []
     if any(s.stdio_checker for s in specs):
-        from recode_lib.sandbox.checker import prepare_checkers
         prepare_checkers(s.stdio_checker for s in specs)
     results: list = [None] * len(specs)
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))

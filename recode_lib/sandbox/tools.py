@@ -19,7 +19,7 @@ every process the command left (limits.reap), so no process outlives a call.
 
 Everything in the report is untrusted (the command shares the driver's uid and could forge it):
 `parse_report` bounds and type-checks each field, decodes bytes with replacement, re-truncates
-outputs and re-validates every returned path (workspace.check_path) and size, and anything
+outputs and re-validates every returned path (relpath.check_path) and size, and anything
 malformed becomes status "sandbox_error" with a reason. run_command never raises because of
 what the command does. Statuses: ok | error (non-zero exit) | timeout | output_limit | memory
 (the sandbox's memory verdict) | sandbox_error. It does not keep state between calls
@@ -32,6 +32,12 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass, field
+
+from recode_lib.sandbox.config import SandboxConfig
+from recode_lib.sandbox.pool import WorkerDied, get_pool
+from recode_lib.sandbox.protocol import ProtocolError
+from recode_lib.sandbox.records import parse_record
+from recode_lib.sandbox.relpath import PathError, check_path
 
 STATUSES = ("ok", "error", "timeout", "output_limit", "memory", "sandbox_error")
 
@@ -56,8 +62,6 @@ class ToolLimits:
 
     def sandbox_config(self):
         """The SandboxConfig of the pool that runs these calls (one pool per limits)."""
-        from recode_lib.sandbox.config import SandboxConfig
-
         report = 4 * (self.max_workspace_bytes + 2 * self.max_output_chars) // 3 + (1 << 16)
         return SandboxConfig(time_limit_s=float(self.time_limit_s) + 10.0,
                              memory_mb=int(self.memory_mb), max_output_bytes=int(report),
@@ -205,8 +209,6 @@ def truncate(text: str, limit: int) -> str:
 
 def parse_report(out, limits: ToolLimits) -> ToolRun:
     """The driver's report (untrusted text) as a validated ToolRun; never raises."""
-    from recode_lib.sandbox.workspace import PathError, check_path
-
     try:
         if not isinstance(out, str) or len(out) > limits.sandbox_config().max_output_bytes:
             raise ValueError("report missing or too large")
@@ -262,11 +264,6 @@ def run_command(argv: list[str], files: dict | None = None, stdin: str = "",
     """Run `argv` in a fresh confined process with `files` ({relative path: bytes | str}) in its
     working folder and `stdin` as input; returns the validated ToolRun (never raises because
     of the command; raises ValueError for a bad argv/files/stdin from the caller)."""
-    from recode_lib.sandbox.pool import WorkerDied, get_pool
-    from recode_lib.sandbox.protocol import ProtocolError
-    from recode_lib.sandbox.records import parse_record
-    from recode_lib.sandbox.workspace import check_path
-
     limits = limits or ToolLimits()
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         raise ValueError(f"argv must be a non-empty list of strings, got {argv!r:.80}")

@@ -17,42 +17,16 @@ regular files it leaves there come back (validated again) and replace the worksp
   background servers do not persist between commands (by design);
 - symbolic links, devices and files over the caps are not carried back (listed as dropped);
 - a command that times out or fails in the sandbox leaves the files as they were.
-check_path: relative POSIX paths only; no empty, absolute, `..`, NUL, backslash or over-long
-path (PathError, a ValueError, naming the path). Symlink escapes cannot happen because no link
-is ever kept. It does not judge answers nor talk to a model (recode_lib.environments does).
+check_path (relpath.py, re-exported here): relative POSIX paths only. Symlink escapes cannot
+happen because no link is ever kept. It does not judge answers nor talk to a model (recode_lib.environments does).
 """
 
 from __future__ import annotations
 
-import posixpath
-
+from recode_lib.sandbox.relpath import MAX_PATH, PathError, check_path
 from recode_lib.sandbox.tools import ToolLimits, ToolRun, run_command
 
-MAX_PATH = 200
-
-
-class PathError(ValueError):
-    """A workspace path that is not a plain relative path inside the workspace."""
-
-
-def check_path(path) -> str:
-    """The normalised relative path, or PathError."""
-    if not isinstance(path, str):
-        raise PathError(f"path must be a string, got {type(path).__name__}")
-    if not path or len(path) > MAX_PATH:
-        raise PathError(f"path must have 1 to {MAX_PATH} characters, got {len(path)}")
-    if "\x00" in path or "\\" in path or any(ord(c) < 32 for c in path):
-        raise PathError(f"path {path[:80]!r} contains a control character or backslash")
-    if path.startswith("/") or path.startswith("~"):
-        raise PathError(f"path {path[:80]!r} is absolute: use a path inside the workspace")
-    parts = path.split("/")
-    if ".." in parts:
-        raise PathError(f"path {path[:80]!r} leaves the workspace ('..')")
-    norm = posixpath.normpath(path)
-    if norm in (".", "") or norm.startswith("../") or norm.startswith("/"):
-        raise PathError(f"path {path[:80]!r} does not name a file in the workspace")
-    return norm
-
+__all__ = ["MAX_PATH", "PathError", "Workspace", "check_path"]
 
 class Workspace:
     """Files of one rollout plus sandboxed commands over them (module docstring)."""
