@@ -83,6 +83,25 @@ def test_dryrun_params_file_resolves_for_every_notebook(tmp_path):
         assert resolve_parameters(nb, "dryrun", spec)["PROFILE"] == "dryrun"
 
 
+def test_dryrun_profile_goes_through_the_plan_and_the_staging_list(tmp_path):
+    """What a paper run does before its first notebook, on the dry-run profile (CPU): the
+    resource plan finds no GPU stage to gate, and `recode stage`'s list names the profile's
+    model (the tiny stand-in) and every benchmark it reads, without downloading anything."""
+    from recode_lib.pipeline import check_resources, profile_parameters
+    from recode_lib.staging import stage_items
+
+    path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
+    params = profile_parameters("dryrun", params_file=path)
+    assert check_resources("dryrun", params) is None   # a CPU profile is never gated
+    items = stage_items(params, "dryrun")
+    models = {i.name for i in items if i.kind == "model"}
+    datasets = {i.name for i in items if i.kind == "dataset"}
+    assert "/tiny" in models and not any("Qwen" in m or "Llama" in m for m in models)
+    paper = {i.name for i in stage_items(profile_parameters("paper"), "paper")
+             if i.kind == "dataset"}
+    assert datasets == paper   # the dry run reads the paper's benchmarks
+
+
 @pytest.fixture(scope="module")
 def dryrun(tiny_model_dir, tmp_path_factory):
     if data_dir() is None:
