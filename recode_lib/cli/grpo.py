@@ -13,6 +13,9 @@ from __future__ import annotations
 import sys
 
 from recode_lib.cli import CliError, module_main
+from recode_lib.data import load_benchmark
+from recode_lib.data.schema import Problem
+from recode_lib.jsonl import read_jsonl
 from recode_lib.training.grpo import load_recipe, train
 
 
@@ -43,14 +46,9 @@ def run(args) -> int:
     except (ValueError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
     if args.problems:
-        from recode_lib.data.schema import Problem
-        from recode_lib.jsonl import read_jsonl
-
         problems = [Problem.from_dict(d, where=f"{args.problems} record {i + 1}")
                     for i, d in enumerate(read_jsonl(args.problems))]
     else:
-        from recode_lib.data import load_benchmark
-
         problems = load_benchmark(recipe.benchmark, limit=recipe.n_problems)
     res = train(recipe, problems, args.output_dir)
     print(f"final checkpoint: {res.final_dir}\nmetrics: {res.metrics_path}")

@@ -21,6 +21,10 @@ import threading
 from recode_lib.cli import CliError
 from recode_lib.jsonl import JsonlError, JsonlStore, read_jsonl
 from recode_lib.linux import LinuxRequired, require_linux
+from recode_lib.sandbox import RayFanoutError, SandboxConfig, execute_many
+from recode_lib.sandbox.checker import fallback_count
+from recode_lib.sandbox import fanout
+from recode_lib.sandbox.records import RecordError, parse_record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,9 +59,8 @@ def check_ray_arguments(args) -> None:
     if args.chunk_size is not None and args.chunk_size < 1:
         raise CliError(f"--chunk-size must be at least 1, got {args.chunk_size}")
     if args.ray is not None:
-        from recode_lib.sandbox.fanout import import_ray
         try:
-            import_ray()
+            fanout.import_ray()
         except ImportError as exc:
             raise CliError(f"--ray {args.ray}: {exc}") from None
 
@@ -68,9 +71,6 @@ def run(args: argparse.Namespace) -> int:
             require_linux("`recode sandbox`")
         except LinuxRequired as exc:
             raise CliError(str(exc)) from None
-    from recode_lib.sandbox import SandboxConfig, execute_many
-    from recode_lib.sandbox.records import RecordError, parse_record
-
     if args.workers is not None and args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
     check_ray_arguments(args)
@@ -108,8 +108,6 @@ def run(args: argparse.Namespace) -> int:
         with lock:
             store.append(result)
 
-    from recode_lib.sandbox import RayFanoutError
-
     try:
         execute_many(todo, workers=args.workers, config=config, progress=not args.no_progress,
                      early_stop=args.early_stop, on_result=save, ray=args.ray,
@@ -120,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
     rows = [r for r in store.records() if _key(r["id"]) in seen]
     passed = sum(r["status"] == "passed" for r in rows)
     print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")
-    from recode_lib.sandbox.checker import fallback_count
     if fallback_count():
         print(f"sandbox: WARNING {fallback_count()} test(s) with a testlib checker were judged by "
               "exact match instead (no C++ compiler, or the checker does not compile)")
