@@ -6,14 +6,14 @@ correct gets reward 1, and a wrong one gets 0 on both. Real sandbox, real datase
 from __future__ import annotations
 
 import pytest
+from parity_helpers import Recording, Scripted
 
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.generation import SamplingConfig
 from recode_lib.jsonl import read_jsonl
 from recode_lib.prompts import format_response
 from recode_lib.rewards import get_reward
-from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.training.grpo import build_dataset
 
 PRELUDE = "from typing import *\nfrom collections import *\n"
@@ -36,35 +36,6 @@ def problem(tests):
     return Problem(id="leetcode/two-sum", source="leetcode", prompt="Return the two indices.",
                    starter_code=STUB, entry_point="twoSum", tests=tests,
                    metadata={"prelude": PRELUDE})
-
-
-class Scripted(Generator):
-    """Sample i gets RESPONSES[i]."""
-
-    backend = model = "scripted"
-
-    def __init__(self, responses):
-        self.responses = responses
-
-    def generate_samples(self, requests, sampling, callback=None, progress=False):
-        out = [Completion(self.responses[r.index], n_tokens=5, finish_reason="stop")
-               for r in requests]
-        for j, c in enumerate(out):
-            if callback:
-                callback(j, c)
-        return out
-
-
-class Recording(SandboxRunner):
-    """The real runner, remembering the programs it was asked to run."""
-
-    def __init__(self):
-        super().__init__(workers=1)
-        self.codes = []
-
-    def run(self, codes, tests, **kw):
-        self.codes += list(codes)
-        return super().run(codes, tests, **kw)
 
 
 @pytest.mark.parametrize("tests", [CALL, SCRIPT], ids=["livecodebench_call", "leetcode_script"])

@@ -8,48 +8,21 @@ program. Needs ../shared/data (RECODE_DATA_DIR); the microbench and easy loaders
 from __future__ import annotations
 
 import pytest
+from parity_helpers import Recording, Scripted
 
 from recode_lib.data import available_benchmarks, load_benchmark
 from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.generation import SamplingConfig
 from recode_lib.jsonl import read_jsonl
 from recode_lib.paths import data_dir
 from recode_lib.prompts import format_response
 from recode_lib.rewards import get_reward
-from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.records import runs_in_process
 from recode_lib.training.grpo import build_dataset
 
 NOT_CODE = {"aime24", "math_synth", "math_train"}
 PER_BENCHMARK = 2
 WRONG = "def nothing_useful():\n    return None\n"
-
-
-class Scripted(Generator):
-    """Sample i of every problem gets RESPONSES[i]."""
-
-    backend = model = "scripted"
-
-    def __init__(self, responses):
-        self.responses = responses
-
-    def generate_samples(self, requests, sampling, callback=None, progress=False):
-        out = [Completion(self.responses[r.index], n_tokens=5, finish_reason="stop")
-               for r in requests]
-        for j, c in enumerate(out):
-            if callback:
-                callback(j, c)
-        return out
-
-
-class Recording(SandboxRunner):
-    def __init__(self, **kw):
-        super().__init__(workers=1, **kw)
-        self.codes = []
-
-    def run(self, codes, tests, **kw):
-        self.codes += list(codes)
-        return super().run(codes, tests, **kw)
 
 
 def _benchmarks():

@@ -14,15 +14,15 @@ This module does no parsing and no checking of the outputs.
 from __future__ import annotations
 
 
+from recode_lib.generation import SamplingConfig, get_generator
+
 VLLM_BACKENDS = ("vllm", "vllm_standin")
 
 
 def make_generator(backend: str, model: str, *, tensor_parallel_size: int = 1, **kw):
-    """recode_lib.generation.get_generator(backend, model, **kw) (imported lazily).
+    """recode_lib.generation.get_generator(backend, model, **kw).
     `tensor_parallel_size` (the notebooks' GENERATOR_TP / JUDGE_TP, chosen by `recode plan`)
     goes to the vLLM engine; other backends run on one device and refuse a size above 1."""
-    from recode_lib.generation import get_generator
-
     tp = int(tensor_parallel_size)
     if tp < 1:
         raise ValueError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size!r}")
@@ -36,8 +36,6 @@ def make_generator(backend: str, model: str, *, tensor_parallel_size: int = 1, *
 
 def generate(generator, messages: list[list[dict]], **sampling) -> list[list]:
     """outs[i] = the `n` completions for messages[i]; sampling kwargs -> SamplingConfig."""
-    from recode_lib.generation import SamplingConfig
-
     if not messages:
         return []
     return generator.generate(messages, SamplingConfig(**sampling))

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from recode_lib.generation.vllm_standin import StandinLLM
+from recode_lib.models import load_tokenizer, resolve_model
 from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
                                         SampleRequest, SamplingConfig, prompt_fingerprint)
 
@@ -74,14 +76,10 @@ class VLLMGenerator(Generator):
 
     @property
     def path(self) -> str:
-        from recode_lib.models import resolve_model
-
         return resolve_model(self.model)
 
     def tokenizer(self):
         if self._tok is None:
-            from recode_lib.models import load_tokenizer
-
             self._tok = load_tokenizer(self.path)
         return self._tok
 
@@ -97,8 +95,6 @@ class VLLMGenerator(Generator):
 
     def engine(self):
         if self._llm is None and self.engine_name == "standin":
-            from recode_lib.generation.vllm_standin import StandinLLM
-
             self._llm = StandinLLM(**self.llm_kwargs())
         if self._llm is None:
             try:
