@@ -25,8 +25,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from recode_lib.errors import RecodeError
 
-class JsonlError(ValueError):
+
+class JsonlError(RecodeError, ValueError):
     """A jsonl file or record that cannot be read; the message names file and line."""
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import sys
 
+from recode_lib.errors import RecodeError
 
-class LinuxRequired(RuntimeError):
+
+class LinuxRequired(RecodeError, RuntimeError):
     """Code was about to execute submissions on an OS other than Linux."""
 
 

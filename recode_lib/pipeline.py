@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recode_lib.errors import RecodeError
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.paths import PROJECT_ROOT, runs_dir
 from recode_lib.plan import PlanError, detect_cluster, format_plan, is_gpu_profile, make_plan
@@ -54,7 +55,7 @@ from recode_lib.provenance import git_hash, package_versions
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
 
 
-class PipelineError(RuntimeError):
+class PipelineError(RecodeError, RuntimeError):
     """A pipeline that cannot run or a notebook that failed; the message names what and where."""
 
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 import importlib
 import os
 
+from recode_lib.errors import RecodeError
+
 ENV = "RECODE_PLUGINS"
 _loaded: set[str] = set()
 
 
-class PluginError(ImportError):
+class PluginError(RecodeError, ImportError):
     """A module named in $RECODE_PLUGINS that cannot be imported."""
 
 

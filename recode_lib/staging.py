@@ -43,6 +43,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.data import aime, bigcodebench, codecontests, humaneval, leetcode, livecodebench, mbpp
 from recode_lib.data.math_train import DEFAULT_DATASET as MATH_DATASET
 from recode_lib.models import EMBEDDED
@@ -317,7 +318,7 @@ def format_items(items: list[StageItem], profile: str = "?") -> str:
 
 # --- fetching --------------------------------------------------------------------------------
 
-class NoNetwork(RuntimeError):
+class NoNetwork(RecodeError, RuntimeError):
     """A fetch that failed because this machine cannot reach the hub or the URL."""
 
 

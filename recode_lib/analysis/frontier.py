@@ -45,6 +45,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from recode_lib.errors import RecodeError
 from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
 from recode_lib.evaluation.guard import describe_problem_sets, problem_set, recorded_problem_ids
 from recode_lib.evaluation.summary import summary_table
@@ -56,7 +57,7 @@ REQUIRED = ("problem_id", "sample", "outcome")
 _ALPHA_DIR = re.compile(r"^alpha_(-?[0-9.]+(?:e-?[0-9]+)?)$")
 
 
-class FrontierError(ValueError):
+class FrontierError(RecodeError, ValueError):
     """Per-sample records that cannot be summarised; names the file/alpha and record."""
 
 

@@ -31,6 +31,7 @@ import json
 from pathlib import Path
 from typing import Mapping
 
+from recode_lib.errors import RecodeError
 from recode_lib.analysis.frontier import FrontierError, check_overlay
 from recode_lib.analysis.reward_curves import reward_curves
 from recode_lib.environments.settings import SETTINGS
@@ -52,7 +53,7 @@ RC = {"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9, "axes.titlesize": 1
 _STYLED = False
 
 
-class NoData(LookupError):
+class NoData(RecodeError, LookupError):
     """The result files exist but hold nothing to draw (e.g. a smoke run that formed no pairs).
     Notebook 99 reports the figure as skipped with this message."""
 

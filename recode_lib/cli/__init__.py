@@ -16,6 +16,8 @@ import argparse
 import importlib
 import sys
 
+from recode_lib.errors import RecodeError
+
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("recode_lib.cli.reproduce", "execute the notebooks in order for a profile (papermill)"),
@@ -32,8 +34,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class CliError(Exception):
-    """An error meant for the user: printed as one clear line, exit status 2."""
+class CliError(RecodeError):
+    """An error meant for the user: printed as one clear line, exit status 2 (so is any other
+    RecodeError a subcommand lets through: each names the bad file, field or value)."""
 
 
 def add_dataclass_arguments(parser: argparse.ArgumentParser, cls, *,
@@ -98,7 +101,7 @@ def module_main(module, prog: str, description: str, argv: list[str] | None = No
     module.add_arguments(parser)
     try:
         return int(module.run(parser.parse_args(argv)) or 0)
-    except CliError as exc:
+    except RecodeError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
 
@@ -119,6 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(rest)
     try:
         return int(module.run(args) or 0)
-    except CliError as exc:
+    except RecodeError as exc:
         print(f"recode {name}: error: {exc}", file=sys.stderr)
         return 2

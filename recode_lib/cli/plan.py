@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.pipeline import PipelineError, profile_parameters
-from recode_lib.plan import (BudgetOptions, ClusterSpec, PlanError, format_budget, format_plan,
-                             make_plan)
+from recode_lib.pipeline import profile_parameters
+from recode_lib.plan import BudgetOptions, ClusterSpec, format_budget, format_plan, make_plan
 from recode_lib.plan.core import summary
 
 
@@ -33,11 +32,8 @@ def run(args) -> int:
 
     cluster = dataclass_from_args(ClusterSpec, args)
     budget = dataclass_from_args(BudgetOptions, args)
-    try:
-        params = profile_parameters(args.profile, args.params, parse_overrides(args.set))
-        plan = make_plan(params, cluster, profile=args.profile, budget=budget)
-    except (PipelineError, PlanError) as exc:
-        raise CliError(str(exc)) from None
+    params = profile_parameters(args.profile, args.params, parse_overrides(args.set))
+    plan = make_plan(params, cluster, profile=args.profile, budget=budget)
     if args.json:
         Path(args.json).write_text(json.dumps(plan.to_dict(), indent=1) + "\n")
     if not plan.placements:

@@ -20,10 +20,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from recode_lib.errors import RecodeError
+
 TEST_KINDS = ("stdio", "call", "script")
 
 
-class ProblemError(ValueError):
+class ProblemError(RecodeError, ValueError):
     """A problem record that does not fit the schema; the message names the record and field."""
 
 

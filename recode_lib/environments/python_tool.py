@@ -20,6 +20,7 @@ The final answer is the last assistant message's code block, judged by the singl
 
 from __future__ import annotations
 
+from recode_lib.errors import RecodeError
 from recode_lib.sandbox.tools import ToolLimits, run_command
 
 NOTE = ("\n\nYou may call the tool run_python(code, stdin) up to {n} times to test your code "
@@ -27,7 +28,7 @@ NOTE = ("\n\nYou may call the tool run_python(code, stdin) up to {n} times to te
         "final answer as a single ```python code block, without a tool call.")
 
 
-class ToolError(ValueError):
+class ToolError(RecodeError, ValueError):
     """A malformed tool call: wrong argument types, budget exhausted, bad path."""
 
 

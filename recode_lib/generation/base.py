@@ -21,10 +21,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from recode_lib.errors import RecodeError
+
 Messages = list  # list[dict] with "role" and "content"
 
 
-class GenerationError(RuntimeError):
+class GenerationError(RecodeError, RuntimeError):
     """A generation request that cannot be served; the message names the backend and request."""
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from recode_lib.errors import RecodeError
+
 # vllm.LLM keyword arguments the project may pass (vllm 0.31 names; EngineArgs fields)
 LLM_KEYWORDS = frozenset({
     "model", "tokenizer", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "seed",
@@ -36,7 +38,7 @@ SAMPLING_KEYWORDS = frozenset({
 })
 
 
-class StandinError(ValueError):
+class StandinError(RecodeError, ValueError):
     """A request vLLM would reject (unknown keyword, bad prompt)."""
 
 

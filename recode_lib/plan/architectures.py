@@ -20,11 +20,13 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
+
 DTYPE_BYTES = {"float32": 4, "float": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2,
                "fp16": 2, "half": 2, "float8": 1, "fp8": 1, "int8": 1}
 
 
-class ArchitectureError(ValueError):
+class ArchitectureError(RecodeError, ValueError):
     """A model whose shape the plan cannot know (no local config.json and not in KNOWN)."""
 
 

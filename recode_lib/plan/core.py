@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from recode_lib.errors import RecodeError
 from recode_lib.plan.budget import StageHours, Throughputs, stage_hours
 from recode_lib.plan.memory import (GB, choose_tp, engine_need, extra_gpus, trainer_need)
 from recode_lib.plan.stages import Stage, StageError, notebook_stages
 
 
-class PlanError(RuntimeError):
+class PlanError(RecodeError, RuntimeError):
     """A profile that does not fit the cluster (the message names notebook, stage, numbers),
     or one the plan cannot read."""
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
 from recode_lib.plan.architectures import Architecture, ArchitectureError, model_arch
 from recode_lib.rewards import Need, reward_needs
@@ -77,7 +78,7 @@ RECIPE_OVERRIDES = {"BATCH_SIZE": "per_device_train_batch_size", "NUM_GENERATION
                     "WORKERS": "sandbox_workers", "MODEL": "model", "BENCHMARK": "benchmark"}
 
 
-class StageError(ValueError):
+class StageError(RecodeError, ValueError):
     """A profile the plan cannot read (a missing recipe, an unknown model)."""
 
 

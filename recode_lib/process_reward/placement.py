@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.process_reward.model import DTYPES, ProcessRewardScorer, resolve_dtype
 from recode_lib.process_reward.serving import EndpointScorer
 
@@ -121,7 +122,7 @@ def load_scorer(rm_path, placement: RMPlacement | None = None, *, trainer_device
                                dtype=resolve_dtype(p.dtype, device))
 
 
-class RMLoadError(ValueError):
+class RMLoadError(RecodeError, ValueError):
     """A reward model that does not load; the message names the path (or endpoint) and why."""
 
 

@@ -28,13 +28,14 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.metrics import bootstrap_ci, sigmoid
 from recode_lib.process_reward.placement import load_checked_scorer
 from recode_lib.prompts import user_prompt
 
 
-class ScaleError(ValueError):
+class ScaleError(RecodeError, ValueError):
     """Samples that cannot give R_proc a scale (too few, a missing problem, no spread)."""
 
 

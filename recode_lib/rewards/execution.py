@@ -39,6 +39,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from recode_lib.errors import RecodeError
 from recode_lib import sandbox
 from recode_lib.linux import require_linux
 from recode_lib.sandbox.records import runs_in_process
@@ -46,7 +47,7 @@ from recode_lib.sandbox.records import runs_in_process
 REWARD_ERROR = "reward_error"
 
 
-class InProcessTestsError(ValueError):
+class InProcessTestsError(RecodeError, ValueError):
     """In-process (forgeable) tests given to a runner that does not allow them."""
 
 

@@ -32,13 +32,14 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from recode_lib.errors import RecodeError
 from recode_lib.plugins import load_plugins
 
 if TYPE_CHECKING:
     from recode_lib.rewards.base import RewardFunction
 
 
-class RewardConfigError(ValueError):
+class RewardConfigError(RecodeError, ValueError):
     """A reward that cannot be built (unknown name, bad option, RM path that does not load)."""
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 
+from recode_lib.errors import RecodeError
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.pool import parse_all, run_specs
 
@@ -50,7 +51,7 @@ CHUNKS_PER_SLOT = 4
 START_ATTEMPTS = 3            # local cluster starts tried (see start_local)
 
 
-class RayFanoutError(RuntimeError):
+class RayFanoutError(RecodeError, RuntimeError):
     """One or more chunks of a Ray fan-out failed (the message names each one)."""
 
 

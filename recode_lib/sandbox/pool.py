@@ -35,6 +35,7 @@ import threading
 import time
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.linux import require_linux
 from recode_lib.sandbox import verdict
 from recode_lib.sandbox.checker import prepare_checkers
@@ -45,7 +46,7 @@ from recode_lib.sandbox.records import parse_record
 ZYGOTE = Path(__file__).with_name("zygote.py")
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(RecodeError, RuntimeError):
     """The worker process exited (or was killed) in the middle of a job."""
 
 

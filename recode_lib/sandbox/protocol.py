@@ -26,6 +26,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from recode_lib.errors import RecodeError
+
 # the raw statuses the harness reports, and what each means in result.STATUSES
 RAW = {"ok": "passed", "error": "runtime_error", "crash": "runtime_error",
        "output": "runtime_error", "memory": "memory_limit", "timeout": "time_limit",
@@ -42,7 +44,7 @@ _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _FIRST_I = re.compile(rb'\{"i": (\d{1,9})[,}]')
 
 
-class ProtocolError(ValueError):
+class ProtocolError(RecodeError, ValueError):
     """A worker line that is not a well-formed, in-range message of the current job."""
 
 

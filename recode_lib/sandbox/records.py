@@ -36,10 +36,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from recode_lib.errors import RecodeError
 from recode_lib.sandbox import codec
 
 
-class RecordError(ValueError):
+class RecordError(RecodeError, ValueError):
     """A sandbox input record that does not fit the contract."""
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import posixpath
 
+from recode_lib.errors import RecodeError
+
 MAX_PATH = 200
 
 
-class PathError(ValueError):
+class PathError(RecodeError, ValueError):
     """A workspace path that is not a plain relative path inside the workspace."""
 
 

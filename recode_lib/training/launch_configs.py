@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
 
 DEFAULT_ACCELERATE_CONFIG = PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
@@ -42,7 +43,7 @@ AUTO_FILLED = {
 }
 
 
-class LaunchConfigError(ValueError):
+class LaunchConfigError(RecodeError, ValueError):
     """A launch config that would fail (or silently misbehave) on a GPU cluster."""
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recode_lib import data, models   # looked up per call: tests replace their loaders
+from recode_lib.errors import RecodeError
 from recode_lib.models import load_tokenizer, training_dtype
 from recode_lib.prompts import build_messages, format_response
 
@@ -44,7 +45,7 @@ _K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?k?_?
                 re.IGNORECASE)
 
 
-class EndpointError(ValueError):
+class EndpointError(RecodeError, ValueError):
     """No usable endpoints; the message says what was looked for."""
 
 

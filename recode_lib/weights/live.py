@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from recode_lib.errors import RecodeError
 from recode_lib.models import model_stamp
 from recode_lib.weights.merge import MergeError, check_compatible
 from recode_lib.weights.safetensors_io import FLOAT_DTYPES, scan_checkpoint
@@ -54,7 +55,7 @@ VLLM_DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64
                     "BOOL": "bool"}
 
 
-class LiveWeightsError(ValueError):
+class LiveWeightsError(RecodeError, ValueError):
     """theta_alpha cannot be loaded into this model; the message names the tensors."""
 
 

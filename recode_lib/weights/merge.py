@@ -41,6 +41,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.provenance import provenance
 from recode_lib.weights.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME,  # noqa: F401
                                        TORCH_DTYPES,
@@ -53,7 +54,7 @@ _PREALLOCATE = os.environ.get("RECODE_MERGE_PREALLOCATE", "1") != "0"
 SKIP_FILES = {INDEX_NAME, "pytorch_model.bin.index.json", "trainer_state.json", "merge_info.json"}
 
 
-class MergeError(ValueError):
+class MergeError(RecodeError, ValueError):
     """Checkpoints that cannot be merged; raised before any output is written."""
 
 

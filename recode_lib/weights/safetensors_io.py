@@ -22,6 +22,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
+
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".msgpack", ".h5")
@@ -31,7 +33,7 @@ TORCH_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "b
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 
 
-class SafetensorsError(ValueError):
+class SafetensorsError(RecodeError, ValueError):
     """A checkpoint folder or safetensors file that cannot be read; names the file."""
 
 
