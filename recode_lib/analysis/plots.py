@@ -35,16 +35,16 @@ from recode_lib.errors import RecodeError
 from recode_lib.analysis.frontier import FrontierError, check_overlay
 from recode_lib.analysis.reward_curves import reward_curves
 from recode_lib.environments.settings import SETTINGS
-from recode_lib.sandbox.result import OUTCOMES
+from recode_lib.sandbox.result import OUTCOMES, Outcome
 from recode_lib.paths import FIGURES_ROOT, figures_dir
 
 FIGURES_DIR = FIGURES_ROOT                   # figures/<profile>/ below it, one folder per profile
 SCRATCH_DIR = FIGURES_ROOT / "scratch"       # a figure drawn by hand without out_dir
 FIGURE_SUFFIXES = (".pdf", ".png")          # what every figure function writes (save)
 TABLE_SUFFIXES = {"rm_accuracy": (".csv", ".md")}   # ... and the table some write beside it
-OUTCOME_COLORS = {"correct": "#2a9d8f", "optimization_failure": "#e9c46a",
-                  "correctness_failure": "#e76f51", "format_error": "#8d99ae"}
-REPAIR_CLASSES = ("all",) + tuple(o for o in OUTCOMES if o != "correct")
+OUTCOME_COLORS = {Outcome.CORRECT: "#2a9d8f", Outcome.OPTIMIZATION_FAILURE: "#e9c46a",
+                  Outcome.CORRECTNESS_FAILURE: "#e76f51", Outcome.FORMAT_ERROR: "#8d99ae"}
+REPAIR_CLASSES = ("all",) + tuple(o for o in OUTCOMES if o != Outcome.CORRECT)
 MODEL_COLORS = ("#6c757d", "#457b9d", "#e63946", "#2a9d8f", "#e9c46a")
 POOL_COLORS = {"best_single": "#6c757d", "interpolation": "#457b9d", "interp+extrap": "#e63946"}
 RC = {"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9, "axes.titlesize": 10,

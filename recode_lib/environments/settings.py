@@ -22,14 +22,23 @@ training, recode_lib.environments.rollout at evaluation).
 from __future__ import annotations
 
 import functools
+from enum import StrEnum
 
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
 from recode_lib.prompts import completion_text, format_response
 from recode_lib.sandbox.tools import ToolLimits
 
-SETTINGS = ("single", "tool", "agentic")
-ENVIRONMENTS = {"tool": PythonToolEnv, "agentic": TerminalEnv}
+
+class Setting(StrEnum):
+    """Paper B's three settings: single-turn, Python tool use, agentic terminal."""
+    SINGLE = "single"
+    TOOL = "tool"
+    AGENTIC = "agentic"
+
+
+SETTINGS = tuple(s.value for s in Setting)   # plain strings: error messages show them
+ENVIRONMENTS = {Setting.TOOL: PythonToolEnv, Setting.AGENTIC: TerminalEnv}
 NO_ANSWER = "ran out of turns without an answer"
 NO_SUBMISSION = "no file submitted"
 
@@ -37,7 +46,7 @@ NO_SUBMISSION = "no file submitted"
 def check_setting(setting: str) -> str:
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
-    return setting
+    return Setting(setting)
 
 
 def environment_factory(setting: str, max_calls: int | None = None,

@@ -16,26 +16,27 @@ CachedGenerator) and `cache_model_key`.
 
 from __future__ import annotations
 
-from recode_lib.generation.base import (Completion, GenerationError, Generator, SampleRequest,
-                                        SamplingConfig, sample_seed)
+from recode_lib.generation.base import (Backend, Completion, FinishReason, GenerationError,
+                                        Generator, SampleRequest, SamplingConfig, sample_seed)
 from recode_lib.generation.cache import CachedGenerator
 
-BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
+BACKENDS = tuple(b.value for b in Backend)   # plain strings: error messages show them
 
-__all__ = ["BACKENDS", "CachedGenerator", "Completion", "GenerationError", "Generator",
-           "SampleRequest", "SamplingConfig", "get_generator", "sample_seed"]
+__all__ = ["BACKENDS", "Backend", "CachedGenerator", "Completion", "FinishReason",
+           "GenerationError", "Generator", "SampleRequest", "SamplingConfig", "get_generator",
+           "sample_seed"]
 
 
 def get_generator(backend: str, model: str, *, cache=None, cache_model_key: str | None = None,
                   **kw) -> Generator:
-    if backend == "hf":
+    if backend == Backend.HF:
         from recode_lib.generation.hf import HFGenerator as cls
-    elif backend in ("vllm", "vllm_standin"):
+    elif backend in (Backend.VLLM, Backend.VLLM_STANDIN):
         from recode_lib.generation.vllm_backend import VLLMGenerator as cls
 
-        if backend == "vllm_standin":
+        if backend == Backend.VLLM_STANDIN:
             kw["engine"] = "standin"
-    elif backend == "openai":
+    elif backend == Backend.OPENAI:
         from recode_lib.generation.openai_backend import OpenAIGenerator as cls
     else:
         raise ValueError(f"unknown generation backend {backend!r}; choose one of {BACKENDS}")

@@ -19,11 +19,27 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Callable, Sequence
 
 from recode_lib.errors import RecodeError
 
 Messages = list  # list[dict] with "role" and "content"
+
+
+class Backend(StrEnum):
+    """A generation backend: hf (transformers, CPU or one GPU), vllm (GPU serving), openai (an
+    OpenAI-compatible endpoint), vllm_standin (vLLM's request path on CPU: the dry run)."""
+    HF = "hf"
+    VLLM = "vllm"
+    OPENAI = "openai"
+    VLLM_STANDIN = "vllm_standin"
+
+
+class FinishReason(StrEnum):
+    """Why a completion ended: STOP (end of turn or a stop string) or LENGTH (the budget)."""
+    STOP = "stop"
+    LENGTH = "length"
 
 
 class GenerationError(RecodeError, RuntimeError):
@@ -86,7 +102,7 @@ class SamplingConfig:
 class Completion:
     text: str
     n_tokens: int               # generated tokens, the end-of-turn / stop tokens included
-    finish_reason: str          # "stop" (end of turn or stop string) | "length" (budget hit)
+    finish_reason: str          # a FinishReason: "stop" (end of turn, stop string) | "length"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -37,6 +37,7 @@ from typing import Callable
 from recode_lib.assemble import assemble
 from recode_lib.prompts import completion_text
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, tests_spec
+from recode_lib.sandbox.result import Outcome, Status
 
 
 class RewardFunction:
@@ -161,8 +162,8 @@ def base_row(parsed, result) -> dict:
     """The shared per-sample fields of a code reward from a parsed response and its result."""
     err = result.get("status") == REWARD_ERROR
     reason = result.get("reason", "") if err else ("" if parsed.format_ok else parsed.reason)
-    if not err and result.get("status") not in ("passed", None) and parsed.code is not None:
+    if not err and result.get("status") not in (Status.PASSED, None) and parsed.code is not None:
         reason = (reason + "; " if reason else "") + str(result.get("status"))
-    return {"fmt": float(parsed.format_ok), "out": float(result.get("outcome") == "correct"),
+    return {"fmt": float(parsed.format_ok), "out": float(result.get("outcome") == Outcome.CORRECT),
             "status": result.get("status"), "outcome": result.get("outcome"),
             "error": err, "reason": reason}

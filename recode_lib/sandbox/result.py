@@ -41,15 +41,38 @@ A no-code result carries the level of its tests too. This module executes nothin
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TypedDict
 
-STATUSES = ("passed", "wrong_answer", "runtime_error", "time_limit", "memory_limit",
-            "syntax_error", "no_code")
-OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")
-TEST_STATUSES = STATUSES + ("skipped",)
-CORRECTNESS = ("wrong_answer", "runtime_error")      # a wrong program, not a slow one
-RESOURCE = ("time_limit", "memory_limit")
-FORMAT = ("no_code", "syntax_error")
+
+class Status(StrEnum):
+    """A result's status (the `recode sandbox` output contract; members equal their strings,
+    so records read back from JSON compare equal to them)."""
+    PASSED = "passed"
+    WRONG_ANSWER = "wrong_answer"
+    RUNTIME_ERROR = "runtime_error"
+    TIME_LIMIT = "time_limit"
+    MEMORY_LIMIT = "memory_limit"
+    SYNTAX_ERROR = "syntax_error"
+    NO_CODE = "no_code"
+
+
+class Outcome(StrEnum):
+    """Paper B's classification of an attempt: correct, optimization failure ("passes small
+    tests but exceeds time/memory on larger ones"), correctness failure, format error."""
+    CORRECT = "correct"
+    OPTIMIZATION_FAILURE = "optimization_failure"
+    CORRECTNESS_FAILURE = "correctness_failure"
+    FORMAT_ERROR = "format_error"
+
+
+STATUSES = tuple(s.value for s in Status)     # plain strings: error messages show them
+OUTCOMES = tuple(o.value for o in Outcome)
+SKIPPED = "skipped"          # a test status only: not run after an early stop
+TEST_STATUSES = STATUSES + (SKIPPED,)
+CORRECTNESS = (Status.WRONG_ANSWER, Status.RUNTIME_ERROR)   # a wrong program, not a slow one
+RESOURCE = (Status.TIME_LIMIT, Status.MEMORY_LIMIT)
+FORMAT = (Status.NO_CODE, Status.SYNTAX_ERROR)
 HANG = "hang"   # a correctness failure made only of time/memory limits (failure_kind)
 ISOLATED = "isolated"        # stdio, call, separate script tests (module docstring: Trust)
 IN_PROCESS = "in_process"    # inline (unittest-style) script tests: forgeable by the submission
@@ -82,23 +105,23 @@ class Result(_ResultBase, total=False):
 
 def outcome_of(status: str, tests: list) -> str:
     """The outcome class of a result's status and tests (module docstring: the definitions)."""
-    if status == "passed":
-        return "correct"
+    if status == Status.PASSED:
+        return Outcome.CORRECT
     if status in FORMAT:
-        return "format_error"
-    failing = [t for t in tests if t["status"] not in ("passed", "skipped")]
+        return Outcome.FORMAT_ERROR
+    failing = [t for t in tests if t["status"] not in (Status.PASSED, SKIPPED)]
     if not failing or any(t["status"] not in RESOURCE for t in failing):
-        return "correctness_failure"
+        return Outcome.CORRECTNESS_FAILURE
     first = min(t.get("input_len") or 0 for t in failing)
     smaller = [t for t in tests if (t.get("input_len") or 0) < first]
-    if smaller and all(t["status"] == "passed" for t in smaller):
-        return "optimization_failure"
-    return "correctness_failure"
+    if smaller and all(t["status"] == Status.PASSED for t in smaller):
+        return Outcome.OPTIMIZATION_FAILURE
+    return Outcome.CORRECTNESS_FAILURE
 
 
 def failure_kind(status: str, outcome: str) -> str:
     """The outcome, except that a correctness failure whose status is a time or memory limit
     (nothing passed, or a smaller test did not) is HANG: what summaries count separately."""
-    if outcome == "correctness_failure" and status in RESOURCE:
+    if outcome == Outcome.CORRECTNESS_FAILURE and status in RESOURCE:
         return HANG
     return outcome

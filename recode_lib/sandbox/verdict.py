@@ -53,7 +53,8 @@ from itertools import zip_longest
 from recode_lib.sandbox import codec
 from recode_lib.sandbox.checker import check_output, compile_checker
 from recode_lib.sandbox.protocol import RAW
-from recode_lib.sandbox.result import CORRECTNESS, IN_PROCESS, ISOLATED, outcome_of
+from recode_lib.sandbox.result import (CORRECTNESS, IN_PROCESS, ISOLATED, SKIPPED, Outcome,
+                                       Status, outcome_of)
 from recode_lib.sandbox.strictness import strictness
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
@@ -190,27 +191,28 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
     """The status of one validated T message body (never raises)."""
     st = msg.get("st")
     if st != "ok":
-        return RAW.get(st, "runtime_error")
+        return RAW.get(st, Status.RUNTIME_ERROR)
     i = msg["i"]
     if not 0 <= i < len(spec.input_lens):
-        return "runtime_error"
+        return Status.RUNTIME_ERROR
     if spec.kind == "script":
-        return "passed" if nonce is not None and msg.get("out") == nonce else "runtime_error"
+        forged = nonce is None or msg.get("out") != nonce
+        return Status.RUNTIME_ERROR if forged else Status.PASSED
     out = msg.get("out")
     if spec.kind == "stdio":
         if not isinstance(out, str):
-            return "wrong_answer"
+            return Status.WRONG_ANSWER
         ok = None
         if spec.stdio_checker:
             ok = check_output(spec.stdio_checker, spec.job["inputs"][i], spec.expected[i], out)
         if ok is None:
             ok = stdio_equal(out, spec.expected[i], spec.stdio_tol)
-        return "passed" if ok else "wrong_answer"
+        return Status.PASSED if ok else Status.WRONG_ANSWER
     try:
         value = codec.decode(out)
         opaque = codec.contains_opaque(out)
     except Exception:
-        return "wrong_answer"   # an output that cannot be decoded cannot be right
+        return Status.WRONG_ANSWER   # an output that cannot be decoded cannot be right
     if spec.checker:  # trusted problem code; an opaque value reaches it as an Opaque (equal to nothing)
         try:
             ok = bool(_compile_checker(spec.checker)(spec.args[i], value, spec.expected[i],
@@ -219,23 +221,25 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
             ok = False
     else:
         ok = not opaque and default_equal(value, spec.expected[i], spec.atol)
-    return "passed" if ok else "wrong_answer"
+    return Status.PASSED if ok else Status.WRONG_ANSWER
 
 
 def summarize(spec, tests: list[dict]) -> dict:
     order = spec.job.get("order", range(len(tests)))
-    failing = [tests[i]["status"] for i in order if tests[i]["status"] not in ("passed", "skipped")]
+    failing = [tests[i]["status"] for i in order
+               if tests[i]["status"] not in (Status.PASSED, SKIPPED)]
     if not failing:
-        status = "passed" if all(t["status"] == "passed" for t in tests) else "runtime_error"
-    elif "syntax_error" in failing:
-        status = "syntax_error"
+        ok = all(t["status"] == Status.PASSED for t in tests)
+        status = Status.PASSED if ok else Status.RUNTIME_ERROR
+    elif Status.SYNTAX_ERROR in failing:
+        status = Status.SYNTAX_ERROR
     else:
         corr = [s for s in failing if s in CORRECTNESS]
         status = corr[0] if corr else failing[0]
     times = [t["time_s"] for t in tests if t["time_s"] is not None]
     mems = [t["memory_mb"] for t in tests if t["memory_mb"] is not None]
     return {"status": status, "outcome": outcome_of(status, tests),
-            "passed": sum(t["status"] == "passed" for t in tests), "total": len(tests),
+            "passed": sum(t["status"] == Status.PASSED for t in tests), "total": len(tests),
             "time_s": round(sum(times), 6), "memory_mb": round(max(mems), 2) if mems else None}
 
 
@@ -255,8 +259,8 @@ def _fresh_tests(spec) -> list[dict]:
 def no_code_result(spec) -> dict:
     tests = _fresh_tests(spec)
     for t in tests:
-        t["status"] = "no_code"
-    out = {"id": spec.id, "status": "no_code", "outcome": "format_error", "passed": 0,
+        t["status"] = Status.NO_CODE
+    out = {"id": spec.id, "status": Status.NO_CODE, "outcome": Outcome.FORMAT_ERROR, "passed": 0,
            "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests,
            "trust": trust_of(spec)}
     if spec.kind != "script":
@@ -275,7 +279,7 @@ class Run:
     def on_message(self, msg) -> bool:
         """Record an X or T message (protocol.Message); True asks the worker to stop."""
         if msg.tag == "X":
-            st = RAW.get(msg.body["st"], "runtime_error")
+            st = RAW.get(msg.body["st"], Status.RUNTIME_ERROR)
             for t in self.tests:
                 if t["status"] == "skipped":
                     t["status"] = st
@@ -291,14 +295,14 @@ class Run:
             return False
         st = test_status(self.spec, body)
         t.update(status=st, time_s=body["t"], memory_mb=body["m"])
-        return self.early_stop and st != "passed"
+        return self.early_stop and st != Status.PASSED
 
     def result(self, done: dict | None, reason: str | None = None) -> dict:
         """The record's result; done=None (the job did not end cleanly) fails what is left."""
         if done is None:
             for t in self.tests:
                 if t["status"] == "skipped":
-                    t["status"] = "runtime_error"
+                    t["status"] = Status.RUNTIME_ERROR
             done = {}
         for body in self.script_msgs:
             st = test_status(self.spec, body, done.get("nonce"))

@@ -21,10 +21,23 @@ Trainer's own HfTrainerDeepSpeedConfig needs it installed) and does not start pr
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 
 from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
+
+
+
+class Launcher(StrEnum):
+    """How a training run is started: INPROCESS (this process: CPU or one GPU), ACCELERATE
+    (`accelerate launch`, DeepSpeed ZeRO-3, one node), SLURM (sbatch, several nodes; GRPO only)
+    and DRYRUN (the CPU stand-in of ACCELERATE that builds and checks every GPU config)."""
+    INPROCESS = "inprocess"
+    ACCELERATE = "accelerate"
+    SLURM = "slurm"
+    DRYRUN = "dryrun"
+
 
 DEFAULT_ACCELERATE_CONFIG = PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
 ENTRY_POINT = "recode_lib.cli.grpo"          # the module `accelerate launch -m` runs

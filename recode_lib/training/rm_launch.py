@@ -43,10 +43,10 @@ from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
 from recode_lib.paths import PROJECT_ROOT
 from recode_lib.process_reward.model import (RMConfig, finished_record, record_path,
                                              reward_config, train_or_reuse, trainer_dir)
-from recode_lib.training.launch_configs import (check_launch_configs, entry_point_command,
+from recode_lib.training.launch_configs import (Launcher, check_launch_configs, entry_point_command,
                                                 module_command)
 
-LAUNCHERS = ("inprocess", "accelerate", "dryrun")
+LAUNCHERS = tuple(x.value for x in Launcher if x != Launcher.SLURM)   # no Slurm route for the RM
 ENTRY_POINT = "recode_lib.cli.rm"             # the module `accelerate launch -m` runs
 # the only RMConfig fields the CPU dry run of a GPU config changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False}
@@ -117,15 +117,15 @@ def launch_reward_model(train_pairs, cfg: RMConfig, *, launcher: str = "inproces
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
     train_pairs = list(train_pairs)
-    if launcher == "inprocess":
+    if launcher == Launcher.INPROCESS:
         return train_or_reuse(train_pairs, cfg, retrain=retrain, save_steps=save_steps, log=log)
-    if launcher == "accelerate" and cfg.use_cpu:
+    if launcher == Launcher.ACCELERATE and cfg.use_cpu:
         raise ValueError("launcher 'accelerate' trains on GPUs: set use_cpu=False (USE_CPU: "
                          "false), or use launcher 'inprocess' / 'dryrun' on CPU")
     cfg = absolute_paths(cfg)
     check_launch_configs(accelerate_config, num_processes=num_processes, bf16=cfg.bf16,
                          gradient_accumulation_steps=cfg.gradient_accumulation_steps)
-    if launcher == "dryrun":
+    if launcher == Launcher.DRYRUN:
         # the RewardConfig the GPU run gets, built on CPU (only use_cpu/bf16 made CPU-safe)
         reward_config(replace(cfg, **DRYRUN_CPU_FIELDS), save_steps=save_steps)
         cfg = replace(cfg, **DRYRUN_CPU_FIELDS)
@@ -139,7 +139,7 @@ def launch_reward_model(train_pairs, cfg: RMConfig, *, launcher: str = "inproces
     cmd = rm_command(config_file, pairs_file, cfg.output_dir, num_processes=num_processes,
                      accelerate_config=accelerate_config, save_steps=save_steps)
     log(" ".join(cmd))
-    if launcher == "dryrun":
+    if launcher == Launcher.DRYRUN:
         cmd = entry_point_command(cmd, sys.executable)
         log("dry run, on CPU: " + " ".join(cmd))
     rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
