@@ -1,5 +1,5 @@
 # recode — the two commands: `make reproduce` (the pipeline) and `make test` (the test suite).
-# Linux only: the execution sandbox needs Linux namespaces and memfd (README "Environments").
+# Linux only: the execution sandbox needs Linux namespaces and memfd (docs/sandbox.md, "Linux only").
 # CPU machines: a virtual environment in .venv is created on first use (torch 2.13.0 first).
 #   `pip install torch==2.13.0` takes PyPI's default build, on Linux x86_64 the CUDA one (~3 GB of
 #   wheels); `make env TORCH_INDEX=cpu` takes PyTorch's CPU wheel (~0.19 GB) from its own index
@@ -86,7 +86,7 @@ test-dryrun: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
 
 # BARE=1: a bare CUDA machine's own python3/torch/transformers, no venv, no vLLM; the packages
-# it lacks come as wheels from WHEELS (README "GPU check"; benchmarks/gpu_check_bare.sh)
+# it lacks come as wheels from WHEELS (docs/gpu_check.md; benchmarks/gpu_check_bare.sh)
 gpu-check: $(if $(BARE),,$(ENV_DEP))
 ifeq ($(BARE),)
 	$(PYTHON) -m recode_lib model prepare smollm2

@@ -286,7 +286,7 @@ def preflight_text(env: BareEnv, model: str = "smollm2") -> str:
 def step_rm_numerics(model: str, out: Path, *, device: str, measured: Measured | None = None,
                      steps: int = RM_STEPS, lr: float = RM_LR) -> str:
     """The reward model trained `steps` Bradley-Terry steps in bf16 at `lr`: fp32 master weights
-    move every element; pure bf16 weights round most updates away (issue 23)."""
+    move every element; pure bf16 weights round most updates away (16% moved, docs/measured.md)."""
     import trl                     # lazy: heavy, and absent until the wheels are in
 
     pairs = [{"prompt": f"Write add{i}(x) returning x + {i}.",

@@ -1,4 +1,4 @@
-"""CodeContests+ testlib checkers (issue 12 item 10): compiled once, cached, run by the judge;
+"""CodeContests+ testlib checkers: compiled once, cached, run by the judge;
 exact comparison with a counted warning when they cannot be built."""
 
 from __future__ import annotations

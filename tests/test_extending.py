@@ -1,4 +1,4 @@
-"""The extension points of README "Extending recode", each used as the README says.
+"""The extension points of docs/extending.md, each used as that guide says.
 
 - your own benchmark: recode_lib.data.register_benchmark(name, loader); a toy benchmark is
   registered and evaluated through the normal entry point (EvalSpec.evaluate: assemble, the real

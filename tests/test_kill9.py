@@ -1,5 +1,5 @@
 """SIGKILL at a random moment of `recode eval`, CRPL synthesis and a GRPO run, then a re-run:
-the output is complete, with no duplicated and no lost record (issue 11; the `recode sandbox`
+the output is complete, with no duplicated and no lost record (the `recode sandbox`
 one is in test_sandbox_judge.py). Each test really kills a subprocess (its whole process group)."""
 
 from __future__ import annotations

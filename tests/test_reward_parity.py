@@ -1,4 +1,4 @@
-"""Training reward and evaluation verdict agree (issue 22): the reward builds the program exactly
+"""Training reward and evaluation verdict agree: the reward builds the program exactly
 as evaluation does — prelude included — so a LeetCode/LiveCodeBench answer annotated with
 `List[int]` (which needs the problem's `from typing import *` prelude) that evaluation counts
 correct gets reward 1, and a wrong one gets 0 on both. Real sandbox, real dataset rows."""

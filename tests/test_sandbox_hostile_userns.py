@@ -1,6 +1,6 @@
 """The sandbox's hostile test modules again, with the judge run by a normal user (userns mode).
 
-The main suite runs tests/test_sandbox_hostile.py and tests/test_sandbox_judge3.py (issue 27's
+The main suite runs tests/test_sandbox_hostile.py and tests/test_sandbox_judge3.py (the
 adversarial cases; each run here when present) as root CI, i.e. in root mode. Here one pytest
 subprocess runs them as conftest.py's `normal_user` (as root: `recode-ci` through runuser; see
 `.ci/run`), the mode most users get. It runs a copy of tests/ (and pyproject.toml, for the same

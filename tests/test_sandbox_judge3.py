@@ -1,4 +1,4 @@
-"""The judge, round 3 (issue 27): hostile submissions that once got a false verdict, one
+"""The judge, round 3: hostile submissions that once got a false verdict, one
 property per test. Each attack below passed (or got the wrong status) before its fix; each
 test asserts the verdict the submission deserves, and a benign control where the attack's
 shape could also be an honest program.

@@ -1,4 +1,4 @@
-"""Time limits and tolerances as the benchmark's own judge applies them (issue 27, class 10).
+"""Time limits and tolerances as the benchmark's own judge applies them.
 
 EvalPlus 0.3.1 gives each test its own limit, max(1 s, 4 x that test's reference time); recode
 gave every test of a task one limit from the slowest reference call, so a program that sleeps

@@ -1,4 +1,4 @@
-"""The trust tier of sandbox verdicts (issue 27): every result says whether its tests ran isolated
+"""The trust tier of sandbox verdicts: every result says whether its tests ran isolated
 from the submission or inside its process, summaries count the levels, and GRPO rewards refuse
 in-process (forgeable) tests unless the recipe opts in. One property per test, real sandbox."""
 

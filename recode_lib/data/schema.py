@@ -1,7 +1,7 @@
 """The one problem schema every loader produces and every stage consumes.
 
 A `Problem` is a plain dataclass; `problem.to_dict()` / `Problem.from_dict(d)` round-trip it
-through JSON. `tests` uses the sandbox's test kinds (see DESIGN.md, `recode sandbox`):
+through JSON. `tests` uses the sandbox's test kinds (docs/sandbox.md, `recode sandbox`):
 
     {"kind": "stdio",  "cases": [{"input": str, "output": str, "input_len": int?}, ...]}
     {"kind": "call",   "fn_name": str, "cases": [{"args": [...], "expected": ..., "input_len": int?}],

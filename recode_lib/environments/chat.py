@@ -15,7 +15,7 @@
 A template with tool support is left alone when the tokenizer already has a response template.
 SmolLM2-135M-Instruct renders and parses fine with CHATML_TOOLS but does not call tools: 0 calls
 in 8 tool-setting episodes on the micro-benchmark, and 0 in 8 with a one-shot tool-call example
-in the system block (not kept; README, Settings).
+in the system block (not kept; docs/settings.md).
 It does not run tools (the environments do).
 """
 

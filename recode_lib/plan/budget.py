@@ -60,7 +60,7 @@ GPU_TFLOPS = 989.0          # H100 SXM dense BF16 (NVIDIA H100 datasheet); A100:
 MFU = 0.25                  # Llama 3 trained at 38-43% MFU on 16k H100s ("The Llama 3 Herd of
                             # Models", table 4); ZeRO-3 with small micro-batches and
                             # checkpointing runs well below that
-SANDBOX_S_PER_RECORD = 1.0  # FACTS.md: EvalPlus runs 164 HumanEval+ records (124k inputs) in
+SANDBOX_S_PER_RECORD = 1.0  # measured (docs/measured.md): EvalPlus runs 164 HumanEval+ records (124k inputs) in
                             # 15.4 s on 2 workers (~0.2 s per record and worker); CodeContests+
                             # and LiveCodeBench tests are larger
 MEASURED_NAME = "throughput.json"   # under runs_dir("gpu_check"): runs/gpu_check/throughput.json

@@ -15,7 +15,7 @@ any other option raises RewardConfigError naming it. `strict_<k>` names resolve 
 entry with k set. The families register themselves when recode_lib.rewards is imported; this
 module defines no reward itself.
 
-Your own reward (README "Extending recode"): a plain function with TRL's signature,
+Your own reward (docs/extending.md): a plain function with TRL's signature,
 `f(prompts, completions, **columns) -> list[float]` (columns: the dataset's, e.g. `tests`,
 `problem_id`, and TRL's `completion_ids`, `trainer_state`, ...), registered with
 `register_function("name", f)`, or a factory with keyword options and needs,

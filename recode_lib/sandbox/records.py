@@ -5,7 +5,7 @@
                     # arguments), order, limits (never the expected values)
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
-Record contract (DESIGN.md): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
+Record contract (docs/sandbox.md, "Records"): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?, "time_limit_s"?}], "float_tol"?,
  "checker"?}, {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?,
  "time_limit_s"?}], "atol"?,

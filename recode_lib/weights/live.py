@@ -15,7 +15,7 @@ So a model holding theta_alpha from here has the same values as one loaded from
 
 Sinks (what "load" means per engine):
 - HFModelSink: `param.copy_(theta)` for every checkpoint tensor, under no_grad. Tied embeddings:
-  a tied checkpoint has no `lm_head.weight` (FACTS.md); the model's tied parameter shares storage
+  a tied checkpoint has no `lm_head.weight` (saved tied models omit it); the model's tied parameter shares storage
   with `embed_tokens.weight`, so it follows. Any model tensor neither pushed nor tied to a pushed
   one raises, naming it (an untied model fed a tied checkpoint).
 - VLLMEngineSink: `llm.collective_rpc(load_alpha_on_worker, args=(low, high, alpha, device))`:
