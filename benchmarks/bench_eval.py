@@ -3,8 +3,9 @@
     python benchmarks/bench_eval.py [--benchmark humanevalplus] [--limit 8] [--max-new-tokens 256]
                                     [--batch-sizes 1,8] [--threads 2] [--workdir /tmp/bench_eval]
 
-For each batch size: a fresh output folder (no cache), recode_lib.evaluation.codegen.evaluate with the
-hf backend on the first --limit problems, greedy, one sample each. Reported per run: model load,
+For each batch size: a fresh output folder (no cache), EvalSpec.evaluate (the evaluation loop,
+recode_lib.evaluation.loop) with the hf backend on the first --limit problems, greedy, one
+sample each, the loaded model reused. Reported per run: model load,
 generation and execution seconds, generated tokens per second, end-to-end problems per minute
 (load excluded; the harness's own timing), pass@1 and the outcome rates. With more than one
 batch size it prints the speed-up of each over the first. The figures depend on how busy the
@@ -35,14 +36,14 @@ def main() -> int:
     import torch
 
     from recode_lib.data import load_benchmark
-    from recode_lib.evaluation.codegen import evaluate
-    from recode_lib.generation import SamplingConfig
+    from recode_lib.evaluation.spec import EvalSpec
     from recode_lib.generation.hf import HFGenerator
 
     if args.threads:
         torch.set_num_threads(args.threads)
     problems = load_benchmark(args.benchmark, limit=args.limit)
-    sampling = SamplingConfig(temperature=0.0, n=1, max_new_tokens=args.max_new_tokens)
+    spec = EvalSpec(temperature=0.0, n=1, max_new_tokens=args.max_new_tokens, workers=args.workers,
+                    progress=False)
     t = time.perf_counter()
     gen = HFGenerator(args.model, batch_size=1)
     load_s = time.perf_counter() - t
@@ -54,8 +55,7 @@ def main() -> int:
         gen.batch_size = bs
         out = Path(args.workdir) / f"bs{bs}"
         shutil.rmtree(out, ignore_errors=True)
-        s = evaluate(args.model, problems, generator=gen, sampling=sampling, out_dir=out,
-                     k=(1,), benchmark=args.benchmark, workers=args.workers, progress=False)
+        s = spec.evaluate(args.model, problems, out, benchmark=args.benchmark, generator=gen)
         tm = s["timing"]
         toks = s["tokens"]["mean"] * s["n_samples"]
         row = {"batch_size": bs, "generation_s": round(tm["generation_s"], 1),

@@ -1,4 +1,4 @@
-"""Paper B's pipeline per setting (recode_lib.training.settings_sweep): the alpha grid between a
+"""Paper B's pipeline per setting (recode_lib.orchestration.settings): the alpha grid between a
 setting's endpoints evaluated in that setting's loop, ensembles along it, the per-setting
 figures (pooled outcome shares, tool use, cost) and the side-by-side frontier figure."""
 
@@ -14,7 +14,7 @@ from recode_lib.analysis import plots
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.evaluation.summary import OUTCOMES, pooled_summary
 from recode_lib.jsonl import write_json_atomic
-from recode_lib.training.settings_sweep import (alpha_settings, ensemble_settings, recipe_for)
+from recode_lib.orchestration.settings import alpha_settings, ensemble_settings, recipe_for
 
 
 def test_recipe_for_takes_a_format_string_or_a_mapping():
@@ -91,23 +91,23 @@ def test_alpha_grid_runs_in_each_settings_loop_then_ensembles_along_it(sweep_dir
                            benchmark="microbench", log=None)
     for setting in ("single", "tool"):
         g = grids[setting]
-        assert g["endpoints"] == (sweep_dir / setting / "k1" / "final",
-                                  sweep_dir / setting / "kinf" / "final")
-        assert sorted(g["result"].summaries) == [-1.0, 0.5, 2.0]
-        assert {s["setting"] for s in g["result"].summaries.values()} == {setting}
+        assert (g.endpoints.low, g.endpoints.high) == (sweep_dir / setting / "k1" / "final",
+                                                       sweep_dir / setting / "kinf" / "final")
+        assert sorted(g.result.summaries) == [-1.0, 0.5, 2.0]
+        assert {s["setting"] for s in g.result.summaries.values()} == {setting}
         front = json.loads((sweep_dir / setting / "alpha" / "frontier.json").read_text())
         assert front["setting"] == setting and [r["alpha"] for r in front["rows"]] == [-1.0, 0.5, 2.0]
         assert front["spec_fingerprint"] == SPEC.fingerprint()
         assert str(sweep_dir / setting / "k1") in front["endpoints"]["low"]
-    tool = grids["tool"]["result"].summaries[0.5]
-    assert "episodes" in tool and "episodes" not in grids["single"]["result"].summaries[0.5]
+    tool = grids["tool"].result.summaries[0.5]
+    assert "episodes" in tool and "episodes" not in grids["single"].result.summaries[0.5]
     rows = [json.loads(x) for x in (sweep_dir / "tool" / "alpha" / "eval" / "alpha_0.5"
                                     / "samples.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(1 <= r["turns"] <= 2 and "transcript" in r for r in rows)
     ens = ensemble_settings(["single", "tool"], sweep_dir, [1, 2], stable=(-1.0, 2.0), n_boot=20)
     for setting in ("single", "tool"):
         p = json.loads((sweep_dir / setting / "ensemble" / "passk.json").read_text())
-        assert p["setting"] == setting and p == json.loads(json.dumps(ens[setting]))
+        assert p["setting"] == setting and p == json.loads(json.dumps(ens[setting].payload))
         assert p["pools"]["interpolation"] == [0.5]
         assert p["pools"]["interp+extrap"] == [-1.0, 0.5, 2.0]
         assert {r["k"] for r in p["rows"]} == {1, 2}
@@ -119,8 +119,8 @@ def test_alpha_grid_runs_in_each_settings_loop_then_ensembles_along_it(sweep_dir
     monkeypatch.setattr("recode_lib.models.load_model", boom)
     again = alpha_settings(["tool"], sweep_dir, [-1.0, 0.5, 2.0], problems, SPEC,
                            benchmark="microbench", log=None)
-    assert {a: s["pass@1"] for a, s in again["tool"]["result"].summaries.items()} == \
-        {a: s["pass@1"] for a, s in grids["tool"]["result"].summaries.items()}
+    assert {a: s["pass@1"] for a, s in again["tool"].result.summaries.items()} == \
+        {a: s["pass@1"] for a, s in grids["tool"].result.summaries.items()}
 
 
 def test_tool_setting_live_model_renders_the_tools(sweep_dir):
@@ -145,7 +145,7 @@ def test_tool_setting_live_model_renders_the_tools(sweep_dir):
 
 
 def test_a_setting_without_two_finished_runs_raises(tmp_path):
-    from recode_lib.weights.endpoints import EndpointError
+    from recode_lib.orchestration.endpoints import EndpointError
 
     (tmp_path / "tool" / "kinf" / "final").mkdir(parents=True)
     (tmp_path / "tool" / "kinf" / "final" / ".complete").write_text("")

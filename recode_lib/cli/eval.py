@@ -1,19 +1,71 @@
 """`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] [--setting single|tool|agentic] [--ray ADDRESS] ...`.
 
-The argument half of recode_lib.evaluation: builds the EvalSpec (sampling, backend options,
-limits; recode_lib.evaluation.spec), loads the benchmark, prints pass@k with its CI, the outcome
-classes and where the results are (default runs/cli/eval/<benchmark>/<model>). `--ray ADDRESS`
-executes the samples on a Ray cluster (recode_lib.sandbox.fanout; single setting).
+The argument half of recode_lib.evaluation: the options are generated from EvalSpec's fields
+(recode_lib.evaluation.spec: name, type, default, choices and help from each field's metadata;
+the sandbox's from SandboxConfig's fields that EvalSpec.sandbox lists), so the CLI and the
+library share one set of defaults; `--model`, `--benchmark`, `--limit`, `--out` and
+`--data-dir` say what to evaluate and where. It builds the EvalSpec, loads the benchmark, prints
+pass@k with its CI, the outcome classes and where the results are (default
+runs/cli/eval/<benchmark>/<model>). `--ray ADDRESS` executes the samples on a Ray cluster
+(recode_lib.sandbox.fanout; single setting).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import typing
 from pathlib import Path
 
 from recode_lib.cli import CliError
-from recode_lib.cli.sandbox import add_ray_arguments, check_ray_arguments
+from recode_lib.cli.sandbox import check_ray_arguments
+from recode_lib.data import load_benchmark
 from recode_lib.evaluation.spec import EvalSpec
+from recode_lib.generation import GenerationError
 from recode_lib.jsonl import JsonlError
+from recode_lib.models import ModelError
+from recode_lib.paths import runs_dir
+from recode_lib.sandbox import RayFanoutError
+from recode_lib.sandbox.config import SandboxConfig
+
+# option names users have typed since before the options were generated (kept as aliases)
+ALIASES = {"tool_time_limit_s": ("--tool-time-limit",), "tool_max_output_chars": ("--tool-max-output",)}
+
+
+def spec_options() -> list[dict]:
+    """One entry per `recode eval` option that sets an EvalSpec field: {"dest", "flags", "kind"
+    (the value type), "default", "choices", "metavar", "help", "sandbox" (True: a field of
+    EvalSpec.sandbox)}. Every field of EvalSpec has one
+    (sandbox: the SandboxConfig fields its metadata lists)."""
+    out = []
+    hints = typing.get_type_hints(EvalSpec)
+    for f in dataclasses.fields(EvalSpec):
+        if f.name == "sandbox":
+            sandbox_hints = typing.get_type_hints(SandboxConfig)
+            default = f.default_factory()
+            for name, help_ in f.metadata["options"].items():
+                out.append(_entry(name, sandbox_hints[name], getattr(default, name), help_,
+                                  f.metadata.get("choices", {}).get(name), None, True))
+            continue
+        out.append(_entry(f.name, hints[f.name], f.default, f.metadata["help"],
+                          f.metadata.get("choices"), f.metadata.get("metavar"), False))
+    return out
+
+
+def _entry(name, hint, default, help_, choices, metavar, sandbox) -> dict:
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    kind = hint
+    if typing.get_origin(hint) is tuple:
+        kind = tuple
+    elif args:
+        kind = args[0]
+    if kind is bool:
+        flags = (f"--no-{name}" if default else f"--{name}").replace("_", "-")
+    else:
+        flags = "--" + name.replace("_", "-")
+    return {"dest": name, "flags": (flags, *ALIASES.get(name, ())), "kind": kind,
+            "default": default, "choices": choices, "metavar": metavar, "help": help_,
+            "sandbox": sandbox}
 
 
 def add_arguments(parser) -> None:
@@ -21,68 +73,52 @@ def add_arguments(parser) -> None:
                         "(for --backend openai: the served model name)")
     parser.add_argument("--benchmark", required=True,
                         help="e.g. humanevalplus, mbppplus, microbench")
-    parser.add_argument("--n", type=int, default=1, help="samples per problem (default 1)")
-    parser.add_argument("--k", type=int, action="append", help="pass@k to report (repeatable; "
-                        "default 1)")
     parser.add_argument("--limit", type=int, help="first L problems only")
-    parser.add_argument("--temperature", type=float,
-                        help="default: 0 (greedy) when --n 1, else 0.8")
-    parser.add_argument("--top-p", type=float, default=0.95)
-    parser.add_argument("--max-new-tokens", type=int, default=512)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", choices=["hf", "vllm", "openai"], default="hf")
     parser.add_argument("--out", help="output folder (default runs/cli/eval/<benchmark>/<model>)")
-    parser.add_argument("--no-reasoning", action="store_true",
-                        help="ask for the code only (no <think> section)")
-    parser.add_argument("--batch-size", type=int, default=16, help="hf backend batch size")
-    parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm backend")
-    parser.add_argument("--base-url", default="http://localhost:8000/v1", help="openai backend")
-    parser.add_argument("--concurrency", type=int, default=8, help="openai backend")
-    parser.add_argument("--workers", type=int, help="sandbox workers (default: CPU count)")
-    parser.add_argument("--early-stop", action="store_true",
-                        help="stop a sample's tests at the first failure")
-    parser.add_argument("--setting", choices=["single", "tool", "agentic"], default="single",
-                        help="paper B's setting: single-turn, Python tool calls, or a sandboxed "
-                        "terminal (hf/vllm backends)")
-    parser.add_argument("--max-turns", type=int, default=5, help="tool/agentic: turns per episode")
-    parser.add_argument("--max-tool-calls", type=int, default=4,
-                        help="tool/agentic: tool calls per episode")
-    parser.add_argument("--tool-time-limit", type=float, default=10.0,
-                        help="tool/agentic: seconds per tool call")
-    parser.add_argument("--tool-max-output", type=int, default=4096,
-                        help="tool/agentic: stdout/stderr characters returned per tool call")
-    add_ray_arguments(parser)
     parser.add_argument("--data-dir", help="benchmark files (default RECODE_DATA_DIR or "
                         "../shared/data)")
+    group = parser.add_argument_group("evaluation spec (EvalSpec's fields; the sandbox's: "
+                                      "SandboxConfig's)")
+    for o in spec_options():     # default None: not given (EvalSpec's own default applies)
+        shown = "" if o["default"] is None else f" (default: {_shown(o['default'])})"
+        if o["kind"] is bool:
+            shown = f" ({o['dest']} is on by default; this turns it off)" if o["default"] \
+                else " (off by default)"
+        common = {"dest": o["dest"], "default": None, "help": o["help"] + shown}
+        if o["kind"] is bool:
+            group.add_argument(*o["flags"], action="store_false" if o["default"] else "store_true",
+                               **common)
+        elif o["kind"] is tuple:
+            group.add_argument(*o["flags"], type=int, action="append", metavar="K", **common)
+        else:
+            group.add_argument(*o["flags"], type=o["kind"], choices=o["choices"],
+                               metavar=o["metavar"] or (None if o["choices"] else
+                                                        o["dest"].upper()), **common)
+
+
+def _shown(value) -> str:
+    if isinstance(value, tuple):
+        return " ".join(map(str, value))
+    return str(value)
+
+
+def spec_from_args(args) -> EvalSpec:
+    """The EvalSpec of the given options (the ones not given keep EvalSpec's defaults)."""
+    fields, sandbox = {}, {}
+    for o in spec_options():
+        value = getattr(args, o["dest"], None)
+        if value is not None:
+            (sandbox if o["sandbox"] else fields)[o["dest"]] = \
+                tuple(value) if o["kind"] is tuple else value
+    if sandbox:
+        fields["sandbox"] = SandboxConfig(**sandbox)
+    return EvalSpec(**fields)
 
 
 def run(args) -> int:
-    import re
-
-    from recode_lib.generation import GenerationError
-    from recode_lib.models import ModelError
-    from recode_lib.sandbox import RayFanoutError
-    from recode_lib.paths import runs_dir
-
-    try:
-        from recode_lib.data import load_benchmark
-    except ImportError as exc:
-        raise CliError(f"benchmark loaders unavailable: {exc}") from None
     check_ray_arguments(args)
     try:
-        temperature = args.temperature if args.temperature is not None else \
-            (0.0 if args.n == 1 else 0.8)
-        spec = EvalSpec(backend=args.backend, temperature=temperature, top_p=args.top_p,
-                        max_new_tokens=args.max_new_tokens, n=args.n, seed=args.seed,
-                        k=tuple(args.k or [1]), reasoning=not args.no_reasoning,
-                        batch_size=args.batch_size, tensor_parallel_size=args.tensor_parallel_size,
-                        base_url=args.base_url, concurrency=args.concurrency,
-                        workers=args.workers, early_stop=args.early_stop,
-                        setting=args.setting, max_turns=args.max_turns,
-                        max_tool_calls=args.max_tool_calls,
-                        tool_time_limit_s=args.tool_time_limit,
-                        tool_max_output_chars=args.tool_max_output,
-                        ray=args.ray, chunk_size=args.chunk_size)
+        spec = spec_from_args(args)
         sampling = spec.sampling()
         problems = load_benchmark(args.benchmark, limit=args.limit, data_dir=args.data_dir)
     except (ValueError, KeyError, OSError) as exc:

@@ -4,7 +4,10 @@
     from recode_lib.evaluation.summary import summarize, summary_table, OUTCOMES, STATUSES
     from recode_lib.evaluation.math import evaluate_math   # math: \\boxed{} answers, math-verify
 
-Modules: codegen (the code-generation harness, with its run and model-stamp guard), summary
+Modules: loop (the one code-evaluation loop over an EvalSpec, every setting, with its run and
+model-stamp guard), episodes (the settings as episode strategies: single, tool, agentic), rows
+(the one row builder and verdict fields), spec (EvalSpec: `recode eval`'s options come from
+its fields), codegen and multiturn (the loop by keyword arguments, older callers), summary
 (pass@k with bootstrap CIs, outcome and status rates, hangs, truncations; OUTCOMES and
 STATUSES re-exported from recode_lib.sandbox.result, where they are defined), math (the math domain's prompt, answer
 check and evaluation). The `recode eval` arguments live in recode_lib.cli.eval.

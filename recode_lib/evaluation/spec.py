@@ -1,7 +1,7 @@
-"""One evaluation spec (backend, sampling, limits) shared by every notebook, the CLI and math.
+"""One evaluation spec (backend, sampling, sandbox, limits) shared by every notebook, the CLI and math.
 
     spec = EvalSpec(backend="hf", temperature=0.0, max_new_tokens=256, n=1, seed=0,
-                    batch_size=8, workers=2, on_config_change="set_aside")
+                    batch_size=8, sandbox=SandboxConfig(workers=2), on_config_change="set_aside")
     summary = spec.evaluate(model, problems, out_dir, benchmark="mbppplus")      # code
     summaries = evaluate_models({"start": MODEL, "gated": final}, problems, spec, OUT / "eval")
     summary, rows = spec.evaluate_with_samples(model, problems, out_dir)         # + this call's rows
@@ -10,10 +10,17 @@
     spec.fingerprint(), spec.protocol()      # what makes two evaluations comparable
     EvalSpec.from_dict(recorded, backend="vllm", n=250)   # a recorded spec, execution changed
 
-`sampling()` is the SamplingConfig; `generator_kwargs()` maps the backend to its options (hf:
-batch_size; vllm: tensor_parallel_size; openai: base_url, concurrency). Every call goes through
-recode_lib.evaluation.codegen.evaluate or .math.evaluate_math, so every result folder has the
-run/model-stamp guard. It adds no evaluation logic of its own.
+Every field is documented in its metadata["help"]: `recode eval`'s options are generated from
+these fields (recode_lib.cli.eval), so the CLI and the library have one set of defaults.
+`sandbox` is the execution sandbox's SandboxConfig (recode_lib.sandbox.config: workers,
+isolation, sealed inputs, ...); `workers=` is kept as a shorthand for its `workers` (what the
+notebooks pass), and `spec.workers` reads it. `sampling()` is the SamplingConfig;
+`generator_kwargs()` maps the backend to its options (hf: batch_size; vllm:
+tensor_parallel_size; openai: base_url, concurrency). Code evaluation in every setting goes
+through the one loop (recode_lib.evaluation.loop.run_evaluation), math through
+recode_lib.evaluation.math.evaluate_math, so every result folder has the run/model-stamp guard.
+A recorded spec (to_dict) from before `sandbox` existed (with `workers`, or neither) still loads.
+It adds no evaluation logic of its own.
 """
 
 from __future__ import annotations
@@ -21,16 +28,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+# math.py imports codegen, which imports this module: the math module is bound as a module
+# (not its function) so that any of the three may be imported first
+from recode_lib.evaluation import math as eval_math
 from recode_lib.data import load_benchmark
-from recode_lib.evaluation.codegen import evaluate
-from recode_lib.evaluation.math import evaluate_math
-from recode_lib.evaluation.multiturn import evaluate_setting
-from recode_lib.generation import SamplingConfig, get_generator
+from recode_lib.evaluation.episodes import generator_for
+from recode_lib.evaluation.guard import ON_CHANGE
+from recode_lib.evaluation.loop import run_evaluation
+from recode_lib.generation import SamplingConfig
 from recode_lib.jsonl import read_jsonl
+from recode_lib.sandbox.config import ISOLATION_MODES, SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 
 BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
@@ -39,63 +50,95 @@ BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
 # how many draws or how fast, not the distribution drawn from or how it is judged).
 PROTOCOL_FIELDS = ("temperature", "top_p", "max_new_tokens", "reasoning", "early_stop")
 SETTINGS = ("single", "tool", "agentic")   # = recode_lib.environments.SETTINGS
+SAMPLED_TEMPERATURE = 0.8   # the temperature when n > 1 and none is given
+
+
+def option(default, help: str, **meta):
+    """A field with its documentation (metadata["help"]) and CLI hints (choices, metavar)."""
+    if isinstance(default, SandboxConfig):
+        return field(default_factory=lambda: default, metadata={"help": help, **meta})
+    return field(default=default, metadata={"help": help, **meta})
+
+
+def sandbox_config(value, where: str = "EvalSpec.sandbox") -> SandboxConfig:
+    """A SandboxConfig from itself or its dict (a recorded spec); unknown names raise."""
+    if isinstance(value, SandboxConfig):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{where} must be a SandboxConfig or its dict, got {type(value).__name__}")
+    names = {f.name for f in dataclasses.fields(SandboxConfig)}
+    unknown = sorted(set(value) - names)
+    if unknown:
+        raise ValueError(f"{where} has no field(s) {unknown}; known: {sorted(names)}")
+    return SandboxConfig(**value)
 
 
 @dataclass(frozen=True)
 class EvalSpec:
-    """How to evaluate (every field has the CLI's default unless noted).
+    """How to evaluate: every field's meaning is its metadata["help"] (`recode eval --help`)."""
 
-    backend:         hf | vllm | openai | vllm_standin (vllm's path on CPU, dry runs)
-    temperature, top_p, max_new_tokens, n, seed: the SamplingConfig
-    k:               the pass@k to report (each <= n)
-    reasoning:       ask for reasoning before the code (the prompt style)
-    batch_size:      hf backend batch size
-    tensor_parallel_size: vllm backend
-    base_url, concurrency: openai backend (a served model)
-    workers:         sandbox workers (None: CPU count)
-    early_stop:      stop a sample's tests at the first failure
-    on_config_change: "raise" (CLI) or "set_aside" (notebooks: a re-run moves stale results aside)
-    progress:        show progress bars
-    setting:         single | tool | agentic (paper B's settings; recode_lib.evaluation.multiturn)
-    max_turns:       assistant turns per episode (tool/agentic)
-    max_tool_calls:  tool calls per episode (tool/agentic; over it: a tool error)
-    tool_time_limit_s, tool_memory_mb, tool_max_output_chars: limits of one tool call
-    ray:             None (this machine's pool) or a Ray address (local | auto | ray://host:port):
-                     the samples' sandbox runs as Ray tasks (recode_lib.sandbox.fanout; `workers`
-                     is then per task), single setting only
-    chunk_size:      with ray: records per Ray task (None: the fan-out's default)
-    """
+    backend: str = option("hf", "generation backend: hf, vllm, openai (a served model) or "
+                          "vllm_standin (vllm's path on CPU, dry runs)", choices=BACKENDS)
+    temperature: float | None = option(None, "softmax temperature, 0 = greedy (default: 0 when "
+                                       f"n is 1, else {SAMPLED_TEMPERATURE})")
+    top_p: float = option(1.0, "nucleus sampling mass in (0, 1]; 1 = off")
+    max_new_tokens: int = option(512, "generation budget per turn (hitting it in the single "
+                                 "setting is a format error)")
+    n: int = option(1, "samples per problem")
+    seed: int = option(0, "base seed; sample i of a prompt uses sample_seed(seed, prompt, i)")
+    k: tuple[int, ...] = option((1,), "pass@k to report (each <= n; repeatable)")
+    reasoning: bool = option(True, "ask for reasoning (a <think> section) before the code: the "
+                             "prompt style")
+    batch_size: int = option(8, "hf backend batch size")
+    tensor_parallel_size: int = option(1, "vllm backend: GPUs per model")
+    base_url: str = option("http://localhost:8000/v1", "openai backend: the server's URL")
+    concurrency: int = option(8, "openai backend: requests in flight")
+    sandbox: SandboxConfig = option(SandboxConfig(), "the execution sandbox (SandboxConfig); a "
+                                    "record's own time and memory limits win", options={
+        "workers": "sandbox workers (default: CPU count; with ray: per task, default 1)",
+        "isolation": "sandbox isolation (recode_lib.sandbox.limits)",
+        "sealed_inputs": "call tests: hand each test's input to the program only after the "
+                         "previous test reported (no precomputing later tests; ~1.3-1.45x "
+                         "slower)"}, choices={"isolation": ISOLATION_MODES})
+    early_stop: bool = option(False, "stop a sample's tests at the first failure (faster; the "
+                              "outcome class is then decided by that test alone)")
+    on_config_change: str = option("raise", "when the output folder holds results of another "
+                                   "configuration: raise, or set_aside (move them to "
+                                   "<out>.stale-<k> and start clean: what notebooks use)",
+                                   choices=ON_CHANGE)
+    progress: bool = option(True, "show progress bars")
+    setting: str = option("single", "paper B's setting: single-turn, Python tool calls, or a "
+                          "sandboxed terminal (tool/agentic: hf or vllm backends)",
+                          choices=SETTINGS)
+    max_turns: int = option(5, "tool/agentic: assistant turns per episode")
+    max_tool_calls: int = option(4, "tool/agentic: tool calls per episode (over it: a tool "
+                                 "error)")
+    tool_time_limit_s: float = option(10.0, "tool/agentic: seconds per tool call")
+    tool_memory_mb: int = option(1024, "tool/agentic: memory (MB) of one tool call")
+    tool_max_output_chars: int = option(4096, "tool/agentic: stdout/stderr characters returned "
+                                        "per tool call")
+    ray: str | None = option(None, "run the sandbox as Ray tasks: local (a cluster on this "
+                             "machine), auto (the `ray start` cluster) or ray://host:port; the "
+                             "sandbox's workers are then per task (default 1); single setting "
+                             "only. Needs pip install 'recode[scale]'", metavar="ADDRESS")
+    chunk_size: int | None = option(None, "with ray: records per Ray task (default: ~4 chunks "
+                                    "per task slot, at most 64)")
+    workers: InitVar[int | None] = None   # shorthand for sandbox.workers (spec.workers reads it)
 
-    backend: str = "hf"
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_new_tokens: int = 512
-    n: int = 1
-    seed: int = 0
-    k: tuple[int, ...] = (1,)
-    reasoning: bool = True
-    batch_size: int = 8
-    tensor_parallel_size: int = 1
-    base_url: str = "http://localhost:8000/v1"
-    concurrency: int = 8
-    workers: int | None = None
-    early_stop: bool = False
-    on_config_change: str = "raise"
-    progress: bool = True
-    setting: str = "single"
-    max_turns: int = 5
-    max_tool_calls: int = 4
-    tool_time_limit_s: float = 10.0
-    tool_memory_mb: int = 1024
-    tool_max_output_chars: int = 4096
-    ray: str | None = None
-    chunk_size: int | None = None
-
-    def __post_init__(self):
+    def __post_init__(self, workers):
+        sandbox = sandbox_config(self.sandbox)
+        if workers is not None:
+            sandbox = sandbox.replace(workers=workers)
+        object.__setattr__(self, "sandbox", sandbox)
+        if self.temperature is None:
+            object.__setattr__(self, "temperature", 0.0 if self.n == 1 else SAMPLED_TEMPERATURE)
         if self.backend not in BACKENDS:
             raise ValueError(f"EvalSpec.backend must be one of {BACKENDS}, got {self.backend!r}")
         if self.setting not in SETTINGS:
             raise ValueError(f"EvalSpec.setting must be one of {SETTINGS}, got {self.setting!r}")
+        if self.on_config_change not in ON_CHANGE:
+            raise ValueError(f"EvalSpec.on_config_change must be one of {ON_CHANGE}, got "
+                             f"{self.on_config_change!r}")
         if self.setting != "single" and self.backend == "openai":
             raise ValueError(f"EvalSpec: the {self.setting} setting runs on the hf or vllm backend")
         if self.ray is not None and self.setting != "single":
@@ -108,8 +151,22 @@ class EvalSpec:
         object.__setattr__(self, "k", tuple(sorted({int(x) for x in self.k})))
         self.sampling()                                   # validates the sampling fields
 
+    @classmethod
+    def from_sampling(cls, sampling: SamplingConfig | None, **fields) -> "EvalSpec":
+        """A spec sampling as `sampling` does (its temperature, top_p, max_new_tokens, n, seed),
+        with the other `fields`; ValueError for stop strings (no field of a spec)."""
+        sampling = sampling or SamplingConfig()
+        if sampling.stop:
+            raise ValueError(f"EvalSpec: stop strings are not part of an evaluation spec, got "
+                             f"{list(sampling.stop)}")
+        return cls(temperature=sampling.temperature, top_p=sampling.top_p,
+                   max_new_tokens=sampling.max_new_tokens, n=sampling.n, seed=sampling.seed,
+                   **fields)
+
     def replace(self, **changes) -> "EvalSpec":
-        """A copy with some fields changed."""
+        """A copy with some fields changed (`workers` included: the sandbox's)."""
+        if "sandbox" in changes and "workers" not in changes:
+            changes["workers"] = sandbox_config(changes["sandbox"]).workers
         return dataclasses.replace(self, **changes)
 
     def protocol(self) -> dict:
@@ -131,7 +188,8 @@ class EvalSpec:
         return protocol_fingerprint(self.protocol())
 
     def to_dict(self) -> dict:
-        """Every field (JSON-ready), for recording the spec next to its results."""
+        """Every field (JSON-ready; `sandbox` as its dict), for recording the spec next to its
+        results."""
         d = dataclasses.asdict(self)
         d["k"] = list(self.k)
         return d
@@ -139,8 +197,9 @@ class EvalSpec:
     @classmethod
     def from_dict(cls, recorded: Mapping, **overrides) -> "EvalSpec":
         """A spec from to_dict() output (e.g. one notebook 06 recorded), with `overrides`
-        applied; unknown field names raise naming them."""
-        names = {f.name for f in dataclasses.fields(cls)}
+        applied; unknown field names raise naming them. A recorded spec without `sandbox`
+        (written before it existed) gets the default SandboxConfig with its `workers`."""
+        names = {f.name for f in dataclasses.fields(cls)} | {"workers"}
         unknown = sorted((set(recorded) | set(overrides)) - names)
         if unknown:
             raise ValueError(f"EvalSpec has no field(s) {unknown}; known: {sorted(names)}")
@@ -165,25 +224,12 @@ class EvalSpec:
 
     def evaluate(self, model, problems, out_dir, *, benchmark: str | None = None,
                  generator=None) -> dict:
-        """recode_lib.evaluation.codegen.evaluate with this spec; returns the summary.
-        `generator` reuses a loaded backend (e.g. one model over several benchmarks); in the
-        tool/agentic settings it must render the tools (environments.rollout.tool_generator)."""
-        if self.setting != "single":
-            return evaluate_setting(
-                str(model), problems, setting=self.setting, out_dir=out_dir, backend=self.backend,
-                sampling=self.sampling(), k=self.k, reasoning=self.reasoning, benchmark=benchmark,
-                generator=generator, generator_kwargs=None if generator is not None
-                else self.generator_kwargs(), max_turns=self.max_turns,
-                max_tool_calls=self.max_tool_calls, limits=self.tool_limits(),
-                workers=self.workers, early_stop=self.early_stop, progress=self.progress,
-                on_config_change=self.on_config_change)
-        return evaluate(str(model), problems, backend=self.backend, sampling=self.sampling(),
-                        out_dir=out_dir, k=self.k, reasoning=self.reasoning, benchmark=benchmark,
-                        generator=generator,
-                        generator_kwargs=None if generator is not None else self.generator_kwargs(),
-                        workers=self.workers, early_stop=self.early_stop, progress=self.progress,
-                        on_config_change=self.on_config_change, ray=self.ray,
-                        chunk_size=self.chunk_size)
+        """The evaluation loop (recode_lib.evaluation.loop.run_evaluation) with this spec, in
+        its setting; returns the summary. `generator` reuses a loaded backend (e.g. one model
+        over several benchmarks); in the tool/agentic settings it must render the tools
+        (episodes.generator_for / environments.rollout.tool_generator)."""
+        return run_evaluation(self, model, problems, out_dir, benchmark=benchmark,
+                              generator=generator)
 
     def evaluate_with_samples(self, model, problems, out_dir, *, benchmark: str | None = None
                               ) -> tuple[dict, list[dict]]:
@@ -194,9 +240,16 @@ class EvalSpec:
 
     def evaluate_math(self, model, problems, out_dir) -> dict:
         """recode_lib.evaluation.math.evaluate_math with this spec; returns the summary."""
-        return evaluate_math(str(model), problems, backend=self.backend, sampling=self.sampling(),
-                             out_dir=out_dir, k=self.k, generator_kwargs=self.generator_kwargs(),
-                             on_config_change=self.on_config_change)
+        return eval_math.evaluate_math(str(model), problems, backend=self.backend,
+                                       sampling=self.sampling(), out_dir=out_dir, k=self.k,
+                                       generator_kwargs=self.generator_kwargs(),
+                                       on_config_change=self.on_config_change)
+
+
+# The constructor's `workers` (an InitVar) is a shorthand; reading it gives the sandbox's. Set
+# after the class is made: a property in the class body would become the InitVar's default.
+EvalSpec.workers = property(lambda self: self.sandbox.workers,
+                            doc="The sandbox's workers (sandbox.workers).")
 
 
 def normalized_protocol(protocol: Mapping) -> dict:
@@ -239,8 +292,9 @@ def evaluate_models(models: Mapping[str, object], problems, spec: EvalSpec, out_
 def evaluate_benchmarks(model, benchmarks: Sequence[str], spec: EvalSpec, out_root, *,
                         limit: int | None = None, log=print) -> dict[str, dict]:
     """{benchmark: summary} for one model over several benchmarks (its first `limit` problems
-    each), loading the generator once; results in out_root/<benchmark>."""
-    generator = get_generator(spec.backend, str(model), **spec.generator_kwargs())
+    each), loading the generator once (the setting's: episodes.generator_for); results in
+    out_root/<benchmark>."""
+    generator = generator_for(spec, model)
     out = {}
     try:
         for name in benchmarks:

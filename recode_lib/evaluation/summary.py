@@ -1,6 +1,6 @@
 """Summaries of per-sample evaluation results: pass@k, outcome-class rates, tokens, format.
 
-    s = summarize(rows, ks=(1, 10))     # rows: the per-sample records of recode_lib.evaluation.codegen
+    s = summarize(rows, ks=(1, 10))     # rows: the samples.jsonl rows (recode_lib.evaluation.rows)
     s["pass@1"], s["pass@1_ci"], s["outcomes"]["optimization_failure"], s["tokens"]["mean"]
 
 pass@k is recode_lib.metrics' unbiased estimator averaged over problems (every problem must have
@@ -22,8 +22,10 @@ per task from its slowest reference call) and "per_record" (one limit for every 
 record: every other benchmark; for LiveCodeBench, a fixed 6 s per test as lcb_runner's, and
 CodeContests, the problem's own limit per test, that is the benchmark's own rule); rows
 without the field (written before it existed) are counted as "unknown", a key present only
-then. It does no I/O and no execution. `pooled_summary` pools several summaries of one setting (the runs of
-a sweep, the points of an alpha grid) into its outcome shares, tool use and cost per rollout.
+then. It does no I/O and no execution. `episode_summary` is the tool and agentic settings'
+`episodes` (means of turns, tool calls and tool errors, tool error rate, no-answer rate).
+`pooled_summary` pools several summaries of one setting (the runs of a sweep, the points of an
+alpha grid) into its outcome shares, tool use and cost per rollout.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from typing import Iterable, Mapping
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
 from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, TRUST_LEVELS, failure_kind
 
-__all__ = ["summarize", "summary_table", "pooled_summary", "trust_counts", "time_rule_counts",
-           "OUTCOMES", "STATUSES", "HANG", "TRUST_LEVELS"]
+__all__ = ["summarize", "summary_table", "pooled_summary", "episode_summary", "trust_counts",
+           "time_rule_counts", "OUTCOMES", "STATUSES", "HANG", "TRUST_LEVELS"]
 FAILURE_KINDS = OUTCOMES + (HANG,)
 
 
@@ -98,6 +100,18 @@ def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
         "format_ok_rate": sum(bool(r.get("format_ok")) for r in rows) / len(rows),
         "assembly": dict(Counter(r.get("assembly", "?") for r in rows))}
     return out
+
+
+def episode_summary(rows: list[Mapping]) -> dict:
+    """Means over the rows of a multi-turn evaluation: turns, tool calls, tool errors; the tool
+    error rate (errors per call) and the no-answer rate."""
+    def mean(key):
+        return statistics.fmean(float(r.get(key) or 0) for r in rows) if rows else 0.0
+    return {"mean_turns": mean("turns"), "mean_tool_calls": mean("tool_calls"),
+            "mean_tool_errors": mean("tool_errors"),
+            "tool_error_rate": (sum(r.get("tool_errors") or 0 for r in rows)
+                                / max(1, sum(r.get("tool_calls") or 0 for r in rows))),
+            "no_answer_rate": sum(bool(r.get("no_answer")) for r in rows) / max(1, len(rows))}
 
 
 def summary_table(summaries: Mapping[str, Mapping], ks: Iterable[int] = (1,)) -> list[dict]:

@@ -1,0 +1,172 @@
+"""The evaluation settings as episode strategies: each turns problems into finished episodes.
+
+    strategy = episode_strategy(spec, model, generator=None)      # spec: an EvalSpec
+    episodes = strategy.run([(problem, 0), (problem, 1)], out_dir)  # list[FinishedEpisode]
+    strategy.guard_fields(), strategy.summary_fields(rows)
+    generator_for(spec, model)        # the backend a setting generates with (tools rendered)
+
+Paper B runs every experiment in "single-turn reasoning, multi-turn reasoning with Python tool
+calls, and agentic coding through a sandboxed terminal". A strategy does the setting's part of
+one evaluation loop (recode_lib.evaluation.loop): generate, and hand back each sample's final
+answer with its episode statistics. Everything after (assembly, the sandbox, rows, summary) is
+the loop's and the same for every setting.
+- SingleTurn: one generation per (problem, sample) from the chat prompt
+  (recode_lib.prompts.build_messages), cached per (model, prompt, sampling, index) in
+  out_dir/generations.jsonl, the backend loaded only when a sample is missing from the cache;
+  a response that hit the token limit (finish_reason "length") is truncated: a format error
+  even when a partial code block parses.
+- MultiTurn (tool, agentic): the training environments at inference
+  (recode_lib.environments.rollout.run_episodes: the tool template and tool-call syntax TRL
+  trains with); the answer is settings.final_answer (the last answer turn, or the submitted
+  file); no answer (turns ran out, nothing submitted) is the episode's `no_answer` reason.
+  Episodes are not cached: a problem with a missing sample re-runs its episodes (each sample
+  seeded by its index, so the kept ones are the same) and only the missing ones are kept.
+It does not execute answers or write rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from recode_lib.environments.rollout import run_episodes, tool_generator
+from recode_lib.environments.settings import environment_factory
+from recode_lib.evaluation.rows import TRUNCATED
+from recode_lib.evaluation.summary import episode_summary
+from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, get_generator,
+                                   sample_seed)
+from recode_lib.prompts import build_messages
+
+
+@dataclass
+class FinishedEpisode:
+    """One sample's final answer and how the episode went (single: one turn, no tools)."""
+    problem: object                  # the Problem
+    sample: int
+    setting: str
+    response: str                    # the final answer's text ("" when there is none)
+    n_tokens: int                    # the model's tokens over every turn
+    finish_reason: str               # of the last turn
+    truncated: bool = False          # the answer hit the token limit: a format error
+    no_answer: str = ""              # why there is no answer ("" when there is one)
+    turns: int = 1
+    tool_calls: int = 0
+    tool_errors: int = 0
+    tool_statuses: list = field(default_factory=list)
+    transcript: list | None = None   # generated messages and tool results (None: single)
+
+
+def generator_for(spec, model, generator_kwargs: dict | None = None) -> Generator:
+    """The backend `spec.setting` generates with: get_generator, or for tool/agentic
+    rollout.tool_generator (its prompts render the setting's tools)."""
+    kwargs = dict(spec.generator_kwargs() if generator_kwargs is None else generator_kwargs)
+    if spec.setting == "single":
+        return get_generator(spec.backend, str(model), **kwargs)
+    return tool_generator(spec.backend, model, spec.setting, **kwargs)
+
+
+class LazyGenerator(Generator):
+    """Builds the real backend (generator_for) only when a sample is actually generated."""
+
+    def __init__(self, spec, model, generator_kwargs: dict | None):
+        self.spec, self.model, self.kwargs, self.inner = spec, str(model), generator_kwargs, None
+        self.backend = spec.backend
+
+    def generate_samples(self, requests, sampling, callback=None, progress=False):
+        if self.inner is None:
+            self.inner = generator_for(self.spec, self.model, self.kwargs)
+        return self.inner.generate_samples(requests, sampling, callback, progress)
+
+
+class SingleTurn:
+    """One generation per sample; its text is the answer."""
+
+    runs_tools = False     # only the sandbox judging answers needs Linux (not with remote Ray)
+
+    def __init__(self, spec, model, generator=None, generator_kwargs=None):
+        self.spec, self.model = spec, model
+        self.generator = generator or LazyGenerator(spec, model, generator_kwargs)
+
+    def guard_fields(self) -> dict:
+        return {}
+
+    def config_fields(self) -> dict:
+        return {}
+
+    def summary_fields(self, rows: list[dict]) -> dict:
+        return {}
+
+    def run(self, missing: list, out_dir, progress: bool = False) -> list[FinishedEpisode]:
+        sampling = self.spec.sampling()
+        msgs = {p.id: build_messages(p, reasoning=self.spec.reasoning) for p, _ in missing}
+        cached = CachedGenerator(self.generator, out_dir / "generations.jsonl",
+                                 model_key=str(self.model))
+        reqs = [SampleRequest(msgs[p.id], i, sample_seed(sampling.seed, msgs[p.id], i))
+                for p, i in missing]
+        comps = cached.generate_samples(reqs, sampling, progress=progress)
+        return [FinishedEpisode(problem=p, sample=i, setting="single", response=c.text,
+                                n_tokens=c.n_tokens, finish_reason=c.finish_reason,
+                                truncated=c.finish_reason == TRUNCATED)
+                for (p, i), c in zip(missing, comps)]
+
+
+def problem_row(p, reasoning: bool = True) -> dict:
+    """The row an environment is reset with: the training row's columns (recode_lib.training.grpo
+    .code_row) plus `public_examples` from the problem's metadata when it has them."""
+    row = {"prompt": build_messages(p, reasoning=reasoning), "problem_id": p.id,
+           "starter_code": p.starter_code or "", "entry_point": p.entry_point or ""}
+    examples = (p.metadata or {}).get("public_examples")
+    if isinstance(examples, list):
+        row["public_examples"] = examples
+    return row
+
+
+class MultiTurn:
+    """Episodes in the tool or agentic environment; the final answer is the setting's."""
+
+    runs_tools = True      # tool calls run in this machine's sandbox
+
+    def __init__(self, spec, model, generator=None, generator_kwargs=None, factory=None):
+        self.spec, self.model, self.setting = spec, model, spec.setting
+        self.generator, self.generator_kwargs = generator, generator_kwargs
+        self.factory = factory
+
+    def guard_fields(self) -> dict:
+        limits = self.spec.tool_limits()
+        return {"setting": self.setting, "max_turns": int(self.spec.max_turns),
+                "max_tool_calls": int(self.spec.max_tool_calls),
+                "limits": {f: getattr(limits, f) for f in ("time_limit_s", "memory_mb",
+                                                           "max_output_chars")}}
+
+    def config_fields(self) -> dict:
+        return {"max_turns": self.spec.max_turns, "max_tool_calls": self.spec.max_tool_calls}
+
+    def summary_fields(self, rows: list[dict]) -> dict:
+        return {"episodes": episode_summary(rows)}
+
+    def run(self, missing: list, out_dir, progress: bool = False) -> list[FinishedEpisode]:
+        spec = self.spec
+        gen = self.generator or generator_for(spec, self.model, self.generator_kwargs)
+        factory = self.factory or environment_factory(self.setting, max_calls=spec.max_tool_calls,
+                                                      limits=spec.tool_limits())
+        problems = list({p.id: p for p, _ in missing}.values())
+        wanted = {(p.id, i) for p, i in missing}
+        sampling = spec.sampling()
+        eps = run_episodes(gen, [problem_row(p, spec.reasoning) for p in problems],
+                           self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
+                           factory=factory, progress=progress)
+        by_id = {p.id: p for p in problems}
+        return [FinishedEpisode(problem=by_id[e.row["problem_id"]], sample=e.sample,
+                                setting=self.setting, response=e.answer, n_tokens=e.n_tokens,
+                                finish_reason=e.finish_reason, no_answer=e.no_answer,
+                                turns=e.turns, tool_calls=e.tool_calls,
+                                tool_errors=e.tool_errors, tool_statuses=list(e.statuses),
+                                transcript=e.transcript)
+                for e in eps if (e.row["problem_id"], e.sample) in wanted]
+
+
+def episode_strategy(spec, model, generator=None, generator_kwargs=None, factory=None):
+    """The strategy of spec.setting: SingleTurn, or MultiTurn (tool, agentic; `factory`
+    replaces the setting's environment factory)."""
+    if spec.setting == "single":
+        return SingleTurn(spec, model, generator, generator_kwargs)
+    return MultiTurn(spec, model, generator, generator_kwargs, factory)

@@ -1,0 +1,121 @@
+"""The one code-evaluation loop, over an EvalSpec: generate -> extract code -> sandbox -> rows -> summary.
+
+    summary = run_evaluation(spec, "smollm2", problems, RUN / "05_codegen_eval" / "hep",
+                             benchmark="humanevalplus")
+    # usually spec.evaluate(...) (recode_lib.evaluation.spec), or `recode eval`
+
+Every setting goes through it; the setting is an episode strategy
+(recode_lib.evaluation.episodes: single = one generation, tool/agentic = the multi-turn rollout)
+that turns the missing samples into finished episodes. Then, the same for every setting: each
+episode's answer is assembled into a program and becomes a row plus a sandbox record
+(recode_lib.evaluation.rows.episode_row: the one row builder; no code = the sandbox's no-code
+verdict, never run), the records are judged by recode_lib.sandbox.execute_many (spec.sandbox:
+the SandboxConfig; spec.early_stop; with spec.ray on a Ray cluster) and each verdict is appended
+to its row as it arrives. Outputs in out_dir:
+  samples.jsonl  one row per (problem, sample), id "<problem_id>#<sample>" (fields: rows.py)
+  generations.jsonl  the single setting's generation cache
+  summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
+                 status rates, tokens per response, format), `setting`, the strategy's own
+                 fields (tool/agentic: `episodes`, evaluation.summary.episode_summary), model,
+                 benchmark, backend, sampling, k, reasoning, out_dir, timing and throughput of
+                 this call (new work only), and provenance (seed, config, git hash, versions)
+  run.json       what the results depend on (evaluation.guard: model, model_stamp, sampling
+                 except n, prompt style, early_stop, and for tool/agentic setting, max_turns,
+                 max_tool_calls, the tool limits; and the problem set); a later call with a
+                 different one raises naming the folder, or with spec.on_config_change
+                 "set_aside" moves the old folder aside, instead of mixing results.
+Resumable: finished rows are kept, generated-but-unjudged single-setting samples are only
+judged (from the generation cache), and raising n adds samples. It does not train, and it
+does not decide which tests a benchmark has (the loaders in recode_lib.data do).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from recode_lib.evaluation.episodes import episode_strategy
+from recode_lib.evaluation.guard import guard_run
+from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
+                                        sample_id)
+from recode_lib.evaluation.summary import summarize
+from recode_lib.jsonl import JsonlStore, write_json_atomic
+from recode_lib.linux import require_linux
+from recode_lib.models import model_stamp
+from recode_lib.provenance import provenance
+from recode_lib.sandbox import execute_many
+
+
+def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = None,
+                   generator=None, generator_kwargs: dict | None = None,
+                   factory=None) -> dict:
+    """Evaluate `model` on `problems` as `spec` (an EvalSpec) says; returns (and writes) the
+    summary. `generator` reuses a loaded backend (tool/agentic: one that renders the tools,
+    episodes.generator_for); otherwise one is built from spec.backend and `generator_kwargs`
+    (None: spec.generator_kwargs()) when something must be generated. `factory` replaces the
+    tool/agentic setting's environment factory."""
+    problems = as_problems(problems)
+    sampling = spec.sampling()
+    ks = list(spec.k)
+    if not ks or ks[0] < 1 or ks[-1] > sampling.n:
+        raise ValueError(f"pass@k needs 1 <= k <= n; got k={ks} with n={sampling.n}")
+    strategy = episode_strategy(spec, model, generator, generator_kwargs, factory)
+    out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
+                              "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
+                              "early_stop": bool(spec.early_stop), **strategy.guard_fields()},
+                    spec.on_config_change, problems=[p.id for p in problems])
+    store = JsonlStore(out / "samples.jsonl")
+    done = check_rows(store)
+    wanted = [(p, i) for p in problems for i in range(sampling.n)]
+    missing = [(p, i) for p, i in wanted if sample_id(p.id, i) not in done]
+    if missing and (strategy.runs_tools or spec.ray in (None, "local")):
+        require_linux("evaluation" if spec.setting == "single"
+                      else f"evaluation in the {spec.setting} setting")
+    t0 = time.perf_counter()
+    episodes = strategy.run(missing, out, progress=spec.progress) if missing else []
+    t_gen = time.perf_counter() - t0
+
+    pending, records = {}, []
+    for e in episodes:
+        row, record = episode_row(e.problem, e)
+        pending[row["id"]] = row
+        records.append(record)
+    lock = threading.Lock()
+
+    def on_result(res: dict) -> None:
+        row = {**pending[res["id"]], **result_fields(res)}
+        with lock:
+            store.append(row)
+
+    t1 = time.perf_counter()
+    if records:
+        execute_many(records, workers=spec.sandbox.workers, config=spec.sandbox,
+                     progress=spec.progress, early_stop=spec.early_stop, on_result=on_result,
+                     ray=spec.ray, chunk_size=spec.chunk_size)
+    t_exec = time.perf_counter() - t1
+
+    by_id = check_rows(store)
+    rows = [by_id[sample_id(p.id, i)] for p, i in wanted]
+    summary = summarize(rows, ks, seed=sampling.seed)
+    total = t_gen + t_exec
+    new_problems = len({p.id for p, _ in missing})
+    backend = spec.backend if generator is None else getattr(generator, "backend", "custom")
+    kwargs = {} if generator is not None else (
+        spec.generator_kwargs() if generator_kwargs is None else dict(generator_kwargs))
+    summary.update(
+        setting=spec.setting, **strategy.summary_fields(rows), model=str(model),
+        benchmark=benchmark, backend=backend, sampling=sampling.to_dict(), k=ks,
+        reasoning=spec.reasoning, out_dir=str(out),
+        timing={"generation_s": t_gen, "execution_s": t_exec, "new_samples": len(missing),
+                "new_problems": new_problems,
+                "seconds_per_episode": t_gen / len(missing) if missing else None,
+                "problems_per_minute": new_problems / total * 60 if missing and total > 0
+                else None},
+        provenance=provenance(seed=sampling.seed, config={
+            "model": str(model), "benchmark": benchmark, "backend": spec.backend,
+            "setting": spec.setting, "sampling": sampling.to_dict(), "k": ks,
+            "reasoning": spec.reasoning, "early_stop": spec.early_stop,
+            **strategy.config_fields(), "sandbox": spec.to_dict()["sandbox"],
+            "generator_kwargs": kwargs}))
+    write_json_atomic(out / "summary.json", summary)
+    return summary
