@@ -116,6 +116,27 @@ def test_the_no_code_result_is_one_dict_in_every_setting(runs):
     assert reasons[0] == "no code block" and all(rows[s][1]["code"] is None for s in rows)
 
 
+class TruncatedAnswer(Scripted):
+    """Every answer turn hits the token limit (its code block still parses)."""
+
+    def generate_samples(self, requests, sampling, callback=None, progress=False):
+        out = [Completion(c.text, c.n_tokens, "length")
+               for c in super().generate_samples(requests, sampling)]
+        for j, c in enumerate(out):
+            if callback:
+                callback(j, c)
+        return out
+
+
+def test_a_truncated_tool_answer_is_a_format_error(tmp_path):
+    spec = EvalSpec(setting="tool", n=1, max_new_tokens=64, max_turns=2, workers=1,
+                    tool_time_limit_s=3, progress=False)
+    spec.evaluate("scripted", [problem()], tmp_path, generator=TruncatedAnswer([ANSWER]))
+    (row,) = read_jsonl(tmp_path / "samples.jsonl")
+    assert row["outcome"] == "format_error" and row["code"] is None
+    assert row["format_reason"].startswith("truncated at the token limit")
+
+
 def _parser():
     parser = argparse.ArgumentParser(formatter_class=lambda prog: argparse.HelpFormatter(
         prog, max_help_position=100, width=1000))      # one line per option

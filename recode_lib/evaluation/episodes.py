@@ -19,6 +19,10 @@ the loop's and the same for every setting.
   (recode_lib.environments.rollout.run_episodes: the tool template and tool-call syntax TRL
   trains with); the answer is settings.final_answer (the last answer turn, or the submitted
   file); no answer (turns ran out, nothing submitted) is the episode's `no_answer` reason.
+  In the tool setting an answer turn that hit the token limit is truncated, a format error as
+  in the single setting (paper B: past |alpha| > 2 the policy "degrades mainly through format
+  errors (token exhaustion)"); an agentic answer is the submitted file, complete whatever the
+  last turn's length.
   Episodes are not cached: a problem with a missing sample re-runs its episodes (each sample
   seeded by its index, so the kept ones are the same) and only the missing ones are kept.
 It does not execute answers or write rows.
@@ -29,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from recode_lib.environments.rollout import run_episodes, tool_generator
-from recode_lib.environments.settings import environment_factory
+from recode_lib.environments.settings import Setting, environment_factory
 from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.evaluation.summary import episode_summary
 from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, get_generator,
@@ -155,9 +159,12 @@ class MultiTurn:
                            self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
                            factory=factory, progress=progress)
         by_id = {p.id: p for p in problems}
+        cut_answer = self.setting == Setting.TOOL      # the answer is the last (cut) turn's text
         return [FinishedEpisode(problem=by_id[e.row["problem_id"]], sample=e.sample,
                                 setting=self.setting, response=e.answer, n_tokens=e.n_tokens,
                                 finish_reason=e.finish_reason, no_answer=e.no_answer,
+                                truncated=(cut_answer and not e.no_answer
+                                           and e.finish_reason == TRUNCATED),
                                 turns=e.turns, tool_calls=e.tool_calls,
                                 tool_errors=e.tool_errors, tool_statuses=list(e.statuses),
                                 transcript=e.transcript)
