@@ -1,4 +1,4 @@
-"""The scoring definitions, each pinned once (issue 12 items 1-3): R_k without vacuous truth,
+"""The scoring definitions, each pinned once (docs/definitions.md): R_k without vacuous truth,
 optimization failure vs hang, truncated answers as format errors (evaluation and rewards)."""
 
 from __future__ import annotations
@@ -185,3 +185,19 @@ def test_a_truncated_completion_gets_no_format_or_outcome_credit():
         assert [r["truncated"] for r in rows] == [False, True] and rows[1]["fmt"] == 0.0
     finally:
         fn.stop_token_ids = fmt.stop_token_ids = None
+
+
+# ---- the best single checkpoint (ensemble baseline) -----------------------------------------
+
+def test_best_single_ties_follow_its_docstring():
+    """Equal mean pass@k: the smaller distance outside [0, 1] first (a run counts as inside),
+    then an alpha before a run, then the lowest alpha; between runs the last name."""
+    from recode_lib.analysis.ensemble import best_single
+    c = {"p": (4, 2)}
+    assert best_single({1.5: c, "k2": c}, 1) == "k2"           # a run beats a tied extrapolated alpha
+    assert best_single({0.5: c, "k2": c}, 1) == 0.5            # an alpha in [0, 1] beats a run
+    assert best_single({-0.5: c, 1.5: c, -1.0: c}, 1) == -0.5  # equally far outside: the lowest
+    assert best_single({0.25: c, 0.75: c}, 1) == 0.25
+    assert best_single({"k1": c, "k2": c}, 1) == "k2"          # runs: the last name
+    assert best_single({3.0: {"p": (4, 3)}, 0.5: c}, 1) == 3.0  # the score decides first
+    assert best_single({3.0: {"p": (4, 3)}, 0.5: c}, 1, candidates=[0.5]) == 0.5

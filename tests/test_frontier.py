@@ -58,8 +58,13 @@ def test_format_error_rise_beyond_threshold():
 
 
 def test_problem_subset_and_coverage_check():
-    rows = F.frontier_table(SAMPLES, problems=["p3"])
+    # problems are restricted when records are read (load_alpha_samples); the tables take
+    # the records they are given and have no subset option of their own
+    only_p3 = {a: [r for r in recs if r["problem_id"] == "p3"] for a, recs in SAMPLES.items()}
+    rows = F.frontier_table(only_p3)
     assert rows[0]["n_problems"] == 1 and rows[2][C] == 0.25
+    with pytest.raises(TypeError):
+        F.frontier_table(SAMPLES, problems=["p3"])
     bad = dict(SAMPLES)
     bad[2.0] = _recs({"p1": [C], "p2": [C]})
     with pytest.raises(F.FrontierError, match="different problems"):

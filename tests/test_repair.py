@@ -90,3 +90,102 @@ def test_repair_rates_per_failure_class_and_a_missing_task_raises():
     assert rates[fixed]["repair_rate"] == 1.0
     with pytest.raises(ValueError, match="no evaluated sample"):
         repair_rates(tasks, rows[:1])
+
+
+def test_repair_ci_is_a_cluster_bootstrap_over_original_problems():
+    """Four problems, eight repair samples each, perfectly correlated within a problem (two
+    always repaired, two never): the samples are four draws, not 32."""
+    from recode_lib.metrics import bootstrap_ci
+    probs = [_problem(f"t/p{i}") for i in range(4)]
+    tasks, _ = repair_tasks(probs, [_sample(pid=p.id) for p in probs])
+    rows = [{"problem_id": t.id, "outcome": "correct" if i < 2 else "wrong_answer"}
+            for i, t in enumerate(tasks) for _ in range(8)]
+    flat = bootstrap_ci([int(r["outcome"] == "correct") for r in rows], n_boot=2000, seed=0)
+    got = repair_rates(tasks, rows, n_boot=2000, seed=0)["all"]
+    assert got["repair_rate"] == flat[0] == 0.5            # the point estimate is unchanged
+    assert flat[1:] == pytest.approx((0.34375, 0.6875))    # resampling the 32 samples (before)
+    assert (got["ci_low"], got["ci_high"]) == (0.0, 1.0)   # resampling the 4 problems (now)
+    assert (got["n"], got["n_tasks"], got["n_problems"]) == (32, 4, 4)
+
+
+def test_tasks_of_one_problem_are_resampled_together():
+    ss = [_sample(i=0), _sample(i=1, outcome="optimization_failure", status="time_limit")]
+    tasks, _ = repair_tasks([_problem()], ss, max_per_problem=2)
+    rows = [{"problem_id": tasks[0].id, "outcome": "correct"},
+            {"problem_id": tasks[1].id, "outcome": "correctness_failure"}]
+    got = repair_rates(tasks, rows, n_boot=200)["all"]
+    # one original problem: every resample is that problem, so the interval is the point
+    assert got["repair_rate"] == got["ci_low"] == got["ci_high"] == 0.5
+    assert (got["n_tasks"], got["n_problems"]) == (2, 1)
+
+
+def test_repair_prompt_shows_the_measured_time_against_the_limit():
+    """The sandbox's measured times (the failing test's and the run's total) stand beside
+    the limit; before, the prompt named only the limit."""
+    from recode_lib.training.repair import repair_prompt
+    slow = "s = input()\nif len(s) > 10:\n    while True:\n        pass\nprint('SECRET-2')"
+    res = execute({"id": "x", "code": slow, "tests": TESTS, "time_limit_s": 1.0})
+    assert res["status"] == "time_limit"
+    sample = {"id": "t/p#0", "problem_id": "t/p", "sample": 0, "code": slow,
+              **{f: res[f] for f in ("status", "outcome", "passed", "total", "time_s")},
+              "first_failure": first_failure(res)}
+    problem = Problem(id="t/p", source="t", prompt="Print the answer.", tests=TESTS,
+                      time_limit_s=1.0)
+    prompt = repair_prompt(problem, sample)
+    ff_time = sample["first_failure"]["time_s"]
+    assert ff_time == pytest.approx(1.0, abs=0.05) and res["time_s"] > ff_time
+    assert (f"The time limit is 1 s per test; test 2 ran {ff_time:.3g} s (stopped at the "
+            f"limit) and the tests run took {res['time_s']:.3g} s in all.") in prompt
+    assert "faster algorithm" in prompt and "SECRET-8" not in prompt   # no expected output
+    wrong = execution_feedback(_sample(ff={"index": 1, "status": "wrong_answer", "input_len": 50,
+                                           "time_s": 0.0123, "longest_passed_len": 1}), 2.0)
+    assert "The time limit is 2 s per test; test 2 ran 0.0123 s." in wrong
+    assert "Measured time: test 2 ran 0.0123 s." in execution_feedback(
+        _sample(ff={"index": 1, "status": "wrong_answer", "input_len": 50, "time_s": 0.0123}))
+
+
+class _ScriptedSpec:
+    """An EvalSpec stand-in: `start` fails every held-out problem and repairs nothing;
+    `trained` fails only t/b (with another program) and repairs exactly the tasks of t/a."""
+
+    def __init__(self):
+        self.calls = []
+
+    def evaluate_with_samples(self, model, problems, out_dir):
+        self.calls.append((model, out_dir.name))
+        rows = []
+        for p in problems:
+            pid = p.id
+            if "~repair~" in pid:
+                ok = model == "trained" and pid.startswith("t/a~")
+                code = "print(2)"
+            else:
+                ok = model == "trained" and pid == "t/a"
+                code = f"print('{model}')"
+            rows.append({**_sample(pid=pid, code=code), "outcome": "correct" if ok else
+                         "correctness_failure", "status": "passed" if ok else "wrong_answer"})
+        n_ok = sum(r["outcome"] == "correct" for r in rows)
+        return ({"pass@1": n_ok / len(rows), "pass@1_ci": [0.0, 1.0],
+                 "outcomes": {"correct": n_ok / len(rows)}}, rows)
+
+
+def test_each_model_is_scored_on_its_own_failures_beside_the_start_models(tmp_path):
+    from recode_lib.training.repair_rounds import compare_repair, repair_table
+    probs = [_problem("t/a"), _problem("t/b")]
+    spec = _ScriptedSpec()
+    _, start_attempts = spec.evaluate_with_samples("start", probs, tmp_path / "original")
+    eval_tasks, _ = repair_tasks(probs, start_attempts, max_per_problem=1, seed=0)
+    spec.calls.clear()
+    rows = compare_repair({"start": "start", "trained": "trained"}, probs, eval_tasks, spec,
+                          tmp_path, max_per_problem=1, n_boot=50, seed=0)
+    start, trained = rows
+    assert trained["repair"]["all"]["repair_rate"] == 0.5     # on the start model's t/a and t/b
+    assert trained["repair_own"]["all"]["repair_rate"] == 0.0  # its own failure: t/b only
+    assert trained["repair_own"]["all"]["n_tasks"] == 1 and trained["own_tasks"]["tasks"] == 1
+    assert start["repair_own"] == start["repair"]              # the same tasks, evaluated once
+    assert ("start", "repair_own") not in spec.calls and ("trained", "repair_own") in spec.calls
+    table = {r["model"]: r for r in repair_table(rows)}
+    assert table["trained"]["repair (start's failures)"] == 0.5
+    assert table["trained"]["repair (own failures)"] == 0.0
+    assert table["trained"]["n (own failures)"] == 1 and table["start"]["n (own failures)"] == 2
+    assert table["trained"]["repair correctness_failure (own failures)"] == 0.0

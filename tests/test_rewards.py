@@ -264,6 +264,54 @@ def test_partial_credit_discrete_and_continuous():
     assert cont == [pytest.approx(2 / 3), 1.0, 0.0]
 
 
+def _sweep_profiles():
+    """{profile: notebook 06's resolved parameters} for every profile and the tiny test one."""
+    from pathlib import Path
+
+    from recode_lib.pipeline import (available_profiles, declared_parameters, load_profile,
+                                     notebooks_dir, resolve_parameters)
+    nb = notebooks_dir() / "06_strictness_sweep.ipynb"
+    tiny = Path(__file__).parent / "notebook_params_tiny.yaml"
+    defaults = declared_parameters(nb)        # what papermill leaves as the cell has it
+    out = {p: defaults | resolve_parameters(nb, p, load_profile(p)) for p in available_profiles()}
+    out["tiny"] = defaults | resolve_parameters(nb, "tiny", load_profile("tiny", tiny))
+    return out
+
+
+def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
+    """Paper B: static partial credit for "passing smaller tests" next to the R_k runs: the
+    discrete credit averages exactly the sweep's levels (was a fixed k = 1..5 whatever KS)."""
+    from recode_lib.pipeline import parse_list
+    from recode_lib.rewards import sweep_rewards
+    profiles = _sweep_profiles()
+    assert {"smoke", "laptop", "paper", "tiny"} <= set(profiles)
+    for profile, params in profiles.items():
+        specs = sweep_rewards(parse_list(params["KS"], int),
+                              parse_list(params["PARTIAL_CREDIT"]) or ["discrete"])
+        strict = [s["name"].removeprefix("strict_") for s in specs.values()
+                  if s["name"].startswith("strict_")]
+        assert strict[-1] == "inf" and specs["kinf"] == {"name": "strict_inf"}
+        disc = get_reward(**specs["partial_discrete"])
+        assert disc.levels == sorted(strict[:-1], key=int) + ["inf"], profile
+    # the same execution scored at the smoke sweep's levels (KS = 1,3): R_1 = 1, R_3 = R_inf = 0
+    runner = SandboxRunner(workers=1)
+    smoke = sweep_rewards(parse_list(profiles["smoke"]["KS"], int), ["discrete"])
+    got = get_reward(**smoke["partial_discrete"], runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
+    assert smoke["partial_discrete"]["ks"] == [1, 3] and got == [pytest.approx(1 / 3)]  # was 2/6
+    with pytest.raises(RewardConfigError, match="partial credit must be one of"):
+        sweep_rewards([1], ["stepwise"])
+
+
+def test_partial_discrete_default_levels_are_the_paper_sweeps():
+    from recode_lib.pipeline import parse_list
+    from recode_lib.rewards.strict import PAPER_SWEEP_KS
+    paper = _sweep_profiles()["paper"]
+    assert list(PAPER_SWEEP_KS) == parse_list(paper["KS"], int) == [1, 2, 3, 4]
+    runner = SandboxRunner(workers=1)
+    got = get_reward("partial_discrete", runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
+    assert got == [pytest.approx(2 / 5)]   # R_1, R_2 of R_1..R_4, R_inf (was 2/6 over k = 1..5)
+
+
 def test_math_answer_and_gated_math():
     good = "<think>\n7 * 3 + 4 = 25\n</think>\nThe answer is \\boxed{25}."
     bad = "<think>\nguess\n</think>\n\\boxed{24}"

@@ -78,9 +78,12 @@ def problem_values(counts: Mapping[float, Mapping], pool: Sequence[float], k: in
 
 
 def best_single(counts: Mapping, k: int, candidates: Sequence | None = None):
-    """The checkpoint (an alpha, or a sweep run's name) with the highest mean pass@k among
-    `candidates` (default: every checkpoint in `counts`); ties: an alpha before a run, the
-    alpha closest to [0, 1], then the lowest; runs by name."""
+    """The checkpoint (an alpha, or a sweep run's name) with the highest mean pass@k over its
+    problems among `candidates` (default: every key of `counts`, alphas and runs alike, in or
+    out of any stable range; default_pools passes every alpha of the grid and every sweep run).
+    Ties in mean pass@k go, in this order, to: the smaller distance outside [0, 1] (0 inside;
+    a run counts as 0, so a run beats a tied extrapolated alpha); then an alpha before a run;
+    then the lowest alpha; between runs, the last name in sorted order."""
     candidates = list(candidates if candidates is not None else counts)
 
     def score(a):

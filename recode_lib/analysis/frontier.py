@@ -22,8 +22,9 @@ inside. Reading: each alpha folder's records are kept to the problem set its run
 (recode_lib.evaluation.guard), and with `problems=` that set must be the one asked for, so a
 folder evaluated before a difficulty filter can never bring its other problems back into a
 frontier (folder_records raises naming the folder and both sets); the payload records its
-`problem_set` and `problem_ids`.
-Optionally restricted to a subset of problems (e.g. the hard ones). The strictness sweep's
+`problem_set` and `problem_ids`. Restricting the problems (e.g. to the hard ones) happens
+there, when records are read, and only there: the tables and writers summarise the records
+they are given (there is no second, unguarded subset filter after loading). The strictness sweep's
 frontier (`write_sweep_frontier`: one row per run with its k, pass@1, the four outcome-class
 rates, tokens, from evaluation summaries) goes through the same writer, `save_frontier`.
 Every point carries the fingerprint of the evaluation spec that sampled it (`spec=`:
@@ -126,7 +127,7 @@ def load_run_samples(root: str | Path, names: Iterable[str], filename: str = "sa
                      problems: Iterable[str] | None = None, n: int | None = None
                      ) -> dict[str, list[dict]]:
     """{run name: records} from root/<name>/<filename> (notebook 06's runs evaluated with the
-    alpha grid's spec, recode_lib.weights.endpoints.sweep_runs), read as load_alpha_samples
+    alpha grid's spec, recode_lib.orchestration.endpoints.sweep_runs), read as load_alpha_samples
     reads an alpha; raises FrontierError naming a run without records."""
     root = Path(root)
     problems = list(problems) if problems is not None else None
@@ -136,10 +137,6 @@ def load_run_samples(root: str | Path, names: Iterable[str], filename: str = "sa
             raise FrontierError(f"{root / name / filename}: no records for run {name!r}")
         out[str(name)] = folder_records(root / name, filename, problems=problems, n=n)
     return out
-
-
-def _select(records, problems: set | None):
-    return [r for r in records if problems is None or r["problem_id"] in problems]
 
 
 def alpha_row(alpha: float, records: list[Mapping]) -> dict:
@@ -159,11 +156,10 @@ def alpha_row(alpha: float, records: list[Mapping]) -> dict:
     return row
 
 
-def _checked(samples: Mapping[float, list[Mapping]], problems) -> dict[float, list[Mapping]]:
+def _checked(samples: Mapping[float, list[Mapping]]) -> dict[float, list[Mapping]]:
     if not samples:
         raise FrontierError("no alphas")
-    sel = {float(a): check_records(_select(recs, problems), f"alpha {a}")
-           for a, recs in samples.items()}
+    sel = {float(a): check_records(list(recs), f"alpha {a}") for a, recs in samples.items()}
     ref_a = min(sel)
     ref = {r["problem_id"] for r in sel[ref_a]}
     for a, recs in sel.items():
@@ -175,10 +171,10 @@ def _checked(samples: Mapping[float, list[Mapping]], problems) -> dict[float, li
     return dict(sorted(sel.items()))
 
 
-def frontier_table(samples: Mapping[float, list[Mapping]], problems: Iterable[str] | None = None
-                   ) -> list[dict]:
-    """One row per alpha (sorted): outcome rates, pass@1, solve_rate, mean_tokens, n_solved."""
-    sel = _checked(samples, set(problems) if problems is not None else None)
+def frontier_table(samples: Mapping[float, list[Mapping]]) -> list[dict]:
+    """One row per alpha (sorted): outcome rates, pass@1, solve_rate, mean_tokens, n_solved,
+    over every record given (restrict problems when loading: load_alpha_samples)."""
+    sel = _checked(samples)
     sets = per_alpha_solved(sel)
     rows = []
     for a, recs in sel.items():
@@ -240,13 +236,13 @@ def matched_turnover(counts_a: Mapping[str, tuple[int, int]],
     return out
 
 
-def turnover_table(samples: Mapping[float, list[Mapping]], problems: Iterable[str] | None = None,
-                   *, n_boot: int = 1000, seed: int = 0) -> list[dict]:
+def turnover_table(samples: Mapping[float, list[Mapping]], *, n_boot: int = 1000,
+                   seed: int = 0) -> list[dict]:
     """Turnover of solved sets between neighbouring alphas (sorted), plus the union size (all
     samples: `turnover`), and the budget-matched turnover against its split-half null
     (matched_turnover: `matched_budget`, `matched_turnover`, `turnover_null`,
     `turnover_excess`, each with `_lo`/`_hi`)."""
-    sel = _checked(samples, set(problems) if problems is not None else None)
+    sel = _checked(samples)
     sets = per_alpha_solved(sel)
     counts = {a: counts_from_records(recs) for a, recs in sel.items()}
     alphas = sorted(sets)
@@ -281,22 +277,20 @@ def spec_fields(spec) -> dict:
 
 
 def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], *,
-                   problems: Iterable[str] | None = None, threshold: float = 2.0,
-                   extra: dict | None = None, spec=None) -> dict:
+                   threshold: float = 2.0, extra: dict | None = None, spec=None) -> dict:
     """Write out_dir/frontier.json (rows, turnover, solved sets, format-error rise) and
     out_dir/frontier.csv (the rows); returns the json payload. `spec`: the EvalSpec that
     sampled every alpha (its fingerprint goes on every row)."""
     out_dir = Path(out_dir)
-    problems = list(problems) if problems is not None else None
-    rows = frontier_table(samples, problems)
+    rows = frontier_table(samples)
     if spec is not None:
         rows = [r | {"spec_fingerprint": spec.fingerprint()} for r in rows]
-    sel = _checked(samples, set(problems) if problems is not None else None)
+    sel = _checked(samples)
     ids = sorted({str(r["problem_id"]) for r in next(iter(sel.values()))})
-    payload = {"rows": rows, "turnover": turnover_table(samples, problems),
+    payload = {"rows": rows, "turnover": turnover_table(samples),
                "solved": {repr(a): sorted(s) for a, s in per_alpha_solved(sel).items()},
                "format_error_rise": format_error_rise(rows, threshold),
-               "problems": problems, "problem_set": problem_set(ids), "problem_ids": ids,
+               "problem_set": problem_set(ids), "problem_ids": ids,
                **spec_fields(spec), **(extra or {})}
     return save_frontier(out_dir, payload)
 

@@ -20,7 +20,8 @@ Names (factory options in brackets; `needs`: what build_reward supplies from the
   outcome_only     outcome_only_reward    R_fmt + R_out (ablation: no process reward) needs: sandbox
   strict, strict_<k>, strict_inf   strict_reward   R_k in {0,1}: passes every test with
                                           input_len < 10**k [k: int | "inf"]          needs: sandbox
-  partial_discrete partial_discrete_reward   mean of R_k over k in `ks` and inf        needs: sandbox
+  partial_discrete partial_discrete_reward   mean of R_k over k in `ks` and inf [ks: the
+                                          sweep's finite levels, sweep_rewards]       needs: sandbox
   partial_continuous partial_continuous_reward   share of tests, by input size, passed before
                                           the first failure                           needs: sandbox
   math_format / math_answer   math_format_reward / math_answer_reward (math-verify vs `answer`)
@@ -59,7 +60,7 @@ from recode_lib.rewards.registry import (REGISTRY, Need, RewardConfigError, Rewa
                                          RewardResources, build_reward, get_reward, register,
                                          register_function, reward_needs)
 from recode_lib.rewards.strict import (partial_continuous_reward, partial_discrete_reward,
-                                       strict_reward)
+                                       strict_reward, sweep_rewards)
 
 __all__ = ["REGISTRY", "Need", "ProcessReward", "RewardConfigError", "RewardEntry",
            "RewardFunction", "RewardResources", "additive_reward", "always", "build_reward",
@@ -68,4 +69,4 @@ __all__ = ["REGISTRY", "Need", "ProcessReward", "RewardConfigError", "RewardEntr
            "math_gated_reward", "math_outcome_only_reward", "outcome_only_reward",
            "outcome_reward", "partial_continuous_reward", "partial_discrete_reward",
            "process_reward", "register", "register_function", "reward_needs",
-           "strict_reward", "when_correct"]
+           "strict_reward", "sweep_rewards", "when_correct"]

@@ -3,14 +3,20 @@
     from recode_lib.rewards.strict import strict_reward, partial_discrete_reward
     strict_reward(k=2, runner=runner)(prompts, completions, tests=[...])   # also "strict_2"
     partial_discrete_reward(ks=[1, 2, 3])                                 # partial_continuous_reward()
+    sweep_rewards([1, 2, 3, 4], ["discrete", "continuous"])   # {run: reward spec}, one set of levels
 
 The paper: "R_k(y) = 1 iff the solution passes every test whose input length is < 10^k;
 R_inf(y) = 1 iff it passes the whole suite" (recode_lib.sandbox.strictness; one sandbox
-execution answers every k). Static partial credit: partial_discrete is the mean of R_k over k
-in ks and inf; partial_continuous is 1 when all tests pass, else the share of tests, sorted by
-input size, passed before the first failure. Registered into recode_lib.rewards.REGISTRY on
-import, each needing the sandbox. A no-code completion or a sandbox failure scores 0 at every
-level. It does not define the size annotation of tests (the data loaders write input_len).
+execution answers every k). Static partial credit ("discrete or continuous credit for passing
+smaller tests"): partial_discrete is the mean of R_k over the strictness sweep's own levels —
+its finite ks and inf — and partial_continuous is 1 when all tests pass, else the share of
+tests, sorted by input size, passed before the first failure. `sweep_rewards(ks, partial)` is
+the sweep's one list of runs as reward specs: R_k per k, R_inf, and the partial-credit runs,
+partial_discrete given exactly those ks, so the partial-credit run averages the levels the R_k
+runs train on. Without `ks`, partial_discrete averages PAPER_SWEEP_KS (the paper profile's
+sweep levels, k = 1..4, and inf). Registered into recode_lib.rewards.REGISTRY on import, each
+needing the sandbox. A no-code completion or a sandbox failure scores 0 at every level. It
+does not define the size annotation of tests (the data loaders write input_len).
 """
 
 from __future__ import annotations
@@ -58,11 +64,46 @@ def strict_reward(k="inf", runner: SandboxRunner | None = None,
     return RewardFunction(name, compute, ("r_k", "fmt", "out"))
 
 
+# the paper profile's strictness sweep (notebook 06's KS there): the default levels of
+# partial_discrete; a sweep passes its own (sweep_rewards)
+PAPER_SWEEP_KS = (1, 2, 3, 4)
+PARTIAL_CREDIT = ("discrete", "continuous")
+
+
+def finite_levels(ks) -> list[int]:
+    """The finite k of `ks` (integers or their text; "inf" dropped), sorted, each once;
+    RewardConfigError naming a bad one."""
+    return sorted({int(k_label(k)) for k in ks if k_label(k) != "inf"})
+
+
+def sweep_rewards(ks, partial_credit=()) -> dict[str, dict]:
+    """The strictness sweep's runs as {run name: reward spec} (a recipe's `rewards` entry):
+    "k<k>" -> strict_<k> for each finite k of `ks` (in the given order), "kinf" -> strict_inf,
+    then "partial_<c>" for c in `partial_credit` (discrete | continuous), partial_discrete with
+    "ks" = the sweep's finite ks. Paper: static partial-credit rewards give "discrete or
+    continuous credit for passing smaller tests" — here the discrete credit is the mean of the
+    very R_k the sweep's other runs train on. RewardConfigError on another kind of credit."""
+    finite = []
+    for k in ks:
+        if k_label(k) != "inf" and int(k_label(k)) not in finite:
+            finite.append(int(k_label(k)))
+    out = {f"k{k}": {"name": f"strict_{k}"} for k in finite}
+    out["kinf"] = {"name": "strict_inf"}
+    for c in partial_credit:
+        if c not in PARTIAL_CREDIT:
+            raise RewardConfigError(f"partial credit must be one of {PARTIAL_CREDIT}, got {c!r}")
+        out[f"partial_{c}"] = ({"name": "partial_discrete", "ks": sorted(finite)}
+                               if c == "discrete" else {"name": "partial_continuous"})
+    return out
+
+
 @register("partial_discrete", needs=(Need.SANDBOX,))
-def partial_discrete_reward(ks=(1, 2, 3, 4, 5),
+def partial_discrete_reward(ks=PAPER_SWEEP_KS,
                             runner: SandboxRunner | None = None) -> RewardFunction:
-    """The mean of R_k over k in ks and inf."""
-    ks = [int(k_label(k)) for k in ks if k_label(k) != "inf"]
+    """The mean of R_k over the finite k in `ks` and inf (the strictness sweep's levels:
+    sweep_rewards passes them; default PAPER_SWEEP_KS). The function's `levels` attribute
+    lists what it averages, e.g. ["1", "2", "3", "4", "inf"]."""
+    ks = finite_levels(ks)
 
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
@@ -73,7 +114,9 @@ def partial_discrete_reward(ks=(1, 2, 3, 4, 5),
             row["reward"] = sum(r_ks.values()) / len(r_ks)
             rows.append(row)
         return rows
-    return RewardFunction("partial_discrete", compute, ("fmt", "out"))
+    fn = RewardFunction("partial_discrete", compute, ("fmt", "out"))
+    fn.levels = [str(k) for k in ks] + ["inf"]
+    return fn
 
 
 def size_prefix_credit(result: dict) -> float:

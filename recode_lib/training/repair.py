@@ -5,6 +5,7 @@
     # statement, the failed program and the execution statistics (execution_feedback)
     summary = evaluate(model, tasks, out_dir=...)            # recode_lib.evaluation.codegen, unchanged
     rates = repair_rates(tasks, rows)                         # rows: that run's samples.jsonl
+    # {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n", "n_tasks", "n_problems"}}
 
 Paper B (finding 5): a policy that sees its failed code and the execution statistics and is
 trained to repair it ("failure-conditioned training") raises both the repair rate and the
@@ -16,8 +17,17 @@ code, status, outcome, passed, total, time_s, strictness, first_failure). Attemp
 is in `outcomes` (default: optimization_failure, correctness_failure, format_error) are eligible;
 per problem up to max_per_problem are taken (seeded choice, preferring distinct outcomes). The
 feedback is statistics only (status, tests passed, the input length of the first failure, the
-longest input passed, time against the limit): never a test's expected output, so a repair
-cannot copy answers. A sample whose problem is not in `problems` raises naming it.
+longest input passed, and the measured time against the time limit: the first failing test's
+time_s and the sum over the tests run, the sample's time_s, beside the per-test limit): never
+a test's expected output, so a repair cannot copy answers. Paper B: the repair policy "sees
+the failed code and execution statistics". A sample whose problem is not in `problems` raises
+naming it.
+Repair rates count every repair sample, and their intervals are a cluster bootstrap over the
+ORIGINAL problems: the repair tasks of one problem (up to max_per_problem of them) and the n
+samples of each task are drawn together, since they succeed or fail together far more often
+than independent draws would; resampling the flattened samples treats them as independent
+and gives intervals too narrow (four problems, eight samples each, two always repaired and
+two never: flattened [0.34, 0.69], clustered [0, 1]).
 It does not generate or execute anything.
 """
 
@@ -27,6 +37,8 @@ import dataclasses
 import hashlib
 import random
 from collections import Counter, defaultdict
+
+import numpy as np
 
 from recode_lib.sandbox.result import HANG, OUTCOMES, failure_kind
 from recode_lib.metrics import bootstrap_ci
@@ -41,8 +53,37 @@ _STATUS_TEXT = {
 }
 
 
+def seconds(t: float) -> str:
+    """A measured time as the feedback writes it: three significant digits and "s"."""
+    return f"{float(t):.3g} s"
+
+
+def timing_feedback(sample: dict, time_limit_s: float | None = None) -> str | None:
+    """The measured time against the limit: the first failing test's time_s (its sandbox
+    measurement; a test stopped at the limit shows the limit) and the sum over the tests run
+    (the sample's time_s), beside the per-test time limit; the limit alone when nothing was
+    timed, None when neither is known."""
+    ff = sample.get("first_failure") or {}
+    t_fail, total = ff.get("time_s"), sample.get("time_s")
+    parts = []
+    if t_fail is not None:
+        which = f"test {ff['index'] + 1}" if ff.get("index") is not None else "the failing test"
+        stopped = (" (stopped at the limit)" if time_limit_s and t_fail >= 0.999 * time_limit_s
+                   else "")
+        parts.append(f"{which} ran {seconds(t_fail)}{stopped}")
+    if total:
+        parts.append(f"the tests run took {seconds(total)} in all")
+    limit = f"The time limit is {time_limit_s:g} s per test" if time_limit_s else None
+    if not parts:
+        return f"{limit}." if limit else None
+    measured = " and ".join(parts)
+    return f"{limit}; {measured}." if limit else f"Measured time: {measured}."
+
+
 def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
-    """A few sentences of execution statistics for one failed sample (no expected outputs)."""
+    """A few sentences of execution statistics for one failed sample (no expected outputs):
+    what failed and where, tests passed, the longest input handled, the measured time against
+    the time limit (timing_feedback), and what kind of fix the failure class asks for."""
     status, outcome = sample.get("status"), sample.get("outcome")
     if outcome == "format_error" and sample.get("finish_reason") == "length":
         return ("The previous reply was cut off at the length limit before it finished, so "
@@ -64,14 +105,16 @@ def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
     if ff.get("longest_passed_len"):
         lines.append(f"The longest input it handled correctly had {ff['longest_passed_len']:,} "
                      "characters.")
+    timing = timing_feedback(sample, time_limit_s)
+    if timing:
+        lines.append(timing)
     kind = failure_kind(status, outcome)
     if kind == HANG:
         lines.append("It did not finish even on the smallest inputs it failed, so it is not "
                      "merely slow: look for an infinite loop, a missing base case or runaway "
                      "memory use.")
-    elif (ff.get("status") or status) == "time_limit" and time_limit_s:
-        lines.append(f"The time limit is {time_limit_s:g} s per test: a faster algorithm is "
-                     "needed for large inputs.")
+    elif (ff.get("status") or status) == "time_limit":
+        lines.append("A faster algorithm is needed for large inputs.")
     elif outcome == "correctness_failure":
         lines.append("The logic is wrong for some inputs: check the edge cases and the "
                      "algorithm.")
@@ -140,21 +183,39 @@ def repair_tasks(problems, samples, *, outcomes=FAILURES, max_per_problem: int =
     return tasks, dict(report)
 
 
+def pooled_rate(rows) -> float:
+    """Correct over total of rows [correct, n] (one per original problem): the repair rate of
+    those problems with every sample counted, the statistic repair_rates resamples."""
+    rows = np.asarray(rows, dtype=float)
+    return float(rows[:, 0].sum() / rows[:, 1].sum())
+
+
 def repair_rates(tasks, rows, *, n_boot: int = 1000, seed: int = 0) -> dict:
-    """Repair rate (a repair sample is correct) overall and per failure class, with bootstrap
-    CIs; rows are evaluation samples of the tasks (every sample counts). Raises when a task has
-    no row, naming it."""
+    """Repair rate (a repair sample is correct) overall ("all") and per failure class: every
+    sample counts (correct / n), with a percentile bootstrap CI over the original problems
+    (metadata "original_problem"; a cluster bootstrap, module docstring): the problems are
+    resampled with replacement, each with all its tasks and samples. rows are evaluation
+    samples of the tasks. Raises when a task has no row, naming it."""
     by_task = defaultdict(list)
     for r in rows:
         by_task[r["problem_id"]].append(int(r["outcome"] == "correct"))
-    groups = defaultdict(list)
+    groups = defaultdict(dict)        # name -> {original problem: [correct, n, tasks]}
     for t in tasks:
         if t.id not in by_task:
             raise ValueError(f"repair task {t.id!r} has no evaluated sample")
-        groups["all"] += by_task[t.id]
-        groups[t.metadata["failure"]] += by_task[t.id]
+        vals = by_task[t.id]
+        original = (t.metadata or {}).get("original_problem", t.id)
+        for name in ("all", t.metadata["failure"]):
+            cell = groups[name].setdefault(original, [0, 0, 0])
+            cell[0] += sum(vals)
+            cell[1] += len(vals)
+            cell[2] += 1
     out = {}
-    for name, vals in groups.items():
-        mean, lo, hi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
-        out[name] = {"repair_rate": mean, "ci_low": lo, "ci_high": hi, "n": len(vals)}
+    for name, per_problem in groups.items():
+        counts = [[c, n] for c, n, _ in per_problem.values()]
+        mean, lo, hi = bootstrap_ci(counts, stat=pooled_rate, n_boot=n_boot, seed=seed)
+        out[name] = {"repair_rate": mean, "ci_low": lo, "ci_high": hi,
+                     "n": sum(n for _, n in counts),
+                     "n_tasks": sum(k for _, _, k in per_problem.values()),
+                     "n_problems": len(per_problem)}
     return out

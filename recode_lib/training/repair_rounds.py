@@ -7,14 +7,22 @@ held-out comparison of original pass@1 and repair rate per failure class.
                                            out_dir=OUT, max_steps=2, max_per_problem=2, seed=0,
                                            fields=recipe_overrides(params))
     rows = compare_repair({"start": start, **finals}, eval_problems, eval_tasks, spec, OUT,
-                          n_boot=1000, seed=0)
+                          max_per_problem=2, n_boot=1000, seed=0)
+    table = repair_table(rows)     # one row per model: pass@1, repair on start's / own failures
 
 Runs: "original_only" trains on the original problems for max_steps * rounds steps;
 "failure_conditioned" trains round r (max_steps each) on the originals plus repair tasks built
 from the current policy's own failures (round 1: the given tasks from the start model), into
 out_dir/failure_conditioned_r<r>. Attempts go to out_dir/eval/<run>/... through
 recode_lib.evaluation.spec, so every folder carries the run/model-stamp guard. Repair tasks and
-rates are recode_lib.training.repair's. It does not choose the problems or draw figures.
+rates are recode_lib.training.repair's.
+Held out, each model's repair rate is measured twice (paper B: failure-conditioned training
+"improves both repair rate and original pass rate"): on the START model's failures (`repair`:
+the same tasks for every model, so models compare on one set) and on its OWN failures
+(`repair_own`: the tasks built, with the same max_per_problem and seed, from that model's own
+held-out attempts — what online correction repairs; for the start model the two are the same
+tasks, evaluated once). A trained model that fails less leaves fewer, and harder, own
+failures, so the two rates can move apart. It does not choose the problems or draw figures.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.training.launch import train_variants
-from recode_lib.training.repair import repair_rates, repair_tasks
+from recode_lib.training.repair import FAILURES, repair_rates, repair_tasks
 
 
 def train_repair_rounds(start, train_problems, first_tasks, first_report, *, rounds: int, spec,
@@ -56,20 +64,58 @@ def train_repair_rounds(start, train_problems, first_tasks, first_report, *, rou
     return results, reports
 
 
-def compare_repair(models: dict, eval_problems, eval_tasks, spec, out_dir, *, n_boot: int = 1000,
-                   seed: int = 0) -> list[dict]:
+def compare_repair(models: dict, eval_problems, eval_tasks, spec, out_dir, *,
+                   max_per_problem: int = 2, n_boot: int = 1000, seed: int = 0) -> list[dict]:
     """One row per model: original pass@1 (with CI and outcome classes) on the held-out
-    problems, and the repair rates per failure class on the held-out repair tasks (empty when
-    there are none); evaluations in out_dir/eval/<model>/{original,repair}."""
+    problems; `repair`: the repair rates per failure class on `eval_tasks` (the start model's
+    held-out failures); `repair_own`: the same on the model's own held-out failures
+    (repair_tasks of its attempts with max_per_problem and seed, as eval_tasks were built;
+    `own_tasks` counts them). Rates are empty without tasks. Evaluations in
+    out_dir/eval/<model>/{original,repair,repair_own}; own tasks identical to eval_tasks are
+    not evaluated twice."""
     rows = []
+    start_ids = [t.id for t in eval_tasks]
     for name, model in models.items():
         folder = Path(out_dir) / "eval" / name
-        orig = spec.evaluate(model, eval_problems, folder / "original")
+        orig, attempts = spec.evaluate_with_samples(model, eval_problems, folder / "original")
+        own_tasks, own_report = repair_tasks(eval_problems, attempts,
+                                             max_per_problem=max_per_problem, seed=seed)
         rates = {}
         if eval_tasks:
             _, rep_rows = spec.evaluate_with_samples(model, eval_tasks, folder / "repair")
             rates = repair_rates(eval_tasks, rep_rows, n_boot=n_boot, seed=seed)
+        own = {}
+        if own_tasks and [t.id for t in own_tasks] == start_ids:
+            own = rates
+        elif own_tasks:
+            _, own_rows = spec.evaluate_with_samples(model, own_tasks, folder / "repair_own")
+            own = repair_rates(own_tasks, own_rows, n_boot=n_boot, seed=seed)
         rows.append({"model": name, "original_pass@1": orig["pass@1"],
                      "original_ci": orig["pass@1_ci"], "original_outcomes": orig["outcomes"],
-                     "repair": rates})
+                     "repair": rates, "repair_own": own, "own_tasks": own_report})
     return rows
+
+
+REPAIR_SETS = {"repair": "start's failures", "repair_own": "own failures"}
+
+
+def repair_table(rows: list[dict]) -> list[dict]:
+    """compare_repair's rows as table records, one per model: original pass@1, then for the
+    start model's failures and the model's own failures side by side the overall repair rate,
+    its interval and n (repair samples), then the rate per failure class on each set
+    (None where a set has no task of that class)."""
+    classes = [c for c in FAILURES
+               if any(c in (r.get(key) or {}) for r in rows for key in REPAIR_SETS)]
+    out = []
+    for r in rows:
+        rec = {"model": r["model"], "original pass@1": r["original_pass@1"]}
+        for key, label in REPAIR_SETS.items():
+            v = (r.get(key) or {}).get("all") or {}
+            rec[f"repair ({label})"] = v.get("repair_rate")
+            rec[f"repair CI ({label})"] = ([v["ci_low"], v["ci_high"]] if v else None)
+            rec[f"n ({label})"] = v.get("n", 0)
+        for c in classes:
+            for key, label in REPAIR_SETS.items():
+                rec[f"repair {c} ({label})"] = ((r.get(key) or {}).get(c) or {}).get("repair_rate")
+        out.append(rec)
+    return out
