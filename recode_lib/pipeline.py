@@ -26,7 +26,16 @@ package versions, and a hash of (notebook source, parameters, run ids of the ear
 notebooks). A notebook is skipped when it completed with the same hash, unless `force`; so
 re-running one notebook makes every later one run again (its inputs may have changed).
 A failure stops the run naming the notebook, the cell and the error; the failed notebook is
-kept as `NN_name.failed.ipynb` and never marked complete. It does not install anything or decide where GPUs come from: that is the profile's.
+kept as `NN_name.failed.ipynb` and never marked complete.
+A human step stops the run too, on purpose: notebook 03 with `ADJUDICATION: widget` (the paper
+profile) writes the LCB-RB pairs awaiting a person and raises AdjudicationPending
+(recode_lib.process_reward.lcbrb.adjudication); the run stops there with HumanStepPending, whose
+message says how to decide them (`recode adjudicate <dir>`, or the widget in JupyterLab) and
+the exact command that resumes the run. The manifest records the notebook as
+`awaiting_human` (the executed notebook kept as `NN_name.pending.ipynb`), never complete, so
+the resumed run executes it again and it picks the saved decisions up. The run says at its
+start which notebooks hold a human step (human_steps).
+It does not install anything or decide where GPUs come from: that is the profile's.
 For a GPU profile (a vLLM backend, an accelerate launch) the resource plan (recode_lib.plan)
 runs before the first notebook and stops the run when a stage cannot fit the cluster
 (`cluster=`, default this machine's GPUs; `check_plan=False` skips it).
@@ -39,6 +48,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import time
 import uuid
@@ -50,6 +60,7 @@ from recode_lib.errors import RecodeError
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.paths import PROJECT_ROOT, runs_dir
 from recode_lib.plan import PlanError, detect_cluster, format_plan, is_gpu_profile, make_plan
+from recode_lib.process_reward.lcbrb.adjudication import AdjudicationPending
 from recode_lib.provenance import git_hash, package_versions
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
@@ -59,11 +70,28 @@ class PipelineError(RecodeError, RuntimeError):
     """A pipeline that cannot run or a notebook that failed; the message names what and where."""
 
 
+class HumanStepPending(PipelineError):
+    """The run stopped at a notebook that waits for a person (LCB-RB adjudication): the message
+    says what to do and `resume` is the command that carries on afterwards."""
+
+    def __init__(self, message: str, notebook: str, resume: str):
+        super().__init__(message)
+        self.notebook, self.resume = notebook, resume
+
+
+# (parameter, value) that makes a notebook wait for a person -> (what the person does there,
+# the parameters that run it without the person instead)
+HUMAN_STEPS = {("ADJUDICATION", "widget"): ("human adjudication of the LCB-RB pairs",
+                                            {"ADJUDICATION": "auto"})}
+# the exceptions a notebook raises to say "a person has to act here" (their class names)
+HUMAN_STEP_ERRORS = (AdjudicationPending.__name__,)
+
+
 @dataclass
 class NotebookResult:
     stem: str
-    status: str          # completed | skipped (finished before) | excluded (by the profile) | failed
-    wall_s: float
+    status: str          # completed | skipped (finished before) | excluded (by the profile) |
+    wall_s: float        # failed | awaiting_human (stopped at a human step)
     output: Path | None
 
 
@@ -213,6 +241,28 @@ def check_resources(profile: str, params: dict[str, dict[str, Any]], *, cluster=
     return plan
 
 
+def human_steps(plan_params: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """{notebook stem: what a person must do there} for the notebooks whose parameters make
+    them wait for one (HUMAN_STEPS)."""
+    return {stem: what for stem, params in plan_params.items()
+            for (key, value), (what, _) in HUMAN_STEPS.items() if params.get(key) == value}
+
+
+def resume_command(profile: str, *, params_file=None, only=None, from_=None,
+                   overrides: dict[str, Any] | None = None) -> str:
+    """The `recode reproduce` command line that runs this pipeline call again."""
+    parts = ["recode", "reproduce", "--profile", profile]
+    if params_file:
+        parts += ["--params", str(params_file)]
+    if only:
+        parts += ["--only", str(only)]
+    if from_:
+        parts += ["--from", str(from_)]
+    for k, v in (overrides or {}).items():
+        parts += ["--set", f"{k}={json.dumps(v) if not isinstance(v, str) else v}"]
+    return " ".join(shlex.quote(x) for x in parts)
+
+
 def default_kernel() -> str:
     """The project's kernel ('recode', installed into the environment by `make env`) when it
     exists, else the running interpreter's own 'python3'."""
@@ -283,6 +333,13 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
                         for nb in every if excluded_reason(nb, spec) is None}
         check_resources(profile, every_params, cluster=cluster, log=log,
                         only={nb.stem for nb, _, why in plan if why is None})
+    waits = human_steps({nb.stem: {**declared_parameters(nb), **params}
+                         for nb, params, why in plan if why is None})
+    resume = resume_command(profile, params_file=params_file, only=only, from_=from_,
+                            overrides=overrides)
+    for stem, what in waits.items():
+        log(f"{stem} needs a person ({what}): while any is undecided the run stops there, "
+            f"saying how to decide them; `{resume}` then resumes it")
     kernel_name = kernel_name or default_kernel()
     out_dir = runs_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -318,6 +375,25 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
                                 cwd=str(nb.parent))
         except PapermillExecutionError as exc:
             wall = time.perf_counter() - t0
+            if exc.ename in HUMAN_STEP_ERRORS:
+                kept = out_dir / f"{nb.stem}.pending.ipynb"
+                if tmp.exists():
+                    os.replace(tmp, kept)
+                manifest[nb.stem].update(status="awaiting_human", wall_s=round(wall, 2),
+                                         pending=exc.evalue, resume=resume, output=str(kept))
+                manifest[nb.stem].pop("error", None)
+                write_json_atomic(manifest_path, manifest)
+                log(f"{head}: stopped, waiting for a person")
+                without = [resume_command(profile, params_file=params_file, only=only,
+                                          from_=from_, overrides={**(overrides or {}), **instead})
+                           for (key, value), (_, instead) in HUMAN_STEPS.items()
+                           if params.get(key, declared_parameters(nb).get(key)) == value]
+                raise HumanStepPending(
+                    f"the run stopped at {nb.name}: a person has to act before it can go on.\n"
+                    f"{exc.evalue}\nThen resume the batch run (finished notebooks are skipped, "
+                    f"{nb.stem} runs again and picks the saved decisions up):\n  {resume}"
+                    + "".join(f"\nor go on without the person (nothing human-verified):\n  {w}"
+                              for w in without), nb.stem, resume) from None
             failed = out_dir / f"{nb.stem}.failed.ipynb"
             if tmp.exists():
                 os.replace(tmp, failed)
@@ -338,6 +414,7 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
             raise
         wall = time.perf_counter() - t0
         os.replace(tmp, final)
+        (out_dir / f"{nb.stem}.pending.ipynb").unlink(missing_ok=True)   # its human step is done
         manifest[nb.stem].update(status="completed", wall_s=round(wall, 2), output=str(final),
                                  run_id=uuid.uuid4().hex[:12],
                                  finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

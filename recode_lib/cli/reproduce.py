@@ -4,17 +4,23 @@ The argument half of recode_lib.pipeline.run_pipeline (which does the work: pape
 manifest, skipping completed notebooks). A GPU profile (paper) is checked by the resource plan
 first (recode_lib.plan) on the cluster --gpus/--gpu-memory/--nodes give, else on this machine's
 GPUs; --no-plan skips the check. It prints one summary line and exits 0, or 2 with one
-error line for a bad profile, parameter or failed notebook.
+error line for a bad profile, parameter or failed notebook, or 3 when the run stopped at a
+human step (the paper profile's LCB-RB adjudication): then it prints what to do (`recode
+adjudicate DIR`, or the widget in JupyterLab) and the command that resumes the run.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.paths import runs_dir
-from recode_lib.pipeline import PipelineError, run_pipeline
+from recode_lib.pipeline import HumanStepPending, PipelineError, run_pipeline
 from recode_lib.plan import ClusterSpec
+
+
+HUMAN_STEP_EXIT = 3   # the run stopped at a notebook waiting for a person (not an error)
 
 
 def add_arguments(parser) -> None:
@@ -56,6 +62,9 @@ def run(args) -> int:
                                params_file=args.params, overrides=parse_overrides(args.set),
                                kernel_name=args.kernel, cluster=cluster,
                                check_plan=not args.no_plan)
+    except HumanStepPending as exc:
+        print(f"recode reproduce: paused: {exc}", file=sys.stderr)
+        return HUMAN_STEP_EXIT
     except PipelineError as exc:
         raise CliError(str(exc)) from None
     done = sum(r.status == "completed" for r in results)
