@@ -62,6 +62,9 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
     (out / "final" / ".complete").write_text("")
     assert retire_stale_run(out, fp) is None and (out / "final").is_dir()   # same: kept
     assert run_fingerprint(load_recipe("cg_grpo_smoke", max_steps=7), problems()) != fp
+    # the tracker is not what the run trained: switching it keeps the finished run
+    assert run_fingerprint(load_recipe("cg_grpo_smoke", report_to=["wandb"], logging_steps=5),
+                           problems()) == fp
     new_fp = run_fingerprint(r, problems(3))
     assert new_fp != fp
     moved = retire_stale_run(out, new_fp)

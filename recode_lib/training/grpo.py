@@ -345,11 +345,17 @@ class TrainResult:
     skipped: bool                   # True when final/ already existed
 
 
+# recipe fields that change where curves are logged and how often, never the trained weights
+LOGGING_FIELDS = ("report_to", "logging_steps", "log_completions", "num_completions_to_print",
+                  "logging_dir", "run_name", "disable_tqdm")
+
+
 def run_fingerprint(recipe: GRPORecipe, problems) -> str:
-    """What a trained run depends on: every recipe field and every training problem (the same
-    after the YAML/jsonl round trip of the accelerate launcher)."""
-    return fingerprint(recipe.to_dict(),
-                       [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
+    """What a trained run depends on: every recipe field except LOGGING_FIELDS (switching the
+    tracker keeps a finished run) and every training problem (the same after the YAML/jsonl
+    round trip of the accelerate launcher)."""
+    fields = {k: v for k, v in recipe.to_dict().items() if k not in LOGGING_FIELDS}
+    return fingerprint(fields, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
 
 
 def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:
