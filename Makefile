@@ -48,7 +48,7 @@ help:
 	@echo "make gpu-check BARE=1 [WHEELS=dir]    the same on a bare CUDA machine: its python3 + torch, wheels, no venv, no vLLM"
 	@echo "make figures [PROFILE=...]            rebuild figures/<profile>/ only, from runs/<profile>/ (notebook 99)"
 	@echo "make env [TORCH_INDEX=cpu]            the .venv; TORCH_INDEX=cpu: PyTorch's CPU wheel instead of PyPI's CUDA build"
-	@echo "make lab                              JupyterLab with the kernel \"$(KERNEL_DISPLAY)\" (also with PYTHON=python)"
+	@echo "make lab [PROFILE=...]                JupyterLab with the kernel \"$(KERNEL_DISPLAY)\" (also with PYTHON=python); PROFILE=: notebooks bound to it"
 	@echo "make model | lint | strip | clean"
 
 env: $(ENV_DEP)
@@ -108,9 +108,16 @@ lint: $(ENV_DEP)
 strip: $(ENV_DEP)
 	$(PYTHON) -m recode_lib.nbtools strip notebooks/*.ipynb
 
+# `make lab`: the committed notebooks (smoke defaults); `make lab PROFILE=laptop`: notebooks bound
+# to that profile (recode session), whose runs are recorded in runs/<profile>/manifest.json
 lab: $(ENV_DEP)
 	$(PYTHON) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
+ifeq ($(origin PROFILE),command line)
+	$(PYTHON) -m recode_lib session --profile $(PROFILE)
+	$(PYTHON) -m jupyter lab $${RECODE_RUNS_DIR:-runs}/$(PROFILE)/interactive/
+else
 	$(PYTHON) -m jupyter lab notebooks/
+endif
 
 clean:
 	rm -rf runs/ .pytest_cache

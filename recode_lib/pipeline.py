@@ -271,7 +271,12 @@ def default_kernel() -> str:
     return "recode" if "recode" in KernelSpecManager().find_kernel_specs() else "python3"
 
 
-def _hash(notebook: Path, params: dict, upstream: list) -> str:
+def upstream_run_ids(manifest: dict, every: list[Path], notebook: Path) -> list:
+    """The run ids of every notebook before `notebook` (None where it never completed)."""
+    return [manifest.get(p.stem, {}).get("run_id") for p in every if p.name < notebook.name]
+
+
+def notebook_hash(notebook: Path, params: dict, upstream: list) -> str:
     """Source + parameters + the run ids of every earlier notebook: a notebook whose inputs
     may have changed (an earlier one re-ran) is never skipped."""
     h = hashlib.sha256(notebook.read_bytes())
@@ -355,8 +360,7 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
             write_json_atomic(manifest_path, manifest)
             results.append(NotebookResult(nb.stem, "excluded", 0.0, None))
             continue
-        upstream = [manifest.get(p.stem, {}).get("run_id") for p in every if p.name < nb.name]
-        key = _hash(nb, params, upstream)
+        key = notebook_hash(nb, params, upstream_run_ids(manifest, every, nb))
         prev = manifest.get(nb.stem, {})
         if not force and prev.get("status") == "completed" and prev.get("hash") == key:
             log(f"{head}: already completed with the same parameters, skipped (--force reruns)")

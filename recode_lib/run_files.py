@@ -1,16 +1,27 @@
-"""Names inside a run folder that one stage writes and a later stage reads.
+"""The run-folder layout: the step folders of a profile's run folder and the names inside them
+that one step writes and a later step reads. Pure names (and one tolerant reader); it writes
+nothing.
 
-    rows = read_metrics("runs/smoke/04_cg_grpo/gated")   # one dict per logged GRPO step
-    out_dir / METRICS_FILE                                # "metrics.jsonl"
-    out_dir / TRANSFER / "final"                          # the cross-model RM transfer's policy
+    RUN = paths.runs_dir("smoke")                        # where run folders live: recode_lib.paths
+    step_dir(RUN, STRICTNESS_SWEEP)                      # RUN/06_strictness_sweep
+    calibrated_path("laptop")                            # runs/laptop/00_data_and_models/calibrated.jsonl
+    rows = read_metrics(step_dir(RUN, GRPO) / "gated")   # one dict per logged GRPO step
+    out_dir / METRICS_FILE                               # "metrics.jsonl"
+    out_dir / TRANSFER / "final"                         # the cross-model RM transfer's policy
+
+`runs/<profile>/NN_<step>`: one folder per notebook, named as the notebook (STEPS, in pipeline
+order). This is the one module that spells the layout: recode_lib.orchestration ties the steps
+together through it (06 -> 07 -> 08, 11, the laptop report), and a stage names a file here only
+where a name that any process must resolve points at a step's output: the `calibrated:<profile>`
+benchmark (recode_lib.data.calibrated reads calibrated_path), a GRPO run's metrics log.
+Where the run folders themselves live (`$RECODE_RUNS_DIR`, `<project>/runs`) is recode_lib.paths's.
 
 A GRPO run's metrics log is `<output_dir>/metrics.jsonl`, one JSON line per logging step keyed
 by `step` (written by recode_lib.training.callbacks.MetricsJsonlCallback during training);
 `read_metrics` reads it for training's own checks, the analysis tables and the figures, and
 tolerates a torn last line (a run killed mid-write). TRANSFER is the run name of notebook 04's
 cross-model RM transfer policy (training.launch.transfer_variants trains it, the headline table
-in recode_lib.evaluation.headline evaluates it). Where each step's folder lives
-(runs/<profile>/NN_*) is not decided here. It writes nothing.
+in recode_lib.evaluation.headline evaluates it).
 """
 
 from __future__ import annotations
@@ -18,9 +29,45 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.jsonl import read_jsonl
+from recode_lib.paths import runs_dir
+
+# the step folders of a run folder, in pipeline order (one per notebook, named as it)
+DATA = "00_data_and_models"
+CRPL = "01_crpl_synthesis"
+REWARD_MODEL = "02_reward_model"
+LCB_RB = "03_lcb_rb"
+GRPO = "04_cg_grpo"
+CODEGEN_EVAL = "05_codegen_eval"
+STRICTNESS_SWEEP = "06_strictness_sweep"
+WEIGHT_AVERAGING = "07_weight_averaging"
+ENSEMBLE = "08_ensemble_passk"
+REPAIR = "09_repair"
+MATH = "10_math_domain"
+SETTINGS_SWEEP = "11_settings_sweep"
+FIGURES = "99_paper_figures"
+STEPS = (DATA, CRPL, REWARD_MODEL, LCB_RB, GRPO, CODEGEN_EVAL, STRICTNESS_SWEEP,
+         WEIGHT_AVERAGING, ENSEMBLE, REPAIR, MATH, SETTINGS_SWEEP, FIGURES)
 
 METRICS_FILE = "metrics.jsonl"
 TRANSFER = "transfer"      # the run name (04_cg_grpo/transfer) of the cross-model RM transfer
+CALIBRATED_FILE = "calibrated.jsonl"   # the problems 00's calibration kept (DATA/CALIBRATED_FILE)
+
+
+def step_dir(run_dir: str | Path, step: str, create: bool = False) -> Path:
+    """run_dir/<step> for one of STEPS (ValueError naming the step otherwise); made when
+    `create`."""
+    if step not in STEPS:
+        raise ValueError(f"unknown step folder {step!r}; the run-folder layout has {list(STEPS)}")
+    path = Path(run_dir) / step
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def calibrated_path(profile: str) -> Path:
+    """Where profile `profile`'s calibration (notebook 00) writes the problems it kept, which the
+    `calibrated:<profile>` benchmark loads."""
+    return step_dir(runs_dir(profile, create=False), DATA) / CALIBRATED_FILE
 
 
 def read_metrics(output_dir: str | Path) -> list[dict]:

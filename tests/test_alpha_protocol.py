@@ -10,7 +10,7 @@ import pytest
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.pipeline import (declared_parameters, load_profile, notebooks_dir, parse_list,
                                  resolve_parameters)
-from recode_lib.weights import endpoints as EP
+from recode_lib.orchestration import endpoints as EP
 from recode_lib.weights.merge import parse_alphas
 
 NB07 = notebooks_dir() / "07_weight_averaging.ipynb"

@@ -1,10 +1,10 @@
-"""recode_lib.weights.endpoints: picking the sweep's lenient/strict runs; stand-in fine-tunes."""
+"""recode_lib.orchestration.endpoints: picking the sweep's lenient/strict runs; stand-in fine-tunes."""
 
 from __future__ import annotations
 
 import pytest
 
-from recode_lib.weights import endpoints as EP
+from recode_lib.orchestration import endpoints as EP
 from recode_lib.weights.merge import MergeConfig, merge_grid
 
 

@@ -1,4 +1,4 @@
-"""The laptop report reads result files and states each #16 claim honestly (fixtures)."""
+"""The laptop report reads result files and states each laptop-profile claim honestly (fixtures)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recode_lib.analysis.laptop_report import build_report, thirds_rise, wilson, write_report
+from recode_lib.orchestration.laptop_report import build_report, thirds_rise, wilson, write_report
 
 
 def _jsonl(path, rows):

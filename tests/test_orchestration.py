@@ -68,7 +68,7 @@ def test_call_samples_keeps_problem_order_and_names_what_is_missing(tmp_path):
 
 
 def test_math_evaluation_goes_through_the_run_guard(tiny_model_dir, tmp_path):
-    """A model retrained into the same folder must not reuse the old generations (issue 13)."""
+    """A model retrained into the same folder must not reuse the old generations."""
     import shutil
 
     from recode_lib.data.schema import Problem
@@ -143,7 +143,7 @@ def test_reward_model_is_reused_only_for_the_same_pairs_and_config(tiny_model_di
 
 def test_choose_endpoints_takes_the_sweep_and_its_problems(tmp_path):
     from recode_lib.data import load_benchmark
-    from recode_lib.weights.endpoints import choose_endpoints, sweep_eval_problems
+    from recode_lib.orchestration.endpoints import choose_endpoints, sweep_eval_problems
 
     sweep = tmp_path / "06"
     for run in ("k1", "k3", "kinf"):
@@ -227,3 +227,150 @@ def test_accelerate_launch_runs_the_cli_module_and_the_alias_works(tmp_path, mon
         out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True,
                              text=True, timeout=120)
         assert out.returncode == 0 and "--recipe" in out.stdout, out.stderr
+
+
+# --- the orchestration tier: step functions, records, the run-folder layout ---------------------
+
+def _fake_stages(monkeypatch, pass_at_1):
+    """strictness_sweep's training and evaluation replaced: train_variants makes each run's
+    final/ (with .complete) and records its recipe fields; evaluate_models returns a summary
+    whose pass@1 is pass_at_1[run]. Returns the recorded {run: fields}."""
+    from types import SimpleNamespace
+
+    from recode_lib.orchestration import sweep as S
+
+    trained = {}
+
+    def train_variants(recipe, variants, problems, out_dir, **kw):
+        out = {}
+        for run, own in variants.items():
+            trained[run] = dict(own)
+            final = out_dir / run / "final"
+            final.mkdir(parents=True, exist_ok=True)
+            (final / ".complete").write_text("")
+            out[run] = SimpleNamespace(output_dir=out_dir / run, final_dir=final)
+        return out
+
+    def evaluate_models(models, problems, spec, out_root, benchmark=None):
+        p = {run: pass_at_1[run] for run in models}
+        return {run: {"pass@1": v, "n_problems": 2, "n_samples": 1, "solved": [],
+                      "outcomes": {"correct": v, "correctness_failure": 1 - v},
+                      "tokens": {"mean": 1.0, "truncated_rate": 0.0}} for run, v in p.items()}
+
+    monkeypatch.setattr(S, "train_variants", train_variants)
+    monkeypatch.setattr(S, "evaluate_models", evaluate_models)
+    return trained
+
+
+def test_strictness_sweep_trains_every_variant_per_seed_and_reports_gains_beside_the_spread(
+        tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from recode_lib.evaluation.spec import EvalSpec
+    from recode_lib.orchestration.endpoints import sweep_endpoints, sweep_runs
+    from recode_lib.orchestration.records import write_records
+    from recode_lib.orchestration.sweep import strictness_sweep
+
+    p1 = {"k1_seed0": 0.5, "k1_seed1": 0.7, "kinf_seed0": 0.2, "kinf_seed1": 0.6,
+          "partial_discrete_seed0": 0.4, "partial_discrete_seed1": 0.4}
+    trained = _fake_stages(monkeypatch, p1)
+    held = [SimpleNamespace(id="p0"), SimpleNamespace(id="p1")]
+    sweep = strictness_sweep("strictness_smoke", [1, "inf"], [], held, tmp_path, spec=EvalSpec(),
+                             partial=["discrete"], seeds="0,1", log=None, benchmark="microbench")
+    assert trained == {
+        "k1_seed0": {"rewards": [{"name": "strict_1"}], "seed": 0},
+        "k1_seed1": {"rewards": [{"name": "strict_1"}], "seed": 1},
+        "kinf_seed0": {"rewards": [{"name": "strict_inf"}], "seed": 0},
+        "kinf_seed1": {"rewards": [{"name": "strict_inf"}], "seed": 1},
+        # partial credit averages R_k over the sweep's own finite levels
+        "partial_discrete_seed0": {"rewards": [{"name": "partial_discrete", "ks": [1]}], "seed": 0},
+        "partial_discrete_seed1": {"rewards": [{"name": "partial_discrete", "ks": [1]}], "seed": 1}}
+    h = sweep.headline
+    assert h["runs"] == ["k1", "kinf"] and h["partial_runs"] == ["partial_discrete"]
+    assert h["pass@1"] == pytest.approx({"k1": 0.6, "kinf": 0.4, "partial_discrete": 0.4})
+    assert h["seed_std"]["kinf"]["pass@1"] == pytest.approx(0.4 / 2 ** 0.5)
+    gain = h["gain_vs_strict"]["k1"]["pass@1"]           # seed by seed: 0.5-0.2, 0.7-0.6
+    assert gain["gain"] == pytest.approx(0.2) and gain["per_seed"] == pytest.approx([0.3, 0.1])
+    assert gain["seed_std"] == pytest.approx(0.2 / 2 ** 0.5) and gain["n_seeds"] == 2
+    assert h["strict_run"] == "kinf" and "kinf" not in h["gain_vs_strict"]
+    assert sum(h["outcomes"]["k1"].values()) == pytest.approx(1.0)
+    front = json.loads((tmp_path / "frontier.json").read_text())
+    assert front["seeds"] == [0, 1] and front["eval_problems"] == ["p0", "p1"]
+    assert len(front["rows"]) == 6
+    write_records(tmp_path, sweep.metrics, sweep.headline)
+    assert json.loads((tmp_path / "headline.json").read_text()) == json.loads(json.dumps(h))
+    meta = json.loads((tmp_path / "metrics.json").read_text())
+    assert meta["runs"]["k1_seed1"] == {"k": "1", "seed": 1, "variant": "k1",
+                                        "final": str(tmp_path / "k1_seed1" / "final")}
+    # 07's endpoints are the first seed's; the other seeds' runs are best-single candidates
+    low, high = sweep_endpoints(tmp_path)
+    assert (low.parent.name, high.parent.name) == ("k1_seed0", "kinf_seed0")
+    assert sorted(sweep_runs(tmp_path, grid=[0.0, 0.5, 1.0])) == [
+        "k1_seed1", "kinf_seed1", "partial_discrete_seed0", "partial_discrete_seed1"]
+
+
+def test_one_seed_keeps_the_single_run_layout_and_no_seed_keeps_the_recipes(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from recode_lib.evaluation.spec import EvalSpec
+    from recode_lib.orchestration.sweep import strictness_sweep
+
+    trained = _fake_stages(monkeypatch, {"k1": 0.5, "kinf": 0.25})
+    held = [SimpleNamespace(id="p0")]
+    one = strictness_sweep("r", [1, "inf"], [], held, tmp_path / "a", spec=EvalSpec(), seeds=[3],
+                           log=None)
+    assert sorted(trained) == ["k1", "kinf"] and trained["k1"]["seed"] == 3
+    assert one.headline["pass@1"] == {"k1": 0.5, "kinf": 0.25}
+    assert one.headline["gain_vs_strict"]["k1"]["pass@1"] == {
+        "gain": 0.25, "seed_std": None, "per_seed": None, "n_seeds": 1}
+    trained.clear()
+    plain = strictness_sweep("r", [1, "inf"], [], held, tmp_path / "b", spec=EvalSpec(),
+                             setting="tool", log=None)
+    assert trained["k1"] == {"rewards": [{"name": "strict_1"}], "setting": "tool"}   # no seed
+    assert plain.metrics["runs"]["k1"] == {"k": "1", "final": str(tmp_path / "b" / "k1" / "final")}
+    assert "seeds" not in plain.headline and plain.headline["setting"] == "tool"
+    assert json.loads((tmp_path / "b" / "frontier.json").read_text())["setting"] == "tool"
+
+
+def test_write_records_writes_what_it_is_given_and_refuses_a_non_record(tmp_path):
+    from recode_lib.orchestration.records import write_records
+
+    (tmp_path / "metrics.json").write_text('{"old": 1}')
+    assert write_records(tmp_path, None, {"a": 1}) == [tmp_path / "headline.json"]
+    assert json.loads((tmp_path / "metrics.json").read_text()) == {"old": 1}   # left alone
+    with pytest.raises(TypeError, match="metrics.json"):
+        write_records(tmp_path, [1, 2], None)
+
+
+def test_the_run_folder_layout_names_every_notebook_and_nothing_else():
+    from recode_lib.pipeline import list_notebooks
+    from recode_lib.run_files import STEPS, calibrated_path, step_dir
+
+    assert list(STEPS) == [nb.stem for nb in list_notebooks()]
+    with pytest.raises(ValueError, match="06_sweep"):
+        step_dir("runs/x", "06_sweep")
+    assert calibrated_path("lap").parts[-2:] == ("00_data_and_models", "calibrated.jsonl")
+
+
+def test_notebooks_06_to_08_and_11_call_the_same_step_functions_and_build_no_record_by_hand():
+    import inspect
+
+    import nbformat
+
+    from recode_lib.orchestration import settings
+    from recode_lib.pipeline import notebooks_dir
+
+    def code(stem):
+        nb = nbformat.read(notebooks_dir() / f"{stem}.ipynb", as_version=4)
+        return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+    calls = {"06_strictness_sweep": "strictness_sweep(", "07_weight_averaging": "alpha_grid(",
+             "08_ensemble_passk": "ensemble_step("}
+    for stem, call in calls.items():
+        src = code(stem)
+        assert call in src and "write_records(" in src, stem
+        assert "write_json_atomic" not in src and "headline.json" not in src, stem
+    src11 = code("11_settings_sweep")
+    assert "write_records(" in src11 and "write_json_atomic" not in src11
+    body = inspect.getsource(settings)              # 11's steps are 06-08's, given the setting
+    assert all(f in body for f in ("strictness_sweep(", "alpha_grid(", "ensemble_step("))

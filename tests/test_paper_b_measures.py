@@ -1,4 +1,4 @@
-"""Paper B's ensemble and turnover quantities, measured as the paper means them (issue 24):
+"""Paper B's ensemble and turnover quantities, measured as the paper means them:
 unique extrapolated solves and turnover at an equal budget against a split-half null, the best
 single checkpoint among every evaluated checkpoint with absolute and relative paired gains, and
 cached evaluations that must match the problem set they were evaluated on.
@@ -38,7 +38,7 @@ def _identical(p: float, n: int = 250, problems: int = 400, seed: int = 0, names
     return {a: {f"q{i}": (n, int(rng.binomial(n, p))) for i in range(problems)} for a in names}
 
 
-# --- item 2: unique extrapolated solves and turnover, budget-matched, against a null ---------
+# --- unique extrapolated solves and turnover, budget-matched, against a null ---------
 
 def test_identical_checkpoints_show_no_unique_extrapolated_solves_beyond_the_null():
     counts = _identical(0.001)
@@ -109,7 +109,7 @@ def test_the_frontier_records_matched_turnover_beside_the_raw_one(tmp_path):
     assert payload["problem_set"]["n"] == 2 and payload["problem_ids"] == ["p0", "p1"]
 
 
-# --- item 3: the best single checkpoint is the best of every evaluated checkpoint ------------
+# --- the best single checkpoint is the best of every evaluated checkpoint ------------
 
 def _table():
     """Alphas 0, 0.5, 1, 3 and sweep runs k2, partial_discrete on 4 problems, 4 samples each."""
@@ -165,7 +165,7 @@ def test_the_ensemble_figure_names_a_run_as_the_best_single(tmp_path):
 
 
 def test_sweep_runs_are_every_finished_run_less_the_endpoints_the_grid_holds(tmp_path):
-    from recode_lib.weights.endpoints import sweep_runs
+    from recode_lib.orchestration.endpoints import sweep_runs
 
     for name in ("k1", "k2", "kinf", "partial_discrete", "k3"):
         (tmp_path / name / "final").mkdir(parents=True)
@@ -180,7 +180,7 @@ def test_sweep_runs_are_every_finished_run_less_the_endpoints_the_grid_holds(tmp
     assert sweep_runs(tmp_path)["k2"] == tmp_path / "k2" / "final"
 
 
-# --- item 4: a cached evaluation must match the problem set it was evaluated on --------------
+# --- a cached evaluation must match the problem set it was evaluated on --------------
 
 def _problem(i: int, difficulty: str) -> Problem:
     return Problem(id=f"t/p{i}", source="t", prompt=f"Return {i}. def f{i}():", entry_point=f"f{i}",

@@ -244,7 +244,7 @@ def test_finetune_endpoints_train_fp32_weights(tiny_model_dir, tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from recode_lib.weights.endpoints import finetune_one
+    from recode_lib.training.plain_sft import finetune_one
 
     text = ("<|im_start|>user\nWrite f.<|im_end|>\n"
             "<|im_start|>assistant\ndef f(): return 1<|im_end|>")

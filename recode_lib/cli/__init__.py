@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                     "GPU-hours (before any GPU work)"),
     "stage": ("recode_lib.cli.stage", "list a profile's models and datasets (size, license gate) "
                                       "and download them for an offline run"),
+    "session": ("recode_lib.cli.session", "notebooks for JupyterLab bound to a profile, recorded "
+                                          "in its manifest like a batch run"),
     "adjudicate": ("recode_lib.cli.adjudicate", "decide the LCB-RB pairs a batch run left for a "
                                                 "person, one at a time in the terminal"),
     "report": ("recode_lib.cli.report", "write a run's self-contained HTML report, or compare "

@@ -7,11 +7,14 @@
     probs = load_benchmark("codecontests_plus", config="3x")
     available_benchmarks()   # names whose files are present locally (nothing is downloaded)
 
-Names: humaneval, humanevalplus, mbpp, mbppplus, bigcodebench (subset=full|hard,
+Names: humaneval, humanevalplus, mbpp (the original 500-task test split), mbppplus,
+mbppplus_base (EvalPlus's MBPP: the 378 MBPP+ tasks with only their base tests — the "MBPP"
+of a "HumanEval(+), MBPP(+)" table such as ReCode's), mbpp_train (MBPP's train split without
+the tasks MBPP+ holds: training data off every MBPP evaluation), bigcodebench (subset=full|hard,
 split=complete|instruct), bigcodebench_hard, livecodebench, codecontests_plus, leetcode,
 aime24, microbench, easy (the laptop profile's seeded easy tasks, data/easy_tasks.py),
 `calibrated:<profile>` (the problems that profile's calibration kept, 0 < start-model pass rate
-< 1: runs/<profile>/00_data_and_models/calibrated.jsonl; `calibrated:<profile>:disagree` puts
+< 1: recode_lib.run_files.calibrated_path, data/calibrated.py; `calibrated:<profile>:disagree` puts
 first those on which the start model's lenient and strict pass rates differ), and the math training sets math_train (a public set through `datasets`
 or local files, data/math_train.py) and math_synth (offline, generated; data/math_synth.py).
 Each loader reads the data directory (`data_dir=`, else
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Callable
 
 from recode_lib.data._io import DataError, resolve_data_dir
-from recode_lib.data.easy_tasks import load_calibrated
+from recode_lib.data.calibrated import load_calibrated
 from recode_lib.data.schema import Problem, ProblemError, validate_tests
 from recode_lib.plugins import load_plugins
 
@@ -50,6 +53,9 @@ _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
                       ("HumanEvalPlus.jsonl.gz", "HumanEvalPlus.jsonl")),
     "mbpp": ("mbpp", "load_mbpp", {}, ("mbpp.jsonl",)),
     "mbppplus": ("mbpp", "load_mbppplus", {}, ("MbppPlus.jsonl.gz", "MbppPlus.jsonl")),
+    "mbppplus_base": ("mbpp", "load_mbppplus", {"tests": "base"},
+                      ("MbppPlus.jsonl.gz", "MbppPlus.jsonl")),
+    "mbpp_train": ("mbpp", "load_mbpp_train", {}, ("mbpp.jsonl",)),
     "bigcodebench": ("bigcodebench", "load_bigcodebench", {},
                      ("BigCodeBench-v0.1.0.jsonl.gz", "BigCodeBench-v0.1.0.jsonl")),
     "bigcodebench_hard": ("bigcodebench", "load_bigcodebench", {"subset": "hard"},
@@ -69,6 +75,10 @@ _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
     "math_train": ("math_train", "load_math_train", {}, ("DigitalLearningGmbH/MATH-lighteval",)),
     "easy": ("easy_tasks", "load_easy_tasks", {}, ()),
 }
+# benchmarks that share problems (one task set, other tests or a subset): a name -> its family;
+# a name not listed is its own family. Training data must not come from an evaluation's family.
+FAMILIES = {"humanevalplus": "humaneval", "mbppplus": "mbpp", "mbppplus_base": "mbpp",
+            "bigcodebench_hard": "bigcodebench"}
 CALIBRATED = "calibrated:"     # "calibrated:<profile>": the problems the profile's calibration kept
 _CUSTOM: dict[str, Callable[..., list]] = {}   # register_benchmark: name -> your loader
 
@@ -154,6 +164,15 @@ def load_benchmark(name: str, *, limit: int | None = None, data_dir=None,
     return fn(data_dir=data_dir, limit=limit, **fixed, **options)
 
 
+def benchmark_family(name: str) -> str:
+    """The task set a benchmark's problems come from (FAMILIES): "humaneval" for humaneval and
+    humanevalplus, "mbpp" for mbpp, mbppplus and mbppplus_base, ...; the name's part before
+    ":" otherwise (livecodebench:hard -> livecodebench). mbpp_train is its own family: it
+    holds no task of MBPP's test split or of MBPP+."""
+    base = str(name).split(":")[0]
+    return FAMILIES.get(base, base)
+
+
 def available_benchmarks(data_dir=None) -> list[str]:
     """Benchmarks whose files exist locally (microbench and math_synth are always available,
     and so is every registered one: its loader decides)."""
@@ -167,4 +186,5 @@ def available_benchmarks(data_dir=None) -> list[str]:
 
 
 __all__ = ["Problem", "ProblemError", "DataError", "load_benchmark", "list_benchmarks",
-           "available_benchmarks", "register_benchmark", "unregister_benchmark"]
+           "available_benchmarks", "register_benchmark", "unregister_benchmark",
+           "benchmark_family", "FAMILIES"]

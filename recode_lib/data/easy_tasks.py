@@ -24,7 +24,8 @@ calibration's `n_efficiency`; the `easy` benchmark and the default pool hold TEM
 in-process (trusted code only).
 Two test kinds: "call" (a function, starter code = its signature) and "stdio" (a program).
 The tasks are meant to be solved sometimes by a 135M chat model; which ones are is measured,
-not assumed (recode_lib.data.calibrate keeps those with 0 < pass rate < 1).
+not assumed (recode_lib.evaluation.calibration keeps those with 0 < pass rate < 1; the
+`calibrated:<profile>` benchmark, recode_lib.data.calibrated, loads them).
 It does not execute model code and does not download anything.
 """
 
@@ -37,10 +38,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from recode_lib.data._io import DataError, take
 from recode_lib.data.schema import Problem
-from recode_lib.jsonl import read_jsonl
-from recode_lib.paths import runs_dir
 
 BIG = 50_000                      # the largest test: a quadratic answer takes >> TIME_LIMIT_S
 SIZES = (1, 3, 5, 30, 300, 2000, BIG)  # list lengths: the one-element edge case, small, large
@@ -248,36 +246,3 @@ def load_easy_tasks(data_dir=None, limit: int | None = None, seed: int = 0,
     if isinstance(kinds, str):
         kinds = tuple(k.strip() for k in kinds.split(",") if k.strip())
     return generate_easy_tasks(limit if limit is not None else 2 * len(TEMPLATES), seed, kinds)
-
-
-def calibrated_path(profile: str):
-    """Where a profile's calibration writes the problems it kept."""
-    return runs_dir(profile, create=False) / "00_data_and_models" / "calibrated.jsonl"
-
-
-def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "laptop",
-                    order: str = "written") -> list[Problem]:
-    """The `calibrated:<profile>` benchmark: the problems in calibrated_path(profile), in the
-    order written (DataError naming the file and the notebook that writes it when missing).
-    order="disagree" (`calibrated:<profile>:disagree`): first the problems whose start-model pass
-    rates differ between the strictness levels calibration recorded (metadata
-    start_pass_rate_k, e.g. R_1 > R_inf: the model sometimes writes a program that passes the
-    edge case only), then the rest, each group in the written order. A strictness sweep trained
-    on problems where R_k and R_inf always agree trains the same model twice; paper B's
-    frontier needs problems "tuned to model capability" for both rewards."""
-    if order not in ("written", "disagree"):
-        raise DataError(f"calibrated:{profile}: unknown order {order!r} (written | disagree)")
-    path = calibrated_path(profile)
-    if not path.is_file():
-        raise DataError(f"{path} is missing: run notebook 00_data_and_models of profile "
-                        f"{profile!r} with CALIBRATE = True first")
-    rows = read_jsonl(path)
-    if order == "disagree":
-        def disagree(r):
-            rates = (r.get("metadata") or {}).get("start_pass_rate_k") or {}
-            return len(set(rates.values())) > 1
-        if not any(disagree(r) for r in rows):
-            raise DataError(f"{path}: no problem has differing start pass rates per strictness "
-                            "level (calibrate with CAL_KEEP_KS naming a lenient k, e.g. '1,inf')")
-        rows = [r for r in rows if disagree(r)] + [r for r in rows if not disagree(r)]
-    return take([Problem.from_dict(r, f"{path}: problem {r.get('id', '?')!r}") for r in rows], limit)

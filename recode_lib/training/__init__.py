@@ -3,6 +3,7 @@
 Modules: config (RecodeGRPOConfig: trl.GRPOConfig plus the project's fields), grpo (GRPORecipe,
 load_recipe, train), launch (in process or through accelerate), rm_launch (the same for
 notebook 02's reward model: `recode rm` under accelerate ZeRO-3),
-callbacks (the local metrics.jsonl and timing), repair (failure-conditioned repair tasks).
+callbacks (the local metrics.jsonl and timing), repair (failure-conditioned repair tasks),
+plain_sft (a few plain supervised fine-tuning steps: notebook 07's stand-in endpoints).
 The `recode grpo` arguments live in recode_lib.cli.grpo. Rewards come from recode_lib.rewards.
 """

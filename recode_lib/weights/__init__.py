@@ -4,6 +4,7 @@ Modules: merge (merge_grid: theta = alpha*high + (1-alpha)*low in float32, one c
 alpha), live (theta_alpha computed in memory and pushed into a live transformers model, offline
 vLLM engine or `trl vllm-serve` server), sweep (sweep_alphas: evaluate every alpha with one live
 model, checkpoints only for the alphas asked for), safetensors_io (streaming sharded safetensors
-reads and writes), endpoints (choosing the low/high endpoints of a strictness sweep, its problems
-and its recorded evaluation spec). The `recode merge` arguments live in recode_lib.cli.merge.
+reads and writes). Which two checkpoints are the endpoints (a strictness sweep's runs, or
+stand-ins) is recode_lib.orchestration.endpoints's. The `recode merge` arguments live in
+recode_lib.cli.merge.
 """

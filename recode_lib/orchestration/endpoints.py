@@ -1,48 +1,54 @@
-"""Endpoints for the weight-averaging axis: the strictness sweep's runs, or stand-ins.
+"""The two ends of the weight-averaging axis: the strictness sweep's runs, or stand-ins.
 
-    low, high = sweep_endpoints(RUN / "06_strictness_sweep")    # lowest-k run, R_inf run (final/)
-    low, high = finetune_endpoints("smollm2", problems, RUN / "07_weight_averaging" / "endpoints",
-                                   steps=4)                        # STAND-INS, see below
-
-sweep_runs: every finished run of the sweep (R_k and partial credit), less the endpoints an
-alpha grid already holds: the best-single candidates beside the grid (notebooks 07/08, 11).
+    low, high = sweep_endpoints(step_dir(RUN, STRICTNESS_SWEEP))   # lowest-k run, R_inf run (final/)
+    ends = choose_endpoints("sweep", step_dir(RUN, STRICTNESS_SWEEP), model="smollm2",
+                            evaluated=problems, out_dir=OUT / "finetune" / "endpoints",
+                            finetune_source="microbench")          # or LOUD stand-ins
+    runs = sweep_runs(sweep_dir, grid=alphas)                      # best-single candidates
 
 sweep_endpoints: the sweep's runs with a complete `final/` checkpoint (a `.complete` marker,
-recode_lib.training.grpo); their k from the sweep's metrics.json ("runs": {name: {"k": "1"|"inf"}},
-notebook 06) or else from the folder name (`k1`, `kinf`, `r_k2`, `r_inf`); the lenient endpoint
-is the lowest finite k, the strict one `inf` (or the highest k when no inf run exists).
-Raises naming what is missing.
+recode_lib.training.grpo); their k from the sweep's metrics.json ("runs": {name: {"k": "1"|"inf",
+"seed": s}}, orchestration.sweep writes it) or else from the folder name (`k1`, `kinf`, `r_k2`,
+`r_inf`, `k1_seed3`); the lenient endpoint is the lowest finite k, the strict one `inf` (or the
+highest k when no inf run exists). A sweep trained with several seeds (metrics.json "seeds")
+gives the endpoints of its first seed; the other seeds' runs are best-single candidates.
+Raises EndpointError naming what is missing.
+
+sweep_runs: every finished run of the sweep (R_k of every seed, and partial credit), less the
+endpoints an alpha grid already holds: the best-single candidates beside the grid (07/08, 11).
 
 finetune_endpoints: when the sweep has not run yet, two SHORT supervised fine-tunes of the same
 base model on the reference solutions of two disjoint halves of the problems (a few AdamW steps
-on CPU). They are NOT strictness endpoints; they only give two nearby checkpoints with a shared
-origin so the merge/evaluate/frontier pipeline can run end to end. Each is written atomically
-(temp folder + rename) and reused when present. They train and save float32 weights
-(recode_lib.models.training_dtype) and compute in float32: no profile runs them in bf16.
+on CPU, recode_lib.training.plain_sft). They are NOT strictness endpoints; they only give two nearby
+checkpoints with a shared origin so the merge/evaluate/frontier pipeline can run end to end.
+Each is written atomically and reused when present.
 
-choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for
-or when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not
-evaluated. sweep_eval_problems: the sweep's own held-out problems (its frontier.json), so the
-frontier along alpha is measured where the sweep was, kept to one difficulty when asked (the
-paper measures on LiveCodeBench-hard). sweep_eval_spec: the evaluation spec the sweep recorded,
-so merged points are sampled exactly as the sweep's runs were.
+choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for or
+when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not evaluated.
+sweep_eval_problems: the sweep's own held-out problems (its frontier.json), so the frontier along
+alpha is measured where the sweep was, kept to one difficulty when asked (the paper measures on
+LiveCodeBench-hard). sweep_eval_spec / sweep_protocol_spec: the evaluation spec the sweep
+recorded, so merged points are sampled exactly as the sweep's runs were.
+It reads the sweep's folder and writes only the stand-ins; the weight math is recode_lib.weights.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib import data, models   # looked up per call: tests replace their loaders
+from recode_lib import data   # looked up per call: tests replace its loaders
 from recode_lib.errors import RecodeError
-from recode_lib.models import load_tokenizer, training_dtype
+from recode_lib.jsonl import read_json
+from recode_lib.models import load_tokenizer
 from recode_lib.prompts import build_messages, format_response
+from recode_lib.training.plain_sft import finetune_one
 
-_K = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])",
-                re.IGNORECASE)
+K_IN_NAME = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|"
+                       r"(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])", re.IGNORECASE)
+META = "metrics.json"        # the sweep's run list (orchestration.sweep.StrictnessSweep.metrics)
+FRONTIER = "frontier.json"   # the sweep's frontier (analysis.frontier.write_sweep_frontier)
 
 
 class EndpointError(RecodeError, ValueError):
@@ -51,19 +57,24 @@ class EndpointError(RecodeError, ValueError):
 
 def run_strictness(name: str) -> float | None:
     """k of a sweep run from its folder name (inf -> float('inf')), or None."""
-    m = _K.search(name)
+    m = K_IN_NAME.search(name)
     if not m:
         return None
     return float("inf") if m.group(2) else float(m.group(1))
 
 
-def _strictness_runs(sweep_dir: Path) -> dict[str, float]:
+def sweep_meta(sweep_dir: str | Path) -> dict:
+    """The sweep's metrics.json ({} when it wrote none)."""
+    path = Path(sweep_dir) / META
+    return read_json(path) if path.is_file() else {}
+
+
+def strictness_runs(sweep_dir: str | Path) -> dict[str, float]:
     """{run: k} of the sweep's finished R_k runs (k from metrics.json, else the folder name)."""
-    runs, declared = {}, {}
-    meta = sweep_dir / "metrics.json"
-    if meta.is_file():
-        listed = json.loads(meta.read_text()).get("runs", {})
-        declared = {n: float(r["k"]) for n, r in listed.items() if isinstance(r, dict) and "k" in r}
+    sweep_dir = Path(sweep_dir)
+    listed = sweep_meta(sweep_dir).get("runs", {})
+    declared = {n: float(r["k"]) for n, r in listed.items() if isinstance(r, dict) and "k" in r}
+    runs = {}
     if sweep_dir.is_dir():
         for d in sorted(sweep_dir.iterdir()):
             k = declared.get(d.name, run_strictness(d.name))
@@ -72,22 +83,47 @@ def _strictness_runs(sweep_dir: Path) -> dict[str, float]:
     return runs
 
 
-def sweep_runs(sweep_dir: str | Path, grid=()) -> dict[str, Path]:
-    """{run name: final/} of EVERY finished run of the sweep: its R_k runs and the runs its
-    metrics.json lists as `partial_runs` (notebook 06), the candidates for the best single
-    checkpoint beside the alpha grid (paper B compares ensembles with "the best single
-    checkpoint"; 06's runs are trained independently). The endpoint the grid already holds is
-    left out: the lenient one when 0.0 is in `grid`, the strict one when 1.0 is (theta_0 and
-    theta_1 are those weights, sampled with the same spec and seeds)."""
+def endpoint_runs(sweep_dir: str | Path) -> dict[str, float]:
+    """strictness_runs, kept to the first seed's runs when metrics.json records several seeds."""
+    meta = sweep_meta(sweep_dir)
+    runs = strictness_runs(sweep_dir)
+    seeds = meta.get("seeds") or []
+    if len(seeds) > 1:
+        listed = meta.get("runs", {})
+        runs = {n: k for n, k in runs.items() if (listed.get(n) or {}).get("seed") == seeds[0]}
+    return runs
+
+
+def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
+    """(lenient final/, strict final/) of the sweep (module docstring)."""
     sweep_dir = Path(sweep_dir)
-    runs = _strictness_runs(sweep_dir)
+    runs = endpoint_runs(sweep_dir)
+    if len(runs) < 2:
+        seeds = sweep_meta(sweep_dir).get("seeds") or []
+        of = f" of seed {seeds[0]}" if len(seeds) > 1 else ""
+        raise EndpointError(f"{sweep_dir}: need two finished runs{of} (<run>/final/.complete with "
+                            f"k or inf in the run name), found {sorted(runs) or 'none'}")
+    low = min(runs, key=runs.get)
+    high = max(runs, key=runs.get)
+    if runs[low] == runs[high]:
+        raise EndpointError(f"{sweep_dir}: every finished run has the same strictness {runs}")
+    return sweep_dir / low / "final", sweep_dir / high / "final"
+
+
+def sweep_runs(sweep_dir: str | Path, grid=()) -> dict[str, Path]:
+    """{run name: final/} of EVERY finished run of the sweep: its R_k runs (every seed) and the
+    runs its metrics.json lists as `partial_runs`, the candidates for the best single checkpoint
+    beside the alpha grid (paper B compares ensembles with "the best single checkpoint"; 06's
+    runs are trained independently). The endpoint the grid already holds is left out: the
+    lenient one when 0.0 is in `grid`, the strict one when 1.0 is (theta_0 and theta_1 are those
+    weights, sampled with the same spec and seeds)."""
+    sweep_dir = Path(sweep_dir)
+    runs = strictness_runs(sweep_dir)
     out = {name: sweep_dir / name / "final" for name in sorted(runs)}
-    meta = sweep_dir / "metrics.json"
-    if meta.is_file():
-        for name in json.loads(meta.read_text()).get("partial_runs", {}):
-            if (sweep_dir / name / "final" / ".complete").is_file():
-                out[name] = sweep_dir / name / "final"
-    if len(runs) >= 2:
+    for name in sweep_meta(sweep_dir).get("partial_runs", {}):
+        if (sweep_dir / name / "final" / ".complete").is_file():
+            out[name] = sweep_dir / name / "final"
+    if len(endpoint_runs(sweep_dir)) >= 2:
         low, high = sweep_endpoints(sweep_dir)
         grid = {float(a) for a in grid}
         for alpha, end in ((0.0, low), (1.0, high)):
@@ -96,20 +132,8 @@ def sweep_runs(sweep_dir: str | Path, grid=()) -> dict[str, Path]:
     return dict(sorted(out.items()))
 
 
-def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
-    sweep_dir = Path(sweep_dir)
-    runs = _strictness_runs(sweep_dir)
-    if len(runs) < 2:
-        raise EndpointError(f"{sweep_dir}: need two finished runs (<run>/final/.complete with k "
-                            f"or inf in the run name), found {sorted(runs) or 'none'}")
-    low = min(runs, key=runs.get)
-    high = max(runs, key=runs.get)
-    if runs[low] == runs[high]:
-        raise EndpointError(f"{sweep_dir}: every finished run has the same strictness {runs}")
-    return sweep_dir / low / "final", sweep_dir / high / "final"
-
-
-def _sft_texts(tok, problems) -> list[str]:
+def sft_texts(tok, problems) -> list[str]:
+    """Chat-formatted (prompt, reference solution) texts of the problems that have one."""
     texts = []
     for p in problems:
         if p.reference_solution:
@@ -119,44 +143,14 @@ def _sft_texts(tok, problems) -> list[str]:
     return texts
 
 
-def finetune_one(model: str, texts: list[str], out: Path, *, steps: int, lr: float, seed: int,
-                 max_length: int, batch_size: int) -> Path:
-    import torch
-    from tqdm.auto import tqdm
-
-    if (out / "config.json").is_file():
-        return out
-    if not texts:
-        raise EndpointError("no problems with a reference_solution to fine-tune on")
-    torch.manual_seed(seed)
-    net, tok = models.load_model(model, dtype=training_dtype(False))   # fp32 weights, fp32 compute
-    net.train()
-    tok.truncation_side = "left"       # keep the answer when a long prompt is cut
-    opt = torch.optim.AdamW(net.parameters(), lr=lr)
-    for step in tqdm(range(steps), desc=f"fine-tune {out.name}"):
-        batch = [texts[(step * batch_size + i) % len(texts)] for i in range(batch_size)]
-        enc = tok(batch, return_tensors="pt", padding=True, truncation=True,
-                  max_length=max_length)
-        labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
-        loss = net(**enc, labels=labels).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-    tmp = out.with_name(f".{out.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    net.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    tmp.rename(out)
-    return out
-
-
 def finetune_endpoints(model: str, problems, out_dir: str | Path, *, steps: int = 4,
                        lr: float = 1e-5, seed: int = 0, max_length: int = 384,
                        batch_size: int = 2) -> tuple[Path, Path]:
-    """Two short fine-tunes of `model` on disjoint halves of the problems (stand-in endpoints)."""
+    """Two short fine-tunes of `model` on disjoint halves of the problems (stand-in endpoints):
+    out_dir/low and out_dir/high, reused when present."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    texts = _sft_texts(load_tokenizer(model), problems)
+    texts = sft_texts(load_tokenizer(model), problems)
     if len(texts) < 2:
         raise EndpointError(f"need >= 2 problems with reference solutions, got {len(texts)}")
     half = len(texts) // 2
@@ -174,6 +168,10 @@ class Endpoints:
     low: Path
     high: Path
     note: str = ""
+
+    def record(self) -> dict:
+        """What a frontier records of them: {"source", "low", "high"}."""
+        return {"source": self.source, "low": str(self.low), "high": str(self.high)}
 
 
 def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluated, out_dir,
@@ -213,10 +211,10 @@ def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default
     "eval_benchmark"), only those of `difficulty` when given, then the first `limit`; None when
     the sweep recorded none. Raises KeyError naming ids the benchmark no longer has, and
     ValueError when no recorded problem has that difficulty."""
-    front = Path(sweep_dir) / "frontier.json"
+    front = Path(sweep_dir) / FRONTIER
     if not front.is_file():
         return None
-    meta = json.loads(front.read_text())
+    meta = read_json(front)
     if not meta.get("eval_problems"):
         return None
     bench = meta.get("eval_benchmark") or default_benchmark
@@ -240,10 +238,10 @@ def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default
 def sweep_eval_spec(sweep_dir: str | Path) -> dict | None:
     """The EvalSpec fields (EvalSpec.to_dict) the sweep's runs were evaluated with, from its
     frontier.json "eval_spec"; None when it recorded none."""
-    front = Path(sweep_dir) / "frontier.json"
+    front = Path(sweep_dir) / FRONTIER
     if not front.is_file():
         return None
-    return json.loads(front.read_text()).get("eval_spec")
+    return read_json(front).get("eval_spec")
 
 
 def sweep_protocol_spec(spec, sweep_dir: str | Path):
@@ -253,7 +251,7 @@ def sweep_protocol_spec(spec, sweep_dir: str | Path):
     recorded no spec (re-run notebook 06's evaluation)."""
     recorded = sweep_eval_spec(sweep_dir)
     if recorded is None:
-        raise EndpointError(f"{Path(sweep_dir) / 'frontier.json'}: no recorded eval_spec (written "
+        raise EndpointError(f"{Path(sweep_dir) / FRONTIER}: no recorded eval_spec (written "
                             "before specs were recorded); re-run notebook 06's evaluation, or set "
                             "SPEC_FROM_SWEEP = False to sample with notebook 07's own parameters")
     return spec.with_protocol(recorded)

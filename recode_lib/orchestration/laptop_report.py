@@ -1,7 +1,10 @@
-"""The laptop profile's report: each claim of issue #16, its numbers with CIs, observed or not.
+"""The laptop profile's report: each of its claims, its numbers with CIs, observed or not.
 
-    from recode_lib.analysis.laptop_report import build_report, write_report
+    from recode_lib.orchestration.laptop_report import build_report, write_report
     report = write_report(paths.runs_dir("laptop"))   # -> 99_paper_figures/laptop_report.{json,md}
+
+It reads the outputs of several steps of one run folder (02, 04, 07; the layout's names from
+recode_lib.run_files), which is why it sits in the orchestration tier and not in analysis.
 
 Read from result files only (any profile's run folder works; a missing notebook output makes
 its claim "not measured", never an error):
@@ -37,7 +40,7 @@ from pathlib import Path
 from recode_lib.jsonl import read_jsonl, write_json_atomic
 from recode_lib.metrics import sigmoid
 from recode_lib.process_reward.scale import paired_difference
-from recode_lib.run_files import read_metrics
+from recode_lib.run_files import FIGURES, GRPO, REWARD_MODEL, WEIGHT_AVERAGING, read_metrics
 
 RM_CHANCE = 0.55
 
@@ -81,7 +84,7 @@ def metric_series(run_dir: Path, key: str) -> list[float]:
 
 
 def claim_learning(run: Path) -> dict:
-    d = run / "04_cg_grpo"
+    d = run / GRPO
     evals = {p.parent.name: read_json_or_none(p) for p in sorted((d / "eval").glob("*/summary.json"))
              if "." not in p.parent.name}
     start = evals.get("start")
@@ -108,8 +111,8 @@ def claim_learning(run: Path) -> dict:
 
 
 def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) -> dict:
-    d = run / "04_cg_grpo"
-    rm = read_json_or_none(run / "02_reward_model" / "headline.json")
+    d = run / GRPO
+    rm = read_json_or_none(run / REWARD_MODEL / "headline.json")
     out = {"claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
            "margin": margin, "rm_accuracy": rm.get("accuracy") if rm else None,
            "rm_n_eval": rm.get("n_eval") if rm else None}
@@ -141,12 +144,12 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
 
 def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
     """Claim (b) on 04's held-out samples scored by the RM (rm_scores.jsonl per model), every
-    difference paired by problem with a bootstrap CI over problems. ReCode, as the project's
-    PAPERS.md sums it up: "a neural process reward is loose, so a policy can inflate it without
-    writing more correct code". Observed when additive's R_proc rises over the start model's and
+    difference paired by problem with a bootstrap CI over problems. ReCode's reward-hacking
+    obstacle: a neural process reward is loose, so a policy can inflate it without
+    writing more correct code. Observed when additive's R_proc rises over the start model's and
     over gated's (both CIs above 0) while its R_out is not above gated's by more than `margin`:
     additive's extra process reward buys no extra correctness. Both variants learn from R_out,
-    so R_out rising over the start model is expected of both; `observed_literal` is the issue's
+    so R_out rising over the start model is expected of both; `observed_literal` is the
     stricter reading (additive's R_out within `margin` of the start model's as well)."""
     center, temperature = scale.get("center", 0.0), scale.get("temperature", 1.0)
     rows = {m: read_jsonl(p) for m, p in scores.items()}
@@ -191,7 +194,7 @@ def weights_digest(folder) -> str | None:
 
 
 def claim_extrapolation(run: Path) -> dict:
-    front = read_json_or_none(run / "07_weight_averaging" / "frontier.json")
+    front = read_json_or_none(run / WEIGHT_AVERAGING / "frontier.json")
     out = {"claim": "merging the two trained endpoints: the format-error share grows for |alpha| "
                     "beyond the stable range"}
     if not front or not front.get("rows"):
@@ -306,7 +309,7 @@ def write_report(run_dir, out_dir=None) -> dict:
     """build_report(run_dir) written to out_dir (default run_dir/99_paper_figures) as
     laptop_report.json and laptop_report.md; returns the report."""
     rep = build_report(run_dir)
-    out = Path(out_dir) if out_dir else Path(run_dir) / "99_paper_figures"
+    out = Path(out_dir) if out_dir else Path(run_dir) / FIGURES
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "laptop_report.json", rep)
     tmp = out / ".laptop_report.md.tmp"

@@ -1,0 +1,18 @@
+"""Orchestration: the code that ties the pipeline's stages together, step by step, above them.
+
+Notebooks call its step functions; each step trains, evaluates and analyses only through the
+stages (training, weights, evaluation, analysis) and returns what it ran together with the
+step's records (its metrics.json and headline.json, written by records.write_records). It
+reaches across step folders of a run folder only through the layout's names
+(recode_lib.run_files: runs/<profile>/NN_<step>).
+
+Modules: sweep (the strictness sweep: one GRPO run per R_k, partial-credit reward and seed,
+evaluated; notebook 06), endpoints (the lenient and strict endpoints of the weight-averaging
+axis from a sweep, or loud stand-in fine-tunes; the sweep's problems and spec), alpha (the alpha
+grid between two endpoints and the frontier along it; notebook 07), ensemble (pass@k pools
+along that frontier; notebook 08), settings (the three steps in each of the single, tool and
+agentic settings; notebook 11), records (the one writer of a step's metrics.json and
+headline.json), laptop_report (the laptop profile's claims from a run folder's files; notebook
+99). The resource plan, the notebook runner and the checks of this tier are recode_lib.plan,
+pipeline, dryrun, gpu_check and staging.
+"""
