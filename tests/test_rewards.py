@@ -152,6 +152,10 @@ def test_outcome_runs_tests_and_never_executes_missing_code():
     assert runner.stats.executed == 2            # the no-code answer never reached the sandbox
     assert log.metrics["outcome/out"] == pytest.approx(1 / 3)
     assert log.extra["outcome/reason"][2] == "no code block"
+    # its result is the sandbox's one no-code result, the one evaluation rows carry
+    res = runner.run([None], [ADD], ids=["x"])[0]
+    assert (res["status"], res["outcome"], res["total"]) == ("no_code", "format_error", 2)
+    assert res["strictness"]["inf"] == 0 and runner.stats.executed == 2
 
 
 def test_compositions_gate_the_process_reward():

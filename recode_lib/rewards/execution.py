@@ -17,8 +17,9 @@
   separately registered outcome reward never execute the same completion twice.
 - Early stop (default): tests run in ascending input size and stop at the first failure; the
   outcome, R_k for every k and the size-prefix partial credit are all exact under it.
-- A code of None (no parsable code block) is never executed: it gets status "no_code",
-  outcome "format_error".
+- A code of None (no parsable code block) is never executed: the sandbox judges it without
+  running anything (recode_lib.sandbox.verdict.no_code_result, the one no-code result every
+  evaluation setting gets too): status "no_code", outcome "format_error", R_k 0.
 - Trust: tests that run in the submission's own process (inline unittest-style script tests,
   BigCodeBench; recode_lib.sandbox.records.runs_in_process, result.IN_PROCESS) can be forged by
   the submission, so a reward of 1 on them would not mean correct. A runner refuses them —
@@ -87,11 +88,6 @@ def error_result(rid: str, reason: str) -> dict:
             "time_s": 0.0, "memory_mb": 0.0, "tests": [], "reason": reason}
 
 
-def no_code_result(rid: str, reason: str = "no parsable code block") -> dict:
-    return {"id": rid, "status": "no_code", "outcome": "format_error", "passed": 0, "total": 0,
-            "time_s": 0.0, "memory_mb": 0.0, "tests": [], "reason": reason}
-
-
 @dataclass
 class RunnerStats:
     """Counters for the benchmark and the metrics file (cumulative since construction)."""
@@ -151,9 +147,6 @@ class SandboxRunner:
         todo: dict[str, dict] = {}           # key -> sandbox record
         keys: list[str | None] = [None] * n
         for i in range(n):
-            if codes[i] is None:
-                out[i] = no_code_result(str(ids[i]))
-                continue
             k = _key(codes[i], tests[i], tl[i], mem[i])
             keys[i] = k
             with self._lock:
@@ -201,7 +194,7 @@ class SandboxRunner:
         self.stats.batches += 1
         self.stats.exec_seconds += dt
         self.stats.per_batch = (self.stats.per_batch + [(len(records), dt)])[-100:]
-        self.stats.executed += len(records)
+        self.stats.executed += sum(r["code"] is not None for r in records)   # no-code: judged, not run
         if thread.is_alive():
             self.stats.timeouts += len(records)
             reason = f"sandbox batch timed out after {self.batch_timeout_s:.0f}s"
