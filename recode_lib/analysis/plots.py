@@ -37,6 +37,8 @@ from recode_lib.analysis.reward_curves import reward_curves
 from recode_lib.environments.settings import SETTINGS
 from recode_lib.sandbox.result import OUTCOMES, Outcome
 from recode_lib.paths import FIGURES_ROOT, figures_dir
+from recode_lib.run_files import (CODEGEN_EVAL, ENSEMBLE, GRPO, LCB_RB, REPAIR, REWARD_MODEL,
+                                  SETTINGS_SWEEP, STRICTNESS_SWEEP, WEIGHT_AVERAGING, step_dir)
 
 FIGURES_DIR = FIGURES_ROOT                   # figures/<profile>/ below it, one folder per profile
 SCRATCH_DIR = FIGURES_ROOT / "scratch"       # a figure drawn by hand without out_dir
@@ -490,36 +492,36 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
     run = Path(run_dir)
     out_dir = Path(out_dir) if out_dir is not None else figures_dir(run.resolve().name)
-    sweep = run / "06_strictness_sweep" / "frontier.json"
-    front = run / "07_weight_averaging" / "frontier.json"
-    per_setting = run / "11_settings_sweep"
+    sweep = step_dir(run, STRICTNESS_SWEEP) / "frontier.json"
+    front = step_dir(run, WEIGHT_AVERAGING) / "frontier.json"
+    per_setting = step_dir(run, SETTINGS_SWEEP)
     setting_sweeps = {d.name: d / "frontier.json" for d in sorted(per_setting.glob("*"))
                       if (d / "frontier.json").is_file()}
     setting_sweeps = {s: setting_sweeps[s] for s in SETTINGS if s in setting_sweeps}
     setting_alphas = {s: p.parent / "alpha" / "frontier.json" for s, p in setting_sweeps.items()
                       if (p.parent / "alpha" / "frontier.json").is_file()}
-    grpo_runs = (_metrics_dirs(run / "04_cg_grpo")
-                 | {f"sweep/{k}": v for k, v in _metrics_dirs(run / "06_strictness_sweep").items()}
-                 | {f"repair/{k}": v for k, v in _metrics_dirs(run / "09_repair").items()})
-    lcbrb, rm = run / "03_lcb_rb" / "metrics.json", run / "02_reward_model" / "metrics.json"
-    evals = {d.name: d / "summary.json" for d in sorted((run / "05_codegen_eval").glob("*"))
+    grpo_runs = (_metrics_dirs(step_dir(run, GRPO))
+                 | {f"sweep/{k}": v for k, v in _metrics_dirs(step_dir(run, STRICTNESS_SWEEP)).items()}
+                 | {f"repair/{k}": v for k, v in _metrics_dirs(step_dir(run, REPAIR)).items()})
+    lcbrb, rm = step_dir(run, LCB_RB) / "metrics.json", step_dir(run, REWARD_MODEL) / "metrics.json"
+    evals = {d.name: d / "summary.json" for d in sorted((step_dir(run, CODEGEN_EVAL)).glob("*"))
              if (d / "summary.json").is_file()}
     figures = {
         "eval_outcomes": lambda: fig_eval_outcomes(evals, out_dir=out_dir),
-        "headline": lambda: fig_headline(run / "05_codegen_eval" / "headline.json", out_dir=out_dir),
+        "headline": lambda: fig_headline(step_dir(run, CODEGEN_EVAL) / "headline.json", out_dir=out_dir),
         "sweep_frontier": lambda: fig_frontier(None, sweep=sweep, out_dir=out_dir,
                                                name="sweep_frontier"),
         "frontier": lambda: fig_frontier(front, sweep=sweep if sweep.is_file() else None,
                                          out_dir=out_dir),
         "outcome_classes": lambda: fig_outcome_classes(front, out_dir=out_dir),
-        "ensemble_passk": lambda: fig_ensemble_passk(run / "08_ensemble_passk" / "passk.json",
+        "ensemble_passk": lambda: fig_ensemble_passk(step_dir(run, ENSEMBLE) / "passk.json",
                                                      out_dir=out_dir),
         "setting_frontiers": lambda: fig_setting_frontiers(setting_sweeps, setting_alphas,
                                                            out_dir=out_dir),
         "reward_curves": lambda: fig_reward_curves(grpo_runs, out_dir=out_dir),
         "rm_accuracy": lambda: fig_rm_accuracy(lcbrb if lcbrb.is_file() else None,
                                                rm if rm.is_file() else None, out_dir=out_dir),
-        "repair": lambda: fig_repair(run / "09_repair" / "repair.json", out_dir=out_dir),
+        "repair": lambda: fig_repair(step_dir(run, REPAIR) / "repair.json", out_dir=out_dir),
     }
     made, skipped = {}, {}
     for name, build in figures.items():
