@@ -144,7 +144,7 @@ def test_repair_figure_and_nodata_without_repair_rows(tmp_path):
         {"model": "start", "original_pass@1": 0.1, "original_ci": [0.0, 0.3],
          "repair": {"all": rate, "correctness_failure": rate}},
         {"model": "failure_conditioned", "original_pass@1": 0.2, "original_ci": [0.1, 0.3],
-         "repair": {"all": rate}}]})
+         "repair": {"all": rate}, "repair_own": {"all": dict(rate, repair_rate=0.5)}}]})
     out = fig_repair(tmp_path / "repair.json", out_dir=tmp_path)
     assert {p.suffix for p in out} == {".pdf", ".png"} and all(p.stat().st_size > 0 for p in out)
     write_json_atomic(tmp_path / "empty.json", {"rows": [{"model": "start", "repair": {}}]})

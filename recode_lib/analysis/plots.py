@@ -428,7 +428,8 @@ def fig_headline(headline, out_dir=None, name="headline") -> list[Path]:
 def fig_repair(repair, out_dir=None, name="repair") -> list[Path]:
     """Repair rate per failure class (bars per model, bootstrap CIs) beside the original pass@1,
     from notebook 09's repair.json ({"rows": [{"model", "original_pass@1", "original_ci",
-    "repair": {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n"}}}]})."""
+    "repair": {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n"}}}]}): bars on
+    the start model's failures, a white diamond per model on its own ("repair_own", "all")."""
     import matplotlib.pyplot as plt
     set_style()
     rows = _load(repair).get("rows") or []
@@ -453,6 +454,14 @@ def fig_repair(repair, out_dir=None, name="repair") -> list[Path]:
             ax.text(xs[-1], -0.02, f"n={v['n']}", ha="center", va="top", fontsize=6)
         ax.bar(xs, ys, width=width * 0.95, yerr=[lo, hi], capsize=2, color=color,
                label=r["model"])
+        own = (r.get("repair_own") or {}).get("all")
+        if own is not None and "all" in classes:   # its rate on its own failures (a marker)
+            x = classes.index("all") - 0.4 + width * (j + 0.5)
+            ax.errorbar([x], [own["repair_rate"]], fmt="D", mfc="white", mec="black", ms=4,
+                        ecolor="black", capsize=2,
+                        yerr=[[max(0.0, own["repair_rate"] - own["ci_low"])],
+                              [max(0.0, own["ci_high"] - own["repair_rate"])]],
+                        label="on its own failures" if j == 0 else None)
         p = r.get("original_pass@1")
         if p is not None:
             ci = r.get("original_ci") or [p, p]
