@@ -148,8 +148,10 @@ def test_a_tp_that_does_not_divide_the_heads_is_refused(paper):
 
 
 def test_zero3_shards_weights_gradients_and_adam_over_the_processes(paper):
+    # the runs that need the RM (gated, additive: each once per seed) share one stage
     [gated] = [st for st in notebook_stages("04_cg_grpo", paper["04_cg_grpo"], paper)
-               if st.name == "GRPO gated, additive"]
+               if st.name.startswith("GRPO") and "gated" in st.name and st.trainer.reward_model
+               and "transfer" not in st.name]
     t = gated.trainer
     need = trainer_need(t, 80 * GB)
     assert t.zero3 and t.processes == 8 and t.bytes_per_param == 16
@@ -264,6 +266,21 @@ def test_recipe_defaults_are_the_config_dataclass_defaults():
 
 # --- the budget ----------------------------------------------------------------------------------
 
+def test_every_seed_is_a_run_in_the_plan(paper):
+    one = {**paper, "04_cg_grpo": {**paper["04_cg_grpo"], "SEEDS": "0"},
+           "06_strictness_sweep": {**paper["06_strictness_sweep"], "SEEDS": "0"}}
+    for stem in ("04_cg_grpo", "06_strictness_sweep"):
+        runs3 = sum(st.runs for st in notebook_stages(stem, paper[stem], paper)
+                    if st.name.startswith("GRPO"))
+        runs1 = sum(st.runs for st in notebook_stages(stem, one[stem], one)
+                    if st.name.startswith("GRPO"))
+        assert runs3 == 3 * runs1, stem
+    # 07 evaluates 06's other runs (every seed's) beside the alphas, for 08's best single
+    [a3] = notebook_stages("07_weight_averaging", paper["07_weight_averaging"], paper)
+    [a1] = notebook_stages("07_weight_averaging", one["07_weight_averaging"], one)
+    assert "sweep runs" in a3.name and a3.work.formula != a1.work.formula
+
+
 def test_generation_hours_follow_tokens_and_throughput():
     assert gen_seconds(3000 * 3600, 0, 3000, 1, None, 1.0) == pytest.approx(3600)
     assert gen_seconds(3000 * 3600, 0, 3000, 2, None, 0.5) == pytest.approx(900)
@@ -277,8 +294,9 @@ def test_budget_totals_and_the_notebooks_that_dominate(paper):
     assert plan.total_wall_h == pytest.approx(sum(d["wall_h"] for d in hours.values()))
     assert max(hours, key=lambda k: hours[k]["wall_h"]) == "11_settings_sweep"
     e5 = placement(plan, "05_codegen_eval", "evaluation (Qwen2.5-Coder-7B-Instruct)")
-    # 4 policies x every problem of 7 benchmarks x 10 samples x 2,048 tokens, one GPU
-    assert e5.formula.startswith("4 checkpoint(s) x") and "10 samples x 2,048 tok" in e5.formula
+    # the start model + 3 variants x 3 seeds, x every problem of 7 benchmarks x 10 samples x
+    # 2,048 tokens, one GPU
+    assert e5.formula.startswith("10 checkpoint(s) x") and "10 samples x 2,048 tok" in e5.formula
     half = make_plan(paper, H80, profile="paper", budget=BudgetOptions(length_fraction=0.5))
     assert half.total_wall_h < plan.total_wall_h
 

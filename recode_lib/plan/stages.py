@@ -513,17 +513,34 @@ def _03(nb, p, pp):
     return out
 
 
+def n_seeds(p: dict) -> int:
+    """Training runs per variant: the notebook's SEEDS (one run per seed; absent: one)."""
+    return max(1, len(_list(p.get("SEEDS", ""))))
+
+
+def seeded(runs: dict[str, list[str]], seeds: int) -> dict[str, list[str]]:
+    """Each run once per seed (names as training.launch.seeded_variants gives them)."""
+    if seeds <= 1:
+        return runs
+    return {f"{name}_seed{i}": rewards for name, rewards in runs.items() for i in range(seeds)}
+
+
+# 04's cross-model transfer: the gated run and its outcome-only baseline on the other policy
+TRANSFER_RUNS = {"transfer": ["gated"], "transfer_outcome_only": ["outcome_only"]}
+
+
 def _04(nb, p, pp):
     variants = _list(p.get("VARIANTS", ""))
-    out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], {v: [v] for v in variants})
+    seeds = n_seeds(p)
+    out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], seeded({v: [v] for v in variants}, seeds))
     transfer = p.get("TRANSFER_MODEL")
     if transfer:
         out += _grpo_group(nb, p, pp, p.get("TRANSFER_RECIPE") or p["RECIPE"], transfer,
-                           {"transfer": ["gated"]})
+                           seeded(TRANSFER_RUNS, seeds))
     bench, problems = eval_problems(p)
-    models = {p["MODEL"]: 1 + len(variants)}
-    if transfer:
-        models[transfer] = models.get(transfer, 0) + 2
+    models = {p["MODEL"]: 1 + len(variants) * seeds}
+    if transfer:                       # its start model and each transfer run
+        models[transfer] = models.get(transfer, 0) + 1 + len(TRANSFER_RUNS) * seeds
     out += _eval_stages(nb, p, models, bench=bench, problems=problems,
                         samples=int(p.get("EVAL_N_SAMPLES", 1)),
                         max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)), backend=p.get("BACKEND"))
@@ -534,9 +551,11 @@ def _05(nb, p, pp):
     if not is_vllm(p.get("BACKEND")):
         return []
     p4 = pp.get("04_cg_grpo", {})
-    models = {p["MODEL"]: 1 + len(_list(p.get("VARIANTS", "")))}
+    seeds = n_seeds(p4)                # 05 evaluates every seed's policy of 04
+    models = {p["MODEL"]: 1 + len(_list(p.get("VARIANTS", ""))) * seeds}
     if p.get("TRANSFER") and p4.get("TRANSFER_MODEL"):
-        models[p4["TRANSFER_MODEL"]] = models.get(p4["TRANSFER_MODEL"], 0) + 2
+        models[p4["TRANSFER_MODEL"]] = (models.get(p4["TRANSFER_MODEL"], 0) + 1
+                                        + len(TRANSFER_RUNS) * seeds)
     out = []
     per = int(p.get("N_PROBLEMS", 0))
     benches = _list(p.get("BENCHMARKS", ""))
@@ -561,6 +580,7 @@ def _06(nb, p, pp):
     ks = _list(p.get("KS", "")) + ["inf"]
     runs = {f"k{k}": [f"strict_{k}"] for k in ks}
     runs.update({f"partial_{c}": [f"partial_{c}"] for c in _list(p.get("PARTIAL_CREDIT", ""))})
+    runs = seeded(runs, n_seeds(p))
     out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], runs)
     bench, problems = eval_problems(p)
     out += _eval_stages(nb, p, {p["MODEL"]: len(runs)}, bench=bench, problems=problems,
@@ -585,12 +605,19 @@ def _07(nb, p, pp):
     max_new = int(p6.get("EVAL_MAX_NEW_TOKENS", p.get("MAX_NEW_TOKENS", 192))
                   if sweep and p.get("SPEC_FROM_SWEEP", True) else p.get("MAX_NEW_TOKENS", 192))
     alphas = len(_list(p.get("ALPHAS", "")))
-    requests = alphas * problems * int(p.get("N_SAMPLES", 1))
-    st = _engine_stage(nb, f"alpha sweep ({alphas} alphas, in place)", model, requests=requests,
+    # with sweep endpoints and SWEEP_RUNS, 06's other runs (every seed's; the two endpoints
+    # are alphas 0 and 1) are evaluated with the same spec, for 08's best single checkpoint
+    others = 0
+    if sweep and p.get("SWEEP_RUNS", True):
+        ks6 = len(_list(p6.get("KS", ""))) + 1 + len(_list(p6.get("PARTIAL_CREDIT", "")))
+        others = max(0, ks6 * n_seeds(p6) - 2)
+    requests = (alphas + others) * problems * int(p.get("N_SAMPLES", 1))
+    st = _engine_stage(nb, f"alpha sweep ({alphas} alphas, in place)"
+                       + (f" + {others} sweep runs" if others else ""), model, requests=requests,
                        max_new=max_new, prompt=prompt_tokens(bench), batch=256,
                        tp=p.get("TENSOR_PARALLEL_SIZE", 1), tp_param="TENSOR_PARALLEL_SIZE",
                        sandbox=requests, workers=p.get("WORKERS", 1),
-                       formula=(f"{alphas} alphas x {problems:,} {bench} x "
+                       formula=(f"({alphas} alphas + {others} runs) x {problems:,} {bench} x "
                                 f"{p.get('N_SAMPLES', 1)} samples x {max_new:,} tok"),
                        notes=["both endpoints are read into host memory (float32) for the "
                               "in-place merge"])
