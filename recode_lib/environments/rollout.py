@@ -31,10 +31,7 @@ from dataclasses import dataclass, field
 
 from recode_lib.environments.chat import prepare_tool_tokenizer
 from recode_lib.environments.settings import check_setting, environment_factory, final_answer
-from recode_lib.generation import SampleRequest, sample_seed
-from recode_lib.generation.hf import HFGenerator
-from recode_lib.generation.vllm_backend import (VLLMGenerator, completion_from_output,
-                                                sampling_params_kwargs)
+from recode_lib.generation import SampleRequest, get_generator, sample_seed
 
 _CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 HIDDEN_METHODS = ("reset", "get_reward")
@@ -185,59 +182,16 @@ def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_tur
     return episodes
 
 
-def tool_generator(backend: str, model, setting: str, **kwargs):
-    """A generation backend whose prompts render the setting's tools (hf or vllm); the
-    tokenizer gets a tool template (recode_lib.environments.chat.prepare_tool_tokenizer)."""
+def tool_options(setting: str) -> dict:
+    """get_generator's options that make a backend render `setting`'s tools: the tools (TRL's
+    rule, tool_methods, on a probe environment) and the tokenizer hook that gives it a tool
+    template (recode_lib.environments.chat.prepare_tool_tokenizer)."""
     probe = environment_factory(check_setting(setting))()
-    tools = list(tool_methods(probe).values())
-    if backend == "hf":
-        class ToolHF(HFGenerator):
-            def __init__(self, *a, **kw):
-                super().__init__(*a, **kw)
-                prepare_tool_tokenizer(self.tok)
-
-            def render(self, messages):
-                text = self.tok.apply_chat_template(messages, tools=tools, tokenize=False,
-                                                    add_generation_prompt=True)
-                return text, len(self.tok(text, add_special_tokens=False)["input_ids"])
-
-        return ToolHF(str(model), **kwargs)
-    if backend in ("vllm", "vllm_standin"):   # vllm_standin: the dry run's CPU engine
-        class ToolVLLM(VLLMGenerator):
-            def tokenizer(self):
-                return prepare_tool_tokenizer(super().tokenizer())
-
-            def render(self, messages):
-                tok = self.tokenizer()
-                text = tok.apply_chat_template(messages, tools=tools, tokenize=False,
-                                               add_generation_prompt=True)
-                return tok(text, add_special_tokens=False)["input_ids"]
-
-            def generate_samples(self, requests, sampling, callback=None, progress=False):
-                # not build_requests: its per-prompt memo keys on role and content only, and
-                # two conversations may differ in their tool calls alone
-                return vllm_generate(self.engine(), [
-                    ({"prompt_token_ids": self.render(r.messages)},
-                     sampling_params_kwargs(sampling, r.seed)) for r in requests], progress,
-                    params_as_dicts=self.engine_name == "standin")
-
-        if backend == "vllm_standin":
-            kwargs["engine"] = "standin"
-        return ToolVLLM(str(model), **kwargs)
-    raise ValueError(f"the {setting} setting runs on the hf or vllm backend, got {backend!r}")
+    return {"tools": list(tool_methods(probe).values()),
+            "prepare_tokenizer": prepare_tool_tokenizer}
 
 
-def vllm_generate(llm, built: list, progress: bool = False, params_as_dicts: bool = False) -> list:
-    """Completions of (TokensPrompt, SamplingParams kwargs) pairs on a vllm.LLM (or anything
-    with its generate signature), in order; params_as_dicts passes the keyword dicts as they
-    are (the dry run's stand-in engine, which checks them against vLLM's names)."""
-    if not built:
-        return []
-    if params_as_dicts:
-        params = [kw for _, kw in built]
-    else:
-        from vllm import SamplingParams
-
-        params = [SamplingParams(**kw) for _, kw in built]
-    outs = llm.generate([p for p, _ in built], params, use_tqdm=progress)
-    return [completion_from_output(o) for o in outs]
+def tool_generator(backend: str, model, setting: str, **kwargs):
+    """A generation backend whose prompts render the setting's tools (hf, vllm or vllm_standin):
+    recode_lib.generation.get_generator with tool_options(setting); `kwargs` are its options."""
+    return get_generator(backend, str(model), **tool_options(setting), **kwargs)

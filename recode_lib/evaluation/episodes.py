@@ -60,8 +60,9 @@ class FinishedEpisode:
 
 
 def generator_for(spec, model, generator_kwargs: dict | None = None) -> Generator:
-    """The backend `spec.setting` generates with: get_generator, or for tool/agentic
-    rollout.tool_generator (its prompts render the setting's tools)."""
+    """The backend `spec.setting` generates with: recode_lib.generation.get_generator, for
+    tool/agentic through rollout.tool_generator (get_generator with the options that render the
+    setting's tools)."""
     kwargs = dict(spec.generator_kwargs() if generator_kwargs is None else generator_kwargs)
     if spec.setting == "single":
         return get_generator(spec.backend, str(model), **kwargs)

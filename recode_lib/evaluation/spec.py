@@ -39,7 +39,7 @@ from recode_lib.data import load_benchmark
 from recode_lib.evaluation.episodes import generator_for
 from recode_lib.evaluation.guard import ON_CHANGE
 from recode_lib.evaluation.loop import run_evaluation
-from recode_lib.generation import SamplingConfig
+from recode_lib.generation import SamplingConfig, backend_options
 from recode_lib.jsonl import read_jsonl
 from recode_lib.sandbox.config import ISOLATION_MODES, SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
@@ -215,12 +215,10 @@ class EvalSpec:
                           max_output_chars=self.tool_max_output_chars)
 
     def generator_kwargs(self) -> dict:
-        """The backend's own options."""
-        if self.backend == "hf":
-            return {"batch_size": self.batch_size}
-        if self.backend in ("vllm", "vllm_standin"):
-            return {"tensor_parallel_size": self.tensor_parallel_size}
-        return {"base_url": self.base_url, "concurrency": self.concurrency}
+        """The backend's own options (recode_lib.generation.backend_options)."""
+        return backend_options(self.backend, batch_size=self.batch_size,
+                               tensor_parallel_size=self.tensor_parallel_size,
+                               base_url=self.base_url, concurrency=self.concurrency)
 
     def evaluate(self, model, problems, out_dir, *, benchmark: str | None = None,
                  generator=None) -> dict:

@@ -5,13 +5,23 @@
     outs = gen.generate(list_of_chat_messages, SamplingConfig(temperature=0.8, n=4))
     gen = get_generator("hf", "smollm2", cache="runs/x/generations.jsonl")   # cached, resumable
 
-Backends: "hf" (transformers, CPU or one GPU, batched; hf.py), "vllm" (offline engine, GPU,
-vllm imported lazily; vllm_backend.py), "openai" (OpenAI-compatible HTTP chat completions,
-e.g. `vllm serve`; openai_backend.py), "vllm_standin" (the vllm backend's request path with a
-transformers stand-in engine, CPU, tiny models: the paper profile's dry run; vllm_standin.py).
-Each module's docstring states what it guarantees about
-seeds. Keyword arguments go to the backend's constructor, except `cache` (a jsonl path: wrap in
-CachedGenerator) and `cache_model_key`.
+Backends (a Backend name): "hf" (transformers, CPU or one GPU, batched; hf.py), "vllm" (offline
+engine, GPU, vllm imported lazily; vllm_backend.py), "openai" (OpenAI-compatible HTTP chat
+completions, e.g. `vllm serve`; openai_backend.py), "vllm_standin" (the vllm backend's request
+path with a transformers stand-in engine, CPU, tiny models: the paper profile's dry run;
+vllm_standin.py). Each module's docstring states what it guarantees about seeds.
+
+get_generator is the one place a backend is built: every stage, the tool and agentic
+settings' generators (recode_lib.environments.rollout.tool_generator), the live interpolated
+model (recode_lib.weights.sweep) and the evaluation (recode_lib.evaluation.episodes) call it.
+Its options: `tools` (callables whose signatures the chat template renders, hf and vllm; the
+prompt is then rendered per conversation, not memoised) with `prepare_tokenizer` (a hook
+`tok -> tok` run once on the tokenizer, e.g. recode_lib.environments.chat.prepare_tool_tokenizer,
+which gives it a tool template); `model_obj`/`tokenizer` (an already loaded pair: hf; a
+tokenizer only: vllm); `cache` (a jsonl path: wrap in CachedGenerator, keyed by
+`cache_model_key` or the model name); every other keyword goes to the backend's constructor.
+backend_options(backend, ...) is what an evaluation spec sets for each backend. It holds no
+model code.
 """
 
 from __future__ import annotations
@@ -19,26 +29,60 @@ from __future__ import annotations
 from recode_lib.generation.base import (Backend, Completion, FinishReason, GenerationError,
                                         Generator, SampleRequest, SamplingConfig, sample_seed)
 from recode_lib.generation.cache import CachedGenerator
+from recode_lib.generation.hf import HFGenerator
+from recode_lib.generation.openai_backend import OpenAIGenerator
+from recode_lib.generation.vllm_backend import VLLMGenerator
 
 BACKENDS = tuple(b.value for b in Backend)   # plain strings: error messages show them
 
 __all__ = ["BACKENDS", "Backend", "CachedGenerator", "Completion", "FinishReason",
-           "GenerationError", "Generator", "SampleRequest", "SamplingConfig", "get_generator",
-           "sample_seed"]
+           "GenerationError", "Generator", "SampleRequest", "SamplingConfig", "backend_options",
+           "check_backend", "get_generator", "sample_seed"]
 
 
-def get_generator(backend: str, model: str, *, cache=None, cache_model_key: str | None = None,
-                  **kw) -> Generator:
-    if backend == Backend.HF:
-        from recode_lib.generation.hf import HFGenerator as cls
-    elif backend in (Backend.VLLM, Backend.VLLM_STANDIN):
-        from recode_lib.generation.vllm_backend import VLLMGenerator as cls
+def check_backend(backend) -> Backend:
+    """`backend` as a Backend; ValueError naming the choices for anything else."""
+    try:
+        return Backend(backend)
+    except ValueError:
+        raise ValueError(f"unknown generation backend {backend!r}; choose one of {BACKENDS}"
+                         ) from None
 
-        if backend == Backend.VLLM_STANDIN:
-            kw["engine"] = "standin"
-    elif backend == Backend.OPENAI:
-        from recode_lib.generation.openai_backend import OpenAIGenerator as cls
+
+def get_generator(backend: str, model: str, *, tools=None, prepare_tokenizer=None,
+                  model_obj=None, tokenizer=None, cache=None, cache_model_key: str | None = None,
+                  **backend_options) -> Generator:
+    """The generator of `backend` for `model` (see the module docstring for the options)."""
+    backend = check_backend(backend)
+    if backend == Backend.OPENAI:
+        if tools is not None:
+            raise ValueError("the openai backend does not render tools: a generator with tools "
+                             "runs on the hf or vllm backend")
+        given = [n for n, v in (("prepare_tokenizer", prepare_tokenizer), ("model_obj", model_obj),
+                                ("tokenizer", tokenizer)) if v is not None]
+        if given:
+            raise ValueError(f"the openai backend takes no {given} (the server holds the model)")
+        gen = OpenAIGenerator(model, **backend_options)
+    elif backend == Backend.HF:
+        gen = HFGenerator(model, model_obj=model_obj, tokenizer=tokenizer, tools=tools,
+                          prepare_tokenizer=prepare_tokenizer, **backend_options)
     else:
-        raise ValueError(f"unknown generation backend {backend!r}; choose one of {BACKENDS}")
-    gen = cls(model, **kw)
+        if model_obj is not None:
+            raise ValueError(f"the {backend} backend loads its own engine: model_obj is for hf")
+        if backend == Backend.VLLM_STANDIN:
+            backend_options["engine"] = "standin"
+        gen = VLLMGenerator(model, tokenizer=tokenizer, tools=tools,
+                            prepare_tokenizer=prepare_tokenizer, **backend_options)
     return CachedGenerator(gen, cache, model_key=cache_model_key) if cache is not None else gen
+
+
+def backend_options(backend: str, *, batch_size: int, tensor_parallel_size: int, base_url: str,
+                    concurrency: int) -> dict:
+    """The constructor options an evaluation spec sets for `backend` (hf: batch_size; vllm and
+    vllm_standin: tensor_parallel_size; openai: base_url, concurrency)."""
+    backend = check_backend(backend)
+    if backend == Backend.HF:
+        return {"batch_size": batch_size}
+    if backend in (Backend.VLLM, Backend.VLLM_STANDIN):
+        return {"tensor_parallel_size": tensor_parallel_size}
+    return {"base_url": base_url, "concurrency": concurrency}

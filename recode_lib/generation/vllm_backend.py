@@ -15,6 +15,10 @@ equal the hf backend's. It does not start servers (see openai_backend for `vllm 
 `engine="standin"` (backend name "vllm_standin") swaps vllm.LLM for the CPU stand-in of
 recode_lib.generation.vllm_standin and passes SamplingParams keyword dicts instead of objects:
 every other step is this module's, which is how the paper profile's dry run covers it.
+`tools` (callables) are rendered by the chat template (the tool and agentic settings), each
+request's prompt rendered on its own (build_requests' memo keys on role and content, and two
+conversations may differ in their tool calls alone); `prepare_tokenizer(tok) -> tok` runs once
+on the tokenizer (e.g. recode_lib.environments.chat.prepare_tool_tokenizer: a tool template).
 """
 
 from __future__ import annotations
@@ -58,12 +62,14 @@ def completion_from_output(output) -> Completion:
 
 
 class VLLMGenerator(Generator):
-    """`engine_kwargs` go to vllm.LLM (dtype, gpu_memory_utilization, max_model_len, ...)."""
+    """`engine_kwargs` go to vllm.LLM (dtype, gpu_memory_utilization, max_model_len, ...);
+    `tools` and `prepare_tokenizer` as in the module docstring."""
 
     backend = "vllm"
 
     def __init__(self, model: str, *, tensor_parallel_size: int = 1, chunk_size: int = 2048,
-                 tokenizer=None, engine: str = "vllm", **engine_kwargs):
+                 tokenizer=None, engine: str = "vllm", tools=None, prepare_tokenizer=None,
+                 **engine_kwargs):
         if engine not in ("vllm", "standin"):
             raise ValueError(f"engine must be 'vllm' or 'standin', got {engine!r}")
         self.engine_name = engine
@@ -72,6 +78,8 @@ class VLLMGenerator(Generator):
         self.chunk_size = int(chunk_size)
         self.engine_kwargs = engine_kwargs
         self._tok = tokenizer
+        self.tools = None if tools is None else list(tools)
+        self._prepare, self._prepared = prepare_tokenizer, False
         self._llm = None
 
     @property
@@ -81,11 +89,14 @@ class VLLMGenerator(Generator):
     def tokenizer(self):
         if self._tok is None:
             self._tok = load_tokenizer(self.path)
+        if self._prepare is not None and not self._prepared:
+            self._tok, self._prepared = self._prepare(self._tok), True
         return self._tok
 
     def render(self, messages) -> list[int]:
         tok = self.tokenizer()
-        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text = tok.apply_chat_template(messages, tools=self.tools, tokenize=False,
+                                       add_generation_prompt=True)
         return tok(text, add_special_tokens=False)["input_ids"]
 
     def llm_kwargs(self) -> dict:
@@ -108,7 +119,11 @@ class VLLMGenerator(Generator):
     def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
                          callback: Callback | None = None, progress: bool = False
                          ) -> list[Completion]:
-        built = build_requests(requests, sampling, self.render)
+        if self.tools is None:
+            built = build_requests(requests, sampling, self.render)
+        else:
+            built = [({"prompt_token_ids": list(self.render(r.messages))},
+                      sampling_params_kwargs(sampling, r.seed)) for r in requests]
         if not built:
             return []
         llm = self.engine()

@@ -32,11 +32,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from recode_lib import models   # models.load_model looked up per call (tests replace it)
-from recode_lib.environments.rollout import tool_generator
-from recode_lib.generation.base import Generator
-from recode_lib.generation.hf import HFGenerator
-from recode_lib.generation.openai_backend import OpenAIGenerator
-from recode_lib.generation.vllm_backend import VLLMGenerator
+from recode_lib.environments.rollout import tool_options
+from recode_lib.generation import Backend, Generator, check_backend, get_generator
 from recode_lib.weights.live import (EndpointPair, HFModelSink, VLLMEngineSink, VLLMServerSink,
                                      alpha_model_id, allow_worker_functions, server_client)
 from recode_lib.weights.merge import MergeConfig, alpha_dirname, merge_grid
@@ -97,53 +94,43 @@ class AlphaGenerator(Generator):
 
 def live_model(low, high, spec, *, server=None, served_model: str | None = None,
                device: str = "cpu") -> LiveAlphaModel:
-    """The live model for spec.backend, started from `low` (its config and tokenizer)."""
+    """The live model for spec.backend in spec.setting, started from `low` (its config and
+    tokenizer): built on first use by setting_build."""
     low, high = Path(low), Path(high)
-
-    def build():
-        if spec.setting != "single":        # tool/agentic: a generator that renders the tools
-            return setting_build(low, spec, device)
-        if spec.backend == "hf":
-            net, tok = models.load_model(str(low), device=device)
-            gen = HFGenerator(str(low), batch_size=spec.batch_size, device=device,
-                              model_obj=net, tokenizer=tok)
-            return gen, HFModelSink(net)
-        if spec.backend == "vllm_standin":   # the dry run: vLLM's request path, CPU weights
-            gen = VLLMGenerator(str(low), tensor_parallel_size=spec.tensor_parallel_size,
-                                engine="standin")
-            return gen, HFModelSink(gen.engine().model)
-        if spec.backend == "vllm":
-            allow_worker_functions()
-            gen = VLLMGenerator(str(low), tensor_parallel_size=spec.tensor_parallel_size)
-            return gen, VLLMEngineSink(gen.engine())
-
-        gen = OpenAIGenerator(served_model or str(low), base_url=spec.base_url,
-                              concurrency=spec.concurrency)
-        return gen, VLLMServerSink(server if server is not None else server_client(spec.base_url))
-
-    return LiveAlphaModel(low, high, build)
+    return LiveAlphaModel(low, high, lambda: setting_build(low, spec, device, server=server,
+                                                            served_model=served_model))
 
 
-def setting_build(low, spec, device: str = "cpu") -> tuple:
-    """(generator, sink) of the live model in the tool or agentic setting: the backend's
-    generator that renders the setting's tools (recode_lib.environments.rollout.tool_generator,
-    the one the evaluator builds itself), over the model the sink pushes theta_alpha into
-    (hf: the transformers model; vllm: the engine; vllm_standin: its CPU model). The openai
-    backend has no tool setting (EvalSpec refuses it)."""
-    if spec.backend == "hf":
+def setting_build(low, spec, device: str = "cpu", *, server=None,
+                  served_model: str | None = None) -> tuple:
+    """(generator, sink) of the live model: recode_lib.generation.get_generator with the
+    spec's backend options (spec.generator_kwargs), over the model the sink pushes theta_alpha
+    into (hf: the transformers model, loaded here; vllm: the engine; vllm_standin: its CPU
+    model; openai: a `trl vllm-serve` server, `server` or a client of spec.base_url, serving
+    `served_model` or `low`). In the tool and agentic settings the generator renders the
+    setting's tools (recode_lib.environments.rollout.tool_options, as the evaluator's own
+    tool_generator); the openai backend has no tool setting (EvalSpec refuses it)."""
+    backend = check_backend(spec.backend)
+    if spec.setting != "single" and backend == Backend.OPENAI:
+        raise ValueError(f"the {spec.setting} setting runs on the hf or vllm backend, "
+                         f"got {spec.backend!r}")
+    options = dict(spec.generator_kwargs())
+    if spec.setting != "single":
+        options.update(tool_options(spec.setting))
+    if backend == Backend.HF:
         net, tok = models.load_model(str(low), device=device)
-        gen = tool_generator("hf", str(low), spec.setting, batch_size=spec.batch_size,
-                             device=device, model_obj=net, tokenizer=tok)
+        gen = get_generator(backend, str(low), device=device, model_obj=net, tokenizer=tok,
+                            **options)
         return gen, HFModelSink(net)
-    if spec.backend in ("vllm", "vllm_standin"):
-        if spec.backend == "vllm":
-            allow_worker_functions()
-        gen = tool_generator(spec.backend, str(low), spec.setting,
-                             tensor_parallel_size=spec.tensor_parallel_size)
-        return gen, (VLLMEngineSink(gen.engine()) if spec.backend == "vllm"
-                     else HFModelSink(gen.engine().model))
-    raise ValueError(f"the {spec.setting} setting runs on the hf or vllm backend, "
-                     f"got {spec.backend!r}")
+    if backend == Backend.OPENAI:
+        gen = get_generator(backend, served_model or str(low), **options)
+        return gen, VLLMServerSink(server if server is not None else server_client(spec.base_url))
+    if backend == Backend.VLLM:
+        allow_worker_functions()
+    gen = get_generator(backend, str(low), **options)
+    if backend == Backend.VLLM:
+        return gen, VLLMEngineSink(gen.engine())
+    return gen, HFModelSink(gen.engine().model)   # the dry run: vLLM's request path, CPU weights
 
 
 @dataclass
