@@ -37,7 +37,7 @@ def main() -> int:
 
     from recode_lib.data import load_benchmark
     from recode_lib.evaluation.spec import EvalSpec
-    from recode_lib.generation.hf import HFGenerator
+    from recode_lib.generation import Backend, get_generator
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -45,7 +45,7 @@ def main() -> int:
     spec = EvalSpec(temperature=0.0, n=1, max_new_tokens=args.max_new_tokens, workers=args.workers,
                     progress=False)
     t = time.perf_counter()
-    gen = HFGenerator(args.model, batch_size=1)
+    gen = get_generator(Backend.HF, args.model, batch_size=1)
     load_s = time.perf_counter() - t
     print(f"{args.benchmark}: {len(problems)} problems, greedy, max_new_tokens "
           f"{args.max_new_tokens}, torch threads {torch.get_num_threads()}, model load "

@@ -39,17 +39,16 @@ from recode_lib.data import load_benchmark
 from recode_lib.evaluation.episodes import generator_for
 from recode_lib.evaluation.guard import ON_CHANGE
 from recode_lib.evaluation.loop import run_evaluation
-from recode_lib.generation import SamplingConfig, backend_options
+from recode_lib.environments.settings import SETTINGS
+from recode_lib.generation import BACKENDS, SamplingConfig, backend_options
 from recode_lib.jsonl import read_jsonl
 from recode_lib.sandbox.config import ISOLATION_MODES, SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 
-BACKENDS = ("hf", "vllm", "openai", "vllm_standin")
 # The fields that decide how a point is sampled and scored. Two evaluations with equal values are
 # comparable points (they may differ in n, seed, backend and execution settings: those change
 # how many draws or how fast, not the distribution drawn from or how it is judged).
 PROTOCOL_FIELDS = ("temperature", "top_p", "max_new_tokens", "reasoning", "early_stop")
-SETTINGS = ("single", "tool", "agentic")   # = recode_lib.environments.SETTINGS
 SAMPLED_TEMPERATURE = 0.8   # the temperature when n > 1 and none is given
 
 
