@@ -23,12 +23,19 @@ The rules (SHRINK):
 - counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
   workers and bootstrap sizes cut to 1-2 (COUNTS); list-valued counts (KS, ALPHAS, PASS_K)
   keep their first/extreme members (SAVE_ALPHAS keeps its first, which stays in the grid);
-- CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU).
+- CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU);
+- no network: ENDPOINT_KEYS (03's JUDGE_BASE_URL -> "", ON_MISSING_JUDGE -> "fallback": the
+  GPT-4o-class consistency judge and the API baselines are played by the open stand-in judge
+  and the results record the fallback) and CLASSIFIER_KEYS (the public RM classifiers -> the
+  run's own RM, "run:02_reward_model/rm", recorded as a stand-in).
 Every other value (recipes, benchmarks, sources, gates, adjudication mode, thresholds,
 temperatures, dimensions, MAX_LENGTH, gradient checkpointing, ...) is the paper's.
 `dryrun_data_dir(dest, fixtures)` makes the data directory it reads: links to every file of
 the benchmark data directory plus the upstream-format LiveCodeBench, CodeContests+ and MATH
-(mirrored at the paper's MATH_DATASET hub id) fixtures (tests/fixtures), with empty test3..test6.jsonl so LiveCodeBench's default release_v6 resolves.
+(mirrored at the paper's MATH_DATASET hub id) fixtures (tests/fixtures), with empty test3..test5.jsonl
+so LiveCodeBench's default release_v6 resolves, and test6.jsonl holding the first fixture file's
+problems dated at paper.yaml's LCB_START_DATE (so 05's LiveCodeBench window is not empty).
+SEEDS keeps its first seed (one training run per variant).
 """
 
 from __future__ import annotations
@@ -45,6 +52,10 @@ MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TR
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
 BACKEND_MAP = {"vllm": "vllm_standin"}
 LAUNCHER_MAP = {"accelerate": "dryrun"}
+# endpoint judges: no network in a dry run — no endpoint, the open stand-in judge used and the
+# fallback recorded; public RM classifiers -> this run's own RM (notebook 02's), as a stand-in
+ENDPOINT_KEYS = {"JUDGE_BASE_URL": "", "ON_MISSING_JUDGE": "fallback"}
+CLASSIFIER_KEYS = {"BASELINE_CLASSIFIERS": "run:02_reward_model/rm"}
 # parameter -> dry-run value (applied wherever paper.yaml sets the key)
 COUNTS: dict[str, Any] = {
     "N_PROBLEMS": 2, "N_TRAIN": 4, "N_EVAL": 2, "N_SAMPLES": 2, "SAMPLES_PER_PROBLEM": 2,
@@ -85,6 +96,12 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
             out[key] = BACKEND_MAP.get(out[key], out[key])
     if "LAUNCHER" in out:
         out["LAUNCHER"] = LAUNCHER_MAP.get(out["LAUNCHER"], out["LAUNCHER"])
+    for key, value in ENDPOINT_KEYS.items():
+        if key in out:
+            out[key] = value
+    for key, value in CLASSIFIER_KEYS.items():
+        if out.get(key):
+            out[key] = value
     counts = {**COUNTS, **SECTION_COUNTS.get(stem, {})}
     for key, value in counts.items():
         if key in out:
@@ -92,6 +109,8 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
     out.update(ADDED.get(stem, {}))
     if "KS" in out:
         out["KS"] = shrink_list(out["KS"], "first")
+    if "SEEDS" in out:   # one training run per variant: the seed path is the same code
+        out["SEEDS"] = shrink_list(out["SEEDS"], "first")
     if "ALPHAS" in out:
         grid = shrink_list(out["ALPHAS"], "extremes")
         saved = [x for x in str(out.get("SAVE_ALPHAS") or "").split(",") if x.strip()]
@@ -172,11 +191,19 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
         (dest / math_id).symlink_to((fixtures / "MATH-lighteval").resolve())
     lcb = dest / "code_generation_lite"
     lcb.mkdir(exist_ok=True)
+    late = load_profile("paper").get("05_codegen_eval", {}).get("LCB_START_DATE")
     for name in FILES:
         if not (lcb / name).exists():
             src = fixtures / "code_generation_lite" / name
             if src.is_file():
                 (lcb / name).symlink_to(src)
+            elif name == FILES[-1] and late:   # the first fixture file's problems, dated at
+                rows = [json.loads(line) for line in   # the paper's LiveCodeBench window start
+                        (fixtures / "code_generation_lite" / FILES[0]).read_text().splitlines()
+                        if line.strip()]
+                (lcb / name).write_text("".join(json.dumps(
+                    {**r, "question_id": f"{r['question_id']}-late",
+                     "contest_date": f"{late}T00:00:00"}) + "\n" for r in rows))
             else:
                 (lcb / name).write_text("")
     return dest

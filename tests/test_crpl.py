@@ -238,3 +238,61 @@ def test_accepted_rewrites_keep_the_base_code_so_pairs_differ_in_reasoning_only(
     use = synthesize_rewrites([trace()], _cfg(keep_base_code=False), tmp_path / "b.jsonl",
                               generators={"g1": gen})
     assert all(r["code"] == other for r in use)
+
+
+def test_the_ablation_compares_equal_numbers_of_training_pairs():
+    """g1 (the single generator) has rewrites for 3 of 6 traces, g2 for all: the cross set has
+    twice the training pairs; cut, both RMs learn from the same number, pair types in proportion."""
+    from collections import Counter
+
+    from recode_lib.process_reward.pairs import equal_training_pairs
+
+    traces = [trace(f"p/{i}#s0", f"p/{i}") for i in range(6)]
+    g1 = [r if r["trace_id"] in {"p/0#s0", "p/1#s0", "p/2#s0"} else {**r, "accepted": None}
+          for r in _rewrites_for(traces, "g1")]
+    rws = g1 + _rewrites_for(traces, "g2")
+    single, _ = build_pairs(traces, rws, mode="single", generator="g1", val_fraction=0.34, seed=2)
+    cross, _ = build_pairs(traces, rws, mode="cross", val_fraction=0.34, seed=2)
+    n_train = lambda ps: sum(p["split"] == "train" for p in ps)   # noqa: E731
+    assert n_train(cross) > n_train(single) > 0                     # unequal before
+    s2, c2, rep = equal_training_pairs(single, cross, seed=0)
+    assert n_train(s2) == n_train(c2) == n_train(single) == rep["train_pairs"]
+    assert rep["cut"] == "cross" and rep["train_before"] == {"single": n_train(single),
+                                                            "cross": n_train(cross)}
+    assert s2 == single                                             # the main RM's pairs untouched
+    assert [p for p in c2 if p["split"] == "val"] == [p for p in cross if p["split"] == "val"]
+    types = Counter(p["pair_type"] for p in c2 if p["split"] == "train")
+    assert set(types) == {p["pair_type"] for p in cross if p["split"] == "train"}
+    assert equal_training_pairs(single, cross, seed=0)[1] == c2     # seeded
+    assert equal_training_pairs(single, single)[2]["cut"] is None
+
+
+def test_crpl_pairs_come_from_a_training_source_not_an_evaluation_set():
+    from recode_lib.pipeline import load_profile
+    from recode_lib.process_reward.crpl import check_training_source
+
+    with pytest.raises(ValueError, match=r"'mbppplus'.*\['mbppplus', 'mbppplus_base'\].*'mbpp'"):
+        check_training_source("mbppplus", "humaneval,mbppplus_base,mbppplus")
+    with pytest.raises(ValueError, match="humanevalplus"):
+        check_training_source("humaneval", ["humanevalplus"])
+    rec = check_training_source("mbpp_train", "humaneval,mbppplus_base,mbppplus")
+    assert rec == {"source": "mbpp_train", "family": "mbpp_train",
+                   "held_out": ["humaneval", "mbppplus_base", "mbppplus"]}
+    for profile in ("paper", "smoke", "laptop"):
+        p = load_profile(profile)
+        held = p["01_crpl_synthesis"]["HELD_OUT_BENCHMARKS"].split(",")
+        assert set(p["05_codegen_eval"]["BENCHMARKS"].split(",")) <= set(held), profile
+        check_training_source(p["01_crpl_synthesis"]["SOURCE"], held)
+    assert load_profile("paper")["01_crpl_synthesis"]["SOURCE"] == load_profile("paper")["04_cg_grpo"]["BENCHMARK"]
+
+
+def test_mbpp_train_holds_no_task_of_mbppplus(shared_data_dir):
+    from recode_lib.data import load_benchmark
+    from recode_lib.data.mbpp import mbppplus_task_ids
+
+    train = load_benchmark("mbpp_train")
+    plus = mbppplus_task_ids()
+    ids = {p.metadata["task_id"] for p in train}
+    assert len(load_benchmark("mbpp", split="train")) == 374 and len(plus) == 378
+    assert len(ids & set(range(601, 975)) & plus) == 0 and len(train) == 374 - len(plus & set(range(601, 975)))
+    assert all(601 <= i <= 974 for i in ids)

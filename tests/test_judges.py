@@ -125,3 +125,104 @@ def test_every_method_scores_a_tie_the_same_way():
     assert acc["correct"] == [preference_outcome(9, 1), preference_outcome(5, 5),
                               preference_outcome(2, 7)] == [1, 0, 0]
     assert preference_outcome(None, 3) == 0
+
+
+# --- ties as 0 and as 0.5; the judge roles (consistency filter vs baselines) and their fallback --
+
+def test_ties_are_reported_as_zero_and_as_a_half():
+    """Votes 1, tie, tie, 0: accuracy 0.25 with ties as 0 (the RM's strict >), 0.5 with ties
+    as 0.5 (what guessing on the ties would score)."""
+    from recode_lib.metrics import TIE
+    from recode_lib.process_reward.lcbrb.scoring import tie_half
+
+    def votes(prompts, chosen, rejected):
+        return [1.0, TIE, None, 0.0]
+    pairs = [{"id": str(i), "prompt": "p", "chosen": "a", "rejected": "b"} for i in range(4)]
+    row = evaluate_methods(pairs, {"m": votes}, n_boot=50, by_type=False)[0]
+    assert row["accuracy"] == 0.25 and row["accuracy_ties_half"] == 0.5 and row["ties"] == 2
+    assert row["ci_low_ties_half"] <= 0.5 <= row["ci_high_ties_half"]
+    assert [tie_half(v) for v in (1.0, TIE, None, 0.0)] == [1.0, 0.5, 0.5, 0.0]
+
+
+def _roles(**kw):
+    from recode_lib.process_reward.lcbrb.judge_roles import JudgeRoles
+    base = dict(open_model="open-32b", open_backend="vllm", consistency_model="gpt-4o",
+                base_url="https://api.openai.com/v1", api_key_env="RECODE_TEST_KEY",
+                api_judges="gpt-4-turbo", classifiers="Skywork/Skywork-Reward-Llama-3.1-8B-v0.2")
+    return JudgeRoles(**{**base, **kw})
+
+
+def test_the_consistency_judge_is_the_endpoint_model_when_it_is_configured(monkeypatch):
+    monkeypatch.setenv("RECODE_TEST_KEY", "sk-test")
+    roles = _roles()
+    c = roles.consistency()
+    assert (c.requested, c.used, c.backend, c.fallback) == ("gpt-4o", "gpt-4o", "openai", None)
+    gen = c.generator(open_generator=object())
+    assert type(gen).__name__ == "OpenAIGenerator" and gen.api_key == "sk-test"
+    assert gen.url == "https://api.openai.com/v1/chat/completions"
+    [api] = roles.baseline_api()
+    assert api.used == "gpt-4-turbo" and api.backend == "openai"
+    assert not roles.any_fallback()
+
+
+@pytest.mark.parametrize("kw, missing", [({"base_url": ""}, "JUDGE_BASE_URL is empty"),
+                                         ({}, r"\$RECODE_TEST_KEY is not set")])
+def test_a_missing_endpoint_or_key_is_named(monkeypatch, kw, missing):
+    from recode_lib.process_reward.lcbrb.judge_roles import JudgeEndpointError
+    monkeypatch.delenv("RECODE_TEST_KEY", raising=False)
+    with pytest.raises(JudgeEndpointError, match=f"consistency judge 'gpt-4o'.*{missing}"):
+        _roles(**kw).consistency()
+
+
+def test_a_local_endpoint_needs_no_key(monkeypatch):
+    monkeypatch.delenv("RECODE_TEST_KEY", raising=False)
+    assert _roles(base_url="http://localhost:8000/v1").consistency().backend == "openai"
+
+
+def test_a_fallback_to_the_open_judge_is_recorded_and_shown_in_every_row(monkeypatch):
+    """What the dry run does (no network): the open model stands in, and the results say so."""
+    from recode_lib.process_reward.lcbrb.judge_roles import annotate_rows
+    monkeypatch.delenv("RECODE_TEST_KEY", raising=False)
+    roles = _roles(base_url="", on_missing="fallback")
+    c = roles.consistency()
+    opened = object()
+    assert c.used == "open-32b" and c.backend == "vllm" and c.generator(opened) is opened
+    assert "JUDGE_BASE_URL is empty" in c.fallback and "open-32b" in c.fallback
+    [api] = roles.baseline_api()
+    assert api.requested == "gpt-4-turbo" and api.used == "open-32b" and api.fallback
+    paths = roles.classifier_paths("/run")
+    assert paths == {"rm:Skywork/Skywork-Reward-Llama-3.1-8B-v0.2": "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"}
+    rec = roles.record()
+    assert rec["consistency"]["fallback"] and rec["open"]["used"] == "open-32b" and roles.any_fallback()
+    rows = annotate_rows([{"method": m} for m in ("crpl_rm", "judge_pairwise", "pairwise:gpt-4-turbo",
+                                                   "rm:Skywork/Skywork-Reward-Llama-3.1-8B-v0.2")],
+                         roles, ["crpl_rm", "judge_pairwise", "pairwise:gpt-4-turbo",
+                                 "rm:Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"])
+    assert [r["model_used"] for r in rows] == [None, "open-32b", "open-32b",
+                                               "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"]
+    assert rows[2]["fallback"] and rows[1]["fallback"] is None
+
+
+def test_a_run_classifier_entry_is_a_stand_in_under_the_run():
+    roles = _roles(classifiers="run:02_reward_model/rm")
+    assert roles.classifier_paths("/r") == {"rm:run:02_reward_model/rm": "/r/02_reward_model/rm"}
+    assert "stand-in" in roles.record()["rm:run:02_reward_model/rm"]["fallback"]
+
+
+def test_without_a_consistency_model_the_open_judge_filters():
+    c = _roles(consistency_model="").consistency()
+    assert c.used == "open-32b" and c.fallback is None
+
+
+def test_profiles_separate_the_consistency_judge_from_the_baselines():
+    from recode_lib.dryrun import dryrun_profile
+    from recode_lib.pipeline import load_profile
+    paper = load_profile("paper")["03_lcb_rb"]
+    assert paper["CONSISTENCY_JUDGE_MODEL"].startswith("gpt-4o")
+    assert paper["JUDGE_BASE_URL"].startswith("https://") and paper["ON_MISSING_JUDGE"] == "error"
+    assert any("gpt-4-turbo" in m for m in paper["API_JUDGES"].split(","))
+    assert paper["BASELINE_CLASSIFIERS"] and paper["JUDGE_MODEL"] != paper["CONSISTENCY_JUDGE_MODEL"]
+    dry = dryrun_profile("/tiny")["03_lcb_rb"]     # no network: the open stand-in, recorded
+    assert dry["JUDGE_BASE_URL"] == "" and dry["ON_MISSING_JUDGE"] == "fallback"
+    assert dry["CONSISTENCY_JUDGE_MODEL"] == paper["CONSISTENCY_JUDGE_MODEL"]
+    assert all(c.startswith("run:") for c in dry["BASELINE_CLASSIFIERS"].split(","))

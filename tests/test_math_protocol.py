@@ -181,3 +181,49 @@ def test_a_truncated_math_response_is_a_format_error_even_with_a_right_answer():
     assert cut["reason"].startswith("truncated") and cut["finish_reason"] == "length"
     s = math_summary([{**cut, "problem_id": "p", "n_tokens": 9}], ks=(1,), n_boot=10)
     assert s["truncated"] == 1 and s["format_rate"] == 0.0 and s["pass@1"] == 0.0
+
+
+def _aime_samples(folder, correct_per_problem, n=10, truncated=()):
+    """samples.jsonl of 30 problems x n samples, the first c of problem i correct."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, c in enumerate(correct_per_problem):
+        for j in range(n):
+            text, reason = "<think>ok</think> \\boxed{1}", "stop"
+            if (i, j) in truncated:
+                reason = "length"
+            row = score_math_response(text, "1" if j < c else "2", reason)
+            rows.append({"id": f"aime24/{i}#{j}", "problem_id": f"aime24/{i}", "sample": j,
+                         **row, "n_tokens": 9})
+    (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_math_reports_the_relative_gain_over_outcome_only_with_an_interval(tmp_path):
+    """avg@10 0.27 (outcome-only) -> 0.29 (gated): ReCode's "+7.4% relative over RL without the
+    process reward" on AIME 2024; 30 problems give a wide interval around it."""
+    from recode_lib.evaluation.math import PAPER_AIME_GAIN, math_gains
+
+    oo = [3] * 27 + [0] * 3                       # 81 / 300 = 0.27
+    gated = [3] * 27 + [2] * 3                    # 87 / 300 = 0.29
+    _aime_samples(tmp_path / "start", [2] * 30)
+    _aime_samples(tmp_path / "math_outcome_only", oo)
+    _aime_samples(tmp_path / "math_gated", gated)
+    g = math_gains(tmp_path, ["start", "math_outcome_only", "math_gated"], n_boot=500)
+    over = g["relative_gain_over_outcome_only"]["math_gated"]
+    assert over["value"] == pytest.approx(0.29 / 0.27 - 1) == pytest.approx(PAPER_AIME_GAIN, abs=1e-3)
+    assert over["reference"] == "math_outcome_only" and over["n_problems"] == 30
+    assert over["ci"][0] < over["value"] < over["ci"][1]
+    assert set(g["relative_gain_over_outcome_only"]) == {"math_gated"}
+    assert g["relative_gain_over_start"]["math_gated"]["value"] == pytest.approx(0.29 / 0.2 - 1)
+
+
+def test_a_truncated_right_answer_lowers_the_math_gain(tmp_path):
+    """Six of gated's correct answers hit the token limit: format errors, not correct."""
+    from recode_lib.evaluation.math import math_gains
+
+    _aime_samples(tmp_path / "math_outcome_only", [3] * 27 + [0] * 3)
+    _aime_samples(tmp_path / "math_gated", [3] * 27 + [2] * 3,
+                  truncated={(i, 0) for i in range(6)})
+    g = math_gains(tmp_path, ["math_outcome_only", "math_gated"], n_boot=50)
+    assert g["relative_gain_over_outcome_only"]["math_gated"]["value"] == pytest.approx(0.27 / 0.27 - 1)
+    assert g["relative_gain_over_start"] == {}            # no start model evaluated

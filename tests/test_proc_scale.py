@@ -143,3 +143,81 @@ def test_held_out_scores_say_why_they_were_skipped_without_a_reward_model(tmp_pa
 
     out = held_out_proc(tmp_path / "no_rm", [], tmp_path, ["start"])
     assert out == {"skipped": f"no reward model at {tmp_path / 'no_rm'}"}
+
+
+class FakeSpec:
+    """Stands in for an EvalSpec: "samples" the start policy by writing fixed samples."""
+
+    def __init__(self, rows):
+        self.rows, self.calls = rows, 0
+
+    def evaluate(self, model, problems, out_dir):
+        self.calls += 1
+        _samples(out_dir, self.rows)
+
+
+def _rm(folder, untrained=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "rm_config.json").write_text(json.dumps({"untrained": untrained} if untrained else {}))
+    return folder
+
+
+def test_start_scale_of_a_trained_rm_is_used_and_recorded(tmp_path, monkeypatch):
+    """Scores near 1.6 +- 0.4 (the laptop RM's): sigmoid(raw) would give 0.77-0.88."""
+    from recode_lib.process_reward import scale as scale_mod
+
+    monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
+    spec = FakeSpec([("p/1", 1.2, True), ("p/1", 1.6, False), ("p/2", 2.0, True)])
+    opts = scale_mod.start_scale("start", "m", [_problem("p/1"), _problem("p/2")], spec,
+                                 _rm(tmp_path / "rm"), tmp_path / "out")
+    assert spec.calls == 1 and opts["proc_center"] == pytest.approx(1.6)
+    assert opts["proc_temperature"] == pytest.approx(math.sqrt(0.32 / 3))
+    rec = scale_mod.scale_record(tmp_path / "out")
+    assert rec["mode"] == "start" and rec["used"] == "start" and rec["fallback"] is None and rec["n"] == 3
+
+
+def test_an_untrained_rm_without_spread_falls_back_to_sigmoid_and_says_why(tmp_path, monkeypatch):
+    """The dry run's RM (no training pairs, a random head) gives every sample one score: the
+    run goes on with sigmoid(raw), and the record names the fallback and its reason."""
+    from recode_lib.process_reward import scale as scale_mod
+
+    monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
+    spec = FakeSpec([("p/1", -0.1982, True), ("p/1", -0.1982, False), ("p/2", -0.1982, True)])
+    opts = scale_mod.start_scale("start", "m", [_problem("p/1"), _problem("p/2")], spec,
+                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out")
+    assert opts == {} and spec.calls == 1
+    rec = scale_mod.scale_record(tmp_path / "out")
+    assert rec["mode"] == "start" and rec["used"] == "sigmoid" and rec["n"] == 3
+    assert "untrained (no training pairs)" in rec["fallback"] and "floor" in rec["fallback"]
+    assert (rec["proc_center"], rec["proc_temperature"]) == (0.0, 1.0)
+
+
+def test_an_untrained_rm_that_spreads_is_scaled_and_flagged(tmp_path, monkeypatch):
+    from recode_lib.process_reward import scale as scale_mod
+
+    monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
+    spec = FakeSpec([("p/1", 0.1, True), ("p/1", 0.3, False)])
+    opts = scale_mod.start_scale("start", "m", [_problem("p/1")], spec,
+                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out")
+    assert opts["proc_center"] == pytest.approx(0.2)
+    rec = scale_mod.scale_record(tmp_path / "out")
+    assert rec["used"] == "start" and rec["fallback"] is None and rec["rm_untrained"] == "no training pairs"
+
+
+def test_a_trained_rm_without_spread_still_raises(tmp_path, monkeypatch):
+    from recode_lib.process_reward import scale as scale_mod
+
+    monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
+    spec = FakeSpec([("p/1", 1.5, True), ("p/1", 1.50000001, False)])   # below SPREAD_FLOOR
+    with pytest.raises(ScaleError, match="floor"):
+        scale_mod.start_scale("start", "m", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
+                              tmp_path / "out")
+
+
+def test_the_paper_profile_and_its_dry_run_use_the_start_scale():
+    from recode_lib.dryrun import dryrun_profile
+    from recode_lib.pipeline import load_profile
+
+    assert load_profile("paper")["04_cg_grpo"]["PROC_SCALE"] == "start"
+    assert dryrun_profile("/tiny")["04_cg_grpo"]["PROC_SCALE"] == "start"

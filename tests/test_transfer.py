@@ -13,7 +13,7 @@ from recode_lib.dryrun import dryrun_profile
 from recode_lib.evaluation.headline import TRANSFER_START, transfer_policies
 from recode_lib.pipeline import load_profile
 from recode_lib.training.grpo import RECIPES_DIR, load_recipe
-from recode_lib.training.launch import TRANSFER, transfer_variants
+from recode_lib.training.launch import TRANSFER, TRANSFER_BASELINE, transfer_variants
 
 PAPER_4B = "Qwen/Qwen3-4B-Instruct-2507"
 
@@ -28,10 +28,15 @@ def test_transfer_recipe_is_the_paper_recipe_with_another_policy():
     assert [x["name"] for x in r.rewards] == ["gated"] and r.rm_path   # needs 02's RM
 
 
-def test_transfer_variants_is_one_gated_run_or_none():
+def test_transfer_variants_is_a_gated_and_an_outcome_only_run_or_none():
+    """The gated run of the other policy (as before) beside its outcome-only run: the transfer's
+    gain is then separated from what GRPO itself gives that policy."""
     assert transfer_variants("") == {} and transfer_variants(None) == {}
-    assert transfer_variants(PAPER_4B) == {TRANSFER: {"rewards": [{"name": "gated"}],
-                                                      "model": PAPER_4B}}
+    runs = transfer_variants(PAPER_4B)
+    assert runs[TRANSFER] == {"rewards": [{"name": "gated"}], "model": PAPER_4B}
+    assert runs[TRANSFER_BASELINE] == {"rewards": [{"name": "outcome_only"}], "model": PAPER_4B}
+    assert list(runs) == [TRANSFER, TRANSFER_BASELINE]
+    assert transfer_variants(PAPER_4B, baseline=None) == {TRANSFER: runs[TRANSFER]}
 
 
 def test_transfer_policies_read_04s_record(tmp_path):
@@ -50,7 +55,26 @@ def test_transfer_policies_read_04s_record(tmp_path):
     (out / TRANSFER / "final").mkdir(parents=True)
     models, got = transfer_policies(tmp_path)
     assert models == {TRANSFER_START: PAPER_4B, TRANSFER: str(out / TRANSFER / "final")}
-    assert got == record
+    assert got == {**record, "policies": [TRANSFER_START, TRANSFER]}
+    # 04 also trained the outcome-only run of the same policy: a third row
+    record["baseline_reward"] = "outcome_only"
+    (out / "headline.json").write_text(json.dumps({"transfer": record}))
+    with pytest.raises(FileNotFoundError, match="transfer_outcome_only"):
+        transfer_policies(tmp_path)
+    (out / TRANSFER_BASELINE / "final").mkdir(parents=True)
+    models, got = transfer_policies(tmp_path)
+    assert models[TRANSFER_BASELINE] == str(out / TRANSFER_BASELINE / "final")
+    assert got["policies"] == [TRANSFER_START, TRANSFER, TRANSFER_BASELINE]
+    # with several seeds, one row per seed's run (grouped again by policy_groups)
+    seed_runs = {TRANSFER: {"0": "transfer_seed0", "1": "transfer_seed1"},
+                 TRANSFER_BASELINE: {"0": "transfer_outcome_only_seed0", "1": "transfer_outcome_only_seed1"}}
+    (out / "headline.json").write_text(json.dumps({"transfer": record, "seed_runs": seed_runs}))
+    for runs in seed_runs.values():
+        for run in runs.values():
+            (out / run / "final").mkdir(parents=True)
+    models, _ = transfer_policies(tmp_path)
+    assert set(models) == {TRANSFER_START, "transfer_seed0", "transfer_seed1",
+                           "transfer_outcome_only_seed0", "transfer_outcome_only_seed1"}
 
 
 def test_profiles_turn_the_transfer_on_in_paper_and_off_in_smoke():

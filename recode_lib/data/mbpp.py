@@ -2,12 +2,15 @@
 
     load_mbpp(data_dir=None, limit=None, split="test", challenge=False) -> list[Problem]
     load_mbppplus(data_dir=None, limit=None, tests="plus") -> list[Problem]
+    load_mbpp_train(data_dir=None, limit=None) -> list[Problem]   # train split minus MBPP+'s tasks
 
 MBPP splits follow the original paper by task id: prompt 1-10, test 11-510, validation 511-600,
 train 601-974 ("all" for every task). The MBPP prompt is the task text plus its test asserts (the
 standard format, which fixes the function name). MBPP+ (378 tasks of sanitized MBPP's test split)
-uses the release's docstring prompt; tests as in recode_lib.data.evalplus. It does not execute
-submissions.
+uses the release's docstring prompt; tests as in recode_lib.data.evalplus. MBPP+ takes tasks from
+every split of MBPP (108 of its 378 task ids lie in the train split, 601-974), so
+`load_mbpp_train` is the train split without any task MBPP+ holds (266 tasks): training data
+(e.g. CRPL's traces) that no MBPP/MBPP+ evaluation contains. It does not execute submissions.
 """
 
 from __future__ import annotations
@@ -111,3 +114,25 @@ def load_mbppplus(data_dir=None, limit: int | None = None, tests: str = "plus",
                      "inputs": inputs, "output_not_none": entry in evalplus.MBPP_NOT_NONE})
     return evalplus.problems_with_tests("mbpp", items, jobs,
                                         f"MbppPlus-{tests}-{evalplus.file_digest(path)}", workers)
+
+
+def mbppplus_task_ids(data_dir=None, download: bool = True) -> set[int]:
+    """The MBPP task ids the MBPP+ release holds (its "Mbpp/<id>" task_ids), read without
+    building its tests."""
+    path = find_file(data_dir, ["MbppPlus.jsonl.gz", "MbppPlus.jsonl"], fetch_url=MBPPPLUS_URL,
+                     download=download)
+    out = set()
+    for i, rec in enumerate(read_records(path)):
+        tid = require(rec, "task_id", f"{path} record {i}", str)
+        out.add(int(tid.split("/")[-1]))
+    return out
+
+
+def load_mbpp_train(data_dir=None, limit: int | None = None,
+                    download: bool = True) -> list[Problem]:
+    """MBPP's train split (task ids 601-974) without the tasks MBPP+ holds (mbppplus_task_ids):
+    problems to train on that an MBPP or MBPP+ evaluation never asks."""
+    held = mbppplus_task_ids(data_dir, download)
+    out = [p for p in load_mbpp(data_dir, split="train", download=download)
+           if p.metadata["task_id"] not in held]
+    return out if limit is None else out[:limit]

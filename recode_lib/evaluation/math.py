@@ -14,15 +14,22 @@ writes `samples.jsonl` + `summary.json`: with n samples per problem, avg@n (mean
 A response that hit the token limit (finish_reason "length") is a format error, scored wrong
 even when a partial text happens to hold a parsable answer — paper B: format errors at extreme
 |alpha| are "token exhaustion"; the same rule as code evaluation (recode_lib.evaluation.codegen).
-It does no code execution.
+`math_gains(eval_root, ["start", "math_outcome_only", "math_gated"])` reads each model's
+samples.jsonl under eval_root/<model> and gives every policy's relative gain in avg@n over the
+outcome-only run and over the start model, each with a paired bootstrap interval over problems
+(recode_lib.evaluation.gains) — ReCode: "AIME 2024: +7.4% relative over RL without the process
+reward". It does no code execution.
 """
 
 from __future__ import annotations
 
-from recode_lib.evaluation.codegen import TRUNCATED
+from pathlib import Path
+
+from recode_lib.evaluation.rows import TRUNCATED
+from recode_lib.evaluation.gains import paired_relative_gain, per_problem_pass1
 from recode_lib.evaluation.guard import guard_run
 from recode_lib.generation import SamplingConfig, get_generator
-from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
+from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import answer_correct, math_messages, parse_math_response
 from recode_lib.metrics import counts_from_records, pass_at_k_ci
 from recode_lib.models import model_stamp, resolve_model
@@ -106,3 +113,34 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
                             "seed": sampling.seed}}
     write_json_atomic(out / "summary.json", summary)
     return summary
+
+
+MATH_BASELINE = "math_outcome_only"   # notebook 10's run without the process reward
+# ReCode: "Transfers to math (Qwen2.5-Math-7B, AIME 2024: +7.4% relative over RL without the
+# process reward)"
+PAPER_AIME_GAIN = 0.074
+
+
+def math_gains(eval_root, models, baseline: str = MATH_BASELINE, start: str = "start", *,
+               n_boot: int = 2000, seed: int = 0) -> dict:
+    """{"relative_gain_over_outcome_only": {model: gain}, "relative_gain_over_start": {model:
+    gain}, "paper": PAPER_AIME_GAIN} over the models evaluated under eval_root/<model>
+    (samples.jsonl, one avg@n per problem); a gain is paired_relative_gain's record plus
+    "reference". A reference that was not evaluated gives no gains over it. A truncated
+    response counts as wrong (score_math_response: a format error)."""
+    values = {}
+    for m in models:
+        path = Path(eval_root) / m / "samples.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no math samples of {m!r} (evaluate it first)")
+        values[m] = {"aime": per_problem_pass1(read_jsonl(path), lambda r: bool(r["correct"]))}
+    out: dict = {"relative_gain_over_outcome_only": {}, "relative_gain_over_start": {},
+                 "paper": PAPER_AIME_GAIN}
+    for key, ref in (("relative_gain_over_outcome_only", baseline), ("relative_gain_over_start", start)):
+        if ref not in values:
+            continue
+        for m in models:
+            if m not in (ref, start):
+                out[key][m] = {"reference": ref, **paired_relative_gain(
+                    values[m], values[ref], n_boot=n_boot, seed=seed)}
+    return out

@@ -26,6 +26,9 @@ or not, with all candidate rejection reasons and the rejected generator texts
 dropped silently. Both stages are
 resumable (JsonlStore keyed by id) and show tqdm bars.
 A generator spec with model "rules" is the rule rewriter alone (no LLM).
+`check_training_source(source, held_out)` refuses a trace source that shares problems with an
+evaluation benchmark (recode_lib.data.benchmark_family: MBPP+ is MBPP's family, HumanEval+
+HumanEval's): the RM's pairs come from training problems, and the record says which.
 It does not build pairs (crpl_pairs) or train anything (reward_model).
 """
 
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 
 from tqdm.auto import tqdm
 
+from recode_lib.data import benchmark_family
 from recode_lib.generation.chat import generate, make_generator
 from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, DIRECTIONS, TRANSFORMS, rewrite_messages, rule_rewrite
 from recode_lib.jsonl import JsonlStore
@@ -47,6 +51,22 @@ from recode_lib.prompts import build_messages, canonical_trace, format_response,
 from recode_lib.sandbox import execute_many
 
 REJECT_REASONS = ("empty", "format", "unchanged", "changes_problem", "no_rule")
+
+
+def check_training_source(source: str, held_out) -> dict:
+    """{"source", "family", "held_out"}: CRPL's trace source checked against the benchmarks the
+    pipeline evaluates on (a comma-separated string or a list). ValueError naming both when the
+    source's family (benchmark_family) is one of theirs — pairs synthesized from an evaluation
+    set teach the RM the very problems the policy is scored on."""
+    if isinstance(held_out, str):
+        held_out = [b.strip() for b in held_out.split(",") if b.strip()]
+    fam = benchmark_family(source)
+    clash = sorted(b for b in held_out if benchmark_family(b) == fam)
+    if clash:
+        raise ValueError(f"CRPL source {source!r} shares its problems with the evaluation "
+                         f"benchmark(s) {clash} (family {fam!r}): take the traces from a training "
+                         "source (e.g. mbpp_train, codecontests_plus)")
+    return {"source": source, "family": fam, "held_out": list(held_out)}
 
 
 @dataclass

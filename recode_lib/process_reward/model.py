@@ -77,6 +77,11 @@ class RMConfig:
     seed: int = 0
 
 
+# the training curves' tracker (not part of the RM's fingerprint): TensorBoard event files,
+# written under the trainer folder (trainer_dir(cfg)/runs/<time>_<host>/) and kept, when the
+# finished run removes that folder, in tracker_dir(cfg)
+REPORT_TO = ("tensorboard",)
+
 # what bf16=True means since RMs keep fp32 master weights (part of a bf16 RM's fingerprint)
 BF16_NUMERICS = "bf16 autocast over fp32 master weights"
 
@@ -135,6 +140,13 @@ def trainer_dir(cfg: RMConfig) -> Path:
     return out.parent / f".{out.name}_trainer"
 
 
+def tracker_dir(cfg: RMConfig) -> Path:
+    """Where a finished RM run's training curves (TensorBoard event files) stay:
+    <output_dir>/../tb/<name>/ (runs/<profile>/02_reward_model/tb/rm/<time>_<host>/)."""
+    out = Path(cfg.output_dir)
+    return out.parent / "tb" / out.name
+
+
 def reward_config(cfg: RMConfig, *, save_steps: int = 0):
     """The trl.RewardConfig of a run of `cfg` (its trainer folder: trainer_dir). save_steps > 0:
     a checkpoint every save_steps steps, the last one kept; 0: none (save_strategy "no")."""
@@ -151,7 +163,7 @@ def reward_config(cfg: RMConfig, *, save_steps: int = 0):
         warmup_steps=cfg.warmup_steps, weight_decay=cfg.weight_decay,
         center_rewards_coefficient=cfg.center_rewards_coefficient,
         gradient_checkpointing=cfg.gradient_checkpointing, use_cpu=cfg.use_cpu, bf16=cfg.bf16,
-        logging_steps=cfg.logging_steps, report_to=[], seed=cfg.seed,
+        logging_steps=cfg.logging_steps, report_to=list(REPORT_TO), seed=cfg.seed,
         save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
         save_total_limit=1, eval_strategy="no", disable_tqdm=False, dataloader_num_workers=0)
 
@@ -232,6 +244,8 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None, *, save_step
         (out / "training_args.bin").unlink(missing_ok=True)   # Trainer.save_model's, not the RM's
         (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path},
                                                        indent=2))
+        if (Path(args.output_dir) / "runs").is_dir():       # the curves outlive the folder
+            shutil.copytree(Path(args.output_dir) / "runs", tracker_dir(cfg), dirs_exist_ok=True)
         shutil.rmtree(args.output_dir, ignore_errors=True)   # finished: logs, checkpoints
     return info
 

@@ -25,7 +25,11 @@ and the cross-generator RMs are compared like with like on pairs NEITHER trained
 pairs of every set, kept only for problems that are in no set's training split (a problem that
 is "val" in one set and "train" in another raises), de-duplicated on (prompt, chosen, rejected);
 each records `heldout_from`, the sets it came from. The other comparison set is LCB-RB
-(notebook 03), which no RM trains on.
+(notebook 03), which no RM trains on. `equal_training_pairs(single, cross, seed)` cuts the
+larger set's training pairs (a seeded sample, each pair type in proportion) to the smaller's
+count, so the two RMs of the ablation learn from equal numbers of pairs ("pairs from a single
+generator beat pairs mixed across generators": a comparison of where pairs come from, not of
+how many there are); validation pairs are kept.
 It does no generation and no I/O.
 """
 
@@ -151,3 +155,37 @@ def heldout_pairs(pair_sets: dict) -> tuple[list[dict], dict]:
               "by_type": dict(Counter(p["pair_type"] for p in out)),
               "train_problems": {n: len(t) for n, t in train_problems.items()}}
     return out, report
+
+
+def equal_training_pairs(single: list[dict], cross: list[dict], seed: int = 0
+                         ) -> tuple[list[dict], list[dict], dict]:
+    """(single, cross, report) with both sets' "train" pairs cut to the smaller count: the
+    larger set keeps a seeded sample of its training pairs, stratified by pair type (largest
+    remainder), in their original order; "val" pairs are kept whole. The report gives the
+    counts before and after and which set was cut (None when they were equal)."""
+    def train(ps):
+        return [p for p in ps if p["split"] == "train"]
+
+    n_single, n_cross = len(train(single)), len(train(cross))
+    n = min(n_single, n_cross)
+    report = {"train_before": {"single": n_single, "cross": n_cross}, "train_pairs": n,
+              "cut": None if n_single == n_cross else ("single" if n_single > n else "cross")}
+
+    def cut(ps):
+        tr = train(ps)
+        if len(tr) == n:
+            return list(ps)
+        by_type: dict[str, list[dict]] = {}
+        for p in tr:
+            by_type.setdefault(p["pair_type"], []).append(p)
+        quota = {t: n * len(v) / len(tr) for t, v in by_type.items()}
+        take = {t: int(q) for t, q in quota.items()}
+        for t in sorted(quota, key=lambda t: (-(quota[t] - take[t]), t))[: n - sum(take.values())]:
+            take[t] += 1
+        rng = random.Random(seed)
+        keep = set()
+        for t, v in sorted(by_type.items()):
+            keep |= {p["id"] for p in rng.sample(sorted(v, key=lambda p: p["id"]), take[t])}
+        return [p for p in ps if p["split"] != "train" or p["id"] in keep]
+
+    return cut(single), cut(cross), report

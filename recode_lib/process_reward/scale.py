@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from recode_lib.errors import RecodeError
-from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.metrics import bootstrap_ci, sigmoid
 from recode_lib.process_reward.placement import load_checked_scorer
 from recode_lib.prompts import user_prompt
@@ -63,18 +63,37 @@ def score_samples(scorer, problems, eval_dir) -> list[dict]:
              "outcome": s["outcome"], "score": float(x)} for s, x in zip(samples, scores)]
 
 
-def proc_scale(rows: list[dict]) -> dict:
+# Scores whose standard deviation is below this (in the RM's logit units) have no spread: a
+# temperature that small turns rounding noise into R_proc differences of order 1.
+SPREAD_FLOOR = 1e-4
+
+
+def proc_scale(rows: list[dict], floor: float = SPREAD_FLOOR) -> dict:
     """{"proc_center", "proc_temperature", "n"}: the mean and standard deviation of the rows' raw
     scores (recode_lib.rewards.process options). ScaleError with fewer than 2 finite scores or
-    none spread."""
+    a standard deviation at or below `floor` (SPREAD_FLOOR: no spread)."""
     xs = [r["score"] for r in rows if math.isfinite(r["score"])]
     if len(xs) < 2:
         raise ScaleError(f"R_proc's scale needs at least 2 scored samples, got {len(xs)}")
     sd = statistics.pstdev(xs)
-    if sd <= 0:
-        raise ScaleError(f"the reward model gave all {len(xs)} samples the score {xs[0]:.4g}: "
-                         "no spread to scale R_proc by")
+    if sd <= floor:
+        raise ScaleError(f"the reward model's scores of {len(xs)} samples (mean {statistics.fmean(xs):.4g}) "
+                         f"spread by {sd:.3g}, at most the floor {floor:g}: no spread to scale "
+                         "R_proc by")
     return {"proc_center": statistics.fmean(xs), "proc_temperature": sd, "n": len(xs)}
+
+
+def untrained_reason(rm_path) -> str | None:
+    """Why the RM at rm_path is untrained (its rm_config.json "untrained" flag: notebook 02 found
+    no training pairs and saved the backbone with a fresh head), or None for a trained one or an
+    endpoint."""
+    cfg = Path(rm_path) / "rm_config.json" if rm_path else None
+    if cfg is None or not cfg.is_file():
+        return None
+    import json
+
+    flag = json.loads(cfg.read_text()).get("untrained")
+    return str(flag) if flag else None
 
 
 def by_problem(rows: list[dict], key) -> dict[str, list[float]]:
@@ -164,17 +183,46 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
     {} for mode "" (R_proc = sigmoid(raw score)); for "start", the model (the start policy) is
     sampled on `problems` (the training problems) with the evaluation spec `spec` into
     out_dir/start, the RM at rm_path scores the samples, and their mean and standard deviation
-    become proc_center / proc_temperature, recorded in out_dir/proc_scale.json with n. The RM
-    is placed as `placement` says (load_eval_scorer)."""
+    become proc_center / proc_temperature. The RM is placed as `placement` says
+    (load_eval_scorer). What was used is recorded in out_dir/proc_scale.json (scale_record):
+    {"mode": requested, "used": "start" | "sigmoid", "fallback": why or None, center,
+    temperature, n, model}.
+
+    The rule for "start": the RM's scores must spread by more than SPREAD_FLOOR (proc_scale),
+    else a scale from no spread would amplify noise. A trained RM without that spread stops
+    the run (ScaleError). An RM flagged untrained (untrained_reason: notebook 02 had no pairs,
+    e.g. a dry run's random model) whose scores do not spread falls back to sigmoid(raw
+    score): the record says so and why ("fallback"), and the run goes on; an untrained RM
+    whose scores do spread is scaled as usual, and "rm_untrained" says what it is. ReCode's
+    RM is trained with the Bradley-Terry objective, which fixes no absolute scale: "A reward
+    model is trained on these pairs with the Bradley–Terry objective (no absolute scores)"."""
     if mode not in PROC_SCALES:
         raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
-    if not mode:
-        return {}
     out_dir = Path(out_dir)
-    spec.evaluate(model, problems, out_dir / "start")
-    scale = proc_scale(score_samples(load_eval_scorer(rm_path, placement), problems, out_dir / "start"))
-    write_json_atomic(out_dir / "proc_scale.json", scale | {"model": str(model), "mode": mode})
-    return {k: scale[k] for k in ("proc_center", "proc_temperature")}
+    untrained = untrained_reason(rm_path) if mode else None
+    record = {"mode": mode, "used": "sigmoid", "fallback": None, "rm_untrained": untrained,
+              "proc_center": 0.0, "proc_temperature": 1.0, "n": None, "model": str(model)}
+    if mode:
+        spec.evaluate(model, problems, out_dir / "start")
+        rows = score_samples(load_eval_scorer(rm_path, placement), problems, out_dir / "start")
+        try:
+            record.update(proc_scale(rows), used="start")
+        except ScaleError as exc:
+            if not untrained:
+                raise
+            record.update(n=len(rows), fallback=(
+                f"the reward model at {rm_path} is untrained ({untrained}) and {exc}: "
+                "R_proc = sigmoid(raw score)"))
+    write_json_atomic(out_dir / "proc_scale.json", record)
+    return ({k: record[k] for k in ("proc_center", "proc_temperature")}
+            if record["used"] == "start" else {})
+
+
+def scale_record(out_dir) -> dict | None:
+    """out_dir/proc_scale.json as start_scale wrote it: which scale R_proc used and why (None
+    when start_scale has not run there)."""
+    path = Path(out_dir) / "proc_scale.json"
+    return read_json(path) if path.is_file() else None
 
 
 def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None = None,

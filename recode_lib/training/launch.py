@@ -21,7 +21,11 @@ one recipe (one folder each; a finished run is skipped), `recipe_overrides` maps
 parameters (NOTEBOOK_FIELDS) to recipe fields. `transfer_variants(model)` is the cross-model RM
 transfer run (ReCode: another policy, e.g. Qwen3-4B-Instruct, trained with the gated reward and
 the RM trained on the first policy's pairs; recipe cg_grpo_transfer_paper), a `train_variants`
-variant named TRANSFER, or none when model is empty. It does not install vllm or deepspeed.
+variant named TRANSFER, beside TRANSFER_BASELINE (the same policy with the outcome-only reward),
+or none when model is empty. `seeded_variants(variants, seeds)` makes
+one run per (variant, seed) (`seed_run_name`: "<variant>_seed<s>", or the variant's own name
+when there is one seed) and `seed_groups(names, seeds)` gathers them back per variant, so a
+gain is reported beside its seed variance. It does not install vllm or deepspeed.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from recode_lib.run_files import TRANSFER
 from recode_lib.training.grpo import (GRPORecipe, TrainResult, check_enough_problems,
                                       final_complete, grpo_config, load_recipe, retire_stale_run,
                                       run_fingerprint, train)
-from recode_lib.training.launch_configs import (accelerate_command, check_launch_configs,
+from recode_lib.training.launch_configs import (Launcher, accelerate_command, check_launch_configs,
                                                 entry_point_command)
 from recode_lib.training.slurm import SlurmShape, check_script, sbatch_script, submit
 
@@ -50,7 +54,9 @@ NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max
                    "CPU_THREADS": "cpu_threads", "SEED": "seed", "REASONING": "reasoning"}
 
 
-LAUNCHERS = ("inprocess", "accelerate", "slurm", "dryrun")
+TRANSFER_BASELINE = "transfer_outcome_only"   # the transfer policy trained without R_proc
+SEED_TAG = "_seed"   # <variant>_seed<s>: one run of a variant per seed (seed_run_name)
+LAUNCHERS = tuple(x.value for x in Launcher)   # plain strings: error messages show them
 # the only recipe fields the CPU dry run of a GPU recipe changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
 
@@ -86,18 +92,18 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
     problems = list(problems)
-    if launcher == "slurm":
+    if launcher == Launcher.SLURM:
         slurm = slurm or SlurmShape.from_env()
         slurm_setup = slurm_setup or os.environ.get("RECODE_SLURM_SETUP", "")
         num_processes = slurm.train_processes
     check_enough_problems(recipe, len(problems),
-                          num_processes if launcher in ("accelerate", "slurm") else 1)
-    if launcher == "inprocess":
+                          num_processes if launcher in (Launcher.ACCELERATE, Launcher.SLURM) else 1)
+    if launcher == Launcher.INPROCESS:
         return train(recipe, problems, output_dir)
     out = Path(output_dir)
     check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
                          gradient_accumulation_steps=recipe.gradient_accumulation_steps)
-    if launcher == "dryrun":
+    if launcher == Launcher.DRYRUN:
         check_grpo_config(recipe, out)
         recipe = recipe.replace(**DRYRUN_CPU_FIELDS)
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
@@ -105,8 +111,8 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(recipe.validate().to_dict()))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
-        if launcher in ("slurm", "dryrun"):
-            shape = slurm if launcher == "slurm" else SlurmShape(nodes=2, gpus_per_node=8)
+        if launcher in (Launcher.SLURM, Launcher.DRYRUN):
+            shape = slurm if launcher == Launcher.SLURM else SlurmShape(nodes=2, gpus_per_node=8)
             script = sbatch_script(shape, recipe=out / "recipe.yaml", output_dir=out,
                                    problems=out / "train_problems.jsonl", model=recipe.model,
                                    accelerate_config=accelerate_config,
@@ -114,7 +120,7 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
             check_script(script, shape)
             (out / "sbatch.sh").write_text(script)
             print(f"slurm route ({shape.nodes} nodes): {out / 'sbatch.sh'} (checked)", flush=True)
-        if launcher == "slurm":
+        if launcher == Launcher.SLURM:
             rc = submit(out / "sbatch.sh", wait=True)
             if rc != 0 or not final_complete(out):
                 raise RuntimeError(f"the Slurm job of {out / 'sbatch.sh'} failed (sbatch exit "
@@ -124,7 +130,7 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
         cmd = accelerate_command(out / "recipe.yaml", out, out / "train_problems.jsonl",
                                  num_processes=num_processes, config_file=accelerate_config)
         print(" ".join(cmd), flush=True)
-        if launcher == "dryrun":
+        if launcher == Launcher.DRYRUN:
             cmd = entry_point_command(cmd, sys.executable)
             print("dry run, on CPU:", " ".join(cmd), flush=True)
         rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
@@ -152,14 +158,58 @@ def reward_variants(names, rm_options: Mapping | None = None) -> dict[str, dict]
             for n in names}
 
 
-def transfer_variants(model: str | None, reward: str = "gated") -> dict[str, dict]:
-    """{TRANSFER: {"rewards": [{"name": reward}], "model": model}} (train_variants' form), or {}
-    when model is empty: the cross-model RM transfer is off. ReCode: the process reward
-    "transfers ... across models (Qwen3-4B-Instruct)" — a different policy trained with the
-    same reward model."""
+def seed_run_name(name: str, seed: int, seeds) -> str:
+    """The run name of variant `name` trained with `seed` when a notebook trains `seeds`: the
+    variant's own name when there is one seed (the single-seed layout, <out>/<name>), else
+    "<name>_seed<seed>"."""
+    seeds = check_seeds(seeds)
+    return name if len(seeds) == 1 else f"{name}{SEED_TAG}{int(seed)}"
+
+
+def check_seeds(seeds) -> list[int]:
+    """`seeds` (a list of ints or a comma-separated string such as a notebook's SEEDS) as a list
+    of distinct ints; ValueError naming the value when it is empty or repeats a seed."""
+    items = seeds if isinstance(seeds, (list, tuple)) else str(seeds).split(",")
+    try:
+        out = [int(str(s).strip()) for s in items if str(s).strip()]
+    except ValueError:
+        raise ValueError(f"SEEDS {seeds!r}: every seed must be an integer") from None
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"SEEDS {seeds!r}: give at least one seed, each once")
+    return out
+
+
+def seeded_variants(variants: Mapping[str, Mapping], seeds) -> dict[str, dict]:
+    """One run per (variant, seed), in train_variants' form: {seed_run_name(v, s, seeds):
+    {**variants[v], "seed": s}} (seed-major within each variant). Seed variance is what a
+    gain between two RL runs must be read against: a second seed of the same recipe moves
+    pass@1 too. With one seed the names are the variants' own (the recipe's seed set to it)."""
+    seeds = check_seeds(seeds)
+    return {seed_run_name(name, s, seeds): {**dict(own), "seed": s}
+            for name, own in variants.items() for s in seeds}
+
+
+def seed_groups(names, seeds) -> dict[str, dict[int, str]]:
+    """{variant: {seed: run name}} for the runs seeded_variants makes of `names` (a list or the
+    keys of a variants mapping) and `seeds`: how a table gathers a variant's seeds again."""
+    seeds = check_seeds(seeds)
+    return {name: {s: seed_run_name(name, s, seeds) for s in seeds} for name in names}
+
+
+def transfer_variants(model: str | None, reward: str = "gated",
+                      baseline: str | None = "outcome_only") -> dict[str, dict]:
+    """{TRANSFER: {"rewards": [{"name": reward}], "model": model}, TRANSFER_BASELINE:
+    {"rewards": [{"name": baseline}], "model": model}} (train_variants' form), or {} when
+    model is empty: the cross-model RM transfer is off. ReCode: the process reward "transfers
+    ... across models (Qwen3-4B-Instruct)" — a different policy trained with the same reward
+    model. The outcome-only run of that same policy (baseline; None: left out) separates
+    what the transferred RM adds from what GRPO itself gives the new policy."""
     if not model:
         return {}
-    return {TRANSFER: {"rewards": [{"name": reward}], "model": str(model)}}
+    out = {TRANSFER: {"rewards": [{"name": reward}], "model": str(model)}}
+    if baseline:
+        out[TRANSFER_BASELINE] = {"rewards": [{"name": baseline}], "model": str(model)}
+    return out
 
 
 def require_reward_model(rewards, rm_path) -> None:

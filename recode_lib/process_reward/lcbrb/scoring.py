@@ -15,7 +15,10 @@ unparsable judge reply, or a pairwise judge that changes its mind when the order
 Accuracy is ReCode's LCB-RB metric, "how often a reward model scores the better trace higher",
 with one rule for every method (recode_lib.metrics.preference_from_vote): a pair counts 1 only
 when the better trace is preferred, a tie counts 0 (the RM's strict `>`, applied to judges and
-the length baseline too), and the ties are reported in their own column. The interval is a
+the length baseline too), and the ties are reported in their own column. Beside it,
+`accuracy_ties_half` (with ci_low/ci_high_ties_half) counts a tie as 0.5 — a coin flip — which is
+how a method that cannot order a pair would score by guessing; a method with many ties reads
+very differently under the two rules, so both are given. The interval is a
 percentile bootstrap over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports judge
 parse failures, wall time and pairs per second; rows are also split by pair_type.
 length_method is a no-model baseline (prefer the longer, or shorter, trace): a reward model
@@ -75,11 +78,20 @@ def length_method(prefer: str = "longer"):
     return run
 
 
+def tie_half(vote) -> float:
+    """A vote scored with a tie (TIE or None: not ordered) as 0.5, else 1 for the better side
+    preferred and 0 for the worse."""
+    return TIE if vote is None or vote == TIE else float(preference_from_vote(vote))
+
+
 def _row(name, outcomes, n_boot, seed, extra):
     mean, lo, hi = bootstrap_ci([preference_from_vote(o) for o in outcomes], n_boot=n_boot,
                                 seed=seed)
+    half, hlo, hhi = bootstrap_ci([tie_half(o) for o in outcomes], n_boot=n_boot, seed=seed)
     return {"method": name, "n": len(outcomes), "accuracy": mean, "ci_low": lo, "ci_high": hi,
-            "ties": sum(o is None or o == TIE for o in outcomes), **extra}
+            "ties": sum(o is None or o == TIE for o in outcomes),
+            "accuracy_ties_half": half, "ci_low_ties_half": hlo, "ci_high_ties_half": hhi,
+            **extra}
 
 
 def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
