@@ -55,6 +55,10 @@ from recode_lib.plan.stages import StageError, read_recipe
 GB = 1e9
 HUB = "https://huggingface.co"
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
+# comma-separated lists of models: 03's reward-model classifier baselines (hub ids; a run's own
+# RM, "run:...", is not downloaded). API judges (CONSISTENCY_JUDGE_MODEL, API_JUDGES) are served
+# by their endpoint and never staged.
+MODEL_LIST_KEYS = ("BASELINE_CLASSIFIERS",)
 BENCHMARK_KEYS = ("BENCHMARK", "EVAL_BENCHMARK", "SOURCE", "TRAIN_SET", "FINETUNE_SOURCE")
 BENCHMARK_LIST_KEYS = ("BENCHMARKS", "SOURCES", "SEEDED_SOURCES")
 RECIPE_KEYS = ("RECIPE", "TRANSFER_RECIPE", "SINGLE_RECIPE")
@@ -163,6 +167,8 @@ def dataset_item(name: str, params: dict) -> StageItem:
                           "Apache-2.0"),
         "mbpp": (mbpp.MBPP_URL, "mbpp.jsonl", 563_743, "CC-BY-4.0"),
         "mbppplus": (mbpp.MBPPPLUS_URL, "MbppPlus.jsonl.gz", 336_032, "Apache-2.0"),
+        "mbppplus_base": (mbpp.MBPPPLUS_URL, "MbppPlus.jsonl.gz", 336_032, "Apache-2.0"),
+        "mbpp_train": (mbpp.MBPP_URL, "mbpp.jsonl", 563_743, "CC-BY-4.0"),
         "aime24": (aime.URL, "aime24.jsonl", 156_944, "MIT; problems (c) MAA"),
         "leetcode": (leetcode.URL, leetcode.FILE, 3_019_497, "MIT"),
     }
@@ -244,6 +250,10 @@ def stage_items(params: dict[str, dict], profile: str = "?") -> list[StageItem]:
             value = str(p.get(key) or "").strip()
             if value not in NOT_A_MODEL and value:
                 _add(models, model_item, value, stem, key)
+        for key in MODEL_LIST_KEYS:
+            for value in _list(p.get(key)):
+                if ":" not in value and is_hub_id(value):
+                    _add(models, model_item, value, stem, key)
         benches = [(k, str(p[k])) for k in BENCHMARK_KEYS if p.get(k)]
         benches += [(k, b) for k in BENCHMARK_LIST_KEYS for b in _list(p.get(k))]
         for key in RECIPE_KEYS:
