@@ -21,7 +21,10 @@ The rules (SHRINK):
   the RewardConfig built, then `recode_lib.cli.rm` on CPU); NUM_PROCESSES is kept (it only
   goes into the command);
 - counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
-  workers and bootstrap sizes cut to 1-2 (COUNTS); list-valued counts (KS, ALPHAS, PASS_K)
+  workers and bootstrap sizes cut to 1-2 (COUNTS); a GRPO notebook's (a section with a RECIPE)
+  steps, group, batch and completion length through its RECIPE_SET (RECIPE_COUNTS merged over
+  the paper's RECIPE_SET, recode_lib.training.recipe_set: the dry run's fields win, the
+  paper's others are kept); list-valued counts (KS, ALPHAS, PASS_K)
   keep their first/extreme members (SAVE_ALPHAS keeps its first, which stays in the grid);
 - CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU);
 - no network: ENDPOINT_KEYS (03's JUDGE_BASE_URL -> "", ON_MISSING_JUDGE -> "fallback": the
@@ -47,6 +50,7 @@ from typing import Any
 from recode_lib.data.livecodebench import FILES
 from recode_lib.paths import data_dir
 from recode_lib.pipeline import load_profile
+from recode_lib.training.recipe_set import merge_recipe_set, recipe_set_text
 
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
@@ -62,10 +66,13 @@ COUNTS: dict[str, Any] = {
     "TRACES_PER_PROBLEM": 1, "N_CANDIDATES": 1, "EVAL_N_SAMPLES": 1, "REPAIR_PER_PROBLEM": 1,
     "ALPHA_N_SAMPLES": 2,
     "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
-    "NUM_GENERATIONS": 2, "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
+    "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
     "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
-    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8, "MAX_COMPLETION_LENGTH": 8,
+    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8,
 }
+# recipe field -> dry-run value, set through the RECIPE_SET of every section with a RECIPE
+RECIPE_COUNTS: dict[str, Any] = {"max_steps": 1, "num_generations": 2,
+                                 "per_device_train_batch_size": 2, "max_completion_length": 8}
 # per notebook, where a count means something else there
 SECTION_COUNTS: dict[str, dict[str, Any]] = {"03_lcb_rb": {"N_PROBLEMS": 1}}
 # keys set whatever paper.yaml says: the RM trains 2 steps (paper: by EPOCHS) on CPU; 00 does
@@ -107,6 +114,8 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
         if key in out:
             out[key] = value
     out.update(ADDED.get(stem, {}))
+    if "RECIPE" in out:     # a GRPO notebook: its recipe's steps and sizes
+        out["RECIPE_SET"] = merge_recipe_set(out.get("RECIPE_SET", ""), recipe_set_text(RECIPE_COUNTS))
     if "KS" in out:
         out["KS"] = shrink_list(out["KS"], "first")
     if "SEEDS" in out:   # one training run per variant: the seed path is the same code

@@ -94,12 +94,13 @@ def test_math_evaluation_goes_through_the_run_guard(tiny_model_dir, tmp_path):
 
 # --- training -----------------------------------------------------------------------------------
 
-def test_recipe_overrides_map_notebook_parameters():
-    from recode_lib.training.launch import recipe_overrides, reward_variants
+def test_recipe_set_and_the_notebooks_own_fields_are_the_run_fields():
+    from recode_lib.training.launch import reward_variants
+    from recode_lib.training.recipe_set import recipe_set
 
-    params = {"MODEL": "m", "BATCH_SIZE": 8, "CPU_THREADS": 0, "WORKERS": 2, "OTHER": 1}
-    assert recipe_overrides(params) == {"model": "m", "per_device_train_batch_size": 8,
-                                        "cpu_threads": None, "sandbox_workers": 2}
+    assert recipe_set("per_device_train_batch_size=8 cpu_threads=null", model="m",
+                      sandbox_workers=2) == {"model": "m", "per_device_train_batch_size": 8,
+                                             "cpu_threads": None, "sandbox_workers": 2}
     assert reward_variants(["gated"]) == {"gated": {"rewards": [{"name": "gated"}]}}
 
 

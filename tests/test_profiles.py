@@ -37,18 +37,19 @@ def test_every_laptop_parameter_is_declared_by_its_notebook():
 
 def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
     from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.recipe_set import recipe_set
 
     cal = section("laptop", "00_data_and_models")
     assert cal["CALIBRATE"] and cal["CAL_N_SAMPLES"] >= 2
     for stem in ("04_cg_grpo", "06_strictness_sweep"):
         s = section("laptop", stem)
-        r = load_recipe(s["RECIPE"]).validate()
+        r = load_recipe(s["RECIPE"], **recipe_set(s.get("RECIPE_SET", ""))).validate()
         assert r.lora and r.lora["r"] >= 1                          # LoRA through peft_config
         assert s["BENCHMARK"].startswith("calibrated:laptop")
         assert s["REASONING"] == cal["CAL_REASONING"] == r.reasoning  # the calibrated prompt style
-        assert s["MAX_COMPLETION_LENGTH"] == cal["CAL_MAX_NEW_TOKENS"]
+        assert r.max_completion_length == cal["CAL_MAX_NEW_TOKENS"]
         assert r.temperature == cal["CAL_TEMPERATURE"]
-        assert s["LEARNING_RATE"] >= 1e-4                           # moves a 135M model
+        assert r.learning_rate >= 1e-4                              # moves a 135M model
     keep_ks = str(cal["CAL_KEEP_KS"]).split(",")           # calibration keeps what either endpoint learns from
     assert "inf" in keep_ks and set(str(section("laptop", "06_strictness_sweep")["KS"]).split(",")) <= set(keep_ks)
     assert section("laptop", "99_paper_figures")["CLAIMS_REPORT"]

@@ -178,8 +178,11 @@ def _train_grpo(tiny, out, monkeypatch, *, bf16: bool, lr: float, steps: int = 2
 def _paper_grpo():
     from recode_lib.training.grpo import load_recipe
 
-    r = load_recipe(PAPER["04_cg_grpo"]["RECIPE"])
-    assert r.bf16 and r.learning_rate == float(PAPER["04_cg_grpo"]["LEARNING_RATE"])
+    from recode_lib.training.recipe_set import recipe_set
+
+    section = PAPER["04_cg_grpo"]
+    r = load_recipe(section["RECIPE"], **recipe_set(section.get("RECIPE_SET", "")))
+    assert r.bf16 and r.learning_rate <= 1e-5      # the paper run's: recipe file and RECIPE_SET
     return r
 
 

@@ -7,7 +7,8 @@
 recode_lib.pipeline.effective_parameters returns them) and `profile_params` all notebooks' (a
 notebook that uses another's model, e.g. 04's reward model is 02's backbone, reads it there).
 Training stages also read their recipe (recode_lib/training/recipes/<RECIPE>.yaml, with
-RECIPE_DEFAULTS for the fields a recipe leaves out) and the launch configs (configs/accelerate,
+RECIPE_DEFAULTS for the fields a recipe leaves out, under the notebook's RECIPE_SET: see
+recode_lib.training.recipe_set) and the launch configs (configs/accelerate,
 configs/deepspeed). A stage holds what the memory check needs (Engine: a vLLM engine; Trainer:
 the policy under ZeRO-3 with its colocated engine and reward model) and what the budget needs
 (Work: token counts, upper bounds: every response runs to its maximum length, every trace is
@@ -33,6 +34,7 @@ from recode_lib.plan.architectures import Architecture, ArchitectureError, model
 from recode_lib.rewards import Need, reward_needs
 from recode_lib.training.grpo import RECIPES_DIR
 from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
+from recode_lib.training.recipe_set import recipe_set
 
 VLLM_DEFAULT_UTILIZATION = 0.9      # vllm.LLM's gpu_memory_utilization default
 
@@ -71,11 +73,6 @@ RECIPE_DEFAULTS: dict[str, Any] = {
     "rm_dtype": "auto", "rm_batch_size": 8, "rm_zero3": False, "sandbox_workers": None,
     "domain": "code", "setting": "single", "max_steps": 10, "lora": None,
 }
-# notebook parameter -> recipe field (recode_lib.training.launch.NOTEBOOK_FIELDS, the subset
-# that changes memory or work)
-RECIPE_OVERRIDES = {"BATCH_SIZE": "per_device_train_batch_size", "NUM_GENERATIONS": "num_generations",
-                    "MAX_COMPLETION_LENGTH": "max_completion_length", "MAX_STEPS": "max_steps",
-                    "WORKERS": "sandbox_workers", "MODEL": "model", "BENCHMARK": "benchmark"}
 
 
 class StageError(RecodeError, ValueError):
@@ -267,14 +264,19 @@ def rm_arch(profile_params: dict, recipe: dict, notebook: str) -> Architecture:
     return _arch(backbone, notebook).reward_model()
 
 
+def run_fields(p: dict, model: str, extra: dict | None = None) -> dict:
+    """The recipe fields a GRPO notebook sets: its RECIPE_SET (recode_lib.training.recipe_set)
+    and the fields it passes from its own parameters (BENCHMARK, WORKERS; `model`, `extra`)."""
+    own = {"benchmark": p.get("BENCHMARK"), "sandbox_workers": p.get("WORKERS")}
+    own = {k: v for k, v in own.items() if v is not None} | dict(extra or {}) | {"model": model}
+    return recipe_set(p.get("RECIPE_SET", ""), **own)
+
+
 def grpo_stage(notebook: str, name: str, p: dict, profile_params: dict, *, recipe_name: str,
                model: str, rewards: list[str], runs: int = 1, steps: int | None = None,
                extra: dict | None = None) -> Stage | None:
     """One GRPO training configuration (None when it trains on CPU)."""
-    overrides = {f: p[k] for k, f in RECIPE_OVERRIDES.items() if k in p}
-    overrides.update(extra or {})
-    overrides["model"] = model
-    r = read_recipe(recipe_name, overrides)
+    r = read_recipe(recipe_name, run_fields(p, model, extra))
     launcher = p.get("LAUNCHER", "inprocess")
     if launcher not in ("accelerate", "inprocess") or r["use_cpu"]:
         return None
@@ -625,7 +627,8 @@ def _07(nb, p, pp):
 
 
 def _09(nb, p, pp):
-    rounds, steps = int(p.get("ROUNDS", 1)), int(p.get("MAX_STEPS", 1))
+    rounds = int(p.get("ROUNDS", 1))
+    steps = int(read_recipe(p["RECIPE"], run_fields(p, p["MODEL"]))["max_steps"])   # per round
     reward = p.get("REWARD", "strict_inf")
     out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"],
                       {"original_only": [reward], "failure_conditioned": [reward]},

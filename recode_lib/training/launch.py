@@ -5,7 +5,8 @@
     res = launch(recipe, problems, out_dir, launcher="accelerate", num_processes=8)
 
     runs = train_variants("cg_grpo_smoke", reward_variants(["gated", "outcome_only"]), problems,
-                          OUT, name_prefix="04_", rm_path=..., **recipe_overrides(globals()))
+                          OUT, name_prefix="04_", rm_path=...,
+                          **recipe_set(RECIPE_SET, model=MODEL, seed=SEED))   # recipe_set.py
 
     recode grpo --recipe cg_grpo_smoke --output-dir runs/smoke/04_cg_grpo/cli [--set k=v ...]
     python -m recode_lib.cli.grpo ...      (the same; the entry point accelerate runs; the CLI
@@ -17,8 +18,8 @@ With launcher="accelerate" the recipe (output_dir/recipe.yaml) and the problems
 -m recode_lib.cli.grpo --recipe ... --problems ...` trains on them; a failed launch raises
 and leaves the checkpoints for the next call to resume from. Launch commands of the paper
 profile: the docstring of recode_lib.training.grpo. `train_variants` trains several runs from
-one recipe (one folder each; a finished run is skipped), `recipe_overrides` maps a notebook's
-parameters (NOTEBOOK_FIELDS) to recipe fields. `transfer_variants(model)` is the cross-model RM
+one recipe (one folder each; a finished run is skipped; the fields every run shares are keyword
+overrides, by the recipe's own names: recode_lib.training.recipe_set). `transfer_variants(model)` is the cross-model RM
 transfer run (ReCode: another policy, e.g. Qwen3-4B-Instruct, trained with the gated reward and
 the RM trained on the first policy's pairs; recipe cg_grpo_transfer_paper), a `train_variants`
 variant named TRANSFER, beside TRANSFER_BASELINE (the same policy with the outcome-only reward),
@@ -44,14 +45,6 @@ from recode_lib.training.grpo import (GRPORecipe, TrainResult, check_enough_prob
 from recode_lib.training.launch_configs import (Launcher, accelerate_command, check_launch_configs,
                                                 entry_point_command)
 from recode_lib.training.slurm import SlurmShape, check_script, sbatch_script, submit
-
-# notebook parameter -> recipe field (recipe_overrides)
-NOTEBOOK_FIELDS = {"MODEL": "model", "BENCHMARK": "benchmark", "MAX_STEPS": "max_steps",
-                   "NUM_GENERATIONS": "num_generations",
-                   "BATCH_SIZE": "per_device_train_batch_size",
-                   "MAX_COMPLETION_LENGTH": "max_completion_length",
-                   "LEARNING_RATE": "learning_rate", "WORKERS": "sandbox_workers",
-                   "CPU_THREADS": "cpu_threads", "SEED": "seed", "REASONING": "reasoning"}
 
 
 TRANSFER_BASELINE = "transfer_outcome_only"   # the transfer policy trained without R_proc
@@ -138,15 +131,6 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
             raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "
                                "are kept and the next call resumes from them")
     return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
-
-
-def recipe_overrides(params: Mapping) -> dict:
-    """The recipe fields a notebook's parameters set (NOTEBOOK_FIELDS; absent ones are left to
-    the recipe). CPU_THREADS = 0 means torch's default (None)."""
-    out = {field: params[name] for name, field in NOTEBOOK_FIELDS.items() if name in params}
-    if "cpu_threads" in out:
-        out["cpu_threads"] = out["cpu_threads"] or None
-    return out
 
 
 def reward_variants(names, rm_options: Mapping | None = None) -> dict[str, dict]:
