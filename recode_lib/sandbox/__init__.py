@@ -30,7 +30,9 @@ What is isolated depends on what the machine allows (limits.py has the details):
   leftover process killed, no per-uid kernel state such as keyrings shared with the next
   child; keyrings also cleared at reap), the worker's own pid namespace (/proc shows neither
   the judge nor the worker), memory (RLIMIT_AS), CPU, file-size and open-file limits,
-  no_new_privs, scrubbed environment.
+  no_new_privs, scrubbed environment, and (every mode) a seccomp filter refusing kernel
+  memory outside RLIMIT_AS (memfds, raised socket buffers, SysV IPC beyond small per-child
+  caps), kernel keyrings and io_uring (limits.restrict_syscalls).
 - unprivileged with user namespaces: the same except the private uid; instead every child is
   born in its worker's pid namespace (a fresh /proc showing only that namespace: no signals,
   ptrace or /proc/<pid>/root to the judge or other processes) with every capability dropped;
@@ -47,11 +49,14 @@ protected from the call.
 Between tests: a stdio test is a fresh program run (every process it started killed, the
 scratch /tmp emptied, the CPU time of all its processes counted against it); call tests share
 one process (EvalPlus does the same). Between records: a fresh child, /tmp, IPC namespace and
-(root) uid; a test script never passes through the worker's heap (pool.Worker.send_job,
-zygote.store_inputs). Every result carries a trust level (result.TRUST_LEVELS): "isolated" for
+(root) uid; a test script, and the inputs of sealed call tests, never pass through the
+worker's heap (pool.Worker.send_job, zygote.store_inputs). Every result carries a trust level (result.TRUST_LEVELS): "isolated" for
 stdio, call and separate script tests, "in_process" for unittest-style ones.
 Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes; in userns
-mode the user's kernel keyring and process count (same uid); the pid counter of a worker's pid
+mode the user's process count (same uid); memory_mb is per process (RLIMIT_AS: forked
+processes may hold up to max_processes x memory_mb, and kernel socket buffers of the default
+size are not counted); in call tests a program may use several cores within a test's
+wall-clock limit (stdio tests count the CPU of all its processes); the pid counter of a worker's pid
 namespace, shared by its children: a low-bandwidth covert channel (a record or stdio test can
 signal a number to the next one on the same worker by forking; none of them holds an expected
 value to pass on); in call tests every test's input is readable during any call, so a program

@@ -237,7 +237,7 @@ def _run_calls(job, fn, todo, wfd):
 
 
 # ---- stdio ----------------------------------------------------------------------------------
-PR_SET_CHILD_SUBREAPER = 36
+PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 36, 4
 MAX_CLEANUP_ROUNDS = 500
 
 
@@ -253,7 +253,12 @@ def _run_stdio(job, code_obj, todo, wfd):
     /dev/shm and /var/tmp point too) is emptied; the CPU time of all of them counts against
     the test (more than the time limit is a time_limit, as a judge with per-test CPU
     accounting would say). A test whose leftovers cannot be removed fails with the reason,
-    and so does every test after it."""
+    and so does every test after it. This process is made non-dumpable first (as the separate
+    script runner is): a program of the same uid (userns mode: no private uid, and no setuid
+    that would have cleared the flag) could otherwise ptrace it or open /proc/<ppid>/fd and
+    /mem — write T lines on its pipe (skipping the CPU check), read every test's input from
+    the memfd, or patch out the cleanup between tests."""
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _send(wfd, "S")
     broken = None
@@ -1468,7 +1473,6 @@ def _run_script_inline(job, code_obj, wfd):
 
 
 # ---- script tests in a process of their own ---------------------------------------------------
-PR_SET_DUMPABLE = 4
 
 
 def _frame_write(fd, obj, dumps=_dumps, write=os.write, length=len, as_bytes=int.to_bytes):

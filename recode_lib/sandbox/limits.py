@@ -49,7 +49,13 @@ the checkout holding it (runs/, caches, the project itself: the children never i
 recode_lib), nor other files or runs, nor a directory holding the judge's working directory.
 Every mode: RLIMIT_AS (memory), RLIMIT_CPU (backstop; wall-clock limits are the worker's
 job), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, stdin/stdout/stderr on /dev/null, every other
-inherited file descriptor closed. Only the standard library (and ctypes) is imported.
+inherited file descriptor closed, and a seccomp filter (`restrict_syscalls`, x86_64/aarch64)
+refusing what holds kernel memory outside RLIMIT_AS or state beyond a process: memfds, raised
+socket buffers, kernel keyrings, io_uring, SysV message queues and semaphores, and SysV shared
+memory unless `cap_sysv_ipc` could bound it in the child's own IPC namespace (root mode). Not bounded: memory_mb is per process (a record
+may hold max_processes x memory_mb in forked processes; a memory cgroup would bound the
+total), and socket buffers at their default size (~230 KB a socket, RLIMIT_NOFILE sockets a
+process). Only the standard library (and ctypes) is imported.
 """
 
 import ctypes
@@ -335,9 +341,11 @@ def confine(iso, cfg, job, keep_fds):
                "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
         for kept, path, is_dir in iso.get("rebind", ()):  # the interpreter's paths under /tmp
             _bind_ro(kept, ROOT + path, is_dir)  # recursive: brings the read-only binds inside
+        sysv = cap_sysv_ipc(cfg["tmp_size_mb"])   # before the chroot: /proc/sys is here
         os.chroot(ROOT)
         os.chdir("/tmp")
     else:
+        sysv = False   # the user's own IPC namespace: nothing to cap, so none at all
         os.chdir(job["workdir"])
     mem = int(job["memory_mb"]) * 1024 * 1024
     cpu = int(job["cpu_limit_s"]) + 1
@@ -357,6 +365,7 @@ def confine(iso, cfg, job, keep_fds):
         os.setresgid(iso["uid"], iso["uid"], iso["uid"])
         os.setresuid(iso["uid"], iso["uid"], iso["uid"])
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    restrict_syscalls(sysv=sysv)
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
                        "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
@@ -366,6 +375,124 @@ def confine(iso, cfg, job, keep_fds):
                        "JE_ARROW_MALLOC_CONF": "background_thread:false"})  # pyarrow (pandas)
     if mode == "plain":
         _guard_network()
+
+
+# seccomp(2) filter of every child (restrict_syscalls): memory that RLIMIT_AS does not count.
+# Per architecture: (AUDIT_ARCH, {syscall: number}); x86_64's x32 numbers (bit 30) are refused.
+SECCOMP_ARCHS = {
+    "x86_64": (0xC000003E, {"memfd_create": 319, "memfd_secret": 447, "shmget": 29,
+                            "msgget": 68, "semget": 64, "io_uring_setup": 425, "setsockopt": 54,
+                            "add_key": 248, "request_key": 249, "keyctl": 250}),
+    "aarch64": (0xC00000B7, {"memfd_create": 279, "memfd_secret": 447, "shmget": 194,
+                             "msgget": 186, "semget": 190, "io_uring_setup": 425,
+                             "setsockopt": 208, "add_key": 217, "request_key": 218,
+                             "keyctl": 219}),
+}
+# SysV message queues (32000 x 16 KB) and semaphore sets (32000 x 32000 semaphores: ~64 GB of
+# slab) are kernel memory outside RLIMIT_AS that nothing here uses: always refused. SysV shared
+# memory (shmget) is refused unless cap_sysv_ipc bounded it in the child's IPC namespace.
+REFUSED_SYSCALLS = ("memfd_create", "memfd_secret", "io_uring_setup", "add_key",
+                    "request_key", "keyctl", "msgget", "semget")
+SYSV_SYSCALLS = ("shmget",)
+SOL_SOCKET, SOCKET_BUFFER_OPTIONS = 1, (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, their *FORCE
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+_BPF_LD_ABS, _BPF_JEQ, _BPF_JGE, _BPF_RET = 0x20, 0x15, 0x35, 0x06
+_RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def seccomp_program(machine=None, sysv=False):
+    """The BPF program of restrict_syscalls as (code, jt, jf, k) tuples, or None for an
+    architecture without a table (SECCOMP_ARCHS): EPERM for REFUSED_SYSCALLS (and
+    SYSV_SYSCALLS unless `sysv`), for setsockopt(SOL_SOCKET, SO_SNDBUF | SO_RCVBUF |
+    ...FORCE) and for any syscall of another ABI (i386 through int 0x80, x32); everything
+    else allowed."""
+    arch = SECCOMP_ARCHS.get(machine or os.uname().machine)
+    if arch is None:
+        return None
+    audit, nr = arch
+    # (code, jump if true, jump if false, k), jumps by label; seccomp_data holds the syscall
+    # number at offset 0, the arch at 4 and args[i] at 16 + 8 * i (low 32 bits: level, optname)
+    prog = [(_BPF_LD_ABS, None, None, 4), (_BPF_JEQ, None, "deny", audit),
+            (_BPF_LD_ABS, None, None, 0)]
+    if audit == SECCOMP_ARCHS["x86_64"][0]:
+        prog.append((_BPF_JGE, "deny", None, 0x40000000))   # the x32 ABI
+    refused = REFUSED_SYSCALLS + (() if sysv else SYSV_SYSCALLS)
+    prog += [(_BPF_JEQ, "deny", None, nr[name]) for name in refused]
+    prog += [(_BPF_JEQ, None, "allow", nr["setsockopt"]),
+             (_BPF_LD_ABS, None, None, 24), (_BPF_JEQ, None, "allow", SOL_SOCKET),
+             (_BPF_LD_ABS, None, None, 32)]
+    prog += [(_BPF_JEQ, "deny", None, opt) for opt in SOCKET_BUFFER_OPTIONS]
+    prog += [(_BPF_RET, None, None, _RET_ALLOW), (_BPF_RET, None, None, _RET_EPERM)]
+    at = {"allow": len(prog) - 2, "deny": len(prog) - 1}
+    return [(code, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
+            for i, (code, jt, jf, k) in enumerate(prog)]
+
+
+def _compiled(sysv):
+    """seccomp_program(sysv=sysv) as the kernel's sock_fprog, built once per worker (before
+    any fork, so a child only makes the prctl call): None without a table for this machine."""
+    prog = seccomp_program(sysv=sysv)
+    if prog is None:
+        return None
+    arr = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    return _SockFprog(len(prog), arr), arr   # the array is kept alive with the header
+
+
+_FILTERS = {sysv: _compiled(sysv) for sysv in (False, True)}
+
+
+def restrict_syscalls(sysv=False):
+    """Install the seccomp filter of seccomp_program in this process (after no_new_privs; it
+    is inherited by everything the submission starts and cannot be removed). What it closes:
+    kernel memory a process can fill without its address space (RLIMIT_AS) growing — memfds
+    (each up to RLIMIT_FSIZE, RLIMIT_NOFILE of them per process), socket buffers raised to
+    net.core.wmem_max, SysV message queues and semaphore sets (kernel slab), and SysV shared
+    memory (attach, fill, detach, repeat) unless `sysv` (cap_sysv_ipc bounded it in this
+    child's IPC namespace) — so no record can hold unbounded memory that belongs to no
+    process (the OOM killer would pick an innocent one). The kernel keyrings are refused as well: a key
+    outlives the process that made it (in the uid's user or persistent keyring), so it would
+    carry state from one stdio test to the next (one uid per record) and, in userns mode
+    (the user's own uid), from record to record. io_uring is refused too: its operations
+    would bypass this filter, and nothing here needs it. Standard Python never needs any of
+    these (multiprocessing and shared_memory use files in /dev/shm, which is the child's
+    size-capped /tmp). No-op on an architecture without a table (SECCOMP_ARCHS). Raises
+    OSError if the kernel refuses the filter."""
+    compiled = _FILTERS[bool(sysv)]
+    if compiled is None:
+        return
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled[0]), 0, 0),
+           "seccomp")
+
+
+def cap_sysv_ipc(tmp_size_mb):
+    """In a child's fresh IPC namespace (root or userns mode, before the chroot): bound all
+    of its SysV shared memory together to tmp_size_mb (kernel.shmall, the namespace's own
+    sysctl; the segment count is bounded by it too, a segment holding at least a page).
+    True when set (root mode); False when the kernel does not let this process set it (a
+    user namespace, a read-only /proc/sys): restrict_syscalls then refuses shmget instead."""
+    try:
+        fd = os.open("/proc/sys/kernel/shmall", os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, b"%d" % ((int(tmp_size_mb) << 20) // _PAGE))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+_PAGE = os.sysconf("SC_PAGESIZE")
 
 
 def drop_capabilities():

@@ -169,14 +169,26 @@ class Worker:
         line, and only then are the raw bytes written, which the worker copies straight into
         the inputs' memfd (zygote.store_inputs: the script never becomes an object in the
         worker's heap, so no submission process forked from it can find it in its memory).
+        Sealed call jobs (job["sealed"]) send their inputs the same way, so that they never
+        enter the worker's heap either (a child inherits it: it would find every later test's
+        input there); the line then carries their byte lengths (`input_lens`).
         Returns the first message when the worker refused the job instead (X), else None."""
         script = job.get("script")
-        if not isinstance(script, str):
+        sealed = bool(job.get("sealed")) and isinstance(job.get("inputs"), list)
+        if not isinstance(script, str) and not sealed:
             self.write(dict(job, job=self.job_id))
             return None
-        data = script.encode("utf-8", "surrogatepass")
-        self.write({**{k: v for k, v in job.items() if k != "script"}, "job": self.job_id,
-                    "script_len": len(data)})
+        head = {**{k: v for k, v in job.items() if k != "script"}, "job": self.job_id}
+        data = b""
+        if sealed:
+            parts = [t.encode("utf-8", "surrogatepass") for t in job["inputs"]]
+            head.update(inputs=None, input_lens=[len(p) for p in parts])
+            data = b"".join(parts)
+        if isinstance(script, str):
+            text = script.encode("utf-8", "surrogatepass")
+            head["script_len"] = len(text)
+            data += text
+        self.write(head)
         line = self.readline(self.max_line + 1, deadline_s)
         if line != b"B %d\n" % self.job_id:
             return parse_line(line, self.job_id, n_tests, self.max_line)

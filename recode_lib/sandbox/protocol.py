@@ -14,9 +14,11 @@ Everything is checked before use, in this order: the line ends with a newline an
 bytes (smaller ones cannot hold enough to matter; deeper nesting there is json's
 RecursionError), so a forged line cannot blow up the judge's memory or stack; strict JSON (no NaN/Infinity, ints within Python's digit
 limit); then the schema of the tag: types, ranges (finite non-negative times and memory, a test
-index that exists, a known status). Any violation raises ProtocolError (a ValueError) with a
-short reason; nothing here raises anything else on any input. `out` is returned as JSON data;
-decoding and comparing it is verdict.py's job. This module knows nothing about processes.
+index that exists, a known status; an X line's status is a load failure, LOAD_FAILURES, never
+"ok": X fails every remaining test, and a submission can write one while its module loads).
+Any violation raises ProtocolError (a ValueError) with a short reason; nothing here raises
+anything else on any input. `out` is returned as JSON data; decoding and comparing it is
+verdict.py's job. This module knows nothing about processes.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ from recode_lib.errors import RecodeError
 RAW = {"ok": "passed", "error": "runtime_error", "crash": "runtime_error",
        "output": "runtime_error", "memory": "memory_limit", "timeout": "time_limit",
        "syntax": "syntax_error", "wrong": "wrong_answer"}
+# an X line says the submission did not load: only these (harness.run's syntax/error/memory, the
+# worker's crash/timeout/output). Never "ok": the child writes X before it reports S, while
+# the submission's own module code runs and can reach the pipe, and X sets every test
+LOAD_FAILURES = ("syntax", "error", "memory", "crash", "timeout", "output")
 MAX_DEPTH = 256
 MAX_CONTAINERS = 1_000_000
 MAX_ELEMENTS = 1_000_000   # commas; a larger output is a runtime_error (judge memory bound)
@@ -157,7 +163,7 @@ def validate(tag: str, body, n_tests: int) -> dict | None:
     if not isinstance(body, dict):
         raise ProtocolError(f"{tag}: body is not an object")
     if tag == "X":
-        return {"st": _status(body, "X", RAW), "e": _text(body, "e")}
+        return {"st": _status(body, "X", LOAD_FAILURES), "e": _text(body, "e")}
     if tag == "D":
         nonce = body.get("nonce")
         if nonce is not None and not isinstance(nonce, str):

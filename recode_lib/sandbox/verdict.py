@@ -147,8 +147,9 @@ def _numeric(tok: str) -> bool:
 
 def stdio_equal(out: str, exp: str, float_tol: float | None = None) -> bool:
     """LiveCodeBench's line/number comparison (module docstring); never raises. Exact text
-    first; a differing line is compared token by token, lazily (a Decimal only for tokens
-    that differ), so a huge wrong line costs little memory."""
+    first; then the line counts; lines are taken one at a time and a differing line is
+    compared token by token, lazily (a Decimal only for tokens that differ), so neither a
+    huge wrong line nor millions of lines cost the judge much memory."""
     try:
         if out == exp:
             return True
@@ -159,12 +160,25 @@ def stdio_equal(out: str, exp: str, float_tol: float | None = None) -> bool:
         return False
 
 
+def _lines(text: str):
+    """The lines of text, lazily: a list of millions of short lines would cost the judge
+    ~8x the output's size (a str object per line)."""
+    pos = 0
+    while True:
+        j = text.find("\n", pos)
+        if j < 0:
+            yield text[pos:]
+            return
+        yield text[pos:j]
+        pos = j + 1
+
+
 def _stdio_equal(out: str, exp: str, float_tol: float | None) -> bool:
-    got, want = out.strip().split("\n"), exp.strip().split("\n")
-    if len(got) != len(want):
+    got, want = out.strip(), exp.strip()
+    if got.count("\n") != want.count("\n"):   # line counts first, without splitting
         return False
     tol = Decimal(str(float_tol)) if float_tol is not None else None
-    for g, w in zip(got, want):
+    for g, w in zip(_lines(got), _lines(want)):
         g, w = g.strip(), w.strip()
         if g == w:
             continue
@@ -280,6 +294,8 @@ class Run:
         """Record an X or T message (protocol.Message); True asks the worker to stop."""
         if msg.tag == "X":
             st = RAW.get(msg.body["st"], Status.RUNTIME_ERROR)
+            if st == Status.PASSED:   # a load failure never passes (protocol.LOAD_FAILURES)
+                st = Status.RUNTIME_ERROR
             for t in self.tests:
                 if t["status"] == "skipped":
                     t["status"] = st

@@ -5,10 +5,12 @@ costs ~1 ms). It speaks newline-delimited messages on stdin/stdout:
 
     judge -> worker   {config}                    first line: isolation, max_processes, ...
                       {"op": "job", "job": n, "kind", "code", "inputs": [text], "order", ...}
-                      <script_len raw bytes>      (script jobs) only after the worker's B n
+                      <raw bytes>                 (script jobs: script_len bytes; sealed jobs:
+                                                  the inputs, input_lens bytes each) only
+                                                  after the worker's B n
                       {"op": "stop", "job": n}    early stop: kill the child, skip the rest
     worker -> judge   READY {"mode", "pid", "uid", ...}
-                      B n                         (script jobs) send the script's bytes now
+                      B n                         (script, sealed jobs) send the raw bytes now
                       S n | X n {...} | T n {...} lines of the child (harness.py), with the job
                                                   id n inserted here: the child cannot choose it
                       D n {"peak_mb", "nonce"}    the job is over
@@ -113,10 +115,16 @@ def check_job(job):
     if not num(job.get("time_limit_s")) or not num(job.get("memory_mb")) \
             or not num(job.get("max_output")):
         return "bad limits"
-    inputs, order = job.get("inputs"), job.get("order")
+    inputs, order, lens = job.get("inputs"), job.get("order"), job.get("input_lens")
+    if lens is not None:   # the inputs come as raw bytes after B (sealed jobs: store_inputs)
+        if inputs is not None or not isinstance(lens, list) or any(
+                isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in lens) \
+                or sum(lens) > MAX_SCRIPT:
+            return "bad inputs"
+        inputs = lens
     if not isinstance(inputs, list) or not isinstance(order, list) or not order:
         return "bad inputs"
-    if any(not isinstance(x, str) for x in inputs):
+    if lens is None and any(not isinstance(x, str) for x in inputs):
         return "bad inputs"
     lims = job.get("time_limits")   # optional per-test limits, parallel to inputs
     if lims is not None and (not isinstance(lims, list) or len(lims) != len(inputs)
@@ -162,8 +170,8 @@ def main():
         if isinstance(job_id, bool) or not isinstance(job_id, int) or job_id < 0:
             continue
         err = check_job(msg)
-        if err is None and msg["kind"] == "script" and (queue or stdin.buf):
-            err = "data after a script job's line"   # the judge waits for B: never happens
+        if err is None and raw_bytes(msg) is not None and (queue or stdin.buf):
+            err = "data after a job's line before B"   # the judge waits for B: never happens
         if err:
             send("X", job_id, {"st": "error", "e": "worker: " + err})
             send("D", job_id, {"peak_mb": 0.0, "nonce": None})
@@ -172,6 +180,17 @@ def main():
 
 
 MAX_SCRIPT = 1 << 30
+
+
+def raw_bytes(job):
+    """How many raw bytes follow the worker's B line for this (checked) job: the script's
+    (script jobs) plus the inputs' (jobs with input_lens: sealed call tests); None when the
+    job has none and no B is sent."""
+    if job.get("kind") != "script" and job.get("input_lens") is None:
+        return None
+    return (job.get("script_len") or 0) + sum(job.get("input_lens") or ())
+
+
 _CHUNK = bytearray(1 << 16)   # the only buffer a test script's bytes ever pass through here
 _ZEROS = bytes(len(_CHUNK))
 
@@ -185,21 +204,31 @@ def store_inputs(job, stdin_fd=0):
     here into one fixed buffer that is zeroed afterwards and written straight to the memfd.
     So no child forked from this process — a separate script test's submission process
     above all, forked before the test runner reads the script — inherits a heap that held
-    the current job's script or any earlier one (freed bytes are not zeroed by Python)."""
+    the current job's script or any earlier one (freed bytes are not zeroed by Python).
+    Sealed call jobs (SandboxConfig.sealed_inputs) send their inputs the same way (the job
+    line carries only `input_lens`): the child would otherwise find every later test's input
+    in the memory it inherited (the parsed job line), which sealing is meant to withhold."""
     fd = os.memfd_create("recode-inputs")
     index, pos = [], 0
-    for text in job["inputs"]:
-        data = text.encode("utf-8", "surrogatepass")
-        index.append((pos, len(data)))
-        pos += len(data)
-        while data:
-            data = data[os.write(fd, data):]
+    if job.get("input_lens") is not None:   # the inputs' bytes follow B (raw_bytes)
+        for n in job["input_lens"]:
+            index.append((pos, n))
+            pos += n
+    else:
+        for text in job["inputs"]:
+            data = text.encode("utf-8", "surrogatepass")
+            index.append((pos, len(data)))
+            pos += len(data)
+            while data:
+                data = data[os.write(fd, data):]
     job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
     if job["kind"] == "script":  # read by the test runner only (harness.py)
         job["script_at"] = (pos, job["script_len"])
+    raw = raw_bytes(job)
+    if raw is not None:
         send("B", job["job"])
-        try:
-            _copy_raw(stdin_fd, fd, job["script_len"])
+        try:   # the inputs (input_lens) first, then the script: the offsets above
+            _copy_raw(stdin_fd, fd, raw)
         except BaseException:
             os.close(fd)
             raise
