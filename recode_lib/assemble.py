@@ -22,7 +22,8 @@ Then, for problems whose tests call a function (kinds "call" and "script" with a
 For "stdio" problems the code is the program; if it only defines a `main()`/`solve()` taking
 no arguments and never calls anything at top level, a call is appended.
 A problem's `metadata["prelude"]` (the imports LeetCode/LiveCodeBench code assumes, e.g.
-`from typing import *`) is put in front of every program, as LiveCodeBench's runner does.
+`from typing import *`) is put in front of every program, as LiveCodeBench's runner does (after
+the program's own `from __future__` imports, which must stay first).
 It does not execute anything and does not judge correctness.
 """
 
@@ -91,6 +92,27 @@ def _starter_preamble(starter: str, entry: str, have: set[str]) -> str:
     return "\n\n".join(ast.get_source_segment(starter, n) for n in keep)
 
 
+def put_in_front(front: str, code: str) -> str:
+    """`front` + code, but after the code's leading docstring and `from __future__` imports,
+    which Python accepts only at the top of a module (a prelude in front of them would turn a
+    correct answer into a syntax error). Code that does not parse gets `front` first."""
+    if not front:
+        return code
+    tree = _parse(code)
+    end = 0
+    for i, node in enumerate(tree.body if tree is not None else []):
+        docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(
+            getattr(node, "value", None), ast.Constant) and isinstance(node.value.value, str)
+        if docstring or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            end = node.end_lineno
+        else:
+            break
+    if not end:
+        return front + "\n\n" + code
+    lines = code.splitlines()
+    return "\n".join(lines[:end]) + "\n" + front + "\n\n" + "\n".join(lines[end:]) + "\n"
+
+
 def sanitize(code: str, tree: ast.Module) -> tuple[str, list[str]]:
     kept, dropped = [], []
     for node in tree.body:
@@ -141,7 +163,7 @@ def assemble(problem, text: str) -> Program:
     prog = _assemble(problem, text)
     prelude = ((getattr(problem, "metadata", None) or {}).get("prelude") or "").strip()
     if prog.code is not None and prelude:
-        prog.code = prelude + "\n\n" + prog.code
+        prog.code = put_in_front(prelude, prog.code)
     return prog
 
 
@@ -161,7 +183,8 @@ def _assemble(problem, text: str) -> Program:
         if defines(tree, entry):
             body, dropped = sanitize(parsed.code, tree)
             pre = _starter_preamble(starter, entry, defined_names(tree))
-            return Program((pre + "\n\n\n" if pre else "") + body, "function", parsed, dropped)
+            return Program(put_in_front(pre + "\n" if pre else "", body), "function", parsed,
+                           dropped)
     # a body-only answer continuing the starter's signature (also when indented)
     blocks = [b for lang, b, _ in code_blocks(text or "")
               if lang in ("python", "py", "python3", "")]

@@ -92,6 +92,20 @@ def test_prelude_goes_in_front_of_the_program_and_makes_typing_names_resolve():
     exec(compile(prog.code, "<prog>", "exec"), {})   # List resolves: no NameError
 
 
+def test_a_future_import_stays_first_when_the_prelude_and_starter_go_in_front():
+    # a correct answer opening with `from __future__ import annotations` must still compile:
+    # Python accepts future imports only at the top of a module
+    problem = _problem(kind="call", starter="import math\n\ndef f(x):\n    pass", entry="f")
+    problem.metadata["prelude"] = "from typing import *"
+    code = ('"""doc"""\nfrom __future__ import annotations\n\n'
+            "def f(x: List[int]) -> int:\n    return math.floor(sum(x))\n")
+    prog = assemble(problem, _block(code))
+    ns = {}
+    exec(compile(prog.code, "<prog>", "exec"), ns)   # no SyntaxError, List and math resolve
+    assert ns["f"]([1, 2]) == 3
+    assert prog.code.index("from __future__") < prog.code.index("from typing import *")
+
+
 def test_no_prelude_no_change_and_format_error_stays_none():
     problem = _problem(kind="call", starter="")
     problem.metadata["prelude"] = "from typing import *"
