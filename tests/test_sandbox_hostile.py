@@ -3,6 +3,7 @@ attack had no effect), no process is left, no file is left, and the judge still 
 
 import os
 import socket
+import time
 import uuid
 
 import pytest
@@ -41,16 +42,24 @@ def _pid_namespace_init(pid):
     return False
 
 
-def _uid_processes(uid, span=1):
-    found = []
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                if uid <= os.stat(f"/proc/{p}").st_uid < uid + span:
-                    found.append(p)
-            except OSError:
-                pass
-    return found
+def _uid_processes(uid, span=1, grace_s=2.0):
+    """Live processes of the sandbox uid range. A killed process may take a moment to be torn
+    down on a loaded machine (and a zombie runs nothing): it must be gone within grace_s."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        found = []
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                try:
+                    if uid <= os.stat(f"/proc/{p}").st_uid < uid + span:
+                        state = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]
+                        if state not in ("Z", "X"):
+                            found.append(p)
+                except (OSError, IndexError):
+                    pass
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 def contained(code, tests, **rec):
