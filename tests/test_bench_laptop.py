@@ -1,7 +1,9 @@
-"""benchmarks/bench_laptop.py reads a run's manifest: what it counts and what it leaves out."""
+"""benchmarks/bench_laptop.py reads a run's manifest (what it counts and what it leaves out) and,
+with --run, measures each notebook's wall time and peak memory in its own process."""
 
 import importlib.util
 import json
+import sys
 
 from recode_lib.paths import PROJECT_ROOT
 
@@ -41,3 +43,47 @@ def test_a_notebook_that_did_not_complete_makes_the_total_a_lower_bound(tmp_path
     out = capsys.readouterr().out
     assert "01_b" in out and "failed (not counted)" in out
     assert "OVER" in out and "the total is a lower bound" in out
+
+
+def _fake_notebook(tmp_path, mib):
+    """A stand-in for one notebook's pipeline process: it writes the manifest record the
+    pipeline would and starts a child that holds `mib` MiB (as a notebook's kernel does)."""
+    script = tmp_path / "fake.py"
+    script.write_text(
+        "import json, os, subprocess, sys, uuid\n"
+        "profile, stem, mib = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
+        "subprocess.run([sys.executable, '-c', f'x = bytearray({mib} * 2**20); x[::4096] = b\"1\" * len(x[::4096])'], check=True)\n"
+        "path = os.path.join(os.environ['RECODE_RUNS_DIR'], profile, 'manifest.json')\n"
+        "m = json.load(open(path)) if os.path.exists(path) else {}\n"
+        "m[stem] = {'status': 'completed', 'wall_s': 1.5, 'run_id': uuid.uuid4().hex}\n"
+        "os.makedirs(os.path.dirname(path), exist_ok=True); json.dump(m, open(path, 'w'))\n")
+    return lambda profile, stem, force: [sys.executable, str(script), profile, stem, str(mib)]
+
+
+def test_run_measures_the_peak_memory_of_each_notebooks_process_tree(tmp_path, monkeypatch,
+                                                                      capsys):
+    bench = _bench()
+    monkeypatch.setattr(bench, "notebook_command", _fake_notebook(tmp_path, 300))
+    assert bench.main(["--profile", "smoke", "--runs-dir", str(tmp_path), "--run",
+                       "--only", "00,01", "--budget-gib", "0.2"]) == 0
+    rec = json.loads((tmp_path / "smoke" / "bench.json").read_text())
+    assert set(rec) == {"00_data_and_models", "01_crpl_synthesis"}
+    for r in rec.values():
+        assert r["rc"] == 0 and r["peak_rss_mib"] >= 300      # the grandchild's memory counts
+        assert r["peak_rss_mib"] < 600                        # the largest process, not a sum
+        assert r["load_start"] >= 0 and r["load_mean"] >= 0
+    out = capsys.readouterr().out
+    assert "01_crpl_synthesis" in out and "budget 30 min" in out     # the smoke profile's budget
+    assert "peak resident memory 0.3" in out and "budget 0 GiB: OVER" in out
+
+
+def test_run_does_not_overwrite_a_measurement_with_a_skipped_notebook(tmp_path, monkeypatch):
+    bench = _bench()
+    monkeypatch.setattr(bench, "notebook_command", _fake_notebook(tmp_path, 200))
+    bench.run_profile("smoke", tmp_path, only="00", log=lambda *a: None)
+    first = json.loads((tmp_path / "smoke" / "bench.json").read_text())["00_data_and_models"]
+    skip = tmp_path / "skip.py"
+    skip.write_text("pass\n")                                # the pipeline skipping it
+    monkeypatch.setattr(bench, "notebook_command", lambda p, s, f: [sys.executable, str(skip)])
+    bench.run_profile("smoke", tmp_path, only="00", log=lambda *a: None)
+    assert json.loads((tmp_path / "smoke" / "bench.json").read_text())["00_data_and_models"] == first

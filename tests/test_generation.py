@@ -25,7 +25,7 @@ def _one_torch_thread():
 
 @pytest.fixture(scope="module")
 def hf(tiny_model_dir):
-    return HFGenerator(str(tiny_model_dir), batch_size=4)
+    return HFGenerator(str(tiny_model_dir), batch_size=4, memo=False)   # every call generates
 
 
 def test_sampling_config_rejects_bad_values_naming_the_field():
@@ -153,3 +153,52 @@ def test_get_generator_names_unknown_backend(tiny_model_dir, tmp_path):
         get_generator("tgi", "x")
     gen = get_generator("hf", str(tiny_model_dir), cache=tmp_path / "c.jsonl", batch_size=2)
     assert isinstance(gen, CachedGenerator) and gen.backend == "hf"
+
+
+def test_hf_memo_answers_a_repeated_request_without_generating_until_a_weight_changes(
+        tiny_model_dir):
+    import torch
+
+    gen = _Counting(str(tiny_model_dir), batch_size=2)          # loads its own weights: memo on
+    s = SamplingConfig(temperature=1.0, max_new_tokens=8, n=2, seed=4)
+    first = gen.generate(PROMPTS, s)
+    assert gen.generated == 6 and gen.generated_tokens == sum(c.n_tokens for r in first for c in r)
+    tokens = gen.generated_tokens
+    assert gen.generate(PROMPTS[::-1], s) == first[::-1]        # a benchmark's subset, reordered
+    assert gen.generated == 6 and gen.generated_tokens == tokens    # no forward pass
+    assert gen.generate(PROMPTS, SamplingConfig(temperature=1.0, max_new_tokens=8, n=2, seed=5)
+                        ) != first and gen.generated == 12      # another seed is another request
+    greedy = gen.generate(PROMPTS, SamplingConfig(temperature=0, max_new_tokens=8, n=3))
+    assert gen.generated == 15                                  # greedy: one generation per prompt
+    assert all(r[0] == r[1] == r[2] for r in greedy)
+    with torch.no_grad():                                       # e.g. an optimizer step
+        next(gen.lm.parameters()).mul_(1.5)
+    gen.generate(PROMPTS, SamplingConfig(temperature=0, max_new_tokens=8, n=3))
+    assert gen.generated == 18                                  # the memo was dropped
+
+
+def test_hf_memo_is_off_over_a_callers_model_and_bounded(tiny_model_dir):
+    own = _Counting(str(tiny_model_dir), batch_size=2, memo_size=2)
+    s = SamplingConfig(temperature=0, max_new_tokens=4)
+    own.generate(PROMPTS, s)
+    own.generate(PROMPTS, s)
+    assert own.generated == 4                                   # 2 remembered, the oldest dropped
+    shared = _Counting(str(tiny_model_dir), model_obj=own.lm, tokenizer=own.tok)
+    shared.generate(PROMPTS[:1], s)
+    shared.generate(PROMPTS[:1], s)
+    assert shared.generated == 2                                # a policy being trained: no memo
+
+
+def test_importing_the_library_makes_openmp_threads_wait_passively():
+    import os
+    import subprocess
+    import sys
+
+    code = "import recode_lib, os; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "PASSIVE"
+    kept = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert kept == "ACTIVE"                                     # a user's choice is kept

@@ -67,6 +67,7 @@ from pathlib import Path
 from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
+from recode_lib.memory import release_memory
 from recode_lib.models import load_tokenizer, resolve_model, trainer_model_init_kwargs
 from recode_lib.paths import set_aside
 from recode_lib.process_reward.placement import RMPlacement
@@ -499,6 +500,8 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
                 print(f"(saving the checkpoint failed too: {exc})", file=sys.stderr)
         raise
     save_final(trainer, tok, final)
+    del trainer, cb, funcs, resources, setting_kw   # the trainer and its callback form a cycle
+    release_memory()        # the next run in this process (a notebook's next variant) starts clean
     return TrainResult(out, final, metrics, last, False)
 
 
