@@ -206,3 +206,24 @@ def test_the_start_model_is_the_recorded_sft_of_the_same_base(tiny_model_dir, tm
     path.write_text(json.dumps({"base": "smollm2", "start": str(tmp_path / "gone"), "source": "sft"}))
     with pytest.raises(ModelError, match="gone"):
         start_model(profile, "smollm2")
+
+
+def test_notebook_00s_step_trains_the_sft_start_and_records_it(tiny_model_dir, monkeypatch):
+    import recode_lib.orchestration.start_model as sm
+
+    profile, base = "sftstep", str(tiny_model_dir)
+    cfg = SFTStartConfig(model=base, max_steps=1, batch_size=2, max_length=4096)
+    tcfg = TranscriptConfig(settings=("single", "tool"), reasoning_styles="direct")
+    rec = prepare_start_model(profile, base, sft=cfg, transcripts=tcfg, benchmark="easy",
+                              n_problems=1, held_out="")
+    assert rec["source"] == "sft" and rec["sft"]["transcripts"] == {"single": 1, "tool": 1}
+    assert rec["sft"]["steps"] == 1 and not rec["sft"]["skipped"]
+    assert start_model(profile, base) == rec["start"] == str(sm.sft_dir(profile) / "final")
+    cache = sm.transcripts_dir(profile) / "transcripts.jsonl"
+    stamp = cache.stat().st_mtime_ns
+    again = prepare_start_model(profile, base, sft=cfg, transcripts=tcfg, benchmark="easy",
+                                n_problems=1, held_out="")
+    assert again["sft"]["skipped"] and cache.stat().st_mtime_ns == stamp   # nothing redone
+    monkeypatch.setattr(sm, "FORMAT_VERSION", -1)       # transcripts of another format: rebuilt
+    sm.cached_transcripts(sm.transcripts_dir(profile), generate_easy_tasks(1), tcfg)
+    assert cache.stat().st_mtime_ns != stamp

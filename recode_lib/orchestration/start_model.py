@@ -39,7 +39,7 @@ from recode_lib.models import ModelError, resolve_model
 from recode_lib.paths import runs_dir
 from recode_lib.provenance import fingerprint
 from recode_lib.run_files import DATA, step_dir
-from recode_lib.training.sft_data import TranscriptConfig, build_transcripts
+from recode_lib.training.sft_data import FORMAT_VERSION, TranscriptConfig, build_transcripts
 from recode_lib.training.sft_start import SFTStartConfig, train_sft
 
 START_FILE = "start_model.json"
@@ -92,8 +92,9 @@ def sft_problems(benchmark: str, n_problems: int, held_out) -> tuple[list, dict[
 
 def cached_transcripts(out: Path, problems, cfg: TranscriptConfig) -> tuple[list, list]:
     """(transcripts, dropped) of `problems`: out/transcripts.jsonl when it was written for the
-    same problems and config, else built (sft_data.build_transcripts) and written."""
-    key = fingerprint(asdict(cfg), [p.to_dict() for p in problems])
+    same problems, config and sft_data.FORMAT_VERSION, else built (sft_data.build_transcripts)
+    and written."""
+    key = fingerprint(FORMAT_VERSION, asdict(cfg), [p.to_dict() for p in problems])
     meta, data, drops = out / "transcripts.json", out / "transcripts.jsonl", out / "dropped.jsonl"
     if meta.is_file() and data.is_file() and read_json(meta).get("fingerprint") == key:
         return read_jsonl(data), (read_jsonl(drops) if drops.is_file() else [])

@@ -19,9 +19,10 @@ written from the statement and the solution's syntax: reasoning_text):
 - agentic: the reasoning, then write_file("solution.py") -> run (the examples against it) ->
   submit("solution.py"), then one closing turn ("I submitted solution.py.").
 Under the reasoning prompt both multi-turn kinds open with the `<think>` reasoning, as the
-single-turn answers do (measured: with a bare first tool turn the SFT model thought first and
-then answered with code, never calling run_python), so after `</think>` the prompt's tools
-decide between a tool call and a code block.
+single-turn answers do, and the tool setting's answer turn reasons only about what the tool
+showed (AFTER_TOOL): the task's reasoning is then always followed by a tool call when the
+prompt offers tools. (Measured with a bare first tool turn: the SFT model opened with the
+reasoning anyway and went on with a code block.)
 The tool and agentic transcripts are real episodes: the scripted turns go through
 recode_lib.environments.rollout.run_episodes, so the environments' own parser reads each tool
 call (`<tool_call>{"name", "arguments"}</tool_call>`, the CHATML_TOOLS / Qwen2.5 syntax) and
@@ -55,9 +56,13 @@ from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits
 
+FORMAT_VERSION = 2     # of the transcripts this module writes: caches of another version are stale
 PASS_MARK = "all examples passed"
 SOLUTION = "solution.py"
 CLOSING = f"I submitted {SOLUTION}."
+# the tool setting's answer turn: its reasoning says what the tool showed, so the task's
+# reasoning ("I need to ...") is always followed by the tool call there
+AFTER_TOOL = "The examples pass when I run my solution, so it is my answer."
 STYLES = {"reasoning": True, "direct": False}     # prompt styles by name (prompts.build_messages)
 
 
@@ -276,8 +281,7 @@ def tool_turns(code: str, reasoning: str, ex: Examples, with_think: bool) -> lis
     args = ({"code": check_program(code, ex)} if ex.asserts
             else {"code": code, "stdin": ex.stdio[0][0]})
     first = first_turn("Let me run my solution on the examples first.", reasoning, with_think)
-    return [tool_call_text(first, "run_python", args),
-            format_response(f"{reasoning} I ran it on the examples and they pass.", code)]
+    return [tool_call_text(first, "run_python", args), format_response(AFTER_TOOL, code)]
 
 
 def agentic_turns(code: str, reasoning: str, ex: Examples, with_think: bool) -> list[str]:
