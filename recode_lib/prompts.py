@@ -25,7 +25,6 @@ This module does no generation and no execution.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
@@ -101,10 +100,14 @@ class Parsed:
 
 
 def _parses(code: str) -> bool:
+    """Whether `code` compiles as a module, as the sandbox will compile it: not only parses
+    (ast.parse accepts `return`, `yield` or `break` outside their blocks, a late
+    `from __future__` import, `nonlocal` at module level; compile refuses them, so such a
+    block would be a format success that can never run)."""
     try:
-        ast.parse(code)
+        compile(code, "<answer>", "exec", dont_inherit=True)
         return True
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
 
 

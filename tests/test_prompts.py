@@ -1,5 +1,7 @@
 """The shared response format: parsing reasoning and code out of model replies."""
 
+import pytest
+
 from recode_lib.prompts import build_messages, extract_code, format_response, parse_response
 
 
@@ -56,3 +58,26 @@ def test_canonical_trace_must_round_trip():
     assert canonical_trace("why", None)[1] == "no code"
     bad, why = canonical_trace("First try:\n```python\nx = 0\n```\nthen", "x = 1")
     assert bad is None and "round-trip" in why
+
+
+@pytest.mark.parametrize("body", ["return 1", "yield 2", "break", "x = 1\nfrom __future__ import annotations",
+                                  "nonlocal x", "def f():\n    x = 1\n    global x"])
+def test_a_block_that_parses_but_does_not_compile_is_not_code(body):
+    """ast.parse accepts each of these; the sandbox's compile() refuses them, so a reply made of
+    one would have had format credit for a program that can never run."""
+    import ast
+    ast.parse(body)                                      # parses ...
+    parsed = parse_response(format_response("I return the answer.", body))
+    assert parsed.code is None and not parsed.format_ok  # ... but is no code block
+    assert parsed.reason == "code block does not parse"
+
+
+def test_a_late_block_that_does_not_compile_leaves_the_earlier_one():
+    text = "Reasoning.\n```python\ndef f():\n    return 1\n```\nor\n```python\nreturn 1\n```"
+    parsed = parse_response(text)
+    assert parsed.code == "def f():\n    return 1" and parsed.n_blocks == 2
+
+
+def test_a_future_import_first_compiles():
+    parsed = parse_response(format_response("Annotations.", "from __future__ import annotations\nx: int = 1"))
+    assert parsed.format_ok
