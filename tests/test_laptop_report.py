@@ -150,3 +150,54 @@ def test_identical_endpoints_are_named_as_why_extrapolation_shows_nothing(tmp_pa
     (high / "model.safetensors").write_bytes(b"other weights")
     c = build_report(tmp_path)["claims"]["extrapolation"]
     assert c["endpoints_identical"] is False and "why" not in c
+
+
+def make_settings(root, calls: dict):
+    """11_settings_sweep with 8 rollouts per (setting, run): `calls[setting]` tool calls in the
+    first half of each run's rollouts, one of them an error."""
+    for setting, n in calls.items():
+        folder = root / "11_settings_sweep" / setting
+        for sub in ("eval/k1", "eval/kinf", "alpha/eval/alpha_2.0"):
+            _jsonl(folder / sub / "samples.jsonl",
+                   [{"id": f"p{i}#0", "tool_calls": n if i < 4 else 0,
+                     "tool_errors": int(n > 0 and i == 0)} for i in range(8)])
+        _json(folder / "frontier.json", {"rows": [{"run": "k1", "pass@1": 0.25},
+                                                  {"run": "kinf", "pass@1": 0.5}]})
+        _json(folder / "alpha" / "frontier.json",
+              {"rows": [{"alpha": 2.0, "pass@1": 0.125, "format_error": 0.5}]})
+
+
+def test_tool_use_is_observed_with_tool_calls_in_every_multi_turn_setting(tmp_path):
+    make_settings(tmp_path, {"single": 0, "tool": 1, "agentic": 3})
+    t = write_report(tmp_path)["claims"]["tool_use"]
+    assert t["observed"] is True and set(t["settings"]) == {"single", "tool", "agentic"}
+    tool = t["settings"]["tool"]
+    assert tool["n_rollouts"] == 24 and tool["tool_calls"]["mean"] == pytest.approx(0.5)
+    lo, hi = tool["tool_calls"]["ci"]
+    assert 0 < lo <= 0.5 <= hi
+    assert tool["tool_errors"]["mean"] == pytest.approx(3 / 24)
+    assert tool["with_tool_call"]["share"] == pytest.approx(0.5)
+    assert t["settings"]["agentic"]["tool_calls"]["mean"] == pytest.approx(1.5)
+    assert [r["run"] for r in tool["runs"]] == ["k1", "kinf"] and tool["alphas"][0]["alpha"] == 2.0
+    md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
+    assert "## (d)" in md and "tool calls per rollout 0.500" in md
+
+
+def test_tool_use_is_not_observed_when_a_multi_turn_setting_makes_no_call(tmp_path):
+    make_settings(tmp_path, {"tool": 1, "agentic": 0})
+    t = build_report(tmp_path)["claims"]["tool_use"]
+    assert t["observed"] is False and "agentic" in t["why"] and "tool" not in t["why"].split(":")[-1]
+
+
+def test_tool_use_reads_no_set_aside_evaluation(tmp_path):
+    make_settings(tmp_path, {"tool": 0})
+    _jsonl(tmp_path / "11_settings_sweep" / "tool" / "eval" / "k1.stale-0" / "samples.jsonl",
+           [{"id": "p0#0", "tool_calls": 5, "tool_errors": 0}])
+    t = build_report(tmp_path)["claims"]["tool_use"]
+    assert t["settings"]["tool"]["n_rollouts"] == 24 and t["observed"] is False
+
+
+def test_tool_use_without_notebook_11_is_not_measured(tmp_path):
+    make_settings(tmp_path, {"single": 0})
+    t = build_report(tmp_path)["claims"]["tool_use"]
+    assert t["observed"] is None and "no tool or agentic" in t["why"]

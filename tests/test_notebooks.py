@@ -244,7 +244,7 @@ def _check_99(h):
     assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline",
             "setting_frontiers"} <= set(h["made"])
     assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
-    assert set(h["claims"]) == {"learning", "gate_signature", "extrapolation"}   # the laptop report
+    assert set(h["claims"]) == {"learning", "gate_signature", "extrapolation", "tool_use"}   # the laptop report
     assert all(v in (True, False, None) for v in h["claims"].values())
 
 
@@ -281,6 +281,24 @@ def test_repair_notebook_records_every_model_and_online_round(executed):
     assert repair["rounds"] == 2 and set(repair["train_tasks"]) == {"round1", "round2"}
     assert (run / "09_repair" / "failure_conditioned_r2" / "final" / ".complete").is_file()
 
+
+
+@pytest.mark.notebooks
+@pytest.mark.timeout(1800)
+def test_every_rl_notebook_starts_from_notebook_00s_sft_start(executed, tiny_model_dir):
+    """Paper B: every RL run starts "from one shared SFT checkpoint": notebook 00 trains it on
+    the tiny model (SFT_START) and 04, 06, 09 and 11 start from it, not from MODEL."""
+    run, _ = executed
+    rec = json.loads((run / "00_data_and_models" / "start_model.json").read_text())
+    assert rec["source"] == "sft" and rec["base"] == str(tiny_model_dir)
+    start = rec["start"]
+    assert start != str(tiny_model_dir) and (Path(start) / "config.json").is_file()
+    assert json.loads((run / "04_cg_grpo" / "headline.json").read_text())["start_model"] == start
+    assert json.loads((run / "09_repair" / "headline.json").read_text())["start_model"] == start
+    assert json.loads((run / "06_strictness_sweep" / "frontier.json").read_text())["start"] == start
+    for setting in ("single", "tool", "agentic"):
+        frontier = run / "11_settings_sweep" / setting / "frontier.json"
+        assert json.loads(frontier.read_text())["start"] == start, setting
 
 @pytest.mark.parametrize("profile", ["smoke", "paper"])
 def test_profile_parameters_resolve_for_every_notebook(profile):

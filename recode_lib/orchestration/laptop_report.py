@@ -28,6 +28,12 @@ its claim "not measured", never an error):
   |alpha| <= threshold vs beyond, with Wilson 95% intervals over the samples; observed when the
   share beyond is higher and the intervals do not overlap (`observed_point` when only the point
   estimates rise).
+- tool use (the settings of paper B, notebook 11): per setting, every rollout of its sweep runs
+  and alpha points (11_settings_sweep/<setting>/eval/<run>/samples.jsonl and .../alpha/eval/...,
+  set-aside `.stale-` folders excluded): tool calls and tool errors per rollout with percentile
+  bootstrap CIs over rollouts, the share of rollouts making a tool call (Wilson interval), and
+  the setting's frontier (pass@1 per run) and alpha points (pass@1, format errors). Observed when,
+  in every multi-turn setting measured (tool, agentic), the tool-call rate's CI lies above 0.
 It does not run anything and does not draw figures (recode_lib.analysis.plots does).
 """
 
@@ -40,9 +46,12 @@ from pathlib import Path
 from recode_lib.jsonl import read_jsonl, write_json_atomic
 from recode_lib.metrics import sigmoid
 from recode_lib.process_reward.scale import paired_difference
-from recode_lib.run_files import FIGURES, GRPO, REWARD_MODEL, WEIGHT_AVERAGING, read_metrics
+from recode_lib.run_files import (FIGURES, GRPO, REWARD_MODEL, SETTINGS_SWEEP, WEIGHT_AVERAGING,
+                                  read_metrics)
 
 RM_CHANCE = 0.55
+MULTI_TURN = ("tool", "agentic")     # the settings whose rollouts call tools
+STALE = ".stale-"                    # recode_lib.paths.set_aside's suffix: an older evaluation
 
 
 def read_json_or_none(path: Path):
@@ -227,11 +236,69 @@ def claim_extrapolation(run: Path) -> dict:
     return out
 
 
+def mean_ci(values: list[float], n_boot: int = 1000, seed: int = 0) -> dict | None:
+    """Mean of `values` with a percentile bootstrap 95% CI over them; None when empty."""
+    import numpy as np
+
+    vals = np.array([float(v) for v in values], dtype=float)
+    if vals.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    boots = rng.choice(vals, (n_boot, vals.size)).mean(axis=1)
+    lo, hi = np.quantile(boots, [0.025, 0.975])
+    return {"mean": float(vals.mean()), "ci": [float(lo), float(hi)], "n": int(vals.size)}
+
+
+def setting_rollouts(folder: Path) -> list[dict]:
+    """Every evaluated rollout under one setting's folder of notebook 11 (its sweep runs' and its
+    alpha points' samples.jsonl), set-aside evaluations excluded."""
+    rows = []
+    for path in sorted(folder.rglob("samples.jsonl")):
+        rel = path.relative_to(folder).parts
+        if "eval" in rel and not any(STALE in part for part in rel):
+            rows += read_jsonl(path)
+    return rows
+
+
+def setting_tool_use(folder: Path) -> dict:
+    rows = setting_rollouts(folder)
+    calls = [int(r.get("tool_calls") or 0) for r in rows]
+    errors = [int(r.get("tool_errors") or 0) for r in rows]
+    with_call = sum(c > 0 for c in calls)
+    front = read_json_or_none(folder / "frontier.json") or {}
+    alpha = read_json_or_none(folder / "alpha" / "frontier.json") or {}
+    return {"n_rollouts": len(rows), "tool_calls": mean_ci(calls), "tool_errors": mean_ci(errors),
+            "with_tool_call": {"share": with_call / len(rows) if rows else None,
+                               "ci": wilson(with_call, len(rows))},
+            "runs": [{"run": r.get("run"), "pass@1": r.get("pass@1")} for r in front.get("rows", [])],
+            "alphas": [{"alpha": r.get("alpha"), "pass@1": r.get("pass@1"),
+                        "format_error": r.get("format_error")} for r in alpha.get("rows", [])]}
+
+
+def claim_tool_use(run: Path) -> dict:
+    sweep = run / SETTINGS_SWEEP
+    out = {"claim": "starting from the SFT checkpoint, the tool and agentic settings' rollouts "
+                    "call tools"}
+    settings = {p.name: setting_tool_use(p) for p in sorted(sweep.iterdir()) if p.is_dir()} \
+        if sweep.is_dir() else {}
+    settings = {s: v for s, v in settings.items() if v["n_rollouts"]}
+    out["settings"] = settings
+    multi = [s for s in MULTI_TURN if s in settings]
+    if not multi:
+        return out | {"observed": None, "why": "no tool or agentic rollouts in 11_settings_sweep"}
+    below = [s for s in multi if settings[s]["tool_calls"]["ci"][0] <= 0]
+    if below:
+        return out | {"observed": False,
+                      "why": f"tool calls per rollout not above 0 (CI reaches 0) in: {', '.join(below)}"}
+    return out | {"observed": True}
+
+
 def build_report(run_dir) -> dict:
     run = Path(run_dir)
     return {"run_dir": str(run), "claims": {"learning": claim_learning(run),
                                             "gate_signature": claim_gate(run),
-                                            "extrapolation": claim_extrapolation(run)}}
+                                            "extrapolation": claim_extrapolation(run),
+                                            "tool_use": claim_tool_use(run)}}
 
 
 def fmt(x, nd=3):
@@ -302,6 +369,22 @@ def report_markdown(rep: dict) -> str:
                      f"CI {fmt_ci(r['ci'])}, pass@1 {fmt(r['pass@1'])}")
     if e.get("why"):
         lines.append(f"- {e['why']}")
+    t = rep["claims"].get("tool_use")
+    if t:
+        lines += ["", f"## (d) {t['claim']}: **{verdict(t)}**", ""]
+        for s, v in t.get("settings", {}).items():
+            calls, errs, share = v["tool_calls"], v["tool_errors"], v["with_tool_call"]
+            lines.append(f"- {s}: {v['n_rollouts']} rollouts; tool calls per rollout {fmt(calls['mean'])} "
+                         f"CI {fmt_ci(calls['ci'])}, tool errors per rollout {fmt(errs['mean'])} "
+                         f"CI {fmt_ci(errs['ci'])}; rollouts with a tool call {fmt(share['share'])} "
+                         f"CI {fmt_ci(share['ci'])}")
+            for r in v["runs"]:
+                lines.append(f"  - run {r['run']}: pass@1 {fmt(r['pass@1'])}")
+            for r in v["alphas"]:
+                lines.append(f"  - alpha {r['alpha']:+.2f}: pass@1 {fmt(r['pass@1'])}, "
+                             f"format errors {fmt(r['format_error'])}")
+        if t.get("why"):
+            lines.append(f"- {t['why']}")
     return "\n".join(lines) + "\n"
 
 
