@@ -201,3 +201,13 @@ def test_tool_use_without_notebook_11_is_not_measured(tmp_path):
     make_settings(tmp_path, {"single": 0})
     t = build_report(tmp_path)["claims"]["tool_use"]
     assert t["observed"] is None and "no tool or agentic" in t["why"]
+
+
+@pytest.mark.parametrize("acc, n, signal", [(0.8, 20, True), (0.6, 10, False), (0.6, 400, True),
+                                            (0.5, 1000, False)])
+def test_the_rm_has_signal_only_when_its_accuracy_interval_excludes_chance(tmp_path, acc, n, signal):
+    make_run(tmp_path)
+    _json(tmp_path / "02_reward_model" / "headline.json", {"accuracy": acc, "n_eval": n})
+    g = build_report(tmp_path)["claims"]["gate_signature"]
+    assert g["rm_signal"] is signal and g["rm_ci"][0] < acc < g["rm_ci"][1]
+    assert (g["observed"] is not None) and (("does not exclude chance" in g.get("why", "")) == (not signal))

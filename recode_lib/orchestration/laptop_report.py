@@ -22,8 +22,9 @@ its claim "not measured", never an error):
   scores the rule falls back to the training curves' `<reward>/proc` and `<reward>/out`, first
   third vs last third (additive's R_proc up by more than `margin`, its R_out within `margin`,
   gated's R_proc rising less), and says so in `basis`. 02_reward_model/headline.json's held-out
-  pair accuracy is reported beside it: at or below `rm_chance` (0.55) the RM gives no usable
-  signal and the claim is marked so.
+  pair accuracy is reported beside it with its Wilson 95% interval over the pairs (a tie counts
+  as wrong): unless that interval lies above 0.5 (without a pair count: unless the accuracy
+  exceeds `rm_chance`, 0.55) the RM gives no usable signal and the claim is marked so.
 - extrapolation (claim c): 07_weight_averaging/frontier.json rows: format-error share at
   |alpha| <= threshold vs beyond, with Wilson 95% intervals over the samples; observed when the
   share beyond is higher and the intervals do not overlap (`observed_point` when only the point
@@ -125,7 +126,11 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     out = {"claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
            "margin": margin, "rm_accuracy": rm.get("accuracy") if rm else None,
            "rm_n_eval": rm.get("n_eval") if rm else None}
-    out["rm_signal"] = None if not rm or rm.get("accuracy") is None else rm["accuracy"] > rm_chance
+    acc, n = out["rm_accuracy"], out["rm_n_eval"]
+    out["rm_ci"] = wilson(acc * n, n) if acc is not None and n else [None, None]
+    # usable signal: the accuracy's 95% interval lies above chance (without n: above rm_chance)
+    out["rm_signal"] = (None if acc is None else
+                        out["rm_ci"][0] > 0.5 if out["rm_ci"][0] is not None else acc > rm_chance)
     comp = {}
     for v in ("additive", "gated"):
         if (d / v / "metrics.jsonl").is_file():
@@ -146,8 +151,9 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
         out["observed"] = bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
                                and gat["proc"]["rise"] < add["proc"]["rise"])
     if out["rm_signal"] is False:
-        out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} is at "
-                      f"chance (<= {rm_chance}): R_proc carries no usable signal")
+        out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} "
+                      f"(95% CI {fmt_ci(out['rm_ci'])}, n={out['rm_n_eval']}) does not exclude "
+                      f"chance: R_proc carries no usable signal")
     return out
 
 
@@ -332,7 +338,8 @@ def report_markdown(rep: dict) -> str:
     g = rep["claims"]["gate_signature"]
     lines += ["", f"## (b) {g['claim']}: **{verdict(g)}**", "",
               f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
-              f"(n={g.get('rm_n_eval')}); usable signal: {g.get('rm_signal')}"]
+              f"CI {fmt_ci(g.get('rm_ci'))} (n={g.get('rm_n_eval')}); usable signal (CI above 0.5): "
+              f"{g.get('rm_signal')}"]
     if g.get("basis"):
         lines.append(f"- judged on: {g['basis'].replace('_', ' ')}")
     if g.get("proc_scale"):
