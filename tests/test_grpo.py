@@ -127,7 +127,7 @@ def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
     for key, value in r.values.items():                 # nothing dropped on the way
         if key not in ("use_cpu", "report_to"):         # (report_to: TRL maps none -> [])
             assert getattr(cfg, key) == value, key
-    assert cfg.per_device_train_batch_size % cfg.num_generations == 0
+    assert cfg.generation_batch_size % cfg.num_generations == 0     # whole groups per generation
     assert cfg.run_name == r.name and cfg.reward_weights == [1.0] * len(r.rewards)
     if gpu:     # paper profile: bf16, vLLM, and the RM on the accelerator (never CPU float32)
         assert r.bf16 and r.use_vllm and r.vllm_mode in ("colocate", "server")
@@ -135,6 +135,21 @@ def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
             assert r.rm_placement == "trainer" and r.rm_dtype == "bfloat16"
     elif r.rm_path is not None or "rm_placement" in r.values:
         assert r.rm_placement == "cpu"
+
+
+def test_a_micro_batch_may_hold_part_of_a_group_when_accumulation_completes_it(tmp_path):
+    """CPU memory: 4 completions per backward pass, 4 accumulated, groups of 8 (TRL generates
+    the 16 at once and trains them in 4 micro-batches); a generation batch that would split a
+    group is refused before TRL sees it."""
+    from recode_lib.training.grpo import grpo_config, prompts_per_step
+
+    r = load_recipe("cg_grpo_smoke", per_device_train_batch_size=4, gradient_accumulation_steps=4,
+                    num_generations=8)
+    cfg = grpo_config(r, tmp_path)
+    assert cfg.generation_batch_size == 16 and prompts_per_step(r) == 2
+    with pytest.raises(ValueError, match="whole groups"):
+        load_recipe("cg_grpo_smoke", per_device_train_batch_size=4, gradient_accumulation_steps=1,
+                    num_generations=8)
 
 
 def test_recipe_passes_any_grpo_config_field_through(tmp_path):
@@ -168,7 +183,7 @@ def test_recipe_is_a_value_that_round_trips(tmp_path):
 
 
 def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
-    with pytest.raises(ValueError, match=r"per_device_train_batch_size \(6\).*num_generations \(4\)"):
+    with pytest.raises(ValueError, match=r"per_device_train_batch_size \(6, .*num_generations \(4\)"):
         recipe(tiny_model_dir, per_device_train_batch_size=6)
     with pytest.raises(ValueError, match=r"unknown recipe field\(s\) \['lr'\]"):
         load_recipe("cg_grpo_smoke", lr=1.0)

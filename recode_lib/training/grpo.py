@@ -174,10 +174,14 @@ class GRPORecipe:
             raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {self.domain!r}")
         if self.num_generations < 2:
             raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
-        if self.per_device_train_batch_size % self.num_generations:
+        spg = getattr(self, "steps_per_generation", None) or self.gradient_accumulation_steps
+        if (self.per_device_train_batch_size * spg) % self.num_generations:
+            # TRL's rule: one generation batch (micro-batch x steps_per_generation, default the
+            # gradient accumulation) holds whole groups; a micro-batch may hold part of one
             raise ValueError(f"{where}: per_device_train_batch_size "
-                             f"({self.per_device_train_batch_size}) counts completions and must be "
-                             f"a multiple of num_generations ({self.num_generations})")
+                             f"({self.per_device_train_batch_size}, completions per micro-batch) x "
+                             f"steps_per_generation ({spg}) must be a multiple of num_generations "
+                             f"({self.num_generations}): a generation batch holds whole groups")
         if self.vllm_mode not in ("colocate", "server"):
             raise ValueError(f"{where}: vllm_mode must be colocate or server, got {self.vllm_mode!r}")
         if not self.rewards:
