@@ -297,11 +297,11 @@ def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
         assert strict[-1] == "inf" and specs["kinf"] == {"name": "strict_inf"}
         disc = get_reward(**specs["partial_discrete"])
         assert disc.levels == sorted(strict[:-1], key=int) + ["inf"], profile
-    # the same execution scored at the smoke sweep's levels (KS = 1,3): R_1 = 1, R_3 = R_inf = 0
+    # the same execution scored at a sweep's levels (KS = 1,3): R_1 = 1, R_3 = R_inf = 0
     runner = SandboxRunner(workers=1)
-    smoke = sweep_rewards(parse_list(profiles["smoke"]["KS"], int), ["discrete"])
-    got = get_reward(**smoke["partial_discrete"], runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
-    assert smoke["partial_discrete"]["ks"] == [1, 3] and got == [pytest.approx(1 / 3)]  # was 2/6
+    sweep = sweep_rewards([1, 3], ["discrete"])
+    got = get_reward(**sweep["partial_discrete"], runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
+    assert sweep["partial_discrete"]["ks"] == [1, 3] and got == [pytest.approx(1 / 3)]  # was 2/6
     with pytest.raises(RewardConfigError, match="partial credit must be one of"):
         sweep_rewards([1], ["stepwise"])
 
