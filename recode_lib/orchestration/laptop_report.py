@@ -45,7 +45,7 @@ import math
 from pathlib import Path
 
 from recode_lib.jsonl import read_jsonl, write_json_atomic
-from recode_lib.metrics import sigmoid
+from recode_lib.metrics import bootstrap_ci, sigmoid
 from recode_lib.process_reward.scale import paired_difference
 from recode_lib.run_files import (FIGURES, GRPO, REWARD_MODEL, SETTINGS_SWEEP, WEIGHT_AVERAGING,
                                   read_metrics)
@@ -243,16 +243,12 @@ def claim_extrapolation(run: Path) -> dict:
 
 
 def mean_ci(values: list[float], n_boot: int = 1000, seed: int = 0) -> dict | None:
-    """Mean of `values` with a percentile bootstrap 95% CI over them; None when empty."""
-    import numpy as np
-
-    vals = np.array([float(v) for v in values], dtype=float)
-    if vals.size == 0:
+    """Mean of `values` with a percentile bootstrap 95% CI over them (metrics.bootstrap_ci);
+    None when empty."""
+    if not values:
         return None
-    rng = np.random.default_rng(seed)
-    boots = rng.choice(vals, (n_boot, vals.size)).mean(axis=1)
-    lo, hi = np.quantile(boots, [0.025, 0.975])
-    return {"mean": float(vals.mean()), "ci": [float(lo), float(hi)], "n": int(vals.size)}
+    mean, lo, hi = bootstrap_ci(values, n_boot=n_boot, seed=seed)
+    return {"mean": mean, "ci": [lo, hi], "n": len(values)}
 
 
 def setting_rollouts(folder: Path) -> list[dict]:
