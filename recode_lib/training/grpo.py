@@ -174,7 +174,7 @@ class GRPORecipe:
             raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {self.domain!r}")
         if self.num_generations < 2:
             raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
-        spg = getattr(self, "steps_per_generation", None) or self.gradient_accumulation_steps
+        spg = generation_steps(self)
         if (self.per_device_train_batch_size * spg) % self.num_generations:
             # TRL's rule: one generation batch (micro-batch x steps_per_generation, default the
             # gradient accumulation) holds whole groups; a micro-batch may hold part of one
@@ -387,12 +387,17 @@ def final_complete(output_dir: str | Path) -> bool:
     return (Path(output_dir) / "final" / ".complete").is_file()
 
 
+def generation_steps(recipe) -> int:
+    """Micro-batches one generation batch feeds: TRL's steps_per_generation, by default the
+    gradient accumulation steps."""
+    return int(getattr(recipe, "steps_per_generation", None) or recipe.gradient_accumulation_steps)
+
+
 def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
     """Training prompts one generation batch takes: per_device_train_batch_size x processes x
     steps_per_generation (default gradient_accumulation_steps) / num_generations. TRL's
     sampler drops an incomplete batch, so fewer problems than this train for 0 steps."""
-    spg = getattr(recipe, "steps_per_generation", None) or recipe.gradient_accumulation_steps
-    completions = recipe.per_device_train_batch_size * int(num_processes) * int(spg)
+    completions = recipe.per_device_train_batch_size * int(num_processes) * generation_steps(recipe)
     return -(-completions // recipe.num_generations)
 
 
