@@ -7,6 +7,8 @@ Prints one row per configuration: tokens/s and milliseconds per decoding step, a
 ratio to the hf backend as the project runs it (recode_lib.generation.HFGenerator: float32
 weights on CPU, OMP_WAIT_POLICY=PASSIVE, every core), batched and unbatched:
 - hf backend: HFGenerator.generate, sampled (T=0.8), per-sample seeds, max_new_tokens each;
+  again with `precision="bfloat16"` and `"int8"` (recode_lib.models.inference_precision: what
+  `EvalSpec.precision` / `recode eval --precision` run);
 - raw decode loop, float32 / bfloat16 / int8 (torch dynamic quantization of every Linear): the
   model's forward with a KV cache and argmax, no generate() machinery: what the weights cost;
 - OMP_WAIT_POLICY=ACTIVE: the hf backend again in a child process (torch reads the policy once);
@@ -31,11 +33,11 @@ PROMPTS = [f"Write a Python function `f{i}(n)` that returns the sum of the first
            f"plus {i}, then explain it." for i in range(64)]
 
 
-def hf_backend(model: str, batch: int, tokens: int) -> dict:
+def hf_backend(model: str, batch: int, tokens: int, precision: str = "native") -> dict:
     from recode_lib.generation import SamplingConfig, get_generator
     from recode_lib.prompts import build_messages
 
-    gen = get_generator("hf", model, batch_size=batch)
+    gen = get_generator("hf", model, batch_size=batch, precision=precision)
     msgs = [build_messages(p) for p in PROMPTS[:batch]]
     gen.generate(msgs[:1], SamplingConfig(temperature=0.0, max_new_tokens=4, n=1, seed=0))  # warm
     t0 = time.perf_counter()
@@ -50,14 +52,11 @@ def raw_decode(model: str, batch: int, tokens: int, weights: str) -> dict:
     import torch
     from transformers import DynamicCache
 
-    from recode_lib.models import load_model
+    from recode_lib.models import inference_precision, load_model
 
     lm, tok = load_model(model)
     lm.eval()
-    if weights == "bfloat16":
-        lm = lm.to(torch.bfloat16)
-    elif weights == "int8":
-        lm = torch.ao.quantization.quantize_dynamic(lm, {torch.nn.Linear}, dtype=torch.qint8)
+    lm = inference_precision(lm, "native" if weights == "float32" else weights)
     ids = tok([PROMPTS[0]] * batch, return_tensors="pt")["input_ids"]
     with torch.no_grad():
         cache = DynamicCache()
@@ -105,8 +104,8 @@ def main() -> None:
     if a.child:
         import recode_lib  # noqa: F401  (sets the OMP wait policy default before torch loads)
         kind, batch = a.child, int(a.batch)
-        if kind == "hf":
-            res = hf_backend(a.model, batch, a.tokens)
+        if kind.startswith("hf"):
+            res = hf_backend(a.model, batch, a.tokens, kind.partition(":")[2] or "native")
         elif kind == "llama_cpp":
             res = llama_cpp_decode(a.gguf, batch, a.tokens)
         else:
@@ -117,6 +116,8 @@ def main() -> None:
     for batch in [int(b) for b in a.batch.split(",")]:
         configs = [("hf backend (float32, OMP passive)", "hf", None),
                    ("hf backend, OMP_WAIT_POLICY=ACTIVE", "hf", {"OMP_WAIT_POLICY": "ACTIVE"}),
+                   ("hf backend, precision=bfloat16", "hf:bfloat16", None),
+                   ("hf backend, precision=int8", "hf:int8", None),
                    ("raw decode, float32", "raw:float32", None),
                    ("raw decode, bfloat16", "raw:bfloat16", None),
                    ("raw decode, int8 dynamic", "raw:int8", None)]

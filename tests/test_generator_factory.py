@@ -56,7 +56,8 @@ def test_every_backend_name_is_built_by_the_factory(built):
         get_generator(b.value, "m", **backend_options(b.value, **OPTIONS))
     hf, vllm, openai, standin = built
     assert hf == ("HFGenerator", "m", {"model_obj": None, "tokenizer": None, "tools": None,
-                                       "prepare_tokenizer": None, "batch_size": 3})
+                                       "prepare_tokenizer": None, "batch_size": 3,
+                                       "precision": "native"})
     assert vllm == ("VLLMGenerator", "m", {"tokenizer": None, "tools": None,
                                            "prepare_tokenizer": None, "tensor_parallel_size": 2})
     assert openai == ("OpenAIGenerator", "m", {"base_url": "http://h:8000/v1", "concurrency": 5})

@@ -45,7 +45,7 @@ def test_eval_spec_backend_options_and_sampling():
 
     spec = EvalSpec(temperature=0.8, n=4, k=(2, 1, 2), batch_size=3)
     assert spec.k == (1, 2) and spec.sampling().n == 4 and spec.sampling().temperature == 0.8
-    assert spec.generator_kwargs() == {"batch_size": 3}
+    assert spec.generator_kwargs() == {"batch_size": 3, "precision": "native"}
     assert spec.replace(backend="vllm", tensor_parallel_size=2).generator_kwargs() == \
         {"tensor_parallel_size": 2}
     assert set(spec.replace(backend="openai").generator_kwargs()) == {"base_url", "concurrency"}

@@ -34,6 +34,12 @@ from recode_lib.paths import set_aside
 ON_CHANGE = ("raise", "set_aside")
 
 
+def precision_field(precision: str) -> dict:
+    """What a generation precision adds to a guard's configuration: {} for "native" (so folders
+    recorded before precisions existed still match), else {"precision": precision}."""
+    return {} if precision == "native" else {"precision": str(precision)}
+
+
 def problem_set(ids) -> dict:
     """{"n", "sha256"} of a problem set: its size and a hash of the sorted, distinct ids (the
     order problems are evaluated in does not matter; which problems do)."""

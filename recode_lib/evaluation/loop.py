@@ -35,7 +35,7 @@ import threading
 import time
 
 from recode_lib.evaluation.episodes import episode_strategy
-from recode_lib.evaluation.guard import guard_run
+from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
                                         sample_id)
 from recode_lib.evaluation.summary import summarize
@@ -62,7 +62,8 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     strategy = episode_strategy(spec, model, generator, generator_kwargs, factory)
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
-                              "early_stop": bool(spec.early_stop), **strategy.guard_fields()},
+                              "early_stop": bool(spec.early_stop),
+                              **precision_field(spec.precision), **strategy.guard_fields()},
                     spec.on_config_change, problems=[p.id for p in problems])
     store = JsonlStore(out / "samples.jsonl")
     done = check_rows(store)

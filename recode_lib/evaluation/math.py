@@ -27,7 +27,7 @@ from pathlib import Path
 
 from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.evaluation.gains import paired_relative_gain, per_problem_pass1
-from recode_lib.evaluation.guard import guard_run
+from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.generation import SamplingConfig, get_generator
 from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import answer_correct, math_messages, parse_math_response
@@ -95,7 +95,9 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
         raise ValueError(f"pass@k with k={list(k)} needs n >= k samples per problem, "
                          f"sampling.n={sampling.n}")
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
-                              "sampling": sampling.sample_key(), "prompt": "math"},
+                              "sampling": sampling.sample_key(), "prompt": "math",
+                              **precision_field((generator_kwargs or {}).get("precision",
+                                                                             "native"))},
                     on_config_change)
     gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl",
                         **dict(generator_kwargs or {}))

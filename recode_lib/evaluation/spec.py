@@ -15,7 +15,7 @@ these fields (recode_lib.cli.eval), so the CLI and the library have one set of d
 `sandbox` is the execution sandbox's SandboxConfig (recode_lib.sandbox.config: workers,
 isolation, sealed inputs, ...); `workers=` is kept as a shorthand for its `workers` (what the
 notebooks pass), and `spec.workers` reads it. `sampling()` is the SamplingConfig;
-`generator_kwargs()` maps the backend to its options (hf: batch_size; vllm:
+`generator_kwargs()` maps the backend to its options (hf: batch_size, precision; vllm:
 tensor_parallel_size; openai: base_url, concurrency). Code evaluation in every setting goes
 through the one loop (recode_lib.evaluation.loop.run_evaluation), math through
 recode_lib.evaluation.math.evaluate_math, so every result folder has the run/model-stamp guard.
@@ -42,13 +42,18 @@ from recode_lib.evaluation.loop import run_evaluation
 from recode_lib.environments.settings import SETTINGS
 from recode_lib.generation import BACKENDS, SamplingConfig, backend_options
 from recode_lib.jsonl import read_jsonl
+from recode_lib.models import PRECISIONS
 from recode_lib.sandbox.config import ISOLATION_MODES, SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 
 # The fields that decide how a point is sampled and scored. Two evaluations with equal values are
 # comparable points (they may differ in n, seed, backend and execution settings: those change
 # how many draws or how fast, not the distribution drawn from or how it is judged).
-PROTOCOL_FIELDS = ("temperature", "top_p", "max_new_tokens", "reasoning", "early_stop")
+PROTOCOL_FIELDS = ("temperature", "top_p", "max_new_tokens", "reasoning", "early_stop",
+                   "precision")
+# Protocol fields added after records were written: a recorded protocol without one had its
+# default, and a field at that default stays out of the fingerprint (old fingerprints hold).
+LATER_PROTOCOL_DEFAULTS = {"precision": "native"}
 SAMPLED_TEMPERATURE = 0.8   # the temperature when n > 1 and none is given
 
 
@@ -89,6 +94,11 @@ class EvalSpec:
     reasoning: bool = option(True, "ask for reasoning (a <think> section) before the code: the "
                              "prompt style")
     batch_size: int = option(8, "hf backend batch size")
+    precision: str = option("native", "hf backend: how the weights are held while generating: "
+                            "native (as loaded: float32 on a CPU), bfloat16, or int8 (dynamic "
+                            "quantization of every Linear, CPU only; ~2x faster decoding on 2 "
+                            "cores). Other numerics, so part of the protocol",
+                            choices=PRECISIONS)
     tensor_parallel_size: int = option(1, "vllm backend: GPUs per model")
     base_url: str = option("http://localhost:8000/v1", "openai backend: the server's URL")
     concurrency: int = option(8, "openai backend: requests in flight")
@@ -138,6 +148,12 @@ class EvalSpec:
         if self.on_config_change not in ON_CHANGE:
             raise ValueError(f"EvalSpec.on_config_change must be one of {ON_CHANGE}, got "
                              f"{self.on_config_change!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"EvalSpec.precision must be one of {PRECISIONS}, got "
+                             f"{self.precision!r}")
+        if self.precision != "native" and self.backend != "hf":
+            raise ValueError(f"EvalSpec.precision {self.precision!r} is an option of the hf "
+                             f"backend, not {self.backend!r}")
         if self.setting != "single" and self.backend == "openai":
             raise ValueError(f"EvalSpec: the {self.setting} setting runs on the hf or vllm backend")
         if self.ray is not None and self.setting != "single":
@@ -177,6 +193,7 @@ class EvalSpec:
         EvalSpec.to_dict() or protocol() dict): sample exactly as a recorded evaluation did,
         keeping this spec's n, seed, k, backend and execution settings. Raises naming the
         protocol fields `recorded` lacks."""
+        recorded = {**LATER_PROTOCOL_DEFAULTS, **recorded}
         missing = [f for f in PROTOCOL_FIELDS if f not in recorded]
         if missing:
             raise ValueError(f"the recorded evaluation spec lacks {missing}; got {sorted(recorded)}")
@@ -217,7 +234,8 @@ class EvalSpec:
         """The backend's own options (recode_lib.generation.backend_options)."""
         return backend_options(self.backend, batch_size=self.batch_size,
                                tensor_parallel_size=self.tensor_parallel_size,
-                               base_url=self.base_url, concurrency=self.concurrency)
+                               base_url=self.base_url, concurrency=self.concurrency,
+                               precision=self.precision)
 
     def evaluate(self, model, problems, out_dir, *, benchmark: str | None = None,
                  generator=None) -> dict:
@@ -252,13 +270,18 @@ EvalSpec.workers = property(lambda self: self.sandbox.workers,
 def normalized_protocol(protocol: Mapping) -> dict:
     """PROTOCOL_FIELDS with canonical types (1 and 1.0 are the same temperature)."""
     types = {"temperature": float, "top_p": float, "max_new_tokens": int, "reasoning": bool,
-             "early_stop": bool}
+             "early_stop": bool, "precision": str}
+    protocol = {**LATER_PROTOCOL_DEFAULTS, **protocol}
     return {f: None if protocol.get(f) is None else types[f](protocol[f]) for f in PROTOCOL_FIELDS}
 
 
 def protocol_fingerprint(protocol: Mapping) -> str:
     """The 12-hex fingerprint of a protocol dict (EvalSpec.protocol())."""
-    canon = json.dumps(normalized_protocol(protocol), sort_keys=True)
+    canon = normalized_protocol(protocol)
+    for name, default in LATER_PROTOCOL_DEFAULTS.items():
+        if canon[name] == default:
+            del canon[name]
+    canon = json.dumps(canon, sort_keys=True)
     return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 

@@ -77,12 +77,15 @@ def get_generator(backend: str, model: str, *, tools=None, prepare_tokenizer=Non
 
 
 def backend_options(backend: str, *, batch_size: int, tensor_parallel_size: int, base_url: str,
-                    concurrency: int) -> dict:
-    """The constructor options an evaluation spec sets for `backend` (hf: batch_size; vllm and
-    vllm_standin: tensor_parallel_size; openai: base_url, concurrency)."""
+                    concurrency: int, precision: str = "native") -> dict:
+    """The constructor options an evaluation spec sets for `backend` (hf: batch_size, precision;
+    vllm and vllm_standin: tensor_parallel_size; openai: base_url, concurrency). A precision other
+    than "native" is an hf option: ValueError on another backend."""
     backend = check_backend(backend)
     if backend == Backend.HF:
-        return {"batch_size": batch_size}
+        return {"batch_size": batch_size, "precision": precision}
+    if precision != "native":
+        raise ValueError(f"precision {precision!r} is an option of the hf backend, not {backend}")
     if backend in (Backend.VLLM, Backend.VLLM_STANDIN):
         return {"tensor_parallel_size": tensor_parallel_size}
     return {"base_url": base_url, "concurrency": concurrency}

@@ -149,6 +149,7 @@ class Generator(ABC):
 
     backend: str = "?"
     model: str = "?"
+    precision: str = "native"     # how the weights are held (hf: recode_lib.models.PRECISIONS)
 
     @abstractmethod
     def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,

@@ -8,8 +8,10 @@ recode_lib.jsonl.JsonlStore, so an interrupted run loses at most the batch in fl
 re-run regenerates only missing samples. The key is sha256 of (model, prompt fingerprint,
 sampling without n, index): raising n reuses samples 0..n-1 and adds the rest. `model` is the
 name the caller gave (e.g. "smollm2" or a checkpoint folder); the backend is recorded but not
-part of the key, so samples from hf and vllm for the same model are interchangeable. It does
-not notice when the weights behind a name change: use a new file (or another model_key) then.
+part of the key, so samples from hf and vllm for the same model are interchangeable; a precision
+other than "native" (hf: bfloat16 or int8 weights) is part of it: the key's model is then
+`<model>@<precision>`. It does not notice when the weights behind a name change: use a new file
+(or another model_key) then.
 One writer per file (no cross-process locking).
 """
 
@@ -37,7 +39,11 @@ class CachedGenerator(Generator):
     def __init__(self, inner: Generator, path: str | os.PathLike, model_key: str | None = None):
         self.inner = inner
         self.backend = inner.backend
+        self.precision = getattr(inner, "precision", "native")
         self.model = model_key or inner.model
+        # other numerics, other samples: never mixed with native ones in a file
+        self.key_model = (self.model if self.precision == "native"
+                          else f"{self.model}@{self.precision}")
         self.store = JsonlStore(path)
 
     def _lookup(self, key: str) -> Completion | None:
@@ -59,7 +65,7 @@ class CachedGenerator(Generator):
                          callback: Callback | None = None, progress: bool = False
                          ) -> list[Completion]:
         self._by_id = {r["id"]: r for r in self.store.records()}
-        keys = [cache_key(self.model, r.messages, sampling, r.index) for r in requests]
+        keys = [cache_key(self.key_model, r.messages, sampling, r.index) for r in requests]
         results: list[Completion | None] = [self._lookup(k) for k in keys]
         for i, comp in enumerate(results):
             if comp is not None and callback is not None:
@@ -74,7 +80,7 @@ class CachedGenerator(Generator):
         def on_done(j: int, comp: Completion) -> None:
             i = unique[j]
             req = requests[i]
-            self.store.append({"id": keys[i], "model": self.model, "backend": self.inner.backend,
+            self.store.append({"id": keys[i], "model": self.key_model, "backend": self.inner.backend,
                                "prompt": prompt_fingerprint(req.messages), "index": req.index,
                                "sampling": sampling.sample_key(), **comp.to_dict()})
             for t in waiting[keys[i]]:

@@ -26,6 +26,11 @@ in place (an optimizer step, load_state_dict, a live theta_alpha push: the param
 counters move), and holds at most `memo_size` completions (oldest dropped first). So scoring the
 same pairs again (a benchmark and its subsets) and greedy n > 1 cost one generation each.
 `generated_tokens` and `forward_batches` count the work actually done (memo hits excluded).
+Precision: `precision="bfloat16"|"int8"` holds the weights it loads that way
+(recode_lib.models.inference_precision: int8 = dynamic quantization of every Linear, CPU only),
+a faster decode on a CPU with other numerics; a generator over a caller's model (`model_obj`,
+e.g. a policy being trained) refuses anything but "native". The precision is part of a generation
+cache's key (CachedGenerator) and of an evaluation's protocol (EvalSpec.precision).
 It does not do beam search, speculative decoding or multi-GPU sharding (use the vllm backend).
 """
 
@@ -39,6 +44,7 @@ from typing import Sequence
 from recode_lib.generation.base import (Callback, Completion, Generator, SampleRequest,
                                         SamplingConfig, cut_at_stop, prompt_fingerprint)
 from recode_lib.memory import release_memory
+from recode_lib.models import PRECISIONS, inference_precision
 
 
 class _PerSampleSampler:
@@ -85,10 +91,16 @@ class HFGenerator(Generator):
     backend = "hf"
 
     def __init__(self, model: str, *, batch_size: int = 16, device: str = "cpu", dtype=None,
-                 model_obj=None, tokenizer=None, tools=None, prepare_tokenizer=None,
-                 memo: bool | None = None, memo_size: int = 4096):
+                 precision: str = "native", model_obj=None, tokenizer=None, tools=None,
+                 prepare_tokenizer=None, memo: bool | None = None, memo_size: int = 4096):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        if model_obj is not None and precision != "native":
+            raise ValueError(f"precision {precision!r} converts weights this generator loads; "
+                             "over a caller's model (model_obj) it must be 'native'")
+        self.precision = precision
         if memo is None:
             memo = model_obj is None
         self.memo_size = int(memo_size) if memo else 0
@@ -99,6 +111,7 @@ class HFGenerator(Generator):
             from recode_lib.models import load_model
 
             model_obj, tokenizer = load_model(model, dtype=dtype, device=device)
+            model_obj = inference_precision(model_obj, precision, device=device)
         tokenizer.padding_side = "left"
         self.lm, self.tok = model_obj, tokenizer
         if prepare_tokenizer is not None:

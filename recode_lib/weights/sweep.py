@@ -114,6 +114,10 @@ def setting_build(low, spec, device: str = "cpu", *, server=None,
     if spec.setting != "single" and backend == Backend.OPENAI:
         raise ValueError(f"the {spec.setting} setting runs on the hf or vllm backend, "
                          f"got {spec.backend!r}")
+    if spec.precision != "native":
+        raise ValueError(f"the live theta_alpha model is written in place for every alpha, in "
+                         f"float32; EvalSpec.precision must be 'native', got {spec.precision!r} "
+                         "(evaluate the endpoints' own checkpoints for another precision)")
     options = dict(spec.generator_kwargs())
     if spec.setting != "single":
         options.update(tool_options(spec.setting))
