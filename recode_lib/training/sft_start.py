@@ -60,6 +60,11 @@ class SFTStartConfig:
     use_cpu, bf16:  TRL's; CPU: True, False.
     cpu_threads:    torch threads on CPU (0: torch's default).
     save_steps:     a resumable checkpoint every this many steps (the last one is kept).
+    gradient_checkpointing: recompute each layer's activations in the backward pass instead of
+                    keeping them (non-reentrant). Same losses and gradients (measured: identical
+                    to the last digit over 2 steps); on the laptop profile's longest transcripts
+                    the peak resident memory fell from 5.9 to 4.2 GiB for 12% more wall time.
+                    Not part of the run's fingerprint (it changes no result).
     """
     model: str = "smollm2"
     max_steps: int = 0
@@ -76,6 +81,7 @@ class SFTStartConfig:
     bf16: bool = False
     cpu_threads: int = 0
     save_steps: int = 25
+    gradient_checkpointing: bool = True
 
     def __post_init__(self):
         for name in ("batch_size", "gradient_accumulation_steps", "lora_r", "max_length",
@@ -101,8 +107,12 @@ class SFTResult:
     skipped: bool            # True when final/ was already complete
 
 
+RESULT_NEUTRAL = ("gradient_checkpointing",)    # config fields that change no result
+
+
 def run_fingerprint(cfg: SFTStartConfig, transcripts: list[dict]) -> str:
-    return fingerprint(asdict(cfg), [[t["id"], t["messages"]] for t in transcripts])
+    fields = {k: v for k, v in asdict(cfg).items() if k not in RESULT_NEUTRAL}
+    return fingerprint(fields, [[t["id"], t["messages"]] for t in transcripts])
 
 
 def training_template(tok):
@@ -149,7 +159,9 @@ def sft_args(cfg: SFTStartConfig, out: Path):
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
         learning_rate=cfg.learning_rate, lr_scheduler_type="linear", warmup_steps=float(cfg.warmup_ratio),
         logging_steps=1, save_steps=cfg.save_steps, save_total_limit=1, seed=cfg.seed,
-        use_cpu=cfg.use_cpu, bf16=cfg.bf16, gradient_checkpointing=False, report_to=[],
+        use_cpu=cfg.use_cpu, bf16=cfg.bf16, gradient_checkpointing=cfg.gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if cfg.gradient_checkpointing else None,
+        report_to=[],
         dataset_kwargs={"skip_prepare_dataset": True}, max_length=None,
         remove_unused_columns=False)
 
