@@ -2,7 +2,8 @@
 test, each through the real entry points (execute, execute_many, the GRPO reward's
 SandboxRunner), except the judge-memory test, which measures verdict.stdio_equal itself.
 
-An `xfail(strict=True)` test is an attack that works today (its reason says what the hole is);
+An `xfail(strict=True)` test is an attack that works today (its reason says what the hole is;
+a run-time xfail: one that works where the machine lacks what closes it);
 the unmarked tests are attacks the judge holds (each failed before its fix). They hold in every
 isolation mode; the userns test runs its judge as a normal user (conftest's normal_user).
 """
@@ -14,7 +15,7 @@ import pytest
 from recode_lib.prompts import format_response
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.execution import SandboxRunner
-from recode_lib.sandbox import SandboxConfig, execute
+from recode_lib.sandbox import SandboxConfig, execute, record_memory_bounded
 
 CFG = SandboxConfig(time_limit_s=3.0, memory_mb=512, workers=1)
 
@@ -195,23 +196,63 @@ FORKED_MEMORY = r'''
 import os, time
 def stored(mb):
     r, w = os.pipe()
+    kids = []
     for _ in range(3):                      # RLIMIT_AS is per process
-        if os.fork() == 0:
+        pid = os.fork()
+        if pid == 0:
             block = b"x" * (150 << 20)
             os.write(w, b"1")
             time.sleep(30)                  # killed with the record
+        kids.append(pid)
     got = b""
     while len(got) < 3:
         got += os.read(r, 3)
-    return 3 * 150 >= mb
+    time.sleep(0.5)
+    held = all(os.waitpid(k, os.WNOHANG) == (0, 0) for k in kids)   # all three at once
+    return held and 3 * 150 >= mb
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="memory_mb is RLIMIT_AS, a per-process limit: a "
-                   "record can hold up to max_processes x memory_mb in forked processes "
-                   "(a memory cgroup per child would bound it; not set up here)")
+def per_process_memory_only():
+    if not record_memory_bounded(MEM):
+        pytest.xfail("no writable memory cgroup here (not root mode, or /sys/fs/cgroup read-only): "
+                     "memory_mb is RLIMIT_AS, per process, so a record can hold up to "
+                     "max_processes x memory_mb in forked processes")
+
+
 def test_call_forked_processes_cannot_together_hold_memory_beyond_the_limit():
-    assert run(FORKED_MEMORY, STORE_400MB, cfg=MEM)["status"] != "passed"
+    per_process_memory_only()   # a killed fork never writes: the parent waits out the limit
+    cfg = SandboxConfig(time_limit_s=5.0, memory_mb=256, workers=1)
+    assert run(FORKED_MEMORY, STORE_400MB, cfg=cfg)["status"] != "passed"
+
+
+# the submission itself is the largest process when the record's total reaches the limit: the
+# kernel kills it, and the verdict names memory (not a crash)
+FORK_THEN_GROW = r'''
+import os, time
+def grow(mb):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        block = b"x" * (120 << 20)
+        os.write(w, b"1")
+        time.sleep(30)
+    os.read(r, 1)
+    blocks = [b"y" * (40 << 20) for _ in range(5)]   # 200 MB here, under RLIMIT_AS (256 MB)
+    return len(blocks) * 40 >= mb
+'''
+
+
+def test_call_a_record_killed_for_its_total_memory_is_a_memory_failure():
+    per_process_memory_only()
+    res = run(FORK_THEN_GROW, call("grow", ((200,), True)), cfg=MEM)
+    assert res["status"] == "memory_limit", res
+
+
+def test_call_forked_processes_within_the_limit_together_still_pass():
+    per_process_memory_only()
+    res = run(FORKED_MEMORY, call("stored", ((450,), True)),
+              cfg=SandboxConfig(time_limit_s=20.0, memory_mb=1024, workers=1))
+    assert res["status"] == "passed", res
 
 
 # what the filter leaves alone: the standard library's process and shared-memory tools

@@ -53,9 +53,10 @@ one process (EvalPlus does the same). Between records: a fresh child, /tmp, IPC 
 worker's heap (pool.Worker.send_job, zygote.store_inputs). Every result carries a trust level (result.TRUST_LEVELS): "isolated" for
 stdio, call and separate script tests, "in_process" for unittest-style ones.
 Not isolated / residual risks: CPU/memory-bandwidth side effects on other processes; in userns
-mode the user's process count (same uid); memory_mb is per process (RLIMIT_AS: forked
-processes may hold up to max_processes x memory_mb, and kernel socket buffers of the default
-size are not counted); in call tests a program may use several cores within a test's
+mode the user's process count (same uid); outside root mode with a writable memory cgroup
+(memcg.py: then memory_mb + tmp_size_mb bounds a record's processes together) memory_mb is per
+process (RLIMIT_AS: forked processes may hold up to max_processes x memory_mb); kernel socket
+buffers of the default size are not counted; in call tests a program may use several cores within a test's
 wall-clock limit (stdio tests count the CPU of all its processes); the pid counter of a worker's pid
 namespace, shared by its children: a low-bandwidth covert channel (a record or stdio test can
 signal a number to the next one on the same worker by forking; none of them holds an expected
@@ -85,7 +86,7 @@ from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
 from recode_lib.sandbox.strictness import first_failure, strictness
 
 __all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness", "first_failure",
-           "isolation_mode", "Result", "RayFanoutError", "STATUSES", "OUTCOMES"]
+           "isolation_mode", "record_memory_bounded", "Result", "RayFanoutError", "STATUSES", "OUTCOMES"]
 
 
 def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool = False) -> Result:
@@ -116,6 +117,13 @@ def execute_many(records, workers: int | None = None, config: SandboxConfig | No
         raise ValueError("execute_many: chunk_size applies to the Ray fan-out only (ray=...)")
     return run_specs(specs, config, workers=workers, progress=progress, early_stop=early_stop,
                      on_result=on_result)
+
+
+def record_memory_bounded(config: SandboxConfig | None = None) -> bool:
+    """Whether the workers bound all of a record's processes together (a memory cgroup per
+    worker, memcg.py: root mode with a writable cgroup hierarchy), not only each process."""
+    with get_pool(config or SandboxConfig()).worker() as slot:
+        return bool(slot[0].info.get("memcg"))
 
 
 def isolation_mode(config: SandboxConfig | None = None) -> str:

@@ -52,10 +52,14 @@ job), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, stdin/stdout/stderr on /dev/nu
 inherited file descriptor closed, and a seccomp filter (`restrict_syscalls`, x86_64/aarch64)
 refusing what holds kernel memory outside RLIMIT_AS or state beyond a process: memfds, raised
 socket buffers, kernel keyrings, io_uring, SysV message queues and semaphores, and SysV shared
-memory unless `cap_sysv_ipc` could bound it in the child's own IPC namespace (root mode). Not bounded: memory_mb is per process (a record
-may hold max_processes x memory_mb in forked processes; a memory cgroup would bound the
-total), and socket buffers at their default size (~230 KB a socket, RLIMIT_NOFILE sockets a
-process). Only the standard library (and ctypes) is imported.
+memory unless `cap_sysv_ipc` could bound it in the child's own IPC namespace (root mode).
+Memory of all processes together: in root mode, when a memory cgroup can be made (memcg.py),
+every child joins its worker's group, limited to memory_mb + tmp_size_mb for the whole record
+(the kernel OOM-kills inside it; such a death is reported as a memory failure). Elsewhere
+(userns, plain, or no writable cgroup hierarchy) memory_mb is per process: a record may hold
+max_processes x memory_mb in forked processes. Not bounded: socket buffers at their default
+size (~230 KB a socket, RLIMIT_NOFILE sockets a process). Only the standard library (and
+ctypes) is imported.
 """
 
 import ctypes
@@ -324,6 +328,8 @@ def next_uid(iso):
 def confine(iso, cfg, job, keep_fds):
     """In a freshly forked child: isolate, limit, drop privileges. Raises on failure."""
     os.setsid()
+    if iso.get("memcg") is not None:   # root mode: before dropping root (memcg.py)
+        iso["memcg"].join()
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

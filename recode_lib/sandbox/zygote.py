@@ -47,6 +47,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402  (loaded before any fork, so children need no file access)
 import limits  # noqa: E402
+import memcg  # noqa: E402
 
 # Standard-library modules that test scripts use, loaded here so that harness.py can restore
 # them to this state after a submission ran (a module the submission imports first is not
@@ -153,9 +154,19 @@ def main():
             return
     cfg = parse(lines[0]) or {}
     iso = limits.setup_worker(cfg)
+    # root mode: one memory cgroup bounds all of a child's processes together (memcg.py)
+    iso["memcg"] = memcg.open_group() if iso["mode"] == "root" else None
     send("READY", None, {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
-                         "uid": iso["uid"], "uid_span": iso.get("uid_span", 1)})
-    queue = lines[1:]
+                         "uid": iso["uid"], "uid_span": iso.get("uid_span", 1),
+                         "memcg": iso["memcg"] is not None})
+    try:
+        serve(iso, cfg, stdin, lines[1:])
+    finally:
+        if iso["memcg"] is not None:
+            iso["memcg"].close()
+
+
+def serve(iso, cfg, stdin, queue):
     while True:
         while not queue:
             queue += stdin.pop()
@@ -300,6 +311,10 @@ class Child:
         job["workdir"], job["nonce_fd"] = self.workdir, nr
         job["own_ipc"] = iso["mode"] != "plain"   # a private IPC namespace (limits.confine)
         limits.next_uid(iso)   # root mode: a uid no recent child had (per-uid kernel state)
+        self.group, self.oom = iso.get("memcg"), False
+        if self.group is not None:   # the record's processes together: its memory + its /tmp
+            self.group.limit(int(job["memory_mb"]) + int(cfg["tmp_size_mb"]))
+            self.oom_before = self.group.oom_kills()
         self.pid = os.fork()
         if self.pid == 0:
             if fw is not None:
@@ -344,8 +359,13 @@ class Child:
             if wait <= 0:
                 self.outcome = "timeout"
                 break
+            if self.reaped():   # dead while a process it forked holds the pipe open
+                self.drain(limit)
+                if self.outcome is None:
+                    self.outcome = "finished" if not self.pending else "died"
+                break
             ready, writable, _ = select.select([self.r, 0], [self.fw] if self.feed else [], [],
-                                               wait)
+                                               min(wait, WATCH_S))
             if writable:
                 self.flush_feed()
             if 0 in ready:
@@ -360,6 +380,26 @@ class Child:
                     self.outcome = "overflow"
                 elif self.out.eof and self.outcome is None:
                     self.outcome = "finished" if not self.pending else "died"
+
+    def reaped(self):
+        """Whether the child itself has exited (collected here: status and rusage kept)."""
+        if self.ru is None:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+            if pid == 0:
+                return False
+            self.status, self.ru = status, ru
+        return True
+
+    def drain(self, limit):
+        """Read what the dead child wrote before it died (its forks may write on: bounded)."""
+        for _ in range(64):
+            ready, _, _ = select.select([self.r], [], [], 0)
+            if not ready:
+                return
+            self.out.fill()
+            self.read_child()
+            if self.out.eof or len(self.out.buf) > limit:
+                return
 
     def feed_next(self):
         """Call tests: queue the input of the next test (todo order) on the feed pipe. Sent
@@ -458,18 +498,22 @@ class Child:
         self.nw = None
 
     def finish(self):
-        for kill in (os.killpg, os.kill):
+        # the child's process group (its forks); the child itself unless already collected
+        for kill in (os.killpg,) if self.ru is not None else (os.killpg, os.kill):
             try:
                 kill(self.pid, signal.SIGKILL)
             except OSError:
                 pass
-        _, self.status, self.ru = os.wait4(self.pid, 0)
+        if self.ru is None:
+            _, self.status, self.ru = os.wait4(self.pid, 0)
         os.close(self.r)
         if self.nw is not None:
             os.close(self.nw)
         if self.fw is not None:
             os.close(self.fw)
         limits.reap(self.iso)
+        if self.group is not None:
+            self.oom = self.group.oom_kills() > self.oom_before
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
         if self.outcome in ("timeout", "died", "overflow") and self.pending:
@@ -477,7 +521,7 @@ class Child:
 
     def report_failure(self):
         current = next(i for i in self.todo if i not in self.done)
-        st, err = classify(self.outcome, self.status)
+        st, err = classify(self.outcome, self.status, self.oom)
         if not self.setup:
             send("X", self.job["job"], {"st": st, "e": err})
             self.outcome, self.done, self.failed = "setup", set(self.todo), True
@@ -490,13 +534,20 @@ class Child:
         self.failed = True
 
 
-def classify(outcome, status):
+WATCH_S = 0.1   # how often the supervisor looks whether the child itself is still alive
+
+
+def classify(outcome, status, oom=False):
+    """(status, reason) of a child that did not finish; `oom`: the kernel killed a process of
+    its memory cgroup (memcg.py) while it ran."""
     if outcome == "timeout":
         return "timeout", "wall-clock limit"
     if outcome == "overflow":
         return "output", "output limit"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
+        if sig == signal.SIGKILL and oom:
+            return "memory", "memory limit (the record's processes together)"
         if sig == signal.SIGXCPU:
             return "timeout", "CPU-time limit"
         if sig == signal.SIGXFSZ:
