@@ -125,3 +125,18 @@ def test_the_smoke_profiles_04_steps_live_in_its_recipe_file_only():
     assert "max_steps" not in recipe_set(p["RECIPE_SET"])
     in_file = yaml.safe_load((RECIPES_DIR / f"{p['RECIPE']}.yaml").read_text())["max_steps"]
     assert load_recipe(p["RECIPE"], **recipe_set(p["RECIPE_SET"])).max_steps == in_file == 2
+
+
+@pytest.mark.parametrize("profile", ["smoke", "laptop"])
+def test_the_cpu_profiles_train_small_micro_batches(profile):
+    """CPU memory: a GRPO backward over 16 completions of one micro-batch held 10.9-11.5 GiB on
+    the laptop profile (04, 06); micro-batches of at most 4 with gradient accumulation stay
+    under 6 GiB. Every GRPO run of the CPU profiles trains at most 4 completions at once."""
+    params = profile_parameters(profile)
+    for stem in sorted(GRPO_NOTEBOOKS & set(params)):
+        p = params[stem]
+        if p.get("skip"):
+            continue
+        for name in run_recipes(stem, p):
+            recipe = load_recipe(name, **recipe_set(p["RECIPE_SET"]))
+            assert recipe.per_device_train_batch_size <= 4, (profile, stem, name)
