@@ -409,3 +409,20 @@ def test_stdio_user_keyring_does_not_carry_state_between_tests():
     tests = {"kind": "stdio", "cases": [{"input": "x\n", "output": "1\n"},
                                         {"input": "x\n", "output": "2\n"}]}
     assert run(KEYRING_COUNTER, tests)["status"] != "passed"
+
+
+# the submission dies while a process it forked keeps the worker's pipe open: the death is
+# noticed at once (it was only seen at the time limit), and the test fails as a crash
+DIE_BEHIND_A_SLEEPER = r'''
+import os, time
+def f():
+    if os.fork() == 0:
+        time.sleep(30)
+    os._exit(3)
+'''
+
+
+def test_call_a_submission_dying_behind_a_forked_sleeper_is_a_crash_not_a_wait():
+    cfg = SandboxConfig(time_limit_s=20.0, memory_mb=512, workers=1)
+    res = run(DIE_BEHIND_A_SLEEPER, call("f", ((), 1)), cfg=cfg)
+    assert res["status"] not in ("passed", "time_limit"), res
