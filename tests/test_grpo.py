@@ -292,3 +292,28 @@ def test_cli_names_an_unknown_key(tmp_path, capsys):
     assert "unknown recipe field(s) ['max_step']" in err and "did you mean 'max_steps'" in err
     assert main(["--output-dir", str(tmp_path), "--set", "rm_placement=gpu"]) == 2
     assert "rm_placement must be one of" in capsys.readouterr().err
+
+
+def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(tiny_model_dir, tmp_path):
+    import os
+    import shutil
+
+    from recode_lib.training.grpo import run_fingerprint
+
+    start, rm = tmp_path / "start", tmp_path / "rm"
+    shutil.copytree(tiny_model_dir, start)
+    shutil.copytree(tiny_model_dir, rm)
+    r = load_recipe("cg_grpo_smoke", model=str(start), rm_path=str(rm))
+    fp = run_fingerprint(r, problems())
+    assert run_fingerprint(r, problems()) == fp                       # stable while nothing moves
+    for folder in (rm, start):                                         # 02 / 00 re-run in place
+        w = folder / "model.safetensors"
+        os.utime(w, ns=(w.stat().st_atime_ns, w.stat().st_mtime_ns + 10**9))
+        new = run_fingerprint(r, problems())
+        assert new != fp
+        fp = new
+    alias = load_recipe("cg_grpo_smoke", model="smollm2")              # no folder: no stamp
+    from recode_lib.provenance import fingerprint
+    from recode_lib.training.grpo import LOGGING_FIELDS
+    fields = {k: v for k, v in alias.to_dict().items() if k not in LOGGING_FIELDS}
+    assert run_fingerprint(alias, problems()) == fingerprint(fields, [p.to_dict() for p in problems()])

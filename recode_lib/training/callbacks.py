@@ -11,7 +11,9 @@ changes. The callback writes one JSON line per logging step to `metrics.jsonl` (
 (loss, `reward`, `rewards/<func>/mean`, the reward components each reward function reports
 through `log_metric`, e.g. `gated/out`, `gated/proc`, `completions/mean_length`, ...) plus
 `time/step_s`, `time/generation_s`, `time/reward_s`, `time/optimizer_s` (the remainder of the
-step: forward/backward and the optimizer update) averaged over the steps since the last log,
+step: forward/backward and the optimizer update) averaged over the steps since the last log
+(and `time/sampling_copy_s`, the part of generation spent rebuilding the policy's sampling
+copy, in runs with a generation_precision: recode_lib.training.sampling_copy),
 and the sandbox's throughput (`sandbox/executed`, `sandbox/seconds`, `sandbox/per_s`,
 `sandbox/cache_hits`, `sandbox/timeouts`).
 It does not decide when to log (GRPOConfig.logging_steps does) and does not replace
@@ -107,6 +109,8 @@ class MetricsJsonlCallback(TrainerCallback):
         self._acc["generation_s"] += gen
         self._acc["reward_s"] += rew
         self._acc["optimizer_s"] += max(step_s - gen - rew, 0.0)
+        if "sampling_copy" in ph:    # part of generation: rebuilding the sampling copy
+            self._acc["sampling_copy_s"] += ph["sampling_copy"] - self._phase0.get("sampling_copy", 0.0)
         self._n += 1
         self._t0 = None
 

@@ -68,7 +68,8 @@ from recode_lib.environments import environment_factory, prepare_tool_tokenizer,
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
 from recode_lib.memory import release_memory
-from recode_lib.models import load_tokenizer, resolve_model, trainer_model_init_kwargs
+from recode_lib.models import (PRECISIONS, load_tokenizer, model_stamp, resolve_model,
+                               trainer_model_init_kwargs)
 from recode_lib.paths import set_aside
 from recode_lib.process_reward.placement import RMPlacement
 from recode_lib.prompts import build_messages
@@ -79,11 +80,12 @@ from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.rewards.process import load_scorer
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
+from recode_lib.training.sampling_copy import sampling_copy_class
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
 # their default), so runs trained before them keep their fingerprint
-OPTIONAL_FIELDS = ("lora", "allow_in_process_tests")
+OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision")
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -203,6 +205,18 @@ class GRPORecipe:
             raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
         if self.setting != "single" and self.domain != "code":
             raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
+        if self.generation_precision not in PRECISIONS:
+            raise ValueError(f"{where}: generation_precision must be one of {list(PRECISIONS)}, "
+                             f"got {self.generation_precision!r}")
+        if self.generation_precision != "native":
+            if self.use_vllm or self.use_transformers_continuous_batching:
+                raise ValueError(f"{where}: generation_precision {self.generation_precision!r} "
+                                 "replaces TRL's transformers generation; with use_vllm or "
+                                 "use_transformers_continuous_batching the sampler is theirs")
+            if self.generation_precision == "int8" and not self.use_cpu:
+                raise ValueError(f"{where}: generation_precision 'int8' (torch dynamic "
+                                 "quantization) runs on the CPU: set use_cpu: true, or use "
+                                 "bfloat16 or vLLM on an accelerator")
         if self.lora is not None:
             try:
                 lora_config(self.lora)
@@ -355,12 +369,29 @@ LOGGING_FIELDS = ("report_to", "logging_steps", "log_completions", "num_completi
                   "logging_dir", "run_name", "disable_tqdm")
 
 
+def upstream_stamps(recipe) -> dict:
+    """{field: stamp} of the local folders a run reads weights from, its `model` and `rm_path`
+    (recode_lib.models.model_stamp: file names, sizes, mtimes), so a start model or reward model
+    retrained in place (00's SFT start, 02's RM re-run) retires the runs trained on the old one
+    instead of letting them be skipped as done. Hub ids and aliases have none."""
+    out = {}
+    for key in ("model", "rm_path"):
+        value = getattr(recipe, key, None)
+        stamp = model_stamp(value) if value else None
+        if stamp:
+            out[key] = stamp
+    return out
+
+
 def run_fingerprint(recipe: GRPORecipe, problems) -> str:
     """What a trained run depends on: every recipe field except LOGGING_FIELDS (switching the
-    tracker keeps a finished run) and every training problem (the same after the YAML/jsonl
-    round trip of the accelerate launcher)."""
+    tracker keeps a finished run), every training problem (the same after the YAML/jsonl
+    round trip of the accelerate launcher) and the weights of its local start and reward models
+    (upstream_stamps; runs of hub ids and aliases keep the fingerprint they had before)."""
     fields = {k: v for k, v in recipe.to_dict().items() if k not in LOGGING_FIELDS}
-    return fingerprint(fields, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems])
+    parts = [fields, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems]]
+    stamps = upstream_stamps(recipe)
+    return fingerprint(*parts, stamps) if stamps else fingerprint(*parts)
 
 
 def retire_stale_run(output_dir: str | Path, fingerprint: str) -> Path | None:
@@ -483,9 +514,10 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     if recipe.lora:
         setting_kw["peft_config"] = lora_config(recipe.lora)
-    trainer = timed_trainer_class()(model=model_path, reward_funcs=funcs, args=args,
-                                    train_dataset=dataset, processing_class=tok, callbacks=[cb],
-                                    **setting_kw)
+    trainer_class = sampling_copy_class(timed_trainer_class())
+    trainer = trainer_class(model=model_path, reward_funcs=funcs, args=args, train_dataset=dataset,
+                            processing_class=tok, callbacks=[cb], **setting_kw)
+    trainer.generation_precision = recipe.generation_precision
     cb.trainer = trainer
     stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
     for f in funcs:   # a completion that hit max_completion_length is a format error
