@@ -54,3 +54,25 @@ def test_finetune_endpoints_are_mergeable(tiny_model_dir, tmp_path):
     done = merge_grid(MergeConfig(str(low), str(high), (0.5,), str(tmp_path / "m"),
                                   progress=False))
     assert (done[0.5] / "model.safetensors").is_file()
+
+
+def test_a_sweep_of_several_seeds_gives_each_seeds_endpoints(tmp_path):
+    import json
+    runs = {}
+    for s in (1, 2):
+        for k in ("1", "inf"):
+            name = f"k{k}_seed{s}"
+            (tmp_path / name / "final").mkdir(parents=True)
+            (tmp_path / name / "final" / ".complete").write_text("ok")
+            runs[name] = {"k": k, "seed": s}
+    (tmp_path / "metrics.json").write_text(json.dumps({"runs": runs, "seeds": [2, 1]}))
+    assert EP.sweep_seeds(tmp_path) == [2, 1]
+    low, high = EP.sweep_endpoints(tmp_path)                       # the first seed's
+    assert (low.parent.name, high.parent.name) == ("k1_seed2", "kinf_seed2")
+    low, high = EP.sweep_endpoints(tmp_path, seed=1)
+    assert (low.parent.name, high.parent.name) == ("k1_seed1", "kinf_seed1")
+    with pytest.raises(ValueError, match="not 3"):
+        EP.sweep_endpoints(tmp_path, seed=3)
+    (tmp_path / "kinf_seed1" / "final" / ".complete").unlink()    # seed 1's strict run unfinished
+    with pytest.raises(EP.EndpointError, match="of seed 1"):
+        EP.sweep_endpoints(tmp_path, seed=1)

@@ -211,3 +211,61 @@ def test_the_rm_has_signal_only_when_its_accuracy_interval_excludes_chance(tmp_p
     g = build_report(tmp_path)["claims"]["gate_signature"]
     assert g["rm_signal"] is signal and g["rm_ci"][0] < acc < g["rm_ci"][1]
     assert (g["observed"] is not None) and (("does not exclude chance" in g.get("why", "")) == (not signal))
+
+
+def make_seeded_run(root, hack_by_seed=(True, False), fmt_beyond_seed2=0.6):
+    """04 with two seeds (runs <variant>_seed<s>, metrics.json seed_runs, held-out RM scores per
+    run) and 07 with a replica grid of the sweep's second seed (seed2/frontier.json)."""
+    import shutil
+
+    make_run(root)
+    d = root / "04_cg_grpo"
+    seed_runs, models = {"gated": {}, "additive": {}}, {}
+    for s, hack in zip((1, 2), hack_by_seed):
+        _held_out(root, additive=(0.5 if hack else -0.5, 0.3))
+        held = json.loads((d / "metrics.json").read_text())["held_out_proc"]
+        models["start"] = held["models"]["start"]
+        for v in ("gated", "additive"):
+            run = f"{v}_seed{s}"
+            seed_runs[v][str(s)] = run
+            shutil.copytree(d / v, d / run)
+            shutil.copytree(d / "eval" / v, d / "eval" / run)
+            models[run] = held["models"][v]
+    for v in ("gated", "additive", "outcome_only"):
+        shutil.rmtree(d / v)
+        shutil.rmtree(d / "eval" / v)
+    _json(d / "metrics.json", {"proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
+                               "seed_runs": seed_runs,
+                               "held_out_proc": {"scale": held["scale"], "models": models}})
+    rows = [{"alpha": a, "format_error": (fmt_beyond_seed2 if abs(a) > 2 else 0.05),
+             "n_samples": 40, "pass@1": 0.3} for a in (-3.0, 0.0, 0.5, 1.0, 3.0)]
+    _json(root / "07_weight_averaging" / "seed2" / "frontier.json",
+          {"rows": rows, "format_error_rise": {"threshold": 2.0}, "endpoints": {"source": "sweep"}})
+
+
+def test_two_seeds_each_seed_is_judged_and_the_claim_needs_both(tmp_path):
+    make_seeded_run(tmp_path, hack_by_seed=(True, False))
+    rep = write_report(tmp_path)
+    g = rep["claims"]["gate_signature"]
+    assert set(g["seeds"]) == {"1", "2"}
+    assert g["seeds"]["1"]["observed"] is True and g["seeds"]["2"]["observed"] is False
+    assert g["seeds"]["2"]["runs"] == {"additive": "additive_seed2", "gated": "gated_seed2"}
+    assert g["observed"] is False and g["observed_seeds"] == 1
+    a = rep["claims"]["learning"]
+    assert set(a["observed_per_seed"]) == {"1", "2"} and a["replicated"] is True
+    e = rep["claims"]["extrapolation"]
+    assert e["seeds"]["2"]["observed"] is True and e["replicated"] is True
+    md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
+    assert "### seed 1 (additive_seed1 vs gated_seed1): **observed**" in md
+    assert "### seed 2 (additive_seed2 vs gated_seed2): **NOT observed**" in md
+    assert "observed on 1 of 2 seeds" in md
+    assert "### seed 2 (07's grid between that seed's endpoints): **observed**" in md
+
+
+def test_a_replica_grid_that_does_not_show_the_rise_is_not_replicated(tmp_path):
+    make_seeded_run(tmp_path, hack_by_seed=(True, True), fmt_beyond_seed2=0.05)
+    rep = build_report(tmp_path)["claims"]
+    assert rep["gate_signature"]["observed"] is True and rep["gate_signature"]["observed_seeds"] == 2
+    assert rep["extrapolation"]["observed"] is True
+    assert rep["extrapolation"]["seeds"]["2"]["observed"] is False
+    assert rep["extrapolation"]["replicated"] is False

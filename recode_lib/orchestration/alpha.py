@@ -18,6 +18,11 @@ load_alpha_samples, so a stale folder raises) with the endpoints, the eval folde
 names, the spec, the load/push/evaluate seconds and `extra`. The returned AlphaGrid holds the
 step's metrics (metrics.json) and headline (headline.json). Resumable as its calls are (a
 cached alpha needs no model load). It adds no evaluation or statistics of its own.
+
+seed_replicas: a sweep trained with several seeds has a pair of endpoints per seed; the grid of
+the first seed is alpha_grid's, and seed_replicas evaluates the same grid between each other
+seed's endpoints (out_dir/seed<s>/: its own frontier.json), with the same spec and problems:
+a claim read off the frontier is then replicated on an independent training run, not repeated.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Sequence
 
 from recode_lib.analysis.frontier import load_alpha_samples, write_frontier
 from recode_lib.evaluation.spec import evaluate_models
-from recode_lib.orchestration.endpoints import Endpoints
+from recode_lib.orchestration.endpoints import Endpoints, sweep_endpoints, sweep_seeds
 from recode_lib.weights.sweep import SweepResult, sweep_alphas
 
 
@@ -110,3 +115,21 @@ def alpha_grid(endpoints: Endpoints, alphas: Sequence[float], problems, spec, wo
                                   "sweep_seconds": res.seconds, **(extra or {})})
     return AlphaGrid(endpoints, alphas, res, run_summaries, frontier, spec, len(problems),
                      work_dir, difficulty, provenance)
+
+
+def seed_replicas(sweep_dir, alphas: Sequence[float], problems, spec, out_dir, *,
+                  benchmark: str | None = None, threshold: float = 2.0,
+                  difficulty: str | None = None, provenance: dict | None = None,
+                  log=print) -> dict[int, AlphaGrid]:
+    """{seed: AlphaGrid} for every seed of the sweep after its first: alpha_grid between that
+    seed's endpoints (sweep_endpoints(sweep_dir, seed)), work and frontier in
+    out_dir/seed<s>/ (no best-single runs beside it: the first seed's grid has them). {} for a
+    sweep of one seed."""
+    out = {}
+    for s in sweep_seeds(sweep_dir)[1:]:
+        low, high = sweep_endpoints(sweep_dir, seed=s)
+        where = Path(out_dir) / f"seed{s}"
+        out[s] = alpha_grid(Endpoints("sweep", low, high), alphas, problems, spec, where, where,
+                            benchmark=benchmark, threshold=threshold, difficulty=difficulty,
+                            provenance=provenance, extra={"seed": s}, log=log)
+    return out

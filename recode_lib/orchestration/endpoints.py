@@ -11,7 +11,8 @@ recode_lib.training.grpo); their k from the sweep's metrics.json ("runs": {name:
 "seed": s}}, orchestration.sweep writes it) or else from the folder name (`k1`, `kinf`, `r_k2`,
 `r_inf`, `k1_seed3`); the lenient endpoint is the lowest finite k, the strict one `inf` (or the
 highest k when no inf run exists). A sweep trained with several seeds (metrics.json "seeds")
-gives the endpoints of its first seed; the other seeds' runs are best-single candidates.
+gives the endpoints of its first seed (`seed=`: another seed's, for a replication of the grid,
+orchestration.alpha.seed_replicas); the other seeds' runs are best-single candidates.
 Raises EndpointError naming what is missing.
 
 sweep_runs: every finished run of the sweep (R_k of every seed, and partial credit), less the
@@ -83,24 +84,34 @@ def strictness_runs(sweep_dir: str | Path) -> dict[str, float]:
     return runs
 
 
-def endpoint_runs(sweep_dir: str | Path) -> dict[str, float]:
-    """strictness_runs, kept to the first seed's runs when metrics.json records several seeds."""
+def sweep_seeds(sweep_dir: str | Path) -> list[int]:
+    """The seeds the sweep trained (metrics.json "seeds"), in its order; [] without them."""
+    return [int(x) for x in (sweep_meta(sweep_dir).get("seeds") or [])]
+
+
+def endpoint_runs(sweep_dir: str | Path, seed: int | None = None) -> dict[str, float]:
+    """strictness_runs, kept to one seed's runs when metrics.json records several seeds: the
+    first seed's, or `seed`'s (ValueError naming the seeds when the sweep did not train it)."""
     meta = sweep_meta(sweep_dir)
     runs = strictness_runs(sweep_dir)
-    seeds = meta.get("seeds") or []
+    seeds = sweep_seeds(sweep_dir)
+    if seed is not None and int(seed) not in seeds:
+        raise ValueError(f"{sweep_dir}: the sweep trained seeds {seeds}, not {seed}")
     if len(seeds) > 1:
+        want = seeds[0] if seed is None else int(seed)
         listed = meta.get("runs", {})
-        runs = {n: k for n, k in runs.items() if (listed.get(n) or {}).get("seed") == seeds[0]}
+        runs = {n: k for n, k in runs.items() if (listed.get(n) or {}).get("seed") == want}
     return runs
 
 
-def sweep_endpoints(sweep_dir: str | Path) -> tuple[Path, Path]:
-    """(lenient final/, strict final/) of the sweep (module docstring)."""
+def sweep_endpoints(sweep_dir: str | Path, seed: int | None = None) -> tuple[Path, Path]:
+    """(lenient final/, strict final/) of the sweep (module docstring); `seed`: that seed's
+    runs instead of the first seed's."""
     sweep_dir = Path(sweep_dir)
-    runs = endpoint_runs(sweep_dir)
+    runs = endpoint_runs(sweep_dir, seed)
     if len(runs) < 2:
-        seeds = sweep_meta(sweep_dir).get("seeds") or []
-        of = f" of seed {seeds[0]}" if len(seeds) > 1 else ""
+        seeds = sweep_seeds(sweep_dir)
+        of = f" of seed {seeds[0] if seed is None else seed}" if len(seeds) > 1 else ""
         raise EndpointError(f"{sweep_dir}: need two finished runs{of} (<run>/final/.complete with "
                             f"k or inf in the run name), found {sorted(runs) or 'none'}")
     low = min(runs, key=runs.get)

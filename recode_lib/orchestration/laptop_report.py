@@ -117,10 +117,51 @@ def claim_learning(run: Path) -> dict:
         row["observed"] = bool(rise and rise["rise"] > 0 and s and row["delta_pass@1"] > 0)
         out["variants"][v] = row
     out["observed"] = any(r["observed"] for r in out["variants"].values())
+    seed_runs = (read_json_or_none(d / "metrics.json") or {}).get("seed_runs") or {}
+    seeds = sorted({s for by in seed_runs.values() for s in by}, key=str)
+    if len(seeds) > 1:       # replication: some variant learns on every seed
+        out["observed_per_seed"] = {s: any(out["variants"].get(by.get(s), {}).get("observed", False)
+                                           for by in seed_runs.values()) for s in seeds}
+        out["replicated"] = all(out["observed_per_seed"].values())
     return out
 
 
+def gate_runs(d: Path) -> dict[str, dict[str, str]]:
+    """{seed: {"additive": run, "gated": run}} of 04's folder: its metrics.json `seed_runs`
+    (one pair per seed both variants trained), else the single-seed folders ({"": ...})."""
+    runs = (read_json_or_none(d / "metrics.json") or {}).get("seed_runs") or {}
+    if "additive" in runs and "gated" in runs:
+        seeds = [s for s in runs["additive"] if s in runs["gated"]]
+        if seeds:
+            return {s: {"additive": runs["additive"][s], "gated": runs["gated"][s]} for s in seeds}
+    return {"": {"additive": "additive", "gated": "gated"}}
+
+
+def gate_of_seed(d: Path, names: dict, metrics: dict, margin: float) -> dict:
+    """Claim (b) for one seed's pair of runs (names: {"additive": run, "gated": run})."""
+    comp = {}
+    for v in ("additive", "gated"):
+        if (d / names[v] / "metrics.jsonl").is_file():
+            comp[v] = {c: thirds_rise(metric_series(d / names[v], f"{v}/{c}")) for c in ("proc", "out")}
+    out = {"runs": dict(names), "components": comp}
+    if set(comp) != {"additive", "gated"} or not all(comp[v]["proc"] and comp[v]["out"] for v in comp):
+        return out | {"observed": None, "why": f"needs additive and gated runs with proc/out in {d}"}
+    held_all = (metrics.get("held_out_proc") or {}).get("models", {})
+    models = {"start": "start", **names}
+    held = {role: held_all[m] for role, m in models.items() if m in held_all}
+    scores = {role: d / "eval" / m / "rm_scores.jsonl" for role, m in models.items()}
+    if set(held) == set(models) and all(p.is_file() for p in scores.values()):
+        return out | held_out_gate(held, scores,
+                                   (metrics.get("held_out_proc") or {}).get("scale") or {}, margin)
+    add, gat = comp["additive"], comp["gated"]
+    return out | {"basis": "training_curves",
+                  "observed": bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
+                                   and gat["proc"]["rise"] < add["proc"]["rise"])}
+
+
 def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) -> dict:
+    """Claim (b) per seed (gate_of_seed); the top-level fields are the first seed's, and with
+    several seeds `seeds` holds each and `observed` needs every seed's."""
     d = run / GRPO
     rm = read_json_or_none(run / REWARD_MODEL / "headline.json")
     out = {"claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
@@ -131,25 +172,15 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     # usable signal: the accuracy's 95% interval lies above chance (without n: above rm_chance)
     out["rm_signal"] = (None if acc is None else
                         out["rm_ci"][0] > 0.5 if out["rm_ci"][0] is not None else acc > rm_chance)
-    comp = {}
-    for v in ("additive", "gated"):
-        if (d / v / "metrics.jsonl").is_file():
-            comp[v] = {c: thirds_rise(metric_series(d / v, f"{v}/{c}")) for c in ("proc", "out")}
-    out["components"] = comp
-    if set(comp) != {"additive", "gated"} or not all(comp[v]["proc"] and comp[v]["out"] for v in comp):
-        return out | {"observed": None, "why": f"needs additive and gated runs with proc/out in {d}"}
     metrics = read_json_or_none(d / "metrics.json") or {}
     out["proc_scale"] = metrics.get("proc_scale")
-    held = (metrics.get("held_out_proc") or {}).get("models", {})
-    scores = {m: d / "eval" / m / "rm_scores.jsonl" for m in ("start", "additive", "gated")}
-    if {"start", "additive", "gated"} <= set(held) and all(p.is_file() for p in scores.values()):
-        out |= held_out_gate(held, scores, (metrics.get("held_out_proc") or {}).get("scale") or {},
-                             margin)
-    else:
-        add, gat = comp["additive"], comp["gated"]
-        out["basis"] = "training_curves"
-        out["observed"] = bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
-                               and gat["proc"]["rise"] < add["proc"]["rise"])
+    per_seed = {s: gate_of_seed(d, names, metrics, margin) for s, names in gate_runs(d).items()}
+    out |= next(iter(per_seed.values()))
+    if len(per_seed) > 1:
+        out["seeds"] = per_seed
+        verdicts = [r["observed"] for r in per_seed.values()]
+        out["observed"] = None if None in verdicts else all(verdicts)
+        out["observed_seeds"] = sum(bool(v) for v in verdicts)
     if out["rm_signal"] is False:
         out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} "
                       f"(95% CI {fmt_ci(out['rm_ci'])}, n={out['rm_n_eval']}) does not exclude "
@@ -209,11 +240,27 @@ def weights_digest(folder) -> str | None:
 
 
 def claim_extrapolation(run: Path) -> dict:
-    front = read_json_or_none(run / WEIGHT_AVERAGING / "frontier.json")
+    """Claim (c) on 07's frontier (the sweep's first seed) and, when 07 replicated the grid on
+    the sweep's other seeds (07_weight_averaging/seed<s>/frontier.json), on each of them:
+    `seeds` {s: result}, `replicated` when every replica is observed too."""
     out = {"claim": "merging the two trained endpoints: the format-error share grows for |alpha| "
                     "beyond the stable range"}
+    out |= extrapolation_of(read_json_or_none(run / WEIGHT_AVERAGING / "frontier.json"),
+                            "07_weight_averaging/frontier.json")
+    replicas = {p.parent.name.removeprefix("seed"): p
+                for p in sorted((run / WEIGHT_AVERAGING).glob("seed*/frontier.json"))}
+    if replicas:
+        out["seeds"] = {s: extrapolation_of(read_json_or_none(p), str(p)) for s, p in replicas.items()}
+        out["replicated"] = bool(out.get("observed")) and all(
+            r.get("observed") for r in out["seeds"].values())
+    return out
+
+
+def extrapolation_of(front: dict | None, where: str) -> dict:
+    """Claim (c) on one frontier.json payload (module docstring)."""
+    out = {}
     if not front or not front.get("rows"):
-        return out | {"observed": None, "why": "no 07_weight_averaging/frontier.json"}
+        return out | {"observed": None, "why": f"no {where}"}
     rows = front["rows"]
     t = float(front.get("format_error_rise", {}).get("threshold", 2.0))
     out["threshold"] = t
@@ -315,32 +362,11 @@ def verdict(c: dict) -> str:
     return {True: "observed", False: "NOT observed", None: "not measured"}[c.get("observed")]
 
 
-def report_markdown(rep: dict) -> str:
-    lines = [f"# Laptop profile report ({rep['run_dir']})", ""]
-    a = rep["claims"]["learning"]
-    lines += [f"## (a) {a['claim']}: **{verdict(a)}**", ""]
-    if a.get("start"):
-        lines.append(f"- start model held-out pass@1 {fmt(a['start']['pass@1'])} "
-                     f"CI {fmt_ci(a['start']['ci'])} ({a['start']['n_problems']} problems, "
-                     f"{a['start']['n_samples']} samples)")
-    for v, r in a["variants"].items():
-        tr = r.get("train_reward") or {}
-        lines.append(f"- {v}: training reward {fmt(tr.get('first'))} -> {fmt(tr.get('last'))} "
-                     f"(rise {fmt(tr.get('rise'))} CI {fmt_ci(tr.get('ci'))}, {tr.get('steps')} steps); "
-                     f"held-out pass@1 {fmt(r.get('pass@1'))} CI {fmt_ci(r.get('ci'))}, "
-                     f"delta {fmt(r.get('delta_pass@1'))}; CI above start: {r.get('ci_separated')}")
-    if a.get("why"):
-        lines.append(f"- {a['why']}")
-    g = rep["claims"]["gate_signature"]
-    lines += ["", f"## (b) {g['claim']}: **{verdict(g)}**", "",
-              f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
-              f"CI {fmt_ci(g.get('rm_ci'))} (n={g.get('rm_n_eval')}); usable signal (CI above 0.5): "
-              f"{g.get('rm_signal')}"]
+def gate_lines(g: dict) -> list[str]:
+    """The markdown lines of one seed's claim (b) (held-out and paired differences, curves)."""
+    lines = []
     if g.get("basis"):
         lines.append(f"- judged on: {g['basis'].replace('_', ' ')}")
-    if g.get("proc_scale"):
-        lines.append(f"- R_proc = sigmoid((score - {g['proc_scale']['proc_center']:.3f}) / "
-                     f"{g['proc_scale']['proc_temperature']:.3f}) (scaled on the start model's samples)")
     for v, h in g.get("held_out", {}).items():
         lines.append(f"- held-out {v}: R_proc {fmt(h['proc'])} CI {fmt_ci(h['proc_ci'])} "
                      f"(passing samples {fmt(h['proc_passed'])}, failing {fmt(h['proc_failed'])}), "
@@ -358,6 +384,46 @@ def report_markdown(rep: dict) -> str:
             if s:
                 lines.append(f"- training {v} R_{c}: {fmt(s['first'])} -> {fmt(s['last'])} "
                              f"(rise {fmt(s['rise'])} CI {fmt_ci(s['ci'])})")
+    if g.get("why") and g.get("observed") is None:
+        lines.append(f"- {g['why']}")
+    return lines
+
+
+def report_markdown(rep: dict) -> str:
+    lines = [f"# Laptop profile report ({rep['run_dir']})", ""]
+    a = rep["claims"]["learning"]
+    lines += [f"## (a) {a['claim']}: **{verdict(a)}**", ""]
+    if a.get("start"):
+        lines.append(f"- start model held-out pass@1 {fmt(a['start']['pass@1'])} "
+                     f"CI {fmt_ci(a['start']['ci'])} ({a['start']['n_problems']} problems, "
+                     f"{a['start']['n_samples']} samples)")
+    for v, r in a["variants"].items():
+        tr = r.get("train_reward") or {}
+        lines.append(f"- {v}: training reward {fmt(tr.get('first'))} -> {fmt(tr.get('last'))} "
+                     f"(rise {fmt(tr.get('rise'))} CI {fmt_ci(tr.get('ci'))}, {tr.get('steps')} steps); "
+                     f"held-out pass@1 {fmt(r.get('pass@1'))} CI {fmt_ci(r.get('ci'))}, "
+                     f"delta {fmt(r.get('delta_pass@1'))}; CI above start: {r.get('ci_separated')}")
+    if a.get("observed_per_seed"):
+        per = ", ".join(f"seed {k}: {verdict({'observed': v})}" for k, v in a["observed_per_seed"].items())
+        lines.append(f"- replicated on every seed: {a['replicated']} ({per})")
+    if a.get("why"):
+        lines.append(f"- {a['why']}")
+    g = rep["claims"]["gate_signature"]
+    lines += ["", f"## (b) {g['claim']}: **{verdict(g)}**", "",
+              f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
+              f"CI {fmt_ci(g.get('rm_ci'))} (n={g.get('rm_n_eval')}); usable signal (CI above 0.5): "
+              f"{g.get('rm_signal')}"]
+    if g.get("proc_scale"):
+        lines.append(f"- R_proc = sigmoid((score - {g['proc_scale']['proc_center']:.3f}) / "
+                     f"{g['proc_scale']['proc_temperature']:.3f}) (scaled on the start model's samples)")
+    if g.get("seeds"):
+        lines.append(f"- observed on {g['observed_seeds']} of {len(g['seeds'])} seeds")
+        for seed, sub in g["seeds"].items():
+            lines += ["", f"### seed {seed} ({sub['runs']['additive']} vs {sub['runs']['gated']}): "
+                      f"**{verdict(sub)}**", ""] + gate_lines(sub)
+        lines.append("")
+    else:
+        lines += gate_lines(g)
     if g.get("why"):
         lines.append(f"- {g['why']}")
     e = rep["claims"]["extrapolation"]
@@ -372,6 +438,17 @@ def report_markdown(rep: dict) -> str:
                      f"CI {fmt_ci(r['ci'])}, pass@1 {fmt(r['pass@1'])}")
     if e.get("why"):
         lines.append(f"- {e['why']}")
+    for seed, sub in (e.get("seeds") or {}).items():
+        lines += ["", f"### seed {seed} (07's grid between that seed's endpoints): **{verdict(sub)}**", ""]
+        for side in ("inside", "beyond"):
+            if sub.get(side):
+                lines.append(f"- |alpha| {'<=' if side == 'inside' else '>'} {sub['threshold']}: "
+                             f"format-error share {fmt(sub[side]['format_error'])} CI "
+                             f"{fmt_ci(sub[side]['ci'])} ({sub[side]['n_samples']} samples)")
+        if sub.get("why"):
+            lines.append(f"- {sub['why']}")
+    if "replicated" in e:
+        lines.append(f"- replicated on every seed: {e['replicated']}")
     t = rep["claims"].get("tool_use")
     if t:
         lines += ["", f"## (d) {t['claim']}: **{verdict(t)}**", ""]
