@@ -9,7 +9,7 @@ from the executed notebook's papermill metadata (runs/<profile>/notebooks/NN_*.i
 metadata.papermill.duration), and the peak memory when a --run measured it. Prints one row per
 notebook (seconds, share of the total, peak resident memory, load average, source), the total in
 minutes and whether it fits the budget (the smoke profile's target: 30 minutes on 2 CPU cores,
-the laptop profile's: 60), and the largest peak vs the memory budget (6 GiB: a 16 GB laptop
+the laptop profile's: 75, issue #25's, with the SFT start and notebook 11), and the largest peak vs the memory budget (6 GiB: a 16 GB laptop
 with room to spare). Notebooks that did not complete are listed with their status and not
 counted; notebooks the profile leaves out (`skip` in its section: status `excluded`) are listed
 with the reason and are not part of the run.
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BUDGET_MIN = {"smoke": 30.0, "laptop": 60.0}     # per profile; others: 60
+BUDGET_MIN = {"smoke": 30.0, "laptop": 75.0}     # per profile; others: 60
 BUDGET_GIB = 6.0
 BENCH_FILE = "bench.json"
 
