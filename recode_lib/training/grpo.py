@@ -25,6 +25,10 @@ The policy (full or LoRA) is loaded by TRL from its path in float32 (grpo_config
 model_init_kwargs through recode_lib.models.trainer_model_init_kwargs): `bf16: true` is bf16
 autocast over fp32 master weights in one process, and DeepSpeed's bf16 optimizer (which keeps
 fp32 master partitions) under ZeRO-3; pure bf16 weights would round lr-1e-6 steps away.
+Without vLLM, TRL samples completions with the live policy; a recipe's `generation_precision`
+(bfloat16 | int8) samples them from a merged copy of the policy in that precision instead,
+rebuilt after each optimizer step (recode_lib.training.sampling_copy: faster on a CPU, slightly
+off-policy, as vLLM's bf16 sampler is).
 Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
 `recode_lib.math_answers.math_messages(problem)` (math): the same format evaluation uses.
 `train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
