@@ -269,3 +269,17 @@ def test_a_replica_grid_that_does_not_show_the_rise_is_not_replicated(tmp_path):
     assert rep["extrapolation"]["observed"] is True
     assert rep["extrapolation"]["seeds"]["2"]["observed"] is False
     assert rep["extrapolation"]["replicated"] is False
+
+
+def test_with_a_usable_rm_a_missing_signature_is_explained_with_the_numbers(tmp_path):
+    make_seeded_run(tmp_path, hack_by_seed=(False, False))
+    _jsonl(tmp_path / "04_cg_grpo" / "gated" / "metrics.jsonl", [{"step": 1, "reward": 9}])  # an earlier SEEDS
+    c = build_report(tmp_path)["claims"]
+    g = c["gate_signature"]
+    assert g["rm_signal"] and g["observed"] is False
+    assert "seed 1: additive's R_proc - gated's -" in g["why"] and "seed 2:" in g["why"]
+    assert set(g["seeds"]["1"]["rm_prefers_passing"]) == {"start", "additive", "gated"}
+    assert set(c["learning"]["variants"]) == {"gated_seed1", "gated_seed2", "additive_seed1",
+                                              "additive_seed2"}     # 04's declared runs only
+    md = (write_report(tmp_path) and (tmp_path / "99_paper_figures" / "laptop_report.md").read_text())
+    assert "what the RM prefers: R_proc of passing minus failing held-out samples, start " in md

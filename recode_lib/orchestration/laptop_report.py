@@ -98,8 +98,12 @@ def claim_learning(run: Path) -> dict:
     evals = {p.parent.name: read_json_or_none(p) for p in sorted((d / "eval").glob("*/summary.json"))
              if "." not in p.parent.name}
     start = evals.get("start")
-    variants = sorted(p.parent.name for p in d.glob("*/metrics.jsonl")
-                      if "." not in p.parent.name)      # not runs set aside (<name>.stale-<k>)
+    declared = (read_json_or_none(d / "metrics.json") or {}).get("seed_runs") or {}
+    if declared:        # the runs 04 trained last (a folder of an earlier SEEDS is not one of them)
+        variants = sorted({run for by in declared.values() for run in by.values()})
+    else:
+        variants = sorted(p.parent.name for p in d.glob("*/metrics.jsonl")
+                          if "." not in p.parent.name)      # not runs set aside (<name>.stale-<k>)
     out = {"claim": "GRPO learns: training reward and held-out pass@1 rise over the start model",
            "variants": {}}
     if not variants or not start:
@@ -181,11 +185,34 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
         verdicts = [r["observed"] for r in per_seed.values()]
         out["observed"] = None if None in verdicts else all(verdicts)
         out["observed_seeds"] = sum(bool(v) for v in verdicts)
+    if out["rm_signal"] and out.get("observed") is False:
+        out["why"] = gate_why(per_seed)
     if out["rm_signal"] is False:
         out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} "
                       f"(95% CI {fmt_ci(out['rm_ci'])}, n={out['rm_n_eval']}) does not exclude "
                       f"chance: R_proc carries no usable signal")
     return out
+
+
+def gate_why(per_seed: dict) -> str:
+    """Why claim (b) was not observed with a usable RM, from the measured numbers: additive's
+    R_proc over gated's per seed, and what the RM prefers (passing minus failing samples)."""
+    parts = []
+    for seed, r in per_seed.items():
+        d = ((r.get("paired") or {}).get("additive-gated") or {}).get("proc")
+        label = f"seed {seed}" if seed else "the run"
+        if d:
+            parts.append(f"{label}: additive's R_proc - gated's {d['mean']:+.3f} CI {fmt_ci(d['ci'])}")
+    prefers = [v for r in per_seed.values() for m, v in (r.get("rm_prefers_passing") or {}).items()
+               if m != "start"]
+    why = "additive's process reward did not rise above gated's (" + "; ".join(parts) + ")"
+    if prefers and all(v > 0 for v in prefers):
+        why += ("; the RM scores the trained policies' passing held-out samples above their failing "
+                "ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "), so raising R_proc and "
+                "raising R_out go together here: gated, rewarded R_proc on its passing samples, "
+                "raises it as much, and additive found no direction the RM rewards that costs "
+                "correctness within these steps")
+    return why
 
 
 def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
@@ -216,7 +243,10 @@ def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
     flat_vs_start = bool(pairs["additive-start"]["out"]
                          and abs(pairs["additive-start"]["out"]["mean"]) <= margin)
     keep = ("proc", "proc_ci", "out", "out_ci", "proc_passed", "proc_failed", "proc_failed_ci")
-    return {"basis": "held_out",
+    prefers = {m: held[m]["proc_passed"] - held[m]["proc_failed"]
+               for m in ("start", "additive", "gated")
+               if held[m].get("proc_passed") is not None and held[m].get("proc_failed") is not None}
+    return {"basis": "held_out", "rm_prefers_passing": prefers,
             "held_out": {m: {k: held[m].get(k) for k in keep} for m in ("start", "additive", "gated")},
             "paired": pairs, "observed": add_up and no_more_correct,
             "observed_literal": add_up and no_more_correct and flat_vs_start}
@@ -376,6 +406,9 @@ def gate_lines(g: dict) -> list[str]:
             if d.get(c):
                 lines.append(f"- paired by problem, {pair.replace('-', ' - ')}: R_{c} "
                              f"{d[c]['mean']:+.3f} CI {fmt_ci(d[c]['ci'])} ({d[c]['n_problems']} problems)")
+    if g.get("rm_prefers_passing"):
+        lines.append("- what the RM prefers: R_proc of passing minus failing held-out samples, " +
+                     ", ".join(f"{m} {v:+.3f}" for m, v in g["rm_prefers_passing"].items()))
     if "observed_literal" in g:
         lines.append(f"- the stricter reading (additive's R_out also flat against the start model's): "
                      f"{'observed' if g['observed_literal'] else 'NOT observed'}")
