@@ -76,3 +76,14 @@ def test_a_sweep_of_several_seeds_gives_each_seeds_endpoints(tmp_path):
     (tmp_path / "kinf_seed1" / "final" / ".complete").unlink()    # seed 1's strict run unfinished
     with pytest.raises(EP.EndpointError, match="of seed 1"):
         EP.sweep_endpoints(tmp_path, seed=1)
+
+
+def test_runs_the_sweep_metrics_do_not_list_are_not_its_runs(tmp_path):
+    import json
+    for name in ("k1", "kinf", "k1_seed0", "kinf_seed0"):     # k1, kinf: an earlier SEEDS
+        (tmp_path / name / "final").mkdir(parents=True)
+        (tmp_path / name / "final" / ".complete").write_text("ok")
+    (tmp_path / "metrics.json").write_text(json.dumps({"runs": {
+        "k1_seed0": {"k": "1", "seed": 0}, "kinf_seed0": {"k": "inf", "seed": 0}}, "seeds": [0]}))
+    assert set(EP.strictness_runs(tmp_path)) == {"k1_seed0", "kinf_seed0"}
+    assert set(EP.sweep_runs(tmp_path)) == {"k1_seed0", "kinf_seed0"}

@@ -71,14 +71,16 @@ def sweep_meta(sweep_dir: str | Path) -> dict:
 
 
 def strictness_runs(sweep_dir: str | Path) -> dict[str, float]:
-    """{run: k} of the sweep's finished R_k runs (k from metrics.json, else the folder name)."""
+    """{run: k} of the sweep's finished R_k runs: those its metrics.json lists (with their k),
+    else (no metrics.json runs) every folder whose name carries a k. A run folder of an earlier
+    configuration (other SEEDS or KS) that the sweep's metrics.json does not list is not one."""
     sweep_dir = Path(sweep_dir)
     listed = sweep_meta(sweep_dir).get("runs", {})
     declared = {n: float(r["k"]) for n, r in listed.items() if isinstance(r, dict) and "k" in r}
     runs = {}
     if sweep_dir.is_dir():
         for d in sorted(sweep_dir.iterdir()):
-            k = declared.get(d.name, run_strictness(d.name))
+            k = declared.get(d.name) if declared else run_strictness(d.name)
             if k is not None and (d / "final" / ".complete").is_file():
                 runs[d.name] = k
     return runs
