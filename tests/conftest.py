@@ -18,6 +18,30 @@ def tiny_model_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def perturbed_checkpoint(tiny_model_dir):
+    """write(dst, seed): a finished run's final/ at dst, the tiny model with seeded noise (0.05)
+    on every weight, marked .complete (a stand-in for a trained GRPO run)."""
+    import shutil
+
+    def write(dst, seed: int):
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        shutil.copytree(tiny_model_dir, dst)
+        net = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for p in net.parameters():
+                p.add_(0.05 * torch.randn(p.shape, generator=g))
+        for f in dst.glob("*.safetensors"):
+            f.unlink()
+        net.save_pretrained(dst)
+        (dst / ".complete").write_text("")
+        return dst
+    return write
+
+
+@pytest.fixture(scope="session")
 def shared_data_dir():
     """The real benchmark files; skips when absent (a fresh clone has no ../shared)."""
     d = data_dir()

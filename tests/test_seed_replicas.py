@@ -4,7 +4,6 @@ each seed's grid lies between that seed's own endpoints, in OUT/seed<s>/."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -13,26 +12,13 @@ from recode_lib.orchestration.alpha import seed_replicas
 
 
 @pytest.fixture(scope="module")
-def seeded_sweep(tiny_model_dir, tmp_path_factory):
+def seeded_sweep(perturbed_checkpoint, tmp_path_factory):
     """A finished sweep of two seeds (k1 and kinf per seed), each run the tiny model perturbed."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
     root = tmp_path_factory.mktemp("seeded_sweep")
     runs = {}
     for i, (seed, k) in enumerate([(0, "1"), (0, "inf"), (1, "1"), (1, "inf")]):
         name = f"k{k}_seed{seed}"
-        dst = root / name / "final"
-        shutil.copytree(tiny_model_dir, dst)
-        net = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
-        g = torch.Generator().manual_seed(i)
-        with torch.no_grad():
-            for p in net.parameters():
-                p.add_(0.05 * torch.randn(p.shape, generator=g))
-        for f in dst.glob("*.safetensors"):
-            f.unlink()
-        net.save_pretrained(dst)
-        (dst / ".complete").write_text("")
+        perturbed_checkpoint(root / name / "final", i)
         runs[name] = {"k": k, "seed": seed}
     (root / "metrics.json").write_text(json.dumps({"runs": runs, "seeds": [0, 1]}))
     return root

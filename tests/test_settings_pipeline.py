@@ -5,7 +5,6 @@ figures (pooled outcome shares, tool use, cost) and the side-by-side frontier fi
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -54,25 +53,12 @@ def test_pooled_summary_weights_by_samples_and_counts_only_new_rollouts():
 
 
 @pytest.fixture(scope="module")
-def sweep_dir(tiny_model_dir, tmp_path_factory):
+def sweep_dir(perturbed_checkpoint, tmp_path_factory):
     """A finished two-run sweep (k1, kinf) per setting, both runs the tiny model perturbed."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
     root = tmp_path_factory.mktemp("settings_sweep")
     for setting in ("single", "tool"):
         for seed, run in ((1, "k1"), (2, "kinf")):
-            dst = root / setting / run / "final"
-            shutil.copytree(tiny_model_dir, dst)
-            net = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
-            g = torch.Generator().manual_seed(seed)
-            with torch.no_grad():
-                for p in net.parameters():
-                    p.add_(0.05 * torch.randn(p.shape, generator=g))
-            for f in dst.glob("*.safetensors"):
-                f.unlink()
-            net.save_pretrained(dst)
-            (dst / ".complete").write_text("")
+            perturbed_checkpoint(root / setting / run / "final", seed)
     return root
 
 

@@ -422,6 +422,13 @@ def gate_lines(g: dict) -> list[str]:
     return lines
 
 
+def side_lines(e: dict) -> list[str]:
+    """Claim (c)'s two lines: the format-error share inside and beyond the threshold."""
+    return [f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error share "
+            f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} ({e[side]['n_samples']} samples)"
+            for side in ("inside", "beyond") if e.get(side)]
+
+
 def report_markdown(rep: dict) -> str:
     lines = [f"# Laptop profile report ({rep['run_dir']})", ""]
     a = rep["claims"]["learning"]
@@ -461,11 +468,7 @@ def report_markdown(rep: dict) -> str:
         lines.append(f"- {g['why']}")
     e = rep["claims"]["extrapolation"]
     lines += ["", f"## (c) {e['claim']}: **{verdict(e)}**", ""]
-    for side in ("inside", "beyond"):
-        if e.get(side):
-            lines.append(f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error "
-                         f"share {fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} "
-                         f"({e[side]['n_samples']} samples)")
+    lines += side_lines(e)
     for r in e.get("by_alpha", []):
         lines.append(f"  - alpha {r['alpha']:+.2f}: format errors {fmt(r['format_error'])} "
                      f"CI {fmt_ci(r['ci'])}, pass@1 {fmt(r['pass@1'])}")
@@ -473,11 +476,7 @@ def report_markdown(rep: dict) -> str:
         lines.append(f"- {e['why']}")
     for seed, sub in (e.get("seeds") or {}).items():
         lines += ["", f"### seed {seed} (07's grid between that seed's endpoints): **{verdict(sub)}**", ""]
-        for side in ("inside", "beyond"):
-            if sub.get(side):
-                lines.append(f"- |alpha| {'<=' if side == 'inside' else '>'} {sub['threshold']}: "
-                             f"format-error share {fmt(sub[side]['format_error'])} CI "
-                             f"{fmt_ci(sub[side]['ci'])} ({sub[side]['n_samples']} samples)")
+        lines += side_lines(sub)
         if sub.get("why"):
             lines.append(f"- {sub['why']}")
     if "replicated" in e:
