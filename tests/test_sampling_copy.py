@@ -101,3 +101,15 @@ def test_a_lora_run_samples_from_a_copy_rebuilt_each_step(tiny_model_dir, tmp_pa
     assert [m["step"] for m in rows] == [1, 2]
     assert all(m["time/sampling_copy_s"] > 0 for m in rows)     # rebuilt at both steps
     assert all(m["completions/mean_length"] > 0 for m in rows)
+
+
+def test_a_sharded_policy_is_refused_not_copied_empty():
+    from recode_lib.training.sampling_copy import sampling_copy_class
+
+    class Sharded:                       # what a ZeRO-3 / FSDP GRPOTrainer reports
+        is_deepspeed_enabled = True
+
+    trainer = sampling_copy_class(Sharded)()
+    trainer.generation_precision = "bfloat16"
+    with pytest.raises(ValueError, match="sharded"):
+        trainer._generate_single_turn([[1, 2]], None, {}, 1)

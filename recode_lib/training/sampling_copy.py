@@ -21,7 +21,8 @@ Precisions are recode_lib.models.PRECISIONS (int8 = torch dynamic quantization, 
 bfloat16). It changes only where completions are sampled: the loss, the log-probabilities it
 uses (TRL recomputes them with the float32 policy), the rewards and the saved weights are TRL's.
 Text-only prompts (a multimodal batch raises); not with vLLM or transformers' continuous
-batching (the recipe check refuses both).
+batching (the recipe check refuses both), nor under DeepSpeed ZeRO / FSDP (sharded weights:
+the trainer raises at its first generation).
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ def sampling_copy_class(base):
 
         def current_sampling_copy(self):
             """The copy of the policy as of this optimizer step (rebuilt when the step moved)."""
+            if getattr(self, "is_deepspeed_enabled", False) or getattr(self, "is_fsdp_enabled", False):
+                raise ValueError("generation_precision copies the whole policy in one process; "
+                                 "under DeepSpeed ZeRO or FSDP its weights are sharded: sample "
+                                 "with vLLM (use_vllm) or generation_precision: native there")
             step = self.state.global_step
             if getattr(self, "sampling_copy_step", None) != step:
                 t0 = time.perf_counter()
