@@ -19,11 +19,12 @@ def tiny_model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def perturbed_checkpoint(tiny_model_dir):
-    """write(dst, seed): a finished run's final/ at dst, the tiny model with seeded noise (0.05)
-    on every weight, marked .complete (a stand-in for a trained GRPO run)."""
+    """write(dst, seed, dtype=None, complete=True): the tiny model at dst with seeded noise
+    (0.05) on every weight, saved in `dtype` (default float32) and marked .complete like a
+    finished run's final/ (a stand-in for a trained endpoint)."""
     import shutil
 
-    def write(dst, seed: int):
+    def write(dst, seed: int, dtype=None, complete: bool = True):
         import torch
         from transformers import AutoModelForCausalLM
 
@@ -33,12 +34,27 @@ def perturbed_checkpoint(tiny_model_dir):
         with torch.no_grad():
             for p in net.parameters():
                 p.add_(0.05 * torch.randn(p.shape, generator=g))
+        if dtype is not None:
+            net = net.to(dtype)
         for f in dst.glob("*.safetensors"):
             f.unlink()
         net.save_pretrained(dst)
-        (dst / ".complete").write_text("")
+        if complete:
+            (dst / ".complete").write_text("")
         return dst
     return write
+
+
+@pytest.fixture(scope="session")
+def toy_problems():
+    """make(n): n call-style problems toy/i whose answer is f() returning i (2 s limit)."""
+    from recode_lib.data.schema import Problem
+
+    def make(n: int = 4):
+        return [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
+                        tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
+                        time_limit_s=2.0) for i in range(n)]
+    return make
 
 
 @pytest.fixture(scope="session")

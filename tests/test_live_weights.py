@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,29 +13,11 @@ from recode_lib.weights import live as L
 from recode_lib.weights.merge import MergeConfig, MergeError, alpha_dirname, merge_grid
 
 
-def _perturbed(src: Path, dst: Path, seed: int, dtype=None) -> Path:
-    """A copy of an HF folder with every float tensor nudged (a second endpoint, same shapes)."""
-    from transformers import AutoModelForCausalLM
-
-    shutil.copytree(src, dst)
-    net = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in net.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=g))
-    if dtype is not None:
-        net = net.to(dtype)
-    for f in dst.glob("*.safetensors"):
-        f.unlink()
-    net.save_pretrained(dst)
-    return dst
-
-
 @pytest.fixture(scope="module")
-def ends(tiny_model_dir, tmp_path_factory):
+def ends(perturbed_checkpoint, tmp_path_factory):
     root = tmp_path_factory.mktemp("ends")
-    return (_perturbed(tiny_model_dir, root / "low", 1, torch.bfloat16),
-            _perturbed(tiny_model_dir, root / "high", 2, torch.bfloat16))
+    return (perturbed_checkpoint(root / "low", 1, torch.bfloat16, complete=False),
+            perturbed_checkpoint(root / "high", 2, torch.bfloat16, complete=False))
 
 
 def test_theta_equals_merge_grid_output_bit_for_bit(ends, tmp_path):

@@ -37,16 +37,13 @@ def test_merged_model_computes_what_the_adapter_computes(tiny_model_dir):
     assert not torch.allclose(full(ids).logits, plain(ids).logits)
 
 
-def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(tiny_model_dir, tmp_path):
+def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(tiny_model_dir, tmp_path, toy_problems):
     from safetensors.torch import load_file
 
-    from recode_lib.data.schema import Problem
     from recode_lib.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
-    probs = [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                     tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
-                     time_limit_s=2.0) for i in range(4)]
+    probs = toy_problems(4)
     r = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "outcome_only"}],
                     max_steps=2, max_completion_length=12, num_generations=4,
                     per_device_train_batch_size=8, save_steps=1, save_total_limit=1,

@@ -83,14 +83,11 @@ def test_recipe_checks_generation_precision():
         load_recipe("cg_grpo_smoke", generation_precision="int8", use_cpu=False)
 
 
-def test_a_lora_run_samples_from_a_copy_rebuilt_each_step(tiny_model_dir, tmp_path):
-    from recode_lib.data.schema import Problem
+def test_a_lora_run_samples_from_a_copy_rebuilt_each_step(tiny_model_dir, tmp_path, toy_problems):
     from recode_lib.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
-    probs = [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                     tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
-                     time_limit_s=2.0) for i in range(4)]
+    probs = toy_problems(4)
     r = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "outcome_only"}],
                     max_steps=2, max_completion_length=12, num_generations=4,
                     per_device_train_batch_size=8, save_steps=2, save_total_limit=1,
