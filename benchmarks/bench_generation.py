@@ -5,7 +5,7 @@
 
 Prints one row per configuration: tokens/s and milliseconds per decoding step, and each row's
 ratio to the hf backend as the project runs it (recode_lib.generation.HFGenerator: float32
-weights on CPU, OMP_WAIT_POLICY=PASSIVE, every core), batched and unbatched:
+weights on CPU, every core, the OpenMP wait policy recode_lib.openmp chose), batched and unbatched:
 - hf backend: HFGenerator.generate, sampled (T=0.8), per-sample seeds, max_new_tokens each;
   again with `precision="bfloat16"` and `"int8"` (recode_lib.models.inference_precision: what
   `EvalSpec.precision` / `recode eval --precision` run);

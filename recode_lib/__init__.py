@@ -3,15 +3,14 @@
 Notebooks orchestrate; this package computes. Heavy optional dependencies (vllm, deepspeed)
 are imported lazily inside the functions that need them, so a CPU install never needs them.
 
-Importing it sets OMP_WAIT_POLICY=PASSIVE unless the environment already says otherwise
-(before torch is imported, which reads it once): torch's OpenMP threads then sleep between
-parallel regions instead of spinning. On a 2-core machine with anything else running, spinning
-threads steal each other's cores: a SmolLM2 decoding step (batch 8) took 1.6-6 s with two
-spinning threads against 0.2-0.5 s passive; on an idle machine passive costs little.
+Importing it chooses how torch's OpenMP threads wait (recode_lib.openmp, before torch is
+imported, which reads the choice once): OMP_WAIT_POLICY=PASSIVE when other processes keep the
+machine busy, OpenMP's own default (spin briefly, then sleep) when it is quiet, and whatever
+the environment already says when it says something.
 """
 
-import os
+from recode_lib import openmp
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+openmp.choose_wait_policy()
 
 __version__ = "0.1.0"

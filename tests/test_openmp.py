@@ -1,0 +1,81 @@
+"""The OpenMP wait policy chosen at import: PASSIVE on a busy machine, OpenMP's default on a
+quiet one, the environment's own value kept."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from recode_lib import openmp
+
+CODE = "import recode_lib, os; print(os.environ.get('OMP_WAIT_POLICY', 'unset'))"
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env.update(extra)
+    return env
+
+
+def test_a_busy_machine_gets_passive_threads():
+    env = {}
+    assert openmp.choose_wait_policy(env, busy_cores=1.0) == "PASSIVE"
+    assert env == {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def test_a_quiet_machine_keeps_openmps_default():
+    env = {}
+    assert openmp.choose_wait_policy(env, busy_cores=0.1) is None
+    assert env == {}
+
+
+def test_a_policy_already_in_the_environment_is_kept():
+    env = {"OMP_WAIT_POLICY": "ACTIVE"}
+    assert openmp.choose_wait_policy(env, busy_cores=2.0) is None
+    assert env == {"OMP_WAIT_POLICY": "ACTIVE"}
+    out = subprocess.run([sys.executable, "-c", CODE], env=_env(OMP_WAIT_POLICY="ACTIVE"),
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "ACTIVE"
+
+
+def test_an_unreadable_proc_stat_measures_nothing(tmp_path):
+    assert openmp.cpu_jiffies(str(tmp_path / "missing")) is None
+    (tmp_path / "stat").write_text("intr 1 2 3\n")
+    assert openmp.cpu_jiffies(str(tmp_path / "stat")) is None
+    assert openmp.others_busy_cores(0.0, str(tmp_path / "missing")) is None
+
+
+def test_proc_stat_busy_excludes_idle_and_iowait(tmp_path):
+    (tmp_path / "stat").write_text("cpu  100 5 20 700 30 1 2 0 0 0\ncpu0 50 2 10 350 15 0 1 0\n")
+    assert openmp.cpu_jiffies(str(tmp_path / "stat")) == (128, 858)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
+def test_importing_the_library_while_another_process_spins_sets_passive():
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        out = subprocess.run([sys.executable, "-c", CODE], env=_env(), capture_output=True,
+                             text=True, check=True).stdout.strip()
+    finally:
+        hog.kill()
+        hog.wait()
+    assert out == "PASSIVE"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
+def test_this_process_own_work_is_not_counted_as_others():
+    until = time.perf_counter() + 0.2
+
+    def spin():
+        while time.perf_counter() < until:
+            pass
+
+    th = threading.Thread(target=spin)     # this process busy on a core while it measures
+    th.start()
+    busy = openmp.others_busy_cores(0.1)
+    th.join()
+    assert busy is not None and busy < 0.9
