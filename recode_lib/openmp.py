@@ -3,6 +3,7 @@
 
     import recode_lib                  # calls choose_wait_policy() before torch is imported
     recode_lib.openmp.CHOSEN           # "PASSIVE", or None: OpenMP's own default was left
+    recode_lib.openmp.describe()       # what provenance() stamps on results (wall times differ)
 
 OpenMP reads OMP_WAIT_POLICY once, when torch loads it, so the choice has to be made before.
 Two policies, each right on one kind of machine (2-core VM, a laptop GRPO step's bf16 sampling,
@@ -34,6 +35,7 @@ except ImportError:         # not on Windows
 BUSY_CORES = 0.5
 WINDOW_S = 0.05
 CHOSEN: str | None = None
+MEASURED_BUSY: float | None = None      # others' busy cores measured at import (None: not measured)
 
 
 def cpu_jiffies(stat_path: str = "/proc/stat") -> tuple[int, int] | None:
@@ -79,14 +81,22 @@ def choose_wait_policy(environ=None, busy_cores: float | None = None) -> str | N
     """Set OMP_WAIT_POLICY=PASSIVE in `environ` (os.environ) when other processes keep
     BUSY_CORES or more cores busy (`busy_cores`, measured when not given); leave it alone when
     it is already set or the machine is quiet. Returns the policy it set, or None."""
-    global CHOSEN
+    global CHOSEN, MEASURED_BUSY
     environ = os.environ if environ is None else environ
     if "OMP_WAIT_POLICY" in environ:
         return None
     if busy_cores is None:
-        busy_cores = others_busy_cores()
+        busy_cores = MEASURED_BUSY = others_busy_cores()
     if busy_cores is None or busy_cores < BUSY_CORES:
         return None
     environ["OMP_WAIT_POLICY"] = "PASSIVE"
     CHOSEN = "PASSIVE"
     return CHOSEN
+
+
+def describe() -> dict:
+    """What this process runs with, for a result's provenance: the policy ("default" when
+    OpenMP's own), whether import chose it, and the others' busy cores measured then."""
+    return {"wait_policy": os.environ.get("OMP_WAIT_POLICY") or "default",
+            "chosen_at_import": CHOSEN is not None,
+            "others_busy_cores": None if MEASURED_BUSY is None else round(MEASURED_BUSY, 2)}

@@ -1,4 +1,5 @@
-"""Provenance stamps for results: seed, resolved config, git hash, package versions.
+"""Provenance stamps for results: seed, resolved config, git hash, package versions, the
+OpenMP wait policy (recode_lib.openmp).
 
     stamp = provenance(seed=0, config=cfg)   # a JSON-able dict to store beside results
     fingerprint(cfg, data)                   # 16 hex chars naming what a result depends on
@@ -19,6 +20,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
+from recode_lib import openmp
 from recode_lib.paths import PROJECT_ROOT
 
 PACKAGES = ("recode", "torch", "transformers", "trl", "datasets", "accelerate", "peft",
@@ -63,6 +65,7 @@ def provenance(seed: int | None = None, config: Any = None) -> dict[str, Any]:
         "versions": package_versions(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "openmp": openmp.describe(),     # how torch's threads waited: wall times depend on it
         "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
