@@ -17,8 +17,8 @@ with the reason and are not part of the run.
 --run executes the profile's notebooks in order, each in its own `python -m recode_lib reproduce
 --profile P --only NN` process (so a notebook's kernel and everything it starts are that
 process's descendants), and records per notebook in runs/<profile>/bench.json: wall seconds,
-peak resident memory (ru_maxrss from wait4: the largest single process among the notebook's
-process tree, as `/usr/bin/time -v` reports it, not a sum) and the 1-minute load average at the
+peak resident memory (ru_maxrss of the notebook's process tree, read by a small launcher process:
+the largest single process among it, as `/usr/bin/time -v` reports it, not a sum) and the 1-minute load average at the
 start, the end and its mean over the run (wall time on a shared machine is inflated by the
 load; memory is not). RECODE_RUNS_DIR is set to --runs-dir for the children. It stops at the
 first notebook that fails. It does not measure GPU memory.
@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -39,6 +40,15 @@ ROOT = Path(__file__).resolve().parent.parent
 BUDGET_MIN = {"smoke": 30.0, "laptop": 75.0}     # per profile; others: 60
 BUDGET_GIB = 6.0
 BENCH_FILE = "bench.json"
+# Starts argv[2:], exits with its status and writes {"maxrss_kib": ...} of its descendants to
+# argv[1]. Linux keeps a forked child's pre-exec resident high-water mark in that child's peak,
+# so the command must be forked from a small process, not from this (possibly large) one.
+PEAK_LAUNCHER = (
+    "import json, resource, subprocess, sys\n"
+    "rc = subprocess.call(sys.argv[2:])\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "open(sys.argv[1], 'w').write(json.dumps({'maxrss_kib': ru.ru_maxrss}))\n"
+    "sys.exit(rc if rc >= 0 else 128 - rc)\n")
 
 
 def notebook_command(profile: str, stem: str, force: bool) -> list[str]:
@@ -50,11 +60,15 @@ def notebook_command(profile: str, stem: str, force: bool) -> list[str]:
 
 def measure(cmd: list[str], env: dict | None = None, sample_s: float = 5.0) -> dict:
     """Run `cmd`; {"rc", "wall_s", "peak_rss_mib", "load_start", "load_end", "load_mean"}.
-    peak_rss_mib is wait4's ru_maxrss: the largest process among cmd and its reaped
-    descendants."""
+    peak_rss_mib is ru_maxrss of cmd's process tree (the largest process among cmd and its
+    reaped descendants), read by a small launcher (PEAK_LAUNCHER) that starts cmd: a process
+    forked from this one would count this process's own pages in its peak."""
     loads = [os.getloadavg()[0]]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
+    fd, peak_file = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    proc = subprocess.Popen([sys.executable, "-c", PEAK_LAUNCHER, peak_file, *cmd], env=env,
+                            cwd=ROOT)
     done = threading.Event()
 
     def sample():
@@ -69,8 +83,14 @@ def measure(cmd: list[str], env: dict | None = None, sample_s: float = 5.0) -> d
     done.set()
     sampler.join()
     end = os.getloadavg()[0]
+    try:
+        peak_kib = json.loads(Path(peak_file).read_text())["maxrss_kib"]
+    except (OSError, ValueError, KeyError):      # the launcher died before writing it
+        peak_kib = usage.ru_maxrss
+    finally:
+        Path(peak_file).unlink(missing_ok=True)
     return {"rc": proc.returncode, "wall_s": round(wall, 2),
-            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),   # Linux: kilobytes
+            "peak_rss_mib": round(peak_kib / 1024, 1),   # Linux: kilobytes
             "load_start": round(loads[0], 2), "load_end": round(end, 2),
             "load_mean": round(sum(loads + [end]) / (len(loads) + 1), 2)}
 
