@@ -277,9 +277,27 @@ def test_with_a_usable_rm_a_missing_signature_is_explained_with_the_numbers(tmp_
     c = build_report(tmp_path)["claims"]
     g = c["gate_signature"]
     assert g["rm_signal"] and g["observed"] is False
-    assert "seed 1: additive's R_proc - gated's -" in g["why"] and "seed 2:" in g["why"]
+    assert "seed 1: additive's R_proc - " in g["why"] and "seed 2:" in g["why"]
+    assert "(not above 0)" in g["why"]
+    for seed in ("1", "2"):        # only a condition that failed is named, with its numbers
+        d = g["seeds"][seed]["paired"]["additive-gated"]["proc"]
+        assert (f"R_proc - gated's {d['mean']:+.3f}" in g["why"]) == (not d["ci"][0] > 0)
     assert set(g["seeds"]["1"]["rm_prefers_passing"]) == {"start", "additive", "gated"}
     assert set(c["learning"]["variants"]) == {"gated_seed1", "gated_seed2", "additive_seed1",
                                               "additive_seed2"}     # 04's declared runs only
     md = (write_report(tmp_path) and (tmp_path / "99_paper_figures" / "laptop_report.md").read_text())
     assert "what the RM prefers: R_proc of passing minus failing held-out samples, start " in md
+
+
+def test_why_names_the_condition_that_failed_and_an_rm_that_prefers_failing_samples():
+    from recode_lib.orchestration.laptop_report import gate_why
+
+    seed = {"paired": {"additive-start": {"proc": {"mean": 0.074, "ci": [-0.039, 0.192]},
+                                          "out": {"mean": 0.125, "ci": [0.03, 0.25]}},
+                       "additive-gated": {"proc": {"mean": 0.100, "ci": [0.033, 0.167]},
+                                          "out": {"mean": -0.156, "ci": [-0.375, 0.094]}}},
+            "rm_prefers_passing": {"start": -0.09, "additive": -0.092, "gated": -0.085}}
+    why = gate_why({"1": seed})
+    assert "seed 1: additive's R_proc - the start's +0.074 CI [-0.039, 0.192] (not above 0)" in why
+    assert "gated's +0.100" not in why            # that condition held: additive above gated
+    assert "failing held-out samples above their passing ones" in why

@@ -186,7 +186,7 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
         out["observed"] = None if None in verdicts else all(verdicts)
         out["observed_seeds"] = sum(bool(v) for v in verdicts)
     if out["rm_signal"] and out.get("observed") is False:
-        out["why"] = gate_why(per_seed)
+        out["why"] = gate_why(per_seed, margin)
     if out["rm_signal"] is False:
         out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} "
                       f"(95% CI {fmt_ci(out['rm_ci'])}, n={out['rm_n_eval']}) does not exclude "
@@ -194,24 +194,40 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     return out
 
 
-def gate_why(per_seed: dict) -> str:
-    """Why claim (b) was not observed with a usable RM, from the measured numbers: additive's
-    R_proc over gated's per seed, and what the RM prefers (passing minus failing samples)."""
+def gate_why(per_seed: dict, margin: float = 0.05) -> str:
+    """Why claim (b) was not observed with a usable RM, from the measured numbers: per seed,
+    each of held_out_gate's conditions that failed (additive's R_proc over the start's and
+    over gated's, CIs above 0; additive's R_out not above gated's by more than `margin`), then
+    what the RM prefers (R_proc of passing minus failing samples)."""
     parts = []
     for seed, r in per_seed.items():
-        d = ((r.get("paired") or {}).get("additive-gated") or {}).get("proc")
+        paired = r.get("paired") or {}
         label = f"seed {seed}" if seed else "the run"
-        if d:
-            parts.append(f"{label}: additive's R_proc - gated's {d['mean']:+.3f} CI {fmt_ci(d['ci'])}")
+        failed = []
+        for key, who in (("additive-start", "the start's"), ("additive-gated", "gated's")):
+            d = (paired.get(key) or {}).get("proc")
+            if d and not d["ci"][0] > 0:
+                failed.append(f"additive's R_proc - {who} {d['mean']:+.3f} CI {fmt_ci(d['ci'])} "
+                              f"(not above 0)")
+        d = (paired.get("additive-gated") or {}).get("out")
+        if d and d["mean"] > margin:
+            failed.append(f"additive's R_out - gated's {d['mean']:+.3f} (more correct, by more "
+                          f"than {margin})")
+        if failed:
+            parts.append(f"{label}: " + "; ".join(failed))
+    why = "not every condition held (" + " | ".join(parts) + ")" if parts else "not observed"
     prefers = [v for r in per_seed.values() for m, v in (r.get("rm_prefers_passing") or {}).items()
                if m != "start"]
-    why = "additive's process reward did not rise above gated's (" + "; ".join(parts) + ")"
     if prefers and all(v > 0 for v in prefers):
         why += ("; the RM scores the trained policies' passing held-out samples above their failing "
                 "ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "), so raising R_proc and "
                 "raising R_out go together here: gated, rewarded R_proc on its passing samples, "
                 "raises it as much, and additive found no direction the RM rewards that costs "
                 "correctness within these steps")
+    elif prefers and all(v < 0 for v in prefers):
+        why += ("; the RM scores the trained policies' failing held-out samples above their "
+                "passing ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "): R_proc rewards "
+                "something other than correctness on these samples")
     return why
 
 
