@@ -25,6 +25,7 @@ The wait policy changes only speed, never a result: the arithmetic is the same.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 try:
@@ -80,18 +81,25 @@ def others_busy_cores(window_s: float = WINDOW_S, stat_path: str = "/proc/stat")
 def choose_wait_policy(environ=None, busy_cores: float | None = None) -> str | None:
     """Set OMP_WAIT_POLICY=PASSIVE in `environ` (os.environ) when other processes keep
     BUSY_CORES or more cores busy (`busy_cores`, measured when not given); leave it alone when
-    it is already set or the machine is quiet. Returns the policy it set, or None."""
+    it is already set or the machine is quiet, and measures nothing when torch (so OpenMP) is
+    already loaded in this process. Returns the policy it set, or None."""
     global CHOSEN, MEASURED_BUSY
-    environ = os.environ if environ is None else environ
+    own = environ is None                    # this process's environment: record the choice
+    environ = os.environ if own else environ
     if "OMP_WAIT_POLICY" in environ:
         return None
     if busy_cores is None:
-        busy_cores = MEASURED_BUSY = others_busy_cores()
+        if own and "torch" in sys.modules:   # OpenMP has read its policy already: too late
+            return None
+        busy_cores = others_busy_cores()
+        if own:
+            MEASURED_BUSY = busy_cores
     if busy_cores is None or busy_cores < BUSY_CORES:
         return None
     environ["OMP_WAIT_POLICY"] = "PASSIVE"
-    CHOSEN = "PASSIVE"
-    return CHOSEN
+    if own:
+        CHOSEN = "PASSIVE"
+    return "PASSIVE"
 
 
 def describe() -> dict:

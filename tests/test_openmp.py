@@ -80,3 +80,17 @@ def test_results_record_the_wait_policy_they_ran_with():
     stamp = provenance(seed=0)["openmp"]
     assert stamp["wait_policy"] == (os.environ.get("OMP_WAIT_POLICY") or "default")
     assert stamp["chosen_at_import"] == (openmp.CHOSEN is not None)
+
+
+def test_a_test_environment_leaves_this_process_record_alone():
+    before = openmp.CHOSEN
+    assert openmp.choose_wait_policy({}, busy_cores=2.0) == "PASSIVE"
+    assert openmp.CHOSEN == before            # only os.environ's choice is this process's
+
+
+def test_nothing_is_measured_once_torch_is_loaded(monkeypatch):
+    import torch  # noqa: F401
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setattr(openmp, "others_busy_cores", lambda *a, **k: pytest.fail("measured"))
+    assert openmp.choose_wait_policy() is None
