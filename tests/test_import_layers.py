@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent / "recode_lib"
 LAYERS: list[tuple[str, ...]] = [
     # shared kernel: one concept per module
     ("paths", "jsonl", "provenance", "metrics", "prompts", "math_answers", "run_files",
-     "assemble", "models", "tiny", "nbtools", "plugins", "linux", "errors", "memory", "openmp",
+     "assemble", "models", "tiny", "nbtools", "plugins", "linux", "errors", "memory", "openmp", "bf16",
      "recode_lib"),
     ("sandbox",),
     ("data",),

@@ -68,6 +68,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from recode_lib.bf16 import resolve_bf16
 from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
@@ -115,7 +116,9 @@ class GRPORecipe:
     `to_config(output_dir)` builds the config the trainer gets; `to_dict()` is what identifies
     the run (the project's fields and every field the recipe sets, see PROJECT_FIELDS);
     `replace(**fields)` returns a changed copy. Recipes are values: set fields through
-    load_recipe overrides or replace, not by assignment."""
+    load_recipe overrides or replace, not by assignment. `bf16: auto` is resolved when the
+    recipe is built, on the machine building it (recode_lib.bf16.resolve_bf16): the run, its
+    run.json and its fingerprint carry the bool it became."""
 
     __slots__ = ("values", "source")
 
@@ -128,7 +131,14 @@ class GRPORecipe:
             raise ValueError(f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
                              "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
                              + (f"; {hint}" if hint else ""))
-        object.__setattr__(self, "values", dict(values))
+        values = dict(values)
+        if "bf16" in values:        # "auto": by this machine (recode_lib.bf16), a bool from here on
+            try:
+                values["bf16"] = resolve_bf16(values["bf16"], use_cpu=bool(
+                    values.get("use_cpu", field_default(known["use_cpu"]))))
+            except ValueError as exc:
+                raise ValueError(f"{source}: {exc}") from None
+        object.__setattr__(self, "values", values)
         object.__setattr__(self, "source", source)
 
     def __getattr__(self, key):

@@ -34,6 +34,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recode_lib.bf16 import resolve_bf16
 from recode_lib.environments.chat import prepare_tool_tokenizer
 from recode_lib.jsonl import write_json_atomic
 from recode_lib.models import load_for_training, load_tokenizer, resolve_model
@@ -57,7 +58,10 @@ class SFTStartConfig:
     lora_r, lora_alpha: the adapter's rank and scale (training.lora.lora_config).
     max_length:     tokens of one transcript; longer ones are left out.
     seed:           the trainer's seed (data order, adapter init).
-    use_cpu, bf16:  TRL's; CPU: True, False.
+    use_cpu:        TRL's; CPU: True.
+    bf16:           bf16 autocast over fp32 weights (recode_lib.models.training_dtype): True,
+                    False, or "auto" (recode_lib.bf16.resolve_bf16: by the machine, a bool
+                    once the config is built).
     cpu_threads:    torch threads on CPU (0: torch's default).
     save_steps:     a resumable checkpoint every this many steps (the last one is kept).
     gradient_checkpointing: recompute each layer's activations in the backward pass instead of
@@ -78,12 +82,16 @@ class SFTStartConfig:
     max_length: int = 2048
     seed: int = 0
     use_cpu: bool = True
-    bf16: bool = False
+    bf16: bool | str = False
     cpu_threads: int = 0
     save_steps: int = 25
     gradient_checkpointing: bool = True
 
     def __post_init__(self):
+        try:
+            self.bf16 = resolve_bf16(self.bf16, use_cpu=bool(self.use_cpu))
+        except ValueError as exc:
+            raise ValueError(f"SFTStartConfig: {exc}") from None
         for name in ("batch_size", "gradient_accumulation_steps", "lora_r", "max_length",
                      "save_steps"):
             v = getattr(self, name)
