@@ -10,9 +10,9 @@ optimizer updates float32 weights, and checkpoints are written in float32. On a 
 (Ampere and later) that is the paper profile's setting. On a CPU it pays only where the CPU has
 bfloat16 instructions: x86 `avx512_bf16` (AMD Zen 4, Intel Cooper Lake and later) or `amx_bf16`
 (Intel Sapphire Rapids), ARM `bf16` (ARMv8.6: Graviton 3, Apple M2 and later). Without them
-oneDNN emulates bf16 through float32 conversions and an autocast step is slower than float32.
-Measured on a 2-core AVX-512-bf16 machine (docs/measured.md, "bf16 autocast on CPU"): a laptop
-GRPO step's forward/backward 24 -> 18 s, step-1 loss and gradient norm equal to 3 decimals.
+bf16 matmuls go through float32 conversions (emulated), which gains nothing and may cost time
+(not measured here: every machine at hand has avx512_bf16), so auto keeps float32 there.
+Measured on a 2-core AVX-512-bf16 machine (docs/measured.md, "bf16 autocast on CPU").
 
 `auto` is what a recipe asks for when it wants the faster of the two wherever it runs: on CUDA,
 `torch.cuda.is_bf16_supported()`; on a CPU run (use_cpu, or no CUDA), the CPU flags above read
