@@ -58,6 +58,8 @@ def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
     assert set(str(section("laptop", "05_codegen_eval")["VARIANTS"]).split(",")) <= set(trained)
     ks = [int(k) for k in str(section("laptop", "08_ensemble_passk")["PASS_K"]).split(",")]
     assert max(ks) <= section("laptop", "07_weight_averaging")["N_SAMPLES"]
+    s11 = section("laptop", "11_settings_sweep")      # its ensemble pools ALPHA_N_SAMPLES per checkpoint
+    assert max(int(k) for k in str(s11["PASS_K"]).split(",")) <= s11["ALPHA_N_SAMPLES"]
     alphas = [float(a) for a in section("laptop", "07_weight_averaging")["ALPHAS"].split(",")]
     t = section("laptop", "07_weight_averaging")["FORMAT_THRESHOLD"]
     assert min(alphas) < -t and max(alphas) > t and 0.0 in alphas and 1.0 in alphas

@@ -110,3 +110,31 @@ def test_a_sharded_policy_is_refused_not_copied_empty():
     trainer.generation_precision = "bfloat16"
     with pytest.raises(ValueError, match="sharded"):
         trainer._generate_single_turn([[1, 2]], None, {}, 1)
+
+
+def test_the_copy_computes_with_its_own_weights_not_the_policys(tiny_model_dir):
+    # TRL's GRPOTrainer patches the policy's forward with a fused LM head whose closure calls the
+    # *original* model's forward; deepcopy does not copy closures, so a copy that kept the patch
+    # computed every token with the live float32 peft policy (1.7x slower in a laptop GRPO run,
+    # and not the bf16 copy the recipe asked for; docs/measured.md). The copy must not follow
+    # the policy when the policy's weights change.
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    torch.manual_seed(0)
+    base = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    add_fused_lm_head(base)                            # what GRPOTrainer does before PEFT wraps it
+    policy = get_peft_model(base, lora_config({"r": 2}))
+    assert any("forward" in m.__dict__ for m in policy.modules())   # the patch is there
+    copy = sampling_copy(policy, "bfloat16")
+    assert not [m for m in copy.modules() if "forward" in m.__dict__]
+    ids = torch.tensor([[1, 5, 9, 13, 17, 21]])
+    with torch.no_grad():
+        before = copy(ids).logits.clone()
+        for n, p in policy.named_parameters():
+            if "lora_B" in n:
+                p.normal_(0, 5.0)                      # the policy moves; its copy must not
+        assert torch.equal(copy(ids).logits, before)
+        assert copy(ids).logits.dtype == torch.bfloat16

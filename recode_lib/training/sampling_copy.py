@@ -37,19 +37,38 @@ from recode_lib.training.lora import is_peft
 
 def sampling_copy(model, precision: str, device: str = "cpu"):
     """A generation-only copy of `model` (the unwrapped policy): its LoRA adapter merged in,
-    eval mode, weights held in `precision`. The policy itself is not touched."""
+    eval mode, weights held in `precision`, the class's own forward (own_forward). The policy
+    itself is not touched."""
     if precision not in PRECISIONS or precision == "native":
         raise ValueError(f"a sampling copy's precision must be one of "
                          f"{[p for p in PRECISIONS if p != 'native']}, got {precision!r}")
     dup = copy.deepcopy(model)
     if is_peft(dup):
         dup = dup.merge_and_unload()
+    for m in {id(x): x for x in (dup, *dup.modules())}.values():
+        own_forward(m)
     for p in dup.parameters():
         p.requires_grad_(False)
     dup.eval()
     if getattr(dup.config, "use_cache", True) is False:   # set off for gradient checkpointing
         dup.config.use_cache = True
     return inference_precision(dup, precision, device=device)
+
+
+def own_forward(module) -> bool:
+    """Drop an instance-level `forward` (a patch over the class's own), so that the module runs
+    the model's own computation with its own weights. Returns whether one was dropped.
+
+    Why: TRL's GRPOTrainer patches the policy's forward with a fused LM head
+    (trl.trainer.utils.add_fused_lm_head) whose closure holds the *original* model's bound
+    forward; deepcopy copies the patch but not the closure, so a copy that kept it computed
+    every token with the live float32 peft policy: not the bf16 (or int8) copy the recipe asks
+    for, and 1.7x slower (a laptop GRPO step's 8 x 96 tokens: 19.0-20.9 s with the patch,
+    12.5-14.3 s on the same copy without it; docs/measured.md). accelerate's mixed-precision
+    wrapper (`forward` with `_original_forward`) is dropped the same way."""
+    wrapped = module.__dict__.pop("forward", None)
+    module.__dict__.pop("_original_forward", None)
+    return wrapped is not None
 
 
 def sample_completions(model, prompt_ids: list[list[int]], *, pad_token_id: int,
