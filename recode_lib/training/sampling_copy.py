@@ -15,7 +15,8 @@ policy's (int8 rounding here, bf16 kernels there), so the update is slightly off
 corrects that only for vLLM (`vllm_importance_sampling_correction`, which needs the sampler's
 log-probabilities); here it is not corrected, and `benchmarks/bench_sampling_copy.py` measures
 the gap (the mean per-token log-probability difference of the two models on sampled
-completions) and the speed.
+completions) and the speed. The copy runs its class's own forward (own_forward): TRL's fused-LM-
+head patch on the policy calls the live policy from a closure, which a deep copy keeps.
 
 Precisions are recode_lib.models.PRECISIONS (int8 = torch dynamic quantization, CPU only;
 bfloat16). It changes only where completions are sampled: the loss, the log-probabilities it
