@@ -46,7 +46,7 @@ def sampling_copy(model, precision: str, device: str = "cpu"):
     dup = copy.deepcopy(model)
     if is_peft(dup):
         dup = dup.merge_and_unload()
-    for m in {id(x): x for x in (dup, *dup.modules())}.values():
+    for m in dup.modules():             # the model itself included
         own_forward(m)
     for p in dup.parameters():
         p.requires_grad_(False)
