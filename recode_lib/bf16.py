@@ -17,8 +17,15 @@ Measured on a 2-core AVX-512-bf16 machine (docs/measured.md, "bf16 autocast on C
 `auto` is what a recipe asks for when it wants the faster of the two wherever it runs: on CUDA,
 `torch.cuda.is_bf16_supported()`; on a CPU run (use_cpu, or no CUDA), the CPU flags above read
 from /proc/cpuinfo (Linux; elsewhere False: no flags to read, float32 is the safe choice). It
-does not decide inference precision (recode_lib.models.PRECISIONS: evaluation and sampling) and
 does not change what is saved.
+
+`precision: auto` (`resolve_precision`) is the same choice for a model that only generates
+(recode_lib.models.PRECISIONS: 04's held-out samples, 00's calibration, a GRPO recipe's
+`generation_precision`): bfloat16 weights where the machine computes bf16 natively, else the
+float32 it loads on a CPU. On a CPU without bf16 instructions bfloat16 weights decode ~2x
+*slower* than float32 (SmolLM2-135M, batch 16, 2 Zen 3 cores: 27.4 vs 56.0 tokens/s; with
+avx512_bf16 they were 1.3-1.5x faster: docs/measured.md), so a fixed `bfloat16` is a choice for
+one kind of machine, `auto` for any.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from pathlib import Path
 
 X86_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 ARM_BF16_FEATURES = frozenset({"bf16"})
-VALUES = (True, False, "auto")
+AUTO = "auto"
+VALUES = (True, False, AUTO)
 
 
 def cpu_flags(cpuinfo_path: str | Path = "/proc/cpuinfo") -> frozenset[str]:
@@ -67,7 +75,28 @@ def resolve_bf16(value, *, use_cpu: bool, flags: frozenset[str] | None = None) -
         return False
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() == "auto":
-        on_cuda = None if use_cpu else cuda_bf16()
-        return cpu_has_native_bf16(flags) if on_cuda is None else on_cuda
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return native_bf16(use_cpu=use_cpu, flags=flags)
     raise ValueError(f"bf16 must be true, false or auto, got {value!r}")
+
+
+def native_bf16(*, use_cpu: bool | None = None, flags: frozenset[str] | None = None) -> bool:
+    """Whether a run computes bf16 natively here: on CUDA (use_cpu False, or None with a CUDA
+    device) its bf16 support, else the CPU's flags."""
+    on_cuda = None if use_cpu else cuda_bf16()
+    return cpu_has_native_bf16(flags) if on_cuda is None else on_cuda
+
+
+def resolve_precision(value: str, *, copy: bool = False, use_cpu: bool | None = None,
+                      flags: frozenset[str] | None = None) -> str:
+    """A generation precision with "auto" made concrete (any other value unchanged: the
+    caller checks it against recode_lib.models.PRECISIONS). auto = "bfloat16" where the
+    machine computes bf16 natively (native_bf16), else "native" (a generator keeps the dtype it
+    loads: float32 on a CPU) or, for a GRPO sampling copy (`copy=True`: a merged copy of a LoRA
+    policy, rebuilt each step), "float32" (a merged float32 copy: no adapter matmuls while
+    sampling, 1.2x faster than the live peft policy, docs/measured.md)."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        if native_bf16(use_cpu=use_cpu, flags=flags):
+            return "bfloat16"
+        return "float32" if copy else "native"
+    return value

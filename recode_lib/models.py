@@ -184,7 +184,7 @@ def load_model(name_or_path, *, dtype=None, device: str = "cpu", padding_side: s
 
 
 # How a frozen model's weights are held while it only generates (never while it trains).
-PRECISIONS = ("native", "bfloat16", "int8")
+PRECISIONS = ("native", "bfloat16", "float32", "int8")
 
 
 def inference_precision(model, precision: str = "native", *, device: str = "cpu"):
@@ -192,6 +192,8 @@ def inference_precision(model, precision: str = "native", *, device: str = "cpu"
 
     - "native": unchanged (load_model's dtype: float32 on CPU, bfloat16 on a GPU);
     - "bfloat16": every weight cast to bfloat16 (CPU or GPU);
+    - "float32": every weight cast to float32 (on a CPU what load_model gives: native; GRPO's
+      sampling copy uses it for a merged float32 copy);
     - "int8": torch's dynamic quantization of every nn.Linear (int8 weights with a per-tensor
       scale, activations quantized per call; embeddings and norms stay float32). CPU only.
 
@@ -210,8 +212,8 @@ def inference_precision(model, precision: str = "native", *, device: str = "cpu"
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     if precision == "native":
         return model
-    if precision == "bfloat16":
-        return model.to(torch.bfloat16)
+    if precision in ("bfloat16", "float32"):
+        return model.to(getattr(torch, precision))
     if device != "cpu":
         raise ValueError(f"precision 'int8' (torch dynamic quantization) runs on the CPU; the "
                          f"model is on {device!r}: use 'bfloat16' or 'native' there")

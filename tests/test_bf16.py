@@ -1,8 +1,10 @@
-"""recode_lib.bf16: what `bf16: auto` becomes on a machine, read from /proc/cpuinfo's flags."""
+"""recode_lib.bf16: what `bf16: auto` and `precision: auto` become on a machine, read from
+/proc/cpuinfo's flags."""
 
 import pytest
 
-from recode_lib.bf16 import cpu_flags, cpu_has_native_bf16, resolve_bf16
+from recode_lib.bf16 import cpu_flags, cpu_has_native_bf16, resolve_bf16, resolve_precision
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.sft_start import SFTStartConfig
 
@@ -64,3 +66,40 @@ def test_sft_config_resolves_auto():
     assert SFTStartConfig().bf16 is False
     with pytest.raises(ValueError, match="SFTStartConfig"):
         SFTStartConfig(bf16="sometimes")
+
+
+ZEN3 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma vaes\n"
+
+
+@pytest.mark.parametrize("text, gen, copy", [(ZEN4, "bfloat16", "bfloat16"),
+                                             (ZEN3, "native", "float32"),
+                                             (SKYLAKE, "native", "float32"),
+                                             (GRAVITON3, "bfloat16", "bfloat16")])
+def test_auto_precision_is_bfloat16_only_where_it_is_native(tmp_path, text, gen, copy):
+    # bfloat16 weights decode ~2x slower than float32 on a CPU without bf16 instructions
+    p = tmp_path / "cpuinfo"
+    p.write_text(text)
+    assert resolve_precision("auto", use_cpu=True, flags=cpu_flags(p)) == gen
+    assert resolve_precision("auto", copy=True, use_cpu=True, flags=cpu_flags(p)) == copy
+
+
+@pytest.mark.parametrize("value", ["native", "bfloat16", "int8", "float32", "bogus"])
+def test_other_precisions_pass_through_for_the_caller_to_check(value):
+    assert resolve_precision(value, use_cpu=True, flags=frozenset({"avx512_bf16"})) == value
+
+
+def test_eval_spec_records_what_auto_became():
+    native = "bfloat16" if cpu_has_native_bf16() else "native"
+    assert EvalSpec(precision="auto").precision == native
+    assert EvalSpec(precision="auto").fingerprint() == EvalSpec(precision=native).fingerprint()
+    assert EvalSpec(backend="vllm_standin", precision="auto").precision == "native"
+
+
+def test_recipe_generation_precision_auto_by_machine_lora_and_vllm():
+    lora = load_recipe("cg_grpo_laptop", generation_precision="auto", use_cpu=True)
+    assert lora.generation_precision == ("bfloat16" if cpu_has_native_bf16() else "float32")
+    assert lora.to_dict()["generation_precision"] == lora.generation_precision
+    full = load_recipe("cg_grpo_smoke", generation_precision="auto", use_cpu=True, lora=None)
+    assert full.generation_precision == "native"        # no adapter: nothing a copy would save
+    vllm = load_recipe("cg_grpo_laptop", generation_precision="auto", use_vllm=True)
+    assert vllm.generation_precision == "native"        # vLLM samples

@@ -35,6 +35,7 @@ from typing import Mapping, Sequence
 # math.py imports codegen, which imports this module: the math module is bound as a module
 # (not its function) so that any of the three may be imported first
 from recode_lib.evaluation import math as eval_math
+from recode_lib.bf16 import AUTO, resolve_precision
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.episodes import generator_for
 from recode_lib.evaluation.guard import ON_CHANGE
@@ -97,8 +98,9 @@ class EvalSpec:
     precision: str = option("native", "hf backend: how the weights are held while generating: "
                             "native (as loaded: float32 on a CPU), bfloat16, or int8 (dynamic "
                             "quantization of every Linear, CPU only; ~2x faster decoding on 2 "
-                            "cores). Other numerics, so part of the protocol",
-                            choices=PRECISIONS)
+                            "cores), float32, or auto (bfloat16 where the machine computes bf16 "
+                            "natively, else native; resolved when the spec is made). Other "
+                            "numerics, so part of the protocol", choices=PRECISIONS + (AUTO,))
     tensor_parallel_size: int = option(1, "vllm backend: GPUs per model")
     base_url: str = option("http://localhost:8000/v1", "openai backend: the server's URL")
     concurrency: int = option(8, "openai backend: requests in flight")
@@ -148,8 +150,11 @@ class EvalSpec:
         if self.on_config_change not in ON_CHANGE:
             raise ValueError(f"EvalSpec.on_config_change must be one of {ON_CHANGE}, got "
                              f"{self.on_config_change!r}")
+        if self.precision == AUTO:     # the protocol records what it became on this machine
+            object.__setattr__(self, "precision", "native" if self.backend != "hf"
+                               else resolve_precision(AUTO))
         if self.precision not in PRECISIONS:
-            raise ValueError(f"EvalSpec.precision must be one of {PRECISIONS}, got "
+            raise ValueError(f"EvalSpec.precision must be one of {PRECISIONS} or 'auto', got "
                              f"{self.precision!r}")
         if self.precision != "native" and self.backend != "hf":
             raise ValueError(f"EvalSpec.precision {self.precision!r} is an option of the hf "

@@ -26,10 +26,11 @@ in place (an optimizer step, load_state_dict, a live theta_alpha push: the param
 counters move), and holds at most `memo_size` completions (oldest dropped first). So scoring the
 same pairs again (a benchmark and its subsets) and greedy n > 1 cost one generation each.
 `generated_tokens` and `forward_batches` count the work actually done (memo hits excluded).
-Precision: `precision="bfloat16"|"int8"` holds the weights it loads that way
+Precision: `precision="bfloat16"|"float32"|"int8"` holds the weights it loads that way
 (recode_lib.models.inference_precision: int8 = dynamic quantization of every Linear, CPU only),
 a faster decode on a CPU with other numerics; a generator over a caller's model (`model_obj`,
-e.g. a policy being trained) refuses anything but "native". The precision is part of a generation
+e.g. a policy being trained) refuses anything but "native"; "auto" becomes bfloat16 where the
+machine computes bf16 natively, else native (recode_lib.bf16.resolve_precision). The precision is part of a generation
 cache's key (CachedGenerator) and of an evaluation's protocol (EvalSpec.precision).
 It does not do beam search, speculative decoding or multi-GPU sharding (use the vllm backend).
 """
@@ -44,6 +45,7 @@ from typing import Sequence
 from recode_lib.generation.base import (Callback, Completion, Generator, SampleRequest,
                                         SamplingConfig, cut_at_stop, prompt_fingerprint)
 from recode_lib.memory import release_memory
+from recode_lib.bf16 import resolve_precision
 from recode_lib.models import PRECISIONS, inference_precision
 
 
@@ -95,8 +97,9 @@ class HFGenerator(Generator):
                  prepare_tokenizer=None, memo: bool | None = None, memo_size: int = 4096):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        precision = resolve_precision(precision, use_cpu=device == "cpu")   # auto: by the machine
         if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+            raise ValueError(f"precision must be one of {PRECISIONS} or 'auto', got {precision!r}")
         if model_obj is not None and precision != "native":
             raise ValueError(f"precision {precision!r} converts weights this generator loads; "
                              "over a caller's model (model_obj) it must be 'native'")

@@ -71,10 +71,11 @@ class RecodeGRPOConfig(GRPOConfig):
         "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
                 "target_modules?}; None trains every weight. final/ is the merged full model"})
     generation_precision: str = field(default="native", metadata={
-        "help": "native (TRL samples with the live policy) | int8 | bfloat16: completions "
-                "sampled from a merged copy of the policy held in that precision, rebuilt "
-                "after each optimizer step (recode_lib.training.sampling_copy; int8: CPU only, "
-                "not with vLLM)"})
+        "help": "native (TRL samples with the live policy) | int8 | bfloat16 | float32: "
+                "completions sampled from a merged copy of the policy held in that precision, "
+                "rebuilt after each optimizer step (recode_lib.training.sampling_copy; int8: CPU "
+                "only, not with vLLM) | auto: bfloat16 where the machine computes bf16 natively, "
+                "else float32 (native with vLLM or without LoRA; recode_lib.bf16)"})
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
     num_generations: int | None = 4
     max_completion_length: int | None = 256

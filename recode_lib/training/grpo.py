@@ -68,7 +68,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib.bf16 import resolve_bf16
+from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
 from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
@@ -118,7 +118,10 @@ class GRPORecipe:
     `replace(**fields)` returns a changed copy. Recipes are values: set fields through
     load_recipe overrides or replace, not by assignment. `bf16: auto` is resolved when the
     recipe is built, on the machine building it (recode_lib.bf16.resolve_bf16): the run, its
-    run.json and its fingerprint carry the bool it became."""
+    run.json and its fingerprint carry the bool it became. So is `generation_precision: auto`
+    (recode_lib.bf16.resolve_precision): a LoRA run without vLLM samples from a merged bfloat16
+    copy where the machine computes bf16 natively, else from a merged float32 one; a run with
+    vLLM or without LoRA samples as TRL does (native)."""
 
     __slots__ = ("values", "source")
 
@@ -138,6 +141,14 @@ class GRPORecipe:
                     values.get("use_cpu", field_default(known["use_cpu"]))))
             except ValueError as exc:
                 raise ValueError(f"{source}: {exc}") from None
+        if values.get("generation_precision") == AUTO:    # by this machine, like bf16
+            use_cpu = bool(values.get("use_cpu", field_default(known["use_cpu"])))
+            if (values.get("use_vllm") or values.get("use_transformers_continuous_batching")
+                    or not values.get("lora")):
+                values["generation_precision"] = "native"   # vLLM samples; no adapter to merge
+            else:
+                values["generation_precision"] = resolve_precision(AUTO, copy=True,
+                                                                   use_cpu=use_cpu)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "source", source)
 
