@@ -10,8 +10,8 @@ optimizer updates float32 weights, and checkpoints are written in float32. On a 
 (Ampere and later) that is the paper profile's setting. On a CPU it pays only where the CPU has
 bfloat16 instructions: x86 `avx512_bf16` (AMD Zen 4, Intel Cooper Lake and later) or `amx_bf16`
 (Intel Sapphire Rapids), ARM `bf16` (ARMv8.6: Graviton 3, Apple M2 and later). Without them
-bf16 matmuls go through float32 conversions (emulated), which gains nothing and may cost time
-(not measured here: every machine at hand has avx512_bf16), so auto keeps float32 there.
+bf16 matmuls go through float32 conversions (emulated), which costs time (decoding: 2x slower
+than float32 on an AVX2-only Zen 3 CPU, below), so auto keeps float32 there.
 Measured on a 2-core AVX-512-bf16 machine (docs/measured.md, "bf16 autocast on CPU").
 
 `auto` is what a recipe asks for when it wants the faster of the two wherever it runs: on CUDA,
