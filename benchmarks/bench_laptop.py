@@ -20,7 +20,10 @@ process's descendants), and records per notebook in runs/<profile>/bench.json: w
 peak resident memory (ru_maxrss of the notebook's process tree, read by a small launcher process:
 the largest single process among it, as `/usr/bin/time -v` reports it, not a sum) and the 1-minute load average at the
 start, the end and its mean over the run (wall time on a shared machine is inflated by the
-load; memory is not). RECODE_RUNS_DIR is set to --runs-dir for the children. It stops at the
+load; memory is not) and the CPU (model, CPUs, speed-relevant instruction sets, native bf16:
+recode_lib.bf16.cpu_summary; the report names it, and says when notebooks were measured on
+different CPUs: "2 cores" of an AVX2-only CPU ran the laptop profile's SFT ~2x slower than 2
+cores with avx512_bf16). RECODE_RUNS_DIR is set to --runs-dir for the children. It stops at the
 first notebook that fails. It does not measure GPU memory.
 """
 
@@ -98,6 +101,7 @@ def measure(cmd: list[str], env: dict | None = None, sample_s: float = 5.0) -> d
 def run_profile(profile: str, runs_dir: Path, *, force: bool = False, only: str | None = None,
                 log=print) -> dict:
     """Run the profile's notebooks one process each; bench.json under runs_dir/profile."""
+    from recode_lib.bf16 import cpu_summary
     from recode_lib.pipeline import excluded_reason, list_notebooks, load_profile, select
 
     spec = load_profile(profile)
@@ -112,9 +116,10 @@ def run_profile(profile: str, runs_dir: Path, *, force: bool = False, only: str 
         return (json.loads(manifest.read_text()).get(stem, {}).get("run_id")
                 if manifest.is_file() else None)
 
+    machine = cpu_summary()
     for nb in chosen:
         before = run_id(nb.stem)
-        rec = measure(notebook_command(profile, nb.stem, force), env=env)
+        rec = {**measure(notebook_command(profile, nb.stem, force), env=env), "cpu": machine}
         if rec["rc"] == 0 and before is not None and run_id(nb.stem) == before:
             log(f"{nb.stem}: completed before, not rerun (--force reruns): not measured")
             continue
@@ -201,6 +206,12 @@ def main(argv=None) -> int:
                  else ""))
     else:
         print("peak resident memory: not measured (run with --run)")
+    cpus = {json.dumps(b["cpu"], sort_keys=True) for k, b in bench.items() if k in done and b.get("cpu")}
+    for c in map(json.loads, sorted(cpus)):
+        print(f"measured on: {c['model']}, {c['cpus']} CPUs, {' '.join(c['isa']) or 'no vector flags read'}, "
+              f"bf16 {'native' if c['native_bf16'] else 'not native (float32 where auto)'}")
+    if len(cpus) > 1:
+        print("the notebooks were measured on different CPUs: the total mixes machines")
     missing = [k for k, v in times.items() if k not in done and v["status"] != "excluded"]
     if missing:
         print(f"{len(missing)} notebook(s) not completed: the total is a lower bound")

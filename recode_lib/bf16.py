@@ -30,6 +30,7 @@ one kind of machine, `auto` for any.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 X86_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
@@ -50,6 +51,34 @@ def cpu_flags(cpuinfo_path: str | Path = "/proc/cpuinfo") -> frozenset[str]:
         if sep and key.strip().lower() in ("flags", "features"):
             return frozenset(value.split())
     return frozenset()
+
+
+# what decides a CPU run's speed here: vector width and bf16/int8 arithmetic (cpu_summary)
+SPEED_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8", "asimd",
+               "sve", "bf16", "i8mm")
+
+
+def cpu_summary(cpuinfo_path: str | Path = "/proc/cpuinfo") -> dict:
+    """What a wall time measured on this machine depends on, for a result's provenance: the CPU's
+    model name, the CPUs this process may use, the speed-relevant instruction sets it has
+    (SPEED_FLAGS) and whether bf16 is native. The same notebook took 2x longer on an AVX2-only
+    Zen 3 than on an avx512_bf16 Zen 4, both "2 cores" (docs/measured.md)."""
+    model = None
+    try:
+        for line in Path(cpuinfo_path).read_text(errors="replace").splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip().lower() in ("model name", "cpu model", "hardware"):
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    flags = cpu_flags(cpuinfo_path)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count()
+    return {"model": model, "cpus": cpus, "isa": [f for f in SPEED_FLAGS if f in flags],
+            "native_bf16": cpu_has_native_bf16(flags)}
 
 
 def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:

@@ -1,5 +1,6 @@
 """Provenance stamps for results: seed, resolved config, git hash, package versions, the
-OpenMP wait policy (recode_lib.openmp).
+OpenMP wait policy (recode_lib.openmp), the CPU (recode_lib.bf16.cpu_summary: wall times
+depend on it).
 
     stamp = provenance(seed=0, config=cfg)   # a JSON-able dict to store beside results
     fingerprint(cfg, data)                   # 16 hex chars naming what a result depends on
@@ -21,6 +22,7 @@ from importlib import metadata
 from typing import Any
 
 from recode_lib import openmp
+from recode_lib.bf16 import cpu_summary
 from recode_lib.paths import PROJECT_ROOT
 
 PACKAGES = ("recode", "torch", "transformers", "trl", "datasets", "accelerate", "peft",
@@ -66,6 +68,7 @@ def provenance(seed: int | None = None, config: Any = None) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "openmp": openmp.describe(),     # how torch's threads waited: wall times depend on it
+        "cpu": cpu_summary(),            # and on the CPU's vector width and bf16 arithmetic
         "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 

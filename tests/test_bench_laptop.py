@@ -75,7 +75,9 @@ def test_run_measures_the_peak_memory_of_each_notebooks_process_tree(tmp_path, m
         assert r["rc"] == 0 and r["peak_rss_mib"] >= 300      # the grandchild's memory counts
         assert r["peak_rss_mib"] < 600                        # the largest process, not a sum
         assert r["load_start"] >= 0 and r["load_mean"] >= 0
+        assert r["cpu"]["cpus"] >= 1 and isinstance(r["cpu"]["native_bf16"], bool)   # the machine
     out = capsys.readouterr().out
+    assert "measured on: " in out and "different CPUs" not in out
     assert "01_crpl_synthesis" in out and "budget 30 min" in out     # the smoke profile's budget
     peak = max(r["peak_rss_mib"] for r in rec.values()) / 1024   # the largest, in GiB
     assert f"peak resident memory {peak:.2f} GiB" in out and "budget 0 GiB: OVER" in out
@@ -91,3 +93,18 @@ def test_run_does_not_overwrite_a_measurement_with_a_skipped_notebook(tmp_path, 
     monkeypatch.setattr(bench, "notebook_command", lambda p, s, f: [sys.executable, str(skip)])
     bench.run_profile("smoke", tmp_path, only="00", log=lambda *a: None)
     assert json.loads((tmp_path / "smoke" / "bench.json").read_text())["00_data_and_models"] == first
+
+
+def test_notebooks_measured_on_different_cpus_are_flagged(tmp_path, capsys):
+    run = _run(tmp_path, {"00_data_and_models": {"wall_s": 10.0, "status": "completed"},
+                          "01_crpl_synthesis": {"wall_s": 20.0, "status": "completed"}})
+    cpu = {"model": "AMD EPYC", "cpus": 2, "isa": ["avx2"], "native_bf16": False}
+    (run / "bench.json").write_text(json.dumps({
+        "00_data_and_models": {"peak_rss_mib": 100, "cpu": cpu},
+        "01_crpl_synthesis": {"peak_rss_mib": 100, "cpu": {**cpu, "isa": ["avx2", "avx512f",
+                                                                         "avx512_bf16"],
+                                                           "native_bf16": True}}}))
+    assert _bench().main(["--profile", "laptop", "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "AMD EPYC, 2 CPUs, avx2, bf16 not native" in out
+    assert "avx512_bf16, bf16 native" in out and "different CPUs" in out

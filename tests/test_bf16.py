@@ -3,7 +3,8 @@
 
 import pytest
 
-from recode_lib.bf16 import cpu_flags, cpu_has_native_bf16, resolve_bf16, resolve_precision
+from recode_lib.bf16 import (cpu_flags, cpu_has_native_bf16, cpu_summary, resolve_bf16,
+                             resolve_precision)
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.sft_start import SFTStartConfig
@@ -103,3 +104,12 @@ def test_recipe_generation_precision_auto_by_machine_lora_and_vllm():
     assert full.generation_precision == "native"        # no adapter: nothing a copy would save
     vllm = load_recipe("cg_grpo_laptop", generation_precision="auto", use_vllm=True)
     assert vllm.generation_precision == "native"        # vLLM samples
+
+
+def test_cpu_summary_names_the_model_and_the_speed_flags(tmp_path):
+    p = tmp_path / "cpuinfo"
+    p.write_text("processor\t: 0\nmodel name\t: AMD EPYC 9B14\n" + ZEN4.split("\n", 2)[2])
+    s = cpu_summary(p)
+    assert s["model"] == "AMD EPYC 9B14" and s["native_bf16"] is True
+    assert s["isa"] == ["avx2", "avx512f", "avx512_bf16", "avx512_vnni"] and s["cpus"] >= 1
+    assert cpu_summary(tmp_path / "missing")["isa"] == []
