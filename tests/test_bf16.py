@@ -3,6 +3,7 @@
 
 import pytest
 
+from recode_lib import bf16
 from recode_lib.bf16 import (cpu_flags, cpu_has_native_bf16, cpu_summary, resolve_bf16,
                              resolve_precision)
 from recode_lib.evaluation.spec import EvalSpec
@@ -89,16 +90,22 @@ def test_other_precisions_pass_through_for_the_caller_to_check(value):
     assert resolve_precision(value, use_cpu=True, flags=frozenset({"avx512_bf16"})) == value
 
 
-def test_eval_spec_records_what_auto_became():
-    native = "bfloat16" if cpu_has_native_bf16() else "native"
+@pytest.mark.parametrize("flags, native", [(frozenset({"avx512_bf16"}), "bfloat16"),
+                                           (frozenset({"avx2"}), "native")])
+def test_eval_spec_records_what_auto_became(monkeypatch, flags, native):
+    monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: flags)
+    monkeypatch.setattr(bf16, "cuda_bf16", lambda: None)              # a CPU machine
     assert EvalSpec(precision="auto").precision == native
     assert EvalSpec(precision="auto").fingerprint() == EvalSpec(precision=native).fingerprint()
     assert EvalSpec(backend="vllm_standin", precision="auto").precision == "native"
 
 
-def test_recipe_generation_precision_auto_by_machine_lora_and_vllm():
+@pytest.mark.parametrize("flags, copy", [(frozenset({"avx2", "avx512_bf16"}), "bfloat16"),
+                                         (frozenset({"avx2"}), "float32")])
+def test_recipe_generation_precision_auto_by_machine_lora_and_vllm(monkeypatch, flags, copy):
+    monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: flags)      # this machine's /proc/cpuinfo
     lora = load_recipe("cg_grpo_laptop", generation_precision="auto", use_cpu=True)
-    assert lora.generation_precision == ("bfloat16" if cpu_has_native_bf16() else "float32")
+    assert lora.generation_precision == copy
     assert lora.to_dict()["generation_precision"] == lora.generation_precision
     full = load_recipe("cg_grpo_smoke", generation_precision="auto", use_cpu=True, lora=None)
     assert full.generation_precision == "native"        # no adapter: nothing a copy would save
