@@ -57,6 +57,21 @@ def test_hf_generator_generates_with_int8_weights(tiny_model_dir):
     assert all(0 < o[0].n_tokens <= 8 and isinstance(o[0].text, str) for o in outs)
 
 
+@pytest.mark.parametrize("flags, precision, dtype", [({"avx2", "avx512_bf16"}, "bfloat16", torch.bfloat16),
+                                                    ({"avx2"}, "native", torch.float32)])
+def test_hf_generator_auto_holds_bf16_weights_only_where_the_cpu_computes_bf16(
+        tiny_model_dir, tmp_path, monkeypatch, flags, precision, dtype):
+    # calibration (00's CAL_PRECISION) hands "auto" to the generator: the cache key and the
+    # weights are what it became (emulated bf16 decodes 2x slower than float32)
+    from recode_lib import bf16
+    monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: frozenset(flags))
+    gen = get_generator("hf", str(tiny_model_dir), batch_size=2, precision="auto")
+    assert gen.precision == precision
+    assert all(p.dtype == dtype for p in gen.lm.parameters())
+    assert CachedGenerator(gen, tmp_path / "generations.jsonl").key_model == (
+        gen.model if precision == "native" else f"{gen.model}@bfloat16")
+
+
 def test_hf_generator_over_a_callers_model_refuses_another_precision(tiny_model_dir):
     model, tok = load_model(str(tiny_model_dir))
     with pytest.raises(ValueError, match="model_obj"):
