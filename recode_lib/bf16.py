@@ -123,7 +123,8 @@ def resolve_precision(value: str, *, copy: bool = False, use_cpu: bool | None = 
     machine computes bf16 natively (native_bf16), else "native" (a generator keeps the dtype it
     loads: float32 on a CPU) or, for a GRPO sampling copy (`copy=True`: a merged copy of a LoRA
     policy, rebuilt each step), "float32" (a merged float32 copy: no adapter matmuls while
-    sampling, 1.2x faster than the live peft policy, docs/measured.md)."""
+    sampling, 1.04-1.2x faster than the live peft policy; a bf16 copy there was 0.78x,
+    docs/measured.md)."""
     if isinstance(value, str) and value.strip().lower() == AUTO:
         if native_bf16(use_cpu=use_cpu, flags=flags):
             return "bfloat16"
