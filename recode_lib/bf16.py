@@ -39,18 +39,30 @@ AUTO = "auto"
 VALUES = (True, False, AUTO)
 
 
-def cpu_flags(cpuinfo_path: str | Path = "/proc/cpuinfo") -> frozenset[str]:
-    """The first CPU's instruction-set flags (x86 `flags`, ARM `Features`) from /proc/cpuinfo;
-    empty when the file cannot be read (not Linux, a restricted /proc)."""
+def cpuinfo_fields(cpuinfo_path: str | Path = "/proc/cpuinfo") -> dict[str, str]:
+    """/proc/cpuinfo's fields, keys lowercased, each the first CPU's value (the first occurrence);
+    {} when the file cannot be read (not Linux, a restricted /proc). Read once per call."""
     try:
         text = Path(cpuinfo_path).read_text(errors="replace")
     except OSError:
-        return frozenset()
+        return {}
+    fields: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip().lower() in ("flags", "features"):
-            return frozenset(value.split())
-    return frozenset()
+        if sep:
+            fields.setdefault(key.strip().lower(), value.strip())
+    return fields
+
+
+def flags_of(fields: dict[str, str]) -> frozenset[str]:
+    """The instruction-set flags (x86 `flags`, ARM `Features`) among cpuinfo_fields."""
+    return frozenset((fields.get("flags") or fields.get("features") or "").split())
+
+
+def cpu_flags(cpuinfo_path: str | Path = "/proc/cpuinfo") -> frozenset[str]:
+    """The first CPU's instruction-set flags (x86 `flags`, ARM `Features`) from /proc/cpuinfo;
+    empty when the file cannot be read (not Linux, a restricted /proc)."""
+    return flags_of(cpuinfo_fields(cpuinfo_path))
 
 
 # what decides a CPU run's speed here: vector width and bf16/int8 arithmetic (cpu_summary)
@@ -63,16 +75,9 @@ def cpu_summary(cpuinfo_path: str | Path = "/proc/cpuinfo") -> dict:
     model name, the CPUs this process may use, the speed-relevant instruction sets it has
     (SPEED_FLAGS) and whether bf16 is native. The same notebook took 2x longer on an AVX2-only
     Zen 3 than on an avx512_bf16 Zen 4, both "2 cores" (docs/measured.md)."""
-    model = None
-    try:
-        for line in Path(cpuinfo_path).read_text(errors="replace").splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip().lower() in ("model name", "cpu model", "hardware"):
-                model = value.strip()
-                break
-    except OSError:
-        pass
-    flags = cpu_flags(cpuinfo_path)
+    fields = cpuinfo_fields(cpuinfo_path)
+    model = next((fields[k] for k in ("model name", "cpu model", "hardware") if k in fields), None)
+    flags = flags_of(fields)
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
