@@ -20,8 +20,10 @@ from recode_lib.orchestration.start_model import (prepare_start_model, sft_probl
                                                   start_record_path)
 from recode_lib.pipeline import declared_parameters, load_profile, notebooks_dir
 from recode_lib.rewards.execution import SandboxRunner
+from recode_lib.prompts import user_prompt
 from recode_lib.training.sft_data import (CLOSING, TranscriptConfig, assistant_texts,
-                                          build_transcripts, env_row, run_scripted, setting_tools)
+                                          build_transcripts, env_row, examples_hidden,
+                                          run_scripted, setting_tools)
 from recode_lib.training.sft_start import (SFTStartConfig, run_fingerprint, sft_args,
                                           tokenize_transcripts, train_sft)
 
@@ -95,6 +97,53 @@ def test_a_wrong_or_missing_reference_is_dropped_with_its_reason():
     assert why[("easy/none", "single")] == "no reference solution"
     assert why[("easy/wrong", "tool")].startswith("the examples fail in the tool")
     assert why[("easy/wrong", "single")].startswith("the final answer does not pass")
+
+
+# an MBPP-style task: the statement lists the asserts its tests hold
+MBPP_LIKE = Problem.from_dict({
+    "id": "mbpp/9001", "source": "mbpp",
+    "prompt": "Write a function to add the squares of a list.\nYour code should pass these tests:\n\n"
+              "assert sq_sum([1, 2]) == 5\nassert sq_sum([]) == 0",
+    "tests": {"kind": "script", "script": "assert sq_sum([1, 2]) == 5\nassert sq_sum([]) == 0\n"
+                                          "assert sq_sum([3]) == 9\n"},
+    "entry_point": "sq_sum",
+    "reference_solution": "def sq(x):\n    return x * x\n\ndef sq_sum(xs, start=0):\n"
+                          "    return start + sum(sq(x) for x in xs)\n"})
+
+
+def test_a_hidden_statement_keeps_the_prose_and_the_signature_and_no_example():
+    h = examples_hidden(MBPP_LIKE, MBPP_LIKE.reference_solution)
+    assert h.prompt == "Write a function to add the squares of a list."
+    assert h.starter_code == "def sq_sum(xs, start=0):"       # the entry function, not the helper
+    assert h.tests == MBPP_LIKE.tests and h.id == MBPP_LIKE.id
+    shown = user_prompt(h)
+    assert "assert" not in shown and "Complete this code" in shown
+    assert examples_hidden(EASY[0], EASY[0].reference_solution) is None   # nothing to hide
+    assert examples_hidden(MBPP_LIKE, "def other(xs):\n    return 0\n") is None   # no entry function
+
+
+def test_hidden_transcripts_check_asserts_the_statement_never_showed():
+    """With multiturn_statements="shown,hidden" each multi-turn setting gets both transcripts:
+    the hidden one's prompt holds no assert, yet its check runs the same asserts, and its answer
+    passes; single-turn transcripts are not doubled."""
+    b = build_transcripts([MBPP_LIKE], TranscriptConfig(multiturn_statements="shown,hidden"))
+    assert b.dropped == []
+    assert b.counts() == {"single": 2, "tool": 2, "agentic": 2}
+    hidden = [t for t in b.transcripts if t["id"].endswith(":hidden")]
+    assert sorted(t["setting"] for t in hidden) == ["agentic", "tool"]
+    for t in hidden:
+        user = next(m["content"] for m in t["messages"] if m["role"] == "user")
+        assert "assert" not in user.split("\n\nYou ")[0] and "def sq_sum(xs, start=0):" in user
+        args = json.dumps([c["function"]["arguments"] for m in t["messages"]
+                           for c in m.get("tool_calls") or []])
+        assert "assert sq_sum([1, 2]) == 5" in args
+
+
+def test_multiturn_statements_refuses_an_unknown_kind_by_name():
+    with pytest.raises(ValueError, match="multiturn_statements"):
+        TranscriptConfig(multiturn_statements="shown,secret")
+    with pytest.raises(ValueError, match="multiturn_statements"):
+        TranscriptConfig(multiturn_statements="")
 
 
 def test_overlap_by_family_task_id_and_by_statement():

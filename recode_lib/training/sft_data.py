@@ -18,6 +18,14 @@ written from the statement and the solution's syntax: reasoning_text):
   problem's smallest tests when it shows none), then the answer turn without a tool call;
 - agentic: the reasoning, then write_file("solution.py") -> run (the examples against it) ->
   submit("solution.py"), then one closing turn ("I submitted solution.py.").
+Statements (`multiturn_statements`): "shown" poses the problem as its benchmark does (MBPP's
+statement lists the asserts its tests hold, so the check copies them); "hidden" poses it as the
+easy tasks and HumanEval do: the statement's prose and the entry function's signature to
+complete ("Complete this code", examples_hidden), and the check runs asserts the answer writes
+itself (the same ones, now unseen). Measured (2026-12-02, SmolLM2-135M, 16 MBPP-train problems):
+an SFT start trained on "shown" statements alone made 0.19 / 0.06 tool calls per rollout (1 / 2
+epochs) on the easy tasks, which show no example: it had learned to call the tool when the
+statement lists asserts.
 Under the reasoning prompt both multi-turn kinds open with the `<think>` reasoning, as the
 single-turn answers do, and the tool setting's answer turn reasons only about what the tool
 showed (AFTER_TOOL): the task's reasoning is then always followed by a tool call when the
@@ -42,6 +50,7 @@ tasks: recode_lib.data.overlap).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 import shlex
@@ -56,7 +65,7 @@ from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits
 
-FORMAT_VERSION = 2     # of the transcripts this module writes: caches of another version are stale
+FORMAT_VERSION = 3     # of the transcripts this module writes: caches of another version are stale
 PASS_MARK = "all examples passed"
 SOLUTION = "solution.py"
 CLOSING = f"I submitted {SOLUTION}."
@@ -64,6 +73,8 @@ CLOSING = f"I submitted {SOLUTION}."
 # reasoning ("I need to ...") is always followed by the tool call there
 AFTER_TOOL = "The examples pass when I run my solution, so it is my answer."
 STYLES = {"reasoning": True, "direct": False}     # prompt styles by name (prompts.build_messages)
+STATEMENTS = ("shown", "hidden")                  # how a multi-turn transcript poses its problem
+_EXAMPLES_HEAD = re.compile(r"^\s*(your code should pass|assert |>>> |example)", re.I)
 
 
 @dataclass
@@ -76,6 +87,10 @@ class TranscriptConfig:
                          transcript each.
     multiturn_reasoning: the prompt style of the tool and agentic transcripts (their recipes'
                          `reasoning`).
+    multiturn_statements: how the tool and agentic transcripts pose a problem: "shown" (its own
+                         statement, examples included), "hidden" (examples_hidden: prose and a
+                         signature; the check's asserts are the answer's own), or both (one
+                         transcript each; or "shown,hidden").
     tool_max_calls:      the tool setting's budget the prompt states (PythonToolEnv's default).
     agentic_max_calls:   the agentic setting's budget (TerminalEnv's default); 3 calls are used.
     tool_time_limit_s:   one tool call's wall clock.
@@ -85,6 +100,7 @@ class TranscriptConfig:
     settings: tuple = ("single", "tool", "agentic")
     reasoning_styles: tuple = (True, False)
     multiturn_reasoning: bool = True
+    multiturn_statements: tuple = ("shown",)
     tool_max_calls: int = 4
     agentic_max_calls: int = 8
     tool_time_limit_s: float = 5.0
@@ -103,6 +119,14 @@ class TranscriptConfig:
                                  f"choose from {list(STYLES)}")
             self.reasoning_styles = tuple(STYLES[n] for n in names)
         self.reasoning_styles = tuple(bool(r) for r in self.reasoning_styles)
+        if isinstance(self.multiturn_statements, str):
+            self.multiturn_statements = tuple(x.strip() for x in self.multiturn_statements.split(",")
+                                              if x.strip())
+        self.multiturn_statements = tuple(self.multiturn_statements)
+        bad = sorted(set(self.multiturn_statements) - set(STATEMENTS))
+        if bad or not self.multiturn_statements:
+            raise ValueError(f"TranscriptConfig.multiturn_statements: {list(self.multiturn_statements)}"
+                             f" must name one or more of {list(STATEMENTS)}")
         for s in self.settings:
             check_setting(s)
         if not self.settings:
@@ -164,6 +188,30 @@ def examples_of(problem, n: int = 2) -> Examples | None:
         pairs = pairs or [(c["input"], c["output"]) for c in cases]
         return Examples(stdio=pairs[:max(1, n)]) if pairs else None
     return None
+
+
+def examples_hidden(problem, code: str):
+    """`problem` posed without its examples, or None when it cannot be: the statement's prose
+    up to the first example line ("Your code should pass these tests:", an assert, a doctest)
+    and, as the starter code to complete, the signature of the entry function of `code` (its
+    reference solution) with the helpers it needs above it kept out. The tests are unchanged.
+    None when the statement shows no example (nothing to hide), has no prose, or `code` defines
+    no entry function."""
+    lines = (problem.prompt or "").splitlines()
+    cut = next((i for i, ln in enumerate(lines) if _EXAMPLES_HEAD.match(ln)), None)
+    if cut is None:
+        return None
+    prose = "\n".join(lines[:cut]).strip()
+    entry = problem.entry_point or (problem.tests or {}).get("fn_name")
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    fn = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == entry), None)
+    if not prose or fn is None:
+        return None
+    return dataclasses.replace(problem, prompt=prose,
+                               starter_code=f"def {fn.name}({ast.unparse(fn.args)}):")
 
 
 # ---- the reasoning ----------------------------------------------------------------------
@@ -369,8 +417,9 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                                                 limits=limits)}
     pending, dropped = [], []
 
-    def drop(p, setting, reason, style=None):
-        tid = f"{p.id}:{setting}" + ("" if style is None else f":{'reasoning' if style else 'direct'}")
+    def drop(p, setting, reason, style=None, statement="shown"):
+        tid = (f"{p.id}:{setting}" + ("" if style is None else f":{'reasoning' if style else 'direct'}")
+               + (":hidden" if statement == "hidden" else ""))
         dropped.append({"id": tid, "problem_id": p.id, "setting": setting, "reason": reason})
 
     for p in problems:
@@ -381,19 +430,28 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
             continue
         reasoning = reasoning_text(p, code)
         ex = examples_of(p, cfg.n_examples)
+        hidden = examples_hidden(p, code) if ex is not None else None
         for setting in cfg.settings:
-            styles = cfg.reasoning_styles if setting == "single" else (cfg.multiturn_reasoning,)
-            for style in styles:
-                tid = f"{p.id}:{setting}:{'reasoning' if style else 'direct'}"
-                row = env_row(p, style)
-                if setting == "single":
-                    msgs = [*row["prompt"], {"role": "assistant",
-                                             "content": format_response(reasoning, code)}]
+            single = setting == "single"
+            styles = cfg.reasoning_styles if single else (cfg.multiturn_reasoning,)
+            for style, statement in [(st, sm) for st in styles
+                                     for sm in (("shown",) if single else cfg.multiturn_statements)]:
+                tid = (f"{p.id}:{setting}:{'reasoning' if style else 'direct'}"
+                       + (":hidden" if statement == "hidden" else ""))
+                if single:
+                    msgs = [*env_row(p, style)["prompt"],
+                            {"role": "assistant", "content": format_response(reasoning, code)}]
                     pending.append((p, tid, setting, style, msgs, 0, msgs[-1]["content"]))
                     continue
                 if ex is None:
-                    drop(p, setting, "no examples to run", style)
+                    drop(p, setting, "no examples to run", style, statement)
                     continue
+                posed = p if statement == "shown" else hidden
+                if posed is None:
+                    drop(p, setting, "no statement without examples (examples_hidden)", style,
+                         statement)
+                    continue
+                row = env_row(posed, style)
                 turns = (tool_turns(code, reasoning, ex, with_think=style) if setting == "tool"
                          else agentic_turns(code, reasoning, ex, with_think=style))
                 planned = len(turns) - (setting == "tool")
@@ -411,7 +469,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                     msgs = list(ep.messages)
                     if setting == "agentic":
                         msgs.append({"role": "assistant", "content": CLOSING})
-                    pending.append((p, tid, setting, style, msgs, ep.tool_calls, ep.answer))
+                    pending.append((posed, tid, setting, style, msgs, ep.tool_calls, ep.answer))
     kept = judge(pending, runner or SandboxRunner(workers=cfg.workers), drop)
     return Built(kept, dropped)
 
@@ -429,7 +487,8 @@ def judge(pending: list, runner, drop) -> list[dict]:
     for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results):
         if res.get("status") != "passed":
             drop(p, setting, f"the final answer does not pass: {res.get('status')} "
-                             f"{res.get('reason', '')}".strip(), style)
+                             f"{res.get('reason', '')}".strip(), style,
+                 "hidden" if tid.endswith(":hidden") else "shown")
             continue
         kept.append({"id": tid, "problem_id": p.id, "setting": setting, "reasoning": style,
                      "messages": msgs, "tool_calls": calls})
