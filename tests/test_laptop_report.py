@@ -177,10 +177,17 @@ def test_tool_use_is_observed_with_tool_calls_in_every_multi_turn_setting(tmp_pa
     assert 0 < lo <= 0.5 <= hi
     assert tool["tool_errors"]["mean"] == pytest.approx(3 / 24)
     assert tool["with_tool_call"]["share"] == pytest.approx(0.5)
+    # 12 calls, 3 of them errors: 9 ran; the erroring rollouts made one call each (none ran)
+    assert tool["tool_calls_ran"]["mean"] == pytest.approx(9 / 24)
+    assert tool["with_tool_call_ran"]["share"] == pytest.approx(9 / 24)
+    agentic = t["settings"]["agentic"]
+    assert agentic["tool_calls_ran"]["mean"] == pytest.approx((36 - 3) / 24)
+    assert agentic["with_tool_call_ran"]["share"] == pytest.approx(0.5)
     assert t["settings"]["agentic"]["tool_calls"]["mean"] == pytest.approx(1.5)
     assert [r["run"] for r in tool["runs"]] == ["k1", "kinf"] and tool["alphas"][0]["alpha"] == 2.0
     md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
     assert "## (d)" in md and "tool calls per rollout 0.500" in md
+    assert "calls that ran (parsed, a known tool, no tool error) per rollout 0.375" in md
 
 
 def test_tool_use_is_not_observed_when_a_multi_turn_setting_makes_no_call(tmp_path):

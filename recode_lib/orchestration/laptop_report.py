@@ -360,9 +360,13 @@ def setting_tool_use(folder: Path) -> dict:
     calls = [int(r.get("tool_calls") or 0) for r in rows]
     errors = [int(r.get("tool_errors") or 0) for r in rows]
     with_call = sum(c > 0 for c in calls)
+    ran = [max(0, c - e) for c, e in zip(calls, errors)]     # parsed, known tool, ran without error
     front = read_json_or_none(folder / "frontier.json") or {}
     alpha = read_json_or_none(folder / "alpha" / "frontier.json") or {}
     return {"n_rollouts": len(rows), "tool_calls": mean_ci(calls), "tool_errors": mean_ci(errors),
+            "tool_calls_ran": mean_ci(ran),
+            "with_tool_call_ran": {"share": sum(r > 0 for r in ran) / len(rows) if rows else None,
+                                   "ci": wilson(sum(r > 0 for r in ran), len(rows))},
             "with_tool_call": {"share": with_call / len(rows) if rows else None,
                                "ci": wilson(with_call, len(rows))},
             "runs": [{"run": r.get("run"), "pass@1": r.get("pass@1")} for r in front.get("rows", [])],
@@ -506,6 +510,12 @@ def report_markdown(rep: dict) -> str:
                          f"CI {fmt_ci(calls['ci'])}, tool errors per rollout {fmt(errs['mean'])} "
                          f"CI {fmt_ci(errs['ci'])}; rollouts with a tool call {fmt(share['share'])} "
                          f"CI {fmt_ci(share['ci'])}")
+            ran = v.get("tool_calls_ran")
+            if ran:
+                lines.append(f"  - calls that ran (parsed, a known tool, no tool error) per rollout "
+                             f"{fmt(ran['mean'])} CI {fmt_ci(ran['ci'])}; rollouts with one "
+                             f"{fmt(v['with_tool_call_ran']['share'])} "
+                             f"CI {fmt_ci(v['with_tool_call_ran']['ci'])}")
             for r in v["runs"]:
                 lines.append(f"  - run {r['run']}: pass@1 {fmt(r['pass@1'])}")
             for r in v["alphas"]:
