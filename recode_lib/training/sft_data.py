@@ -460,11 +460,11 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                 check_out = outs[0] if setting == "tool" else (outs[1] if len(outs) > 1 else "")
                 if ep.tool_calls != planned or ep.tool_errors:
                     drop(p, setting, f"{ep.tool_calls} tool calls ({ep.tool_errors} errors), "
-                                     f"{planned} planned", style)
+                                     f"{planned} planned", style, statement)
                 elif not examples_passed(check_out, ex):
-                    drop(p, setting, f"the examples fail in the tool: {check_out[:200]!r}", style)
+                    drop(p, setting, f"the examples fail in the tool: {check_out[:200]!r}", style, statement)
                 elif ep.no_answer or not ep.answer:
-                    drop(p, setting, ep.no_answer or "no answer", style)
+                    drop(p, setting, ep.no_answer or "no answer", style, statement)
                 else:
                     msgs = list(ep.messages)
                     if setting == "agentic":
