@@ -407,6 +407,13 @@ def clean_code(code: str) -> str:
         return code
 
 
+def transcript_id(problem_id: str, setting: str, style=None, statement: str = "shown") -> str:
+    """<problem>:<setting>[:reasoning|:direct][:hidden], a transcript's (or a dropped one's) id."""
+    return (f"{problem_id}:{setting}"
+            + ("" if style is None else f":{'reasoning' if style else 'direct'}")
+            + (":hidden" if statement == "hidden" else ""))
+
+
 def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None) -> Built:
     """Transcripts of every problem with a reference solution in cfg.settings, each verified
     (module docstring); problems without a reference solution are dropped with that reason."""
@@ -418,8 +425,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
     pending, dropped = [], []
 
     def drop(p, setting, reason, style=None, statement="shown"):
-        tid = (f"{p.id}:{setting}" + ("" if style is None else f":{'reasoning' if style else 'direct'}")
-               + (":hidden" if statement == "hidden" else ""))
+        tid = transcript_id(p.id, setting, style, statement)
         dropped.append({"id": tid, "problem_id": p.id, "setting": setting, "reason": reason})
 
     for p in problems:
@@ -436,8 +442,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
             styles = cfg.reasoning_styles if single else (cfg.multiturn_reasoning,)
             for style, statement in [(st, sm) for st in styles
                                      for sm in (("shown",) if single else cfg.multiturn_statements)]:
-                tid = (f"{p.id}:{setting}:{'reasoning' if style else 'direct'}"
-                       + (":hidden" if statement == "hidden" else ""))
+                tid = transcript_id(p.id, setting, style, statement)
                 if single:
                     msgs = [*env_row(p, style)["prompt"],
                             {"role": "assistant", "content": format_response(reasoning, code)}]
