@@ -128,13 +128,17 @@ strip: $(ENV_DEP)
 
 # `make lab`: the committed notebooks (smoke defaults); `make lab PROFILE=laptop`: notebooks bound
 # to that profile (recode session), whose runs are recorded in runs/<profile>/manifest.json
+# as root (normal in Docker) JupyterLab refuses to start without --allow-root: passed, and said
+LAB_UID ?= $(shell id -u)
+LAB_ROOT = $(if $(filter 0,$(LAB_UID)),--allow-root,)
 lab: $(ENV_DEP)
 	$(PYTHON) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
+	@if [ -n "$(LAB_ROOT)" ]; then echo "make lab: running as root (a container?), so JupyterLab gets --allow-root"; fi
 ifeq ($(origin PROFILE),command line)
 	$(PYTHON) -m recode_lib session --profile $(PROFILE)
-	$(PYTHON) -m jupyter lab $${RECODE_RUNS_DIR:-runs}/$(PROFILE)/interactive/
+	$(PYTHON) -m jupyter lab $(LAB_ROOT) $${RECODE_RUNS_DIR:-runs}/$(PROFILE)/interactive/
 else
-	$(PYTHON) -m jupyter lab notebooks/
+	$(PYTHON) -m jupyter lab $(LAB_ROOT) notebooks/
 endif
 
 clean:

@@ -162,11 +162,29 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it (Linux: /proc/self/status; elsewhere the
+    set-and-restore dance, which is not thread-safe but only runs off Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp creates the file 0600; give it the mode a plain open() would (0666 & ~umask),
+        # so colleagues in the group read results written atomically as they read the jsonl
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

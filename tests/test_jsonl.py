@@ -68,3 +68,27 @@ def test_extend_writes_only_new_ids_once_and_survives_reopen(tmp_path):
     with pytest.raises(JsonlError, match="without 'id'"):
         store.extend([{"id": "d"}, {"v": 1}])
     assert "d" not in JsonlStore(path)           # nothing of a bad batch is written
+
+
+def test_atomic_writes_honour_the_umask(tmp_path):
+    # mkstemp makes 0600 files: with umask 022 a colleague in the group could not read a
+    # summary.json written atomically, while the jsonl beside it (plain open) was 0644
+    import os
+    import stat
+
+    from recode_lib.jsonl import current_umask, write_json_atomic, write_jsonl_atomic
+
+    before = os.umask(0o022)
+    try:
+        assert current_umask() == 0o022
+        a = write_json_atomic(tmp_path / "summary.json", {"x": 1})
+        b = write_jsonl_atomic(tmp_path / "r.jsonl", [{"id": 1}])
+        plain = tmp_path / "plain.txt"
+        plain.write_text("x")
+        assert stat.S_IMODE(a.stat().st_mode) == 0o644 == stat.S_IMODE(plain.stat().st_mode)
+        assert stat.S_IMODE(b.stat().st_mode) == 0o644
+        os.umask(0o077)
+        c = write_json_atomic(tmp_path / "private.json", {"x": 1})
+        assert stat.S_IMODE(c.stat().st_mode) == 0o600
+    finally:
+        os.umask(before)
