@@ -340,3 +340,11 @@ def test_math_format_additive_and_outcome_only():
                                       **ans) == [2.0, 1.0]
     add = math_additive_reward(scorer=FixedScorer(0.0))
     assert add(["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"], **ans) == [2.5, 1.5]
+
+
+def test_the_missing_rm_path_error_says_how_to_pass_it():
+    from recode_lib.process_reward.placement import RMLoadError, load_checked_scorer
+
+    with pytest.raises(RMLoadError, match=r"--set rm_path=DIR.*recode grpo") as err:
+        load_checked_scorer(None)
+    assert "02_reward_model/rm" in str(err.value) and "\n" not in str(err.value)
