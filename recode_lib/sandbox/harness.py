@@ -53,7 +53,8 @@ running keeps it from being alone, and the nonce is refused.
 Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
 which never runs submission code; the submission runs in a child process forked *before* the
 script is read, which answers call/new/get/set requests with codec-encoded plain values (objects
-of its classes stay there behind handles). What the tests take from it is derived here from the
+of its classes stay there behind handles; a call whose list/dict/set arguments changed in place
+also sends their new values, and the tests' own arguments are updated to match: _sync). What the tests take from it is derived here from the
 script's free names (not builtins) plus the record's entry point, never from what it announces.
 That child is killed before the nonce is asked for; this process is made non-dumpable, so the
 child cannot ptrace it or open its fds.
