@@ -11,7 +11,9 @@ Guarantees: a record is appended whole or not at all (a torn last line from a cr
 ignored on read and overwritten on the next append); an id already present is never written
 twice (`append` raises, `append_new` skips); reading never drops a valid record silently —
 a corrupt line in the middle of the file raises naming the file and line.
-It does not lock across processes: one writer per file.
+It does not lock across processes: one writer per file. `key_of` (optional) computes a
+record's key instead of its key field (`recode sandbox` keys its id-less invalid_record lines
+by input line).
 
 write_json_atomic / write_jsonl_atomic / write_csv_atomic write whole files through a temporary file and
 os.replace, so readers never see half a file.
@@ -59,9 +61,10 @@ def read_jsonl(path: str | os.PathLike, *, allow_torn_tail: bool = False) -> lis
 class JsonlStore:
     """An append-only jsonl file of records with a unique key field (default "id")."""
 
-    def __init__(self, path: str | os.PathLike, key: str = "id"):
+    def __init__(self, path: str | os.PathLike, key: str = "id", key_of=None):
         self.path = Path(path)
         self.key = key
+        self.key_of = key_of      # record -> hashable key; default: the key field's value
         self._records: list[dict] = []
         self._ids: set = set()
         if self.path.exists():
@@ -72,7 +75,7 @@ class JsonlStore:
         for i, rec in enumerate(recs):
             if self.key not in rec:
                 raise JsonlError(f"{self.path}: record {i + 1} has no {self.key!r} field")
-            k = self._hashable(rec[self.key])
+            k = self._record_key(rec)
             if k in self._ids:
                 raise JsonlError(f"{self.path}: duplicate {self.key} {rec[self.key]!r}")
             self._ids.add(k)
@@ -86,6 +89,9 @@ class JsonlStore:
                 fh.write(keep)
                 fh.flush()
                 os.fsync(fh.fileno())
+
+    def _record_key(self, record: dict) -> Any:
+        return self.key_of(record) if self.key_of else self._hashable(record[self.key])
 
     @staticmethod
     def _hashable(value: Any) -> Any:
@@ -106,7 +112,7 @@ class JsonlStore:
     def append(self, record: dict) -> None:
         if self.key not in record:
             raise JsonlError(f"{self.path}: record without {self.key!r}: {str(record)[:200]}")
-        k = self._hashable(record[self.key])
+        k = self._record_key(record)
         if k in self._ids:
             raise JsonlError(f"{self.path}: {self.key} {record[self.key]!r} is already stored")
         line = json.dumps(record, ensure_ascii=False, default=_json_default) + "\n"
@@ -133,7 +139,7 @@ class JsonlStore:
         for r in records:
             if self.key not in r:
                 raise JsonlError(f"{self.path}: record without {self.key!r}: {str(r)[:200]}")
-            k = self._hashable(r[self.key])
+            k = self._record_key(r)
             if k not in self._ids and k not in seen:
                 seen.add(k)
                 new.append((k, r))
