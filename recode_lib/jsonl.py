@@ -77,7 +77,10 @@ class JsonlStore:
                 raise JsonlError(f"{self.path}: record {i + 1} has no {self.key!r} field")
             k = self._record_key(rec)
             if k in self._ids:
-                raise JsonlError(f"{self.path}: duplicate {self.key} {rec[self.key]!r}")
+                raise JsonlError(f"{self.path}: duplicate {self.key} {rec[self.key]!r} (two "
+                                 f"writers at once, before outputs were locked); repair it with "
+                                 f"`python -m recode_lib.jsonl dedupe {self.path}`, which keeps "
+                                 f"the first record per {self.key}")
             self._ids.add(k)
             self._records.append(rec)
         # drop a torn tail so the next append starts on a clean line
@@ -232,3 +235,35 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise JsonlError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def dedupe(path: str | os.PathLike, key: str = "id") -> tuple[int, int]:
+    """Rewrite a jsonl file keeping the first record per `key` (a file two writers appended to
+    at once, before outputs were locked); atomic. Returns (kept, dropped)."""
+    seen, kept = set(), []
+    for rec in read_jsonl(path, allow_torn_tail=True):
+        value = rec.get(key)           # an id-less line (recode sandbox's invalid_record): its line
+        k = json.dumps(value if value is not None else ["line", rec.get("line")], sort_keys=True)
+        if k not in seen:
+            seen.add(k)
+            kept.append(rec)
+    total = len(read_jsonl(path, allow_torn_tail=True))
+    write_jsonl_atomic(path, kept)
+    return len(kept), total - len(kept)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m recode_lib.jsonl dedupe FILE [--key id]`."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) not in (2, 4) or args[0] != "dedupe" or (len(args) == 4 and args[2] != "--key"):
+        print("usage: python -m recode_lib.jsonl dedupe FILE [--key FIELD]", file=sys.stderr)
+        return 2
+    kept, dropped = dedupe(args[1], args[3] if len(args) == 4 else "id")
+    print(f"{args[1]}: kept {kept} records, dropped {dropped} duplicates")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

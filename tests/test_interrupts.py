@@ -53,3 +53,30 @@ def test_an_interrupted_sandbox_run_stores_no_verdict_for_work_cut_short(tmp_pat
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["id"] for r in rows) == [r["id"] for r in records(24)]
     assert all(r["status"] == "passed" for r in rows)
+
+
+def test_a_second_writer_on_one_output_is_refused_at_once(tmp_path):
+    inp, out = tmp_path / "in.jsonl", tmp_path / "dup.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in records(16)))
+    first = sandbox(inp, out)
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = sandbox(inp, out)
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 2 and f"PID {first.pid}" in err and "Traceback" not in err
+    first.communicate(timeout=120)
+    assert first.returncode == 0
+    ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert sorted(ids) == [r["id"] for r in records(16)]          # no duplicate lines
+
+
+def test_a_file_with_duplicates_says_how_to_repair_it_and_the_repair_keeps_the_first(tmp_path):
+    from recode_lib.jsonl import JsonlError, JsonlStore, main as jsonl_main
+
+    out = tmp_path / "old.jsonl"
+    out.write_text('{"id": "a", "v": 1}\n{"id": "b", "v": 2}\n{"id": "a", "v": 3}\n')
+    with pytest.raises(JsonlError, match=r"python -m recode_lib.jsonl dedupe .*old.jsonl"):
+        JsonlStore(out)
+    assert jsonl_main(["dedupe", str(out)]) == 0
+    assert [r["v"] for r in JsonlStore(out).records()] == [1, 2]

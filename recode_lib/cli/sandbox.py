@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from recode_lib.cli import CliError
 from recode_lib.jsonl import JsonlError, JsonlStore
 from recode_lib.linux import LinuxRequired, require_linux
+from recode_lib.locks import OutputLock
 from recode_lib.sandbox import RayFanoutError, SandboxConfig, execute_many
 from recode_lib.sandbox.checker import fallback_count
 from recode_lib.sandbox import fanout
@@ -98,6 +99,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     try:
         lines = read_records(args.input, config)
+    except (OSError, JsonlError) as exc:
+        raise CliError(str(exc)) from None
+    with OutputLock(args.out):            # one writer per output file (a second is refused)
+        return run_locked(args, config, lines)
+
+
+def run_locked(args: argparse.Namespace, config: SandboxConfig, lines: list) -> int:
+    """The rest of `run`, while this process holds the output's writer lock: the stored
+    results are read after the lock is taken, so nothing another writer finished is redone."""
+    try:
         store = JsonlStore(args.out, key_of=_stored_key)
     except (OSError, JsonlError) as exc:
         raise CliError(str(exc)) from None
