@@ -47,11 +47,22 @@ def read_jsonl(path: str | os.PathLike, *, allow_torn_tail: bool = False) -> lis
             continue
         is_tail = lineno == len(lines) and not data.endswith(b"\n")
         try:
-            rec = json.loads(raw)
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            if allow_torn_tail and is_tail:
+                break
+            raise JsonlError(f"{path}:{lineno}: not UTF-8 (byte {raw[exc.start]:#04x} at column "
+                             f"{exc.start + 1}); JSON lines must be UTF-8 text") from None
         except json.JSONDecodeError as exc:
             if allow_torn_tail and is_tail:
                 break
-            raise JsonlError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            what = exc.msg if not exc.msg.endswith(" at") else f"{exc.msg} column"
+            raise JsonlError(f"{path}:{lineno}: not valid JSON ({what} {exc.colno}; a raw control "
+                             f"character such as NUL must be escaped)" if "control" in exc.msg
+                             else f"{path}:{lineno}: not valid JSON ({exc.msg} at column "
+                             f"{exc.colno})") from None
+        except RecursionError:
+            raise JsonlError(f"{path}:{lineno}: nested too deeply to read as JSON") from None
         if not isinstance(rec, dict):
             raise JsonlError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
         out.append(rec)

@@ -92,3 +92,20 @@ def test_atomic_writes_honour_the_umask(tmp_path):
         assert stat.S_IMODE(c.stat().st_mode) == 0o600
     finally:
         os.umask(before)
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b'{"id": "\xff"}\n', "2: not UTF-8 (byte 0xff at column 9)"),
+    (b'{"id": "a\x00b"}\n', "2: not valid JSON (Invalid control character at column 10; a raw control character such as NUL must be escaped)"),
+    (b'{"id": 1,}\n', "2: not valid JSON (Expecting property name enclosed in double quotes at column 10)"),
+    (b"[" * 100000 + b"\n", "2: nested too deeply"),
+])
+def test_an_unreadable_line_is_one_sentence_naming_file_line_and_column(tmp_path, raw, words):
+    from recode_lib.jsonl import JsonlError, read_jsonl
+
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"id": 0}\n' + raw)
+    with pytest.raises(JsonlError) as err:
+        read_jsonl(path)
+    assert str(err.value).startswith(f"{path}:{words}")
+    assert "\n" not in str(err.value)
