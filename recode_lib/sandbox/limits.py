@@ -10,7 +10,8 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
 - "root" (running as root with CAP_SYS_ADMIN): the worker enters its own network namespace
   (no interfaces but a down loopback: no network) and a private mount namespace in which it
   builds a read-only root holding only the system directories, the Python installation and
-  its site-packages (not the project, not the data, not /home or /root). Each child gets a
+  its site-packages (not the project, not the data, not /home or /root), each shown through a
+  read-only overlay (see "Host unix-domain sockets" below). Each child gets a
   new mount + IPC namespace, a fresh size-capped tmpfs as /tmp (its working directory and the
   only writable place), chroots into that root, sets no_new_privs and drops to a uid/gid used
   by nobody else: each child gets the next uid of its worker's private range of UID_SPAN uids
@@ -60,6 +61,31 @@ every child joins its worker's group, limited to memory_mb + tmp_size_mb for the
 max_processes x memory_mb in forked processes. Not bounded: socket buffers at their default
 size (~230 KB a socket, RLIMIT_NOFILE sockets a process). Only the standard library (and
 ctypes) is imported.
+
+Host unix-domain sockets (root and userns modes). A socket file is reached by its path, not
+through the network namespace, and a read-only bind does not stop connect(2) (it needs write
+permission on the socket inode, which DAC grants a mode-777 socket, and in userns mode every
+socket of the user's own). So a host service listening on a path inside the directories the
+root shows (the Python prefix, /usr, /etc, the /tmp-resident interpreter paths; a docker,
+database, X or agent socket) would be reachable. Those directories are therefore not bound but
+overlaid (`_show_dir`: a read-only overlay of each, over an empty second layer, and of every
+file system mounted below it; mounted regular files are bound, after checking the bound inode
+is one): af_unix finds a path socket by the inode it was bound on, and an overlay's inodes are
+its own, so connect(2), sendto(2) and sendmsg(2) to any host socket under them — there now or
+bound later — are refused (ECONNREFUSED), while the submission's own sockets work: a listener in
+its /tmp, socketpair(2), abstract sockets (those live in the worker's network namespace, which
+holds none of the host's). Chosen over a filter because seccomp cannot read the address of a
+connect, so a filter can only refuse unix sockets altogether; over Landlock because no
+Landlock ABI up to 7 (Linux 6.15+) restricts connecting to a path socket (ABI 6 scopes only
+abstract ones). The worker checks at setup that this kernel's overlays do hide a socket
+(`_overlay_hides_sockets`: a listener reached through an overlay of its directory); where that
+fails, where an overlay cannot be made (no overlayfs; before Linux 5.11 in a user namespace; a
+lower file system overlayfs refuses; the stacking depth) and a directory had to be bound, and
+in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and
+socketpair(AF_UNIX, SOCK_DGRAM) instead (the submission then has no unix listener of its own;
+socketpair streams and multiprocessing.Pipe still work). The worker's READY line says which
+(`host_sockets`: overlay | filter). Not covered: plain mode's view of the file system, where
+the filter is the only guard against unix sockets.
 """
 
 import ctypes
