@@ -242,7 +242,11 @@ def _call(code, args, expected, python=None):
     return execute(rec, config=CFG.replace(python=python) if python else CFG)["status"]
 
 
-@pytest.mark.parametrize("code", [DGRAM, DGRAM_PAIR], ids=["socket", "socketpair"])
+DGRAM_RAW_PAIR = DGRAM_PAIR.replace("socket.SOCK_DGRAM", "socket.SOCK_RAW")
+
+
+@pytest.mark.parametrize("code", [DGRAM, DGRAM_PAIR, DGRAM_RAW_PAIR],
+                         ids=["socket", "socketpair", "raw_socketpair"])
 def test_host_datagram_socket_gets_no_datagram(code, tmp_python):
     where, _ = _location("prefix", tmp_python)
     with HostListener(where, kind=socket.SOCK_DGRAM) as host:
@@ -353,10 +357,12 @@ def _attempt_here(path):
     return scope["attempt"](path)
 
 
-def test_unix_filter_refuses_a_datagram_socketpair(tmp_path):
+@pytest.mark.parametrize("kind", [socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, socket.SOCK_RAW],
+                         ids=["dgram", "raw"])   # af_unix makes a SOCK_RAW pair a datagram pair
+def test_unix_filter_refuses_a_datagram_socketpair(kind):
     def body():
         try:
-            socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+            socket.socketpair(socket.AF_UNIX, kind)
             return "made"
         except PermissionError:
             return "refused"

@@ -81,11 +81,11 @@ abstract ones). The worker checks at setup that this kernel's overlays do hide a
 (`_overlay_hides_sockets`: a listener reached through an overlay of its directory); where that
 fails, where an overlay cannot be made (no overlayfs; before Linux 5.11 in a user namespace; a
 lower file system overlayfs refuses; the stacking depth) and a directory had to be bound, and
-in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and
-socketpair(AF_UNIX, SOCK_DGRAM) instead (the submission then has no unix listener of its own;
-socketpair streams and multiprocessing.Pipe still work). The worker's READY line says which
-(`host_sockets`: overlay | filter). Not covered: plain mode's view of the file system, where
-the filter is the only guard against unix sockets.
+in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and every
+socketpair(AF_UNIX) but stream and seqpacket ones instead (the submission then has no unix
+listener of its own; socketpair streams and multiprocessing.Pipe still work). The worker's
+READY line says which (`host_sockets`: overlay | filter). Not covered: plain mode's view of
+the file system, where the filter is the only guard against unix sockets.
 """
 
 import ctypes
@@ -561,7 +561,7 @@ REFUSED_SYSCALLS = ("memfd_create", "memfd_secret", "io_uring_setup", "add_key",
                     "request_key", "keyctl", "msgget", "semget")
 SYSV_SYSCALLS = ("shmget",)
 SOL_SOCKET, SOCKET_BUFFER_OPTIONS = 1, (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, their *FORCE
-AF_UNIX, SOCK_DGRAM, SOCK_TYPE_MASK = 1, 2, 0xF   # the type argument also holds flags
+AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 1, 5, 0xF   # type: also flags
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _BPF_LD_ABS, _BPF_JEQ, _BPF_JGE, _BPF_RET, _BPF_AND = 0x20, 0x15, 0x35, 0x06, 0x54
 _RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
@@ -581,8 +581,8 @@ def seccomp_program(machine=None, sysv=False, unix=False):
     architecture without a table (SECCOMP_ARCHS): EPERM for REFUSED_SYSCALLS (and
     SYSV_SYSCALLS unless `sysv`), for setsockopt(SOL_SOCKET, SO_SNDBUF | SO_RCVBUF |
     ...FORCE), for any syscall of another ABI (i386 through int 0x80, x32) and, with `unix`,
-    for socket(AF_UNIX, ...) and socketpair(AF_UNIX, SOCK_DGRAM, ...) (the unix filter:
-    see restrict_syscalls); everything else allowed."""
+    for socket(AF_UNIX, ...) and socketpair(AF_UNIX, ...) of any type but SOCK_STREAM and
+    SOCK_SEQPACKET (the unix filter: see restrict_syscalls); everything else allowed."""
     arch = SECCOMP_ARCHS.get(machine or os.uname().machine)
     if arch is None:
         return None
@@ -608,7 +608,7 @@ def seccomp_program(machine=None, sysv=False, unix=False):
                  "socket", (_BPF_LD_ABS, None, None, 16), (_BPF_JEQ, "deny", "allow", AF_UNIX),
                  "socketpair", (_BPF_LD_ABS, None, None, 16), (_BPF_JEQ, None, "allow", AF_UNIX),
                  (_BPF_LD_ABS, None, None, 24), (_BPF_AND, None, None, SOCK_TYPE_MASK),
-                 (_BPF_JEQ, "deny", "allow", SOCK_DGRAM)]
+                 (_BPF_JEQ, "allow", None, SOCK_STREAM), (_BPF_JEQ, "allow", "deny", SOCK_SEQPACKET)]
     prog += ["allow", (_BPF_RET, None, None, _RET_ALLOW), "deny", (_BPF_RET, None, None, _RET_EPERM)]
     at, code = {}, []
     for ins in prog:
@@ -651,11 +651,12 @@ def restrict_syscalls(sysv=False, unix=False):
     these (multiprocessing and shared_memory use files in /dev/shm, which is the child's
     size-capped /tmp). With `unix` (the unix filter: a worker whose root shows some host
     directory through a bind rather than an overlay, and plain mode), no unix-domain socket
-    that could name a path can be made: socket(AF_UNIX, ...) and socketpair(AF_UNIX,
-    SOCK_DGRAM) are refused (a datagram socket sends to any path with sendto/sendmsg, and
-    seccomp cannot read the address those take), while socketpair(AF_UNIX, SOCK_STREAM |
-    SOCK_SEQPACKET) stays (a connected pair cannot connect again: EISCONN; a seqpacket pair
-    ignores a sendto address): so multiprocessing.Pipe, socket.socketpair and asyncio's
+    that could name a path can be made: socket(AF_UNIX, ...) is refused, and so is
+    socketpair(AF_UNIX, ...) unless SOCK_STREAM or SOCK_SEQPACKET (a datagram pair, or a
+    SOCK_RAW one, which af_unix makes a datagram pair, sends to any path with sendto/sendmsg,
+    and seccomp cannot read the address those take), while a stream or seqpacket pair stays
+    (connected, it cannot connect again, even after its peer closed: EISCONN; a seqpacket
+    pair ignores a sendto address): so multiprocessing.Pipe, socket.socketpair and asyncio's
     self-pipe work, a listener of the submission's own (multiprocessing.Manager, the
     forkserver) does not. No-op on an architecture without a table (SECCOMP_ARCHS). Raises
     OSError if the kernel refuses the filter."""
