@@ -48,16 +48,21 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 pytestmark = pytest.mark.skipif(isolation_mode(CFG) == "plain",
                                 reason="plain mode isolates no file system (docs/sandbox.md)")
 
-# the attack: connect to `path` and send; "refused" when the sandbox held
+# the attack: connect to `path` and send; "refused" when the sandbox held. Through the
+# directory (chdir, then the name): a socket address holds at most 107 bytes of path
 ATTACK = '''
-import socket
+import os, socket
 def attempt(path):
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except OSError:
         return "refused"
+    here = os.getcwd()
     try:
         s.settimeout(2)
+        if path.startswith("/"):
+            os.chdir(os.path.dirname(path))
+            path = os.path.basename(path)
         s.connect(path)
         s.sendall(b"pwn")
         return "connected"
@@ -65,6 +70,7 @@ def attempt(path):
         return "refused"
     finally:
         s.close()
+        os.chdir(here)
 '''
 
 
@@ -78,11 +84,15 @@ class HostListener:
         self.got, self.stop = [], threading.Event()
 
     def __enter__(self):
-        self.dir = tempfile.mkdtemp(dir=self.where, prefix="recode-sock-%s-" % TOKEN)
+        self.dir = tempfile.mkdtemp(dir=self.where, prefix="rs-%s-" % TOKEN[:6])
         os.chmod(self.dir, 0o755)
         self.path = os.path.join(self.dir, "s")
         self.srv = socket.socket(socket.AF_UNIX, self.kind)
-        self.srv.bind(self.path)
+        fd = os.open(self.dir, os.O_PATH)   # a short address whatever the directory's path
+        try:
+            self.srv.bind("/proc/self/fd/%d/s" % fd)
+        finally:
+            os.close(fd)
         if self.owner:
             os.chown(self.path, *self.owner)
         os.chmod(self.path, 0o600 if self.owner else 0o777)
@@ -137,7 +147,7 @@ def _writable_dir(candidates):
 def tmp_python():
     """A venv under /tmp (as in a CI clone): its python, and its site-packages, which every
     child re-binds from the host /tmp (limits.tmp_paths)."""
-    root = tempfile.mkdtemp(prefix="recode-sockvenv-", dir="/tmp")
+    root = tempfile.mkdtemp(prefix="rsv-", dir="/tmp")
     os.chmod(root, 0o755)
     try:
         venv = os.path.join(root, "venv")
@@ -214,22 +224,24 @@ def test_host_socket_gets_no_connection(kind, loc, tmp_python):
 
 
 DGRAM = '''
-import socket
+import os, socket
 def f(path):
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        s.sendto(b"pwn", path)
+        os.chdir(os.path.dirname(path))
+        s.sendto(b"pwn", os.path.basename(path))
         return "sent"
     except OSError:
         return "refused"
 '''
 
 DGRAM_PAIR = '''
-import socket
+import os, socket
 def f(path):
     try:
         a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-        a.sendto(b"pwn", path)   # a datagram pair still sends to any address
+        os.chdir(os.path.dirname(path))
+        a.sendto(b"pwn", os.path.basename(path))   # a datagram pair sends to any address
         return "sent"
     except OSError:
         return "refused"
@@ -273,6 +285,53 @@ def test_host_abstract_socket_gets_no_connection():
     finally:
         srv.close()
     assert not reached and status == "passed"
+
+
+# a host listener on a file system mounted below a shown directory: run by a root judge in a
+# private mount namespace of its own (the host's mount table stays as it is)
+SUBMOUNT = r"""
+import json, os, socket, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+import test_sandbox_host_sockets as t
+from recode_lib.sandbox.pool import close_all
+how, where, python = sys.argv[2], sys.argv[3], sys.argv[4] or None
+spot = os.path.join(where, "m")
+if how == "dir":      # a tmpfs mounted on a directory, the listener inside it
+    os.mkdir(spot)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "tmpfs", spot], check=True)
+    plant, target = spot, None
+else:                 # the listener's socket bind-mounted over a regular file
+    open(spot, "w").close()
+    plant, target = where, spot
+with t.HostListener(plant) as host:
+    if target:
+        subprocess.run(["mount", "--bind", host.path, target], check=True)
+    close_all()   # the next worker starts from this mount table (a worker copies it at start)
+    refused = t._run("call", target or host.path, python)
+    print(json.dumps({"refused": refused, "got": [g.decode() for g in host.received()]}))
+"""
+
+
+@pytest.mark.parametrize("loc", ["prefix", "tmp"])
+@pytest.mark.parametrize("how", ["dir", "file"], ids=["tmpfs_below", "socket_over_a_file"])
+def test_host_socket_on_a_mount_below_a_shown_directory_gets_no_connection(how, loc,
+                                                                            tmp_python):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) to mount in a private mount namespace")
+    where, python = _location(loc, tmp_python)
+    top = tempfile.mkdtemp(dir=where, prefix="rsm-%s-" % TOKEN[:6])
+    try:
+        os.chmod(top, 0o755)
+        proc = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
+                               "-c", SUBMOUNT, os.path.join(ROOT, "tests"), how, top,
+                               python or ""],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "PYTHONPATH": ROOT})
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["got"] == [] and out["refused"], out
 
 
 OWN_LISTENER = '''

@@ -79,9 +79,11 @@ connect, so a filter can only refuse unix sockets altogether; over Landlock beca
 Landlock ABI up to 7 (Linux 6.15+) restricts connecting to a path socket (ABI 6 scopes only
 abstract ones). The worker checks at setup that this kernel's overlays do hide a socket
 (`_overlay_hides_sockets`: a listener reached through an overlay of its directory); where that
-fails, where an overlay cannot be made (no overlayfs; before Linux 5.11 in a user namespace; a
-lower file system overlayfs refuses; the stacking depth) and a directory had to be bound, and
-in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and every
+fails, where an overlay cannot be made (no overlayfs; before Linux 5.11 in a user namespace; in
+userns mode, a directory with a file system mounted below it, such as a container's bind-mounted
+/etc/hosts: the kernel will not overlay a tree holding mounts the user namespace may not
+remove; a lower file system overlayfs refuses; the stacking depth) and a directory had to be
+bound, and in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and every
 socketpair(AF_UNIX) but stream and seqpacket ones instead (the submission then has no unix
 listener of its own; socketpair streams and multiprocessing.Pipe still work). The worker's
 READY line says which (`host_sockets`: overlay | filter). Not covered: plain mode's view of
@@ -140,7 +142,7 @@ def _makedirs(path):
 
 def _bind_ro(src, dst, is_dir=True):
     _makedirs(dst if is_dir else os.path.dirname(dst))
-    if not is_dir:
+    if not is_dir and not os.path.lexists(dst):   # (a file mount point in an overlay exists)
         open(dst, "a").close()
     _mount(src, dst, None, MS_BIND | MS_REC)
     try:
