@@ -8,8 +8,10 @@ under /tmp; its site-packages otherwise), an interpreter under /tmp (a venv made
 site-packages each child re-binds), /usr and /etc (skipped, saying so, where not writable). A
 call test, a stdio test, a script test and the terminal tool (tools.run_command) each try to
 connect and send; the listener must get nothing and the submission must see the connection
-refused. Datagrams (sendto from a socket or a datagram socketpair) and a host abstract socket
-(the network namespace) likewise. What the submission runs inside keeps working: socketpair,
+refused. Datagrams (sendto from a socket, a datagram or SOCK_RAW socketpair), a listener on a
+file system mounted below a shown directory or bind-mounted over a file there (as root, in a
+private mount namespace of a judge subprocess) and a host abstract socket (the network
+namespace; this one held before the overlays too) likewise. What the submission runs inside keeps working: socketpair,
 multiprocessing's Pipe, and (where the worker shows overlays) a listener of its own in its
 /tmp. The unix filter (the fallback where overlays cannot be made) is tested directly in a
 forked process. As root the sandbox runs in root mode; the userns tests at the end plant the
