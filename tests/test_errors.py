@@ -42,7 +42,8 @@ def defined_error_classes():
 
 
 CLASSES = defined_error_classes()
-EXEMPT = {("recode_lib.gpu_check", "Skip")}   # a check's "not applicable here", not an error
+EXEMPT = {("recode_lib.gpu_check", "Skip"),   # a check's "not applicable here", not an error
+          ("recode_lib.errors", "Terminated")}  # SIGTERM as KeyboardInterrupt is SIGINT: control flow
 
 
 def test_the_source_defines_error_classes():
@@ -54,6 +55,11 @@ def test_the_source_defines_error_classes():
 def test_every_error_class_is_a_recode_error(module, name):
     cls = getattr(importlib.import_module(module), name)
     assert issubclass(cls, RecodeError), f"{module}.{name} does not derive from RecodeError"
+
+
+def test_terminated_is_control_flow_like_keyboardinterrupt():
+    from recode_lib.errors import Terminated
+    assert issubclass(Terminated, BaseException) and not issubclass(Terminated, Exception)
 
 
 def test_builtin_bases_are_kept():
