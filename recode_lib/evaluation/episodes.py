@@ -14,7 +14,8 @@ the loop's and the same for every setting.
   (recode_lib.prompts.build_messages), cached per (model, prompt, sampling, index) in
   out_dir/generations.jsonl, the backend loaded only when a sample is missing from the cache;
   a response that hit the token limit (finish_reason "length") is truncated: a format error
-  even when a partial code block parses.
+  even when a partial code block parses. With `on_episodes`, finished samples are handed over
+  in batches as they arrive (the loop judges them while the rest generate).
 - MultiTurn (tool, agentic): the training environments at inference
   (recode_lib.environments.rollout.run_episodes: the tool template and tool-call syntax TRL
   trains with); the answer is settings.final_answer (the last answer turn, or the submitted
@@ -39,6 +40,8 @@ from recode_lib.evaluation.summary import episode_summary
 from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, get_generator,
                                    sample_seed)
 from recode_lib.prompts import build_messages
+
+FLUSH_EPISODES = 256      # single setting: finished samples handed to the judge at once
 
 
 @dataclass
@@ -100,18 +103,37 @@ class SingleTurn:
     def summary_fields(self, rows: list[dict]) -> dict:
         return {}
 
-    def run(self, missing: list, out_dir, progress: bool = False) -> list[FinishedEpisode]:
+    def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None,
+            flush: int = FLUSH_EPISODES) -> list[FinishedEpisode]:
+        """The episodes of `missing`; with `on_episodes`, finished ones are also handed to it in
+        batches of `flush` as the generator reports them (the loop judges them meanwhile)."""
         sampling = self.spec.sampling()
         msgs = {p.id: build_messages(p, reasoning=self.spec.reasoning) for p, _ in missing}
         cached = CachedGenerator(self.generator, out_dir / "generations.jsonl",
                                  model_key=str(self.model))
         reqs = [SampleRequest(msgs[p.id], i, sample_seed(sampling.seed, msgs[p.id], i))
                 for p, i in missing]
-        comps = cached.generate_samples(reqs, sampling, progress=progress)
-        return [FinishedEpisode(problem=p, sample=i, setting="single", response=c.text,
-                                n_tokens=c.n_tokens, finish_reason=c.finish_reason,
-                                truncated=c.finish_reason == TRUNCATED)
-                for (p, i), c in zip(missing, comps)]
+        buffer: list = []
+
+        def done(j: int, c) -> None:
+            buffer.append(single_episode(missing[j], c))
+            if len(buffer) >= flush:
+                on_episodes(list(buffer))
+                buffer.clear()
+
+        comps = cached.generate_samples(reqs, sampling, progress=progress,
+                                        callback=done if on_episodes else None)
+        if on_episodes and buffer:
+            on_episodes(list(buffer))
+        return [single_episode(m, c) for m, c in zip(missing, comps)]
+
+
+def single_episode(item, comp) -> FinishedEpisode:
+    """The single setting's episode of one (problem, sample) and its completion."""
+    p, i = item
+    return FinishedEpisode(problem=p, sample=i, setting="single", response=comp.text,
+                           n_tokens=comp.n_tokens, finish_reason=comp.finish_reason,
+                           truncated=comp.finish_reason == TRUNCATED)
 
 
 def problem_row(p, reasoning: bool = True) -> dict:
@@ -148,7 +170,8 @@ class MultiTurn:
     def summary_fields(self, rows: list[dict]) -> dict:
         return {"episodes": episode_summary(rows)}
 
-    def run(self, missing: list, out_dir, progress: bool = False) -> list[FinishedEpisode]:
+    def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None
+            ) -> list[FinishedEpisode]:
         spec = self.spec
         gen = self.generator or generator_for(spec, self.model, self.generator_kwargs)
         factory = self.factory or environment_factory(self.setting, max_calls=spec.max_tool_calls,
