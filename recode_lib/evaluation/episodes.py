@@ -104,9 +104,11 @@ class SingleTurn:
         return {}
 
     def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None,
-            flush: int = FLUSH_EPISODES) -> list[FinishedEpisode]:
+            flush: int | None = None) -> list[FinishedEpisode]:
         """The episodes of `missing`; with `on_episodes`, finished ones are also handed to it in
-        batches of `flush` as the generator reports them (the loop judges them meanwhile)."""
+        batches of `flush` (default FLUSH_EPISODES) as the generator reports them (the loop
+        judges them meanwhile)."""
+        flush = flush or FLUSH_EPISODES
         sampling = self.spec.sampling()
         msgs = {p.id: build_messages(p, reasoning=self.spec.reasoning) for p, _ in missing}
         cached = CachedGenerator(self.generator, out_dir / "generations.jsonl",
