@@ -47,7 +47,7 @@ def test_eval_spec_backend_options_and_sampling():
     assert spec.k == (1, 2) and spec.sampling().n == 4 and spec.sampling().temperature == 0.8
     assert spec.generator_kwargs() == {"batch_size": 3, "precision": "native"}
     assert spec.replace(backend="vllm", tensor_parallel_size=2).generator_kwargs() == \
-        {"tensor_parallel_size": 2}
+        {"tensor_parallel_size": 2, "data_parallel_size": 0}    # 0: an engine per 2 GPUs
     assert set(spec.replace(backend="openai").generator_kwargs()) == {"base_url", "concurrency"}
     with pytest.raises(ValueError, match="backend"):
         EvalSpec(backend="tgi")
