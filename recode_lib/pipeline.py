@@ -56,7 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recode_lib.errors import RecodeError
+from recode_lib.errors import RecodeError, Terminated
+from recode_lib.locks import OutputLock
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.paths import PROJECT_ROOT, runs_dir
 from recode_lib.plan import PlanError, detect_cluster, format_plan, is_gpu_profile, make_plan
@@ -68,6 +69,15 @@ NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
 
 class PipelineError(RecodeError, RuntimeError):
     """A pipeline that cannot run or a notebook that failed; the message names what and where."""
+
+
+class RunInterrupted(PipelineError):
+    """Ctrl-C (SIGINT) or SIGTERM during a notebook: the step is recorded `interrupted`, its
+    temporary notebook removed; the message says how to resume; `exit_status` 130 or 143."""
+
+    def __init__(self, message: str, exit_status: int = 130):
+        super().__init__(message)
+        self.exit_status = exit_status
 
 
 class HumanStepPending(PipelineError):
@@ -323,9 +333,6 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
     """Run the chosen notebooks. For a GPU profile the resource plan (check_resources) runs
     first on `cluster` (a recode_lib.plan.ClusterSpec; default: this machine's GPUs) and a
     stage that cannot fit stops the run before any notebook; check_plan=False skips it."""
-    import papermill as pm
-    from papermill.exceptions import PapermillExecutionError
-
     spec = load_profile(profile, params_file)
     every = notebooks if notebooks is not None else list_notebooks()
     chosen = select(every, only, from_)
@@ -346,10 +353,31 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
         log(f"{stem} needs a person ({what}): while any is undecided the run stops there, "
             f"saying how to decide them; `{resume}` then resumes it")
     kernel_name = kernel_name or default_kernel()
+    with OutputLock(runs_dir(profile), folder=True, say=log):   # one `reproduce` per run folder
+        return run_locked(profile, plan, every, force=force, resume=resume,
+                          kernel_name=kernel_name, log=log, params_file=params_file, only=only,
+                          from_=from_, overrides=overrides)
+
+
+def run_locked(profile, plan, every, *, force, resume, kernel_name, log, params_file, only,
+               from_, overrides) -> list[NotebookResult]:
+    """run_pipeline's loop, run while this process holds the run folder's writer lock: a step
+    the manifest says is `running` was therefore interrupted (its process is gone)."""
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
     out_dir = runs_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = runs_dir(profile) / "manifest.json"
     manifest = read_json(manifest_path) if manifest_path.exists() else {}
+    for stem, entry in manifest.items():
+        if isinstance(entry, dict) and entry.get("status") == "running":
+            log(f"{stem}: its last run stopped without finishing (killed or interrupted); "
+                f"recorded as interrupted, it runs again")
+            entry["status"] = "interrupted"
+            (out_dir / f".{stem}.running.ipynb").unlink(missing_ok=True)
+    if any(isinstance(e, dict) and e.get("status") == "interrupted" for e in manifest.values()):
+        write_json_atomic(manifest_path, manifest)
     stamp = {"git": git_hash(), "versions": package_versions()}
     results: list[NotebookResult] = []
     for i, (nb, params, excluded) in enumerate(plan, start=1):
@@ -407,6 +435,16 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
                                      output=str(failed))
             write_json_atomic(manifest_path, manifest)
             raise PipelineError(f"{msg}\n  executed notebook kept at {failed}") from None
+        except (KeyboardInterrupt, Terminated) as exc:
+            wall = time.perf_counter() - t0
+            manifest[nb.stem].update(status="interrupted", wall_s=round(wall, 2))
+            manifest[nb.stem].pop("error", None)
+            write_json_atomic(manifest_path, manifest)
+            tmp.unlink(missing_ok=True)
+            what = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated"
+            raise RunInterrupted(f"{what} in {nb.stem}: {i - 1} of {len(plan)} notebooks done "
+                                 f"before it; resume with `{resume}`",
+                                 130 if isinstance(exc, KeyboardInterrupt) else 143) from None
         except BaseException as exc:
             wall = time.perf_counter() - t0
             manifest[nb.stem].update(status="failed", wall_s=round(wall, 2),

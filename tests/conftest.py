@@ -137,3 +137,37 @@ def normal_user():
                     "kernel.apparmor_restrict_unprivileged_userns): no userns mode to test"
                     % (user.pw_name, os.strerror(int(out[1])) if len(out) > 1 else out))
     return {"prefix": prefix, "name": user.pw_name, "uid": user.pw_uid, "gid": user.pw_gid}
+
+
+VLLM_IMPORT: list = []          # [None] when `import vllm` worked, [reason] when it did not
+
+
+def vllm_unavailable() -> str | None:
+    """Why the real vLLM engine cannot run here (None: it can), tried once per session."""
+    if not VLLM_IMPORT:
+        try:
+            import vllm  # noqa: F401
+
+            VLLM_IMPORT.append(None)
+        except Exception as exc:   # ImportError, or a broken build's RuntimeError
+            from recode_lib.generation.vllm_cpu import why_not
+
+            why = why_not()
+            VLLM_IMPORT.append(f"`import vllm` failed ({type(exc).__name__}: {exc})"
+                               + (f"; {why}" if why else ""))
+    return VLLM_IMPORT[0]
+
+
+def pytest_runtest_setup(item):
+    """Tests marked `vllm` run the real engine (vLLM's CPU build from `make env`, or CUDA vLLM).
+    Without it they skip with the reason; RECODE_REQUIRE_VLLM=1 (`make test-vllm`, CI) turns
+    that skip into a failure, so CI counts them instead of skipping them quietly."""
+    if item.get_closest_marker("vllm") is None:
+        return
+    reason = vllm_unavailable()
+    if reason is None:
+        return
+    if os.environ.get("RECODE_REQUIRE_VLLM") == "1":
+        pytest.fail(f"RECODE_REQUIRE_VLLM=1 but the real vLLM engine is unavailable: {reason}",
+                    pytrace=False)
+    pytest.skip(f"needs the real vLLM engine: {reason}")

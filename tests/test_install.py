@@ -61,11 +61,24 @@ def test_one_kernel_name_everywhere():
 
 @needs_make
 def test_make_lab_uses_the_chosen_python_and_installs_the_kernel_there():
-    lines = make_n("lab", "PYTHON=python").splitlines()
+    lines = make_n("lab", "PYTHON=python", "LAB_UID=1000").splitlines()
     assert lines == [
         'python -m ipykernel install --sys-prefix --name recode --display-name "Python (recode)" '
         ">/dev/null",
-        "python -m jupyter lab notebooks/"]
+        'if [ -n "" ]; then echo "make lab: running as root (a container?), so JupyterLab gets '
+        '--allow-root"; fi',
+        "python -m jupyter lab  notebooks/"]
+
+
+@needs_make
+def test_make_lab_as_root_passes_allow_root_and_says_so():
+    # JupyterLab refuses root without --allow-root ("Running as root is not recommended"), and
+    # root is normal in the Docker container the README suggests off Linux
+    text = make_n("lab", "PYTHON=python", "LAB_UID=0")
+    assert "python -m jupyter lab --allow-root notebooks/" in text
+    profile = make_n("lab", "PYTHON=python", "LAB_UID=0", "PROFILE=smoke")
+    assert "python -m jupyter lab --allow-root runs/smoke/interactive/" in profile.replace("${RECODE_RUNS_DIR:-runs}", "runs")
+    assert 'if [ -n "--allow-root" ]' in text
 
 
 @needs_make

@@ -68,3 +68,44 @@ def test_extend_writes_only_new_ids_once_and_survives_reopen(tmp_path):
     with pytest.raises(JsonlError, match="without 'id'"):
         store.extend([{"id": "d"}, {"v": 1}])
     assert "d" not in JsonlStore(path)           # nothing of a bad batch is written
+
+
+def test_atomic_writes_honour_the_umask(tmp_path):
+    # mkstemp makes 0600 files: with umask 022 a colleague in the group could not read a
+    # summary.json written atomically, while the jsonl beside it (plain open) was 0644
+    import os
+    import stat
+
+    from recode_lib.jsonl import current_umask, write_json_atomic, write_jsonl_atomic
+
+    before = os.umask(0o022)
+    try:
+        assert current_umask() == 0o022
+        a = write_json_atomic(tmp_path / "summary.json", {"x": 1})
+        b = write_jsonl_atomic(tmp_path / "r.jsonl", [{"id": 1}])
+        plain = tmp_path / "plain.txt"
+        plain.write_text("x")
+        assert stat.S_IMODE(a.stat().st_mode) == 0o644 == stat.S_IMODE(plain.stat().st_mode)
+        assert stat.S_IMODE(b.stat().st_mode) == 0o644
+        os.umask(0o077)
+        c = write_json_atomic(tmp_path / "private.json", {"x": 1})
+        assert stat.S_IMODE(c.stat().st_mode) == 0o600
+    finally:
+        os.umask(before)
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b'{"id": "\xff"}\n', "2: not UTF-8 (byte 0xff at column 9)"),
+    (b'{"id": "a\x00b"}\n', "2: not valid JSON (Invalid control character at column 10; a raw control character such as NUL must be escaped)"),
+    (b'{"id": 1,}\n', "2: not valid JSON (Expecting property name enclosed in double quotes at column 10)"),
+    (b"[" * 100000 + b"\n", "2: nested too deeply"),
+])
+def test_an_unreadable_line_is_one_sentence_naming_file_line_and_column(tmp_path, raw, words):
+    from recode_lib.jsonl import JsonlError, read_jsonl
+
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"id": 0}\n' + raw)
+    with pytest.raises(JsonlError) as err:
+        read_jsonl(path)
+    assert str(err.value).startswith(f"{path}:{words}")
+    assert "\n" not in str(err.value)

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from recode_lib.nbtools import new_notebook, write_notebook
-from recode_lib.paths import runs_dir
+from recode_lib.paths import PROJECT_ROOT, runs_dir
 from recode_lib.pipeline import PipelineError, declared_parameters, run_pipeline
 
 
@@ -20,7 +20,7 @@ def book(tmp_path):
     d = tmp_path / "nbs"
     d.mkdir()
     a = _nb(d / "00_a.ipynb", body=(
-        "from recode_lib.paths import runs_dir\n"
+        "from recode_lib.paths import PROJECT_ROOT, runs_dir\n"
         "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"))
     b = _nb(d / "01_b.ipynb")
     params = tmp_path / "p.yaml"
@@ -149,3 +149,101 @@ def test_a_skip_without_a_reason_is_an_error_before_anything_runs(book, tmp_path
     with pytest.raises(PipelineError, match=r"section '01_b': `skip` must be the reason"):
         run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     assert not (runs_dir("t") / "a.txt").exists()                    # 00_a did not run either
+
+
+RUNNER = """
+import sys
+from pathlib import Path
+import signal
+from recode_lib.cli import raise_terminated
+from recode_lib.pipeline import RunInterrupted, run_pipeline
+signal.signal(signal.SIGTERM, raise_terminated)     # what the CLI's run_guarded installs
+nbs = sorted(Path(sys.argv[1]).glob("*.ipynb"))
+try:
+    run_pipeline("t", notebooks=nbs, params_file=sys.argv[2], log=print)
+except RunInterrupted as exc:
+    print("INTERRUPTED", exc, flush=True)
+    sys.exit(exc.exit_status)
+"""
+
+
+def slow_book(tmp_path):
+    import os
+
+    d = tmp_path / "slow"
+    d.mkdir()
+    _nb(d / "00_fast.ipynb", body="print(1)")
+    _nb(d / "01_slow.ipynb", body="import time\nprint('started', flush=True)\ntime.sleep(120)")
+    params = tmp_path / "p.yaml"
+    params.write_text(yaml.safe_dump({"common": {"X": 1}}))
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    return d, params, env
+
+
+def start_runner(d, params, env):
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(d), str(params)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    manifest = runs_dir("t") / "manifest.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:     # wait until 01 is running in its kernel
+        if manifest.exists() and json.loads(manifest.read_text()).get("01_slow", {}).get(
+                "status") == "running":
+            time.sleep(3)
+            return proc, manifest
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(proc.communicate()[0])
+
+
+@pytest.mark.parametrize("sig, status", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupted_step_is_recorded_interrupted_and_resumes(tmp_path, sig, status):
+    import signal
+
+    d, params, env = slow_book(tmp_path)
+    proc, manifest = start_runner(d, params, env)
+    proc.send_signal(getattr(signal, sig))
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == status, out
+    assert "INTERRUPTED" in out and "01_slow" in out and "resume with" in out
+    m = json.loads(manifest.read_text())
+    assert m["00_fast"]["status"] == "completed" and m["01_slow"]["status"] == "interrupted"
+    assert not list((runs_dir("t") / "notebooks").glob(".*.running.ipynb"))
+
+
+def test_a_step_killed_with_sigkill_is_reported_interrupted_on_the_next_run(tmp_path):
+    import os
+    import signal
+
+    d, params, env = slow_book(tmp_path)
+    proc, manifest = start_runner(d, params, env)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert json.loads(manifest.read_text())["01_slow"]["status"] == "running"
+    (d / "01_slow.ipynb").unlink()                 # the re-run: only the fast step is left
+    lines = []
+    run_pipeline("t", notebooks=sorted(d.glob("*.ipynb")), params_file=params, log=lines.append)
+    said = [line for line in lines if "01_slow" in line]
+    assert said and "stopped without finishing" in said[0]
+    assert json.loads(manifest.read_text())["01_slow"]["status"] == "interrupted"
+
+
+def test_a_second_reproduce_on_the_same_run_folder_is_refused(tmp_path):
+    import os
+    import signal
+
+    from recode_lib.locks import OutputLocked
+
+    d, params, env = slow_book(tmp_path)
+    proc, manifest = start_runner(d, params, env)
+    try:
+        with pytest.raises(OutputLocked, match=f"PID {proc.pid}"):
+            run_pipeline("t", notebooks=sorted(d.glob("*.ipynb")), params_file=params,
+                         log=lambda *_: None)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -49,15 +49,60 @@ def test_the_page_holds_the_headline_numbers_figures_and_status(tmp_path):
     assert "<script" not in html and external_resources(html) == []
 
 
-def test_an_empty_run_folder_is_all_not_run_never_a_crash(tmp_path):
+def test_a_run_folder_with_nothing_finished_is_all_not_run_never_a_crash(tmp_path):
     run = tmp_path / "bare"
-    run.mkdir()
+    (run / "00_data_and_models").mkdir(parents=True)      # a step started, nothing written
     html = write_report(run).read_text()
     for what in ("05_codegen_eval/headline.json", "06_strictness_sweep/frontier.json",
                  "07_weight_averaging/frontier.json", "08_ensemble_passk/passk.json",
                  "manifest.json"):
         assert str(run / what) in html, what
     assert "no figures" in html and "no tracker logs" in html
+
+
+def test_a_folder_that_is_not_a_run_folder_is_refused_with_the_reason(tmp_path, capsys):
+    from recode_lib.cli import main
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", str(empty)]) == 2
+    assert "is not a run folder" in capsys.readouterr().err
+    assert not (empty / "report.html").exists()
+    parent = tmp_path / "runs"                 # `recode report runs`: names the runs inside
+    make_run(parent, "smoke")
+    assert main(["report", str(parent)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a run folder" in err and str(parent / "smoke") in err
+
+
+def test_a_corrupt_manifest_is_named_as_corrupt(tmp_path, capsys):
+    from recode_lib.cli import main
+
+    run = make_run(tmp_path, "smoke")
+    (run / "manifest.json").write_text('{"00_data_and_models": {"status": ')
+    assert main(["report", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{run / 'manifest.json'} is corrupt" in err and err.count("\n") == 1
+
+
+def test_a_step_whose_latest_run_failed_shows_the_failure_not_its_old_numbers(tmp_path):
+    run = make_run(tmp_path, "smoke")
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["05_codegen_eval"] = {**manifest.get("05_codegen_eval", {}), "status": "failed",
+                                   "error": "notebook 05 failed in cell 7: OOM"}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    view = read_run(run)
+    assert "missing" in view["headline"] and "latest run is failed" in view["headline"]["why"]
+    assert "cell 7: OOM" in view["headline"]["why"]
+    html = write_report(run).read_text()
+    assert "latest run is failed" in html
+
+
+def test_the_comparison_headers_tell_two_runs_of_one_profile_apart(tmp_path):
+    a = make_run(tmp_path / "mine", "smoke")
+    b = make_run(tmp_path / "theirs", "smoke", shift=0.1)
+    html = write_comparison(a, b, tmp_path / "c.html").read_text()
+    assert "mine/smoke" in html and "theirs/smoke" in html
 
 
 def test_an_unreadable_result_file_says_why(tmp_path):
@@ -79,7 +124,9 @@ def test_the_comparison_shows_deltas_and_overlays_matching_frontiers(tmp_path):
     assert "same evaluation spec (fingerprint fp-a): overlaid" in html
     assert html.count("data:image/png;base64,") == 2         # the 06 and 07 overlays
     assert "refused:" not in html
-    assert "06_strictness_sweep: 2 numbers in both" in html  # other steps' headline deltas
+    assert re.search(r"07_weight_averaging: \d+ numbers in both", html)  # other steps' deltas
+    assert "06_strictness_sweep: no numbers in both" in html        # its latest run failed
+    assert "latest run is failed" in html
     assert external_resources(html) == []
 
 
@@ -97,7 +144,7 @@ def test_a_mismatching_evaluation_spec_is_refused_with_its_reason(tmp_path):
 def test_a_missing_side_of_the_comparison_is_not_run_with_its_path(tmp_path):
     a = make_run(tmp_path, "smoke")
     b = tmp_path / "empty"
-    b.mkdir()
+    (b / "00_data_and_models").mkdir(parents=True)        # a run that has only begun
     html = write_comparison(a, b).read_text()
     assert str(b / "07_weight_averaging" / "frontier.json") in html
     assert str(b / "05_codegen_eval" / "headline.json") in html

@@ -232,6 +232,28 @@ def test_sandbox_batch_timeout_is_a_recorded_none_not_a_zero_nor_a_hang():
     assert log.metrics["outcome/error_rate"] == 1.0
 
 
+ADD8 = dict(ADD, cases=[{"args": [i, 1], "expected": i + 1} for i in range(8)])
+SLOW = format_response("Add slowly.", "import time\ndef add(a, b):\n    time.sleep(1.0)\n"
+                       "    return a + b")
+
+
+def test_sandbox_batch_timeout_keeps_the_rewards_of_finished_submissions():
+    runner = SandboxRunner(workers=2, batch_timeout_s=4.0)
+    fn = get_reward("outcome", runner=runner)
+    assert fn(["p"] * 2, [GOOD, WRONG], tests=[ADD8] * 2) == [1.0, 0.0]   # warm workers
+    runner.clear()
+    log = Log()
+    t0 = time.perf_counter()
+    r = fn(["p"] * 3, [GOOD, SLOW, WRONG], tests=[ADD8] * 3, time_limit_s=[5.0] * 3,
+           log_metric=log.metric, log_extra=log.extra_col)
+    assert time.perf_counter() - t0 < 7.0        # 8 tests of 1 s: still running at the bound
+    assert r == [1.0, None, 0.0]   # the right and the wrong one keep their rewards
+    reasons = log.extra["outcome/reason"]
+    assert "timed out" in reasons[1] and "still running" in reasons[1]
+    assert "timed out" not in reasons[0] + reasons[2]
+    assert runner.stats.timeouts == 1
+
+
 SIZED = {"kind": "call", "fn_name": "f", "cases": [
     {"args": [[1] * 3], "expected": 3, "input_len": 5},
     {"args": [[1] * 30], "expected": 30, "input_len": 50},
@@ -340,3 +362,11 @@ def test_math_format_additive_and_outcome_only():
                                       **ans) == [2.0, 1.0]
     add = math_additive_reward(scorer=FixedScorer(0.0))
     assert add(["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"], **ans) == [2.5, 1.5]
+
+
+def test_the_missing_rm_path_error_says_how_to_pass_it():
+    from recode_lib.process_reward.placement import RMLoadError, load_checked_scorer
+
+    with pytest.raises(RMLoadError, match=r"--set rm_path=DIR.*recode grpo") as err:
+        load_checked_scorer(None)
+    assert "02_reward_model/rm" in str(err.value) and "\n" not in str(err.value)

@@ -142,8 +142,13 @@ def test_cli_resumes_and_reports_bad_lines(tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True)
     assert "3 already in" in again.stdout and len(out.read_text().splitlines()) == 3
     src.write_text(json.dumps(recs[0]) + "\n" + json.dumps({"id": "bad", "tests": {}}) + "\n")
-    bad = subprocess.run(cmd, capture_output=True, text=True)
+    bad = subprocess.run(cmd + ["--strict"], capture_output=True, text=True)
     assert bad.returncode == 2 and "in.jsonl:2" in bad.stderr and "tests.kind" in bad.stderr
+    assert len(out.read_text().splitlines()) == 3       # --strict: nothing written
+    lenient = subprocess.run(cmd, capture_output=True, text=True)   # the default: a line for it
+    assert lenient.returncode == 0 and "in.jsonl:2" in lenient.stderr
+    row = json.loads(out.read_text().splitlines()[-1])
+    assert (row["id"], row["status"], row["line"]) == ("bad", "invalid_record", 2)
 
 
 def test_plain_mode_fallback_still_judges_and_cleans_up(tmp_path):

@@ -13,10 +13,14 @@ and never imports torch. To add a subcommand, add one line to COMMANDS.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
+import signal
 import sys
+import threading
 
-from recode_lib.errors import RecodeError
+from recode_lib.errors import RecodeError, Terminated
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -100,16 +104,68 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+INTERRUPT_EXIT = {KeyboardInterrupt: 130, Terminated: 143}     # 128 + SIGINT / SIGTERM
+OS_HINTS = {errno.EROFS: "the folder is read-only: choose a writable one (--out, RECODE_RUNS_DIR)",
+            errno.ENOSPC: "the disk is full: free space and run the same command again (finished "
+                          "records are kept)",
+            errno.EDQUOT: "the disk quota is exceeded: free space and run the same command again",
+            errno.EACCES: "permission denied: check the path's owner and mode",
+            errno.EPERM: "operation not permitted: check the path's owner and mode",
+            errno.ENOENT: "no such file or folder: check the path",
+            errno.ENOTDIR: "a part of the path is a file, not a folder",
+            errno.EISDIR: "the path is a folder where a file was expected"}
+
+
+def os_error_line(exc: OSError) -> str:
+    """One sentence for an OSError on a path: the path, what happened, what to do."""
+    path = exc.filename if exc.filename is not None else "(no path)"
+    what = exc.strerror or type(exc).__name__
+    hint = OS_HINTS.get(exc.errno)
+    return f"{path}: {what}" + (f"; {hint}" if hint else "")
+
+
+def debug_wanted() -> bool:
+    """RECODE_DEBUG=1: keep the full traceback instead of the one-line error."""
+    return os.environ.get("RECODE_DEBUG", "") not in ("", "0")
+
+
+def raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def run_guarded(prog: str, run, args) -> int:
+    """Run a subcommand: RecodeError and OSError as one line (exit 2), Ctrl-C / SIGTERM as one
+    line (exit 130 / 143); RECODE_DEBUG=1 re-raises for the traceback."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        return int(run(args) or 0)
+    except RecodeError as exc:
+        if debug_wanted():
+            raise
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if debug_wanted():
+            raise
+        print(f"{prog}: error: {os_error_line(exc)} (RECODE_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, Terminated) as exc:
+        if debug_wanted():
+            raise
+        what = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+        print(f"{prog}: {what}; finished work is kept, run the same command again to resume",
+              file=sys.stderr)
+        return INTERRUPT_EXIT[type(exc)]
+
+
 def module_main(module, prog: str, description: str, argv: list[str] | None = None) -> int:
     """`python -m recode_lib.cli.<name>` for a subcommand module (the entry points accelerate
     runs: cli.grpo, cli.rm): its add_arguments/run, a CliError as one line and exit 2."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     module.add_arguments(parser)
-    try:
-        return int(module.run(parser.parse_args(argv)) or 0)
-    except RecodeError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
+    return run_guarded(parser.prog, module.run, parser.parse_args(argv))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,8 +182,4 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"recode {name}", description=help_)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
-    try:
-        return int(module.run(args) or 0)
-    except RecodeError as exc:
-        print(f"recode {name}: error: {exc}", file=sys.stderr)
-        return 2
+    return run_guarded(f"recode {name}", module.run, args)

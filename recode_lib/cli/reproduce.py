@@ -16,7 +16,7 @@ from typing import Any
 
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.paths import runs_dir
-from recode_lib.pipeline import HumanStepPending, PipelineError, run_pipeline
+from recode_lib.pipeline import HumanStepPending, PipelineError, RunInterrupted, run_pipeline
 from recode_lib.plan import ClusterSpec
 
 
@@ -62,6 +62,9 @@ def run(args) -> int:
                                params_file=args.params, overrides=parse_overrides(args.set),
                                kernel_name=args.kernel, cluster=cluster,
                                check_plan=not args.no_plan)
+    except RunInterrupted as exc:
+        print(f"recode reproduce: {exc}", file=sys.stderr)
+        return exc.exit_status
     except HumanStepPending as exc:
         print(f"recode reproduce: paused: {exc}", file=sys.stderr)
         return HUMAN_STEP_EXIT

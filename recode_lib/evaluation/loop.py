@@ -46,6 +46,7 @@ from recode_lib.evaluation.summary import summarize
 from recode_lib.generation.data_parallel import device_kind
 from recode_lib.jsonl import JsonlStore, write_json_atomic
 from recode_lib.linux import require_linux
+from recode_lib.locks import OutputLock
 from recode_lib.models import model_stamp
 from recode_lib.provenance import provenance
 from recode_lib.sandbox import execute_many
@@ -75,6 +76,15 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:
         raise ValueError(f"pass@k needs 1 <= k <= n; got k={ks} with n={sampling.n}")
     strategy = episode_strategy(spec, model, generator, generator_kwargs, factory)
+    with OutputLock(out_dir, folder=True):        # one writer per evaluation folder
+        return evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy,
+                               benchmark=benchmark, generator=generator,
+                               generator_kwargs=generator_kwargs)
+
+
+def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, benchmark,
+                    generator, generator_kwargs) -> dict:
+    """run_evaluation's body, run while this process holds the folder's writer lock."""
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
                               "early_stop": bool(spec.early_stop),

@@ -132,7 +132,10 @@ def load_checked_scorer(rm_path, placement: RMPlacement | None = None, *, traine
     (no config.json), or fails to load ("reward model path P does not load: <why>")."""
     remote = placement is not None and placement.is_endpoint
     if not rm_path and not remote:
-        raise RMLoadError("a process reward needs rm_path (the reward-model checkpoint)")
+        raise RMLoadError("a process reward needs rm_path (the reward-model checkpoint): pass "
+                          "`--set rm_path=DIR` to `recode grpo` (DIR: a reward model trained by "
+                          "`recode rm` or notebook 02: runs/<profile>/02_reward_model/rm), or "
+                          "choose a recipe without a process reward (`--recipe strictness_smoke`)")
     path = Path(rm_path or placement.endpoint)
     if not remote and (not path.is_dir() or not (path / "config.json").is_file()):
         raise RMLoadError(f"reward model path {path} does not load: not a Hugging Face "

@@ -78,8 +78,8 @@ def protocol_note(a: dict, b: dict) -> str:
     sa, sb = set(pa.values()), set(pb.values())
     if sa == sb and len(sa) == 1:
         return para(f"both evaluated under one protocol (fingerprint {sa.pop()})", "ok")
-    return refused("one protocol", f"{a['name']} was evaluated with protocol fingerprint(s) "
-                   f"{sorted(sa)}, {b['name']} with {sorted(sb)}: each delta mixes the change "
+    return refused("one protocol", f"{a['label']} was evaluated with protocol fingerprint(s) "
+                   f"{sorted(sa)}, {b['label']} with {sorted(sb)}: each delta mixes the change "
                    "of sampling protocol with the change of model")
 
 
@@ -90,15 +90,15 @@ def status_section(a: dict, b: dict) -> str:
         o = rb.get(r["notebook"], {})
         rows.append([r["notebook"], r["status"], fmt(r["wall_s"], 1), o.get("status", "not run"),
                      fmt(o.get("wall_s"), 1)])
-    return section("Notebooks", table(["notebook", f"{a['name']} status", "wall time (s)",
-                                       f"{b['name']} status", "wall time (s)"], rows,
+    return section("Notebooks", table(["notebook", f"A: {a['label']} status", "wall time (s)",
+                                       f"B: {b['label']} status", "wall time (s)"], rows,
                                       numeric={2, 4}), anchor="notebooks")
 
 
 def recode_section(a: dict, b: dict) -> str:
     title = "ReCode headline table: B - A"
     ha, hb = a["headline"], b["headline"]
-    for name, h in ((a["name"], ha), (b["name"], hb)):
+    for name, h in ((a["label"], ha), (b["label"], hb)):
         if is_missing(h):
             return section(title, not_run(f"{name}: ReCode's headline table", h["missing"],
                                           h.get("why", "")), anchor="headline")
@@ -113,7 +113,7 @@ def recode_section(a: dict, b: dict) -> str:
         rows.append([p, Markup("<b>average</b>"), fmt(va), fmt(vb),
                      Markup(f"<b>{esc(fmt_delta(va, vb))}</b>")])
     return section(title, protocol_note(a, b),
-                   table(["policy", "benchmark", f"{a['name']} pass@1", f"{b['name']} pass@1",
+                   table(["policy", "benchmark", f"{a['label']} pass@1", f"{b['label']} pass@1",
                           "delta (B - A)"], rows, numeric={2, 3, 4}), anchor="headline")
 
 
@@ -122,13 +122,15 @@ def deltas_section(a: dict, b: dict) -> str:
     parts = []
     for step in STEPS:
         if step not in deltas:
-            which = [str(Path(v["run_dir"]) / step / "headline.json") for v in (a, b)
-                     if is_missing(v["headlines"].get(step) or {"missing": ""})]
-            parts.append(para(f"{step}: not run, no {' and no '.join(which)}", "not-run"))
+            marks = [(v, v["headlines"].get(step) or {"missing": ""}) for v in (a, b)]
+            which = [str(Path(v["run_dir"]) / step / "headline.json")
+                     + (f" ({m['why']})" if m.get("why") else "")
+                     for v, m in marks if is_missing(m)]
+            parts.append(para(f"{step}: no numbers in both: {' and '.join(which)}", "not-run"))
             continue
         rows = [[k, fmt(x), fmt(y), fmt_delta(x, y)] for k, x, y in deltas[step][:MAX_ROWS]]
         extra = len(deltas[step]) - len(rows)
-        body = table(["key", a["name"], b["name"], "delta (B - A)"], rows, numeric={1, 2, 3})
+        body = table(["key", a["label"], b["label"], "delta (B - A)"], rows, numeric={1, 2, 3})
         if extra > 0:
             body = Markup(body + para(f"... and {extra} more numbers", "muted"))
         parts.append(details(f"{step}: {len(deltas[step])} numbers in both headline.json", body))
@@ -136,31 +138,31 @@ def deltas_section(a: dict, b: dict) -> str:
 
 
 def frontier_block(title: str, fa, fb, a: dict, b: dict) -> str:
-    for name, f in ((a["name"], fa), (b["name"], fb)):
+    for name, f in ((a["label"], fa), (b["label"], fb)):
         if is_missing(f):
             return section(title, not_run(f"{name}: {title}", f["missing"], f.get("why", "")),
                            level=3)
-    labels = {f"A {a['name']} ({title})": fa, f"B {b['name']} ({title})": fb}
+    labels = {f"A {a['label']} ({title})": fa, f"B {b['label']} ({title})": fb}
     ok, why = overlay_allowed(labels)
     if not ok:
         return section(title, refused("overlay", why), level=3)
-    png = overlay_png({f"A: {a['name']}": fa, f"B: {b['name']}": fb},
-                      f"{title}: {a['name']} vs {b['name']}")
+    png = overlay_png({f"A: {a['label']}": fa, f"B: {b['label']}": fb},
+                      f"{title}: {a['label']} vs {b['label']}")
     return section(title, para(f"same evaluation spec (fingerprint {why}): overlaid", "ok"),
-                   figure_bytes(png, f"{title}: {a['name']} vs {b['name']}"), level=3)
+                   figure_bytes(png, f"{title}: {a['label']} vs {b['label']}"), level=3)
 
 
 def ensemble_block(a: dict, b: dict) -> str:
     title = f"Ensemble pass@k ({ENSEMBLE})"
     ea, eb = a["ensemble"], b["ensemble"]
-    for name, e in ((a["name"], ea), (b["name"], eb)):
+    for name, e in ((a["label"], ea), (b["label"], eb)):
         if is_missing(e):
             return section(title, not_run(f"{name}: the ensemble table", e["missing"]), level=3)
     ia = {(r["pool"], r["k"]): r["pass"] for r in ea.get("rows", [])}
     ib = {(r["pool"], r["k"]): r["pass"] for r in eb.get("rows", [])}
     rows = [[p, k, fmt(ia[(p, k)]), fmt(ib[(p, k)]), fmt_delta(ia[(p, k)], ib[(p, k)])]
             for (p, k) in ia if (p, k) in ib]
-    return section(title, table(["pool", "k", a["name"], b["name"], "delta (B - A)"], rows,
+    return section(title, table(["pool", "k", a["label"], b["label"], "delta (B - A)"], rows,
                                 numeric={1, 2, 3, 4}), level=3)
 
 
@@ -185,7 +187,7 @@ def frontiers_section(a: dict, b: dict) -> str:
 
 def comparison_html(a: dict, b: dict) -> str:
     """The page comparing two read_run views (A first, B second; deltas are B - A)."""
-    return page(f"Run comparison: {a['name']} (A) vs {b['name']} (B)",
+    return page(f"Run comparison: {a['label']} (A) vs {b['label']} (B)",
                 para(f"A = {a['run_dir']}; B = {b['run_dir']}; every delta is B - A", "muted"),
                 status_section(a, b), recode_section(a, b), frontiers_section(a, b),
                 deltas_section(a, b))

@@ -30,6 +30,7 @@ import json
 import re
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.evaluation.spec import protocol_fingerprint
 from recode_lib.orchestration.laptop_report import build_report, wilson
 from recode_lib.paths import figures_dir
@@ -220,20 +221,78 @@ def guarded(read, path, *args):
         return missing(path, f"could not be read: {type(exc).__name__}: {exc}")
 
 
+class NotARunFolder(RecodeError, FileNotFoundError):
+    """The folder given to the report is not a run folder, or its manifest is corrupt."""
+
+
+def is_run_folder(path: Path) -> bool:
+    """A folder `recode reproduce` (or a notebook) wrote: a manifest or a step's folder."""
+    return path.is_dir() and ((path / MANIFEST).is_file() or any((path / s).is_dir() for s in STEPS))
+
+
+def check_run_folder(run: Path) -> None:
+    """NotARunFolder, with the reason, unless `run` is a run folder with a readable manifest
+    (or none yet); a parent of run folders (`runs`) names the ones inside."""
+    if not run.is_dir():
+        raise NotARunFolder(f"{run}: no run folder here (runs/<profile>/, written by "
+                            "`recode reproduce --profile <profile>`)")
+    if not is_run_folder(run):
+        inside = sorted(str(p) for p in run.iterdir() if is_run_folder(p))
+        hint = (f"; the run folders inside are {', '.join(inside)}" if inside
+                else "; run `recode reproduce --profile <profile>` first")
+        raise NotARunFolder(f"{run} is not a run folder (no {MANIFEST}, no step folder such as "
+                            f"{STEPS[0]}/){hint}")
+    if (run / MANIFEST).is_file():
+        try:
+            manifest = json.loads((run / MANIFEST).read_text())
+        except (OSError, ValueError) as exc:
+            raise NotARunFolder(f"{run / MANIFEST} is corrupt ({exc}); the step folders are "
+                                f"intact: `recode reproduce` rewrites it as the steps run "
+                                f"(move it aside first)") from None
+        if not isinstance(manifest, dict):
+            raise NotARunFolder(f"{run / MANIFEST} is corrupt (a JSON {type(manifest).__name__}, "
+                                f"not an object of steps)")
+
+
+def run_label(run: Path, manifest: dict) -> str:
+    """The run's name for a column header: the folder's name, its parent and the date and git
+    hash of its latest finished step (two runs of one profile are told apart)."""
+    run = run.resolve()
+    done = [e for e in manifest.values() if isinstance(e, dict) and e.get("finished")]
+    last = max(done, key=lambda e: str(e["finished"]), default={})
+    when = str(last.get("finished", ""))[:10]
+    git = str(last.get("git") or "")[:8]
+    extra = ", ".join(x for x in (when, f"git {git}" if git else "") if x)
+    return f"{run.parent.name}/{run.name}" + (f" ({extra})" if extra else "")
+
+
+def current_headline(run: Path, step: str, entries: dict) -> dict:
+    """step/headline.json, unless the step's latest run did not complete: then a marker saying
+    so (the file there is an earlier run's, and its numbers are not this run's)."""
+    path = run / step / HEADLINE
+    entry = entries.get(step) or {}
+    status = entry.get("status")
+    if status in (None, "completed", "excluded") or not path.is_file():
+        return read_json_marked(path)
+    why = entry.get("error") or entry.get("pending") or ""
+    return missing(path, f"its latest run is {status}" + (f" ({why})" if why else "")
+                   + "; the file there is from an earlier run")
+
+
 def read_run(run_dir) -> dict:
     """Everything the report shows of one run folder (module docstring); never raises for a
-    missing or unreadable result file. FileNotFoundError when run_dir is not a folder."""
+    missing or unreadable result file. NotARunFolder when run_dir is not a run folder (or
+    its manifest is corrupt)."""
     run = Path(run_dir)
-    if not run.is_dir():
-        raise FileNotFoundError(f"{run}: no run folder here (runs/<profile>/, written by "
-                                "`recode reproduce --profile <profile>`)")
+    check_run_folder(run)
     manifest = read_json_marked(run / MANIFEST)
     entries = {} if is_missing(manifest) else manifest
     return {
-        "run_dir": str(run), "name": run.resolve().name, "manifest": manifest,
+        "run_dir": str(run), "name": run.resolve().name, "label": run_label(run, entries),
+        "manifest": manifest,
         "notebooks": notebook_rows(run, entries),
-        "headlines": {s: read_json_marked(run / s / HEADLINE) for s in STEPS},
-        "headline": read_json_marked(run / CODEGEN_EVAL / HEADLINE),
+        "headlines": {s: current_headline(run, s, entries) for s in STEPS},
+        "headline": current_headline(run, CODEGEN_EVAL, entries),
         "headline_protocols": guarded(eval_protocols, run / CODEGEN_EVAL),
         "sweep": guarded(sweep_frontier, run / STRICTNESS_SWEEP),
         "frontier": guarded(alpha_frontier, run / WEIGHT_AVERAGING / "frontier.json"),

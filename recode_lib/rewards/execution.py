@@ -8,9 +8,10 @@
 - Parallel: every uncached (code, tests) pair of a batch goes to `recode_lib.sandbox.execute_many`
   in one call (the sandbox's worker pool runs them in parallel).
 - Bounded: the batch runs in a helper thread; if it has not finished after `batch_timeout_s`
-  the runner stops waiting and returns `status="reward_error"` results with reason
-  "sandbox batch timed out after Ns" for the pending items (they score 0; the caller logs the
-  reason). The sandbox kills each submission at its own per-test time limit, so the abandoned
+  the runner stops waiting: submissions that finished keep their results (and rewards), and
+  only those still running get `status="reward_error"` results with reason "sandbox batch
+  timed out after Ns with this submission still running" (their reward is None, left out of
+  the group; the caller logs the reason). The sandbox kills each submission at its own per-test time limit, so the abandoned
   thread ends by itself; the runner never blocks a training step longer than the bound.
 - Cached: results are keyed by sha256(code, tests, limits) and kept for the current training
   step (the cache is cleared when `step` changes, and bounded in size), so a gated reward and a
@@ -176,14 +177,27 @@ class SandboxRunner:
         return out  # type: ignore[return-value]
 
     def _execute(self, records: list[dict]) -> dict[str, dict]:
+        """One result per record id. On a batch timeout the records that finished keep their
+        results (collected through execute_many's on_result as each one ends); only those
+        still pending get a reward_error result with the reason."""
         t0 = time.perf_counter()
         box: dict = {}
+        done: dict[str, dict] = {}
+        done_lock = threading.Lock()
+        wanted = {r["id"] for r in records}
+
+        def finished(res) -> None:      # from the sandbox's worker threads
+            rid = res.get("id") if isinstance(res, dict) else None
+            if isinstance(rid, str) and rid in wanted:
+                with done_lock:
+                    done[rid] = res
 
         def work():
             try:
                 box["results"] = sandbox.execute_many(records, workers=self.workers,
                                                       config=self.sandbox_config, progress=False,
-                                                      early_stop=self.early_stop)
+                                                      early_stop=self.early_stop,
+                                                      on_result=finished)
             except BaseException as exc:  # recorded, never raised into the training loop
                 box["error"] = f"{type(exc).__name__}: {exc}"
 
@@ -196,9 +210,14 @@ class SandboxRunner:
         self.stats.per_batch = (self.stats.per_batch + [(len(records), dt)])[-100:]
         self.stats.executed += sum(r["code"] is not None for r in records)   # no-code: judged, not run
         if thread.is_alive():
-            self.stats.timeouts += len(records)
-            reason = f"sandbox batch timed out after {self.batch_timeout_s:.0f}s"
-            return {r["id"]: error_result(r["id"], reason) for r in records}
+            with done_lock:
+                kept = dict(done)
+            pending = [r["id"] for r in records if r["id"] not in kept]
+            self.stats.timeouts += len(pending)
+            reason = (f"sandbox batch timed out after {self.batch_timeout_s:.0f}s with this "
+                      f"submission still running ({len(pending)} of {len(records)} unfinished)")
+            return {r["id"]: kept[r["id"]] if r["id"] in kept else error_result(r["id"], reason)
+                    for r in records}
         if "error" in box:
             self.stats.errors += len(records)
             return {r["id"]: error_result(r["id"], f"sandbox error: {box['error']}")

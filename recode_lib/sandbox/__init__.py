@@ -25,6 +25,8 @@ killed (process group, and in root mode every process of its private uid) and re
 What is isolated depends on what the machine allows (limits.py has the details):
 - as root (this project's CI): no network (network namespace), a read-only file system view
   with only system and Python directories (not the project, its data, or home directories),
+  shown through overlays so that no unix-domain socket a host process keeps there can be
+  connected to (a seccomp filter refusing unix sockets where overlays cannot be made),
   a fresh size-capped /tmp as the only writable place, a fresh private uid per child from the
   worker's range (fork bombs stopped by RLIMIT_NPROC, no signals/ptrace to the judge, every
   leftover process killed, no per-uid kernel state such as keyrings shared with the next

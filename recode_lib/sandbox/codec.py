@@ -12,7 +12,12 @@ like the tagged spelling of a tuple stays a dict: decode(encode(v)) == v with v'
 a tag: {"__t": "tuple"|"set"|"frozenset", "v": [...]}, {"__t": "dict", "v": [[k, v], ...]}
 (non-string keys), {"__t": "float", "v": "nan"|"inf"|"-inf"}, {"__t": "complex", "v": [re, im]},
 {"__t": "bytes", "v": latin-1 text}, {"__t": "int", "v": hex} (ints over ~3900 digits,
-which json cannot print by default); decode also accepts recode_lib.data.pyvalues'
+which json cannot print by default), {"__t": "fraction", "v": [numerator, denominator]} and
+{"__t": "decimal", "v": text} (fractions.Fraction and decimal.Decimal, and their subclasses
+read through the base class's own methods: they decode to the standard library's types, so
+the judge compares their values exactly as EvalPlus's `out == expected` does, e.g.
+Fraction(1, 2) == 0.5; numerator and denominator below 2**13000, text at most 5000
+characters, else opaque); decode also accepts recode_lib.data.pyvalues'
 {"__tuple__": [...]}, {"__set__"}, {"__complex__"}, {"__float__"}, {"__dict__"} spelling. Subclasses of the builtin types (namedtuples, numpy
 scalars) encode as their base type. Anything else (a class instance, a generator, an ndarray)
 becomes {"__t": "opaque", "type": name, "repr": short repr}: it decodes to an `Opaque`, which is
@@ -31,9 +36,13 @@ or nesting deeper than 100 levels becomes opaque).
 
 import builtins
 import math
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 TAG = "__t"
 MAX_DEPTH = 100
+MAX_BITS = 13000         # ints above this go as hex; a fraction's terms must stay below it
+MAX_DECIMAL_CHARS = 5000  # the text of a Decimal (decimal.Decimal(text) on decode)
 
 
 class Opaque:
@@ -85,7 +94,7 @@ def encode(x, _depth=0):
     if x is None or t is bool or t is str:
         return x
     if t is int:  # decimal str() of huge ints is capped (sys.int_max_str_digits): use hex
-        return x if x.bit_length() < 13000 else {TAG: "int", "v": hex(x)}
+        return x if x.bit_length() < MAX_BITS else {TAG: "int", "v": hex(x)}
     if t is float:
         return x if math.isfinite(x) else {TAG: "float", "v": repr(x)}
     d = _depth + 1
@@ -103,6 +112,8 @@ def encode(x, _depth=0):
         return {TAG: "complex", "v": [encode(x.real, d), encode(x.imag, d)]}
     if t is bytes or t is bytearray:
         return {TAG: "bytes", "v": bytes(x).decode("latin-1")}
+    if t is Fraction or t is Decimal:
+        return _encode_number(x)
     if t is Handle:
         return {TAG: "handle", "v": x.n}
     if t is type and _TYPES.get(x.__name__) is x:
@@ -123,9 +134,42 @@ def _looks_tagged(x):
     return False
 
 
+def _encode_number(x):
+    """A Fraction or Decimal (or a subclass) by value, read through the base class's own
+    methods (a subclass's overrides are not called); opaque beyond the size bounds."""
+    if isinstance(x, Fraction):
+        num, den = Fraction.numerator.fget(x), Fraction.denominator.fget(x)
+        if type(num) is int and type(den) is int and den > 0 \
+                and num.bit_length() < MAX_BITS and den.bit_length() < MAX_BITS:
+            return {TAG: "fraction", "v": [num, den]}
+        return _opaque(x, "Fraction")
+    text = Decimal.__str__(x)
+    if type(text) is str and len(text) <= MAX_DECIMAL_CHARS:
+        return {TAG: "decimal", "v": text}
+    return _opaque(x, "Decimal")
+
+
+def _decode_number(tag, v):
+    """The Fraction / Decimal of a tag from untrusted data: ValueError unless well-formed and
+    within the size bounds (so decoding never costs more than the encoder would send)."""
+    if tag == "fraction":
+        if type(v) is not list or len(v) != 2 or any(
+                type(n) is not int or n.bit_length() >= MAX_BITS for n in v) or v[1] <= 0:
+            raise ValueError("bad fraction")
+        return Fraction(v[0], v[1])
+    if type(v) is not str or len(v) > MAX_DECIMAL_CHARS:
+        raise ValueError("bad decimal")
+    try:
+        return Decimal(v)
+    except (InvalidOperation, ValueError):
+        raise ValueError("bad decimal") from None
+
+
 def _encode_other(x, depth):
     """Subclasses of builtins and numpy scalars, converted through the base type."""
     try:
+        if isinstance(x, (Fraction, Decimal)):
+            return _encode_number(x)
         if isinstance(x, bool):
             return bool(x)
         if isinstance(x, int):
@@ -211,6 +255,8 @@ def decode(obj):
         return v.encode("latin-1")
     if tag == "type" and type(v) is str and v in _TYPES:
         return _TYPES[v]
+    if tag == "fraction" or tag == "decimal":
+        return _decode_number(tag, v)
     if tag == "handle" and type(v) is int and not isinstance(v, bool):
         return Handle(v)
     if tag == "opaque":

@@ -53,7 +53,8 @@ running keeps it from being alone, and the nonce is refused.
 Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
 which never runs submission code; the submission runs in a child process forked *before* the
 script is read, which answers call/new/get/set requests with codec-encoded plain values (objects
-of its classes stay there behind handles). What the tests take from it is derived here from the
+of its classes stay there behind handles; a call whose list/dict/set arguments changed in place
+also sends their new values, and the tests' own arguments are updated to match: _sync). What the tests take from it is derived here from the
 script's free names (not builtins) plus the record's entry point, never from what it announces.
 That child is killed before the nonce is asked for; this process is made non-dumpable, so the
 child cannot ptrace it or open its fds.
@@ -498,9 +499,12 @@ class _EqRewriter(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
 
-# Compiled before the submission runs, into a namespace of its own.
+# Compiled before the submission runs, into a namespace of its own. _NUMBERS (bound there, a
+# default argument): number types compared by value as plain data — fractions.Fraction and
+# decimal.Decimal in separate script tests, where every value the tests see was decoded by
+# codec.py in a process that never runs submission code; none in-process.
 _EQ_SRC = """
-def __judge_eq__(a, b):
+def __judge_eq__(a, b, numbers=_NUMBERS):
     def plain(x, depth=0):
         t = type(x)
         if depth > 100:
@@ -509,7 +513,7 @@ def __judge_eq__(a, b):
             return all(plain(v, depth + 1) for v in x)
         if t is dict:
             return all(plain(k, depth + 1) and plain(v, depth + 1) for k, v in x.items())
-        return t in (int, float, complex, str, bytes, bool, type(None))
+        return t in (int, float, complex, str, bytes, bool, type(None)) or t in numbers
 
     def norm(x):
         t = type(x)
@@ -1252,7 +1256,7 @@ def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
 def _seal(g, ns):
     """The guard's state for one child (a tuple), and the audit hook installed."""
     snap, core, always, rest, funcs = _SNAPSHOT[0]
-    helper = {"__builtins__": builtins}
+    helper = {"__builtins__": builtins, "_NUMBERS": ()}
     exec(_EQ_SRC, helper)
     gcbase = (tuple(_GC_CALLBACKS), _gc_threshold())
     sigs, handlers = [], []
@@ -1520,7 +1524,7 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
     except BaseException as exc:
         write(rep, ["fail", _status_of(exc), name_of(exc).__name__])
         os._exit(1)
-    objects = []
+    objects, numbers = [], {}   # numbers: id -> handle (objects keeps them alive)
 
     def export(x, depth=0):
         t = name_of(x)
@@ -1532,8 +1536,11 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
             return {export(k, depth + 1): export(v, depth + 1) for k, v in x.items()}
         if not isinstance(x, _VALUES) and (getattr(t, "__module__", None) == "__main__"
                                            or _lazy_iterable(t)):
-            objects.append(x)   # a range, generator, map, dict view...: iterable by the tests
-            return handle(len(objects) - 1)
+            n = numbers.get(id(x))   # one handle per object, however often it crosses
+            if n is None:
+                objects.append(x)   # a range, generator, map, dict view...: iterable by the tests
+                n = numbers[id(x)] = len(objects) - 1
+            return handle(n)
         return x
 
     def imp(x, depth=0):
@@ -1586,9 +1593,14 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
             elif op == "getitem":
                 reply = ["ok", encode(export(owner[imp(decode(args))[0]]))]
             else:
+                sent = [args, kwargs]
                 args, kwargs = imp(decode(args)), imp(decode(kwargs))
                 fn = g[name] if target is None else getattr(owner, name)
                 reply = ["ok", encode(export(fn(*args, **kwargs)))]
+                if op == "call" and _mutable_args(args, kwargs):
+                    after = encode(export([args, kwargs]))
+                    if after != sent:    # changed in place: the tests' copies follow
+                        reply.append(after)
         except BaseException as exc:
             reply = ["raise", _builtin_exception_name(name_of(exc)), "%.200s" % (exc,)]
         write(rep, reply)
@@ -1596,6 +1608,17 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
 
 _VALUES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
 MAX_ITEMS = 1_000_000   # items of one iterated object that cross to the tests
+_MUTABLE = (list, dict, set)
+
+
+def _mutable_args(args, kwargs):
+    """Whether a call's arguments hold a list, dict or set (at the top or in a top-level
+    tuple): what a call can change in place, and so what is sent back after it."""
+    for v in list(args) + list(kwargs.values()):
+        t = type(v)
+        if t in _MUTABLE or (t is tuple and any(type(e) in _MUTABLE for e in v)):
+            return True
+    return False
 
 
 def _lazy_iterable(t, mro=type.__dict__["__mro__"].__get__):
@@ -1639,6 +1662,27 @@ class _Channel:
             raise _CandidateError("the submission process ended")
         return reply
 
+    def call(self, target, name, args, kwargs):
+        """Call a function (target None) or a method of the submission; when it changed its
+        arguments in place (the reply's third element: their values after the call), the
+        tests' own arguments are changed to match (_sync), as an inline call would leave them."""
+        reply = self.ask("call", target, name, args, kwargs)
+        if reply[0] == "ok" and len(reply) == 3:
+            try:
+                after = _import_remote(codec.decode(reply[2]), self)
+            except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as exc:
+                raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+            if not (type(after) is list and len(after) == 2 and type(after[0]) is list
+                    and len(after[0]) == len(args) and type(after[1]) is dict):
+                raise _CandidateError("bad reply from the submission")
+            for old, new in zip(args, after[0]):
+                _sync(old, new)
+            for key, old in kwargs.items():
+                if key in after[1]:
+                    _sync(old, after[1][key])
+            reply = reply[:2]
+        return self.value(reply)
+
     def value(self, reply):
         """The plain value of an ["ok", v] reply (handles become Remote objects), or raise."""
         if reply[0] == "ok" and len(reply) == 2:
@@ -1665,7 +1709,7 @@ class Remote:
         reply = channel.ask("get", handle, name)
         if reply == ["callable"]:
             def call(*args, **kwargs):
-                return channel.value(channel.ask("call", handle, name, list(args), kwargs))
+                return channel.call(handle, name, list(args), kwargs)
             return call
         return channel.value(reply)
 
@@ -1728,9 +1772,62 @@ def _import_remote(x, channel, depth=0):
     return x
 
 
+def _sync(old, new, depth=0):
+    """Change the tests' container `old` (a list, dict or set; or a tuple holding some) in
+    place to equal `new`, its value after a call in the submission's process; True when done.
+    Only the tests' own plain containers are written, with decoded plain values (no code of
+    the submission runs here); an element equal to its new value is kept (so a bytearray or a
+    subclass instance stays), and an opaque one too (a function the tests passed comes back
+    opaque: it could not have changed there)."""
+    t = type(old)
+    if t is not type(new) or depth > 100:
+        return False
+    if t is tuple:
+        if len(old) == len(new):
+            for o, n in zip(old, new):
+                _sync(o, n, depth + 1)
+        return True
+    if t is list:
+        n = len(new)
+        for i in range(min(len(old), n)):
+            _sync_item(old, i, new[i], depth)
+        del old[n:]
+        old.extend(new[len(old):])
+        return True
+    if t is dict:
+        if any(type(k) is codec.Opaque for k in new):
+            return True
+        for k in [k for k in old if k not in new]:
+            del old[k]
+        for k, v in new.items():
+            if k in old:
+                _sync_item(old, k, v, depth)
+            else:
+                old[k] = v
+        return True
+    if t is set:
+        if not any(type(e) is codec.Opaque for e in new) and old != new:
+            old.clear()
+            old.update(new)
+        return True
+    return False
+
+
+def _sync_item(old, key, new, depth):
+    o = old[key]
+    if o is new or type(new) is codec.Opaque or _sync(o, new, depth + 1):
+        return
+    try:
+        same = type(o) is not Remote and o == new
+    except Exception:
+        same = False
+    if not same:
+        old[key] = new
+
+
 def _proxy(name, channel):
     def candidate(*args, **kwargs):
-        return channel.value(channel.ask("call", None, name, list(args), kwargs))
+        return channel.call(None, name, list(args), kwargs)
     candidate.__name__ = name
     return candidate
 
@@ -1800,7 +1897,7 @@ def _run_script_separate(job, code_obj, wfd):
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead submission process: EPIPE, not death
     t0 = _perf()
     ep = job.get("entry_point")
-    helper = {"__builtins__": builtins}
+    helper = {"__builtins__": builtins, "_NUMBERS": (codec.Fraction, codec.Decimal)}
     exec(_EQ_SRC, helper)
     ns = {"__name__": "__main__", "__builtins__": builtins, "__judge_eq__": helper["__judge_eq__"]}
     try:

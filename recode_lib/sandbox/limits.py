@@ -10,7 +10,8 @@ Modes (cfg["isolation"] = "auto" tries them in this order):
 - "root" (running as root with CAP_SYS_ADMIN): the worker enters its own network namespace
   (no interfaces but a down loopback: no network) and a private mount namespace in which it
   builds a read-only root holding only the system directories, the Python installation and
-  its site-packages (not the project, not the data, not /home or /root). Each child gets a
+  its site-packages (not the project, not the data, not /home or /root), each shown through a
+  read-only overlay (see "Host unix-domain sockets" below). Each child gets a
   new mount + IPC namespace, a fresh size-capped tmpfs as /tmp (its working directory and the
   only writable place), chroots into that root, sets no_new_privs and drops to a uid/gid used
   by nobody else: each child gets the next uid of its worker's private range of UID_SPAN uids
@@ -60,13 +61,43 @@ every child joins its worker's group, limited to memory_mb + tmp_size_mb for the
 max_processes x memory_mb in forked processes. Not bounded: socket buffers at their default
 size (~230 KB a socket, RLIMIT_NOFILE sockets a process). Only the standard library (and
 ctypes) is imported.
+
+Host unix-domain sockets (root and userns modes). A socket file is reached by its path, not
+through the network namespace, and a read-only bind does not stop connect(2) (it needs write
+permission on the socket inode, which DAC grants a mode-777 socket, and in userns mode every
+socket of the user's own). So a host service listening on a path inside the directories the
+root shows (the Python prefix, /usr, /etc, the /tmp-resident interpreter paths; a docker,
+database, X or agent socket) would be reachable. Those directories are therefore not bound but
+overlaid (`_show_dir`: a read-only overlay of each, over an empty second layer, and of every
+file system mounted below it; mounted regular files are bound, after checking the bound inode
+is one): af_unix finds a path socket by the inode it was bound on, and an overlay's inodes are
+its own, so connect(2), sendto(2) and sendmsg(2) to any host socket under them — there now or
+bound later — are refused (ECONNREFUSED), while the submission's own sockets work: a listener in
+its /tmp, socketpair(2), abstract sockets (those live in the worker's network namespace, which
+holds none of the host's). Chosen over a filter because seccomp cannot read the address of a
+connect, so a filter can only refuse unix sockets altogether; over Landlock because no
+Landlock ABI up to 7 (Linux 6.15+) restricts connecting to a path socket (ABI 6 scopes only
+abstract ones). The worker checks at setup that this kernel's overlays do hide a socket
+(`_overlay_hides_sockets`: a listener reached through an overlay of its directory); where that
+fails, where an overlay cannot be made (no overlayfs; before Linux 5.11 in a user namespace; in
+userns mode, a directory with a file system mounted below it, such as a container's bind-mounted
+/etc/hosts: the kernel will not overlay a tree holding mounts the user namespace may not
+remove; a lower file system overlayfs refuses; the stacking depth) and a directory had to be
+bound, and in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and every
+socketpair(AF_UNIX) but stream and seqpacket ones instead (the submission then has no unix
+listener of its own; socketpair streams and multiprocessing.Pipe still work). The worker's
+READY line says which (`host_sockets`: overlay | filter). Not covered: plain mode's view of
+the file system, where the filter is the only guard against unix sockets.
 """
 
 import ctypes
 import os
 import random
+import re
 import resource
 import signal
+import socket
+import stat
 import sys
 import time
 
@@ -77,9 +108,11 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 24, 47, 4
 MS_NOEXEC = 8
+MNT_DETACH = 2
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 ROOT = "/tmp/root"  # inside a tmpfs mounted over /tmp in the worker's own mount namespace
 KEEP = "/tmp/keep"  # beside ROOT (so never visible in a child): skeleton of tmp_paths()
+EMPTY = "/tmp/empty"  # beside ROOT: the empty second layer of every overlay (_overlay_ro)
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -99,18 +132,133 @@ def _write(path, text):
         fh.write(text)
 
 
-def _bind_ro(src, dst, is_dir=True):
+def _makedirs(path):
     mask = os.umask(0o022)  # directories made on the way stay traversable for the child's uid
     try:
-        if is_dir:
-            os.makedirs(dst, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            open(dst, "a").close()
+        os.makedirs(path, exist_ok=True)
     finally:
         os.umask(mask)
+
+
+def _bind_ro(src, dst, is_dir=True):
+    _makedirs(dst if is_dir else os.path.dirname(dst))
+    if not is_dir and not os.path.lexists(dst):   # (a file mount point in an overlay exists)
+        open(dst, "a").close()
     _mount(src, dst, None, MS_BIND | MS_REC)
-    _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV * is_dir)
+    try:
+        _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV * is_dir)
+    except OSError:
+        _libc.umount2(dst.encode(), MNT_DETACH)   # never left writable
+        raise
+
+
+def _bind_file_ro(src, dst):
+    """Bind the file `src` read-only at dst if it is a regular file (checked on the very inode
+    that is bound: never a socket, device or fifo). Returns whether it did."""
+    fd = os.open(src, os.O_PATH)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        _bind_ro("/proc/self/fd/%d" % fd, dst, is_dir=False)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _overlay_ro(src, dst):
+    """Mount a read-only overlay of the directory `src` at dst: its one real layer, over EMPTY
+    (a lower-only overlay needs two layers). Every inode seen through it is the overlay's own,
+    so no socket bound in `src` (now or later) is found by connect(2) or sendto(2) there:
+    af_unix looks a path up to the inode it was bound on. Raises OSError where the kernel
+    refuses (no overlayfs, an unsupported lower file system, the stacking depth)."""
+    _makedirs(dst)
+    fd = os.open(src, os.O_PATH | os.O_DIRECTORY)   # a plain path: no escaping of ':' or ','
+    try:
+        _mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,
+               "lowerdir=/proc/self/fd/%d:%s" % (fd, EMPTY))
+    finally:
+        os.close(fd)
+
+
+def _mount_points():
+    """The visible mount points of this mount namespace, in mount order (one hidden by a
+    later mount on it or above it left out)."""
+    out = []
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split(b" ")
+        if len(parts) < 5:
+            continue
+        point = os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]),
+                                   parts[4]))
+        out = [p for p in out if p != point and not p.startswith(point.rstrip("/") + "/")]
+        out.append(point)
+    return out
+
+
+def _show_dir(host, src, dst, mounts):
+    """Show the host directory `host` (reached as `src`) read-only at dst, with the file
+    systems mounted below it: overlays (_overlay_ro) for directories, binds of regular files
+    (a socket or device mounted over a file is left out). Returns True if every directory is
+    an overlay; False where one had to be a bind (host sockets there stay reachable: the
+    caller turns restrict_syscalls' unix filter on)."""
+    try:
+        _overlay_ro(src, dst)
+    except OSError:
+        _bind_ro(src, dst)   # recursive: what is mounted below comes with it
+        return False
+    hidden = True
+    for point in mounts:
+        if not point.startswith(host.rstrip("/") + "/"):
+            continue
+        sub_src, sub_dst = src + point[len(host):], dst + point[len(host):]
+        try:
+            if os.path.isdir(sub_src):
+                try:
+                    _overlay_ro(sub_src, sub_dst)
+                except OSError:
+                    _bind_ro(sub_src, sub_dst)
+                    hidden = False
+            else:
+                _bind_file_ro(sub_src, sub_dst)
+        except OSError:
+            pass   # not shown: the overlay above shows what lies under the mount point
+    return hidden
+
+
+def _overlay_hides_sockets():
+    """Whether this kernel's overlays hide sockets: a listener bound in a scratch directory
+    is refused when reached through an overlay of it (af_unix finds a socket by the inode it
+    was bound on; a kernel that looked through the overlay to the real inode would connect)."""
+    low, view = KEEP + "-probe", KEEP + "-view"
+    os.mkdir(low, 0o700)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    cli = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        srv.bind(low + "/s")
+        srv.listen(1)
+        _overlay_ro(low, view)
+        try:
+            cli.connect(view + "/s")
+            return False
+        except ConnectionRefusedError:
+            return True
+        finally:
+            _libc.umount2(view.encode(), MNT_DETACH)
+    except OSError:
+        return False
+    finally:
+        srv.close()
+        cli.close()
+        for path in (low + "/s", low, view):
+            try:
+                (os.rmdir if path != low + "/s" else os.unlink)(path)
+            except OSError:
+                pass
 
 
 def tmp_paths(cwd=None):
@@ -190,9 +338,12 @@ def _python_dirs():
 
 def _build_root():
     """Inside the worker's private mount namespace: a read-only root with system + Python.
-    Returns the re-binds each child makes after mounting its own /tmp: [(kept, path, is_dir)],
-    one per top-level name under /tmp, of a read-only skeleton under KEEP (outside the root)
-    that holds only the binds of tmp_paths() at their paths."""
+    Returns (rebind, hidden). rebind: the re-binds each child makes after mounting its own
+    /tmp: [(kept, path, is_dir)], one per top-level name under /tmp, of a read-only skeleton
+    under KEEP (outside the root) that holds only the views of tmp_paths() at their paths.
+    hidden: whether no host socket can be reached through the root (every directory of the
+    host is shown through an overlay, and this kernel's overlays hide sockets); when False,
+    restrict_syscalls refuses AF_UNIX sockets in the children instead."""
     mask = os.umask(0o022)  # the root stays traversable for the child's uid whatever the umask
     try:
         return _build_root_tree()
@@ -203,9 +354,12 @@ def _build_root():
 def _build_root_tree():
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     keep = tmp_paths()
+    mounts = _mount_points()   # the host's, before /tmp is covered
     old_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # keeps a venv under /tmp reachable
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID, "size=1m,mode=755")
     os.mkdir(ROOT, 0o755)
+    os.mkdir(EMPTY, 0o755)
+    hidden = _overlay_hides_sockets()
     done = []
     for d in ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"] + _python_dirs():
         if d == "/tmp" or d.startswith("/tmp/") or not os.path.exists(d) \
@@ -217,15 +371,19 @@ def _build_root_tree():
             continue
         if os.path.lexists(dst):
             continue
-        _bind_ro(d, dst)
+        hidden = _show_dir(os.path.realpath(d), d, dst, mounts) and hidden
         done.append(d)
     for f in _mapped_files():  # e.g. a libpython found through an absolute RUNPATH
         if not f.startswith("/tmp/") and not os.path.exists(ROOT + f):
-            _bind_ro(f, ROOT + f, is_dir=False)
+            _bind_file_ro(f, ROOT + f)
     os.mkdir(KEEP, 0o700)
-    tops = {}  # a skeleton of /tmp holding only the kept binds: one recursive bind per child
+    tops = {}  # a skeleton of /tmp holding only the kept views: one recursive bind per child
     for path, is_dir in keep:
-        _bind_ro("/proc/self/fd/%d%s" % (old_tmp, path[4:]), KEEP + path[4:], is_dir)
+        src = "/proc/self/fd/%d%s" % (old_tmp, path[4:])
+        if is_dir:
+            hidden = _show_dir(path, src, KEEP + path[4:], mounts) and hidden
+        else:
+            _bind_file_ro(src, KEEP + path[4:])
         top = path[5:].split("/", 1)[0]
         tops[top] = tops.get(top, False) or is_dir or "/" in path[5:]
     rebind = [(KEEP + "/" + top, "/tmp/" + top, is_dir) for top, is_dir in sorted(tops.items())]
@@ -242,7 +400,7 @@ def _build_root_tree():
     os.symlink("/tmp", ROOT + "/var/tmp")
     os.close(old_tmp)
     _mount(None, "/tmp", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
-    return rebind
+    return rebind, hidden
 
 
 def _count_user_processes(uid):
@@ -267,7 +425,7 @@ def setup_worker(cfg):
     if want in ("auto", "root") and uid == 0:
         try:
             _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
-            rebind = _build_root()
+            rebind, hidden = _build_root()
             base = random.SystemRandom().randrange(1 << 4, 1 << 14) * UID_SPAN
             try:  # as in userns mode: children see only their own pid namespace in /proc
                 _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
@@ -275,7 +433,8 @@ def setup_worker(cfg):
             except OSError as exc:
                 raise RuntimeError("root isolation: no pid namespace: %s" % exc) from None
             return {"mode": "root", "uid": base, "uid_base": base, "uid_span": UID_SPAN,
-                    "seq": 0, "nproc": cfg["max_processes"], "rebind": rebind, "init": init}
+                    "seq": 0, "nproc": cfg["max_processes"], "rebind": rebind, "init": init,
+                    "unix_filter": not hidden}
         except OSError as exc:
             errors.append("root: %s" % exc)
             if want == "root":
@@ -287,14 +446,15 @@ def setup_worker(cfg):
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
             _write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
-            rebind = _build_root()
+            rebind, hidden = _build_root()
             try:  # past unshare(CLONE_NEWUSER) there is no way back to plain mode
                 _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
                 init = _start_pid_init()
             except OSError as exc:
                 raise RuntimeError("userns isolation: no pid namespace: %s" % exc) from None
             n = _count_user_processes(uid) + cfg["max_processes"] + 16
-            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind, "init": init}
+            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind, "init": init,
+                    "unix_filter": not hidden}
         except OSError as exc:
             errors.append("userns: %s" % exc)
             if want == "userns":
@@ -306,7 +466,8 @@ def setup_worker(cfg):
                          "read and write the user's files, use the network and signal the "
                          "user's processes): %s\n" % (why or "namespaces unavailable"))
         sys.stderr.flush()
-    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None, "why": why}
+    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None, "why": why,
+            "unix_filter": True}
 
 
 UID_SPAN = 1 << 16   # root mode: a worker's private uids, [uid_base, uid_base + UID_SPAN)
@@ -371,7 +532,7 @@ def confine(iso, cfg, job, keep_fds):
         os.setresgid(iso["uid"], iso["uid"], iso["uid"])
         os.setresuid(iso["uid"], iso["uid"], iso["uid"])
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    restrict_syscalls(sysv=sysv)
+    restrict_syscalls(sysv=sysv, unix=iso.get("unix_filter", True))
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
                        "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
@@ -388,11 +549,12 @@ def confine(iso, cfg, job, keep_fds):
 SECCOMP_ARCHS = {
     "x86_64": (0xC000003E, {"memfd_create": 319, "memfd_secret": 447, "shmget": 29,
                             "msgget": 68, "semget": 64, "io_uring_setup": 425, "setsockopt": 54,
-                            "add_key": 248, "request_key": 249, "keyctl": 250}),
+                            "add_key": 248, "request_key": 249, "keyctl": 250, "socket": 41,
+                            "socketpair": 53}),
     "aarch64": (0xC00000B7, {"memfd_create": 279, "memfd_secret": 447, "shmget": 194,
                              "msgget": 186, "semget": 190, "io_uring_setup": 425,
                              "setsockopt": 208, "add_key": 217, "request_key": 218,
-                             "keyctl": 219}),
+                             "keyctl": 219, "socket": 198, "socketpair": 199}),
 }
 # SysV message queues (32000 x 16 KB) and semaphore sets (32000 x 32000 semaphores: ~64 GB of
 # slab) are kernel memory outside RLIMIT_AS that nothing here uses: always refused. SysV shared
@@ -401,8 +563,9 @@ REFUSED_SYSCALLS = ("memfd_create", "memfd_secret", "io_uring_setup", "add_key",
                     "request_key", "keyctl", "msgget", "semget")
 SYSV_SYSCALLS = ("shmget",)
 SOL_SOCKET, SOCKET_BUFFER_OPTIONS = 1, (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, their *FORCE
+AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 1, 5, 0xF   # type: also flags
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-_BPF_LD_ABS, _BPF_JEQ, _BPF_JGE, _BPF_RET = 0x20, 0x15, 0x35, 0x06
+_BPF_LD_ABS, _BPF_JEQ, _BPF_JGE, _BPF_RET, _BPF_AND = 0x20, 0x15, 0x35, 0x06, 0x54
 _RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 
 
@@ -415,48 +578,66 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def seccomp_program(machine=None, sysv=False):
+def seccomp_program(machine=None, sysv=False, unix=False):
     """The BPF program of restrict_syscalls as (code, jt, jf, k) tuples, or None for an
     architecture without a table (SECCOMP_ARCHS): EPERM for REFUSED_SYSCALLS (and
     SYSV_SYSCALLS unless `sysv`), for setsockopt(SOL_SOCKET, SO_SNDBUF | SO_RCVBUF |
-    ...FORCE) and for any syscall of another ABI (i386 through int 0x80, x32); everything
-    else allowed."""
+    ...FORCE), for any syscall of another ABI (i386 through int 0x80, x32) and, with `unix`,
+    for socket(AF_UNIX, ...) and socketpair(AF_UNIX, ...) of any type but SOCK_STREAM and
+    SOCK_SEQPACKET (the unix filter: see restrict_syscalls); everything else allowed."""
     arch = SECCOMP_ARCHS.get(machine or os.uname().machine)
     if arch is None:
         return None
     audit, nr = arch
-    # (code, jump if true, jump if false, k), jumps by label; seccomp_data holds the syscall
-    # number at offset 0, the arch at 4 and args[i] at 16 + 8 * i (low 32 bits: level, optname)
+    # (code, jump if true, jump if false, k), jumps (forward) by label, a str marks where a
+    # label is; seccomp_data holds the syscall number at offset 0, the arch at 4 and args[i]
+    # at 16 + 8 * i (low 32 bits: level, optname; family, type)
     prog = [(_BPF_LD_ABS, None, None, 4), (_BPF_JEQ, None, "deny", audit),
             (_BPF_LD_ABS, None, None, 0)]
     if audit == SECCOMP_ARCHS["x86_64"][0]:
         prog.append((_BPF_JGE, "deny", None, 0x40000000))   # the x32 ABI
     refused = REFUSED_SYSCALLS + (() if sysv else SYSV_SYSCALLS)
     prog += [(_BPF_JEQ, "deny", None, nr[name]) for name in refused]
+    if unix:
+        prog += [(_BPF_JEQ, "socket", None, nr["socket"]),
+                 (_BPF_JEQ, "socketpair", None, nr["socketpair"])]
     prog += [(_BPF_JEQ, None, "allow", nr["setsockopt"]),
              (_BPF_LD_ABS, None, None, 24), (_BPF_JEQ, None, "allow", SOL_SOCKET),
              (_BPF_LD_ABS, None, None, 32)]
     prog += [(_BPF_JEQ, "deny", None, opt) for opt in SOCKET_BUFFER_OPTIONS]
-    prog += [(_BPF_RET, None, None, _RET_ALLOW), (_BPF_RET, None, None, _RET_EPERM)]
-    at = {"allow": len(prog) - 2, "deny": len(prog) - 1}
-    return [(code, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
-            for i, (code, jt, jf, k) in enumerate(prog)]
+    if unix:
+        prog += [(_BPF_RET, None, None, _RET_ALLOW),
+                 "socket", (_BPF_LD_ABS, None, None, 16), (_BPF_JEQ, "deny", "allow", AF_UNIX),
+                 "socketpair", (_BPF_LD_ABS, None, None, 16), (_BPF_JEQ, None, "allow", AF_UNIX),
+                 (_BPF_LD_ABS, None, None, 24), (_BPF_AND, None, None, SOCK_TYPE_MASK),
+                 (_BPF_JEQ, "allow", None, SOCK_STREAM), (_BPF_JEQ, "allow", "deny", SOCK_SEQPACKET)]
+    prog += ["allow", (_BPF_RET, None, None, _RET_ALLOW), "deny", (_BPF_RET, None, None, _RET_EPERM)]
+    at, code = {}, []
+    for ins in prog:
+        if isinstance(ins, str):
+            at[ins] = len(code)
+        else:
+            code.append(ins)
+    return [(c, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
+            for i, (c, jt, jf, k) in enumerate(code)]
 
 
-def _compiled(sysv):
-    """seccomp_program(sysv=sysv) as the kernel's sock_fprog, built once per worker (before
-    any fork, so a child only makes the prctl call): None without a table for this machine."""
-    prog = seccomp_program(sysv=sysv)
+def _compiled(sysv, unix):
+    """seccomp_program(sysv=sysv, unix=unix) as the kernel's sock_fprog, built once per worker
+    (before any fork, so a child only makes the prctl call): None without a table for this
+    machine."""
+    prog = seccomp_program(sysv=sysv, unix=unix)
     if prog is None:
         return None
     arr = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
     return _SockFprog(len(prog), arr), arr   # the array is kept alive with the header
 
 
-_FILTERS = {sysv: _compiled(sysv) for sysv in (False, True)}
+_FILTERS = {(sysv, unix): _compiled(sysv, unix) for sysv in (False, True)
+            for unix in (False, True)}
 
 
-def restrict_syscalls(sysv=False):
+def restrict_syscalls(sysv=False, unix=False):
     """Install the seccomp filter of seccomp_program in this process (after no_new_privs; it
     is inherited by everything the submission starts and cannot be removed). What it closes:
     kernel memory a process can fill without its address space (RLIMIT_AS) growing — memfds
@@ -470,9 +651,18 @@ def restrict_syscalls(sysv=False):
     (the user's own uid), from record to record. io_uring is refused too: its operations
     would bypass this filter, and nothing here needs it. Standard Python never needs any of
     these (multiprocessing and shared_memory use files in /dev/shm, which is the child's
-    size-capped /tmp). No-op on an architecture without a table (SECCOMP_ARCHS). Raises
+    size-capped /tmp). With `unix` (the unix filter: a worker whose root shows some host
+    directory through a bind rather than an overlay, and plain mode), no unix-domain socket
+    that could name a path can be made: socket(AF_UNIX, ...) is refused, and so is
+    socketpair(AF_UNIX, ...) unless SOCK_STREAM or SOCK_SEQPACKET (a datagram pair, or a
+    SOCK_RAW one, which af_unix makes a datagram pair, sends to any path with sendto/sendmsg,
+    and seccomp cannot read the address those take), while a stream or seqpacket pair stays
+    (connected, it cannot connect again, even after its peer closed: EISCONN; a seqpacket
+    pair ignores a sendto address): so multiprocessing.Pipe, socket.socketpair and asyncio's
+    self-pipe work, a listener of the submission's own (multiprocessing.Manager, the
+    forkserver) does not. No-op on an architecture without a table (SECCOMP_ARCHS). Raises
     OSError if the kernel refuses the filter."""
-    compiled = _FILTERS[bool(sysv)]
+    compiled = _FILTERS[bool(sysv), bool(unix)]
     if compiled is None:
         return
     _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled[0]), 0, 0),

@@ -18,6 +18,9 @@ sends nothing for the job's time limit + config.stall_grace_s (stopped, wedged: 
 limit should have reported long before) is killed by a watchdog, which the judge sees as a death.
 A record whose worker died is retried once; a protocol violation is that record's runtime_error
 (reason in "reason"). judge() never raises or hangs because of a submission. Pools are closed at interpreter exit.
+Interrupted (Ctrl-C or SIGTERM while run_specs waits), it reports no verdict reached after the
+interrupt: the workers are killed on the way out, and a record cut short is not a failure of the
+submission; a re-run judges it again.
 This module does not define the record format (records.py) nor compare outputs (verdict.py).
 """
 
@@ -358,6 +361,7 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
         from tqdm.auto import tqdm
         bar = tqdm(total=len(specs), desc="sandbox", unit="sub")
     lock, nxt, errors = threading.Lock(), [0], []
+    stopping = threading.Event()      # Ctrl-C / SIGTERM in the caller: report nothing more
 
     def loop():
         try:
@@ -366,9 +370,15 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
                     with lock:
                         i = nxt[0]
                         nxt[0] += 1
-                    if i >= len(specs) or errors:
+                    if i >= len(specs) or errors or stopping.is_set():
                         return
-                    results[i] = judge(specs[i], slot, pool, early_stop=early_stop)
+                    res = judge(specs[i], slot, pool, early_stop=early_stop)
+                    if stopping.is_set():
+                        # interrupted while it ran: its worker may have been killed on the way
+                        # out, so this verdict is not the program's; it is not reported (a
+                        # re-run judges the record again)
+                        return
+                    results[i] = res
                     if on_result is not None:
                         on_result(results[i])
                     if bar is not None:
@@ -379,8 +389,14 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
     threads = [threading.Thread(target=loop, daemon=True) for _ in range(n)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:             # KeyboardInterrupt, SIGTERM (recode_lib.errors.Terminated)
+        stopping.set()
+        if bar is not None:
+            bar.close()
+        raise
     if bar is not None:
         bar.close()
     if errors:

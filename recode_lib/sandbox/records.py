@@ -28,12 +28,18 @@ limit (EvalPlus gives each test its own: data/evalplus.py); cases without one ge
 When any case has one the job carries `time_limits`, parallel to `inputs`: the worker gives
 each test its own wall-clock deadline (zygote.Child.supervise) and, for stdio, its own CPU-time
 check (harness._run_stdio_case); the record's limit still bounds loading the submission.
-Bad records raise RecordError naming where, the field and value.
+Bad records raise RecordError naming where, the field and value. The id must be writable
+back as strict JSON (check_id: no NaN/infinity, no lone surrogate, not null). check_fields
+(used by `recode sandbox`, whose files must fit the contract exactly) also refuses a field the
+contract does not name (a misspelled "time_limt_s" would otherwise be ignored silently);
+library callers may carry extra fields.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
 from dataclasses import dataclass, field
 
 from recode_lib.errors import RecodeError
@@ -64,6 +70,53 @@ def _fail(where, msg):
 
 
 MAX_CASE_LIMIT_S = 1e9   # a case's own time_limit_s is below this (finite, float-sized)
+RECORD_FIELDS = ("id", "code", "tests", "time_limit_s", "memory_mb")
+TESTS_FIELDS = {"stdio": ("kind", "cases", "float_tol", "checker", "time_rule"),
+                "call": ("kind", "fn_name", "cases", "atol", "checker", "time_rule"),
+                "script": ("kind", "script", "entry_point", "separate", "helpers", "time_rule")}
+CASE_FIELDS = {"stdio": ("input", "output", "input_len", "time_limit_s"),
+               "call": ("args", "expected", "input_len", "time_limit_s")}
+
+
+def check_id(value, where: str) -> None:
+    """RecordError unless `value` can be written back as the id of a strict-JSON, UTF-8 output
+    line exactly as given: not null, and no NaN/infinity or lone surrogate anywhere in it."""
+    if value is None:
+        _fail(where, "field 'id' must not be null")
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
+        why = "a lone surrogate" if isinstance(exc, UnicodeError) else (
+            "nested too deeply" if isinstance(exc, RecursionError) else "NaN or infinity")
+        _fail(where, f"field 'id' cannot be written back as strict JSON ({why}): {value!r:.80}")
+
+
+def _unknown(obj: dict, allowed, prefix: str, where: str) -> None:
+    for name in obj:
+        if name not in allowed:
+            near = difflib.get_close_matches(str(name), allowed, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            _fail(where, f"unknown field {prefix + str(name)!r}{hint}; the record format has "
+                  f"{', '.join(allowed)} (docs/sandbox.md, Records)")
+
+
+def check_fields(rec, where: str) -> None:
+    """RecordError naming the first field of `rec`, its tests or a case that the record
+    contract does not have (a misspelling is otherwise ignored silently). Checks names only;
+    parse_record checks values."""
+    if not isinstance(rec, dict):
+        _fail(where or "record", f"expected a JSON object, got {type(rec).__name__}")
+    _unknown(rec, RECORD_FIELDS, "", where)
+    tests = rec.get("tests")
+    if not isinstance(tests, dict) or tests.get("kind") not in TESTS_FIELDS:
+        return                   # parse_record names what is wrong with tests
+    kind = tests["kind"]
+    _unknown(tests, TESTS_FIELDS[kind], "tests.", where)
+    cases = tests.get("cases")
+    if kind in CASE_FIELDS and isinstance(cases, list):
+        for j, case in enumerate(cases):
+            if isinstance(case, dict):
+                _unknown(case, CASE_FIELDS[kind], f"tests.cases[{j}].", where)
 IN_PROCESS_MARKERS = ("unittest", "mock")   # a script naming one runs in-process by default
 
 
@@ -104,6 +157,7 @@ def parse_record(rec, config, where: str = "") -> Spec:
     for req in ("id", "tests"):
         if req not in rec:
             _fail(where, f"missing field {req!r}")
+    check_id(rec["id"], where)
     code = rec.get("code")
     if code is not None and not isinstance(code, str):
         _fail(where, f"field 'code' must be a string or null, got {type(code).__name__}")
@@ -116,8 +170,9 @@ def parse_record(rec, config, where: str = "") -> Spec:
     tl = rec.get("time_limit_s", config.time_limit_s)
     mem = rec.get("memory_mb", config.memory_mb)
     for name, val in (("time_limit_s", tl), ("memory_mb", mem)):
-        if isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0:
-            _fail(where, f"field {name!r} must be a positive number, got {val!r}")
+        if isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0 \
+                or not math.isfinite(val):
+            _fail(where, f"field {name!r} must be a positive finite number, got {val!r:.80}")
     rule = tests.get("time_rule")
     if rule is not None and (not isinstance(rule, str) or not rule):
         _fail(where, f"field 'tests.time_rule' must be a non-empty string, got {rule!r:.80}")
@@ -188,7 +243,8 @@ def parse_record(rec, config, where: str = "") -> Spec:
         if not isinstance(tests.get("fn_name"), str) or not tests["fn_name"]:
             _fail(where, "field 'tests.fn_name' must be a non-empty string")
         atol = tests.get("atol", 0) or 0
-        if isinstance(atol, bool) or not isinstance(atol, (int, float)) or atol < 0:
+        if isinstance(atol, bool) or not isinstance(atol, (int, float)) or not atol >= 0 \
+                or not math.isfinite(atol):
             _fail(where, f"field 'tests.atol' must be a non-negative number, got {atol!r}")
         spec.atol = float(atol)
         checker = tests.get("checker")
@@ -198,7 +254,8 @@ def parse_record(rec, config, where: str = "") -> Spec:
         job["fn_name"] = tests["fn_name"]
     else:
         tol = tests.get("float_tol")
-        if tol is not None and (not isinstance(tol, (int, float)) or tol < 0):
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
+                                or not tol >= 0 or not math.isfinite(tol)):
             _fail(where, f"field 'tests.float_tol' must be a non-negative number, got {tol!r}")
         spec.stdio_tol = tol
         sc = tests.get("checker")

@@ -36,7 +36,9 @@ the submission did:
   code can forge the pass (write protocol lines, patch unittest or the harness): a "passed"
   here is not proof of correctness. Evaluation summaries count results per level; GRPO rewards
   refuse such tests unless the recipe sets allow_in_process_tests.
-A no-code result carries the level of its tests too. This module executes nothing.
+A no-code result carries the level of its tests too. `recode sandbox` also writes
+INVALID_RECORD ("invalid_record", outcome format_error) for an input line that is not a valid
+record; the library never returns it. This module executes nothing.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ TEST_STATUSES = STATUSES + (SKIPPED,)
 CORRECTNESS = (Status.WRONG_ANSWER, Status.RUNTIME_ERROR)   # a wrong program, not a slow one
 RESOURCE = (Status.TIME_LIMIT, Status.MEMORY_LIMIT)
 FORMAT = (Status.NO_CODE, Status.SYNTAX_ERROR)
+INVALID_RECORD = "invalid_record"   # `recode sandbox` only: an input line that is not a valid
+# record (not one of STATUSES: nothing ran; its outcome is format_error, cli/sandbox.py)
 HANG = "hang"   # a correctness failure made only of time/memory limits (failure_kind)
 ISOLATED = "isolated"        # stdio, call, separate script tests (module docstring: Trust)
 IN_PROCESS = "in_process"    # inline (unittest-style) script tests: forgeable by the submission

@@ -22,7 +22,11 @@ part in them:
   passes [[1.0, 1.0]] for [[1.0]]; here False) and fails ragged nested sequences (ValueError;
   here compared element by element); EvalPlus's atol, once raised to 1e-6 by a float-valued
   test, stays raised for the task's later tests (a loop variable; here each test decides on
-  its own expected value). A `checker` replaces all of this.
+  its own expected value). A returned fractions.Fraction or decimal.Decimal (codec.py carries
+  them by value) takes part in `out == expected` with the standard library's exact numeric
+  equality, as in EvalPlus: Fraction(1, 2) and Decimal("0.5") equal 0.5, Fraction(1, 3) does
+  not equal 1/3's float, and the tolerance, which needs equal types, never applies to them.
+  A `checker` replaces all of this.
 - stdio: LiveCodeBench rules — outputs stripped, split into lines, lines compared after
   stripping; a differing line still matches when both split into the same numbers
   (Decimal equality: "1.0" == "1.00"), or within `float_tol` when the tests give one. A

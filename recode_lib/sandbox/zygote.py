@@ -158,7 +158,8 @@ def main():
     iso["memcg"] = memcg.open_group() if iso["mode"] == "root" else None
     send("READY", None, {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
                          "uid": iso["uid"], "uid_span": iso.get("uid_span", 1),
-                         "memcg": iso["memcg"] is not None})
+                         "memcg": iso["memcg"] is not None,
+                         "host_sockets": "filter" if iso["unix_filter"] else "overlay"})
     try:
         serve(iso, cfg, stdin, lines[1:])
     finally:
