@@ -79,11 +79,11 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     with OutputLock(out_dir, folder=True):        # one writer per evaluation folder
         return evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy,
                                benchmark=benchmark, generator=generator,
-                               generator_kwargs=generator_kwargs)
+                               generator_kwargs=generator_kwargs, overlap=overlap)
 
 
 def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, benchmark,
-                    generator, generator_kwargs) -> dict:
+                    generator, generator_kwargs, overlap: bool | None = None) -> dict:
     """run_evaluation's body, run while this process holds the folder's writer lock."""
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
