@@ -264,3 +264,64 @@ def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(real_run
     assert [c.text for o in got for c in o] == [c.text for o in out[1] for c in o]
     assert len({i["pid"] for i in info}) == 2
     assert all(i["env"].get("VLLM_CPU_OMP_THREADS_BIND") == "nobind" for i in info)
+
+
+def perturbed_smollm2(src: str, dst, scale: float = 0.02):
+    """The embedded model with seeded noise on every float tensor (a second endpoint)."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(src, dst)
+    tensors = load_file(str(dst / "model.safetensors"))
+    g = torch.Generator().manual_seed(7)
+    for k, t in tensors.items():
+        if t.is_floating_point():
+            tensors[k] = (t.float() + scale * t.float().std() * torch.randn(t.shape, generator=g)
+                          ).to(t.dtype)
+    save_file(tensors, str(dst / "model.safetensors"), metadata={"format": "pt"})
+    return dst
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_alpha_sweep_on_two_real_engines_equals_the_one_engine_sweep(tmp_path):
+    """Two real vLLM CPU engines, each loading theta_alpha in place (weights.sweep.
+    engine_load_alpha through collective_rpc): 3 alphas in 2 waves give, per alpha, the greedy
+    samples of the one-engine in-place sweep."""
+    try:
+        import vllm  # noqa: F401
+    except Exception as exc:
+        pytest.skip(f"needs the real vLLM engine: `import vllm` failed ({exc})")
+    pytest.importorskip("recode_lib.generation.vllm_weights",
+                        reason="loading weights into vLLM's CPU engine needs branch vllm-real's "
+                               "recode_lib.generation.vllm_weights (repacked linear layers)")
+    if len(D.visible_devices(D.device_kind())) < 2:
+        pytest.skip("two engines need two devices")
+    from recode_lib.data import load_benchmark
+    from recode_lib.evaluation.spec import EvalSpec
+    from recode_lib.weights import sweep as S
+
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    low = smol_path()
+    high = perturbed_smollm2(low, tmp_path / "high")
+    problems = load_benchmark("microbench", limit=2)
+    alphas = (0.0, 0.5, 1.5)
+    one = EvalSpec(backend="vllm", temperature=0.0, max_new_tokens=32, n=1, workers=1,
+                   progress=False, data_parallel_size=1)
+    logs, t0 = [], time.perf_counter()
+    res2 = S.sweep_alphas(low, high, alphas, problems, one.replace(data_parallel_size=2),
+                          tmp_path / "two", log=logs.append)
+    t2 = time.perf_counter() - t0
+    res1 = S.sweep_alphas(low, high, alphas, problems, one, tmp_path / "one", log=None)
+    print(f"alpha sweep, 3 alphas x 2 problems: two engines {t2:.1f} s (waves "
+          f"{res2.seconds['waves']}), one engine {time.perf_counter() - t0 - t2:.1f} s")
+    assert len(res2.seconds["waves"]) == 2
+
+    def responses(folder, a):
+        return sorted((json.loads(x)["id"], json.loads(x)["response"]) for x in
+                      (folder / alpha_dirname(a) / "samples.jsonl").read_text().splitlines())
+
+    for a in alphas:
+        assert responses(tmp_path / "two", a) == responses(tmp_path / "one", a), a
+    assert responses(tmp_path / "two", 0.0) != responses(tmp_path / "two", 1.5)
