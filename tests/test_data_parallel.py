@@ -163,6 +163,8 @@ def test_data_parallel_alpha_sweep_equals_the_one_engine_sweep(perturbed_checkpo
     logs = []
     res2 = S.sweep_alphas(low, high, alphas, problems, two, tmp_path / "two", log=logs.append)
     res1 = S.sweep_alphas(low, high, alphas, problems, one, tmp_path / "one", log=None)
+    assert {a: s["pass@1"] for a, s in res2.summaries.items()} == \
+        {a: s["pass@1"] for a, s in res1.summaries.items()}
     assert len(res2.seconds["waves"]) == 2
     assert any("-1 on engine(s) [0]" in x and "+0.5 on engine(s) [1]" in x for x in logs)
     assert any("+2 on engine(s) [0, 1]" in x for x in logs)
@@ -314,6 +316,8 @@ def test_alpha_sweep_on_two_real_engines_equals_the_one_engine_sweep(tmp_path):
                           tmp_path / "two", log=logs.append)
     t2 = time.perf_counter() - t0
     res1 = S.sweep_alphas(low, high, alphas, problems, one, tmp_path / "one", log=None)
+    assert {a: s["pass@1"] for a, s in res2.summaries.items()} == \
+        {a: s["pass@1"] for a, s in res1.summaries.items()}
     print(f"alpha sweep, 3 alphas x 2 problems: two engines {t2:.1f} s (waves "
           f"{res2.seconds['waves']}), one engine {time.perf_counter() - t0 - t2:.1f} s")
     assert len(res2.seconds["waves"]) == 2
