@@ -319,8 +319,9 @@ def make_plan(params: dict[str, dict], cluster: ClusterSpec, *, profile: str = "
     if cluster.nodes > 1:
         notes.append("more nodes: a stage's data-parallel engines are Ray actors over every "
                      "node (RAY_ADDRESS), their sandbox on its CPUs (--ray auto), independent "
-                     "training runs go one per node, a run whose accelerate config spans "
-                     "machines takes them all")
+                     "training runs go one per node (counted for a one-node launch config; the "
+                     "Slurm route submits them at once, each on its own 2+-node allocation), "
+                     "a run whose accelerate config spans machines takes them all")
     return Plan(profile, cluster, placements, notes, rates.source, budget.length_fraction)
 
 
