@@ -183,6 +183,26 @@ def test_data_parallel_alpha_sweep_equals_the_one_engine_sweep(perturbed_checkpo
         {a: s["pass@1"] for a, s in res2.summaries.items()}
 
 
+def test_tool_setting_on_two_standin_engines_equals_one_engine(tiny_model_dir, tmp_path):
+    """The tool setting through the evaluation loop (tools rendered in the caller, episodes
+    split over two stand-in engine processes) gives one engine's rows."""
+    from recode_lib.data import load_benchmark
+    from recode_lib.evaluation.spec import EvalSpec
+
+    problems = load_benchmark("microbench", limit=2)
+    spec = EvalSpec(backend="vllm_standin", setting="tool", temperature=0.8, n=2,
+                    max_new_tokens=8, max_turns=2, workers=1, progress=False,
+                    data_parallel_size=2, seed=4)
+    rows = {}
+    for k in (2, 1):
+        spec_k = spec.replace(data_parallel_size=k)
+        spec_k.evaluate(str(tiny_model_dir), problems, tmp_path / str(k))
+        rows[k] = sorted((r["id"], r["response"], r["turns"], r["tool_calls"])
+                         for r in map(json.loads, (tmp_path / str(k) / "samples.jsonl")
+                                      .read_text().splitlines()))
+    assert rows[2] == rows[1] and len(rows[2]) == 4
+
+
 # -- real vLLM engines on CPU ---------------------------------------------------------------------
 
 SMOL = os.path.expanduser("~/.cache/recode/models/SmolLM2-135M-Instruct")

@@ -26,6 +26,8 @@ the loop's and the same for every setting.
   last turn's length.
   Episodes are not cached: a problem with a missing sample re-runs its episodes (each sample
   seeded by its index, so the kept ones are the same) and only the missing ones are kept.
+A backend a strategy builds itself (no `generator` given) is closed when its run ends, so its
+engines (data-parallel engine processes included) release their GPUs before the next stage.
 It does not execute answers or write rows.
 """
 
@@ -84,6 +86,11 @@ class LazyGenerator(Generator):
             self.inner = generator_for(self.spec, self.model, self.kwargs)
         return self.inner.generate_samples(requests, sampling, callback, progress)
 
+    def close(self) -> None:
+        inner, self.inner = self.inner, None
+        if inner is not None:
+            inner.close()
+
 
 class SingleTurn:
     """One generation per sample; its text is the answer."""
@@ -92,6 +99,7 @@ class SingleTurn:
 
     def __init__(self, spec, model, generator=None, generator_kwargs=None):
         self.spec, self.model = spec, model
+        self.own = generator is None        # built here: closed after the run (its engines)
         self.generator = generator or LazyGenerator(spec, model, generator_kwargs)
 
     def guard_fields(self) -> dict:
@@ -123,8 +131,12 @@ class SingleTurn:
                 on_episodes(list(buffer))
                 buffer.clear()
 
-        comps = cached.generate_samples(reqs, sampling, progress=progress,
-                                        callback=done if on_episodes else None)
+        try:
+            comps = cached.generate_samples(reqs, sampling, progress=progress,
+                                            callback=done if on_episodes else None)
+        finally:
+            if self.own:
+                self.generator.close()
         if on_episodes and buffer:
             on_episodes(list(buffer))
         return [single_episode(m, c) for m, c in zip(missing, comps)]
@@ -181,9 +193,13 @@ class MultiTurn:
         problems = list({p.id: p for p, _ in missing}.values())
         wanted = {(p.id, i) for p, i in missing}
         sampling = spec.sampling()
-        eps = run_episodes(gen, [problem_row(p, spec.reasoning) for p in problems],
-                           self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
-                           factory=factory, progress=progress)
+        try:
+            eps = run_episodes(gen, [problem_row(p, spec.reasoning) for p in problems],
+                               self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
+                               factory=factory, progress=progress)
+        finally:
+            if self.generator is None:      # built here: its engines go with the run
+                gen.close()
         by_id = {p.id: p for p in problems}
         cut_answer = self.setting == Setting.TOOL      # the answer is the last (cut) turn's text
         return [FinishedEpisode(problem=by_id[e.row["problem_id"]], sample=e.sample,
