@@ -11,6 +11,8 @@ reason), in under 10 minutes on one GPU.
 GPU steps (skipped with the reason when CUDA or vllm is missing):
   vllm_generate           vLLM offline generation with the embedded model
   vllm_generate_code      the same with a 0.5B-7B code model found in the local HF cache
+  vllm_data_parallel      one engine against one engine per GPU (data parallel), each engine
+                          with the same work: tokens/s and the speed-up (skipped on one GPU)
   grpo_vllm_colocate      one GRPO step, bf16, vLLM colocated on the training GPU
   grpo_rm_gpu             one GRPO step of the gated reward with the process RM on the GPU
   passk_vllm              pass@1,2,4 of 8 HumanEval+ problems generated through vLLM
@@ -33,6 +35,9 @@ place of its default rates (recode_lib.plan.budget's format, per GPU):
                            sequences of 128 new tokens: fewer in flight than the plan's batches,
                            so a lower bound), keyed by the model's hub id, and by its size class
                            (up_to_10b, ...) when the model is at least half the class's bound;
+  data_parallel_efficiency vllm_data_parallel's speed-up / engines (at most 1), which the plan
+                           multiplies its data-parallel engines by (the full figures under
+                           "data_parallel");
   train_tokens_per_s       a GPU GRPO step's prompt + completion tokens (TRL's num_tokens) over
                            its forward/backward/optimizer time (time/optimizer_s of
                            recode_lib.training.callbacks), measured on the second of two steps
@@ -54,7 +59,8 @@ from pathlib import Path
 
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.spec import EvalSpec
-from recode_lib.generation import SamplingConfig, get_generator
+from recode_lib.generation import DataParallelGenerator, SamplingConfig, get_generator
+from recode_lib.generation.data_parallel import visible_devices
 from recode_lib.models import resolve_model
 from recode_lib.paths import data_dir, runs_dir
 from recode_lib.plan import ArchitectureError, model_arch
@@ -93,10 +99,11 @@ class Measured:
     hf_generation: dict = field(default_factory=dict)   # transformers generate (not the plan's)
     rm_train: dict = field(default_factory=dict)        # Bradley-Terry RM training
     sandbox: dict | None = None                         # records/s against workers
+    data_parallel: dict | None = None                   # k engines against one (vLLM)
 
     def __bool__(self) -> bool:
         return bool(self.generation or self.train or self.hf_generation or self.rm_train
-                    or self.sandbox)
+                    or self.sandbox or self.data_parallel)
 
 
 def hub_id(model: str) -> str:
@@ -154,7 +161,7 @@ def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> 
     """Merge the measured rates into the plan's throughput file (see the module docstring);
     None (nothing written) when no figure was measured on a GPU."""
     if not (measured.generation or measured.train or measured.hf_generation
-            or measured.rm_train):
+            or measured.rm_train or measured.data_parallel):
         return None
     out = throughput_file(path)
     try:
@@ -170,6 +177,11 @@ def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> 
             data[key] = {**(data.get(key) or {}), **table}
     if measured.sandbox:
         data["sandbox"] = measured.sandbox
+    if measured.data_parallel:
+        data["data_parallel"] = measured.data_parallel
+        # the plan's factor on the engines' speed-up; a super-linear figure (one engine not
+        # saturating its GPU at this small batch) is not credited
+        data["data_parallel_efficiency"] = min(1.0, measured.data_parallel["efficiency"])
     if gpu:
         data["gpu"] = gpu
     data["source"] = ("make gpu-check (recode_lib.gpu_check) "
@@ -224,26 +236,73 @@ def humaneval_problems(n: int = N_PROBLEMS):
     return load_benchmark("humanevalplus", limit=n)
 
 
-def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
-                  max_new_tokens: int = 128, measured: Measured | None = None, **kw) -> str:
-    gen = get_generator(backend, model, **kw)
-    msgs = [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
+def generation_prompts(prompts: int) -> list:
+    return [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
             for i in range(prompts)]
+
+
+def timed_generation(gen, prompts: int, n: int, max_new_tokens: int) -> tuple[int, float]:
+    """(generated tokens, seconds) of `prompts` x `n` samples (T 0.8) on `gen`; RuntimeError
+    when a completion is missing or nothing was generated."""
     t0 = time.perf_counter()
-    outs = gen.generate(msgs, SamplingConfig(temperature=0.8, n=n, max_new_tokens=max_new_tokens,
-                                             seed=0))
+    outs = gen.generate(generation_prompts(prompts),
+                        SamplingConfig(temperature=0.8, n=n, max_new_tokens=max_new_tokens,
+                                       seed=0))
     wall = time.perf_counter() - t0
-    close = getattr(gen, "close", None)
-    if close:
-        close()
     tokens = sum(c.n_tokens for o in outs for c in o)
     if len(outs) != prompts or any(len(o) != n for o in outs) or tokens == 0:
         raise RuntimeError(f"expected {prompts} x {n} completions with tokens, got "
                            f"{[len(o) for o in outs]}")
+    return tokens, wall
+
+
+def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
+                  max_new_tokens: int = 128, measured: Measured | None = None, **kw) -> str:
+    gen = get_generator(backend, model, **kw)
+    try:
+        tokens, wall = timed_generation(gen, prompts, n, max_new_tokens)
+    finally:
+        close = getattr(gen, "close", None)
+        if close:
+            close()
     if measured is not None and backend in ("vllm", "hf"):
         record_rate(measured.generation if backend == "vllm" else measured.hf_generation,
                     model, tokens / wall)
     return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.1f} tokens/s"
+
+
+def step_data_parallel(model: str, *, engines: int | None = None, prompts: int = 8, n: int = 4,
+                       max_new_tokens: int = 128, measured: Measured | None = None,
+                       **engine_kwargs) -> str:
+    """vLLM tokens/s of one engine (one GPU) and of `engines` engines side by side (default:
+    one per visible GPU; recode_lib.generation.data_parallel), each engine given the same
+    work (`prompts` x `engines` prompts in the second run), the load not timed: the speed-up
+    and the efficiency (speed-up / engines) the plan multiplies its engines by. Skip on one
+    GPU. Records the per-engine rate like vllm_generate and the speed-up in `measured`."""
+    k = engines or len(visible_devices("cuda"))
+    if k < 2:
+        raise Skip("one GPU: the data-parallel speed-up needs two or more")
+    rates = {}
+    for size in (1, k):
+        gen = get_generator("vllm", model, data_parallel_size=size, **engine_kwargs)
+        try:
+            if isinstance(gen, DataParallelGenerator):
+                gen.pool()                               # start the engines (not timed)
+            else:
+                gen.engine()
+            tokens, wall = timed_generation(gen, prompts * size, n, max_new_tokens)
+        finally:
+            gen.close()
+        rates[size] = tokens / wall
+    speedup = rates[k] / rates[1]
+    if measured is not None:
+        record_rate(measured.generation, model, rates[1])
+        measured.data_parallel = {"engines": k, "tokens_per_s_one_engine": round(rates[1], 1),
+                                  "tokens_per_s": round(rates[k], 1),
+                                  "speedup": round(speedup, 2),
+                                  "efficiency": round(speedup / k, 3), "model": hub_id(model)}
+    return (f"1 engine {rates[1]:.1f} tokens/s, {k} engines {rates[k]:.1f} tokens/s: "
+            f"speed-up {speedup:.2f} ({100 * speedup / k:.0f}% of linear)")
 
 
 def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None,
@@ -357,6 +416,7 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=progress,
 
     run("vllm_generate", lambda: step_generate(model, "vllm", measured=measured), gpu=True)
     run("vllm_generate_code", code_model, gpu=True)
+    run("vllm_data_parallel", lambda: step_data_parallel(model, measured=measured), gpu=True)
     run("vllm_request_path", lambda: step_generate(model, "vllm_standin", prompts=2, n=1,
                                                    max_new_tokens=8))
     run("grpo_vllm_colocate", lambda: step_grpo(model, work / "grpo_vllm", train_problems(),
@@ -439,7 +499,8 @@ def report_throughputs(measured: Measured, args) -> Path | None:
         print("\nno GPU throughput measured: the plan keeps its default rates")
     else:
         figures = {k: v for k, v in (("generation tokens/s", measured.generation),
-                                     ("train tokens/s", measured.train)) if v}
+                                     ("train tokens/s", measured.train),
+                                     ("data-parallel", measured.data_parallel)) if v}
         print(f"\nthroughputs for `recode plan` written to {out}: "
               + ("; ".join(f"{k} {v}" for k, v in figures.items()) or "none the plan reads"))
     return out

@@ -43,6 +43,9 @@ the CPU instead, slower; `cuda: required` ones are skipped):
                     sandbox with 1, 2, 4, ... workers up to one per CPU core: records/s against
                     workers, measured where the cores are (needs HumanEvalPlus.jsonl.gz in
                     RECODE_DATA_DIR or the download cache: `recode stage --only humanevalplus`)
+  vllm_data_parallel  when the machine has vLLM itself (never brought) and two or more GPUs:
+                    vLLM tokens/s of one engine and of one engine per GPU, the speed-up
+                    (recode_lib.gpu_check.step_data_parallel: what `recode plan` reads)
 Figures measured on the GPU go into runs/gpu_check/throughput.json as recode_lib.gpu_check writes
 them (train_tokens_per_s: what `recode plan` reads; generation here is transformers', kept under
 hf_generation_tokens_per_s, which the plan does not read — its rates are vLLM's). The sandbox
@@ -69,7 +72,7 @@ from recode_lib.data.humaneval import load_humanevalplus
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.gpu_check import (CheckRow, Measured, Skip, add_throughput_arguments,
                                   format_table, progress, record_rate, report_throughputs,
-                                  step_generate, step_grpo, step_merge)
+                                  step_data_parallel, step_generate, step_grpo, step_merge)
 from recode_lib.models import EMBEDDED, resolve_model
 from recode_lib.paths import cache_dir, data_dir
 from recode_lib.process_reward.model import (RMConfig, encode, load_rm_tokenizer,
@@ -125,6 +128,7 @@ class BareCheck:
     cuda: str                            # required | preferred | no
     model: bool = True                   # loads the model under test
     data: str | None = None              # a data file it needs
+    vllm: bool = False                   # needs vLLM (the machine's own: never brought)
 
 
 CHECKS: tuple[BareCheck, ...] = (
@@ -134,6 +138,7 @@ CHECKS: tuple[BareCheck, ...] = (
     BareCheck("merge", (), "no"),
     BareCheck("alpha_sweep_hf", (), "preferred"),
     BareCheck("sandbox_scaling", (), "no", model=False, data="HumanEvalPlus.jsonl.gz"),
+    BareCheck("vllm_data_parallel", (), "required", vllm=True),
 )
 
 
@@ -227,6 +232,9 @@ def plan_checks(env: BareEnv, model: str = "smollm2") -> list[Planned]:
             out.append(Planned(c.name, False, "needs torch: the machine's own (not brought)"))
         elif c.cuda == "required" and not env.cuda:
             out.append(Planned(c.name, False, "GPU step: no CUDA device"))
+        elif c.vllm and not env.vllm:
+            out.append(Planned(c.name, False, "needs vLLM, which the bare mode does not bring "
+                                              "(`make gpu-check` in the project's environment)"))
         elif missing:
             names = ", ".join(dict.fromkeys(f"{w.dist}=={w.pin}" for w in missing))
             out.append(Planned(c.name, False, f"needs the wheel(s) {names} (see --preflight)"))
@@ -416,6 +424,7 @@ def run_bare(model: str = "smollm2", work: Path | None = None, *, env: BareEnv |
         "alpha_sweep_hf": lambda d: step_alpha_sweep(model, state.get("trained", model),
                                                      work / "alpha_sweep", device=d),
         "sandbox_scaling": lambda d: step_sandbox_scaling(env.cpus, measured=measured),
+        "vllm_data_parallel": lambda d: step_data_parallel(model, measured=measured),
     }
     rows = []
     for p in plan_checks(env, model):

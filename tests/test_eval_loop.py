@@ -221,3 +221,47 @@ def test_the_evaluation_modules_import_in_any_order(first):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+class WaitsForVerdicts(Scripted):
+    """Scripted, but after reporting each sample it waits (up to 30 s) until the loop has
+    judged it: only a loop that judges while generating lets it finish quickly."""
+
+    def __init__(self, responses, folder):
+        super().__init__(responses)
+        self.folder, self.overlapped = folder, []
+
+    def generate_samples(self, requests, sampling, callback=None, progress=False):
+        import time
+
+        out = []
+        for j, r in enumerate(requests):
+            c = Completion(self.responses[r.index], n_tokens=5, finish_reason="stop")
+            out.append(c)
+            callback(j, c)
+            t0 = time.time()
+            path = self.folder / "samples.jsonl"
+            while time.time() - t0 < 30 and not (
+                    path.exists() and len(path.read_text().splitlines()) > j):
+                time.sleep(0.05)
+            self.overlapped.append(path.exists() and len(path.read_text().splitlines()) > j)
+        return out
+
+
+def test_judging_overlaps_generation_and_gives_the_same_rows(tmp_path, monkeypatch):
+    """With overlap (the default for vllm on GPUs) each finished batch is judged while the next
+    one generates; the rows are the ones judging afterwards gives."""
+    monkeypatch.setattr(episodes, "FLUSH_EPISODES", 1)
+    spec = EvalSpec(n=3, max_new_tokens=64, workers=1, progress=False)
+    answers = [ANSWER, "No code, sorry.", ANSWER.replace("x + 1", "x + 2")]
+    gen = WaitsForVerdicts(answers, tmp_path / "on")
+    on = loop.run_evaluation(spec, "scripted", [problem()], tmp_path / "on", generator=gen,
+                             overlap=True)
+    assert gen.overlapped == [True, True, True]
+    off = loop.run_evaluation(spec, "scripted", [problem()], tmp_path / "off",
+                              generator=Scripted(answers), overlap=False)
+    rows = {k: sorted((r["id"], r["status"], r["outcome"], r["response"])
+                      for r in read_jsonl(tmp_path / k / "samples.jsonl")) for k in ("on", "off")}
+    assert rows["on"] == rows["off"] and len(rows["on"]) == 3
+    assert on["pass@1"] == off["pass@1"]
+    assert not loop.overlap_judging(spec)                          # hf: judged afterwards

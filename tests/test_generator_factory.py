@@ -136,7 +136,11 @@ def test_no_module_but_the_factory_builds_or_subclasses_a_backend():
     assert sorted((path, kind, name) for path, kind, name, _ in found) == [
         ("generation/__init__.py", "call", "HFGenerator"),
         ("generation/__init__.py", "call", "OpenAIGenerator"),
-        ("generation/__init__.py", "call", "VLLMGenerator")], found
+        ("generation/__init__.py", "call", "VLLMGenerator"),
+        # the data-parallel backend (built by the factory) is VLLMGenerators: one in each
+        # engine's process, one in the caller that renders the prompts
+        ("generation/data_parallel.py", "call", "VLLMGenerator"),
+        ("generation/data_parallel.py", "call", "VLLMGenerator")], found
 
 
 CONVS = [[{"role": "user", "content": "q"},

@@ -95,3 +95,34 @@ def test_a_measured_file_changes_the_plans_budget(tmp_path, monkeypatch):
     assert data["train_tokens_per_s"] == {"Qwen/Qwen2.5-Coder-7B-Instruct": 900.0,
                                           "up_to_10b": 900.0, "Qwen/Qwen3-4B-Instruct-2507": 4000.0}
     assert data["gpu"] == "NVIDIA H200"
+
+
+def test_data_parallel_step_measures_one_engine_against_several(tiny_model_dir):
+    """The vllm_data_parallel step's arithmetic and path, on the stand-in engine (CPU): one
+    engine, then two side by side with twice the prompts; the speed-up and efficiency land in
+    Measured, and the plan's factor is written capped at 1."""
+    m = gpu_check.Measured()
+    msg = gpu_check.step_data_parallel(str(tiny_model_dir), engines=2, prompts=2, n=1,
+                                       max_new_tokens=4, measured=m, engine="standin")
+    dp = m.data_parallel
+    assert dp["engines"] == 2 and dp["speedup"] > 0
+    assert dp["efficiency"] == pytest.approx(dp["speedup"] / 2, abs=2e-3)
+    assert "speed-up" in msg
+
+
+def test_data_parallel_step_skips_on_one_gpu(monkeypatch):
+    monkeypatch.setattr(gpu_check, "visible_devices", lambda kind: [0])
+    with pytest.raises(gpu_check.Skip, match="one GPU"):
+        gpu_check.step_data_parallel("smollm2")
+
+
+def test_measured_data_parallel_efficiency_reaches_the_plan(tmp_path):
+    from recode_lib.plan.budget import Throughputs
+
+    out = tmp_path / "t.json"
+    m = gpu_check.Measured(data_parallel={"engines": 4, "speedup": 3.6, "efficiency": 0.9})
+    gpu_check.write_throughputs(m, out)
+    assert Throughputs.load(out).data_parallel_efficiency == 0.9
+    m.data_parallel["efficiency"] = 1.3                            # super-linear: not credited
+    gpu_check.write_throughputs(m, out)
+    assert Throughputs.load(out).data_parallel_efficiency == 1.0

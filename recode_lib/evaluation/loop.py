@@ -11,7 +11,10 @@ episode's answer is assembled into a program and becomes a row plus a sandbox re
 (recode_lib.evaluation.rows.episode_row: the one row builder; no code = the sandbox's no-code
 verdict, never run), the records are judged by recode_lib.sandbox.execute_many (spec.sandbox:
 the SandboxConfig; spec.early_stop; with spec.ray on a Ray cluster) and each verdict is appended
-to its row as it arrives. Outputs in out_dir:
+to its row as it arrives. When generation runs on GPUs (overlap_judging: the vllm backend on
+CUDA, single setting) finished samples are judged in batches on a second thread while the
+rest generate, so the sandbox's CPU time hides behind the engines' (the GPUs do not wait for
+it); elsewhere judging follows generation. Outputs in out_dir:
   samples.jsonl  one row per (problem, sample), id "<problem_id>#<sample>" (fields: rows.py)
   generations.jsonl  the single setting's generation cache
   summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
@@ -33,12 +36,14 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
                                         sample_id)
 from recode_lib.evaluation.summary import summarize
+from recode_lib.generation.data_parallel import device_kind
 from recode_lib.jsonl import JsonlStore, write_json_atomic
 from recode_lib.linux import require_linux
 from recode_lib.locks import OutputLock
@@ -47,14 +52,24 @@ from recode_lib.provenance import provenance
 from recode_lib.sandbox import execute_many
 
 
+def overlap_judging(spec, generator=None) -> bool:
+    """Judge while generating (the default) when generation runs on GPUs: the vllm backend
+    on a CUDA machine, single setting. On a CPU the sandbox would take cores from the
+    generator, so there it judges after generating."""
+    if spec.setting != "single" or spec.backend != "vllm":
+        return False
+    return device_kind(getattr(generator, "engine_name", "vllm")) == "cuda"
+
+
 def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = None,
                    generator=None, generator_kwargs: dict | None = None,
-                   factory=None) -> dict:
+                   factory=None, overlap: bool | None = None) -> dict:
     """Evaluate `model` on `problems` as `spec` (an EvalSpec) says; returns (and writes) the
     summary. `generator` reuses a loaded backend (tool/agentic: one that renders the tools,
     episodes.generator_for); otherwise one is built from spec.backend and `generator_kwargs`
     (None: spec.generator_kwargs()) when something must be generated. `factory` replaces the
-    tool/agentic setting's environment factory."""
+    tool/agentic setting's environment factory. `overlap` (single setting): judge finished
+    samples in batches while the rest generate (None: overlap_judging decides)."""
     problems = as_problems(problems)
     sampling = spec.sampling()
     ks = list(spec.k)
@@ -64,11 +79,11 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     with OutputLock(out_dir, folder=True):        # one writer per evaluation folder
         return evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy,
                                benchmark=benchmark, generator=generator,
-                               generator_kwargs=generator_kwargs)
+                               generator_kwargs=generator_kwargs, overlap=overlap)
 
 
 def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, benchmark,
-                    generator, generator_kwargs) -> dict:
+                    generator, generator_kwargs, overlap: bool | None = None) -> dict:
     """run_evaluation's body, run while this process holds the folder's writer lock."""
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
@@ -82,28 +97,51 @@ def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, b
     if missing and (strategy.runs_tools or spec.ray in (None, "local")):
         require_linux("evaluation" if spec.setting == "single"
                       else f"evaluation in the {spec.setting} setting")
-    t0 = time.perf_counter()
-    episodes = strategy.run(missing, out, progress=spec.progress) if missing else []
-    t_gen = time.perf_counter() - t0
-
-    pending, records = {}, []
-    for e in episodes:
-        row, record = episode_row(e.problem, e)
-        pending[row["id"]] = row
-        records.append(record)
     lock = threading.Lock()
+    pending: dict = {}
 
     def on_result(res: dict) -> None:
         row = {**pending[res["id"]], **result_fields(res)}
         with lock:
             store.append(row)
 
+    def judge(episodes: list) -> None:
+        records = []
+        for e in episodes:
+            row, record = episode_row(e.problem, e)
+            if row["id"] in pending:
+                continue
+            pending[row["id"]] = row
+            records.append(record)
+        if records:
+            execute_many(records, workers=spec.sandbox.workers, config=spec.sandbox,
+                         progress=spec.progress and not early, early_stop=spec.early_stop,
+                         on_result=on_result, ray=spec.ray, chunk_size=spec.chunk_size)
+
+    if overlap is None:
+        overlap = overlap_judging(spec, generator)
+    early = bool(overlap and missing and spec.setting == "single")
+    judging: list = []
+    t_exec_overlap = 0.0
+    t0 = time.perf_counter()
+    if early:
+        # judge finished samples while the rest generate (the sandbox on CPUs, the engines on
+        # GPUs): one judging thread, batches in order
+        with ThreadPoolExecutor(max_workers=1) as judge_thread:
+            episodes = strategy.run(missing, out, progress=spec.progress,
+                                    on_episodes=lambda eps: judging.append(
+                                        judge_thread.submit(judge, eps)))
+            t_gen = time.perf_counter() - t0
+            for fut in judging:
+                fut.result()
+        t_exec_overlap = time.perf_counter() - t0 - t_gen
+    else:
+        episodes = strategy.run(missing, out, progress=spec.progress) if missing else []
+        t_gen = time.perf_counter() - t0
+
     t1 = time.perf_counter()
-    if records:
-        execute_many(records, workers=spec.sandbox.workers, config=spec.sandbox,
-                     progress=spec.progress, early_stop=spec.early_stop, on_result=on_result,
-                     ray=spec.ray, chunk_size=spec.chunk_size)
-    t_exec = time.perf_counter() - t1
+    judge(episodes)
+    t_exec = time.perf_counter() - t1 + t_exec_overlap
 
     by_id = check_rows(store)
     rows = [by_id[sample_id(p.id, i)] for p, i in wanted]

@@ -101,7 +101,10 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
                     on_config_change)
     gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl",
                         **dict(generator_kwargs or {}))
-    outs = gen.generate([math_messages(p) for p in problems], sampling)
+    try:
+        outs = gen.generate([math_messages(p) for p in problems], sampling)
+    finally:
+        gen.close()                 # its engines release their devices before the next stage
     samples = []
     for p, comps in zip(problems, outs):
         for i, comp in enumerate(comps):

@@ -16,7 +16,8 @@ these fields (recode_lib.cli.eval), so the CLI and the library have one set of d
 isolation, sealed inputs, ...); `workers=` is kept as a shorthand for its `workers` (what the
 notebooks pass), and `spec.workers` reads it. `sampling()` is the SamplingConfig;
 `generator_kwargs()` maps the backend to its options (hf: batch_size, precision; vllm:
-tensor_parallel_size; openai: base_url, concurrency). Code evaluation in every setting goes
+tensor_parallel_size, data_parallel_size (recode_lib.generation.data_parallel); openai:
+base_url, concurrency). Code evaluation in every setting goes
 through the one loop (recode_lib.evaluation.loop.run_evaluation), math through
 recode_lib.evaluation.math.evaluate_math, so every result folder has the run/model-stamp guard.
 A recorded spec (to_dict) from before `sandbox` existed (with `workers`, or neither) still loads.
@@ -102,6 +103,11 @@ class EvalSpec:
                             "natively, else native; resolved when the spec is made). Other "
                             "numerics, so part of the protocol", choices=PRECISIONS + (AUTO,))
     tensor_parallel_size: int = option(1, "vllm backend: GPUs per model")
+    data_parallel_size: int = option(0, "vllm backend: engines side by side, each on "
+                                     "tensor_parallel_size GPUs of its own (samples split "
+                                     "across them, identical to one engine's); 0 = as many as "
+                                     "the visible GPUs hold (the Ray cluster's with RAY_ADDRESS), "
+                                     "1 on a CPU")
     base_url: str = option("http://localhost:8000/v1", "openai backend: the server's URL")
     concurrency: int = option(8, "openai backend: requests in flight")
     sandbox: SandboxConfig = option(SandboxConfig(), "the execution sandbox (SandboxConfig); a "
@@ -240,7 +246,8 @@ class EvalSpec:
         return backend_options(self.backend, batch_size=self.batch_size,
                                tensor_parallel_size=self.tensor_parallel_size,
                                base_url=self.base_url, concurrency=self.concurrency,
-                               precision=self.precision)
+                               precision=self.precision,
+                               data_parallel_size=self.data_parallel_size)
 
     def evaluate(self, model, problems, out_dir, *, benchmark: str | None = None,
                  generator=None) -> dict:

@@ -18,7 +18,10 @@ Its options: `tools` (callables whose signatures the chat template renders, hf a
 prompt is then rendered per conversation, not memoised) with `prepare_tokenizer` (a hook
 `tok -> tok` run once on the tokenizer, e.g. recode_lib.environments.chat.prepare_tool_tokenizer,
 which gives it a tool template); `model_obj`/`tokenizer` (an already loaded pair: hf; a
-tokenizer only: vllm); `cache` (a jsonl path: wrap in CachedGenerator, keyed by
+tokenizer only: vllm); `data_parallel_size` (vllm, vllm_standin: that many engines side by side,
+each on its own devices: data_parallel.DataParallelGenerator; 0 = as many as the GPUs hold,
+resolve_data_parallel_size; 1 = one VLLMGenerator) with `ray_address` (engines as Ray actors);
+`cache` (a jsonl path: wrap in CachedGenerator, keyed by
 `cache_model_key` or the model name); every other keyword goes to the backend's constructor.
 backend_options(backend, ...) is what an evaluation spec sets for each backend. It holds no
 model code.
@@ -29,13 +32,16 @@ from __future__ import annotations
 from recode_lib.generation.base import (Backend, Completion, FinishReason, GenerationError,
                                         Generator, SampleRequest, SamplingConfig, sample_seed)
 from recode_lib.generation.cache import CachedGenerator
+from recode_lib.generation.data_parallel import (DataParallelGenerator,
+                                                 resolve_data_parallel_size)
 from recode_lib.generation.hf import HFGenerator
 from recode_lib.generation.openai_backend import OpenAIGenerator
 from recode_lib.generation.vllm_backend import VLLMGenerator
 
 BACKENDS = tuple(b.value for b in Backend)   # plain strings: error messages show them
 
-__all__ = ["BACKENDS", "Backend", "CachedGenerator", "Completion", "FinishReason",
+__all__ = ["BACKENDS", "Backend", "CachedGenerator", "Completion", "DataParallelGenerator",
+           "FinishReason",
            "GenerationError", "Generator", "SampleRequest", "SamplingConfig", "backend_options",
            "check_backend", "get_generator", "sample_seed"]
 
@@ -71,21 +77,37 @@ def get_generator(backend: str, model: str, *, tools=None, prepare_tokenizer=Non
             raise ValueError(f"the {backend} backend loads its own engine: model_obj is for hf")
         if backend == Backend.VLLM_STANDIN:
             backend_options["engine"] = "standin"
-        gen = VLLMGenerator(model, tokenizer=tokenizer, tools=tools,
-                            prepare_tokenizer=prepare_tokenizer, **backend_options)
+        dp = resolve_data_parallel_size(backend_options.pop("data_parallel_size", 1),
+                                        backend_options.get("tensor_parallel_size", 1),
+                                        backend_options.get("engine", "vllm"),
+                                        backend_options.get("ray_address"))
+        if dp > 1:
+            gen = DataParallelGenerator(model, data_parallel_size=dp, tokenizer=tokenizer,
+                                        tools=tools, prepare_tokenizer=prepare_tokenizer,
+                                        **backend_options)
+        else:                # one engine in this process: no cluster, no engine processes
+            backend_options.pop("ray_address", None)
+            backend_options.pop("engine_env", None)
+            gen = VLLMGenerator(model, tokenizer=tokenizer, tools=tools,
+                                prepare_tokenizer=prepare_tokenizer, **backend_options)
     return CachedGenerator(gen, cache, model_key=cache_model_key) if cache is not None else gen
 
 
 def backend_options(backend: str, *, batch_size: int, tensor_parallel_size: int, base_url: str,
-                    concurrency: int, precision: str = "native") -> dict:
+                    concurrency: int, precision: str = "native",
+                    data_parallel_size: int = 1) -> dict:
     """The constructor options an evaluation spec sets for `backend` (hf: batch_size, precision;
-    vllm and vllm_standin: tensor_parallel_size; openai: base_url, concurrency). A precision other
-    than "native" is an hf option: ValueError on another backend."""
+    vllm and vllm_standin: tensor_parallel_size, data_parallel_size (0: automatic, see
+    resolve_data_parallel_size); openai: base_url, concurrency). A precision other than
+    "native" is an hf option: ValueError on another backend."""
     backend = check_backend(backend)
     if backend == Backend.HF:
         return {"batch_size": batch_size, "precision": precision}
     if precision != "native":
         raise ValueError(f"precision {precision!r} is an option of the hf backend, not {backend}")
     if backend in (Backend.VLLM, Backend.VLLM_STANDIN):
-        return {"tensor_parallel_size": tensor_parallel_size}
+        out = {"tensor_parallel_size": tensor_parallel_size}
+        if data_parallel_size != 1:
+            out["data_parallel_size"] = data_parallel_size
+        return out
     return {"base_url": base_url, "concurrency": concurrency}

@@ -61,6 +61,13 @@ class CachedGenerator(Generator):
                              "string")
         return comp
 
+    def missing(self, requests: Sequence[SampleRequest], sampling: SamplingConfig) -> list[int]:
+        """Indices of the requests the file does not hold yet (what generate_samples would
+        generate)."""
+        have = self.store.ids()
+        return [i for i, r in enumerate(requests)
+                if cache_key(self.key_model, r.messages, sampling, r.index) not in have]
+
     def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
                          callback: Callback | None = None, progress: bool = False
                          ) -> list[Completion]:

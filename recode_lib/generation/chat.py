@@ -22,12 +22,16 @@ VLLM_BACKENDS = ("vllm", "vllm_standin")
 def make_generator(backend: str, model: str, *, tensor_parallel_size: int = 1, **kw):
     """recode_lib.generation.get_generator(backend, model, **kw).
     `tensor_parallel_size` (the notebooks' GENERATOR_TP / JUDGE_TP, chosen by `recode plan`)
-    goes to the vLLM engine; other backends run on one device and refuse a size above 1."""
+    goes to the vLLM engine; other backends run on one device and refuse a size above 1. The
+    vllm backend runs as many engines as the visible GPUs hold at that size (data parallel,
+    recode_lib.generation.data_parallel) unless `data_parallel_size` says otherwise."""
     tp = int(tensor_parallel_size)
     if tp < 1:
         raise ValueError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size!r}")
     if backend in VLLM_BACKENDS:
         kw["tensor_parallel_size"] = tp
+        if backend == "vllm":
+            kw.setdefault("data_parallel_size", 0)
     elif tp != 1:
         raise ValueError(f"tensor_parallel_size {tp} applies to the vllm backend only, "
                          f"not {backend!r}")

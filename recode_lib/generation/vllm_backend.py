@@ -116,14 +116,20 @@ class VLLMGenerator(Generator):
             self._llm = LLM(**self.llm_kwargs())
         return self._llm
 
-    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                         callback: Callback | None = None, progress: bool = False
-                         ) -> list[Completion]:
+    def build(self, requests: Sequence[SampleRequest], sampling: SamplingConfig
+              ) -> list[tuple[dict, dict]]:
+        """(TokensPrompt, SamplingParams kwargs) per request: what `run_built` sends to the
+        engine (pure: builds no engine; the data-parallel generator renders here and ships
+        these to its engine processes)."""
         if self.tools is None:
-            built = build_requests(requests, sampling, self.render)
-        else:
-            built = [({"prompt_token_ids": list(self.render(r.messages))},
-                      sampling_params_kwargs(sampling, r.seed)) for r in requests]
+            return build_requests(requests, sampling, self.render)
+        return [({"prompt_token_ids": list(self.render(r.messages))},
+                 sampling_params_kwargs(sampling, r.seed)) for r in requests]
+
+    def run_built(self, built: Sequence[tuple[dict, dict]], callback: Callback | None = None,
+                  progress: bool = False) -> list[Completion]:
+        """Generate already built requests on this generator's engine, in chunks of
+        `chunk_size`, reporting each finished chunk through `callback(i, completion)`."""
         if not built:
             return []
         llm = self.engine()
@@ -143,6 +149,11 @@ class VLLMGenerator(Generator):
                 if callback is not None:
                     callback(start + j, comp)
         return results
+
+    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
+                         callback: Callback | None = None, progress: bool = False
+                         ) -> list[Completion]:
+        return self.run_built(self.build(requests, sampling), callback, progress)
 
     def close(self) -> None:
         """Drop the engine so its GPU memory can go to the next one (the resource plan runs a

@@ -5,7 +5,10 @@
 
 Generation time = (generated tokens x length_fraction + PREFILL_WEIGHT x prompt tokens) /
 (decode tokens/s per GPU x GPUs of the engine), slowed in proportion when the KV cache holds
-fewer than FULL_BATCH sequences at once. Training time per GRPO step = generation of the
+fewer than FULL_BATCH sequences at once; then divided by the data-parallel engines the cluster
+holds (spread_engines: GPUs / TP per node, on every node), the sandbox judging meanwhile where
+the stage overlaps them. Independent training runs of one stage (a sweep's variants and seeds)
+run side by side, one per node (spread_runs). Training time per GRPO step = generation of the
 step's completions on the colocated engines + FLOPs / (GPUs x peak x MFU), with FLOPs per
 token = 6N (forward + backward) + 2N (recomputation under gradient checkpointing) + 2N (the
 forward pass for the old log-probs of vLLM's importance-sampling correction) + 2N (a reference
@@ -21,7 +24,9 @@ are replaced by measured numbers when a throughput file exists: runs/gpu_check/t
      "train_tokens_per_s": {"Qwen/Qwen2.5-Coder-7B-Instruct": 2600},
      "sandbox_s_per_record": 0.8, "gpu": "NVIDIA H100 80GB HBM3"}
 
-rates per GPU, keyed by model id or by size class (up_to_10b, up_to_40b, up_to_100b);
+rates per GPU and engine, keyed by model id or by size class (up_to_10b, up_to_40b, up_to_100b);
+`data_parallel_efficiency` (optional, default 1) is the measured speed-up of k engines over one,
+divided by k (`make gpu-check` measures it on the machine's GPUs);
 `train_tokens_per_s` replaces the FLOPs model (tokens of a GRPO step's forward + backward,
 per GPU). Every key is optional. `make gpu-check` does not write this file yet: write it by
 hand from the tokens/s its vllm_generate steps print, or from `vllm bench throughput`.
@@ -30,6 +35,7 @@ hand from the tokens/s its vllm_generate steps print, or from `vllm bench throug
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +86,7 @@ class Throughputs:
     generation: dict = field(default_factory=dict)     # model id / size class -> tok/s per GPU
     train: dict = field(default_factory=dict)
     sandbox_s_per_record: float = SANDBOX_S_PER_RECORD
+    data_parallel_efficiency: float = 1.0   # speed-up / engines (measured: make gpu-check)
     gpu_tflops: float = GPU_TFLOPS
     mfu: float = MFU
     source: str = "defaults"
@@ -110,6 +117,12 @@ class Throughputs:
             setattr(out, attr, {str(k): float(v) for k, v in got.items()})
         if data.get("sandbox_s_per_record") is not None:
             out.sandbox_s_per_record = float(data["sandbox_s_per_record"])
+        eff = data.get("data_parallel_efficiency")
+        if eff is not None:
+            if isinstance(eff, bool) or not isinstance(eff, (int, float)) or not 0 < eff <= 1.5:
+                raise ValueError(f"{p}: data_parallel_efficiency must be a number in (0, 1.5], "
+                                 f"got {eff!r}")
+            out.data_parallel_efficiency = float(eff)
         out.source = f"measured ({p})"
         return out
 
@@ -132,14 +145,63 @@ class Throughputs:
 @dataclass
 class StageHours:
     wall_h: float                 # hours the stage occupies the cluster
-    gpus: int                     # GPUs busy meanwhile
-    generation_h: float = 0.0
+    gpus: int                     # GPUs busy meanwhile (every engine's, every concurrent run's)
+    generation_h: float = 0.0     # wall hours spent generating
     train_h: float = 0.0
     sandbox_h: float = 0.0
+    engines: int = 1              # vLLM engines side by side (data parallel)
+    concurrent_runs: int = 1      # training runs side by side (one per node)
+    cluster_gpus: int = 0         # GPUs the stage holds (0: just `gpus`)
+    busy_gpu_h: float | None = None   # GPU-hours busy when not (generation + train) x gpus
 
     @property
     def gpu_h(self) -> float:
+        if self.busy_gpu_h is not None:
+            return self.busy_gpu_h
         return (self.generation_h + self.train_h) * self.gpus
+
+    @property
+    def utilisation(self) -> float:
+        """GPU-hours busy over the GPU-hours the stage holds the cluster for."""
+        held = (self.cluster_gpus or self.gpus) * self.wall_h
+        return self.gpu_h / held if held > 0 else 0.0
+
+
+def spread_engines(h: StageHours, *, tp: int, engines: int, requests: float,
+                   cluster_gpus: int, overlap_sandbox: bool = False,
+                   flush: float = 256, efficiency: float = 1.0, nodes: int = 1) -> StageHours:
+    """A generation stage's hours with `engines` data-parallel engines (one engine's hours in
+    `h`): the requests split evenly (recode_lib.generation.data_parallel; an alpha grid's last
+    wave splits its alphas too), so generation divides by the engines used (at most one per
+    request). The sandbox keeps its hours (the machine's workers), divided by `nodes` when
+    there are several (it then runs on the Ray cluster: EvalSpec.ray); with `overlap_sandbox` (the
+    single setting's evaluation on GPUs judges finished batches while the rest generate) the
+    stage lasts the longer of the two plus the last batch's judging, else their sum.
+    `efficiency`: the measured data-parallel speed-up per engine (make gpu-check; 1 = linear)."""
+    k = max(1, min(int(engines), int(max(1, requests))))
+    gen = h.generation_h / (k * (efficiency if k > 1 else 1.0))
+    box = h.sandbox_h / max(1, int(nodes))
+    if overlap_sandbox and box:
+        tail = box * min(1.0, flush / max(1.0, float(requests)))
+        wall = max(gen, box) + tail
+    else:
+        wall = gen + box
+    return StageHours(wall, tp * k, generation_h=gen, sandbox_h=box, engines=k,
+                      cluster_gpus=cluster_gpus)
+
+
+def spread_runs(h: StageHours, *, runs: int, per_node: int, nodes: int,
+                cluster_gpus: int) -> StageHours:
+    """A training stage of `runs` independent runs (h: all of them one after another) with
+    `per_node` runs fitting a node at once on `nodes` nodes: ceil(runs / slots) waves."""
+    runs = max(1, int(runs))
+    slots = max(1, int(per_node) * int(nodes))
+    side = min(runs, slots)
+    waves = math.ceil(runs / slots)
+    f = waves / runs
+    return StageHours(h.wall_h * f, h.gpus * side, generation_h=h.generation_h * f,
+                      train_h=h.train_h * f, sandbox_h=h.sandbox_h * f, concurrent_runs=side,
+                      cluster_gpus=cluster_gpus, busy_gpu_h=h.gpu_h)
 
 
 def gen_seconds(tokens_out: float, tokens_in: float, rate: float, gpus: int,

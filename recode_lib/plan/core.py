@@ -18,10 +18,12 @@ recode_lib.plan.stages'. It starts nothing and imports no GPU package.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 
 from recode_lib.errors import RecodeError
-from recode_lib.plan.budget import StageHours, Throughputs, stage_hours
+from recode_lib.plan.budget import (StageHours, Throughputs, spread_engines, spread_runs,
+                                    stage_hours)
 from recode_lib.plan.memory import (GB, choose_tp, engine_need, extra_gpus, trainer_need)
 from recode_lib.plan.stages import Stage, StageError, notebook_stages
 
@@ -36,8 +38,9 @@ class ClusterSpec:
     """The machines a profile runs on."""
     gpus: int = field(default=8, metadata={"help": "GPUs per node"})
     gpu_memory: float = field(default=80.0, metadata={"help": "memory per GPU in GB (1e9 bytes)"})
-    nodes: int = field(default=1, metadata={"help": "nodes (more than one only helps a "
-                                                    "multi-node launch config)"})
+    nodes: int = field(default=1, metadata={"help": "nodes: data-parallel vLLM engines spread "
+                                                    "over all of them (a Ray cluster), "
+                                                    "independent training runs one per node"})
 
     def __post_init__(self):
         if self.gpus < 1 or self.nodes < 1 or self.gpu_memory <= 0:
@@ -203,7 +206,16 @@ def _place_engine(st: Stage, cluster: ClusterSpec, rates, length_fraction) -> Pl
                 problem = f"{label}: needs tensor-parallel size {tp_min}, runs at {e.tp}: {parts}; {fix}"
     hours = stage_hours(st, tp=e.tp, concurrent=need.concurrent if problem is None else None,
                         rates=rates, length_fraction=length_fraction)
-    return Placement(st.notebook, st.name, e.model, f"vLLM u{e.utilization:.2f}",
+    per_node = cluster.gpus // e.tp if e.tp <= cluster.gpus else 0
+    if per_node:
+        hours = spread_engines(hours, tp=e.tp, engines=per_node * cluster.nodes,
+                               requests=st.work.requests or 1,
+                               cluster_gpus=cluster.gpus * cluster.nodes,
+                               overlap_sandbox=st.work.overlap_sandbox,
+                               flush=st.work.judge_batch, nodes=cluster.nodes,
+                               efficiency=rates.data_parallel_efficiency)
+    where = f"vLLM u{e.utilization:.2f}" + (f" x{hours.engines}" if hours.engines > 1 else "")
+    return Placement(st.notebook, st.name, e.model, where,
                      _gb(need.weights), _gb(need.kv_min), _gb(need.kv_batch), need.concurrent,
                      0.0, _gb(need.need),
                      _gb(need.budget), e.tp, tp_min, e.tp, problem, hours, list(st.notes),
@@ -260,6 +272,13 @@ def _place_trainer(st: Stage, cluster: ClusterSpec, rates, length_fraction) -> P
         where += f" +RM {t.reward_model.placement}"
     hours = stage_hours(st, tp=e.tp if e else 1, concurrent=None if problem else concurrent,
                         rates=rates, length_fraction=length_fraction)
+    fits_node = t.one_machine and wanted <= cluster.gpus
+    hours = spread_runs(hours, runs=st.runs, per_node=cluster.gpus // wanted if fits_node else 0,
+                        nodes=cluster.nodes if fits_node else 1,
+                        cluster_gpus=cluster.gpus * cluster.nodes) if fits_node else \
+        dataclasses.replace(hours, cluster_gpus=cluster.gpus * cluster.nodes)
+    if hours.concurrent_runs > 1:
+        where += f" ({hours.concurrent_runs} runs at once)"
     states = next(iter(tn.parts.values()))
     vllm = tn.parts.get("vLLM (colocated)", 0.0)
     return Placement(st.notebook, st.name, t.model, where, _gb(states), kv_min, None,
@@ -294,11 +313,15 @@ def make_plan(params: dict[str, dict], cluster: ClusterSpec, *, profile: str = "
         for st in stages:
             place = _place_engine if st.trainer is None else _place_trainer
             placements.append(place(st, cluster, rates, budget.length_fraction))
-    notes = ["engines of one notebook run one after another: each must release its GPUs "
-             "before the next starts"]
+    notes = ["stages of one notebook run one after another; within a generation stage every "
+             "GPU holds an engine (GPUs / TP data-parallel engines per node: "
+             "recode_lib.generation.data_parallel)"]
     if cluster.nodes > 1:
-        notes.append("vLLM engines stay within one node; more nodes help only a training "
-                     "stage whose accelerate config spans machines")
+        notes.append("more nodes: a stage's data-parallel engines are Ray actors over every "
+                     "node (RAY_ADDRESS), their sandbox on its CPUs (--ray auto), independent "
+                     "training runs go one per node (counted for a one-node launch config; the "
+                     "Slurm route submits them at once, each on its own 2+-node allocation), "
+                     "a run whose accelerate config spans machines takes them all")
     return Plan(profile, cluster, placements, notes, rates.source, budget.length_fraction)
 
 
@@ -348,25 +371,57 @@ def summary(plan: Plan) -> str:
             f"{len(plan.problems)} stage(s) refused, first {plan.problems[0]}")
 
 
+def stage_kind(p: Placement) -> str:
+    """training | generation | sandbox-bound (a generation stage whose sandbox hours exceed
+    its generation hours: its GPUs wait for the CPUs) | one request (fewer than one request
+    per engine: nothing to split)."""
+    if p.hours.train_h or not p.tp:
+        return "training"
+    if p.hours.engines * p.tp < p.hours.cluster_gpus and p.hours.engines == 1:
+        return "one request"
+    return "sandbox-bound" if p.hours.sandbox_h > p.hours.generation_h else "generation"
+
+
+def utilisation(placements) -> float:
+    """GPU-hours busy over GPU-hours held, over these placements."""
+    held = sum((p.hours.cluster_gpus or p.hours.gpus) * p.hours.wall_h for p in placements)
+    return sum(p.hours.gpu_h for p in placements) / held if held > 0 else 0.0
+
+
 def format_budget(plan: Plan, top: int = 6) -> str:
     hours = plan.notebook_hours()
     total = plan.total_wall_h or 1e-9
+    by_nb: dict[str, list] = {}
+    for p in plan.placements:
+        by_nb.setdefault(p.notebook, []).append(p)
     rows = []
     for stem, d in sorted(hours.items(), key=lambda kv: -kv[1]["wall_h"]):
         rows.append([stem, f"{d['wall_h']:.1f}", f"{d['gpu_h']:.0f}", f"{d['generation_h']:.1f}",
                      f"{d['train_h']:.1f}", f"{d['sandbox_h']:.1f}",
+                     f"{100 * utilisation(by_nb[stem]):.0f}%",
                      f"{100 * d['wall_h'] / total:.0f}%"])
     head = (f"compute budget on {plan.cluster.describe()} (throughputs: {plan.throughput_source}; "
             f"responses at {plan.length_fraction:g} x their maximum length"
             + ("; refused stages are counted as if they ran" if plan.problems else "") + ")")
     days = plan.total_wall_h / 24
     tail = (f"total: {plan.total_wall_h:.0f} h on the cluster ({days:.1f} days), "
-            f"{sum(d['gpu_h'] for d in hours.values()):.0f} GPU-hours busy; "
+            f"{sum(d['gpu_h'] for d in hours.values()):.0f} GPU-hours busy, GPU utilisation "
+            f"{100 * utilisation(plan.placements):.0f}%; "
             + ("within" if plan.total_wall_h <= 48 else "over") + " a 48 h budget")
+    util_rows = [[f"{p.notebook} / {p.stage}", stage_kind(p),
+                  (f"{p.hours.engines} x TP {p.tp}" if p.hours.train_h == 0 and p.tp
+                   else f"{p.hours.concurrent_runs} run(s) x {p.gpus} GPU"),
+                  f"{p.hours.wall_h:.1f}", f"{100 * p.hours.utilisation:.0f}%"]
+                 for p in plan.placements if p.hours.wall_h > 0]
+    util = _table(["stage", "kind", "at once", "wall h", "GPU util"], util_rows, right={3, 4})
     biggest = sorted(plan.placements, key=lambda p: -p.hours.wall_h)[:top]
     stages = _table(["largest stages", "wall h", "tokens / steps"],
                     [[f"{p.notebook} / {p.stage}", f"{p.hours.wall_h:.1f}", p.formula]
                      for p in biggest], right={1})
     return "\n".join([head, _table(["notebook", "wall h", "GPU-h", "generate h", "train h",
-                                    "sandbox h", "share"], rows, right={1, 2, 3, 4, 5, 6}),
-                      tail, f"dominated by: {', '.join(r[0] for r in rows[:3])}", "", stages])
+                                    "sandbox h", "GPU util", "share"], rows,
+                                   right={1, 2, 3, 4, 5, 6, 7}),
+                      tail, f"dominated by: {', '.join(r[0] for r in rows[:3])}", "",
+                      "GPU utilisation per stage (GPU-hours busy / GPU-hours held; engines: "
+                      "data-parallel vLLM engines, runs: independent training runs at once)",
+                      util, "", stages])

@@ -139,6 +139,9 @@ class Work:
     train_tokens: float = 0.0         # tokens trained on outside GRPO (the reward model)
     sandbox_records: float = 0.0      # programs executed (tests run)
     sandbox_workers: int = 1
+    requests: float = 0.0             # generation requests (the units engines split)
+    overlap_sandbox: bool = False     # judged while generating (single-setting evaluations)
+    judge_batch: float = 256          # requests judged after the last generation finishes
     formula: str = ""                 # what the count is made of (the knobs that trade it down)
 
 
@@ -244,7 +247,7 @@ def _engine_stage(notebook, name, model, *, requests, max_new, prompt, batch, tp
                     tp_param=tp_param)
     work = Work(gen_out_tokens=float(requests) * samples_per_request * max_new,
                 gen_in_tokens=float(requests) * prompt, sandbox_records=float(sandbox),
-                sandbox_workers=int(workers or 1),
+                sandbox_workers=int(workers or 1), requests=float(requests) * samples_per_request,
                 formula=formula or (f"{int(requests):,} requests"
                                     + (f" x {samples_per_request}" if samples_per_request > 1 else "")
                                     + f" x {int(max_new):,} tok"))
@@ -368,6 +371,11 @@ def _eval_stages(notebook, p, models: dict[str, int], *, bench: str, problems: i
                            sandbox=requests, workers=workers or p.get("WORKERS", 1),
                            formula=formula)
         st.runs = count
+        # single-turn: recode_lib.evaluation.loop judges batches while the rest generate, an
+        # alpha grid (weights.sweep) each wave's alphas while the next wave generates
+        st.work.overlap_sandbox = turns == 1
+        if turns == 1 and "alpha grid" in name:
+            st.work.judge_batch = problems * samples
         out.append(st)
     return out
 
@@ -574,6 +582,7 @@ def _05(nb, p, pp):
                                     f"benchmarks) x {p.get('N_SAMPLES', 1)} samples x "
                                     f"{int(p.get('MAX_NEW_TOKENS', 320)):,} tok"))
         st.runs = count
+        st.work.overlap_sandbox = True         # single setting: judged while generating
         out.append(st)
     return out
 
@@ -623,6 +632,10 @@ def _07(nb, p, pp):
                                 f"{p.get('N_SAMPLES', 1)} samples x {max_new:,} tok"),
                        notes=["both endpoints are read into host memory (float32) for the "
                               "in-place merge"])
+    # data parallel: whole alphas per engine in waves, each wave judged while the next one
+    # generates (recode_lib.weights.sweep); the other runs' evaluations judge while generating
+    st.work.overlap_sandbox = True
+    st.work.judge_batch = problems * int(p.get("N_SAMPLES", 1))
     return [st]
 
 

@@ -19,7 +19,9 @@ With launcher="accelerate" the recipe (output_dir/recipe.yaml) and the problems
 and leaves the checkpoints for the next call to resume from. Launch commands of the paper
 profile: the docstring of recode_lib.training.grpo. `train_variants` trains several runs from
 one recipe (one folder each; a finished run is skipped; the fields every run shares are keyword
-overrides, by the recipe's own names: recode_lib.training.recipe_set). `transfer_variants(model)` is the cross-model RM
+overrides, by the recipe's own names: recode_lib.training.recipe_set); with launcher "slurm"
+its runs, independent of each other, are submitted as concurrent sbatch jobs (up to
+RECODE_SLURM_MAX_JOBS, default all: Slurm spreads them over the cluster's nodes). `transfer_variants(model)` is the cross-model RM
 transfer run (ReCode: another policy, e.g. Qwen3-4B-Instruct, trained with the gated reward and
 the RM trained on the first policy's pairs; recipe cg_grpo_transfer_paper), a `train_variants`
 variant named TRANSFER, beside TRANSFER_BASELINE (the same policy with the outcome-only reward),
@@ -32,6 +34,7 @@ gain is reported beside its seed variance. It does not install vllm or deepspeed
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Mapping
 
@@ -220,10 +223,47 @@ def train_variants(recipe: str | Path, variants: Mapping[str, Mapping], problems
         recipes[name] = load_recipe(recipe, **fields).validate()
         require_reward_model([r["name"] for r in recipes[name].rewards], recipes[name].rm_path)
     results = {}
-    for name, r in recipes.items():
-        results[name] = launch(r, problems, Path(out_dir) / name, launcher=launcher,
-                               num_processes=num_processes)
+
+    def run(name: str) -> TrainResult:
+        r = recipes[name]
+        res = launch(r, problems, Path(out_dir) / name, launcher=launcher,
+                     num_processes=num_processes)
         if log:
             log(f"{name}: {len(problems)} training prompts, {r.max_steps} steps -> "
-                f"{results[name].final_dir}" + (" (already trained)" if results[name].skipped else ""))
+                f"{res.final_dir}" + (" (already trained)" if res.skipped else ""))
+        return res
+
+    jobs = slurm_jobs(len(recipes)) if launcher == Launcher.SLURM else 1
+    if jobs <= 1:
+        for name in recipes:
+            results[name] = run(name)
+        return results
+    # the runs are independent: each is its own sbatch job (Slurm places them on nodes), all
+    # submitted at once up to RECODE_SLURM_MAX_JOBS; a failed run fails the call after the
+    # others finished (each finished run is kept and skipped by the next call)
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        futures = {name: ex.submit(run, name) for name in recipes}
+    failed = []
+    for name, fut in futures.items():
+        try:
+            results[name] = fut.result()
+        except Exception as exc:          # named below, every other run delivered first
+            failed.append((name, exc))
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(recipes)} GRPO runs failed: " + "; ".join(
+            f"{n}: {type(e).__name__}: {e}" for n, e in failed)) from failed[0][1]
     return results
+
+
+def slurm_jobs(runs: int, env=None) -> int:
+    """How many independent runs the Slurm route submits at once: RECODE_SLURM_MAX_JOBS
+    (default: all of them; 1 = one after another, as before)."""
+    env = os.environ if env is None else env
+    raw = env.get("RECODE_SLURM_MAX_JOBS", "")
+    try:
+        limit = int(raw) if raw else runs
+    except ValueError:
+        raise ValueError(f"RECODE_SLURM_MAX_JOBS must be a positive integer, got {raw!r}") from None
+    if limit < 1:
+        raise ValueError(f"RECODE_SLURM_MAX_JOBS must be a positive integer, got {raw!r}")
+    return max(1, min(runs, limit))
