@@ -153,13 +153,38 @@ def _starter_preamble(starter: str, entry: str, have: set[str]) -> str:
     return "\n\n".join(ast.get_source_segment(starter, n) for n in keep)
 
 
+# blank and comment lines, then spaces (possessive: no backtracking, linear time)
+_BLANK_LINES = re.compile(r"(?:[ \t\f]*+(?:#[^\r\n]*+)?+(?:\r\n|\r|\n))*+[ \t\f]*+")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+")
+_STRING_PREFIXES = {"r", "u", "f", "b", "rb", "br", "fr", "rf"}
+
+
+def may_have_head(code: str) -> bool:
+    """False when the code's first statement is surely neither a string nor a `from __future__`
+    import (it starts with another word: `def`, `import`, `class`, a name...), so there is no
+    docstring or __future__ import to keep first and no need to parse it all; True otherwise."""
+    i = _BLANK_LINES.match(code).end()
+    m = _WORD.match(code, i)
+    if m is None:
+        return True          # a quote, a parenthesis, a backslash, a non-ASCII name: parse
+    word, j = m.group(), m.end()
+    if word.lower() in _STRING_PREFIXES and code[j:j + 1] in ("'", '"'):
+        return True
+    if word == "from":
+        while j < len(code) and code[j] in " \t\f":
+            j += 1
+        return code.startswith("__future__", j) or not (code[j:j + 1].isalnum()
+                                                        or code[j:j + 1] == "_")
+    return False
+
+
 def put_in_front(front: str, code: str) -> str:
     """`front` + code, but after the code's leading docstring and `from __future__` imports,
     which Python accepts only at the top of a module (a prelude in front of them would turn a
     correct answer into a syntax error). Code that does not parse gets `front` first."""
     if not front:
         return code
-    tree = _parse(code)
+    tree = _parse(code) if may_have_head(code) else None
     end = 0
     for i, node in enumerate(tree.body if tree is not None else []):
         docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(

@@ -46,7 +46,6 @@ SYSTEM_DIRECT = (
 )
 
 FENCE = "```"
-FENCE_LANG = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-")
 PYTHON_LANGS = ("python", "py", "python3", "")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 UNREADABLE = "the judge could not read this answer"   # the reason's start (failure_reason)
@@ -135,12 +134,13 @@ def _parses(code: str) -> bool:
         return False
 
 
-# The fence grammar, matched without backtracking (possessive quantifiers: linear time).
-# An opening fence: ``` then spaces/tabs, a language word, spaces/tabs and a newline (it may
-# begin anywhere in a line); its block runs to the first newline followed by spaces/tabs and
-# ``` (that ``` closes it), or to the end of the text (an unterminated last block).
-_OPEN_REST = re.compile(r"[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\n")
-_CLOSE = re.compile(r"\n[ \t]*+```")
+# The fence grammar. An opening fence: ``` then spaces/tabs, a language word, spaces/tabs and a
+# newline (it may begin anywhere in a line); its block runs to the first newline followed by
+# spaces/tabs and ``` (that ``` closes it), or to the end of the text (an unterminated last
+# block). The quantifiers of the opening line are possessive (*+): its only possible match is
+# the greedy one, and without backtracking finditer runs in linear time (the former pattern,
+# with plain *, took quadratic time on ``` followed by many spaces).
+_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\n(.*?)(?:\n[ \t]*+```|\Z)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -152,31 +152,11 @@ class Fence:
     end: int        # offset just past the closing ``` (len(text) when unterminated)
 
 
-def fence_at(text: str, i: int) -> Fence | None:
-    """The block whose opening fence begins at offset i, or None."""
-    if not text.startswith(FENCE, i):
-        return None
-    m = _OPEN_REST.match(text, i + len(FENCE))
-    if m is None:
-        return None
-    c = _CLOSE.search(text, m.end())
-    stop, end = (c.start(), c.end()) if c else (len(text), len(text))
-    return Fence(m.group(1).lower(), text[m.end():stop], i, end)
-
-
-def fences(text: str, pos: int = 0):
+def fences(text: str, pos: int = 0) -> list[Fence]:
     """Every fenced block from offset `pos` on, left to right, each starting after the last
     one's end (the unterminated last one included), in time linear in len(text)."""
-    while True:
-        i = text.find(FENCE, pos)
-        if i < 0:
-            return
-        f = fence_at(text, i)
-        if f is None:
-            pos = i + 1
-            continue
-        yield f
-        pos = f.end
+    return [Fence(m.group(1).lower(), m.group(2), m.start(), m.end())
+            for m in _FENCE.finditer(text, pos)]
 
 
 def code_blocks(text: str) -> list[tuple[str, str, int]]:
@@ -219,8 +199,7 @@ def _unopened_block(text: str) -> tuple[str, int] | None:
     close = text.find(FENCE)
     if close <= 0:
         return None
-    lead = text.lstrip()
-    if fence_at(lead, 0) is not None:
+    if _FENCE.match(text.lstrip()):
         return None
     rest = text.find("\n", close + 3)
     if text[close + 3:rest if rest >= 0 else len(text)].strip():   # "```python": it opens
@@ -277,10 +256,14 @@ def _parse_response(text: str) -> Parsed:
     after = unopened[1] if unopened else 0
     blocks = [f for f in fences(text, after) if f.lang in PYTHON_LANGS]
     code, start, end = None, len(text), len(text)
+    failed = set()          # a repeated block is compiled once (degenerate repetition)
     for f in reversed(blocks):
+        if f.body in failed:
+            continue
         if f.body.strip() and _parses(f.body):
             code, start, end = f.body.strip("\n"), f.start, f.end
             break
+        failed.add(f.body)
     n_blocks = len(blocks) + (unopened is not None)
     if code is None and unopened is not None:
         (code, end), start = unopened, 0

@@ -96,3 +96,36 @@ def test_a_body_with_carriage_return_line_ends_completes_the_starter():
     assert prog.how == "starter+body"
     assert [type(n).__name__ for n in ast.parse(prog.code).body[0].body] == ["Expr", "Assign",
                                                                             "Return"]
+
+
+def test_the_prelude_shortcut_agrees_with_parsing_every_program():
+    """put_in_front parses the program only when its first statement may be a docstring or a
+    __future__ import (may_have_head); wherever it skips, parsing finds no such head."""
+    from recode_lib.assemble import may_have_head, put_in_front
+
+    heads = ["", "\n", "# c\n", "  \n\f# c\r\n", "#!x\n\n"]
+    firsts = ['"""d"""', "'d'", 'r"d"', 'Rb"d"', 'f"d"', "u'd'", '("d")',
+              "from __future__ import annotations", "from  __future__ import annotations", "from\t__future__ import annotations",
+              "from typing import List", "from . import x", "from.x import y", "fromx = 1",
+              "import os", "def f(): pass", "class A: pass", "x = 1", "rb = 1", "f(1)",
+              "\\\n'd'", "é = 1", " x = 1", "from \\\n __future__ import annotations", "_ = 2"]
+    tails = ["", "\nfrom __future__ import division\ny = 2\n", "\n'not a docstring'\n"]
+    for h in heads:
+        for f in firsts:
+            for t in tails:
+                code = h + f + t
+                got = put_in_front("import sys", code)
+                try:
+                    tree = ast.parse(code)
+                except SyntaxError:
+                    tree = None
+                first = tree.body[0] if tree is not None and tree.body else None
+                has_head = first is not None and (
+                    (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                     and isinstance(first.value.value, str))
+                    or (isinstance(first, ast.ImportFrom) and first.module == "__future__"))
+                assert may_have_head(code) or not has_head, code
+                if has_head:            # the prelude after the head, a statement of its own
+                    assert "\nimport sys\n" in got and not got.startswith("import sys"), code
+                else:
+                    assert got == "import sys\n\n" + code, code
