@@ -117,7 +117,11 @@ def guarded_rows(compute, prompts: list, completions: list, kwargs: dict) -> lis
     """compute(prompts, completions, kwargs), one row per completion, that never lets one
     sample's exception reach the training or evaluation loop: RecodeErrors (configuration and
     dataset errors) are raised; on any other exception the batch is computed again sample by
-    sample and a sample that still raises gets failed_row."""
+    sample and a sample that still raises gets failed_row. A backstop: the seams below it
+    (recode_lib.prompts.parse_response, recode_lib.assemble.assemble, the sandbox runner, the
+    process reward) never raise for a completion, so no completion is known to reach it. Limit:
+    with a collective (ZeRO-3-sharded) reward model a rank in the fallback would make other
+    collective calls than its peers."""
     n = len(completions)
     try:
         rows = compute(prompts, completions, kwargs)
