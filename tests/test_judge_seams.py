@@ -336,8 +336,9 @@ def test_a_completion_given_as_bytes_or_objects_is_a_format_error():
 # ---- the agentic final answer is the file, judged as code (issue 39, item 6) ----
 
 FENCED_DOC = 'HELP = """\nUsage:\n```\nadd(1, 2)\n```\n"""\n\n\ndef add(a, b):\n    return a + b\n'
-# a wrong file whose docstring holds a right fenced answer: re-fenced, the parser found that one
-DECOY = ('DOC = """\n```python\ndef add(a, b):\n    return a + b\n```\n"""\n\n\n'
+# a wrong file whose string holds a right fenced answer: re-fenced, the parser judged that
+# one (outcome 1 for a wrong file); judged as the file it is, it is wrong
+DECOY = ('DOC = """\n```\n"""\nEX = """\n```python\ndef add(a, b):\n    return a + b\n```\n"""\n\n\n'
          'def add(a, b):\n    return a - b\n')
 
 
