@@ -78,3 +78,14 @@ def test_assemble_of_50000_think_openers_is_fast():
     text = "<think>" * 50_000 + "```python\ndef f(x):\n    return x\n```"
     assert _seconds(assemble, p, text) < 2.0
     assert assemble(p, text).code.startswith("def f(x):")
+
+
+def test_a_function_answer_followed_by_many_statements_assembles_in_linear_time():
+    """sanitize took the source segment of each dropped statement by splitting the whole
+    program again: 8,000 top-level prints after a right function cost 50 s of CPU."""
+    p = Problem(id="t/1", source="t", prompt="p", tests={"kind": "call", "fn_name": "f",
+                "cases": []}, starter_code='def f(x):\n    """F."""\n', entry_point="f")
+    text = "<think>r</think>\n```python\ndef f(x):\n    return x\n" + "print(1)\n" * 8000 + "```"
+    assert _seconds(assemble, p, text) < 2.0
+    prog = assemble(p, text)
+    assert prog.how == "function" and len(prog.dropped) == 8000 and "print" not in prog.code
