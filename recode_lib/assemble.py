@@ -24,16 +24,26 @@ no arguments and never calls anything at top level, a call is appended.
 A problem's `metadata["prelude"]` (the imports LeetCode/LiveCodeBench code assumes, e.g.
 `from typing import *`) is put in front of every program, as LiveCodeBench's runner does (after
 the program's own `from __future__` imports, which must stay first).
+Lines are Python's (code_lines: split at \n, \r\n and \r only, as the tokenizer and ast's line
+numbers count them; never str.splitlines, which also splits at \v, \f, \x1c-\x1e, NEL,
+U+2028 and U+2029 — characters Python allows inside strings and comments), for sanitizing,
+indenting a body (dedent_code, indent_code) and placing the prelude.
+`assemble` never raises for a response: one the judge cannot read (nested too deep for
+Python's parser: RecursionError or MemoryError; not text; anything) is a format error,
+Program(None, "none") with the reason (recode_lib.prompts.failure_reason); a bad problem
+still raises. Its work is linear in the response (lines split once; each candidate body
+tried once).
 It does not execute anything and does not judge correctness.
 """
 
 from __future__ import annotations
 
 import ast
-import textwrap
+import re
 from dataclasses import dataclass, field
 
-from recode_lib.prompts import Parsed, code_blocks, parse_response
+from recode_lib.prompts import (PYTHON_LANGS, UNREADABLE, Parsed, code_blocks, parse_response,
+                               unreadable)
 
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
         ast.Assign, ast.AnnAssign)
@@ -47,10 +57,61 @@ class Program:
     dropped: list[str] = field(default_factory=list)
 
 
+# Python's line model: its tokenizer ends a line at \n, \r\n or \r only. str.splitlines() also
+# splits at \v, \f, \x1c-\x1e, \x85 (NEL), U+2028 and U+2029, which Python allows inside
+# strings and comments: splitting code with it shifts every line number after one of them.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_SPLIT_KEEP = re.compile(r"(\r\n|\r|\n)")
+
+
+def code_lines(code: str) -> list[str]:
+    """The lines of Python source as Python numbers them (ast's lineno): split at \n, \r\n
+    and \r only, without their line ends; a final line end makes no empty last line (as
+    str.splitlines)."""
+    lines = _LINE_END.split(code)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _lines_with_ends(text: str) -> list[tuple[str, str]]:
+    parts = _SPLIT_KEEP.split(text)
+    return [(parts[i], parts[i + 1] if i + 1 < len(parts) else "")
+            for i in range(0, len(parts), 2)]
+
+
+def dedent_code(text: str) -> str:
+    """textwrap.dedent on Python's line model: the common leading spaces/tabs of the non-blank
+    lines removed, lines of only spaces/tabs emptied, line ends kept."""
+    lines = [(("" if not c.strip(" \t") else c), e) for c, e in _lines_with_ends(text)]
+    margin = None
+    for c, _ in lines:
+        if not c:
+            continue
+        indent = c[:len(c) - len(c.lstrip(" \t"))]
+        if margin is None or margin.startswith(indent):
+            margin = indent
+        elif not indent.startswith(margin):
+            k = 0
+            while k < min(len(margin), len(indent)) and margin[k] == indent[k]:
+                k += 1
+            margin = margin[:k]
+    if margin:
+        lines = [(c[len(margin):] if c.startswith(margin) else c, e) for c, e in lines]
+    return "".join(c + e for c, e in lines)
+
+
+def indent_code(text: str, prefix: str) -> str:
+    """textwrap.indent on Python's line model: `prefix` before every line that is not blank."""
+    return "".join((prefix + c if c.strip() else c) + e for c, e in _lines_with_ends(text))
+
+
 def _parse(src: str) -> ast.Module | None:
+    """The module's tree, or None when it does not parse (a syntax error, too deep for the
+    parser: RecursionError/MemoryError, a lone surrogate: the same as prompts' compile)."""
     try:
         return ast.parse(src)
-    except (SyntaxError, ValueError):
+    except Exception:
         return None
 
 
@@ -92,13 +153,38 @@ def _starter_preamble(starter: str, entry: str, have: set[str]) -> str:
     return "\n\n".join(ast.get_source_segment(starter, n) for n in keep)
 
 
+# blank and comment lines, then spaces (possessive: no backtracking, linear time)
+_BLANK_LINES = re.compile(r"(?:[ \t\f]*+(?:#[^\r\n]*+)?+(?:\r\n|\r|\n))*+[ \t\f]*+")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+")
+_STRING_PREFIXES = {"r", "u", "f", "b", "rb", "br", "fr", "rf"}
+
+
+def may_have_head(code: str) -> bool:
+    """False when the code's first statement is surely neither a string nor a `from __future__`
+    import (it starts with another word: `def`, `import`, `class`, a name...), so there is no
+    docstring or __future__ import to keep first and no need to parse it all; True otherwise."""
+    i = _BLANK_LINES.match(code).end()
+    m = _WORD.match(code, i)
+    if m is None:
+        return True          # a quote, a parenthesis, a backslash, a non-ASCII name: parse
+    word, j = m.group(), m.end()
+    if word.lower() in _STRING_PREFIXES and code[j:j + 1] in ("'", '"'):
+        return True
+    if word == "from":
+        while j < len(code) and code[j] in " \t\f":
+            j += 1
+        return code.startswith("__future__", j) or not (code[j:j + 1].isalnum()
+                                                        or code[j:j + 1] == "_")
+    return False
+
+
 def put_in_front(front: str, code: str) -> str:
     """`front` + code, but after the code's leading docstring and `from __future__` imports,
     which Python accepts only at the top of a module (a prelude in front of them would turn a
     correct answer into a syntax error). Code that does not parse gets `front` first."""
     if not front:
         return code
-    tree = _parse(code)
+    tree = _parse(code) if may_have_head(code) else None
     end = 0
     for i, node in enumerate(tree.body if tree is not None else []):
         docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(
@@ -109,40 +195,50 @@ def put_in_front(front: str, code: str) -> str:
             break
     if not end:
         return front + "\n\n" + code
-    lines = code.splitlines()
+    lines = code_lines(code)
     return "\n".join(lines[:end]) + "\n" + front + "\n\n" + "\n".join(lines[end:]) + "\n"
 
 
+def first_line(lines: list[str], node: ast.stmt) -> str:
+    """The text of `node` on its first line (col_offset counts UTF-8 bytes, as ast does)."""
+    line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
+    return line.encode("utf-8", "surrogatepass")[node.col_offset:].decode("utf-8", "replace")
+
+
 def sanitize(code: str, tree: ast.Module) -> tuple[str, list[str]]:
+    """(kept top-level imports, definitions and assignments, first lines of the dropped
+    statements), in time linear in the code (the lines are split once)."""
     kept, dropped = [], []
+    lines = code_lines(code)
     for node in tree.body:
-        seg = ast.get_source_segment(code, node) or ""
         if isinstance(node, KEEP):
             start = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) \
                 else node.lineno
-            lines = code.splitlines()[start - 1:node.end_lineno]
-            kept.append("\n".join(lines))
+            kept.append("\n".join(lines[start - 1:node.end_lineno]))
         else:
-            dropped.append(seg.splitlines()[0][:80] if seg else type(node).__name__)
+            dropped.append(first_line(lines, node)[:80] or type(node).__name__)
     return "\n\n".join(kept) + "\n", dropped
 
 
 def _looks_like_body(body: str) -> bool:
     """A function body rather than a module: it does not parse alone, returns at top level,
     or defines no function or class."""
-    tree = _parse(textwrap.dedent(body))
+    tree = _parse(dedent_code(body))
     return tree is None or any(isinstance(n, ast.Return) for n in tree.body) or not any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body)
+
+
+def ends_with_entry(starter: str, entry: str) -> bool:
+    """Whether the starter code ends with the entry point's `def` (a body can continue it)."""
+    tree = _parse(starter or "")
+    return tree is not None and bool(tree.body) and isinstance(tree.body[-1], ast.FunctionDef) \
+        and tree.body[-1].name == entry
 
 
 def _body_completion(starter: str, entry: str, body: str) -> str | None:
     if not _looks_like_body(body):
         return None
-    tree = _parse(starter or "")
-    if tree is None or not tree.body or not isinstance(tree.body[-1], ast.FunctionDef) \
-            or tree.body[-1].name != entry:
-        return None
-    indented = textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+    indented = indent_code(dedent_code(body).strip("\n"), "    ")
     src = starter.rstrip() + "\n" + indented + "\n"
     full = _parse(src)
     return src if full is not None and defines(full, entry) else None
@@ -160,18 +256,27 @@ def _stdio_program(code: str, tree: ast.Module) -> str:
 
 
 def assemble(problem, text: str) -> Program:
-    prog = _assemble(problem, text)
-    prelude = ((getattr(problem, "metadata", None) or {}).get("prelude") or "").strip()
-    if prog.code is not None and prelude:
-        prog.code = put_in_front(prelude, prog.code)
-    return prog
-
-
-def _assemble(problem, text: str) -> Program:
-    parsed = parse_response(text)
+    """The program of one response to `problem` (module docstring). Never raises for the
+    response: one the judge cannot read (nested too deep for the parser, too big, not text) is
+    a format error, Program(None, "none", ...) with the reason in parsed.reason. A bad
+    problem (its tests, starter code or prelude) still raises."""
     kind = (problem.tests or {}).get("kind")
     entry = problem.entry_point or (problem.tests or {}).get("fn_name")
     starter = problem.starter_code or ""
+    prelude = ((getattr(problem, "metadata", None) or {}).get("prelude") or "").strip()
+    try:
+        prog = _assemble(kind, entry, starter, text)
+        if prog.code is not None and prelude:
+            prog.code = put_in_front(prelude, prog.code)
+        return prog
+    except Exception as exc:       # one response's failure is its own format error
+        return Program(None, "none", unreadable(exc))
+
+
+def _assemble(kind, entry, starter: str, text: str) -> Program:
+    parsed = parse_response(text)
+    if parsed.reason.startswith(UNREADABLE):
+        return Program(None, "none", parsed)
     if kind == "stdio" or not entry:
         if parsed.code is None:
             return Program(None, "none", parsed)
@@ -186,12 +291,15 @@ def _assemble(problem, text: str) -> Program:
             return Program(put_in_front(pre + "\n" if pre else "", body), "function", parsed,
                            dropped)
     # a body-only answer continuing the starter's signature (also when indented)
-    blocks = [b for lang, b, _ in code_blocks(text or "")
-              if lang in ("python", "py", "python3", "")]
-    for body in reversed(blocks):
-        src = _body_completion(starter, entry, body)
-        if src is not None:
-            return Program(src, "starter+body", parsed)
+    if ends_with_entry(starter, entry):
+        tried = set()
+        for lang, body, _ in reversed(code_blocks(text or "")):
+            if lang not in PYTHON_LANGS or body in tried:
+                continue
+            tried.add(body)
+            src = _body_completion(starter, entry, body)
+            if src is not None:
+                return Program(src, "starter+body", parsed)
     if parsed.code is not None:
         return Program(parsed.code, "as_is", parsed)
     return Program(None, "none", parsed)

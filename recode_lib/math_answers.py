@@ -22,11 +22,12 @@ import re
 import threading
 from dataclasses import dataclass
 
+from recode_lib.prompts import think_text
+
 SYSTEM_MATH = (
     "You are an expert mathematician. First reason about the problem step by step inside "
     "<think> and </think>. Then give only the final answer in \\boxed{}."
 )
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
 def math_messages(problem) -> list[dict]:
@@ -70,9 +71,10 @@ class MathParsed:
 def parse_math_response(text: str) -> MathParsed:
     text = text or ""
     boxes = boxed_answers(text)
-    m = _THINK.search(text)
+    inside = think_text(text)
     first_box = text.find("\\boxed")
-    reasoning = (m.group(1) if m else text[: first_box if first_box >= 0 else len(text)]).strip()
+    reasoning = (inside if inside is not None
+                 else text[: first_box if first_box >= 0 else len(text)]).strip()
     answer = boxes[-1] if boxes else None
     if answer is None:
         return MathParsed(reasoning, None, False, "no \\boxed{} answer")

@@ -18,6 +18,14 @@ A response is a reasoning section followed by one fenced Python code block:
   ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
   code and exactly one code block; `explanation` is the prose after the code (never reasoning).
+  It never raises: a response it cannot read (not text, too big) is a format error whose
+  reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
+  parser (RecursionError, MemoryError) does not parse. Think blocks and fences are found in
+  time linear in the text (think_span, fences: the very blocks the former regexes found, a
+  test checks it, without their quadratic worst cases: 118 s for 50,000 `<think>` openers).
+- CodeAnswer(reasoning, code): a final answer that is a file (the agentic submission): its text
+  is format_response(reasoning, code), while parse_response and code_blocks take `code` itself
+  as the one block, so a file with a line starting with ``` is never cut there.
 - completion_text(completion) / prompt_text(prompt) -> the text of a TRL completion or prompt
   (a string, or chat messages: the assistant contents joined / the last user turn).
 This module does no generation and no execution.
@@ -37,8 +45,10 @@ SYSTEM_DIRECT = (
     "```python code block."
 )
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+FENCE = "```"
+PYTHON_LANGS = ("python", "py", "python3", "")
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+UNREADABLE = "the judge could not read this answer"   # the reason's start (failure_reason)
 
 
 def user_prompt(problem) -> str:
@@ -99,29 +109,100 @@ class Parsed:
         return self.code is not None
 
 
+def failure_reason(exc: BaseException) -> str:
+    """The one-line reason recorded when the judge cannot read one answer (the exception that
+    a degenerate completion raised: RecursionError, MemoryError, a codec error, ...)."""
+    msg = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+    return f"{UNREADABLE} ({type(exc).__name__}{': ' + msg if msg else ''})"
+
+
+def unreadable(exc: BaseException) -> Parsed:
+    """The Parsed of an answer the judge cannot read: no code, a format error, and why."""
+    return Parsed("", None, 0, False, failure_reason(exc))
+
+
 def _parses(code: str) -> bool:
     """Whether `code` compiles as a module, as the sandbox will compile it: not only parses
     (ast.parse accepts `return`, `yield` or `break` outside their blocks, a late
     `from __future__` import, `nonlocal` at module level; compile refuses them, so such a
-    block would be a format success that can never run)."""
+    block would be a format success that can never run). Too deep to compile (RecursionError,
+    MemoryError) or not encodable (a lone surrogate): does not compile."""
     try:
         compile(code, "<answer>", "exec", dont_inherit=True)
         return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except Exception:
         return False
 
 
+# The fence grammar. An opening fence: ``` then spaces/tabs, a language word, spaces/tabs and a
+# newline (it may begin anywhere in a line); its block runs to the first newline followed by
+# spaces/tabs and ``` (that ``` closes it), or to the end of the text (an unterminated last
+# block). The quantifiers of the opening line are possessive (*+): its only possible match is
+# the greedy one, and without backtracking finditer runs in linear time (the former pattern,
+# with plain *, took quadratic time on ``` followed by many spaces).
+_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\n(.*?)(?:\n[ \t]*+```|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One fenced block: its language (lower case), body, and offsets in the text."""
+    lang: str
+    body: str
+    start: int      # offset of the opening ```
+    end: int        # offset just past the closing ``` (len(text) when unterminated)
+
+
+def fences(text: str, pos: int = 0) -> list[Fence]:
+    """Every fenced block from offset `pos` on, left to right, each starting after the last
+    one's end (the unterminated last one included), in time linear in len(text)."""
+    return [Fence(m.group(1).lower(), m.group(2), m.start(), m.end())
+            for m in _FENCE.finditer(text, pos)]
+
+
 def code_blocks(text: str) -> list[tuple[str, str, int]]:
-    """(language, body, start offset) of every fenced block, unterminated last one included."""
-    return [(m.group(1).lower(), m.group(2), m.start()) for m in _FENCE.finditer(text)]
+    """(language, body, start offset) of every fenced block, unterminated last one included.
+    A CodeAnswer is its one file."""
+    if isinstance(text, CodeAnswer):
+        return [("python", text.code, 0)]
+    return [(f.lang, f.body, f.start) for f in fences(text)]
+
+
+def think_span(text: str, pos: int = 0) -> tuple[int, int] | None:
+    """(start, end) of the first <think>...</think> block from `pos` (the first <think> and the
+    first </think> after it), or None; linear time (a regex `<think>(.*?)</think>` is
+    quadratic in the number of unclosed openers)."""
+    i = text.find(THINK_OPEN, pos)
+    if i < 0:
+        return None
+    j = text.find(THINK_CLOSE, i + len(THINK_OPEN))
+    return None if j < 0 else (i, j + len(THINK_CLOSE))
+
+
+def think_text(text: str) -> str | None:
+    """The inside of the first think block, or None when there is none."""
+    span = think_span(text)
+    return None if span is None else text[span[0] + len(THINK_OPEN):span[1] - len(THINK_CLOSE)]
+
+
+def without_think(text: str) -> str:
+    """`text` with every think block removed (left to right, as re.sub would)."""
+    out, pos = [], 0
+    while (span := think_span(text, pos)) is not None:
+        out.append(text[pos:span[0]])
+        pos = span[1]
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _unopened_block(text: str) -> tuple[str, int] | None:
     """A reply that begins with code and only closes the fence: (code, end offset)."""
-    close = text.find("```")
-    if close <= 0 or _FENCE.match(text.lstrip()):
+    close = text.find(FENCE)
+    if close <= 0:
         return None
-    if text[close + 3:].split("\n", 1)[0].strip():   # "```python": an opening fence
+    if _FENCE.match(text.lstrip()):
+        return None
+    rest = text.find("\n", close + 3)
+    if text[close + 3:rest if rest >= 0 else len(text)].strip():   # "```python": it opens
         return None
     body = text[:close].strip("\n")
     if body.strip() and "\n" in body.strip() and _parses(body):
@@ -129,25 +210,66 @@ def _unopened_block(text: str) -> tuple[str, int] | None:
     return None
 
 
+class CodeAnswer(str):
+    """A final answer that is a file of code (the agentic setting's submission): its text is
+    the canonical trace `format_response(reasoning, code)` (what the reward model and the logs
+    read), and parse_response takes `code` as the one code block as it is, never looking for
+    fences in it (a file with a line starting with ``` inside a string stays whole)."""
+
+    code: str
+    reasoning: str
+
+    def __new__(cls, reasoning: str, code: str):
+        obj = super().__new__(cls, format_response(reasoning, code))
+        obj.code, obj.reasoning = code, reasoning.strip()
+        return obj
+
+    def __reduce__(self):
+        return (CodeAnswer, (self.reasoning, self.code))
+
+
 def parse_response(text: str) -> Parsed:
-    text = text or ""
+    """The Parsed of one response (module docstring). Never raises: a response the judge cannot
+    read (too deep, too big, not text) is a format error with the reason (failure_reason)."""
+    try:
+        if isinstance(text, CodeAnswer):
+            return _parse_file(text)
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"a response must be text, got {type(text).__name__}")
+        return _parse_response(text or "")
+    except Exception as exc:       # one answer's failure is its own format error
+        return unreadable(exc)
+
+
+def _parse_file(answer: CodeAnswer) -> Parsed:
+    code = answer.code
+    if not code.strip() or not _parses(code):
+        return Parsed(answer.reasoning, None, 1, False, "code block does not parse")
+    if not answer.reasoning:
+        return Parsed("", code.strip("\n"), 1, False, "no reasoning before the code")
+    return Parsed(answer.reasoning, code.strip("\n"), 1, True, "")
+
+
+def _parse_response(text: str) -> Parsed:
     # a reply that starts with code and closes the fence: that fence closes, never opens
     unopened = _unopened_block(text)
     after = unopened[1] if unopened else 0
-    blocks = [m for m in _FENCE.finditer(text, after)
-              if m.group(1).lower() in ("python", "py", "python3", "")]
+    blocks = [f for f in fences(text, after) if f.lang in PYTHON_LANGS]
     code, start, end = None, len(text), len(text)
-    for m in reversed(blocks):
-        body = m.group(2)
-        if body.strip() and _parses(body):
-            code, start, end = body.strip("\n"), m.start(), m.end()
+    failed = set()          # a repeated block is compiled once (degenerate repetition)
+    for f in reversed(blocks):
+        if f.body in failed:
+            continue
+        if f.body.strip() and _parses(f.body):
+            code, start, end = f.body.strip("\n"), f.start, f.end
             break
+        failed.add(f.body)
     n_blocks = len(blocks) + (unopened is not None)
     if code is None and unopened is not None:
         (code, end), start = unopened, 0
-    m = _THINK.search(text)
-    reasoning = (m.group(1) if m else text[:start]).strip()
-    explanation = _THINK.sub("", text[end:]).strip().strip("`").strip()
+    inside = think_text(text)
+    reasoning = (inside if inside is not None else text[:start]).strip()
+    explanation = without_think(text[end:]).strip().strip("`").strip()
     if code is None:
         reason = "no code block" if not blocks else "code block does not parse"
         return Parsed(reasoning, None, n_blocks, False, reason, explanation)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from recode_lib.data.schema import Problem
+from recode_lib.errors import RecodeError
 from recode_lib.run_files import read_metrics
 from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, train
 from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
@@ -88,6 +89,11 @@ def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
     assert run_fingerprint(back, probs) == run_fingerprint(r, problems())
 
 
+class BackendDied(RecodeError, RuntimeError):
+    """A reward's own failure that stops training: a RecodeError (any other exception is kept
+    to its samples as a logged None, recode_lib.rewards.base.guarded_rows)."""
+
+
 def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path, monkeypatch):
     calls = {"n": 0}
 
@@ -95,7 +101,7 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
         def compute(prompts, completions, kwargs):
             calls["n"] += 1
             if calls["n"] == 2:
-                raise RuntimeError("reward backend died")
+                raise BackendDied("reward backend died")
             return [{"reward": 0.0, "fmt": 0.0} for _ in completions]
         return RewardFunction("flaky", compute, ("fmt",))
 

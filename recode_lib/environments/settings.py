@@ -12,10 +12,14 @@ calls, and agentic coding through a sandboxed terminal". The rewards are the sin
 - single: the completion as is;
 - tool: the last assistant message, when it is an answer (no tool call in it); an episode that
   ended on a tool call ran out of turns without an answer: "" (a format error);
-- agentic: the submitted file's text as one code block after a one-line reasoning
-  (prompts.format_response); nothing submitted: "" (a format error).
+- agentic: the submitted file as code, a prompts.CodeAnswer: its text is the file as one code
+  block after a one-line reasoning (prompts.format_response), what the reward model and the
+  logs read, while the judge takes the file itself as the code (a file with a line starting
+  with ``` inside a string is judged whole, never cut at that line); nothing submitted: ""
+  (a format error).
 So the same final code gets the same reward in every setting (R_fmt in the agentic setting
-only asks that the file parses). It does not run rollouts (TRL's GRPOTrainer does in
+only asks that the file parses). final_answer never raises for a rollout: one it cannot read
+has no answer (a format error) with the reason. It does not run rollouts (TRL's GRPOTrainer does in
 training, recode_lib.environments.rollout at evaluation).
 """
 
@@ -26,7 +30,7 @@ from enum import StrEnum
 
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
-from recode_lib.prompts import completion_text, format_response
+from recode_lib.prompts import CodeAnswer, completion_text, failure_reason
 from recode_lib.sandbox.tools import ToolLimits
 
 
@@ -63,8 +67,16 @@ def environment_factory(setting: str, max_calls: int | None = None,
 
 
 def final_answer(setting: str, completion, env=None) -> tuple[str, str]:
-    """(text the rewards judge, "" or why there is no answer) for one rollout."""
+    """(text the rewards judge, "" or why there is no answer) for one rollout; never raises
+    for the rollout (an unknown setting still raises)."""
     check_setting(setting)
+    try:
+        return _final_answer(setting, completion, env)
+    except Exception as exc:       # one rollout's failure is its own format error
+        return "", failure_reason(exc)
+
+
+def _final_answer(setting: str, completion, env) -> tuple[str, str]:
     if setting == "single":
         return completion_text(completion), ""
     if setting == "tool":
@@ -77,10 +89,11 @@ def final_answer(setting: str, completion, env=None) -> tuple[str, str]:
         content = last.get("content") or ""
         return (content if isinstance(content, str) else str(content)), ""
     code = getattr(env, "submission", None)
-    if not code or not code.strip():
+    if not isinstance(code, str) or not code.strip():
         return "", NO_SUBMISSION
-    return format_response(f"Submitted {getattr(env, 'submitted_path', None) or 'a file'}.",
-                           code), ""
+    path = getattr(env, "submitted_path", None)
+    return CodeAnswer(f"Submitted {path if isinstance(path, str) and path else 'a file'}.",
+                      code), ""
 
 
 class SettingReward:

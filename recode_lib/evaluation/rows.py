@@ -17,18 +17,24 @@ Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the
   was no code), checker (only for problems with a testlib checker: "testlib" or
   "exact_fallback").
 A sample without code (no parsable block, no answer, or a truncated answer: paper B's format
-errors at |alpha| > 2 are "token exhaustion") is still a sandbox record, with code None: the
+errors at |alpha| > 2 are "token exhaustion"; a response the judge cannot read: nested too
+deep for Python's parser, not text — recode_lib.assemble never raises for one) is still a
+sandbox record, with code None: the
 sandbox judges it without running anything (status "no_code", outcome "format_error",
 recode_lib.sandbox.verdict.no_code_result), so a no-code row is the same dict shape, built by
-the same function, in every setting. It generates nothing and runs nothing itself.
+the same function, in every setting. Every row can be written as UTF-8 JSON (storable: a lone
+surrogate in a response becomes U+FFFD). It generates nothing and runs nothing itself.
 """
 
 from __future__ import annotations
+
+import json
 
 from recode_lib.assemble import assemble
 from recode_lib.data.schema import Problem
 from recode_lib.generation.base import FinishReason
 from recode_lib.jsonl import JsonlError, JsonlStore
+from recode_lib.prompts import failure_reason
 from recode_lib.sandbox import first_failure, strictness
 from recode_lib.sandbox.records import time_rule_of
 
@@ -82,7 +88,31 @@ def episode_row(p, episode) -> tuple[dict, dict]:
            "turns": episode.turns, "tool_calls": episode.tool_calls,
            "tool_errors": episode.tool_errors, "tool_statuses": list(episode.tool_statuses),
            "no_answer": episode.no_answer, "transcript": episode.transcript}
-    return row, sandbox_record(sid, row["code"], p)
+    return storable(row), sandbox_record(sid, row["code"], p)
+
+
+def storable(row: dict) -> dict:
+    """`row` as samples.jsonl can hold it (UTF-8 JSON): a field with a lone surrogate (a
+    backend may decode one from JSON) gets U+FFFD in its place; a field that cannot be written
+    at all (nested too deep) becomes a one-line note. A row that writes is returned as is."""
+    try:
+        json.dumps(row, ensure_ascii=False, default=str).encode("utf-8")
+        return row
+    except Exception:
+        pass
+    out = {}
+    for key, value in row.items():
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+            try:
+                text.encode("utf-8")
+                out[key] = value
+            except UnicodeEncodeError:
+                fixed = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+                out[key] = json.loads(fixed)
+        except Exception as exc:
+            out[key] = f"<not storable: {failure_reason(exc)}>"
+    return out
 
 
 def result_fields(res: dict) -> dict:

@@ -33,14 +33,17 @@ gate and the compositions), code, strict, math (the families; importing this pac
 them all), execution (the batched, cached sandbox runner).
 Inputs: `completions` are strings or chat-message lists (conversational datasets; the assistant
 contents are joined); code rewards need a `tests` column (dict or JSON text; a row without tests
-raises ValueError naming the row), optionally `starter_code`, `entry_point`, `time_limit_s`,
+raises RewardDataError, a ValueError, naming the row), optionally `starter_code`, `entry_point`, `time_limit_s`,
 `memory_mb`, `problem_id`. The program executed is recode_lib.assemble's, exactly as in
 evaluation, so a training reward of 1 means the evaluation harness would count it correct.
 Each call logs every component's batch mean through TRL's `log_metric` ("<name>/fmt",
 "<name>/out", "<name>/proc", "<name>/error_rate", ...) and the per-sample values and failure
 reasons through `log_extra`, so reward hacking (e.g. proc rising while out does not) is visible.
 A failure of the sandbox or the reward model is a recorded 0 with its reason, never NaN and
-never an exception in the training loop. Execution is shared and cached per step by
+never an exception in the training loop. No failure of one sample leaves a reward function
+either: a completion nested too deep for Python's parser is a format error, and anything else
+one sample raises gets that sample alone a logged None (base.guarded_rows); only configuration
+and dataset errors (RecodeError) are raised. Execution is shared and cached per step by
 recode_lib.rewards.execution.SandboxRunner, so composed rewards never run a completion twice.
 It does not train anything (recode_lib.training.grpo does) and does not place the reward model
 (recode_lib.process_reward.placement does; a factory given rm_path loads it on CPU, float32,
@@ -56,13 +59,14 @@ from recode_lib.rewards.composed import always, compose, when_correct
 from recode_lib.rewards.math import (math_additive_reward, math_answer_reward, math_format_reward,
                                      math_gated_reward, math_outcome_only_reward)
 from recode_lib.rewards.process import ProcessReward, process_reward
-from recode_lib.rewards.registry import (REGISTRY, Need, RewardConfigError, RewardEntry,
-                                         RewardResources, build_reward, get_reward, register,
-                                         register_function, reward_needs)
+from recode_lib.rewards.registry import (REGISTRY, Need, RewardConfigError, RewardDataError,
+                                         RewardEntry, RewardResources, build_reward, get_reward,
+                                         register, register_function, reward_needs)
 from recode_lib.rewards.strict import (partial_continuous_reward, partial_discrete_reward,
                                        strict_reward, sweep_rewards)
 
-__all__ = ["REGISTRY", "Need", "ProcessReward", "RewardConfigError", "RewardEntry",
+__all__ = ["REGISTRY", "Need", "ProcessReward", "RewardConfigError", "RewardDataError",
+           "RewardEntry",
            "RewardFunction", "RewardResources", "additive_reward", "always", "build_reward",
            "compose", "format_reward", "gated_reward", "get_reward",
            "math_additive_reward", "math_answer_reward", "math_format_reward",

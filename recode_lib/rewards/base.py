@@ -35,8 +35,10 @@ from types import SimpleNamespace
 from typing import Callable
 
 from recode_lib.assemble import assemble
-from recode_lib.prompts import completion_text
+from recode_lib.errors import RecodeError
+from recode_lib.prompts import completion_text, failure_reason
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, tests_spec
+from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.result import Outcome, Status
 
 
@@ -47,7 +49,12 @@ class RewardFunction:
     failure (row "error": the batch timed out, the sandbox raised, the RM endpoint failed) —
     gets None, not 0: TRL leaves a completion every reward function returned None for out of
     its group's baseline (advantage 0) instead of counting a failure of the machinery as a
-    wrong answer, which would skew the group's advantages. Its reason is logged as usual."""
+    wrong answer, which would skew the group's advantages. Its reason is logged as usual.
+
+    No exception of one sample leaves a reward function (guarded_rows): a batch whose
+    computation raises anything but a RecodeError (a configuration or dataset error, raised
+    before anything runs) is computed again sample by sample, and a sample that raises alone
+    gets None with the exception as its logged reason; the others keep their rewards."""
 
     def __init__(self, name: str, compute: Callable[..., list[dict]], components: tuple[str, ...]):
         self.__name__ = name
@@ -61,7 +68,7 @@ class RewardFunction:
                                 len(completions))
         if any(flags):
             completions = ["" if f else c for c, f in zip(completions, flags)]
-        rows = self._compute(list(prompts), completions, kwargs)
+        rows = guarded_rows(self._compute, list(prompts), completions, kwargs)
         for r, f in zip(rows, flags):
             r["truncated"] = f
             if f:
@@ -95,6 +102,51 @@ class RewardFunction:
         return rewards
 
 
+def failed_row(exc: BaseException) -> dict:
+    """The row of a sample whose reward raised: an infrastructure None, with the reason."""
+    return {"reward": 0.0, "error": True, "reason": "reward error: " + failure_reason(exc)}
+
+
+def sample_kwargs(kwargs: dict, i: int, n: int) -> dict:
+    """The columns of row i alone: every list or tuple of n values cut to [i:i+1]."""
+    return {k: (v[i:i + 1] if isinstance(v, (list, tuple)) and len(v) == n else v)
+            for k, v in kwargs.items()}
+
+
+def guarded_rows(compute, prompts: list, completions: list, kwargs: dict) -> list[dict]:
+    """compute(prompts, completions, kwargs), one row per completion, that never lets one
+    sample's exception reach the training or evaluation loop: RecodeErrors (configuration and
+    dataset errors) are raised; on any other exception the batch is computed again sample by
+    sample and a sample that still raises gets failed_row. A backstop: the seams below it
+    (recode_lib.prompts.parse_response, recode_lib.assemble.assemble, the sandbox runner, the
+    process reward) never raise for a completion, so no completion is known to reach it. Limit:
+    with a collective (ZeRO-3-sharded) reward model a rank in the fallback would make other
+    collective calls than its peers."""
+    n = len(completions)
+    try:
+        rows = compute(prompts, completions, kwargs)
+        if len(rows) != n:
+            raise RuntimeError(f"the reward computed {len(rows)} rows for {n} completions")
+        return rows
+    except RecodeError:
+        raise
+    except Exception as exc:
+        if n == 1:
+            return [failed_row(exc)]
+    out = []
+    for i in range(n):
+        try:
+            row = compute(prompts[i:i + 1], completions[i:i + 1], sample_kwargs(kwargs, i, n))
+            if len(row) != 1:
+                raise RuntimeError(f"the reward computed {len(row)} rows for one completion")
+            out.append(row[0])
+        except RecodeError:
+            raise
+        except Exception as exc:
+            out.append(failed_row(exc))
+    return out
+
+
 def truncated_flags(completion_ids, stop_token_ids, n: int) -> list[bool]:
     """TRL's rule per completion: truncated iff its ids are non-empty and the last is not a stop
     id (EOS or pad). All False without completion_ids or stop ids."""
@@ -103,7 +155,7 @@ def truncated_flags(completion_ids, stop_token_ids, n: int) -> list[bool]:
     stops = {int(t) for t in stop_token_ids if t is not None}
     ids = list(completion_ids)
     if len(ids) != n:
-        raise ValueError(f"completion_ids has {len(ids)} rows for {n} completions")
+        raise RewardDataError(f"completion_ids has {len(ids)} rows for {n} completions")
     return [bool(len(row)) and int(list(row)[-1]) not in stops for row in ids]
 
 
@@ -130,13 +182,14 @@ def row_problem(tests: dict, starter_code=None, entry_point=None, prelude=None):
 
 
 def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[list, list]:
-    """(parsed responses, sandbox results) for a batch; raises ValueError for rows without tests,
-    and InProcessTestsError (a ValueError) for rows whose tests run in the submission's process
-    unless the runner allows them — checked for the whole batch before anything runs."""
+    """(parsed responses, sandbox results) for a batch; raises RewardDataError (a ValueError)
+    for rows without tests, and InProcessTestsError (a ValueError) for rows whose tests run in
+    the submission's process unless the runner allows them — checked for the whole batch before
+    anything runs. assemble never raises for a completion (a format error instead)."""
     n = len(completions)
     texts = texts or [completion_text(c) for c in completions]
     if "tests" not in kwargs:
-        raise ValueError("the dataset has no 'tests' column: code rewards need the tests of "
+        raise RewardDataError("the dataset has no 'tests' column: code rewards need the tests of "
                          "each problem (see recode_lib.training.grpo.build_dataset)")
     pids = column(kwargs, "problem_id", n)
     tests = []

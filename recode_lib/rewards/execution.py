@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from recode_lib.errors import RecodeError
 from recode_lib import sandbox
 from recode_lib.linux import require_linux
+from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.records import runs_in_process
 
 REWARD_ERROR = "reward_error"
@@ -67,14 +68,15 @@ def refuse_in_process(tests: dict, where: str) -> None:
 
 
 def tests_spec(value, where: str) -> dict:
-    """A tests column value (dict or JSON text) as a dict; raises ValueError naming `where`."""
+    """A tests column value (dict or JSON text) as a dict; raises RewardDataError (a ValueError)
+    naming `where`."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: the 'tests' column is not valid JSON ({exc.msg})") from None
+            raise RewardDataError(f"{where}: the 'tests' column is not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict) or "kind" not in value:
-        raise ValueError(f"{where}: no tests (the 'tests' column must hold a sandbox test spec "
+        raise RewardDataError(f"{where}: no tests (the 'tests' column must hold a sandbox test spec "
                          f"with a 'kind', got {str(value)[:80]!r})")
     return value
 

@@ -8,8 +8,8 @@ ReCode's transfer to math: the same R = R_fmt + R_ans + 1[R_ans = 1] * R_proc wi
 checked against the gold one instead of tests. math_format: reasoning then one \\boxed{} answer
 (recode_lib.math_answers.parse_math_response); math_answer: R_ans in {0,1}, math-verify
 equivalence with the dataset's `answer` column. Registered into recode_lib.rewards.REGISTRY on
-import (the gated and additive ones need the RM). A row without a gold answer raises ValueError
-naming the row. It does no code execution.
+import (the gated and additive ones need the RM). A row without a gold answer raises RewardDataError
+(a ValueError) naming the row. It does no code execution.
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from recode_lib.prompts import completion_text
 from recode_lib.rewards.base import RewardFunction, column
 from recode_lib.rewards.composed import always, compose, when_correct
 from recode_lib.rewards.process import process_term
-from recode_lib.rewards.registry import Need, register, register_function
+from recode_lib.rewards.registry import Need, RewardDataError, register, register_function
 
 
 def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
     """fmt/out rows: the boxed answer checked against the `answer` column."""
     if "answer" not in kwargs:
-        raise ValueError("the dataset has no 'answer' column: math rewards need the gold answers")
+        raise RewardDataError("the dataset has no 'answer' column: math rewards need the gold answers")
     n = len(texts)
     pids = column(kwargs, "problem_id", n)
     rows = []
     for i, (t, gold) in enumerate(zip(texts, kwargs["answer"])):
         if gold is None or str(gold).strip() == "":
-            raise ValueError(f"row {i} (problem_id {pids[i]!r}): no gold answer")
+            raise RewardDataError(f"row {i} (problem_id {pids[i]!r}): no gold answer")
         p = parse_math_response(t)
         ok, why = answer_correct(t, gold)
         reason = "; ".join(x for x in (p.reason, why) if x)

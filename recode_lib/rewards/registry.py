@@ -43,6 +43,13 @@ class RewardConfigError(RecodeError, ValueError):
     """A reward that cannot be built (unknown name, bad option, RM path that does not load)."""
 
 
+class RewardDataError(RecodeError, ValueError):
+    """A batch the rewards cannot judge, the dataset's fault and never a completion's: a missing
+    column, a row without tests or without a gold answer (the message names the row). Raised,
+    like every RecodeError, by a reward function; any other failure stays with its sample
+    (recode_lib.rewards.base.RewardFunction)."""
+
+
 class Need(enum.Enum):
     """A resource a reward needs from the run; the value is the factory keyword it arrives as."""
     SANDBOX = "runner"            # a SandboxRunner (tests executed, cached per step)
