@@ -15,7 +15,6 @@ Marked `vllm` and `slow`: `pytest -m vllm`; skipped (saying why) without vllm.
 
 from __future__ import annotations
 
-import pytest
 
 from recode_lib.data.schema import Problem
 from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
