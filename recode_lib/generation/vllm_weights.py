@@ -41,8 +41,10 @@ from typing import Iterable
 
 def has_repacked_layers(model) -> bool:
     """True when vLLM's CPU backend packed this model's linear layers for its GEMM kernel
-    (every such layer carries `cpu_linear`), so `load_weights` cannot write into them."""
-    return any(hasattr(m, "cpu_linear") for m in model.modules())
+    (every such layer carries `cpu_linear`), so `load_weights` cannot write into them. False
+    for an object that is not a torch module (a stand-in engine's model)."""
+    modules = getattr(model, "modules", None)
+    return modules is not None and any(hasattr(m, "cpu_linear") for m in modules())
 
 
 def repack_kept_weights(model) -> int:
