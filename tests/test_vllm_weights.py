@@ -15,7 +15,7 @@ from recode_lib.generation.vllm_weights import (has_repacked_layers, load_into_r
 from recode_lib.training import vllm_sync
 
 
-class Method:
+class UnquantizedMethod:
     """A quant method that counts how often it (re)packed its layer."""
 
     def __init__(self):
@@ -28,7 +28,7 @@ class Method:
 def layer(rows: int, packed: bool) -> nn.Module:
     m = nn.Module()
     m.weight = nn.Parameter(torch.zeros(rows, 2), requires_grad=False)
-    m.quant_method = Method()
+    m.quant_method = UnquantizedMethod()
     if packed:
         m.cpu_linear = object()
     return m
@@ -67,6 +67,12 @@ def test_cpu_engine_loads_through_vllm_reload_and_repacks_the_kept_weight():
     assert runner.model.loaded == []                     # load_weights cannot write there
     assert runner.model.lm_head.quant_method.packed == 1   # the tied head packed again
     assert runner.model.proj.quant_method.packed == 0      # reload already repacked it
+
+
+def test_quantized_layers_are_not_processed_twice():
+    model = Model(packed=True)
+    model.lm_head.quant_method = type("Fp8LinearMethod", (UnquantizedMethod,), {})()
+    assert repack_kept_weights(model) == 0 and model.lm_head.quant_method.packed == 0
 
 
 def test_gpu_engine_loads_through_load_weights_unchanged():

@@ -26,9 +26,9 @@ one call on the CPU path). Two paths, chosen by the model itself:
   tensors. One gap remains, closed here: a layer that loads nothing of its own but shares
   a loaded layer's weight -- the tied `lm_head` of SmolLM2 and Qwen2.5 small models, which
   the checkpoint omits -- gets its old kernel tensors back with the packed copy made from the
-  *old* weight, so logits would come from the old embedding. Every layer that keeps its weight
-  beside a CPU GEMM (`cpu_linear`; the embedding-style layers, `remove_weight=False`) is
-  therefore repacked from its current weight afterwards.
+  *old* weight, so logits would come from the old embedding. Every unquantized layer that
+  keeps its weight beside a CPU GEMM (`cpu_linear`; the embedding-style layers,
+  `remove_weight=False`) is therefore repacked from its current weight afterwards.
 A layer whose tensors are absent from `named_tensors` keeps its weights on both paths. This
 module imports no vllm: it runs inside vLLM's worker processes, on the objects vLLM hands it.
 It does not choose what to load (recode_lib.weights.live, recode_lib.training.vllm_sync do).
@@ -48,14 +48,16 @@ def has_repacked_layers(model) -> bool:
 
 
 def repack_kept_weights(model) -> int:
-    """Re-run the CPU GEMM packing of every layer that keeps its weight beside a packed copy
-    (`cpu_linear` set, non-empty `weight`): the tied lm_head after a reload. Returns how many."""
+    """Re-run the CPU GEMM packing of every unquantized layer that keeps its weight beside a
+    packed copy (`cpu_linear` set, non-empty `weight`, one of vLLM's `Unquantized*Method`s):
+    the tied lm_head after a reload. Quantized layers are left alone (their processing
+    rewrites the weight, so running it twice would corrupt it). Returns how many."""
     n = 0
     for module in model.modules():
         weight = getattr(module, "weight", None)
         method = getattr(module, "quant_method", None)
         if (not hasattr(module, "cpu_linear") or weight is None or weight.numel() == 0
-                or method is None):
+                or not type(method).__name__.startswith("Unquantized")):
             continue
         method.process_weights_after_loading(module)
         n += 1
