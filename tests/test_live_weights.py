@@ -229,7 +229,8 @@ def test_alpha_model_id_changes_when_an_endpoint_is_rewritten(ends, tmp_path):
     assert L.alpha_model_id(low, ends[1], 0.5) != before
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA and vllm")
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="needs CUDA and vllm (vLLM's CPU build: tests/test_vllm_real_live.py)")
 def test_vllm_engine_updated_in_place_matches_merged_checkpoint(ends, tmp_path):
     pytest.importorskip("vllm")
     from recode_lib.generation import SamplingConfig

@@ -28,8 +28,9 @@ Messages = list  # list[dict] with "role" and "content"
 
 
 class Backend(StrEnum):
-    """A generation backend: hf (transformers, CPU or one GPU), vllm (GPU serving), openai (an
-    OpenAI-compatible endpoint), vllm_standin (vLLM's request path on CPU: the dry run)."""
+    """A generation backend: hf (transformers, CPU or one GPU), vllm (GPUs or vLLM's CPU
+    build), openai (an OpenAI-compatible endpoint), vllm_standin (vLLM's request path on CPU
+    with a transformers engine: the dry run)."""
     HF = "hf"
     VLLM = "vllm"
     OPENAI = "openai"

