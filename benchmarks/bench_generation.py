@@ -2,6 +2,7 @@
 
     python benchmarks/bench_generation.py [--model smollm2] [--tokens 96] [--batch 1,8]
     python benchmarks/bench_generation.py --gguf smollm2-f16.gguf     # + llama.cpp, when installed
+    python benchmarks/bench_generation.py --only hf,vllm --batch 32      # the backends only
 
 Prints one row per configuration: tokens/s and milliseconds per decoding step, and each row's
 ratio to the hf backend as the project runs it (recode_lib.generation.HFGenerator: float32
@@ -12,6 +13,9 @@ weights on CPU, every core, the OpenMP wait policy recode_lib.openmp chose), bat
 - raw decode loop, float32 / bfloat16 / int8 (torch dynamic quantization of every Linear): the
   model's forward with a KV cache and argmax, no generate() machinery: what the weights cost;
 - OMP_WAIT_POLICY=ACTIVE: the hf backend again in a child process (torch reads the policy once);
+- vllm backend: VLLMGenerator on vLLM's CPU build (what `make env` installs on a CPU machine),
+  recode's CPU engine defaults (float32, eager, 1 GiB KV cache), and again in bfloat16; the
+  engine's start-up is printed apart, not counted in tokens/s;
 - llama.cpp (llama-cpp-python) on `--gguf`, when the package is importable: the reference the
   project's CPU generation is compared with. Skipped with the reason otherwise (PyPI ships it as
   a source package: `pip install llama-cpp-python` builds it; the GGUF comes from llama.cpp's
@@ -68,6 +72,26 @@ def raw_decode(model: str, batch: int, tokens: int, weights: str) -> dict:
     return {"tokens": tokens * batch, "steps": tokens, "wall_s": wall}
 
 
+def vllm_backend(model: str, batch: int, tokens: int, dtype: str = "") -> dict:
+    """The `vllm` backend as the project runs it (VLLMGenerator; on a CPU, vLLM's CPU build with
+    recode's CPU engine defaults), `batch` prompts sampled as the hf rows are; the engine start
+    is timed apart (load_s) and not in tokens/s."""
+    from recode_lib.generation import SamplingConfig, get_generator
+    from recode_lib.prompts import build_messages
+
+    t0 = time.perf_counter()
+    gen = get_generator("vllm", model, **({"dtype": dtype} if dtype else {}))
+    msgs = [build_messages(p) for p in PROMPTS[:batch]]
+    gen.generate(msgs[:1], SamplingConfig(temperature=0.0, max_new_tokens=4, n=1, seed=0))  # warm
+    load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    outs = gen.generate(msgs, SamplingConfig(temperature=0.8, max_new_tokens=tokens, n=1, seed=1))
+    wall = time.perf_counter() - t0
+    n = [c[0].n_tokens for c in outs]
+    gen.close()
+    return {"tokens": sum(n), "steps": max(n), "wall_s": wall, "load_s": load}
+
+
 def llama_cpp_decode(gguf: str, batch: int, tokens: int) -> dict:
     from llama_cpp import Llama   # optional: a source build from PyPI
 
@@ -99,6 +123,8 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=96)
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--gguf", default=None, help="a GGUF of the same model, for llama.cpp")
+    ap.add_argument("--only", default="", help="comma-separated kinds to run (hf, raw, vllm, "
+                    "llama_cpp; a prefix picks every variant)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -108,6 +134,8 @@ def main() -> None:
             res = hf_backend(a.model, batch, a.tokens, kind.partition(":")[2] or "native")
         elif kind == "llama_cpp":
             res = llama_cpp_decode(a.gguf, batch, a.tokens)
+        elif kind.startswith("vllm"):
+            res = vllm_backend(a.model, batch, a.tokens, kind.partition(":")[2])
         else:
             res = raw_decode(a.model, batch, a.tokens, kind.split(":")[1])
         print(json.dumps(res))
@@ -121,14 +149,24 @@ def main() -> None:
                    ("raw decode, float32", "raw:float32", None),
                    ("raw decode, bfloat16", "raw:bfloat16", None),
                    ("raw decode, int8 dynamic", "raw:int8", None)]
+        configs += [("vllm backend (vLLM CPU build, float32)", "vllm", None),
+                    ("vllm backend, dtype=bfloat16", "vllm:bfloat16", None)]
         if a.gguf:
             configs.append(("llama.cpp (llama-cpp-python)", "llama_cpp", None))
         base = None
         for label, kind, env in configs:
+            if a.only and not any(kind.startswith(k) for k in a.only.split(",")):
+                continue
             if kind == "llama_cpp":
                 import importlib.util
                 if importlib.util.find_spec("llama_cpp") is None:
                     rows.append((batch, label, None, None, "skipped: llama-cpp-python not installed"))
+                    continue
+            if kind.startswith("vllm"):
+                import importlib.util
+                if importlib.util.find_spec("vllm") is None:
+                    rows.append((batch, label, None, None, "skipped: vllm not installed "
+                                 "(`make env` installs vLLM's CPU build where it runs)"))
                     continue
             res = child(kind, a.model, batch, a.tokens, env, gguf=a.gguf)
             if "error" in res:
@@ -138,8 +176,9 @@ def main() -> None:
             ms = 1000 * res["wall_s"] / max(1, res["steps"])
             base = base or tps
             rows.append((batch, label, tps, ms, f"{tps / base:.2f}x the hf backend"))
+            load = f"  (engine start {res['load_s']:.1f} s)" if "load_s" in res else ""
             print(f"batch {batch:>2}  {label:<38} {tps:7.1f} tokens/s  {ms:7.1f} ms/step  "
-                  f"{tps / base:.2f}x", flush=True)
+                  f"{tps / base:.2f}x{load}", flush=True)
     for batch, label, _, _, why in [r for r in rows if r[2] is None]:
         print(f"batch {batch:>2}  {label:<38} {why}")
 
