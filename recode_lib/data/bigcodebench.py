@@ -8,11 +8,16 @@ Local files: BigCodeBench-<version>.jsonl(.gz) (full) and BigCodeBench-Hard-<ver
 bigcode/bigcodebench and bigcode/bigcodebench-hard (split "<version>_hf" for v0.1.0, else
 "<version>"). complete: the prompt is the function stub with its docstring (also the starter
 code); instruct: the natural-language instruction, starter code = code_prompt. The test runs the
-task's unittest.TestCase and fails unless every test passes. It does not install the libraries
-the tasks import (see each problem's metadata["libs"]).
+task's unittest.TestCase and fails unless every test passes (the failure's reason names how many
+tests failed and the first one's last traceback line). It does not install the libraries the
+tasks import: metadata["libs"] lists them, evaluation.rows.sandbox_record passes them to the
+sandbox as the record's "requires", and a task needing one the sandbox's interpreter lacks is
+judged `env_missing` (not counted; recode_lib.sandbox.environment).
 """
 
 from __future__ import annotations
+
+import ast
 
 from recode_lib.data._io import DataError, find_file, hf_rows, read_records, require, take
 from recode_lib.data.schema import Problem
@@ -26,8 +31,26 @@ import unittest as _unittest
 _suite = _unittest.TestLoader().loadTestsFromTestCase(TestCases)
 _result = _unittest.TextTestRunner(verbosity=0).run(_suite)
 if not _result.wasSuccessful():
-    raise SystemExit(1)
+    _bad = _result.errors + _result.failures
+    _why = "an unexpected success"
+    if _bad:
+        _lines = [_l.strip() for _l in _bad[0][1].splitlines() if _l.strip()]
+        _why = "%s: %s" % (_bad[0][0].id().rsplit(".", 1)[-1], _lines[-1] if _lines else "?")
+    raise SystemExit("%d of %d tests failed; first %s" % (len(_bad), _result.testsRun, _why))
 """
+
+
+def _libs(value, where: str) -> list[str] | None:
+    """The task's libraries as a list of module names (the files hold the list's repr)."""
+    if value is None or isinstance(value, list):
+        return value
+    try:
+        libs = ast.literal_eval(value) if isinstance(value, str) else None
+    except (ValueError, SyntaxError):
+        libs = None
+    if not isinstance(libs, list) or not all(isinstance(x, str) for x in libs):
+        raise DataError(f"{where}: field 'libs' is not a list of module names: {value!r:.80}")
+    return libs
 
 
 def load_bigcodebench(data_dir=None, limit: int | None = None, subset: str = "full",
@@ -61,5 +84,5 @@ def load_bigcodebench(data_dir=None, limit: int | None = None, subset: str = "fu
             time_limit_s=240.0, memory_mb=4096,
             reference_solution=code_prompt + require(rec, "canonical_solution", where, str),
             metadata={"task_id": tid, "subset": subset, "split": split, "version": version,
-                      "libs": rec.get("libs")}), where))
+                      "libs": _libs(rec.get("libs"), where)}), where))
     return out

@@ -12,7 +12,8 @@ Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the
   turns, tool_calls, tool_errors, tool_statuses, no_answer ("" or why the episode gave no
   answer), transcript (the generated messages and tool results; None in the single setting,
   whose one message is `response`), and the verdict's fields (result_fields): status, outcome,
-  passed, total, time_s, memory_mb, trust, strictness ({"1".."5","inf"}: R_k of the
+  passed, total, time_s, memory_mb, trust, reason (why it failed: the exception's type and last
+  line, the judge's refusal or the missing modules; None when it passed), strictness ({"1".."5","inf"}: R_k of the
   extrapolation paper), first_failure (sandbox.first_failure; None when correct or when there
   was no code), checker (only for problems with a testlib checker: "testlib" or
   "exact_fallback").
@@ -61,9 +62,15 @@ def sample_id(problem_id: str, sample: int) -> str:
 
 
 def sandbox_record(sid: str, code: str | None, p) -> dict:
-    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests."""
-    return {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
-            "memory_mb": p.memory_mb}
+    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests;
+    "requires" (the modules the problem needs: metadata["libs"], BigCodeBench) when it has
+    them, so that a problem the sandbox's interpreter cannot run is `env_missing`."""
+    rec = {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
+           "memory_mb": p.memory_mb}
+    libs = (p.metadata or {}).get("libs")
+    if isinstance(libs, list) and libs:
+        rec["requires"] = list(libs)
+    return rec
 
 
 def episode_row(p, episode) -> tuple[dict, dict]:
@@ -91,6 +98,7 @@ def result_fields(res: dict) -> dict:
     first_failure (None for no code), and checker when the result has one."""
     out = {f: res[f] for f in RESULT_FIELDS}
     out["trust"] = res.get("trust")
+    out["reason"] = res.get("reason")   # why it failed (sandbox.result.Result.reason); None if passed
     out["strictness"] = strictness(res, STRICTNESS_KS)
     out["first_failure"] = None if res["status"] == "no_code" else first_failure(res)
     if "checker" in res:   # testlib | exact_fallback (CodeContests+)

@@ -20,7 +20,7 @@ failure is among the smallest tests). This module executes nothing.
 
 from __future__ import annotations
 
-NOT_RUN = ("no_code", "syntax_error")   # a program that does not run
+NOT_RUN = ("no_code", "syntax_error", "env_missing")   # a program that does not (or cannot) run
 
 
 def strictness(result: dict, ks=(1, 2, 3, 4, 5, "inf")) -> dict:

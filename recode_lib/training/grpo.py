@@ -90,7 +90,7 @@ from recode_lib.training.sampling_copy import sampling_copy_class
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
 # their default), so runs trained before them keep their fingerprint
-OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision")
+OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision", "proc_scale")
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
