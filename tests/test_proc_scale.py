@@ -319,7 +319,7 @@ def test_each_transfer_run_carries_its_own_policys_scale():
                              proc_scale=prov)
     assert runs[TRANSFER]["rewards"] == [{"name": "gated", "proc_center": 0.3,
                                           "proc_temperature": 2.0}]
-    assert runs[TRANSFER]["proc_scale"] == prov and "proc_scale" not in runs[TRANSFER_BASELINE]
+    assert runs[TRANSFER]["rproc_scale"] == prov and "rproc_scale" not in runs[TRANSFER_BASELINE]
     assert runs[TRANSFER_BASELINE]["rewards"] == [{"name": "outcome_only"}]
 
 
@@ -329,7 +329,7 @@ def test_a_runs_recipe_records_its_proc_scale():
 
     prov = {"mode": "start", "rule": "r", "proc_center": 0.1}
     own = reward_variants(["gated", "outcome_only"], {"proc_center": 0.1}, prov)
-    assert "proc_scale" not in own["outcome_only"]
+    assert "rproc_scale" not in own["outcome_only"]
     recipe = load_recipe("cg_grpo_smoke", **own["gated"])
-    assert recipe.to_dict()["proc_scale"] == prov            # what run.json and the fingerprint carry
-    assert "proc_scale" not in load_recipe("cg_grpo_smoke").to_dict()   # unset: old fingerprints kept
+    assert recipe.to_dict()["rproc_scale"] == prov            # what run.json and the fingerprint carry
+    assert "rproc_scale" not in load_recipe("cg_grpo_smoke").to_dict()   # unset: old fingerprints kept

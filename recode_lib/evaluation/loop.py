@@ -45,6 +45,7 @@ from recode_lib.locks import OutputLock
 from recode_lib.models import model_stamp
 from recode_lib.provenance import provenance
 from recode_lib.sandbox import execute_many
+from recode_lib.sandbox.checker import require_checkers
 
 
 def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = None,
@@ -56,6 +57,8 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     (None: spec.generator_kwargs()) when something must be generated. `factory` replaces the
     tool/agentic setting's environment factory."""
     problems = as_problems(problems)
+    require_checkers([p.tests for p in problems], spec.sandbox.checker_fallback,
+                     f"evaluating {benchmark or 'these problems'}")   # before anything is generated
     sampling = spec.sampling()
     ks = list(spec.k)
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:

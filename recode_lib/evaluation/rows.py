@@ -16,7 +16,8 @@ Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the
   line, the judge's refusal or the missing modules; None when it passed), strictness ({"1".."5","inf"}: R_k of the
   extrapolation paper), first_failure (sandbox.first_failure; None when correct or when there
   was no code), checker (only for problems with a testlib checker: "testlib" or
-  "exact_fallback").
+  "exact_fallback", the latter only where the user asked for the fallback, with
+  checker_reason).
 A sample without code (no parsable block, no answer, or a truncated answer: paper B's format
 errors at |alpha| > 2 are "token exhaustion") is still a sandbox record, with code None: the
 sandbox judges it without running anything (status "no_code", outcome "format_error",
@@ -101,8 +102,10 @@ def result_fields(res: dict) -> dict:
     out["reason"] = res.get("reason")   # why it failed (sandbox.result.Result.reason); None if passed
     out["strictness"] = strictness(res, STRICTNESS_KS)
     out["first_failure"] = None if res["status"] == "no_code" else first_failure(res)
-    if "checker" in res:   # testlib | exact_fallback (CodeContests+)
+    if "checker" in res:   # testlib | exact_fallback (CodeContests+; fallback only when asked)
         out["checker"] = res["checker"]
+        if res.get("checker_reason"):
+            out["checker_reason"] = res["checker_reason"]
     return out
 
 

@@ -66,7 +66,7 @@ def pair_scale(mode: str, policy, problems, spec, rm_path, out_dir, recipe, plac
                domain: str = "code") -> tuple[dict, dict | None]:
     """(rm_options, provenance) of one policy/RM pair: start_scale's reward options (the
     centre and temperature; {} for mode "") and what each run of that pair records as its
-    `proc_scale` recipe field (provenance_of the out_dir/proc_scale.json it wrote)."""
+    `rproc_scale` recipe field (provenance_of the out_dir/proc_scale.json it wrote)."""
     opts = start_scale(mode, policy, problems, spec, rm_path, out_dir, placement,
                        recipe=recipe, domain=domain)
     return opts, provenance_of(scale_record(out_dir))

@@ -231,7 +231,7 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
     out_dir/proc_scale.json (scale_record): {"mode": requested, "used": "start" | "sigmoid",
     "fallback": why or None, center, temperature, n, model (the policy), rm_path, "rule"
     (scale_rule), "sampling" (with n)} — `provenance_of` of it goes into each run's recipe
-    (field proc_scale), so every run says how its R_proc was scaled.
+    (field rproc_scale), so every run says how its R_proc was scaled.
 
     The rule for "start": the RM's scores must spread by more than SPREAD_FLOOR (proc_scale),
     else a scale from no spread would amplify noise. A trained RM without that spread stops
@@ -287,7 +287,7 @@ PROVENANCE_KEYS = ("mode", "used", "rule", "sampling", "model", "rm_path", "proc
 
 def provenance_of(record: dict | None) -> dict | None:
     """The part of a proc_scale.json record (scale_record) a run's recipe carries as its
-    `proc_scale` field: how its R_proc was scaled, for which policy and RM."""
+    `rproc_scale` field: how its R_proc was scaled, for which policy and RM."""
     if not record:
         return None
     return {k: record.get(k) for k in PROVENANCE_KEYS}

@@ -356,8 +356,8 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
     worker; results in input order; on_result(result) from a worker thread as each finishes."""
     if not specs:
         return []
-    if any(s.stdio_checker for s in specs):
-        prepare_checkers(s.stdio_checker for s in specs)
+    if any(s.stdio_checker for s in specs):   # refuses without a compiler unless fallback asked
+        prepare_checkers((s.stdio_checker for s in specs), config.checker_fallback)
     results: list = [None] * len(specs)
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
     pool = get_pool(config)

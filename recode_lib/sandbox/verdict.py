@@ -55,7 +55,7 @@ from functools import lru_cache
 from itertools import zip_longest
 
 from recode_lib.sandbox import codec
-from recode_lib.sandbox.checker import check_output, compile_checker
+from recode_lib.sandbox.checker import check_output, compile_checker, fallback_reason
 from recode_lib.sandbox.protocol import RAW
 from recode_lib.sandbox.result import (CORRECTNESS, IN_PROCESS, ISOLATED, SKIPPED, Outcome,
                                        Status, outcome_of)
@@ -382,6 +382,8 @@ class Run:
         if self.spec.kind != "script":
             result["strictness"] = strictness(result, STRICTNESS_KS)
         if self.spec.stdio_checker:
-            result["checker"] = ("testlib" if compile_checker(self.spec.stdio_checker)
-                                 else "exact_fallback")
+            built = compile_checker(self.spec.stdio_checker)
+            result["checker"] = "testlib" if built else "exact_fallback"
+            if not built:   # only where the user asked for it (SandboxConfig.checker_fallback)
+                result["checker_reason"] = fallback_reason(self.spec.stdio_checker) or "unavailable"
         return result

@@ -70,7 +70,11 @@ class RecodeGRPOConfig(GRPOConfig):
     lora: dict | None = field(default=None, metadata={
         "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
                 "target_modules?}; None trains every weight. final/ is the merged full model"})
-    proc_scale: dict | None = field(default=None, metadata={
+    checker_fallback: bool = field(default=False, metadata={
+        "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by exact "
+                "comparison (recorded in the rewards' sandbox results as exact_fallback) "
+                "instead of refusing to start (recode_lib.sandbox.checker)"})
+    rproc_scale: dict | None = field(default=None, metadata={
         "help": "how this run's R_proc was scaled (recode_lib.process_reward.scale.provenance_of: "
                 "rule, sampling, policy, RM, centre and temperature): recorded in run.json; "
                 "training reads the centre and temperature from the reward's own options"})

@@ -138,14 +138,14 @@ def reward_variants(names, rm_options: Mapping | None = None,
     """{name: {"rewards": [{"name": name}]}}: one run per reward name. rm_options (e.g.
     {"proc_center": 1.6, "proc_temperature": 0.4}) go to the rewards that need the reward model,
     and only to them; so does proc_scale (process_reward.scale.provenance_of: how R_proc was
-    scaled), as the run's `proc_scale` recipe field (recorded in its run.json)."""
+    scaled), as the run's `rproc_scale` recipe field (recorded in its run.json)."""
     opts = dict(rm_options or {})
     out = {}
     for n in names:
         proc = Need.REWARD_MODEL in reward_needs(n)
         out[n] = {"rewards": [{"name": n, **(opts if proc else {})}]}
         if proc and proc_scale:
-            out[n]["proc_scale"] = dict(proc_scale)
+            out[n]["rproc_scale"] = dict(proc_scale)
     return out
 
 
