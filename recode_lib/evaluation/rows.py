@@ -32,6 +32,7 @@ from recode_lib.data.schema import Problem
 from recode_lib.generation.base import FinishReason
 from recode_lib.jsonl import JsonlError, JsonlStore
 from recode_lib.sandbox import first_failure, strictness
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE
 from recode_lib.sandbox.records import time_rule_of
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
@@ -100,7 +101,8 @@ def result_fields(res: dict) -> dict:
     out = {f: res[f] for f in RESULT_FIELDS}
     out["trust"] = res.get("trust")
     out["reason"] = res.get("reason")   # why it failed (sandbox.result.Result.reason); None if passed
-    out["strictness"] = strictness(res, STRICTNESS_KS)
+    out["strictness"] = strictness(res, STRICTNESS_KS, DEFAULT_RK_RULE)
+    out["strictness_rule"] = DEFAULT_RK_RULE   # sandbox.strictness.RK_RULES: how R_k reads small-test-less problems
     out["first_failure"] = None if res["status"] == "no_code" else first_failure(res)
     if "checker" in res:   # testlib | exact_fallback (CodeContests+; fallback only when asked)
         out["checker"] = res["checker"]

@@ -116,6 +116,7 @@ class Result(_ResultBase, total=False):
     #                             worker died), the missing modules (env_missing), or the first
     #                             failing test and what the sandbox reported for it (verdict.failure_reason)
     strictness: dict            # {"1": 0|1, ..., "5": .., "inf": ..}: call and stdio tests
+    strictness_rule: str        # how R_k reads a problem with no test below 10^k (strictness.RK_RULES)
 
 
 def outcome_of(status: str, tests: list) -> str:

@@ -59,7 +59,7 @@ from recode_lib.sandbox.checker import check_output, compile_checker, fallback_r
 from recode_lib.sandbox.protocol import RAW
 from recode_lib.sandbox.result import (CORRECTNESS, IN_PROCESS, ISOLATED, SKIPPED, Outcome,
                                        Status, outcome_of)
-from recode_lib.sandbox.strictness import strictness
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, strictness
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 
@@ -283,6 +283,7 @@ def no_code_result(spec) -> dict:
            "trust": trust_of(spec), "reason": "no code to run"}
     if spec.kind != "script":
         out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
+        out["strictness_rule"] = DEFAULT_RK_RULE
     return out
 
 
@@ -322,6 +323,7 @@ def env_missing_result(spec, missing) -> dict:
            "reason": "not installed for the sandbox's interpreter: " + ", ".join(missing)}
     if spec.kind != "script":
         out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
+        out["strictness_rule"] = DEFAULT_RK_RULE
     return out
 
 
@@ -380,7 +382,8 @@ class Run:
         if reason:
             result["reason"] = reason
         if self.spec.kind != "script":
-            result["strictness"] = strictness(result, STRICTNESS_KS)
+            result["strictness"] = strictness(result, STRICTNESS_KS, DEFAULT_RK_RULE)
+            result["strictness_rule"] = DEFAULT_RK_RULE
         if self.spec.stdio_checker:
             built = compile_checker(self.spec.stdio_checker)
             result["checker"] = "testlib" if built else "exact_fallback"
