@@ -121,3 +121,13 @@ def test_every_sample_left_out_gives_no_pass_at_k():
            "outcome": "not_counted", "reason": f"not installed for the sandbox's interpreter: {NO_SUCH}"}
     s = summarize([row], ks=(1,))
     assert s["pass@1"] is None and s["not_counted"]["samples"] == 1
+
+
+def test_a_test_scripts_own_module_level_imports_are_required_too():
+    from recode_lib.data.bigcodebench import script_imports
+
+    script = ("import unittest\nimport numpy as np\nfrom faker import Faker\nfrom . import x\n"
+              "try:\n    import optional_thing\nexcept ImportError:\n    pass\n"
+              "def f():\n    import inner\n")
+    assert script_imports(script) == ["faker", "numpy", "unittest"]
+    assert script_imports("def (:") == []

@@ -65,11 +65,12 @@ def sample_id(problem_id: str, sample: int) -> str:
 
 def sandbox_record(sid: str, code: str | None, p) -> dict:
     """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests;
-    "requires" (the modules the problem needs: metadata["libs"], BigCodeBench) when it has
-    them, so that a problem the sandbox's interpreter cannot run is `env_missing`."""
+    "requires" (the modules the problem needs: metadata["requires"], else metadata["libs"];
+    BigCodeBench) when it has them, so that a problem the sandbox's interpreter cannot run is `env_missing`."""
     rec = {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
            "memory_mb": p.memory_mb}
-    libs = (p.metadata or {}).get("libs")
+    meta = p.metadata or {}
+    libs = meta.get("requires", meta.get("libs"))
     if isinstance(libs, list) and libs:
         rec["requires"] = list(libs)
     return rec
