@@ -131,3 +131,8 @@ def test_a_test_scripts_own_module_level_imports_are_required_too():
               "def f():\n    import inner\n")
     assert script_imports(script) == ["faker", "numpy", "unittest"]
     assert script_imports("def (:") == []
+
+
+def test_a_huge_exception_message_gives_a_bounded_reason():
+    res = run("raise ValueError('x' * 50_000_000 + '\\nlast')\n", {"kind": "script", "script": UNITTEST})
+    assert res["reason"].endswith("ValueError: last") and len(res["reason"]) <= 300

@@ -1416,7 +1416,7 @@ def _message_line(exc, args=_EXC_ARGS, builtin=_BUILTIN_EXC, copy=_str_copy, lim
     a = args(exc)
     if type(a) is not tuple or len(a) != 1 or type(a[0]) is not str:
         return ""
-    for line in reversed(copy(a[0]).splitlines()):
+    for line in reversed(copy(a[0])[-4096:].splitlines()):   # a huge message costs nothing
         if line.strip():
             return line.strip()[:limit]
     return ""
