@@ -173,8 +173,13 @@ def rk_rule_report(rule: str, ks: Sequence, train_problems, eval_problems) -> di
     per finite k, how many of its training and evaluation problems the rule decides (no test
     below 10^k: recode_lib.sandbox.strictness.rule_counts)."""
     check_rule(rule)
-    return {"rule": rule, "train": rule_counts([p.tests for p in train_problems], ks),
-            "eval": rule_counts([p.tests for p in eval_problems], ks)}
+    return {"rule": rule, "train": rule_counts(tests_of(train_problems), ks),
+            "eval": rule_counts(tests_of(eval_problems), ks)}
+
+
+def tests_of(problems) -> list[dict]:
+    """The tests of the problems that have any (a stand-in without tests is not counted)."""
+    return [t for t in (getattr(p, "tests", None) for p in problems) if t]
 
 
 def rk_rule_lines(report: dict) -> list[str]:
