@@ -63,6 +63,7 @@ from recode_lib.paths import PROJECT_ROOT, runs_dir
 from recode_lib.generation import vllm_cpu
 from recode_lib.plan import (GPU_BACKEND_KEYS, PlanError, detect_cluster, format_plan,
                              is_gpu_profile, make_plan)
+from recode_lib.plan.preflight import checker_preflight
 from recode_lib.process_reward.lcbrb.adjudication import AdjudicationPending
 from recode_lib.provenance import git_hash, package_versions
 
@@ -242,7 +243,13 @@ def check_resources(profile: str, params: dict[str, dict[str, Any]], *, cluster=
     """The resource plan before the first notebook of a GPU profile (recode_lib.plan): None
     for a CPU profile (the smoke, laptop and dry-run profiles), else the plan; PipelineError
     with the plan's refusal when a stage cannot fit, or when no cluster is given and this
-    machine has no CUDA device."""
+    machine has no CUDA device. First, for every profile, the machine's preflight
+    (recode_lib.plan.preflight: a C++ compiler where a notebook judges testlib checkers):
+    PipelineError naming the package to install."""
+    refused = checker_preflight(params if only is None else
+                                {k: v for k, v in params.items() if k in only})
+    if refused:
+        raise PipelineError("preflight: " + "; ".join(refused))
     if not is_gpu_profile(params):
         return None
     cluster = cluster or detect_cluster()

@@ -1,5 +1,6 @@
-"""CodeContests+ testlib checkers: compiled once, cached, run by the judge;
-exact comparison with a counted warning when they cannot be built."""
+"""CodeContests+ testlib checkers: compiled once, cached, run by the judge; without a working
+C++ compiler a refusal naming the package (plan, step start, judge), and exact comparison with a
+counted warning, recorded in every result, only when the user asks for it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from recode_lib.data import load_benchmark
 from recode_lib.sandbox import checker as C
-from recode_lib.sandbox import execute
+from recode_lib.sandbox import SandboxConfig, execute
 
 FIX = Path(__file__).parent / "fixtures"
 # any two non-negative integers summing to n are accepted; an unreadable answer is a checker fail
@@ -63,26 +64,88 @@ def test_a_failing_checker_never_passes_a_submission():
     assert C.CHECKER_STATS["checker_fail"] > before
 
 
-def test_without_a_compiler_it_falls_back_to_exact_match_with_a_counted_warning(monkeypatch):
-    monkeypatch.setenv("RECODE_CXX", "")
+FALLBACK = SandboxConfig(checker_fallback=True)
+MISSING_CXX = "/nonexistent/bin/g++"     # "no compiler": the lookup points at a missing binary
+
+
+def test_without_a_compiler_it_falls_back_to_exact_match_only_when_asked(monkeypatch):
+    monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
     monkeypatch.setenv("RECODE_CACHE_DIR", str(Path("/tmp") / f"recode-nocxx-{uuid.uuid4()}"))
     src = SUM_CHECKER + f"// {uuid.uuid4()}\n"   # a checker this process has not built
     before = C.fallback_count()
     with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler"):
-        r = execute(_rec(ANOTHER_ANSWER, checker=src))
+        r = execute(_rec(ANOTHER_ANSWER, checker=src), config=FALLBACK)
     assert (r["status"], r["checker"]) == ("wrong_answer", "exact_fallback")
-    ok = execute(_rec("n = int(input())\nprint(n // 2, n - n // 2)\n", checker=src))
+    assert "no C++ compiler" in r["checker_reason"]           # recorded in the result it touched
+    ok = execute(_rec("n = int(input())\nprint(n // 2, n - n // 2)\n", checker=src),
+                 config=FALLBACK)
     assert ok["status"] == "passed"                  # exact match still judges
     assert C.fallback_count() - before == 4         # one per test judged
 
 
+def test_without_a_compiler_the_judge_refuses_naming_the_package(monkeypatch):
+    monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
+    src = SUM_CHECKER + f"// {uuid.uuid4()}\n"
+    with pytest.raises(C.CheckerUnavailable, match=r"install the Debian package g\+\+"):
+        execute(_rec(ANOTHER_ANSWER, checker=src))
+
+
+def test_a_compiler_that_cannot_build_is_no_compiler(monkeypatch, tmp_path):
+    fake = tmp_path / "g++"
+    fake.write_text("#!/bin/sh\necho 'broken toolchain' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("RECODE_CXX", str(fake))
+    assert "does not build a C++17 program (broken toolchain)" in C.compiler_problem()
+
+
 @needs_cxx
-def test_a_checker_that_does_not_compile_falls_back(monkeypatch):
+def test_a_checker_that_does_not_compile_is_refused_unless_fallback_is_asked(monkeypatch):
     monkeypatch.setenv("RECODE_CACHE_DIR", str(Path("/tmp") / f"recode-badcxx-{uuid.uuid4()}"))
     src = f"#include \"testlib.h\"\nint main() {{ this is not C++ }} // {uuid.uuid4()}\n"
+    with pytest.raises(C.CheckerUnavailable, match="does not compile"):
+        execute(_rec(ANOTHER_ANSWER, checker=src))
     with pytest.warns(RuntimeWarning, match="does not compile"):
-        r = execute(_rec(ANOTHER_ANSWER, checker=src))
+        r = execute(_rec(ANOTHER_ANSWER, checker=src), config=FALLBACK)
     assert r["checker"] == "exact_fallback" and r["status"] == "wrong_answer"
+    assert "does not compile" in r["checker_reason"]
+
+
+def test_the_plan_refuses_a_testlib_profile_without_a_compiler(monkeypatch):
+    from recode_lib.pipeline import profile_parameters
+    from recode_lib.plan.preflight import checker_preflight
+
+    params = profile_parameters("paper")
+    monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
+    refused = checker_preflight(params)
+    assert any(r.startswith("04_cg_grpo: BENCHMARK=codecontests_plus") and "g++" in r
+               for r in refused)
+    asked = {**params, "04_cg_grpo": {**params["04_cg_grpo"],
+                                      "RECIPE_SET": "checker_fallback=true"}}
+    assert not any(r.startswith("04_cg_grpo") for r in checker_preflight(asked))
+    monkeypatch.delenv("RECODE_CXX")
+    if C.compiler() is not None:
+        assert checker_preflight(params) == []
+
+
+def test_an_evaluation_refuses_before_generating_anything(monkeypatch, tmp_path):
+    from recode_lib.data.schema import Problem
+    from recode_lib.evaluation.spec import EvalSpec
+
+    monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
+    p = Problem(id="cc/1", source="codecontests_plus", prompt="Sum.", tests=_rec("")["tests"])
+    with pytest.raises(C.CheckerUnavailable, match="evaluating codecontests_plus"):
+        EvalSpec(backend="hf").evaluate("no-such-model", [p], tmp_path / "e",
+                                        benchmark="codecontests_plus")
+    assert not (tmp_path / "e" / "samples.jsonl").exists()
+
+
+def test_a_recipe_asks_for_the_fallback_for_its_rewards():
+    from recode_lib.training.grpo import load_recipe, reward_sandbox_config
+
+    assert reward_sandbox_config(load_recipe("cg_grpo_smoke")) is None
+    asked = load_recipe("cg_grpo_smoke", checker_fallback=True)
+    assert reward_sandbox_config(asked).checker_fallback is True
+    assert asked.to_dict()["checker_fallback"] is True      # recorded in run.json
 
 
 def test_loader_attaches_testlib_checkers_only(tmp_path):

@@ -1,7 +1,9 @@
 """R_proc's scale from the RM's scores of a policy's samples, and R_proc on held-out samples."""
 
+import dataclasses
 import json
 import math
+import types
 
 import pytest
 
@@ -145,15 +147,34 @@ def test_held_out_scores_say_why_they_were_skipped_without_a_reward_model(tmp_pa
     assert out == {"skipped": f"no reward model at {tmp_path / 'no_rm'}"}
 
 
+@dataclasses.dataclass(frozen=True)
 class FakeSpec:
-    """Stands in for an EvalSpec: "samples" the start policy by writing fixed samples."""
+    """Stands in for an EvalSpec (greedy, one sample, 64 tokens, as 04's evaluation spec):
+    "samples" the start policy by writing fixed samples, and remembers the sampling it was
+    asked to sample with."""
 
-    def __init__(self, rows):
-        self.rows, self.calls = rows, 0
+    rows: list
+    calls: list = dataclasses.field(default_factory=list)
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_new_tokens: int = 64
+    reasoning: bool = True
+    n: int = 1
+    seed: int = 0
 
     def evaluate(self, model, problems, out_dir):
-        self.calls += 1
+        self.calls.append({"model": model, "temperature": self.temperature, "top_p": self.top_p,
+                           "max_new_tokens": self.max_new_tokens, "reasoning": self.reasoning})
         _samples(out_dir, self.rows)
+
+    def evaluate_math(self, model, problems, out_dir):
+        self.calls.append({"model": model, "math": True, "temperature": self.temperature})
+        _samples(out_dir, self.rows)
+
+
+# a run's recipe: GRPO rollouts at temperature 1.0, 512 tokens (TRL's default temperature)
+RECIPE = types.SimpleNamespace(temperature=1.0, top_p=0.95, max_completion_length=512,
+                               reasoning=False)
 
 
 def _rm(folder, untrained=None):
@@ -170,8 +191,8 @@ def test_start_scale_of_a_trained_rm_is_used_and_recorded(tmp_path, monkeypatch)
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", 1.2, True), ("p/1", 1.6, False), ("p/2", 2.0, True)])
     opts = scale_mod.start_scale("start", "m", [_problem("p/1"), _problem("p/2")], spec,
-                                 _rm(tmp_path / "rm"), tmp_path / "out")
-    assert spec.calls == 1 and opts["proc_center"] == pytest.approx(1.6)
+                                 _rm(tmp_path / "rm"), tmp_path / "out", recipe=RECIPE)
+    assert len(spec.calls) == 1 and opts["proc_center"] == pytest.approx(1.6)
     assert opts["proc_temperature"] == pytest.approx(math.sqrt(0.32 / 3))
     rec = scale_mod.scale_record(tmp_path / "out")
     assert rec["mode"] == "start" and rec["used"] == "start" and rec["fallback"] is None and rec["n"] == 3
@@ -185,8 +206,9 @@ def test_an_untrained_rm_without_spread_falls_back_to_sigmoid_and_says_why(tmp_p
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", -0.1982, True), ("p/1", -0.1982, False), ("p/2", -0.1982, True)])
     opts = scale_mod.start_scale("start", "m", [_problem("p/1"), _problem("p/2")], spec,
-                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out")
-    assert opts == {} and spec.calls == 1
+                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out",
+                                 recipe=RECIPE)
+    assert opts == {} and len(spec.calls) == 1
     rec = scale_mod.scale_record(tmp_path / "out")
     assert rec["mode"] == "start" and rec["used"] == "sigmoid" and rec["n"] == 3
     assert "untrained (no training pairs)" in rec["fallback"] and "floor" in rec["fallback"]
@@ -199,7 +221,8 @@ def test_an_untrained_rm_that_spreads_is_scaled_and_flagged(tmp_path, monkeypatc
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", 0.1, True), ("p/1", 0.3, False)])
     opts = scale_mod.start_scale("start", "m", [_problem("p/1")], spec,
-                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out")
+                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out",
+                                 recipe=RECIPE)
     assert opts["proc_center"] == pytest.approx(0.2)
     rec = scale_mod.scale_record(tmp_path / "out")
     assert rec["used"] == "start" and rec["fallback"] is None and rec["rm_untrained"] == "no training pairs"
@@ -212,7 +235,7 @@ def test_a_trained_rm_without_spread_still_raises(tmp_path, monkeypatch):
     spec = FakeSpec([("p/1", 1.5, True), ("p/1", 1.50000001, False)])   # below SPREAD_FLOOR
     with pytest.raises(ScaleError, match="floor"):
         scale_mod.start_scale("start", "m", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
-                              tmp_path / "out")
+                              tmp_path / "out", recipe=RECIPE)
 
 
 def test_the_paper_profile_and_its_dry_run_use_the_start_scale():
@@ -221,3 +244,92 @@ def test_the_paper_profile_and_its_dry_run_use_the_start_scale():
 
     assert load_profile("paper")["04_cg_grpo"]["PROC_SCALE"] == "start"
     assert dryrun_profile("/tiny")["04_cg_grpo"]["PROC_SCALE"] == "start"
+
+
+# ---- one rule for every R_proc run (issue 41) ------------------------------------------------
+
+def test_the_start_policy_is_sampled_at_the_training_temperature_and_length(tmp_path, monkeypatch):
+    """Not 04's greedy evaluation spec (temperature 0, 64 tokens): the rollouts R_proc scores."""
+    from recode_lib.process_reward import scale as scale_mod
+
+    monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
+    spec = FakeSpec([("p/1", 1.2, True), ("p/1", 1.6, False)])
+    scale_mod.start_scale("start", "pol", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
+                          tmp_path / "out", recipe=RECIPE)
+    assert spec.calls == [{"model": "pol", "temperature": 1.0, "top_p": 0.95,
+                           "max_new_tokens": 512, "reasoning": False}]
+    rec = scale_mod.scale_record(tmp_path / "out")
+    assert rec["sampling"] == {"temperature": 1.0, "top_p": 0.95, "max_new_tokens": 512, "n": 1,
+                               "seed": 0}
+    assert rec["rule"] == scale_mod.START_RULE and rec["rm_path"] == str(tmp_path / "rm")
+    assert scale_mod.provenance_of(rec)["model"] == "pol"
+
+
+def test_the_start_scale_needs_the_runs_recipe(tmp_path):
+    from recode_lib.process_reward.scale import start_scale
+
+    with pytest.raises(ScaleError, match="recipe"):
+        start_scale("start", "m", [_problem("p/1")], FakeSpec([]), tmp_path / "rm", tmp_path)
+
+
+def test_a_math_start_scale_reads_the_math_samples(tmp_path, monkeypatch):
+    from recode_lib.process_reward import scale as scale_mod
+
+    scorer = NumberScorer()
+    monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: scorer)
+
+    class MathSpec(FakeSpec):
+        def evaluate_math(self, model, problems, out_dir):
+            self.calls.append({"math": True, "temperature": self.temperature})
+            out_dir.mkdir(parents=True, exist_ok=True)
+            rows = [{"problem_id": "p/1", "sample": i, "response": f"x {v}", "correct": c}
+                    for i, (v, c) in enumerate([(0.5, True), (1.5, False)])]
+            (out_dir / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    spec = MathSpec([])
+    opts = scale_mod.start_scale("start", "m", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
+                                 tmp_path / "out", recipe=RECIPE, domain="math")
+    assert spec.calls == [{"math": True, "temperature": 1.0}] and opts["proc_center"] == 1.0
+    assert scorer.prompts == ["Solve p/1."] * 2       # the statement, as the math reward's RM reads it
+
+
+def test_every_rproc_run_of_the_paper_profile_has_the_same_scaling_rule():
+    """gated, additive, the Qwen3-4B transfer run and the math run: one rule, each at its own
+    recipe's training sampling (today: transfer and math trained on sigmoid(raw score))."""
+    from recode_lib.orchestration.proc_scale import proc_runs, run_recipe
+    from recode_lib.pipeline import profile_parameters
+    from recode_lib.process_reward.scale import START_RULE, training_sampling
+
+    pp = profile_parameters("paper")
+    runs = proc_runs(pp)
+    assert {(r["notebook"], r["run"]) for r in runs} >= {
+        ("04_cg_grpo", "gated"), ("04_cg_grpo", "additive"), ("04_cg_grpo", "transfer"),
+        ("10_math_domain", "math_gated")}
+    assert {(r["rule"]["mode"], r["rule"]["rule"]) for r in runs} == {("start", START_RULE)}
+    for r in runs:
+        recipe = run_recipe(r["recipe"], pp[r["notebook"]], r["policy"])
+        assert r["rule"]["sampling"] == training_sampling(recipe)
+
+
+def test_each_transfer_run_carries_its_own_policys_scale():
+    from recode_lib.training.launch import TRANSFER, TRANSFER_BASELINE, transfer_variants
+
+    prov = {"mode": "start", "model": "other/4B"}
+    runs = transfer_variants("other/4B", rm_options={"proc_center": 0.3, "proc_temperature": 2.0},
+                             proc_scale=prov)
+    assert runs[TRANSFER]["rewards"] == [{"name": "gated", "proc_center": 0.3,
+                                          "proc_temperature": 2.0}]
+    assert runs[TRANSFER]["rproc_scale"] == prov and "rproc_scale" not in runs[TRANSFER_BASELINE]
+    assert runs[TRANSFER_BASELINE]["rewards"] == [{"name": "outcome_only"}]
+
+
+def test_a_runs_recipe_records_its_proc_scale():
+    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.launch import reward_variants
+
+    prov = {"mode": "start", "rule": "r", "proc_center": 0.1}
+    own = reward_variants(["gated", "outcome_only"], {"proc_center": 0.1}, prov)
+    assert "rproc_scale" not in own["outcome_only"]
+    recipe = load_recipe("cg_grpo_smoke", **own["gated"])
+    assert recipe.to_dict()["rproc_scale"] == prov            # what run.json and the fingerprint carry
+    assert "rproc_scale" not in load_recipe("cg_grpo_smoke").to_dict()   # unset: old fingerprints kept

@@ -132,8 +132,16 @@ def run(args) -> int:
     print(f"{args.benchmark} ({s['setting']} setting): {s['n_problems']} problems x {sampling.n} samples "
           f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})")
     for kk in s["k"]:
+        if s[f"pass@{kk}"] is None:
+            print(f"  pass@{kk} = undefined (no problem could be judged here)")
+            continue
         lo, hi = s[f"pass@{kk}_ci"]
         print(f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  (95% CI {lo:.4f}-{hi:.4f})")
+    nc = s.get("not_counted") or {}
+    if nc.get("samples"):
+        print(f"  not counted (env_missing, left out of pass@k): {nc['samples']} samples of "
+              f"{nc['problems']} problems; missing modules: "
+              + ", ".join(f"{m} {n}" for m, n in nc["modules"].items()))
     print("  outcomes: " + ", ".join(f"{o} {v:.3f}" for o, v in s["outcomes"].items()))
     print(f"  tokens/response: mean {s['tokens']['mean']:.1f}, truncated "
           f"{s['tokens']['truncated_rate']:.3f}; no code block {s['format']['no_code_rate']:.3f}")

@@ -3,8 +3,10 @@
 The argument half of recode_lib.plan: resolves the profile's parameters per notebook
 (recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
 every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options) and prints the placement
-table and the compute budget (recode_lib.plan.BudgetOptions' options). Exit 0 when every stage
-fits, 2 with the refusal (notebook, stage, numbers) when one does not; nothing touches a GPU.
+table and the compute budget (recode_lib.plan.BudgetOptions' options), and the preflight of this
+machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers). Exit 0
+when every stage fits and the preflight passes, 2 with the refusal (notebook, stage, numbers;
+or the missing package) otherwise; nothing touches a GPU.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from recode_lib.cli.reproduce import parse_overrides
 from recode_lib.pipeline import profile_parameters
 from recode_lib.plan import BudgetOptions, ClusterSpec, format_budget, format_plan, make_plan
 from recode_lib.plan.core import summary
+from recode_lib.plan.preflight import checker_preflight
 
 
 def add_arguments(parser) -> None:
@@ -34,14 +37,22 @@ def run(args) -> int:
     budget = dataclass_from_args(BudgetOptions, args)
     params = profile_parameters(args.profile, args.params, parse_overrides(args.set))
     plan = make_plan(params, cluster, profile=args.profile, budget=budget)
+    preflight = checker_preflight(params)      # this machine: a C++ compiler for testlib checkers
     if args.json:
-        Path(args.json).write_text(json.dumps(plan.to_dict(), indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(plan.to_dict() | {"preflight": preflight},
+                                              indent=1) + "\n")
+    for line in preflight:
+        print(f"preflight refused: {line}")
     if not plan.placements:
         print(f"profile {args.profile}: no GPU stage (it runs on CPU); nothing to place")
+        if preflight:
+            raise CliError(f"{len(preflight)} notebook(s) refused by the preflight (above)")
         return 0
     print(format_plan(plan))
     print()
     print(format_budget(plan))
     if not plan.ok:
         raise CliError(summary(plan))
+    if preflight:
+        raise CliError(f"{len(preflight)} notebook(s) refused by the preflight (above)")
     return 0

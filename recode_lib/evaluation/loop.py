@@ -50,6 +50,7 @@ from recode_lib.locks import OutputLock
 from recode_lib.models import model_stamp
 from recode_lib.provenance import provenance
 from recode_lib.sandbox import execute_many
+from recode_lib.sandbox.checker import require_checkers
 
 
 def overlap_judging(spec, generator=None) -> bool:
@@ -71,6 +72,8 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     tool/agentic setting's environment factory. `overlap` (single setting): judge finished
     samples in batches while the rest generate (None: overlap_judging decides)."""
     problems = as_problems(problems)
+    require_checkers([p.tests for p in problems], spec.sandbox.checker_fallback,
+                     f"evaluating {benchmark or 'these problems'}")   # before anything is generated
     sampling = spec.sampling()
     ks = list(spec.k)
     if not ks or ks[0] < 1 or ks[-1] > sampling.n:

@@ -12,10 +12,12 @@ Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the
   turns, tool_calls, tool_errors, tool_statuses, no_answer ("" or why the episode gave no
   answer), transcript (the generated messages and tool results; None in the single setting,
   whose one message is `response`), and the verdict's fields (result_fields): status, outcome,
-  passed, total, time_s, memory_mb, trust, strictness ({"1".."5","inf"}: R_k of the
+  passed, total, time_s, memory_mb, trust, reason (why it failed: the exception's type and last
+  line, the judge's refusal or the missing modules; None when it passed), strictness ({"1".."5","inf"}: R_k of the
   extrapolation paper), first_failure (sandbox.first_failure; None when correct or when there
   was no code), checker (only for problems with a testlib checker: "testlib" or
-  "exact_fallback").
+  "exact_fallback", the latter only where the user asked for the fallback, with
+  checker_reason).
 A sample without code (no parsable block, no answer, or a truncated answer: paper B's format
 errors at |alpha| > 2 are "token exhaustion"; a response the judge cannot read: nested too
 deep for Python's parser, not text — recode_lib.assemble never raises for one) is still a
@@ -36,6 +38,7 @@ from recode_lib.generation.base import FinishReason
 from recode_lib.jsonl import JsonlError, JsonlStore
 from recode_lib.prompts import failure_reason
 from recode_lib.sandbox import first_failure, strictness
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE
 from recode_lib.sandbox.records import time_rule_of
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
@@ -67,9 +70,16 @@ def sample_id(problem_id: str, sample: int) -> str:
 
 
 def sandbox_record(sid: str, code: str | None, p) -> dict:
-    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests."""
-    return {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
-            "memory_mb": p.memory_mb}
+    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests;
+    "requires" (the modules the problem needs: metadata["requires"], else metadata["libs"];
+    BigCodeBench) when it has them, so that a problem the sandbox's interpreter cannot run is `env_missing`."""
+    rec = {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
+           "memory_mb": p.memory_mb}
+    meta = p.metadata or {}
+    libs = meta.get("requires", meta.get("libs"))
+    if isinstance(libs, list) and libs:
+        rec["requires"] = list(libs)
+    return rec
 
 
 def episode_row(p, episode) -> tuple[dict, dict]:
@@ -121,10 +131,14 @@ def result_fields(res: dict) -> dict:
     first_failure (None for no code), and checker when the result has one."""
     out = {f: res[f] for f in RESULT_FIELDS}
     out["trust"] = res.get("trust")
-    out["strictness"] = strictness(res, STRICTNESS_KS)
+    out["reason"] = res.get("reason")   # why it failed (sandbox.result.Result.reason); None if passed
+    out["strictness"] = strictness(res, STRICTNESS_KS, DEFAULT_RK_RULE)
+    out["strictness_rule"] = DEFAULT_RK_RULE   # sandbox.strictness.RK_RULES: how R_k reads small-test-less problems
     out["first_failure"] = None if res["status"] == "no_code" else first_failure(res)
-    if "checker" in res:   # testlib | exact_fallback (CodeContests+)
+    if "checker" in res:   # testlib | exact_fallback (CodeContests+; fallback only when asked)
         out["checker"] = res["checker"]
+        if res.get("checker_reason"):
+            out["checker_reason"] = res["checker_reason"]
     return out
 
 

@@ -116,7 +116,11 @@ class EvalSpec:
         "isolation": "sandbox isolation (recode_lib.sandbox.limits)",
         "sealed_inputs": "call tests: hand each test's input to the program only after the "
                          "previous test reported (no precomputing later tests; ~1.3-1.45x "
-                         "slower)"}, choices={"isolation": ISOLATION_MODES})
+                         "slower)",
+        "checker_fallback": "judge CodeContests+ problems by exact comparison when their testlib "
+                            "checkers cannot be built (no C++ compiler); default: refuse, naming "
+                            "the package to install (recode_lib.sandbox.checker)"},
+        choices={"isolation": ISOLATION_MODES})
     early_stop: bool = option(False, "stop a sample's tests at the first failure (faster; the "
                               "outcome class is then decided by that test alone)")
     on_config_change: str = option("raise", "when the output folder holds results of another "

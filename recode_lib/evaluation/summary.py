@@ -3,6 +3,11 @@
     s = summarize(rows, ks=(1, 10))     # rows: the samples.jsonl rows (recode_lib.evaluation.rows)
     s["pass@1"], s["pass@1_ci"], s["outcomes"]["optimization_failure"], s["tokens"]["mean"]
 
+Samples whose outcome is `not_counted` (status env_missing: a module the problem needs is not
+installed for the sandbox, recode_lib.sandbox.environment) are not answers judged wrong: they
+are left out of pass@k and n_problems (n_samples counts every row), and counted in `not_counted` ({"samples",
+"problems", "modules"}); when every sample is left out pass@k is None. Rates (outcomes,
+statuses) are over every sample, not_counted included, so they still add up to 1.
 pass@k is recode_lib.metrics' unbiased estimator averaged over problems (every problem must have
 at least k samples: the estimator is undefined below that, and this raises naming the problem);
 `pass@k_ci` is a seeded percentile bootstrap over problems (recode_lib.metrics.bootstrap_ci).
@@ -35,9 +40,10 @@ from collections import Counter
 from typing import Iterable, Mapping
 
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
-from recode_lib.sandbox.result import HANG, OUTCOMES, STATUSES, TRUST_LEVELS, failure_kind
+from recode_lib.sandbox.result import (HANG, NOT_COUNTED, OUTCOMES, STATUSES, TRUST_LEVELS,
+                                       failure_kind)
 
-__all__ = ["summarize", "summary_table", "pooled_summary", "episode_summary", "trust_counts",
+__all__ = ["summarize", "not_counted", "summary_table", "pooled_summary", "episode_summary", "trust_counts",
            "time_rule_counts", "OUTCOMES", "STATUSES", "HANG", "TRUST_LEVELS"]
 FAILURE_KINDS = OUTCOMES + (HANG,)
 
@@ -64,16 +70,35 @@ def time_rule_counts(rows: Iterable[Mapping]) -> dict[str, int]:
     return dict(sorted(Counter(r.get("time_rule") or "unknown" for r in rows).items()))
 
 
+def not_counted(rows: Iterable[Mapping]) -> dict:
+    """The samples left out of pass@k (outcome not_counted: status env_missing, a module the
+    problem needs is not installed for the sandbox): {"samples", "problems", "modules":
+    {module: samples}} from their reasons."""
+    rows = [r for r in rows if r.get("outcome") == NOT_COUNTED]
+    mods: Counter = Counter()
+    for r in rows:
+        reason = r.get("reason") or ""
+        for m in reason.partition(": ")[2].split(", ") if "not installed" in reason else ["?"]:
+            mods[m.strip() or "?"] += 1
+    return {"samples": len(rows), "problems": len({r.get("problem_id") for r in rows}),
+            "modules": dict(sorted(mods.items()))}
+
+
 def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
               seed: int = 0) -> dict:
     if not rows:
         raise ValueError("summarize: no per-sample results")
-    counts = counts_from_records(rows)
+    counts = counts_from_records([r for r in rows if r.get("outcome") != NOT_COUNTED])
     ks = sorted(set(int(k) for k in ks))
     out: dict = {"n_problems": len(counts), "n_samples": len(rows),
                  "samples_per_problem": sorted(set(n for n, _ in counts.values()))}
-    out.update(pass_at_k_table(counts, ks))
+    out["not_counted"] = not_counted(rows)
+    if counts:
+        out.update(pass_at_k_table(counts, ks))
     for k in ks:
+        if not counts:   # every problem was left out: pass@k is undefined, not 0
+            out[f"pass@{k}"], out[f"pass@{k}_ci"] = None, None
+            continue
         vals = [pass_at_k(n, c, k) for n, c in counts.values()]
         _, lo, hi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
         out[f"pass@{k}_ci"] = [lo, hi]

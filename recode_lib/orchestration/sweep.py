@@ -19,6 +19,11 @@ recode_lib.training.launch.seeded_variants (the variant's own name with one seed
 recipe's seed. With `setting` (11: single | tool | agentic) every run's recipe gets that
 setting and the evaluation runs in its loop (spec.replace(setting=...)).
 
+R_k's rule for problems with no test below 10^k (`rk_rule`: "smallest", the project's, or
+"literal", recode_lib.sandbox.strictness) goes into the R_k rewards, and `rk_rule_report` (the
+rule and, per k, how many training and evaluation problems it decides) into the frontier and
+the metrics; notebook 06 prints it (rk_rule_lines).
+
 What it writes, under out_dir: one folder per run (training.launch.train_variants), eval/<run>
 (evaluation.spec.evaluate_models), frontier.json/.csv with the spec, the evaluated problems,
 the seeds and `extra`. What it returns (StrictnessSweep) also holds the step's records: metrics
@@ -43,23 +48,26 @@ from recode_lib.evaluation.gains import seed_std
 from recode_lib.evaluation.spec import evaluate_models
 from recode_lib.evaluation.summary import OUTCOMES
 from recode_lib.rewards import sweep_rewards
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, check_rule, rule_counts
 from recode_lib.training.launch import check_seeds, seed_groups, seeded_variants, train_variants
 
 # what the headline gives a seed spread and a gain over R_inf for (the `correct` share is pass@1)
 GAIN_MEASURES = ("pass@1", *(o for o in OUTCOMES if o != "correct"))
 
 
-def strictness_variants(ks: Sequence, partial: Sequence[str] = (), setting: str | None = None
+def strictness_variants(ks: Sequence, partial: Sequence[str] = (), setting: str | None = None,
+                        rk_rule: str = DEFAULT_RK_RULE
                         ) -> tuple[dict[str, object], dict[str, str], dict[str, dict]]:
     """({variant: k}, {variant: partial reward}, train_variants' {variant: recipe fields}) of a
-    sweep over `ks` (ints and "inf") and partial-credit kinds (discrete, continuous)."""
+    sweep over `ks` (ints and "inf") and partial-credit kinds (discrete, continuous), R_k read
+    under `rk_rule` (recode_lib.sandbox.strictness.RK_RULES)."""
     strictness = {f"k{k}": k for k in ks}
     part = {f"partial_{c}": f"partial_{c}" for c in partial}
     both = sorted(set(strictness) & set(part))
     if both:
         raise ValueError(f"strictness sweep: run names {both} are both a k and a partial reward")
     own = {"setting": setting} if setting else {}
-    specs = sweep_rewards(ks, partial)   # partial_discrete gets these same finite ks
+    specs = sweep_rewards(ks, partial, rk_rule)   # partial_discrete gets these same finite ks
     variants = {n: {"rewards": [specs[n]], **own} for n in (*strictness, *part)}
     return strictness, part, variants
 
@@ -79,6 +87,7 @@ class StrictnessSweep:
     frontier: dict            # the frontier.json payload
     n_eval: int
     n_samples: int
+    rk: dict | None = None    # rk_rule_report: the R_k rule and the problems it decides per k
 
     @property
     def ks(self) -> list[str]:
@@ -116,6 +125,8 @@ class StrictnessSweep:
                "partial_runs": {run: entry(v, s, run, "reward", self.partial[v])
                                 for v in self.partial for s, run in self.groups[v].items()},
                "frontier": self.frontier["rows"]}
+        if self.rk is not None:
+            out["rk_rule"] = self.rk
         if self.setting:
             out["setting"] = self.setting
         if self.seeds is not None:
@@ -157,18 +168,51 @@ class StrictnessSweep:
         return out
 
 
+def rk_rule_report(rule: str, ks: Sequence, train_problems, eval_problems) -> dict:
+    """{"rule", "train": {k: counts}, "eval": {k: counts}}: the R_k rule a sweep trains with and,
+    per finite k, how many of its training and evaluation problems the rule decides (no test
+    below 10^k: recode_lib.sandbox.strictness.rule_counts)."""
+    check_rule(rule)
+    return {"rule": rule, "train": rule_counts(tests_of(train_problems), ks),
+            "eval": rule_counts(tests_of(eval_problems), ks)}
+
+
+def tests_of(problems) -> list[dict]:
+    """The tests of the problems that have any (a stand-in without tests is not counted)."""
+    return [t for t in (getattr(p, "tests", None) for p in problems) if t]
+
+
+def rk_rule_lines(report: dict) -> list[str]:
+    """rk_rule_report as lines to print: the rule, then per k the count and share of training
+    and evaluation problems it decides."""
+    other = "literal: R_k = 1, vacuously" if report["rule"] == "smallest" else \
+        "smallest: judged on the smallest tests"
+    lines = [f"R_k rule {report['rule']!r} (problems with no test below 10^k; the other reading, "
+             f"{other})"]
+    for k in report["train"]:
+        tr, ev = report["train"][k], report["eval"].get(k, {"touched": 0, "problems": 0,
+                                                            "share": 0.0})
+        lines.append(f"  k={k}: training {tr['touched']}/{tr['problems']} ({tr['share']:.1%}), "
+                     f"evaluation {ev['touched']}/{ev['problems']} ({ev['share']:.1%})")
+    return lines
+
+
 def strictness_sweep(recipe: str | Path, ks: Sequence, train_problems, eval_problems, out_dir, *,
                      spec, partial: Sequence[str] = (), seeds=None, setting: str | None = None,
                      name_prefix: str = "", launcher: str = "inprocess", num_processes: int = 1,
-                     extra: dict | None = None, log=print, **overrides) -> StrictnessSweep:
+                     extra: dict | None = None, log=print, rk_rule: str = DEFAULT_RK_RULE,
+                     **overrides) -> StrictnessSweep:
     """Train, evaluate and write the sweep's frontier (module docstring). `overrides` are recipe
     fields for every run (their `benchmark` also names the evaluation's); `seeds` a list or a
-    comma-separated string (a notebook's SEEDS), None for one run per variant."""
+    comma-separated string (a notebook's SEEDS), None for one run per variant; `rk_rule` how R_k
+    reads a problem with no test below 10^k (recorded with its counts: rk_rule_report, in the
+    frontier and the metrics, "rk_rule")."""
     if setting is not None:
         check_setting(setting)
         spec = spec.replace(setting=setting)
     seeds = check_seeds(seeds) if seeds is not None else None
-    strictness, part, variants = strictness_variants(ks, partial, setting)
+    strictness, part, variants = strictness_variants(ks, partial, setting, rk_rule)
+    rk = rk_rule_report(rk_rule, ks, train_problems, eval_problems)
     if seeds is not None:
         groups = seed_groups(variants, seeds)
         variants = seeded_variants(variants, seeds)
@@ -183,7 +227,7 @@ def strictness_sweep(recipe: str | Path, ks: Sequence, train_problems, eval_prob
     run_k = {run: strictness[v] for v in strictness for run in groups[v].values()}
     run_partial = {run: part[v] for v in part for run in groups[v].values()}
     record = {"benchmark": benchmark, "eval_problems": [p.id for p in eval_problems],
-              "sampling": spec.sampling().to_dict()}
+              "sampling": spec.sampling().to_dict(), "rk_rule": rk}
     if setting:
         record["setting"] = setting
     if seeds is not None:
@@ -192,4 +236,4 @@ def strictness_sweep(recipe: str | Path, ks: Sequence, train_problems, eval_prob
     frontier = write_sweep_frontier(out_dir, summaries, run_k, partial=run_partial, spec=spec,
                                     extra=record | dict(extra or {}))
     return StrictnessSweep(out_dir, setting, strictness, part, seeds, groups, results, summaries,
-                           frontier, len(eval_problems), spec.n)
+                           frontier, len(eval_problems), spec.n, rk)

@@ -17,8 +17,11 @@ samples get, split by whether they passed, with a bootstrap CI over problems.
 
 Samples are the evaluation's `samples.jsonl` (recode_lib.evaluation); the RM reads the prompt
 (recode_lib.prompts.user_prompt of the sample's problem) and the response, as during GRPO.
-`start_scale` (notebook 04's PROC_SCALE) samples the start policy through the evaluation spec it
-is given; `held_out_proc` scores what 04 evaluated. Nothing here trains or executes code.
+`start_scale` (notebooks 04 and 10's PROC_SCALE) samples the start policy of each policy/RM pair
+(04's main runs, 04's transfer policy, 10's math policy) at its run's training sampling
+(`training_sampling`: the recipe's temperature, top_p and max_completion_length — the rollouts
+R_proc is applied to, not a greedy evaluation) and records the rule (`scale_rule`) with the
+statistics; `held_out_proc` scores what 04 evaluated. Nothing here trains or executes code.
 """
 
 from __future__ import annotations
@@ -39,11 +42,17 @@ class ScaleError(RecodeError, ValueError):
     """Samples that cannot give R_proc a scale (too few, a missing problem, no spread)."""
 
 
-def score_samples(scorer, problems, eval_dir) -> list[dict]:
+def rm_prompt(problem, domain: str = "code") -> str:
+    """What the RM reads as the prompt of a sample, as during GRPO (rewards.process reads the
+    last user turn): prompts.user_prompt for code, the problem statement for math."""
+    return user_prompt(problem) if domain == "code" else problem.prompt.strip()
+
+
+def score_samples(scorer, problems, eval_dir, domain: str = "code") -> list[dict]:
     """One row per sample of eval_dir/samples.jsonl: problem_id, passed (R_out: its outcome is
-    "correct", every test passes; the sample's own `passed` counts the tests it passed), outcome,
-    raw RM score. A sample whose problem is not in `problems`, or without an outcome, is an error
-    naming it (never skipped)."""
+    "correct", every test passes; the sample's own `passed` counts the tests it passed; math:
+    its answer is `correct`), outcome, raw RM score. A sample whose problem is not in
+    `problems`, or without an outcome, is an error naming it (never skipped)."""
     path = Path(eval_dir) / "samples.jsonl"
     if not path.is_file():
         raise ScaleError(f"{path}: no evaluation samples to score")
@@ -52,10 +61,14 @@ def score_samples(scorer, problems, eval_dir) -> list[dict]:
     missing = sorted({s["problem_id"] for s in samples} - set(by_id))
     if missing:
         raise ScaleError(f"{path}: samples of problems not given: {missing[:5]}")
+    if domain == "math":   # evaluation.math rows: "correct" is the outcome
+        samples = [{**s, "id": s.get("id", f"{s['problem_id']}#{s.get('sample', 0)}"),
+                    "outcome": "correct" if s.get("correct") else "wrong"}
+                   if "correct" in s else s for s in samples]
     unjudged = [s.get("id") for s in samples if "outcome" not in s]
     if unjudged:
         raise ScaleError(f"{path}: samples without an outcome: {unjudged[:5]}")
-    prompts = [user_prompt(by_id[s["problem_id"]]) for s in samples]
+    prompts = [rm_prompt(by_id[s["problem_id"]], domain) for s in samples]
     scores = list(scorer.score(prompts, [s.get("response") or "" for s in samples]))
     if len(scores) != len(samples):
         raise ScaleError(f"the reward model returned {len(scores)} scores for {len(samples)} samples")
@@ -178,15 +191,47 @@ def load_eval_scorer(rm_path, placement=None):
     return load_checked_scorer(rm_path, replace(placement, zero3=False), trainer_device=device)
 
 
-def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=None) -> dict:
+START_RULE = ("sigmoid((score - mean) / sd), mean and sd of the RM's raw scores of the start "
+              "policy's samples on the training problems at the run's training sampling "
+              "(temperature, top_p, max_completion_length)")
+SIGMOID_RULE = "sigmoid(raw score)"
+
+
+def training_sampling(recipe) -> dict:
+    """The sampling of the GRPO rollouts R_proc is applied to, from the run's recipe (anything
+    with temperature, top_p and max_completion_length: a training.grpo.GRPORecipe): what the
+    start policy's samples for the scale are drawn with."""
+    return {"temperature": float(recipe.temperature), "top_p": float(recipe.top_p),
+            "max_new_tokens": int(recipe.max_completion_length)}
+
+
+def scale_rule(mode: str, recipe) -> dict:
+    """The rule that sets R_proc's scale for a run with `recipe` under PROC_SCALE `mode`:
+    {"mode", "rule", "sampling"} — "start": START_RULE at training_sampling(recipe); "":
+    SIGMOID_RULE (no sampling). The one rule every R_proc run of a profile should share
+    (tests/test_proc_scale.py checks the paper profile)."""
+    if mode not in PROC_SCALES:
+        raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
+    if not mode:
+        return {"mode": "", "rule": SIGMOID_RULE, "sampling": None}
+    return {"mode": mode, "rule": START_RULE, "sampling": training_sampling(recipe)}
+
+
+def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=None, *,
+                recipe=None, domain: str = "code") -> dict:
     """The reward options that set R_proc's scale for a GRPO run (reward_variants' rm_options):
     {} for mode "" (R_proc = sigmoid(raw score)); for "start", the model (the start policy) is
-    sampled on `problems` (the training problems) with the evaluation spec `spec` into
-    out_dir/start, the RM at rm_path scores the samples, and their mean and standard deviation
-    become proc_center / proc_temperature. The RM is placed as `placement` says
-    (load_eval_scorer). What was used is recorded in out_dir/proc_scale.json (scale_record):
-    {"mode": requested, "used": "start" | "sigmoid", "fallback": why or None, center,
-    temperature, n, model}.
+    sampled on `problems` (the training problems) into out_dir/start with `spec` (an EvalSpec:
+    backend, n, seed, batching) at the training sampling of `recipe` (training_sampling: its
+    temperature, top_p and max_completion_length, and for code its reasoning prompt — the
+    rollouts R_proc will score, not the greedy evaluation), the RM at rm_path scores the
+    samples (domain "code" or "math": what the RM reads as the prompt, rm_prompt), and their
+    mean and standard deviation become proc_center / proc_temperature. The RM is placed as
+    `placement` says (load_eval_scorer). What was used is recorded in
+    out_dir/proc_scale.json (scale_record): {"mode": requested, "used": "start" | "sigmoid",
+    "fallback": why or None, center, temperature, n, model (the policy), rm_path, "rule"
+    (scale_rule), "sampling" (with n)} — `provenance_of` of it goes into each run's recipe
+    (field rproc_scale), so every run says how its R_proc was scaled.
 
     The rule for "start": the RM's scores must spread by more than SPREAD_FLOOR (proc_scale),
     else a scale from no spread would amplify noise. A trained RM without that spread stops
@@ -198,13 +243,29 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
     model is trained on these pairs with the Bradley–Terry objective (no absolute scores)"."""
     if mode not in PROC_SCALES:
         raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
+    if mode and recipe is None:
+        raise ScaleError("PROC_SCALE 'start' needs the run's recipe: the start policy is sampled "
+                         "at its training temperature and length")
+    if domain not in ("code", "math"):
+        raise ScaleError(f"domain must be 'code' or 'math', got {domain!r}")
+    rule = scale_rule(mode, recipe)
     out_dir = Path(out_dir)
     untrained = untrained_reason(rm_path) if mode else None
     record = {"mode": mode, "used": "sigmoid", "fallback": None, "rm_untrained": untrained,
-              "proc_center": 0.0, "proc_temperature": 1.0, "n": None, "model": str(model)}
+              "proc_center": 0.0, "proc_temperature": 1.0, "n": None, "model": str(model),
+              "rm_path": str(rm_path), "rule": rule["rule"], "sampling": None}
     if mode:
-        spec.evaluate(model, problems, out_dir / "start")
-        rows = score_samples(load_eval_scorer(rm_path, placement), problems, out_dir / "start")
+        changes = dict(rule["sampling"])
+        if domain == "code" and hasattr(recipe, "reasoning"):
+            changes["reasoning"] = bool(recipe.reasoning)
+        sampled = replace(spec, **changes)
+        record["sampling"] = {**rule["sampling"], "n": int(sampled.n), "seed": sampled.seed}
+        if domain == "code":
+            sampled.evaluate(model, problems, out_dir / "start")
+        else:
+            sampled.evaluate_math(model, problems, out_dir / "start")
+        rows = score_samples(load_eval_scorer(rm_path, placement), problems, out_dir / "start",
+                             domain)
         try:
             record.update(proc_scale(rows), used="start")
         except ScaleError as exc:
@@ -213,9 +274,23 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
             record.update(n=len(rows), fallback=(
                 f"the reward model at {rm_path} is untrained ({untrained}) and {exc}: "
                 "R_proc = sigmoid(raw score)"))
+    if record["used"] != "start":
+        record["rule"] = SIGMOID_RULE
     write_json_atomic(out_dir / "proc_scale.json", record)
     return ({k: record[k] for k in ("proc_center", "proc_temperature")}
             if record["used"] == "start" else {})
+
+
+PROVENANCE_KEYS = ("mode", "used", "rule", "sampling", "model", "rm_path", "proc_center",
+                   "proc_temperature", "n", "fallback")
+
+
+def provenance_of(record: dict | None) -> dict | None:
+    """The part of a proc_scale.json record (scale_record) a run's recipe carries as its
+    `rproc_scale` field: how its R_proc was scaled, for which policy and RM."""
+    if not record:
+        return None
+    return {k: record.get(k) for k in PROVENANCE_KEYS}
 
 
 def scale_record(out_dir) -> dict | None:

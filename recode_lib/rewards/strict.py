@@ -25,6 +25,7 @@ from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, default_ru
 from recode_lib.rewards.base import RewardFunction, base_row, execute
 from recode_lib.rewards.registry import Need, RewardConfigError, register
 from recode_lib.sandbox import strictness
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, RK_RULES
 
 
 def k_label(k) -> str:
@@ -38,18 +39,28 @@ def k_label(k) -> str:
         raise RewardConfigError(f"strictness k must be an integer or 'inf', got {k!r}") from None
 
 
-def levels(result: dict, ks: list) -> dict:
-    """{"<k>": R_k, ..., "inf": R_inf} of one sandbox result (all 0 without a program)."""
+def levels(result: dict, ks: list, rule: str = DEFAULT_RK_RULE) -> dict:
+    """{"<k>": R_k, ..., "inf": R_inf} of one sandbox result (all 0 without a program) under the
+    R_k rule `rule` (recode_lib.sandbox.strictness.RK_RULES)."""
     if result.get("status") in (REWARD_ERROR, "no_code"):
         return {**{str(k): 0 for k in ks}, "inf": 0}
-    return strictness(result, [int(k) for k in ks] + ["inf"])
+    return strictness(result, [int(k) for k in ks] + ["inf"], rule)
+
+
+def rk_rule(rule) -> str:
+    """`rule` checked (RewardConfigError naming it)."""
+    if rule not in RK_RULES:
+        raise RewardConfigError(f"the R_k rule must be one of {RK_RULES}, got {rule!r}")
+    return rule
 
 
 @register("strict", needs=(Need.SANDBOX,))
 def strict_reward(k="inf", runner: SandboxRunner | None = None,
-                  name: str | None = None) -> RewardFunction:
-    """R_k in {0,1} (k an integer or "inf"); named strict_<k> unless `name` is given."""
+                  name: str | None = None, rule: str = DEFAULT_RK_RULE) -> RewardFunction:
+    """R_k in {0,1} (k an integer or "inf"); named strict_<k> unless `name` is given; `rule`:
+    how a problem with no test below 10^k is read (recode_lib.sandbox.strictness.RK_RULES)."""
     label = k_label(k)
+    rule = rk_rule(rule)
     name = name or f"strict_{label}"
 
     def compute(prompts, completions, kwargs):
@@ -57,7 +68,7 @@ def strict_reward(k="inf", runner: SandboxRunner | None = None,
         rows = []
         for p, res in zip(parsed, results):
             row = base_row(p, res)
-            r_k = levels(res, [] if label == "inf" else [int(label)])[label]
+            r_k = levels(res, [] if label == "inf" else [int(label)], rule)[label]
             row.update(reward=float(r_k), r_k=float(r_k))
             rows.append(row)
         return rows
@@ -76,41 +87,45 @@ def finite_levels(ks) -> list[int]:
     return sorted({int(k_label(k)) for k in ks if k_label(k) != "inf"})
 
 
-def sweep_rewards(ks, partial_credit=()) -> dict[str, dict]:
+def sweep_rewards(ks, partial_credit=(), rule: str = DEFAULT_RK_RULE) -> dict[str, dict]:
     """The strictness sweep's runs as {run name: reward spec} (a recipe's `rewards` entry):
     "k<k>" -> strict_<k> for each finite k of `ks` (in the given order), "kinf" -> strict_inf,
     then "partial_<c>" for c in `partial_credit` (discrete | continuous), partial_discrete with
     "ks" = the sweep's finite ks. Paper: static partial-credit rewards give "discrete or
     continuous credit for passing smaller tests" — here the discrete credit is the mean of the
-    very R_k the sweep's other runs train on. RewardConfigError on another kind of credit."""
+    very R_k the sweep's other runs train on. `rule` (RK_RULES) goes into the finite-k and
+    partial_discrete specs when it is not the default, so a run's recipe says which reading it
+    trained on. RewardConfigError on another kind of credit."""
+    own = {} if rk_rule(rule) == DEFAULT_RK_RULE else {"rule": rule}
     finite = []
     for k in ks:
         if k_label(k) != "inf" and int(k_label(k)) not in finite:
             finite.append(int(k_label(k)))
-    out = {f"k{k}": {"name": f"strict_{k}"} for k in finite}
+    out = {f"k{k}": {"name": f"strict_{k}", **own} for k in finite}
     out["kinf"] = {"name": "strict_inf"}
     for c in partial_credit:
         if c not in PARTIAL_CREDIT:
             raise RewardConfigError(f"partial credit must be one of {PARTIAL_CREDIT}, got {c!r}")
-        out[f"partial_{c}"] = ({"name": "partial_discrete", "ks": sorted(finite)}
+        out[f"partial_{c}"] = ({"name": "partial_discrete", "ks": sorted(finite), **own}
                                if c == "discrete" else {"name": "partial_continuous"})
     return out
 
 
 @register("partial_discrete", needs=(Need.SANDBOX,))
-def partial_discrete_reward(ks=PAPER_SWEEP_KS,
-                            runner: SandboxRunner | None = None) -> RewardFunction:
+def partial_discrete_reward(ks=PAPER_SWEEP_KS, runner: SandboxRunner | None = None,
+                            rule: str = DEFAULT_RK_RULE) -> RewardFunction:
     """The mean of R_k over the finite k in `ks` and inf (the strictness sweep's levels:
     sweep_rewards passes them; default PAPER_SWEEP_KS). The function's `levels` attribute
     lists what it averages, e.g. ["1", "2", "3", "4", "inf"]."""
     ks = finite_levels(ks)
+    rule = rk_rule(rule)
 
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
         for p, res in zip(parsed, results):
             row = base_row(p, res)
-            r_ks = levels(res, ks)
+            r_ks = levels(res, ks, rule)
             row["reward"] = sum(r_ks.values()) / len(r_ks)
             rows.append(row)
         return rows

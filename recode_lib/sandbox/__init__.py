@@ -17,6 +17,13 @@ wall-clock limit; a timed-out or crashed child is killed with its process group 
 continues with the remaining tests. Results are `result.Result` dicts (statuses and outcomes
 defined there once).
 
+Every failed result says why in "reason" (verdict.failure_reason: the first failing test and the
+exception's type and last line as the sandbox reported it, untrusted text; or the judge's
+refusal). A record's optional "requires" (the modules its problem needs) that the workers'
+interpreter lacks makes the result "env_missing" / "not_counted" without running anything
+(environment.py). Testlib checkers need a working C++ compiler: without one the judge refuses
+(checker.CheckerUnavailable, naming the package) unless SandboxConfig.checker_fallback.
+
 Robustness (what one submission can cost): exactly its own record. Every worker line is bounded
 and schema-checked against the job id before use; a violation is the record's runtime_error
 (with "reason"), comparisons never raise, the worker of any job that did not end cleanly is

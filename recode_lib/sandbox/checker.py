@@ -18,9 +18,16 @@ checker never passes anything), anything else / killed: counted as checker_fail 
 Compilation: the system C++ compiler (`c++`/`g++`, or $RECODE_CXX) with -O2 -std=c++17 and the
 vendored data/testlib/testlib.h (MIT, Mike Mirzayanov; LICENSE beside it), once per source:
 binaries are cached in recode_lib.paths.cache_dir()/checkers/<sha256 of source + flags>.
-When no compiler exists or the source does not compile, `check_output` returns None and the
-caller (verdict.py) falls back to exact (LiveCodeBench line) comparison; every such fallback
-is counted in CHECKER_STATS and warned about once per checker. It does not run submissions.
+Preflight: a run that judges problems with testlib checkers refuses to start without a
+working C++ compiler (`require_compiler` / `require_checkers`: CheckerUnavailable naming the
+Debian package g++), and the judge refuses a batch whose checker does not compile
+(`prepare_checkers`) — unless the user asked for the exact-match fallback
+(SandboxConfig.checker_fallback, a GRPO recipe's checker_fallback, `recode eval
+--checker-fallback`): then `check_output` returns None and the caller (verdict.py) falls back
+to exact (LiveCodeBench line) comparison, every result it touches says "checker":
+"exact_fallback" with "checker_reason", every such fallback is counted in CHECKER_STATS and
+warned about once per checker. Exact comparison fails right answers of problems that accept
+several outputs. It does not run submissions.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT, cache_dir
 
 TESTLIB_DIR = PROJECT_ROOT / "data" / "testlib"
@@ -54,6 +62,77 @@ def compiler() -> str | None:
     if env is not None:
         return shutil.which(env) if env else None
     return shutil.which("c++") or shutil.which("g++")
+
+
+class CheckerUnavailable(RecodeError, RuntimeError):
+    """Testlib checkers that cannot be built, and no exact-match fallback was asked for."""
+
+
+COMPILER_PACKAGE = "g++"     # the Debian/Ubuntu package that provides c++/g++
+FALLBACK_HOW = ("SandboxConfig(checker_fallback=True); `recode eval --checker-fallback`; a GRPO "
+                "recipe's checker_fallback (RECIPE_SET: checker_fallback=true)")
+_WORKING: dict[str, str | None] = {}
+_PROBE = "#include <vector>\n#include <string>\nint main() { std::vector<std::string> v; return 0; }\n"
+
+
+def compiler_problem() -> str | None:
+    """None when a working C++ compiler is there for testlib checkers (compiler() compiles and
+    links a small C++17 program; the answer is cached per compiler for the process), else why
+    not, naming the package to install."""
+    cxx = compiler()
+    if cxx is None:
+        env = os.environ.get("RECODE_CXX")
+        where = f"RECODE_CXX={env!r} is not an executable" if env is not None else \
+            "no c++ or g++ on PATH"
+        return (f"no C++ compiler ({where}): install the Debian package {COMPILER_PACKAGE} "
+                f"(apt-get install {COMPILER_PACKAGE}) or point RECODE_CXX at a C++ compiler")
+    with _LOCK:
+        if cxx not in _WORKING:
+            with tempfile.TemporaryDirectory(prefix="recode-cxx-") as tmp:
+                try:
+                    proc = subprocess.run([cxx, *CXX_FLAGS, "-x", "c++", "-", "-o",
+                                           str(Path(tmp) / "probe")], input=_PROBE,
+                                          capture_output=True, text=True, timeout=120)
+                    bad = None if proc.returncode == 0 else (proc.stderr.strip()[:200] or
+                                                             f"exit {proc.returncode}")
+                except (OSError, subprocess.TimeoutExpired) as exc:
+                    bad = f"{type(exc).__name__}: {exc}"[:200]
+            _WORKING[cxx] = None if bad is None else (
+                f"the C++ compiler {cxx} does not build a C++17 program ({bad}): install the "
+                f"Debian package {COMPILER_PACKAGE} (apt-get install {COMPILER_PACKAGE})")
+        return _WORKING[cxx]
+
+
+def has_testlib_checker(tests) -> bool:
+    """True for stdio tests that carry a testlib checker (CodeContests+ problems)."""
+    return (isinstance(tests, dict) and tests.get("kind") == "stdio"
+            and isinstance(tests.get("checker"), str) and bool(tests["checker"].strip()))
+
+
+def require_compiler(allow_fallback: bool = False, what: str = "testlib checkers") -> str | None:
+    """The compiler preflight of anything that judges problems with testlib checkers: None
+    when a working C++ compiler is there; otherwise CheckerUnavailable naming the package to
+    install, unless `allow_fallback` (the user asked for exact-match comparison instead: then
+    the reason is returned, warned, and every result it touches says "exact_fallback")."""
+    why = compiler_problem()
+    if why is None:
+        return None
+    if not allow_fallback:
+        raise CheckerUnavailable(f"{what}: testlib checkers need a working C++ compiler: {why}; "
+                                 f"or ask for the exact-match fallback ({FALLBACK_HOW}), which "
+                                 "judges problems with several right answers wrongly")
+    warnings.warn(f"{what}: {why}; exact-match fallback as asked (results say exact_fallback)",
+                  RuntimeWarning, stacklevel=2)
+    return why
+
+
+def require_checkers(tests_list, allow_fallback: bool = False,
+                     what: str = "testlib checkers") -> str | None:
+    """require_compiler when any of `tests_list` (record/problem tests) has a testlib checker;
+    None (nothing to check) otherwise."""
+    if any(has_testlib_checker(t) for t in tests_list):
+        return require_compiler(allow_fallback, what)
+    return None
 
 
 def checker_key(source: str) -> str:
@@ -156,11 +235,20 @@ def check_output(source: str, input_text: str, expected: str, output: str) -> bo
     return code == 0
 
 
-def prepare_checkers(sources) -> None:
+def prepare_checkers(sources, allow_fallback: bool = False) -> None:
     """Compile every distinct checker once, before any submission runs (so no judge thread
-    compiles while a sandboxed child waits)."""
-    for src in dict.fromkeys(s for s in sources if s):
-        compile_checker(src)
+    compiles while a sandboxed child waits). Without a working compiler, or with a checker that
+    does not compile, CheckerUnavailable unless `allow_fallback` (then those problems are
+    judged by exact comparison, and their results say "exact_fallback" with the reason)."""
+    sources = list(dict.fromkeys(s for s in sources if s))
+    if not sources:
+        return
+    require_compiler(allow_fallback, "the sandbox's judge")
+    for src in sources:
+        if compile_checker(src) is None and not allow_fallback:
+            raise CheckerUnavailable(
+                f"testlib checker {checker_key(src)[:12]} {fallback_reason(src)}; fix the "
+                f"problem's checker, or ask for the exact-match fallback ({FALLBACK_HOW})")
 
 
 def fallback_count() -> int:

@@ -32,6 +32,11 @@ class SandboxConfig:
     # EvalPlus's and LiveCodeBench's own harnesses hold every input in the process too, and
     # the round trip per test costs ~1.3-1.45x the wall time on HumanEval+ (bench_sandbox.py)
     sealed_inputs: bool = False
+    # testlib checkers (CodeContests+) that cannot be built (no working C++ compiler, a checker
+    # that does not compile): False (default) refuses to judge (checker.CheckerUnavailable,
+    # naming the package to install); True judges by exact comparison instead, and every result
+    # it touches says "checker": "exact_fallback" with its "checker_reason"
+    checker_fallback: bool = False
 
     def __post_init__(self):
         if self.isolation not in ISOLATION_MODES:

@@ -229,7 +229,7 @@ def _run_calls(job, fn, todo, wfd):
                 data = _dumps(msg)
         except BaseException as exc:
             msg = {"i": i, "st": _status_of(exc), "t": _perf() - t0, "m": _peak_mb(),
-                   "e": type(exc).__name__}
+                   "e": _exc_text(exc)}
             data = _dumps(msg)
         args = out = msg = None
         data = ("T " + data + "\n").encode()
@@ -1384,14 +1384,42 @@ def _load(job, code_obj, g, ns, seal, wfd, reseal=_reseal):
 
 
 def _failure(exc, reseal=_reseal):
-    """(status, exception name) of an exception the submission or the tests raised."""
+    """(status, "Name: last line") of an exception the submission or the tests raised: its
+    type's name, and the last line of its message (_message_line) when it has one."""
     reseal()
     st = "error"
     for c in _T_MRO(type(exc)):   # by identity: a metaclass's __eq__ is not asked
         if c is AssertionError or c is MemoryError:
             st = "wrong" if c is AssertionError else "memory"
             break
-    return st, _str_copy(_T_NAME(type(exc)))
+    return st, _exc_text(exc)
+
+
+def _exc_text(exc):
+    """"Name: last line of the message" (or "Name") of an exception, running none of its code."""
+    line = _message_line(exc)
+    name = _str_copy(_T_NAME(type(exc)))
+    return (name + ": " + line) if line else name
+
+
+def _message_line(exc, args=_EXC_ARGS, builtin=_BUILTIN_EXC, copy=_str_copy, limit=300):
+    """The last non-empty line of the exception's message (at most `limit` characters),
+    read without running any code of the submission's: only for an exception whose type is
+    exactly a builtin one (by identity) and whose one argument is exactly a str ("No module
+    named 'scipy'"; BigCodeBench's runner reports its first failing test so); else ""."""
+    t = type(exc)
+    for c in builtin:
+        if c is t:
+            break
+    else:
+        return ""
+    a = args(exc)
+    if type(a) is not tuple or len(a) != 1 or type(a[0]) is not str:
+        return ""
+    for line in reversed(copy(a[0])[-4096:].splitlines()):   # a huge message costs nothing
+        if line.strip():
+            return line.strip()[:limit]
+    return ""
 
 
 def _final(seal, reseal=_reseal):

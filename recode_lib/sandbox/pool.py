@@ -42,6 +42,7 @@ from recode_lib.errors import RecodeError
 from recode_lib.linux import require_linux
 from recode_lib.sandbox import verdict
 from recode_lib.sandbox.checker import prepare_checkers
+from recode_lib.sandbox.environment import missing_modules
 from recode_lib.sandbox.limits import kill_uid
 from recode_lib.sandbox.protocol import ProtocolError, parse_line
 from recode_lib.sandbox.records import parse_record
@@ -314,6 +315,10 @@ def close_all() -> None:
 def judge(spec, slot: list, pool: Pool, early_stop: bool = False) -> dict:
     """Execute one parsed record on a worker and return its result dict (never raises because
     of what the submission does; a worker whose job did not end cleanly is replaced)."""
+    if spec.requires:
+        missing = missing_modules(pool.config.python, spec.requires)
+        if missing:
+            return verdict.env_missing_result(spec, missing)
     if spec.no_code:
         return verdict.no_code_result(spec)
     job = dict(spec.job, early_stop=early_stop)
@@ -351,8 +356,8 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
     worker; results in input order; on_result(result) from a worker thread as each finishes."""
     if not specs:
         return []
-    if any(s.stdio_checker for s in specs):
-        prepare_checkers(s.stdio_checker for s in specs)
+    if any(s.stdio_checker for s in specs):   # refuses without a compiler unless fallback asked
+        prepare_checkers((s.stdio_checker for s in specs), config.checker_fallback)
     results: list = [None] * len(specs)
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
     pool = get_pool(config)

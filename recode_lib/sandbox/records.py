@@ -5,7 +5,9 @@
                     # arguments), order, limits (never the expected values)
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
-Record contract (docs/sandbox.md, "Records"): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} with tests
+Record contract (docs/sandbox.md, "Records"): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?,
+"requires"?} (requires: the top-level modules the problem needs, e.g. BigCodeBench's libs; one
+the sandbox's interpreter lacks makes every submission `env_missing`, environment.py) with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?, "time_limit_s"?}], "float_tol"?,
  "checker"?}, {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?,
  "time_limit_s"?}], "atol"?,
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 
 from recode_lib.errors import RecodeError
 from recode_lib.sandbox import codec
+from recode_lib.sandbox.environment import MODULE_NAME, top_level
 
 
 class RecordError(RecodeError, ValueError):
@@ -63,6 +66,7 @@ class Spec:
     stdio_checker: str | None = None   # testlib C++ source (checker.py)
     stdio_tol: float | None = None
     no_code: bool = False
+    requires: tuple = ()               # top-level modules the problem needs (environment.py)
 
 
 def _fail(where, msg):
@@ -70,7 +74,7 @@ def _fail(where, msg):
 
 
 MAX_CASE_LIMIT_S = 1e9   # a case's own time_limit_s is below this (finite, float-sized)
-RECORD_FIELDS = ("id", "code", "tests", "time_limit_s", "memory_mb")
+RECORD_FIELDS = ("id", "code", "tests", "time_limit_s", "memory_mb", "requires")
 TESTS_FIELDS = {"stdio": ("kind", "cases", "float_tol", "checker", "time_rule"),
                 "call": ("kind", "fn_name", "cases", "atol", "checker", "time_rule"),
                 "script": ("kind", "script", "entry_point", "separate", "helpers", "time_rule")}
@@ -176,7 +180,12 @@ def parse_record(rec, config, where: str = "") -> Spec:
     rule = tests.get("time_rule")
     if rule is not None and (not isinstance(rule, str) or not rule):
         _fail(where, f"field 'tests.time_rule' must be a non-empty string, got {rule!r:.80}")
-    spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip())
+    requires = rec.get("requires")
+    if requires is not None and (not isinstance(requires, list) or not all(
+            isinstance(m, str) and MODULE_NAME.match(m) for m in requires)):
+        _fail(where, f"field 'requires' must be a list of module names, got {requires!r:.80}")
+    spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip(),
+                requires=tuple(sorted({top_level(m) for m in requires or ()})))
     job = {"op": "job", "kind": kind, "code": code or "", "time_limit_s": float(tl),
            "memory_mb": int(mem), "max_output": config.max_output_bytes,
            "sealed": bool(config.sealed_inputs) and kind == "call"}

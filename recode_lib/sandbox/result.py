@@ -5,7 +5,7 @@
 
 A Result is what `execute`/`execute_many` return and what `recode sandbox` writes, one per
 input record: {"id", "status", "outcome", "passed", "total", "time_s", "memory_mb", "tests",
-"trust"} (+ "reason" when the judge rejected something the sandbox sent back; + "strictness", R_k for
+"trust"} (+ "reason" on every failure: why — see Result.reason; + "strictness", R_k for
 k = 1..5 and inf, for call and stdio tests, which carry input lengths). Every number in it is
 finite, so the output file is always strict JSON. Test statuses are STATUSES plus "skipped"
 (not run: early stop). The outcome folds the tests into the four classes of the extrapolation
@@ -22,6 +22,9 @@ exceeds time/memory on larger ones". Here:
   with no smaller test passed (an infinite loop on the smallest inputs, even when another
   test of that same length passed, is not slow, it is wrong). Summaries count these resource-only correctness failures separately
   as `HANG` (`failure_kind`) so they stay visible.
+- not_counted: status env_missing — a module the problem needs (the record's "requires") is
+  not installed for the sandbox's interpreter, so nothing ran and no answer can be judged
+  (environment.py). Not a wrong answer: summaries leave it out of pass@k and count it.
 Early stop: tests after the first failure are "skipped" and neither pass nor fail; since tests
 run in ascending input length, the first failure decides — a first failure that is a resource
 failure after a passed smaller test is an optimization failure, else a hang.
@@ -57,6 +60,7 @@ class Status(StrEnum):
     MEMORY_LIMIT = "memory_limit"
     SYNTAX_ERROR = "syntax_error"
     NO_CODE = "no_code"
+    ENV_MISSING = "env_missing"   # a module the problem needs is not in the sandbox (environment.py)
 
 
 class Outcome(StrEnum):
@@ -66,17 +70,22 @@ class Outcome(StrEnum):
     OPTIMIZATION_FAILURE = "optimization_failure"
     CORRECTNESS_FAILURE = "correctness_failure"
     FORMAT_ERROR = "format_error"
+    NOT_COUNTED = "not_counted"   # the problem cannot be judged here (env_missing): out of pass@k
 
 
-STATUSES = tuple(s.value for s in Status)     # plain strings: error messages show them
-OUTCOMES = tuple(o.value for o in Outcome)
+# plain strings (error messages show them): the verdicts of a judged program and the paper's
+# four outcome classes; env_missing / not_counted (a problem that cannot be judged here) are
+# kept apart, so rates, plots and failure classes over these stay the paper's
+STATUSES = tuple(s.value for s in Status if s is not Status.ENV_MISSING)
+OUTCOMES = tuple(o.value for o in Outcome if o is not Outcome.NOT_COUNTED)
 SKIPPED = "skipped"          # a test status only: not run after an early stop
-TEST_STATUSES = STATUSES + (SKIPPED,)
+TEST_STATUSES = STATUSES + (SKIPPED, Status.ENV_MISSING.value)
 CORRECTNESS = (Status.WRONG_ANSWER, Status.RUNTIME_ERROR)   # a wrong program, not a slow one
 RESOURCE = (Status.TIME_LIMIT, Status.MEMORY_LIMIT)
 FORMAT = (Status.NO_CODE, Status.SYNTAX_ERROR)
 INVALID_RECORD = "invalid_record"   # `recode sandbox` only: an input line that is not a valid
 # record (not one of STATUSES: nothing ran; its outcome is format_error, cli/sandbox.py)
+NOT_COUNTED = Outcome.NOT_COUNTED.value   # left out of pass@k averages (evaluation.summary)
 HANG = "hang"   # a correctness failure made only of time/memory limits (failure_kind)
 ISOLATED = "isolated"        # stdio, call, separate script tests (module docstring: Trust)
 IN_PROCESS = "in_process"    # inline (unittest-style) script tests: forgeable by the submission
@@ -103,14 +112,19 @@ class _ResultBase(TypedDict):
 
 
 class Result(_ResultBase, total=False):
-    reason: str                 # why the judge rejected a message (protocol violation)
+    reason: str                 # why it failed: the judge's refusal (protocol violation,
+    #                             worker died), the missing modules (env_missing), or the first
+    #                             failing test and what the sandbox reported for it (verdict.failure_reason)
     strictness: dict            # {"1": 0|1, ..., "5": .., "inf": ..}: call and stdio tests
+    strictness_rule: str        # how R_k reads a problem with no test below 10^k (strictness.RK_RULES)
 
 
 def outcome_of(status: str, tests: list) -> str:
     """The outcome class of a result's status and tests (module docstring: the definitions)."""
     if status == Status.PASSED:
         return Outcome.CORRECT
+    if status == Status.ENV_MISSING:
+        return Outcome.NOT_COUNTED
     if status in FORMAT:
         return Outcome.FORMAT_ERROR
     failing = [t for t in tests if t["status"] not in (Status.PASSED, SKIPPED)]

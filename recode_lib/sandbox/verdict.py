@@ -55,11 +55,11 @@ from functools import lru_cache
 from itertools import zip_longest
 
 from recode_lib.sandbox import codec
-from recode_lib.sandbox.checker import check_output, compile_checker
+from recode_lib.sandbox.checker import check_output, compile_checker, fallback_reason
 from recode_lib.sandbox.protocol import RAW
 from recode_lib.sandbox.result import (CORRECTNESS, IN_PROCESS, ISOLATED, SKIPPED, Outcome,
                                        Status, outcome_of)
-from recode_lib.sandbox.strictness import strictness
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, strictness
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 
@@ -280,9 +280,50 @@ def no_code_result(spec) -> dict:
         t["status"] = Status.NO_CODE
     out = {"id": spec.id, "status": Status.NO_CODE, "outcome": Outcome.FORMAT_ERROR, "passed": 0,
            "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests,
-           "trust": trust_of(spec)}
+           "trust": trust_of(spec), "reason": "no code to run"}
     if spec.kind != "script":
         out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
+        out["strictness_rule"] = DEFAULT_RK_RULE
+    return out
+
+
+REASON_CHARS = 300
+
+
+def one_line(text: str, limit: int = REASON_CHARS) -> str:
+    """Untrusted text as one printable line of at most `limit` characters."""
+    return "".join(c if c.isprintable() else " " for c in str(text)).strip()[:limit]
+
+
+def failure_reason(spec, tests: list[dict], errors: dict) -> str | None:
+    """Why a failed record failed, for its "reason": the first failing test (in execution
+    order) and what the sandbox reported for it (the exception's type and last line, as the
+    sandboxed process sent it: untrusted text, made one printable line) or, when it reported
+    nothing, its status. None when every test passed or was not run."""
+    for i in spec.job.get("order", range(len(tests))):
+        st = tests[i]["status"]
+        if st in (Status.PASSED, SKIPPED):
+            continue
+        where = f"test {i + 1} of {len(tests)}" if len(tests) > 1 else "the test"
+        err = errors.get(i)
+        return one_line(f"{where}: {st}" + (f": {err}" if err else ""))
+    return None
+
+
+def env_missing_result(spec, missing) -> dict:
+    """The verdict of a record whose problem needs modules the sandbox's interpreter lacks
+    (environment.py): status env_missing, outcome not_counted, nothing run, the reason naming
+    them."""
+    tests = _fresh_tests(spec)
+    for t in tests:
+        t["status"] = Status.ENV_MISSING
+    out = {"id": spec.id, "status": Status.ENV_MISSING, "outcome": Outcome.NOT_COUNTED,
+           "passed": 0, "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests,
+           "trust": trust_of(spec),
+           "reason": "not installed for the sandbox's interpreter: " + ", ".join(missing)}
+    if spec.kind != "script":
+        out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
+        out["strictness_rule"] = DEFAULT_RK_RULE
     return out
 
 
@@ -293,6 +334,7 @@ class Run:
         self.spec, self.early_stop = spec, early_stop
         self.tests = _fresh_tests(spec)
         self.script_msgs: list[dict] = []
+        self.errors: dict[int, str] = {}   # test index -> the sandbox's error text (untrusted)
 
     def on_message(self, msg) -> bool:
         """Record an X or T message (protocol.Message); True asks the worker to stop."""
@@ -300,9 +342,11 @@ class Run:
             st = RAW.get(msg.body["st"], Status.RUNTIME_ERROR)
             if st == Status.PASSED:   # a load failure never passes (protocol.LOAD_FAILURES)
                 st = Status.RUNTIME_ERROR
-            for t in self.tests:
+            for i, t in enumerate(self.tests):
                 if t["status"] == "skipped":
                     t["status"] = st
+                    if msg.body.get("e"):
+                        self.errors[i] = "the submission did not load: " + msg.body["e"]
             return False
         if msg.tag != "T":
             return False
@@ -310,6 +354,8 @@ class Run:
         t = self.tests[body["i"]]
         if t["status"] != "skipped":
             return False
+        if body.get("e"):
+            self.errors[body["i"]] = body["e"]
         if self.spec.kind == "script":
             self.script_msgs.append(body)
             return False
@@ -332,11 +378,15 @@ class Run:
         peak = done.get("peak_mb")
         if peak and (result["memory_mb"] is None or peak > result["memory_mb"]):
             result["memory_mb"] = round(peak, 2)
+        reason = reason or failure_reason(self.spec, self.tests, self.errors)
         if reason:
             result["reason"] = reason
         if self.spec.kind != "script":
-            result["strictness"] = strictness(result, STRICTNESS_KS)
+            result["strictness"] = strictness(result, STRICTNESS_KS, DEFAULT_RK_RULE)
+            result["strictness_rule"] = DEFAULT_RK_RULE
         if self.spec.stdio_checker:
-            result["checker"] = ("testlib" if compile_checker(self.spec.stdio_checker)
-                                 else "exact_fallback")
+            built = compile_checker(self.spec.stdio_checker)
+            result["checker"] = "testlib" if built else "exact_fallback"
+            if not built:   # only where the user asked for it (SandboxConfig.checker_fallback)
+                result["checker_reason"] = fallback_reason(self.spec.stdio_checker) or "unavailable"
         return result

@@ -70,6 +70,14 @@ class RecodeGRPOConfig(GRPOConfig):
     lora: dict | None = field(default=None, metadata={
         "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
                 "target_modules?}; None trains every weight. final/ is the merged full model"})
+    checker_fallback: bool = field(default=False, metadata={
+        "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by exact "
+                "comparison (recorded in the rewards' sandbox results as exact_fallback) "
+                "instead of refusing to start (recode_lib.sandbox.checker)"})
+    rproc_scale: dict | None = field(default=None, metadata={
+        "help": "how this run's R_proc was scaled (recode_lib.process_reward.scale.provenance_of: "
+                "rule, sampling, policy, RM, centre and temperature): recorded in run.json; "
+                "training reads the centre and temperature from the reward's own options"})
     generation_precision: str = field(default="native", metadata={
         "help": "native (TRL samples with the live policy) | int8 | bfloat16 | float32: "
                 "completions sampled from a merged copy of the policy held in that precision, "

@@ -90,6 +90,8 @@ from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_r
 from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.rewards.process import load_scorer
+from recode_lib.sandbox.checker import require_checkers
+from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
 from recode_lib.training.sampling_copy import sampling_copy_class
@@ -98,7 +100,8 @@ from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sy
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
 # their default), so runs trained before them keep their fingerprint
-OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision")
+OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision", "rproc_scale",
+                   "checker_fallback")
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -325,6 +328,12 @@ def build_dataset(problems, domain: str = "code", reasoning: bool = True):
     return Dataset.from_list(rows)
 
 
+def reward_sandbox_config(recipe: GRPORecipe):
+    """The rewards' SandboxConfig: None (the default) unless the recipe asks for the testlib
+    checkers' exact-match fallback (checker_fallback)."""
+    return SandboxConfig(checker_fallback=True) if recipe.checker_fallback else None
+
+
 def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
     """What the recipe's rewards may need, each made on first need: the sandbox runner, and
     the reward model at recipe.rm_path placed as the rm_* fields say (on trainer_device for
@@ -332,7 +341,8 @@ def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
     def sandbox():
         return runner if runner is not None else SandboxRunner(
             workers=recipe.sandbox_workers, batch_timeout_s=recipe.reward_batch_timeout_s,
-            allow_in_process_tests=recipe.allow_in_process_tests)
+            allow_in_process_tests=recipe.allow_in_process_tests,
+            sandbox_config=reward_sandbox_config(recipe))
 
     def reward_model():
         return load_scorer(recipe.rm_path, recipe.rm_placement_config(),
@@ -529,10 +539,13 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     check_enough_problems(recipe, len(dataset), args.world_size)
     runner = SandboxRunner(workers=recipe.sandbox_workers,
                            batch_timeout_s=recipe.reward_batch_timeout_s,
-                           allow_in_process_tests=recipe.allow_in_process_tests)
+                           allow_in_process_tests=recipe.allow_in_process_tests,
+                           sandbox_config=reward_sandbox_config(recipe))
     if recipe.domain == "code":     # fail before loading anything, not at the first reward
         for tests, pid in zip(dataset["tests"], dataset["problem_id"]):
             runner.check_tests(json.loads(tests), f"problem {pid!r}")
+        require_checkers([json.loads(t) for t in dataset["tests"]], recipe.checker_fallback,
+                         f"recipe {recipe.name!r}")   # the compiler preflight
     resources = reward_resources(recipe, runner, trainer_device=args.device)
     funcs, weights = build_rewards(recipe, resources=resources)
     if recipe.use_cpu and recipe.cpu_threads:

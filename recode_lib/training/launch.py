@@ -136,13 +136,20 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
     return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
 
 
-def reward_variants(names, rm_options: Mapping | None = None) -> dict[str, dict]:
+def reward_variants(names, rm_options: Mapping | None = None,
+                    proc_scale: Mapping | None = None) -> dict[str, dict]:
     """{name: {"rewards": [{"name": name}]}}: one run per reward name. rm_options (e.g.
     {"proc_center": 1.6, "proc_temperature": 0.4}) go to the rewards that need the reward model,
-    and only to them."""
+    and only to them; so does proc_scale (process_reward.scale.provenance_of: how R_proc was
+    scaled), as the run's `rproc_scale` recipe field (recorded in its run.json)."""
     opts = dict(rm_options or {})
-    return {n: {"rewards": [{"name": n, **(opts if Need.REWARD_MODEL in reward_needs(n) else {})}]}
-            for n in names}
+    out = {}
+    for n in names:
+        proc = Need.REWARD_MODEL in reward_needs(n)
+        out[n] = {"rewards": [{"name": n, **(opts if proc else {})}]}
+        if proc and proc_scale:
+            out[n]["rproc_scale"] = dict(proc_scale)
+    return out
 
 
 def seed_run_name(name: str, seed: int, seeds) -> str:
@@ -184,18 +191,22 @@ def seed_groups(names, seeds) -> dict[str, dict[int, str]]:
 
 
 def transfer_variants(model: str | None, reward: str = "gated",
-                      baseline: str | None = "outcome_only") -> dict[str, dict]:
+                      baseline: str | None = "outcome_only", rm_options: Mapping | None = None,
+                      proc_scale: Mapping | None = None) -> dict[str, dict]:
     """{TRANSFER: {"rewards": [{"name": reward}], "model": model}, TRANSFER_BASELINE:
     {"rewards": [{"name": baseline}], "model": model}} (train_variants' form), or {} when
     model is empty: the cross-model RM transfer is off. ReCode: the process reward "transfers
     ... across models (Qwen3-4B-Instruct)" — a different policy trained with the same reward
     model. The outcome-only run of that same policy (baseline; None: left out) separates
-    what the transferred RM adds from what GRPO itself gives the new policy."""
+    what the transferred RM adds from what GRPO itself gives the new policy. rm_options and
+    proc_scale: R_proc's scale for THIS policy with the RM (reward_variants), taken from the
+    transfer policy's own samples (notebook 04), not the main policy's."""
     if not model:
         return {}
-    out = {TRANSFER: {"rewards": [{"name": reward}], "model": str(model)}}
+    runs = reward_variants([reward] + ([baseline] if baseline else []), rm_options, proc_scale)
+    out = {TRANSFER: {**runs[reward], "model": str(model)}}
     if baseline:
-        out[TRANSFER_BASELINE] = {"rewards": [{"name": baseline}], "model": str(model)}
+        out[TRANSFER_BASELINE] = {**runs[baseline], "model": str(model)}
     return out
 
 
