@@ -28,6 +28,8 @@ import subprocess
 import sys
 import threading
 
+from recode_lib.errors import RecodeError
+
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _PROBE = ("import importlib.util, json, sys\n"
           "def found(n):\n"
@@ -40,7 +42,7 @@ _CACHE: dict[tuple[str, str], bool] = {}
 _LOCK = threading.Lock()
 
 
-class EnvironmentProbeError(RuntimeError):
+class EnvironmentProbeError(RecodeError, RuntimeError):
     """The interpreter could not be asked which modules it has."""
 
 
