@@ -98,6 +98,7 @@ test-notebooks: $(ENV_DEP)
 
 # the real vLLM engine (vLLM's CPU build on a CPU machine); a missing engine fails instead of skipping
 test-vllm: $(ENV_DEP)
+	$(PYTHON) -m recode_lib model prepare smollm2
 	RECODE_REQUIRE_VLLM=1 $(PYTHON) -m pytest -m vllm $(ARGS)
 
 test-dryrun: $(ENV_DEP)
