@@ -266,7 +266,7 @@ def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(real_run
     pytest.importorskip("ray", reason="needs ray (pip install 'recode[scale]')")
     import ray
 
-    from recode_lib.sandbox.fanout import start_local
+    from recode_lib.ray_cluster import start_local
 
     out, _ = real_runs
     started = not ray.is_initialized()

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent / "recode_lib"
 # evaluation scores any of them; analysis (08, 99) reads the results of all.
 LAYERS: list[tuple[str, ...]] = [
     # shared kernel: one concept per module
-    ("paths", "jsonl", "locks", "provenance", "metrics", "prompts", "math_answers", "run_files",
+    ("paths", "jsonl", "locks", "ray_cluster", "provenance", "metrics", "prompts", "math_answers", "run_files",
      "assemble", "models", "tiny", "nbtools", "plugins", "linux", "errors", "memory", "openmp", "bf16",
      "recode_lib"),
     ("sandbox",),

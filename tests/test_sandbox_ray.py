@@ -66,7 +66,7 @@ def verdicts(results):
 def cluster():
     if ray is None:
         pytest.skip("ray is not installed (the `scale` extra: pip install 'recode[scale]')")
-    from recode_lib.sandbox.fanout import START_ATTEMPTS, start_local
+    from recode_lib.ray_cluster import START_ATTEMPTS, start_local
 
     started = not ray.is_initialized()
     if started:
@@ -131,7 +131,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path, cap
 
 def test_a_local_cluster_that_times_out_at_startup_is_retried(monkeypatch):
     """Ray's raylet gives up on its agent after a hard-coded 15 s on a loaded machine."""
-    from recode_lib.sandbox import fanout
+    from recode_lib import ray_cluster
 
     class FakeRay:
         def __init__(self, failures, message="The current node timed out during startup."):
@@ -146,17 +146,17 @@ def test_a_local_cluster_that_times_out_at_startup_is_retried(monkeypatch):
             self.shutdowns += 1
 
     fake = FakeRay(failures=2)
-    monkeypatch.setattr(fanout, "import_ray", lambda: fake)
-    assert fanout.start_local(num_cpus=2) is fake and (fake.calls, fake.shutdowns) == (3, 2)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: fake)
+    assert ray_cluster.start_local(num_cpus=2) is fake and (fake.calls, fake.shutdowns) == (3, 2)
     fake = FakeRay(failures=3)
-    monkeypatch.setattr(fanout, "import_ray", lambda: fake)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: fake)
     with pytest.raises(Exception, match="timed out during startup"):
-        fanout.start_local(num_cpus=2)
-    assert fake.calls == fanout.START_ATTEMPTS
+        ray_cluster.start_local(num_cpus=2)
+    assert fake.calls == ray_cluster.START_ATTEMPTS
     fake = FakeRay(failures=1, message="some other error")             # not retried
-    monkeypatch.setattr(fanout, "import_ray", lambda: fake)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: fake)
     with pytest.raises(Exception, match="some other error"):
-        fanout.start_local()
+        ray_cluster.start_local()
     assert fake.calls == 1
 
 
@@ -175,7 +175,7 @@ def test_evalspec_carries_ray_to_the_single_setting_only():
 def test_recode_eval_passes_ray_and_chunk_size_to_the_spec(monkeypatch, tmp_path, capsys):
     from recode_lib.cli import main
     from recode_lib.evaluation import spec as spec_mod
-    from recode_lib.sandbox import fanout
+    from recode_lib import ray_cluster
 
     seen = {}
 
@@ -184,7 +184,7 @@ def test_recode_eval_passes_ray_and_chunk_size_to_the_spec(monkeypatch, tmp_path
         raise ValueError("captured")
 
     monkeypatch.setattr(spec_mod.EvalSpec, "evaluate", capture)
-    monkeypatch.setattr(fanout, "import_ray", lambda: None)   # the wiring, not the install
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: None)   # the wiring, not the install
     code = main(["eval", "--model", "m", "--benchmark", "microbench", "--limit", "1",
                  "--out", str(tmp_path / "o"), "--ray", "ray://head:10001", "--chunk-size", "3",
                  "--workers", "2"])

@@ -32,7 +32,7 @@ from recode_lib.linux import LinuxRequired, require_linux
 from recode_lib.locks import OutputLock
 from recode_lib.sandbox import RayFanoutError, SandboxConfig, execute_many
 from recode_lib.sandbox.checker import fallback_count
-from recode_lib.sandbox import fanout
+from recode_lib import ray_cluster
 from recode_lib.sandbox.records import (RecordError, check_fields, check_id, parse_record,
                                         runs_in_process)
 from recode_lib.sandbox.result import IN_PROCESS, INVALID_RECORD, ISOLATED, Outcome
@@ -74,7 +74,7 @@ def check_ray_arguments(args) -> None:
         raise CliError(f"--chunk-size must be at least 1, got {args.chunk_size}")
     if args.ray is not None:
         try:
-            fanout.import_ray()
+            ray_cluster.import_ray()
         except ImportError as exc:
             raise CliError(f"--ray {args.ray}: {exc}") from None
 

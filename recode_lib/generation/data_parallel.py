@@ -59,6 +59,7 @@ from typing import Sequence
 from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
                                         SampleRequest, SamplingConfig, prompt_fingerprint)
 from recode_lib.generation.vllm_backend import VLLMGenerator
+from recode_lib.ray_cluster import connect
 
 DEFAULT_CHUNK = 512          # samples per engine call: the unit reported to the cache
 
@@ -223,7 +224,6 @@ class EnginePool:
         self.info: list[dict] = []
         tp = int(tensor_parallel_size)
         if ray_address:
-            from recode_lib.sandbox.fanout import connect
 
             ray = connect(ray_address)
             if kind == "cuda" or self.options.get("engine", "vllm") == "vllm":
@@ -437,7 +437,6 @@ def resolve_data_parallel_size(requested, tensor_parallel_size: int = 1, engine:
         return 1
     address = cluster_address(ray_address)
     if address:
-        from recode_lib.sandbox.fanout import connect
 
         gpus = int(connect(address).cluster_resources().get("GPU", 0))
         return engines_for(gpus, tensor_parallel_size) if gpus else 1

@@ -33,7 +33,8 @@ chunk still runs to the end and is delivered, then RayFanoutError is raised nami
 chunk (its index, record range and first/last id) and the cause. A submission never fails a
 chunk: the local pool turns whatever it does into that record's verdict.
 
-Ray is optional (`pip install 'recode[scale]'`) and imported only here, only when asked for.
+Ray is optional (`pip install 'recode[scale]'`) and imported only when asked for; joining or
+starting the cluster is recode_lib.ray_cluster's.
 This module does not validate records (records.py) nor judge them (pool.py, verdict.py).
 """
 
@@ -42,59 +43,17 @@ from __future__ import annotations
 import math
 
 from recode_lib.errors import RecodeError
+from recode_lib.ray_cluster import connect
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.pool import parse_all, run_specs
 
 DEFAULT_RETRIES = 2          # Ray re-runs a chunk whose worker process or node died this often
 MAX_DEFAULT_CHUNK = 64
 CHUNKS_PER_SLOT = 4
-START_ATTEMPTS = 3            # local cluster starts tried (see start_local)
 
 
 class RayFanoutError(RecodeError, RuntimeError):
     """One or more chunks of a Ray fan-out failed (the message names each one)."""
-
-
-def import_ray():
-    """The ray module, or ImportError saying how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("the Ray fan-out needs ray: pip install 'recode[scale]' "
-                          "(or pip install 'ray>=2.40,<3')") from None
-    return ray
-
-
-def connect(address: str):
-    """Initialize Ray for `address` ("local", "auto", "ray://host:port" or a GCS host:port),
-    unless this process is already connected; returns the ray module."""
-    ray = import_ray()
-    if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"ray address must be 'local', 'auto' or 'ray://host:port', got {address!r}")
-    if ray.is_initialized():
-        return ray
-    if address == "local":
-        start_local()
-    else:
-        ray.init(address=address)
-    return ray
-
-
-def start_local(num_cpus: int | None = None, attempts: int = START_ATTEMPTS):
-    """ray.init() a cluster on this machine (no dashboard), retried: on a loaded machine the
-    raylet can give up on its dashboard agent's port file after a hard-coded 15 s (ray issue
-    #65983: "The current node timed out during startup"). Returns the ray module."""
-    ray = import_ray()
-    for attempt in range(attempts):
-        try:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
-            return ray
-        except Exception as exc:
-            ray.shutdown()
-            if attempt + 1 == attempts or "timed out during startup" not in str(exc):
-                raise
-            print(f"ray: local cluster did not start ({exc}); retrying")
-    return ray
 
 
 def chunk_bounds(n: int, chunk_size: int) -> list[tuple[int, int]]:
