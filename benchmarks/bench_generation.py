@@ -33,6 +33,8 @@ import subprocess
 import sys
 import time
 
+RESULT = "RESULT "          # the child's result line on stdout starts with this
+
 PROMPTS = [f"Write a Python function `f{i}(n)` that returns the sum of the first n odd numbers "
            f"plus {i}, then explain it." for i in range(64)]
 
@@ -114,7 +116,11 @@ def child(kind: str, model: str, batch: int, tokens: int, env: dict | None = Non
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    # the result line is marked: an engine (vLLM) may print its own lines after it
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith(RESULT)]
+    if not lines:
+        return {"error": "no result line (stdout: " + out.stdout.strip()[-200:] + ")"}
+    return json.loads(lines[-1][len(RESULT):])
 
 
 def main() -> None:
@@ -138,7 +144,7 @@ def main() -> None:
             res = vllm_backend(a.model, batch, a.tokens, kind.partition(":")[2])
         else:
             res = raw_decode(a.model, batch, a.tokens, kind.split(":")[1])
-        print(json.dumps(res))
+        print(RESULT + json.dumps(res), flush=True)
         return
     rows = []
     for batch in [int(b) for b in a.batch.split(",")]:
