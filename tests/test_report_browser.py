@@ -77,4 +77,7 @@ def test_report_and_comparison_load_cleanly_in_chromium(tmp_path):
         shot = tmp_path / f"{name}.png"
         assert shot.is_file() and shot.stat().st_size > 10_000, f"{name}: screenshot {shot}"
     assert seen["report"]["title"] == "Run report: smoke"
-    assert seen["compare"]["title"] == "Run comparison: smoke (A) vs laptop (B)"
+    # the headers name each run by parent/name, its last finished date and git hash
+    title = seen["compare"]["title"]
+    assert title.startswith("Run comparison: ") and "/smoke (" in title and "/laptop (" in title
+    assert title.endswith("(B)") and "git abc123" in title
