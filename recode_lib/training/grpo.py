@@ -71,6 +71,8 @@ import dataclasses
 import difflib
 import functools
 import json
+import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +103,7 @@ RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
 # their default), so runs trained before them keep their fingerprint
 OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision", "rproc_scale",
-                   "checker_fallback")
+                   "checker_fallback", "keep_checkpoints")
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -409,7 +411,7 @@ class TrainResult:
 
 # recipe fields that change where curves are logged and how often, never the trained weights
 LOGGING_FIELDS = ("report_to", "logging_steps", "log_completions", "num_completions_to_print",
-                  "logging_dir", "run_name", "disable_tqdm")
+                  "logging_dir", "run_name", "disable_tqdm", "keep_checkpoints")
 
 
 def upstream_stamps(recipe) -> dict:
@@ -592,9 +594,23 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
                 print(f"(saving the checkpoint failed too: {exc})", file=sys.stderr)
         raise
     save_final(trainer, tok, final)
+    if not recipe.keep_checkpoints and trainer.accelerator.is_main_process:
+        drop_checkpoints(out)
     del trainer, cb, funcs, resources, setting_kw   # the trainer and its callback form a cycle
     release_memory()        # the next run in this process (a notebook's next variant) starts clean
     return TrainResult(out, final, metrics, last, False)
+
+
+def drop_checkpoints(output_dir: str | Path) -> list[Path]:
+    """Remove <output_dir>/checkpoint-* of a run whose final/ is complete (nothing when it is
+    not: those are what an unfinished run resumes from); returns what was removed."""
+    out = Path(output_dir)
+    if not final_complete(out):
+        return []
+    gone = sorted(d for d in out.glob("checkpoint-*") if d.is_dir())
+    for d in gone:
+        shutil.rmtree(d)
+    return gone
 
 
 def save_checkpoint_now(trainer) -> Path:
@@ -624,10 +640,6 @@ def save_checkpoint_now(trainer) -> Path:
 def save_final(trainer, tokenizer, final: Path) -> None:
     """Write <output_dir>/final atomically (a temp folder renamed) with a .complete marker; a
     LoRA run's final/ is the full model with the adapter merged in (training.lora)."""
-    import os
-    import shutil
-
-
     tmp = final.with_name(".final.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     if is_peft(trainer.model):   # LoRA: the merged full model, loadable like any checkpoint
