@@ -30,6 +30,9 @@ def add_arguments(parser) -> None:
                         help="only print what the profile needs (never downloads)")
     parser.add_argument("--only", default=None, metavar="NAME,...",
                         help="fetch only these models/datasets (hub ids or benchmark names)")
+    parser.add_argument("--ignore-space", action="store_true",
+                        help="fetch even when the disk has less free space than the items need "
+                             "(refused by default, before anything is downloaded)")
 
 
 def run(args) -> int:
@@ -54,8 +57,10 @@ def run(args) -> int:
         return 0
     dest = Destination.make(args.to)
     note = disk_note(items, dest)
+    if note and not args.ignore_space:
+        raise CliError(f"not enough disk space: {note} (--ignore-space fetches anyway)")
     if note:
-        print(note)
+        print(f"warning: {note}; fetching anyway (--ignore-space)")
     print()
     report = fetch_items(items, dest)
     params_file = None
