@@ -9,8 +9,8 @@
 
 A GRPO notebook (04, 06, 09, 10, 11) declares one parameter, RECIPE_SET, a string of
 `field=value` items separated by whitespace or commas; each field is a field of the recipe
-(recode_lib.training.grpo.config_fields: trl.GRPOConfig's and the project's), each value a YAML
-scalar (2, 2e-5, true, null, a word). The empty string sets nothing: the recipe file decides.
+(recode_lib.training.recipe_fields: trl.GRPOConfig's and the project's), each value a YAML
+scalar of the field's type (2, 2e-5, true, null, a word). The empty string sets nothing: the recipe file decides.
 So a value is stated in one place — the recipe file, or the profile's RECIPE_SET — and no
 table translates notebook parameters into recipe fields. The fields a notebook also uses for
 something else (its MODEL, BENCHMARK, WORKERS, SEED, REASONING) it passes by name, and
@@ -26,7 +26,7 @@ import re
 from typing import Any, Mapping
 
 from recode_lib.errors import RecodeError
-from recode_lib.training.grpo import config_fields
+from recode_lib.training.recipe_fields import KINDS, check_field
 
 SEPARATORS = re.compile(r"[\s,]+")
 # YAML 1.1 (PyYAML) reads 2e-5 (no dot) as a string: such numbers are read as floats here
@@ -63,7 +63,7 @@ def recipe_set(text: str | None, **fields) -> dict[str, Any]:
     text = "" if text is None else str(text)
     items = [x for x in SEPARATORS.split(text.strip()) if x]
     out: dict[str, Any] = {}
-    known = config_fields() if items else {}
+    known = KINDS
     for item in items:
         name, eq, raw = item.partition("=")
         if not eq or not name:
@@ -82,7 +82,19 @@ def recipe_set(text: str | None, **fields) -> dict[str, Any]:
             raise RecipeSetError(f"RECIPE_SET {text!r}: field {name!r} is set by the notebook's "
                                  f"own parameter ({name}={fields[name]!r}); set that parameter")
         out[name] = parse_value(raw, item, text)
+        why = check_field(name, out[name])
+        if why:
+            raise RecipeSetError(f"RECIPE_SET {text!r}: {why}")
     return {**out, **fields}
+
+
+def check_recipe_set(text) -> str | None:
+    """None when `text` is a RECIPE_SET recipe_set reads, else why not (one line)."""
+    try:
+        recipe_set(text)
+    except RecipeSetError as exc:
+        return str(exc)
+    return None
 
 
 def format_value(name: str, value) -> str:
