@@ -2,6 +2,7 @@
 step's class, and a profile or a `-p NAME=VALUE` with an unknown name or a mistyped value is
 refused before any notebook runs (one line, exit 2, naming the field and the nearest names)."""
 
+import ast
 import dataclasses
 import json
 import shutil
@@ -124,3 +125,59 @@ def test_recipe_field_kinds():
     assert "max_steps" in check_field("max_steps", "abc")
     assert check_field("bf16", "auto") is None and check_field("rm_path", None) is None
     assert check_field("use_cpu", 1) is not None
+
+
+def keys_read(func: ast.FunctionDef, stem: str) -> set[tuple[str, str]]:
+    """(step, parameter) pairs a plan builder reads by string: p.get("K") / p["K"] of its own
+    step, and pp.get("S", {}).get("K") or a name bound to pp.get("S", {}) of step S."""
+    bound = {"p": stem}
+    out = set()
+
+    def step_of(node):
+        if isinstance(node, ast.Name):
+            return bound.get(node.id)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "pp" and isinstance(node.args[0], ast.Constant)):
+            out.add((node.args[0].value, ""))
+            return node.args[0].value
+        return None
+
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if step_of(node.value) and node.value is not None and not isinstance(node.value, ast.Name):
+                bound[node.targets[0].id] = step_of(node.value)
+    for node in ast.walk(func):
+        key = None
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant)):
+            owner, key = node.func.value, node.args[0].value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            owner, key = node.value, node.slice.value
+        if key is not None and step_of(owner):
+            out.add((step_of(owner), key))
+    return out
+
+
+def test_every_parameter_the_plan_reads_is_a_field_of_its_step():
+    source = (ROOT / "recode_lib" / "plan" / "stages.py").read_text()
+    stems = {stem[:2]: stem for stem in STEPS}
+    read = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name[1:] in stems and node.name[0] == "_":
+            read |= keys_read(node, stems[node.name[1:]])
+    assert len(read) > 100                                    # it does see the reads
+    unknown = sorted(f"{s}.{k}" for s, k in read
+                     if s not in STEPS or (k and k not in STEPS[s].fields()))
+    assert unknown == []
+
+
+def test_every_parameter_a_dryrun_rule_names_is_a_field_of_some_step():
+    from recode_lib import dryrun
+
+    every = {n for cls in STEPS.values() for n in cls.fields()}
+    named = (set(dryrun.MODEL_KEYS) | set(dryrun.BACKEND_KEYS) | set(dryrun.ENDPOINT_KEYS)
+             | set(dryrun.CLASSIFIER_KEYS) | set(dryrun.COUNTS))
+    assert named - every == set()
+    for stem, values in {**dryrun.SECTION_COUNTS, **dryrun.ADDED}.items():
+        assert set(values) <= set(STEPS[stem].fields()), stem
