@@ -18,7 +18,8 @@ typed parameters (recode_lib.steps): a section that is no notebook, a name no st
 one line naming the file, section, field and value, with the nearest known names.
 
 A notebook receives the `common` keys its `parameters` cell declares plus its own section, and
-always `PROFILE`. A section may instead leave its notebook out of the profile, saying why:
+always `PROFILE`; a mapping parameter (a GRPO notebook's RECIPE_FIELDS: recipe fields over the
+recipe file's) is merged field by field, `common:` < the section < `-p RECIPE_FIELDS.field=V`. A section may instead leave its notebook out of the profile, saying why:
 
     11_settings_sweep:
       skip: "no claim at this scale; run it in the smoke or paper profile"
@@ -197,6 +198,14 @@ def excluded_reason(notebook: Path, spec: dict[str, Any]) -> str | None:
     return why.strip()
 
 
+def merge_value(old, new):
+    """A later value over an earlier one: a mapping (RECIPE_FIELDS) field by field, anything
+    else replaced."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {**old, **new}
+    return new
+
+
 def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
                        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     declared = declared_parameters(notebook)
@@ -207,8 +216,9 @@ def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
         raise PipelineError(f"{spec.get('_path')}: section {stem!r} sets {unknown}, which "
                             f"{notebook.name}'s parameters cell does not declare")
     params = {k: v for k, v in spec.get("common", {}).items() if k in declared}
-    params.update(own)
-    params.update({k: v for k, v in (overrides or {}).items() if k in declared})
+    for source in (own, {k: v for k, v in (overrides or {}).items() if k in declared}):
+        for k, v in source.items():
+            params[k] = merge_value(params.get(k), v)
     if "PROFILE" in declared:
         params["PROFILE"] = profile
     return params
@@ -326,6 +336,16 @@ def notebook_hash(notebook: Path, params: dict, upstream: list) -> str:
     return h.hexdigest()[:16]
 
 
+def rerun_reason(prev: dict, params: dict) -> str:
+    """Why a completed notebook's fingerprint changed: the parameters that differ from its
+    recorded run, else its source or an earlier notebook."""
+    before = prev.get("parameters") or {}
+    changed = sorted(k for k in set(before) | set(params) if before.get(k) != params.get(k))
+    if changed:
+        return "parameters changed: " + ", ".join(changed)
+    return "its notebook's source or an earlier notebook's run changed"
+
+
 def _cell_label(executed: Path, index: int, source: str) -> str:
     """'cell N (`first line`)', N counted 1-based in the source notebook (papermill's injected
     parameters cell does not count)."""
@@ -427,6 +447,9 @@ def run_locked(profile, plan, every, *, force, resume, kernel_name, log, params_
             log(f"{head}: already completed with the same parameters, skipped (--force reruns)")
             results.append(NotebookResult(nb.stem, "skipped", 0.0, Path(prev["output"])))
             continue
+        if not force and prev.get("status") == "completed":
+            log(f"{head}: completed before with other inputs ({rerun_reason(prev, params)}); it "
+                f"runs again")
         log(f"{head}: running with {json.dumps(params, sort_keys=True)}")
         manifest[nb.stem] = {"status": "running", "hash": key, "parameters": params,
                              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **stamp}

@@ -55,9 +55,13 @@ def test_completed_notebooks_are_skipped_unless_forced(book):
 def test_changed_parameters_rerun(book):
     nbs, params = book
     run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    said = []
     res = run_pipeline("t", notebooks=nbs, params_file=params, overrides={"X": 9},
-                       log=lambda *_: None)
+                       log=said.append)
     assert [r.status for r in res] == ["completed", "completed"]
+    # the re-keyed step says why it runs again
+    assert any("00_a: completed before with other inputs (parameters changed: X)" in s
+               for s in said), said
 
 
 def test_failure_names_notebook_cell_and_error_and_is_not_complete(book, tmp_path):

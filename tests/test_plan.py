@@ -245,14 +245,15 @@ def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):
     assert "tensor_parallel_size=tp" in (notebooks_dir() / "01_crpl_synthesis.ipynb").read_text()
 
 
-def test_the_plan_reads_a_notebooks_recipe_set_as_its_run_does(paper):
-    """The plan's GRPO stages take RECIPE_SET's fields (the parser the notebooks use) over
+def test_the_plan_reads_a_notebooks_recipe_fields_as_its_run_does(paper):
+    """The plan's GRPO stages take RECIPE_FIELDS (the reader the notebooks use) over
     the recipe file: steps, batch and completion length; 09's steps are per round."""
     from recode_lib.plan.stages import run_fields
 
     p = paper["04_cg_grpo"]
     base = [st for st in notebook_stages("04_cg_grpo", p, paper) if st.trainer is not None]
-    changed = {**p, "RECIPE_SET": "max_steps=7 per_device_train_batch_size=16 max_completion_length=512"}
+    changed = {**p, "RECIPE_FIELDS": {"max_steps": 7, "per_device_train_batch_size": 16,
+                                      "max_completion_length": 512}}
     new = [st for st in notebook_stages("04_cg_grpo", changed, paper) if st.trainer is not None]
     assert base and len(new) == len(base)
     assert {st.work.steps for st in new} == {7} != {st.work.steps for st in base}
@@ -261,7 +262,7 @@ def test_the_plan_reads_a_notebooks_recipe_set_as_its_run_does(paper):
     assert run_fields(changed, "m") == {"max_steps": 7, "per_device_train_batch_size": 16,
                                         "max_completion_length": 512, "benchmark": p["BENCHMARK"],
                                         "sandbox_workers": p["WORKERS"], "model": "m"}
-    p9 = {**paper["09_repair"], "RECIPE_SET": "max_steps=3"}
+    p9 = {**paper["09_repair"], "RECIPE_FIELDS": {"max_steps": 3}}
     steps = {st.work.steps for st in notebook_stages("09_repair", p9, paper) if st.trainer is not None}
     assert steps == {3 * int(p9["ROUNDS"])}
 

@@ -86,8 +86,11 @@ def reproduce(capsys, *args):
 @pytest.mark.parametrize("args, words", [
     (["--only", "00", "-p", "SFT_MAX_STEP=1"], ["SFT_MAX_STEP", "nearest: SFT_MAX_STEPS"]),
     (["--only", "00", "-p", "SFT_MAX_STEPS=abc"], ["00_data_and_models", "SFT_MAX_STEPS", "'abc'"]),
-    (["--only", "06", "-p", "RECIPE_SET=max_steps=abc"], ["recipe field max_steps", "'abc'"]),
-    (["--only", "06", "-p", "RECIPE_SET=max_step=1"], ["'max_step'", "nearest: max_steps"]),
+    (["--only", "06", "-p", "RECIPE_SET=max_steps=abc"], ["RECIPE_SET is retired",
+                                                          "-p RECIPE_FIELDS.max_steps=1"]),
+    (["--only", "06", "-p", "RECIPE_FIELDS.max_steps=abc"], ["recipe field max_steps", "'abc'"]),
+    (["--only", "06", "-p", "RECIPE_FIELDS.max_step=1"], ["'max_step'", "nearest: max_steps"]),
+    (["--only", "06", "-p", "RECIPE_FIELDS=3"], ["RECIPE_FIELDS must be dict", "3"]),
 ])
 def test_a_mistyped_override_is_refused_before_anything_runs(capsys, args, words):
     rc, err = reproduce(capsys, *args)

@@ -7,8 +7,8 @@
 recode_lib.pipeline.effective_parameters returns them) and `profile_params` all notebooks' (a
 notebook that uses another's model, e.g. 04's reward model is 02's backbone, reads it there).
 Training stages also read their recipe (recode_lib/training/recipes/<RECIPE>.yaml, with
-RecodeGRPOConfig's defaults for the fields a recipe leaves out, under the notebook's RECIPE_SET: see
-recode_lib.training.recipe_set) and the launch configs (configs/accelerate,
+RecodeGRPOConfig's defaults for the fields a recipe leaves out, under the notebook's RECIPE_FIELDS:
+see recode_lib.training.recipe_fields) and the launch configs (configs/accelerate,
 configs/deepspeed). A stage holds what the memory check needs (Engine: a vLLM engine; Trainer:
 the policy under ZeRO-3 with its colocated engine and reward model) and what the budget needs
 (Work: token counts, upper bounds: every response runs to its maximum length, every trace is
@@ -35,7 +35,7 @@ from recode_lib.plan.architectures import Architecture, ArchitectureError, model
 from recode_lib.rewards import Need, reward_needs
 from recode_lib.training.grpo import RECIPES_DIR, config_fields, field_default
 from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
-from recode_lib.training.recipe_set import recipe_set
+from recode_lib.training.recipe_fields import recipe_fields
 
 VLLM_DEFAULT_UTILIZATION = 0.9      # vllm.LLM's gpu_memory_utilization default
 
@@ -263,11 +263,11 @@ def rm_arch(profile_params: dict, recipe: dict, notebook: str) -> Architecture:
 
 
 def run_fields(p: dict, model: str, extra: dict | None = None) -> dict:
-    """The recipe fields a GRPO notebook sets: its RECIPE_SET (recode_lib.training.recipe_set)
+    """The recipe fields a GRPO notebook sets: its RECIPE_FIELDS (recode_lib.training.recipe_fields)
     and the fields it passes from its own parameters (BENCHMARK, WORKERS; `model`, `extra`)."""
     own = {"benchmark": p.get("BENCHMARK"), "sandbox_workers": p.get("WORKERS")}
     own = {k: v for k, v in own.items() if v is not None} | dict(extra or {}) | {"model": model}
-    return recipe_set(p.get("RECIPE_SET", ""), **own)
+    return recipe_fields(p.get("RECIPE_FIELDS"), **own)
 
 
 def grpo_stage(notebook: str, name: str, p: dict, profile_params: dict, *, recipe_name: str,

@@ -8,7 +8,7 @@
     CgGrpoParams.check("N_TRAIN", 3)            # None, or the one-line reason it is refused
 
 A field is an UPPER_CASE notebook parameter: a scalar (str, int, float, bool; an int is taken
-where a float is declared, never a bool for a number) with a default (the notebook's parameters
+where a float is declared, never a bool for a number) or a mapping (RECIPE_FIELDS) with a default (the notebook's parameters
 cell) and a docstring (`param(default, doc)`, kept in the field's metadata as "help", as TRL's
 configs do). It does not know the profiles (recode_lib.steps.profile) nor the notebooks' cells
 (recode_lib.steps.cells).
@@ -33,8 +33,11 @@ class ParameterError(RecodeError, ValueError):
 
 def param(default, doc: str, check=None):
     """A step parameter: its default, its docstring and optionally `check(value)`, which
-    returns None or why the value is refused (beyond its type: e.g. RECIPE_SET's fields)."""
-    return field(default=default, metadata={"help": doc, "check": check})
+    returns None or why the value is refused (beyond its type: e.g. RECIPE_FIELDS' fields)."""
+    meta = {"help": doc, "check": check}
+    if isinstance(default, dict):          # a mapping (RECIPE_FIELDS): a fresh copy each time
+        return field(default_factory=lambda: dict(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 def kinds_of(annotation) -> tuple[type, ...]:
@@ -67,7 +70,8 @@ class StepParams:
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
-        return {name: f.default for name, f in cls.fields().items()}
+        return {name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+                for name, f in cls.fields().items()}
 
     @classmethod
     def doc(cls, name: str) -> str:

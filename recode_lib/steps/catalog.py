@@ -7,7 +7,7 @@ and a docstring per field, and STEPS, the registry the runner, the plan and the 
 
 A step's defaults are its notebook's parameters cell, which tests/test_steps.py keeps equal to
 these classes (recode_lib.steps.cells writes the cell from them). To add a parameter: add the
-field here (type, default, docstring), run `python -m recode_lib.steps.cells --write` to put it
+field here (type, default, docstring), run `python -m recode_lib.steps --write` to put it
 into the notebook's parameters cell, and set its value in the profiles that differ from the
 default (notebooks/params/*.yaml). Profiles are checked against these classes before any
 notebook runs (recode_lib.steps.profile). It holds no logic: what a step does is its notebook's
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from recode_lib.steps.base import StepParams, param
-from recode_lib.training.recipe_set import check_recipe_set
+from recode_lib.training.recipe_fields import check_fields
 
 
 @dataclass(frozen=True)
@@ -213,10 +213,10 @@ class CgGrpoParams(StepParams):
     MODEL: str = param("smollm2", "the shared start of every variant")
     BACKEND: str = param("hf", "evaluation generation backend: hf | vllm")
     RECIPE: str = param("cg_grpo_smoke", "recode_lib/training/recipes/<RECIPE>.yaml")
-    RECIPE_SET: str = param("",
-        "recipe fields by their own names, see recode_lib.training.recipe_set (empty: the "
-        "recipe decides)",
-        check=check_recipe_set)
+    RECIPE_FIELDS: dict = param({},
+        "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
+        "(recode_lib.training.recipe_fields)",
+        check=check_fields)
     VARIANTS: str = param("gated,outcome_only,additive", "reward names (recode_lib.rewards)")
     RM_PATH: str = param("", "empty: RUN/02_reward_model/rm")
     PROC_SCALE: str = param("",
@@ -301,10 +301,10 @@ class StrictnessSweepParams(StepParams):
     MODEL: str = param("smollm2", "the shared start checkpoint of every run")
     BACKEND: str = param("hf", "evaluation generation backend: hf | vllm")
     RECIPE: str = param("strictness_smoke", "recode_lib/training/recipes/<RECIPE>.yaml")
-    RECIPE_SET: str = param("",
-        "recipe fields by their own names, see recode_lib.training.recipe_set (empty: the "
-        "recipe decides)",
-        check=check_recipe_set)
+    RECIPE_FIELDS: dict = param({},
+        "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
+        "(recode_lib.training.recipe_fields)",
+        check=check_fields)
     KS: str = param("1,2,3", "finite k of the sweep (R_inf is always added)")
     PARTIAL_CREDIT: str = param("discrete,continuous",
         "static partial-credit runs on the same frontier: discrete | continuous | empty")
@@ -411,10 +411,10 @@ class RepairParams(StepParams):
     MODEL: str = param("smollm2", "the start checkpoint of both runs")
     BACKEND: str = param("hf", "evaluation generation backend: hf | vllm")
     RECIPE: str = param("repair_smoke", "recode_lib/training/recipes/<RECIPE>.yaml")
-    RECIPE_SET: str = param("",
-        "recipe fields by their own names, see recode_lib.training.recipe_set (empty: the "
-        "recipe decides)",
-        check=check_recipe_set)
+    RECIPE_FIELDS: dict = param({},
+        "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
+        "(recode_lib.training.recipe_fields)",
+        check=check_fields)
     REWARD: str = param("strict_inf", "one registered reward name, the same for both runs")
     BENCHMARK: str = param("microbench",
         "training problems: the first N_TRAIN; evaluation: the next N_EVAL")
@@ -447,10 +447,10 @@ class MathDomainParams(StepParams):
     BACKEND: str = param("hf",
         "generation backend: hf | vllm | vllm_standin (recode_lib.generation)")
     RECIPE: str = param("math_smoke", "the GRPO recipe: recode_lib/training/recipes/<RECIPE>.yaml")
-    RECIPE_SET: str = param("",
-        "recipe fields by their own names, see recode_lib.training.recipe_set (empty: the "
-        "recipe decides)",
-        check=check_recipe_set)
+    RECIPE_FIELDS: dict = param({},
+        "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
+        "(recode_lib.training.recipe_fields)",
+        check=check_fields)
     VARIANTS: str = param("math_gated,math_outcome_only",
         "comma-separated reward variants, one GRPO run each (recode_lib.rewards)")
     RM_PATH: str = param("", "empty: RUN/02_reward_model/rm")
@@ -491,10 +491,10 @@ class SettingsSweepParams(StepParams):
     SETTINGS: str = param("single,tool,agentic", "paper B's settings")
     RECIPE: str = param("{setting}_smoke",
         "recode_lib/training/recipes/<RECIPE with the setting>.yaml (tool, agentic)")
-    RECIPE_SET: str = param("",
-        "recipe fields by their own names, see recode_lib.training.recipe_set (empty: the "
-        "recipe decides)",
-        check=check_recipe_set)
+    RECIPE_FIELDS: dict = param({},
+        "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
+        "(recode_lib.training.recipe_fields)",
+        check=check_fields)
     SINGLE_RECIPE: str = param("strictness_smoke",
         "the single-turn setting's recipe (notebook 06's)")
     KS: str = param("1", "finite k of the sweep (R_inf is always added)")

@@ -3,7 +3,7 @@
     declared(Path("notebooks/04_cg_grpo.ipynb"))   # {"PROFILE": "smoke", "MODEL": ..., ...}
     drift(Path("notebooks/04_cg_grpo.ipynb"), CgGrpoParams)   # [] or what differs, one line each
     render(CgGrpoParams)                            # the cell's source, one `NAME = default  # doc`
-    python -m recode_lib.steps.cells [--write]      # list (or rewrite) every drifted cell
+    python -m recode_lib.steps [--write]            # list (or rewrite) every drifted cell
 
 The parameters cell is the first code cell tagged `parameters`: UPPER_CASE names assigned
 literal defaults (papermill injects a profile's values after it). `drift` compares names, order,
@@ -108,7 +108,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{nb.name}: parameters cell rewritten from {params.__name__}")
     print("\n".join(found) if found else "every parameters cell matches its step")
     return 1 if found and not write else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,6 +25,10 @@ from recode_lib.steps.catalog import STEPS
 from recode_lib.steps.cells import declared
 
 COMMON = "common"
+# parameters that are gone -> what replaces them (said instead of the nearest names)
+RETIRED = {"RECIPE_SET": "RECIPE_SET is retired: recipe fields are a mapping, "
+                         "`RECIPE_FIELDS: {max_steps: 1}` in a profile section, "
+                         "`-p RECIPE_FIELDS.max_steps=1` on the command line"}
 SECTION_KEYS = ("skip",)   # lower-case section keys that are no parameter (the runner's)
 
 
@@ -43,6 +47,8 @@ def step_schemas(notebooks: Iterable[Path]) -> dict[str, type[StepParams]]:
 
 
 def nearest(name: str, known: Iterable[str]) -> str:
+    if name in RETIRED:
+        return f"; {RETIRED[name]}"
     near = difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
     return f"; nearest: {', '.join(near)}" if near else ""
 

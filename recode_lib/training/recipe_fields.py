@@ -1,22 +1,37 @@
-"""Every field a GRPO recipe may set, with the kinds of value it takes, read without trl.
+"""Recipe fields a profile sets (RECIPE_FIELDS), checked by name and type without importing trl.
 
-    KINDS["max_steps"]                 # ("int",)
-    check_field("max_steps", "abc")    # "recipe field max_steps must be int, got 'abc' (str)"
-    python -m recode_lib.training.recipe_fields   # regenerate the table below from the dataclass
+    from recode_lib.training.recipe_fields import recipe_fields, merge_fields
+    recipe_fields({"max_steps": 2, "learning_rate": 2.0e-5})   # the same mapping, checked
+    fields = recipe_fields(RECIPE_FIELDS, model=MODEL, seed=SEED)   # + the notebook's own fields
+    load_recipe(RECIPE, **fields)
+    merge_fields({"max_steps": 300, "bf16": True}, {"max_steps": 1})   # field by field, later wins
+    python -m recode_lib.training.recipe_fields   # regenerate KINDS below from the dataclass
 
-The table is generated from recode_lib.training.config.RecodeGRPOConfig (trl.GRPOConfig plus the
-project's fields; importing it takes seconds, which checking a profile before a run must not),
-and tests/test_steps.py keeps it equal to the dataclass: after upgrading TRL or adding a
-project field, run the command above. Kinds: bool, int, float (an int is accepted), str, none,
-list, dict, any (no check). It does not load recipes (recode_lib.training.grpo does).
+A GRPO notebook (04, 06, 09, 10, 11) declares RECIPE_FIELDS, a mapping of recipe fields (those
+of recode_lib.training.config.RecodeGRPOConfig: trl.GRPOConfig's and the project's) to values,
+applied over the recipe file (recode_lib/training/recipes/<RECIPE>.yaml) field by field; {}
+sets nothing. A profile gives it as a YAML mapping (`RECIPE_FIELDS: {max_steps: 1}`; `common:`,
+the section and `-p RECIPE_FIELDS.max_steps=1` merge field by field, recode_lib.pipeline). The
+fields a notebook also uses for something else (its MODEL, BENCHMARK, WORKERS, SEED,
+REASONING) it passes by name, and RECIPE_FIELDS may not set them too. An unknown field is
+refused with the nearest names, a value of the wrong kind naming field and value.
+KINDS is generated from RecodeGRPOConfig (importing it takes seconds, which checking a profile
+before a run must not) and tests/test_steps.py keeps it equal to the dataclass: after upgrading
+TRL or adding a project field, run the command above. Kinds: bool, int, float (an int is
+accepted), str, none, list, dict, any (no check). It does not load recipes
+(recode_lib.training.grpo does).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
 import typing
 from pathlib import Path
+from typing import Any, Mapping
+
+from recode_lib.errors import RecodeError
 
 ANY = "any"
 # kinds a recipe takes beyond the dataclass's: values GRPORecipe resolves when it builds the run
@@ -77,6 +92,55 @@ def check_field(name: str, value) -> str | None:
         return None
     return (f"recipe field {name} must be {' or '.join(kinds)}, got {value!r} "
             f"({type(value).__name__})")
+
+
+class RecipeFieldError(RecodeError, ValueError):
+    """RECIPE_FIELDS the recipe cannot take: not a mapping, a field no recipe has, a value of
+    the wrong kind, or a field the notebook sets from its own parameter."""
+
+
+def check_fields(fields) -> str | None:
+    """None when `fields` is a mapping of known recipe fields to values of their kinds, else
+    why not (one line, naming the field)."""
+    if not isinstance(fields, Mapping):
+        return (f"RECIPE_FIELDS must be a mapping of recipe fields to values "
+                f"(e.g. {{max_steps: 1}}), got {fields!r}")
+    for name, value in fields.items():
+        if name not in KINDS:
+            near = difflib.get_close_matches(str(name), KINDS, n=3)
+            return (f"RECIPE_FIELDS: unknown recipe field {name!r}"
+                    + (f"; nearest: {', '.join(near)}" if near else "")
+                    + " (fields of recode_lib.training.config.RecodeGRPOConfig)")
+        why = check_field(name, value)
+        if why:
+            hint = (" (YAML 1.1 reads 2e-5 as a string: write 2.0e-5)"
+                    if isinstance(value, str) and "float" in KINDS[name] else "")
+            return f"RECIPE_FIELDS: {why}{hint}"
+    return None
+
+
+def recipe_fields(fields: Mapping[str, Any] | None, **own) -> dict[str, Any]:
+    """The recipe fields of a run: `fields` (a notebook's RECIPE_FIELDS) checked, with `own`
+    (those the notebook sets from its own parameters, e.g. model=MODEL, seed=SEED) added.
+    RecipeFieldError naming the field when check_fields refuses or `fields` sets one of
+    `own`."""
+    fields = {} if fields is None else fields
+    why = check_fields(fields)
+    if why:
+        raise RecipeFieldError(why)
+    for name in fields:
+        if name in own:
+            raise RecipeFieldError(f"RECIPE_FIELDS: field {name!r} is set by the notebook's own "
+                                   f"parameter ({name}={own[name]!r}); set that parameter")
+    return {**fields, **own}
+
+
+def merge_fields(*mappings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Several RECIPE_FIELDS as one, field by field, a later mapping's value winning."""
+    out: dict[str, Any] = {}
+    for m in mappings:
+        out.update(m or {})
+    return out
 
 
 def render(kinds: dict[str, tuple[str, ...]]) -> str:
