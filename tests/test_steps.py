@@ -184,3 +184,21 @@ def test_every_parameter_a_dryrun_rule_names_is_a_field_of_some_step():
     assert named - every == set()
     for stem, values in {**dryrun.SECTION_COUNTS, **dryrun.ADDED}.items():
         assert set(values) <= set(STEPS[stem].fields()), stem
+
+
+def test_a_command_line_value_is_read_for_its_parameters_type():
+    from recode_lib.cli.reproduce import parse_overrides
+    from recode_lib.pipeline import profile_parameters
+
+    got = parse_overrides(["SEEDS=1", "SFT_LEARNING_RATE=2e-5", "N_TRAIN=3", "SFT_BF16=auto",
+                           "TRANSFER_MODEL=''", "VARIANTS=gated,brevity"])
+    assert got == {"SEEDS": "1", "SFT_LEARNING_RATE": 2e-5, "N_TRAIN": 3, "SFT_BF16": "auto",
+                   "TRANSFER_MODEL": "", "VARIANTS": "gated,brevity"}
+    # the README's `recode reproduce --profile laptop -p SEEDS=1` passes the check
+    assert profile_parameters("laptop", overrides=parse_overrides(["SEEDS=1"]))[
+        "04_cg_grpo"]["SEEDS"] == "1"
+
+
+def test_a_number_for_a_text_parameter_in_a_profile_says_to_quote_it():
+    with pytest.raises(ParameterError, match=r'SEEDS must be str, got 1 \(int\) \(quote it in YAML: "1"\)'):
+        check_profile({"04_cg_grpo": {"SEEDS": 1}}, SCHEMAS)

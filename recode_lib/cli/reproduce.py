@@ -18,6 +18,7 @@ from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_arg
 from recode_lib.paths import runs_dir
 from recode_lib.pipeline import HumanStepPending, PipelineError, RunInterrupted, run_pipeline
 from recode_lib.plan import ClusterSpec
+from recode_lib.steps.profile import read_override
 
 
 HUMAN_STEP_EXIT = 3   # the run stopped at a notebook waiting for a person (not an error)
@@ -40,7 +41,8 @@ def add_arguments(parser) -> None:
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """KEY=VALUE items -> {KEY: VALUE read as YAML}; KEY.FIELD=VALUE sets one field of a
+    """KEY=VALUE items -> {KEY: VALUE read for KEY's type (recode_lib.steps.profile.
+    read_override: the text for a str parameter, else YAML)}; KEY.FIELD=VALUE sets one field of a
     mapping parameter ({KEY: {FIELD: VALUE}}, e.g. RECIPE_FIELDS.max_steps=1), merged with the
     profile's mapping field by field (recode_lib.pipeline)."""
     import yaml
@@ -50,12 +52,12 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         if "=" not in item:
             raise CliError(f"--set {item!r}: expected KEY=VALUE")
         k, v = item.split("=", 1)
+        name, dot, field = k.strip().partition(".")
         try:
-            value = yaml.safe_load(v)
+            value = yaml.safe_load(v) if dot else read_override(name, v)
         except yaml.YAMLError as exc:
             raise CliError(f"--set {item!r}: the value is not YAML "
                            f"({str(exc).splitlines()[0]})") from None
-        name, dot, field = k.strip().partition(".")
         if dot:
             if not isinstance(out.get(name, {}), dict) or not field:
                 raise CliError(f"--set {item!r}: {name} is set whole and by field")

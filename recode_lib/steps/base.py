@@ -84,8 +84,10 @@ class StepParams:
         if any(type_ok(kind, value) for kind in kinds):
             more = cls.fields()[name].metadata.get("check")
             return more(value) if more else None
+        hint = (f' (quote it in YAML: "{value}")'
+                if kinds == (str,) and isinstance(value, (int, float)) else "")
         return (f"{name} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r} "
-                f"({type(value).__name__})")
+                f"({type(value).__name__}){hint}")
 
     def __post_init__(self):
         for name in self.fields():

@@ -20,7 +20,9 @@ import difflib
 from pathlib import Path
 from typing import Any, Iterable
 
-from recode_lib.steps.base import ParameterError, StepParams, param
+import yaml
+
+from recode_lib.steps.base import ParameterError, StepParams, kinds_of, param
 from recode_lib.steps.catalog import STEPS
 from recode_lib.steps.cells import declared
 
@@ -60,6 +62,25 @@ def check_value(where: str, name: str, value, schemas: dict[str, type[StepParams
             why = cls.check(name, value)
             if why:
                 raise ParameterError(f"{where}: {cls.STEP}: {why}")
+
+
+def read_override(name: str, text: str, schemas: dict[str, type[StepParams]] | None = None):
+    """The value of `-p NAME=TEXT` for the type of NAME in `schemas` (default: the catalog):
+    the text itself where every step declares NAME a str (`-p SEEDS=1` is "1", as a profile's
+    quoted `SEEDS: "1"`; a quoted text is read as YAML), a float where one is declared (also
+    YAML 1.1's `2e-5`, which it reads as a string), else the text read as YAML."""
+    kinds = {k for cls in (schemas or STEPS).values() if name in cls.fields()
+             for k in kinds_of(cls.fields()[name].type)}
+    quoted = len(text) >= 2 and text[0] == text[-1] and text[0] in "'\""
+    if kinds == {str} and not quoted:
+        return text
+    value = yaml.safe_load(text)
+    if isinstance(value, str) and float in kinds and str not in kinds:
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
 
 
 def check_profile(spec: dict[str, Any], schemas: dict[str, type[StepParams]],
