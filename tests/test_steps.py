@@ -202,3 +202,18 @@ def test_a_command_line_value_is_read_for_its_parameters_type():
 def test_a_number_for_a_text_parameter_in_a_profile_says_to_quote_it():
     with pytest.raises(ParameterError, match=r'SEEDS must be str, got 1 \(int\) \(quote it in YAML: "1"\)'):
         check_profile({"04_cg_grpo": {"SEEDS": 1}}, SCHEMAS)
+
+
+def test_a_parameter_added_to_a_cell_first_gets_its_catalog_line(tmp_path):
+    from recode_lib.steps.cells import field_lines
+
+    nb = tmp_path / "09_repair.ipynb"
+    shutil.copy(ROOT / "notebooks" / nb.name, nb)
+    data = json.loads(nb.read_text())
+    for cell in data["cells"]:
+        if "parameters" in cell["metadata"].get("tags", []):
+            cell["source"] = ["".join(cell["source"]) + '\nREPAIR_PROTOCOL = "paper"   # how '
+                              'repairs are sampled\n                          # (paper B)\n']
+    nb.write_text(json.dumps(data))
+    assert field_lines(nb, STEPS["09_repair"]) == [
+        '    REPAIR_PROTOCOL: str = param("paper", "how repairs are sampled (paper B)")']

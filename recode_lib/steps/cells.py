@@ -4,11 +4,14 @@
     drift(Path("notebooks/04_cg_grpo.ipynb"), CgGrpoParams)   # [] or what differs, one line each
     render(CgGrpoParams)                            # the cell's source, one `NAME = default  # doc`
     python -m recode_lib.steps [--write]            # list (or rewrite) every drifted cell
+    python -m recode_lib.steps --fields             # catalog lines for the cells' new names
 
 The parameters cell is the first code cell tagged `parameters`: UPPER_CASE names assigned
 literal defaults (papermill injects a profile's values after it). `drift` compares names, order,
 defaults and their types with the step's class; `write_cell` replaces the cell's source with
-`render` and keeps the rest of the notebook byte for byte. It does not run notebooks.
+`render` and keeps the rest of the notebook byte for byte; `field_lines` writes the catalog
+entries of names a cell has and its class lacks (type and default from the cell, docstring
+from its comment), for a parameter added to a notebook first. It does not run notebooks.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import ast
 import json
 import sys
 import textwrap
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +76,33 @@ def drift(notebook: Path, params: type[StepParams]) -> list[str]:
     return out
 
 
+def comments(notebook: Path) -> dict[str, str]:
+    """{name: the comment after its assignment, with the comment lines indented below it}."""
+    src = cell_source(parameters_cell(json.loads(Path(notebook).read_text()), notebook))
+    lines = src.splitlines()
+    out: dict[str, str] = {}
+    last = None
+    tokens = tokenize.generate_tokens(iter(line + "\n" for line in lines).__next__)
+    for tok in tokens:
+        if tok.type == tokenize.NAME and tok.start[1] == 0 and tok.string.isupper():
+            last = tok.string
+            out[last] = ""
+        elif tok.type == tokenize.COMMENT and last is not None:
+            text = tok.string.lstrip("#").strip()
+            if tok.start[1] == 0:        # a comment at column 0 belongs to no parameter
+                continue
+            out[last] = f"{out[last]} {text}".strip()
+    return out
+
+
+def field_lines(notebook: Path, params: type[StepParams]) -> list[str]:
+    """Catalog lines for the names the notebook's cell has and `params` lacks."""
+    cell, docs = declared(notebook), comments(notebook)
+    return [f"    {name}: {type(value).__name__} = param({literal(value)}, "
+            f"{literal(docs.get(name) or 'TODO: what it is')})"
+            for name, value in cell.items() if name not in params.fields()]
+
+
 def literal(value) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
@@ -97,10 +128,16 @@ def write_cell(notebook: Path, params: type[StepParams]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    write = "--write" in (argv if argv is not None else sys.argv[1:])
+    args = argv if argv is not None else sys.argv[1:]
+    write = "--write" in args
     found = []
     for stem, params in STEPS.items():
         nb = PROJECT_ROOT / "notebooks" / f"{stem}.ipynb"
+        if "--fields" in args:
+            lines = field_lines(nb, params)
+            if lines:
+                print(f"# {params.__name__} ({stem}):\n" + "\n".join(lines))
+            continue
         diffs = drift(nb, params)
         found += diffs
         if diffs and write:
