@@ -146,3 +146,16 @@ def test_the_cpu_profiles_train_small_micro_batches(profile):
         for name in run_recipes(stem, p):
             recipe = load_recipe(name, **recipe_fields(p["RECIPE_FIELDS"]))
             assert recipe.per_device_train_batch_size <= 4, (profile, stem, name)
+
+
+def test_a_recipe_file_with_a_value_of_the_wrong_kind_is_refused_naming_file_and_field(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("max_steps: abc\n")
+    with pytest.raises(ValueError, match=r"mine.yaml: recipe field max_steps must be int, got 'abc'"):
+        load_recipe(str(path))
+    path.write_text("learning_rate: 2e-5\n")
+    with pytest.raises(ValueError, match="write 2.0e-5"):
+        load_recipe(str(path))
+    path.write_text("max_step: 3\n")
+    with pytest.raises(ValueError, match="did you mean 'max_steps'"):
+        load_recipe(str(path))

@@ -90,8 +90,10 @@ def check_field(name: str, value) -> str | None:
     kinds = KINDS[name] + RESOLVED.get(name, ())
     if any(value_ok(k, value) for k in kinds):
         return None
+    hint = (" (YAML 1.1 reads 2e-5 as a string: write 2.0e-5)"
+            if isinstance(value, str) and "float" in kinds else "")
     return (f"recipe field {name} must be {' or '.join(kinds)}, got {value!r} "
-            f"({type(value).__name__})")
+            f"({type(value).__name__}){hint}")
 
 
 class RecipeFieldError(RecodeError, ValueError):
@@ -113,9 +115,7 @@ def check_fields(fields) -> str | None:
                     + " (fields of recode_lib.training.config.RecodeGRPOConfig)")
         why = check_field(name, value)
         if why:
-            hint = (" (YAML 1.1 reads 2e-5 as a string: write 2.0e-5)"
-                    if isinstance(value, str) and "float" in KINDS[name] else "")
-            return f"RECIPE_FIELDS: {why}{hint}"
+            return f"RECIPE_FIELDS: {why}"
     return None
 
 
