@@ -9,8 +9,11 @@ is no step (nearest stems), a name no step declares (under `common:`, in a secti
 `-p`: the nearest known names), and a value whose type its field does not take (for `common:`
 and `-p`, every step declaring the name is checked). The real steps' classes come from
 recode_lib.steps.catalog; a notebook the catalog does not know (a test's) gets a class built
-from its parameters cell (its defaults' types). It does not merge values (the pipeline
-runner does) nor check values beyond their types (the notebooks and the library do).
+from its parameters cell (its defaults' types); a field's own check runs too (RECIPE_FIELDS:
+each recipe field's name and kind). `read_override(name, text)` reads a `-p` value for its
+field's type (`-p SEEDS=1` is the text "1"). A retired name (RECIPE_SET) is refused saying
+what replaced it. It does not merge values (the pipeline runner does) nor check values beyond
+their types (the notebooks and the library do).
 """
 
 from __future__ import annotations
