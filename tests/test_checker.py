@@ -129,7 +129,7 @@ def test_the_plan_refuses_a_testlib_profile_without_a_compiler(monkeypatch):
     assert any(r.startswith("04_cg_grpo: BENCHMARK=codecontests_plus") and "g++" in r
                for r in refused)
     asked = {**params, "04_cg_grpo": {**params["04_cg_grpo"],
-                                      "RECIPE_SET": "checker_fallback=true"}}
+                                      "RECIPE_FIELDS": {"checker_fallback": True}}}
     assert not any(r.startswith("04_cg_grpo") for r in checker_preflight(asked))
     monkeypatch.delenv("RECODE_CXX")
     if C.compiler() is not None:

@@ -96,6 +96,7 @@ from recode_lib.sandbox.checker import require_checkers
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
+from recode_lib.training.recipe_fields import check_field
 from recode_lib.training.sampling_copy import sampling_copy_class
 from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sync
 
@@ -147,6 +148,10 @@ class GRPORecipe:
             raise ValueError(f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
                              "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
                              + (f"; {hint}" if hint else ""))
+        for name, value in values.items():      # types: a misspelt value is named here too
+            why = check_field(name, value)
+            if why:
+                raise ValueError(f"{source}: {why}")
         values = dict(values)
         if "bf16" in values:        # "auto": by this machine (recode_lib.bf16), a bool from here on
             try:
