@@ -505,6 +505,9 @@ def run_locked(profile, plan, every, *, force, resume, kernel_name, log, params_
             wall = time.perf_counter() - t0
             manifest[nb.stem].update(status="failed", wall_s=round(wall, 2),
                                      error=f"{type(exc).__name__}: {exc}")
+            if tmp.exists():      # never a hidden .running notebook left behind
+                os.replace(tmp, out_dir / f"{nb.stem}.failed.ipynb")
+                manifest[nb.stem]["output"] = str(out_dir / f"{nb.stem}.failed.ipynb")
             write_json_atomic(manifest_path, manifest)
             if isinstance(exc, Exception):
                 raise PipelineError(f"notebook {nb.name} could not run: "

@@ -267,3 +267,14 @@ def test_a_vllm_backend_profile_runs_on_vllms_cpu_build_without_a_gpu_plan(monke
     monkeypatch.setattr(P.vllm_cpu, "installed", lambda: False)
     with pytest.raises(PipelineError, match="no CUDA device"):
         P.check_resources("smoke", params)
+
+
+def test_a_kernel_that_cannot_start_leaves_no_hidden_notebook(book):
+    nbs, params = book
+    with pytest.raises(PipelineError, match="could not run"):
+        run_pipeline("t", notebooks=nbs, params_file=params, kernel_name="no-such-kernel",
+                     log=lambda *_: None)
+    out = runs_dir("t") / "notebooks"
+    assert not list(out.glob(".*.running.ipynb"))
+    manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
+    assert manifest["00_a"]["status"] == "failed" and "no-such-kernel" in manifest["00_a"]["error"]
