@@ -38,6 +38,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from recode_lib.bench_env import require_env
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
@@ -72,6 +73,7 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     tool/agentic setting's environment factory. `overlap` (single setting): judge finished
     samples in batches while the rest generate (None: overlap_judging decides)."""
     problems = as_problems(problems)
+    require_env(problems, smoke=spec.env_missing_ok)   # BigCodeBench's libraries, before generating
     require_checkers([p.tests for p in problems], spec.sandbox.checker_fallback,
                      f"evaluating {benchmark or 'these problems'}")   # before anything is generated
     sampling = spec.sampling()
