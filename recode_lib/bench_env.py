@@ -5,6 +5,7 @@
     bcb_python()          -> "/root/.cache/recode/bcb-env/bin/python" | None (not built)
     interpreter_for(p)    -> the interpreter that judges problem p (None: the sandbox's default)
     require_env(problems, smoke=False)       # BenchEnvMissing naming `make bcb-env` when absent
+    judge_env(problems)   -> {"bigcodebench": {"python", "packages", "freeze_sha256"}} (provenance)
 
 BigCodeBench's tasks import ~70 third-party packages ("Requirements/requirements-eval.txt" of
 github.com/bigcode-project/bigcodebench, pinned for Python 3.10). They are not the project's
@@ -27,6 +28,7 @@ time (nltk's corpora): those tasks fail with their reason (benchmarks/bcb_canoni
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -82,6 +84,20 @@ def require_env(problems, smoke: bool = False) -> None:
             f"{n} BigCodeBench problems need BigCodeBench's environment, not built at {env_dir()}: "
             f"run `{MAKE_TARGET}` (or set {ENV_VAR} to a built one; the smoke profile judges "
             "them as env_missing instead)")
+
+
+def judge_env(problems) -> dict:
+    """For a run's provenance: {"bigcodebench": {"python", "packages", "freeze_sha256"}} (the
+    env that judged; None when not built: its problems were env_missing where they needed a
+    missing module) when `problems` hold a BigCodeBench problem, else {}."""
+    if not any(getattr(p, "source", None) in SOURCES for p in problems):
+        return {}
+    py = bcb_python()
+    if py is None:
+        return {"bigcodebench": None}
+    freeze = (env_dir() / MARKER).read_bytes()
+    return {"bigcodebench": {"python": py, "packages": len(freeze.splitlines()),
+                             "freeze_sha256": hashlib.sha256(freeze).hexdigest()}}
 
 
 def bcb_notebooks(params: dict[str, dict]) -> list[str]:

@@ -139,3 +139,13 @@ def test_the_plan_lists_the_env_for_notebooks_evaluating_bigcodebench():
               "04_cg_grpo": {"BENCHMARK": "mbpp"}}
     assert bench_env.bcb_notebooks(params) == ["05_codegen_eval"]
     assert "make bcb-env" in bench_env.status_line() or "built at" in bench_env.status_line()
+
+
+def test_a_runs_provenance_names_the_env_that_judged(fake_env, tmp_path, monkeypatch):
+    monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
+    env = bench_env.judge_env([problem()])["bigcodebench"]
+    assert env["python"] == bench_env.bcb_python() and env["packages"] == 1
+    assert len(env["freeze_sha256"]) == 64
+    monkeypatch.setenv(bench_env.ENV_VAR, str(tmp_path / "none"))
+    assert bench_env.judge_env([problem()]) == {"bigcodebench": None}
+    assert bench_env.judge_env([]) == {}

@@ -38,7 +38,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from recode_lib.bench_env import require_env
+from recode_lib.bench_env import judge_env, require_env
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
@@ -170,6 +170,7 @@ def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, b
             "setting": spec.setting, "sampling": sampling.to_dict(), "k": ks,
             "reasoning": spec.reasoning, "early_stop": spec.early_stop,
             **strategy.config_fields(), "sandbox": spec.to_dict()["sandbox"],
+            **judge_env(problems),   # BigCodeBench's interpreter and its packages' hash
             "generator_kwargs": kwargs}))
     write_json_atomic(out / "summary.json", summary)
     return summary
