@@ -1,5 +1,5 @@
 """BigCodeBench's canonical solutions through the project's record builder and sandbox: pass rate
-and every failure with its reason, grouped (network, version, time, data, system, env_missing, other).
+and every failure with its reason, grouped (network, version, time, data, harness, system, other).
 
     PYTHONPATH=$PWD python benchmarks/bcb_canonical.py [--workers 2] [--limit N] [--json OUT]
         [--python PATH | --no-env]     # default: BigCodeBench's env when built (make bcb-env)
@@ -13,7 +13,13 @@ interpreter (records rebuilt with it); --no-env judges with the project's own in
   network  the reason names a connection/DNS/socket/HTTP failure (the sandbox has no network)
   version  AttributeError / TypeError / ImportError-from / deprecation wording that points at an
            API the installed library version lacks or changed (a heuristic: read the reasons)
-  data     a resource a library fetches at run time (nltk's corpora)
+  data     a resource a library fetches at run time (nltk's corpora, textblob's)
+  harness  the sandbox's in-process tier differs from BigCodeBench's harness: the tests run in a
+           namespace of their own (NameError for a name only the test script imports), values
+           crossing the guard are plain copies or opaque stand-ins (a tuple subclass becomes a
+           tuple, an identity check fails, an object the tests call is Opaque), introspection
+           the guard refuses (gc.get_referents, sys._current_frames, reading the tests' code),
+           and a success that cannot be verified (a native thread still running at the end)
   system   a program the task calls that is not installed (tesseract)
   env_missing  not judged: a module the interpreter lacks (not counted)
   other    everything else (the reason is printed)
@@ -40,7 +46,11 @@ from recode_lib.sandbox import SandboxConfig, execute_many, isolation_mode
 NETWORK = re.compile(r"connect|network|resolv|name or service|nodename|socket|urlopen|"
                      r"http(s)?connectionpool|max retries|urlerror|gaierror|unreachable|"
                      r"remote end|ssl", re.I)
-DATA = re.compile(r"resource \w+ not found|nltk_data|nltk\.download|LookupError", re.I)
+DATA = re.compile(r"resource \w+ not found|nltk_data|nltk\.download|LookupError|"
+                  r"MissingCorpusError", re.I)
+HARNESS = re.compile(r"NameError: name '\w+' is not defined|Opaque|refused in the sandbox|"
+                     r"cannot be read by the submission|could not be verified|"
+                     r"'tuple' object has no attribute|\) is not \{|\} is not \{", re.I)
 SYSTEM = re.compile(r"tesseract|not installed or it's not in your path|No such file or "
                     r"directory: '(ffmpeg|tesseract)", re.I)
 VERSION = re.compile(r"has no attribute|unexpected keyword|got an unexpected|cannot import name|"
@@ -58,6 +68,8 @@ def group(res: dict) -> str:
         return "network"
     if DATA.search(reason):
         return "data"
+    if HARNESS.search(reason):
+        return "harness"
     if SYSTEM.search(reason):
         return "system"
     if VERSION.search(reason):
@@ -113,7 +125,7 @@ def main(argv=None) -> int:
     print(f"\npassed {passed} of {len(results)} ({passed / max(1, len(results)):.1%}); "
           f"of the {len(counted)} judged: {passed / max(1, len(counted)):.1%}; "
           f"not counted (env_missing) {len(results) - len(counted)}; wall {wall:.0f} s")
-    for name in ("network", "version", "time", "data", "system", "other", "env_missing"):
+    for name in ("network", "version", "time", "data", "harness", "system", "other", "env_missing"):
         rows = groups.get(name, [])
         if not rows:
             continue
