@@ -100,6 +100,18 @@ def judge_env(problems) -> dict:
                              "freeze_sha256": hashlib.sha256(freeze).hexdigest()}}
 
 
+def judge_env_guard(problems) -> dict:
+    """For an evaluation folder's run guard (evaluation.guard): {"judge_env": {"bigcodebench":
+    the sha256 of the env's freeze, or None when not built}} when `problems` hold a
+    BigCodeBench problem, else {} (other folders unchanged). Verdicts depend on it: a folder
+    judged without the env (env_missing rows) is not resumed with it, nor after a rebuild that
+    changed a package."""
+    env = judge_env(problems)
+    if not env:
+        return {}
+    return {"judge_env": {k: (v or {}).get("freeze_sha256") for k, v in env.items()}}
+
+
 def bcb_notebooks(params: dict[str, dict]) -> list[str]:
     """The notebooks of a profile's parameters ({notebook: {KEY: value}}) that name a
     BigCodeBench benchmark in a benchmark-valued parameter (a KEY with BENCHMARK in it:

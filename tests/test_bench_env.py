@@ -149,3 +149,15 @@ def test_a_runs_provenance_names_the_env_that_judged(fake_env, tmp_path, monkeyp
     monkeypatch.setenv(bench_env.ENV_VAR, str(tmp_path / "none"))
     assert bench_env.judge_env([problem()]) == {"bigcodebench": None}
     assert bench_env.judge_env([]) == {}
+
+
+def test_an_evaluation_folder_judged_without_the_env_is_not_resumed_with_it(fake_env, tmp_path,
+                                                                             monkeypatch):
+    from recode_lib.evaluation.guard import guard_run
+    monkeypatch.setenv(bench_env.ENV_VAR, str(tmp_path / "none"))
+    assert bench_env.judge_env_guard([problem()]) == {"judge_env": {"bigcodebench": None}}
+    guard_run(tmp_path / "out", {"model": "m", **bench_env.judge_env_guard([problem()])})
+    monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
+    with pytest.raises(ValueError, match="judge_env"):
+        guard_run(tmp_path / "out", {"model": "m", **bench_env.judge_env_guard([problem()])})
+    assert bench_env.judge_env_guard([]) == {}

@@ -24,7 +24,8 @@ it); elsewhere judging follows generation. Outputs in out_dir:
                  this call (new work only), and provenance (seed, config, git hash, versions)
   run.json       what the results depend on (evaluation.guard: model, model_stamp, sampling
                  except n, prompt style, early_stop, and for tool/agentic setting, max_turns,
-                 max_tool_calls, the tool limits; and the problem set); a later call with a
+                 max_tool_calls, the tool limits; the problem set; with BigCodeBench problems the hash of
+                 its environment's packages, bench_env.judge_env_guard); a later call with a
                  different one raises naming the folder, or with spec.on_config_change
                  "set_aside" moves the old folder aside, instead of mixing results.
 Resumable: finished rows are kept, generated-but-unjudged single-setting samples are only
@@ -38,7 +39,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from recode_lib.bench_env import judge_env, require_env
+from recode_lib.bench_env import judge_env, judge_env_guard, require_env
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
@@ -93,7 +94,8 @@ def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, b
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
                               "early_stop": bool(spec.early_stop),
-                              **precision_field(spec.precision), **strategy.guard_fields()},
+                              **precision_field(spec.precision), **strategy.guard_fields(),
+                              **judge_env_guard(problems)},
                     spec.on_config_change, problems=[p.id for p in problems])
     store = JsonlStore(out / "samples.jsonl")
     done = check_rows(store)
