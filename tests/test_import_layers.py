@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     # shared kernel: one concept per module
     ("paths", "jsonl", "locks", "ray_cluster", "provenance", "metrics", "prompts", "math_answers", "run_files",
      "assemble", "models", "tiny", "nbtools", "plugins", "linux", "errors", "memory", "openmp", "bf16",
-     "recode_lib"),
+     "bench_env", "recode_lib"),
     ("sandbox",),
     ("data",),
     # stages, in pipeline order

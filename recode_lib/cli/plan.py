@@ -5,7 +5,9 @@ The argument half of recode_lib.plan: resolves the profile's parameters per note
 (recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
 every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options) and prints the placement
 table and the compute budget (recode_lib.plan.BudgetOptions' options), and the preflight of this
-machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers). Exit 0
+machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers), and
+whether BigCodeBench's environment is built where a notebook evaluates it (recode_lib.bench_env:
+listed, not refused; the evaluation refuses without it outside the smoke profile). Exit 0
 when every stage fits and the preflight passes, 2 with the refusal (notebook, stage, numbers;
 or the missing package) otherwise; nothing touches a GPU. `--slurm-script FILE` also writes
 the batch job that runs the profile on N nodes (recode_lib.plan.ray_job: a Ray cluster over the
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.cli.reproduce import parse_overrides
 from recode_lib.pipeline import profile_parameters
@@ -60,6 +63,8 @@ def run(args) -> int:
                                               indent=1) + "\n")
     for line in preflight:
         print(f"preflight refused: {line}")
+    if bcb_notebooks(params):   # listed, not refused: the evaluation itself refuses without it
+        print(f"{status_line()} [{', '.join(bcb_notebooks(params))}]")
     if not plan.placements:
         print(f"profile {args.profile}: no GPU stage (it runs on CPU); nothing to place")
         if preflight:

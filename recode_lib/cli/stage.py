@@ -11,6 +11,7 @@ pipeline runs offline. Exit 0 when everything is here, 2 naming what could not b
 
 from __future__ import annotations
 
+from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError
 from recode_lib.cli.reproduce import parse_overrides
 from recode_lib.pipeline import PipelineError, load_profile, profile_parameters
@@ -53,6 +54,8 @@ def run(args) -> int:
                            f"items ({', '.join(i.name for i in items)})")
         items = [i for i in items if i.name in wanted]
     print(format_items(items, profile=args.profile))
+    if bcb_notebooks(params):   # not a download: a venv built by `make bcb-env` (bench_env)
+        print(status_line())
     if args.list:
         return 0
     dest = Destination.make(args.to)

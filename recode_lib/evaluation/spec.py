@@ -129,6 +129,10 @@ class EvalSpec:
                                    "<out>.stale-<k> and start clean: what notebooks use)",
                                    choices=ON_CHANGE)
     progress: bool = option(True, "show progress bars", off_help="no progress bars")
+    env_missing_ok: bool = option(False, "BigCodeBench without its environment (`make bcb-env`, "
+                                  "recode_lib.bench_env): refuse to evaluate it (default), or "
+                                  "judge the problems whose libraries the sandbox lacks as "
+                                  "env_missing, left out of pass@k (the smoke profile)")
     setting: str = option("single", "paper B's setting: single-turn, Python tool calls, or a "
                           "sandboxed terminal (tool/agentic: hf or vllm backends)",
                           choices=SETTINGS)
