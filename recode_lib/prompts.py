@@ -74,17 +74,40 @@ def build_messages(problem, reasoning: bool = True) -> list[dict]:
     ]
 
 
+# where a chat template's response parser puts the think block it took out of the content:
+# TRL's parse_response / transformers' response templates ("reasoning_content"; LFM2.5's
+# "thinking"), an OpenAI-compatible server with a reasoning parser ("reasoning_content",
+# newer vLLM "reasoning")
+REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+
+
+def message_text(message: dict) -> str:
+    """The text an assistant message was generated as: its content, after its reasoning in a
+    <think> block when a response parser took that block out of the content (REASONING_KEYS;
+    TRL parses every completion so when the tokenizer has a response template, as the tool
+    and agentic settings' templates do). Without this the judge would read a canonical answer
+    as "no reasoning before the code" in training while evaluation, which reads the raw text,
+    reads it as well formatted. An empty reasoning stays an empty think block (as generated)."""
+    content = message.get("content") or ""
+    content = content if isinstance(content, str) else str(content)
+    for key in REASONING_KEYS:
+        reasoning = message.get(key)
+        if isinstance(reasoning, str):
+            return f"{THINK_OPEN}\n{reasoning}\n{THINK_CLOSE}\n{content}"
+    return content
+
+
 def completion_text(completion) -> str:
-    """A completion as text: strings pass through; chat messages -> assistant contents joined."""
+    """A completion as text: strings pass through; chat messages -> the assistant messages'
+    texts joined (message_text: a reasoning a response parser split off is put back)."""
     if completion is None:
         return ""
     if isinstance(completion, str):
         return completion
     if isinstance(completion, dict):
-        return str(completion.get("content") or "")
-    parts = [m.get("content") or "" for m in completion
-             if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
-    return "".join(p if isinstance(p, str) else str(p) for p in parts)
+        return message_text(completion)
+    return "".join(message_text(m) for m in completion
+                   if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
 
 
 def prompt_text(prompt) -> str:

@@ -10,7 +10,9 @@ Paper B runs every experiment in "single-turn reasoning, multi-turn reasoning wi
 calls, and agentic coding through a sandboxed terminal". The rewards are the single-turn ones
 (recode_lib.rewards: R_fmt, R_k, R_inf, gated, partial credit), applied to one text per rollout:
 - single: the completion as is;
-- tool: the last assistant message, when it is an answer (no tool call in it); an episode that
+- tool: the last assistant message, when it is an answer (no tool call in it), as generated
+  (prompts.message_text: TRL's response parser moves the <think> block into
+  "reasoning_content"; it is put back, so R_fmt reads what evaluation reads); an episode that
   ended on a tool call ran out of turns without an answer: "" (a format error);
 - agentic: the submitted file as code, a prompts.CodeAnswer: its text is the file as one code
   block after a one-line reasoning (prompts.format_response), what the reward model and the
@@ -30,7 +32,7 @@ from enum import StrEnum
 
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
-from recode_lib.prompts import CodeAnswer, completion_text, failure_reason
+from recode_lib.prompts import CodeAnswer, completion_text, failure_reason, message_text
 from recode_lib.sandbox.tools import ToolLimits
 
 
@@ -86,8 +88,7 @@ def _final_answer(setting: str, completion, env) -> tuple[str, str]:
         last = msgs[-1] if msgs else None
         if last is None or last.get("role", "assistant") != "assistant" or last.get("tool_calls"):
             return "", NO_ANSWER
-        content = last.get("content") or ""
-        return (content if isinstance(content, str) else str(content)), ""
+        return message_text(last), ""
     code = getattr(env, "submission", None)
     if not isinstance(code, str) or not code.strip():
         return "", NO_SUBMISSION

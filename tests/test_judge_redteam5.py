@@ -1,0 +1,76 @@
+"""Red team, round 5: the path from a completion to a reward or a verdict, attacked as a policy would.
+
+Each test names one property that failed before its fix (the report of the redteam branch
+lists them): the reasoning a chat template's response parser splits off a message is part of
+what the judge reads (training and evaluation read the same text); the format reward asks for
+the reasoning *before* the answer, never an answer hidden inside the think block.
+Nothing here runs the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recode_lib.environments.settings import final_answer
+from recode_lib.generation.openai_backend import parse_chat_response
+from recode_lib.math_answers import parse_math_response
+from recode_lib.prompts import format_response, parse_response
+from recode_lib.rewards import format_reward, math_format_reward
+
+CODE = "def add(a, b):\n    return a + b"
+GOOD = format_response("Add the two numbers.", CODE)        # <think>..</think>```python..```
+
+
+# ---- the reasoning a response parser split off is still read --------------------------------
+def parsed_message(reasoning: str, content: str) -> dict:
+    """What TRL's parse_response makes of "<think>reasoning</think>content" (a tokenizer with a
+    response template: the tool and agentic settings' templates)."""
+    return {"role": "assistant", "reasoning_content": reasoning, "content": content}
+
+
+def test_tool_setting_reads_the_reasoning_trl_moved_out_of_the_final_message():
+    msg = parsed_message("Add the two numbers.", "```python\n" + CODE + "\n```")
+    text, why = final_answer("tool", [msg])
+    assert why == "" and parse_response(text).format_ok
+
+
+def test_a_parsed_single_turn_completion_keeps_its_format_reward():
+    msg = parsed_message("Add the two numbers.", "```python\n" + CODE + "\n```")
+    assert format_reward(["p"], [[msg]]) == [1.0]
+
+
+def test_an_empty_split_off_reasoning_is_still_no_reasoning():
+    msg = parsed_message("", "Some prose.\n```python\n" + CODE + "\n```")
+    raw = "<think></think>Some prose.\n```python\n" + CODE + "\n```"
+    assert parse_response(final_answer("tool", [msg])[0]).format_ok is parse_response(raw).format_ok \
+        is False
+
+
+def test_an_openai_server_with_a_reasoning_parser_gives_the_whole_answer():
+    data = {"choices": [{"message": {"role": "assistant", "content": "```python\n" + CODE + "\n```",
+                                     "reasoning_content": "Add the two numbers."},
+                         "finish_reason": "stop"}], "usage": {"completion_tokens": 20}}
+    assert parse_response(parse_chat_response(data, "test").text).format_ok
+
+
+@pytest.mark.parametrize("raw", [GOOD, "Prose first.\n```python\n" + CODE + "\n```",
+                                 "<think>\n\n</think>\n```python\n" + CODE + "\n```",
+                                 "<think>a</think>\n```python\n" + CODE + "\n```\n```python\nx = 1\n```"])
+def test_trl_parsed_tool_answers_get_the_format_verdict_of_their_raw_text(tiny_model_dir, raw):
+    """Training (TRL parses the tool setting's completions with the template's response
+    parser) and evaluation (the raw text) give the same R_fmt."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import parse_response as trl_parse
+
+    from recode_lib.environments import PythonToolEnv, prepare_tool_tokenizer
+
+    tok = prepare_tool_tokenizer(AutoTokenizer.from_pretrained(tiny_model_dir))
+    prefix = tok.apply_chat_template([{"role": "user", "content": "add"}],
+                                     tools=[PythonToolEnv().run_python], tokenize=False,
+                                     add_generation_prompt=True)
+    ids = tok(raw + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    msg = trl_parse(tok, ids, prefix=tok(prefix, add_special_tokens=False)["input_ids"])
+    training = parse_response(final_answer("tool", [msg])[0])
+    assert training.format_ok == parse_response(raw).format_ok, json.dumps(msg)
