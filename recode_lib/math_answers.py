@@ -7,7 +7,8 @@ the policy's prompts, evaluation and the math rewards.
 
 A math response is reasoning inside <think>...</think> followed by the final answer in
 \\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
-answer after it. `answer_correct` compares the last boxed answer (or, when there is none, the
+answer after it (after the think block when there is one: an answer inside it, or before it,
+has no reasoning before it). `answer_correct` compares the last boxed answer (or, when there is none, the
 whole text, as math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
 with signals, which work only in the main thread: elsewhere parsing runs without them.
@@ -22,7 +23,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from recode_lib.prompts import think_text
+from recode_lib.prompts import think_span, think_text
 
 SYSTEM_MATH = (
     "You are an expert mathematician. First reason about the problem step by step inside "
@@ -35,8 +36,8 @@ def math_messages(problem) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_MATH}, {"role": "user", "content": text.strip()}]
 
 
-def boxed_answers(text: str) -> list[str]:
-    """The contents of every \\boxed{...} (balanced braces), in order."""
+def boxed_spans(text: str) -> list[tuple[int, str]]:
+    """(offset of the \\boxed, its contents) of every \\boxed{...} (balanced braces), in order."""
     out, i = [], 0
     while True:
         j = text.find("\\boxed", i)
@@ -56,8 +57,13 @@ def boxed_answers(text: str) -> list[str]:
             m += 1
         if depth != 0:
             return out
-        out.append(text[k + 1:m].strip())
+        out.append((j, text[k + 1:m].strip()))
         i = m + 1
+
+
+def boxed_answers(text: str) -> list[str]:
+    """The contents of every \\boxed{...} (balanced braces), in order."""
+    return [b for _, b in boxed_spans(text)]
 
 
 @dataclass
@@ -70,8 +76,10 @@ class MathParsed:
 
 def parse_math_response(text: str) -> MathParsed:
     text = text or ""
-    boxes = boxed_answers(text)
+    spans = boxed_spans(text)
+    boxes = [b for _, b in spans]
     inside = think_text(text)
+    think = think_span(text)
     first_box = text.find("\\boxed")
     reasoning = (inside if inside is not None
                  else text[: first_box if first_box >= 0 else len(text)]).strip()
@@ -82,6 +90,8 @@ def parse_math_response(text: str) -> MathParsed:
         return MathParsed(reasoning, answer, False, "no reasoning before the answer")
     if len(boxes) != 1:
         return MathParsed(reasoning, answer, False, f"{len(boxes)} boxed answers")
+    if think is not None and spans[-1][0] < think[1]:
+        return MathParsed(reasoning, answer, False, "the answer is inside or before the think block")
     return MathParsed(reasoning, answer, True, "")
 
 

@@ -17,7 +17,8 @@ A response is a reasoning section followed by one fenced Python code block:
   for evaluation); a reply that starts straight with code and only closes the fence
   ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
-  code and exactly one code block; `explanation` is the prose after the code (never reasoning).
+  code and exactly one code block; with a <think> block, the code block must come after it (a
+  block inside the think block, or before it, is code with no reasoning before it); `explanation` is the prose after the code (never reasoning).
   It never raises: a response it cannot read (not text, too big) is a format error whose
   reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
   parser (RecursionError, MemoryError) does not parse. Think blocks and fences are found in
@@ -290,7 +291,8 @@ def _parse_response(text: str) -> Parsed:
     n_blocks = len(blocks) + (unopened is not None)
     if code is None and unopened is not None:
         (code, end), start = unopened, 0
-    inside = think_text(text)
+    span = think_span(text)
+    inside = text[span[0] + len(THINK_OPEN):span[1] - len(THINK_CLOSE)] if span else None
     reasoning = (inside if inside is not None else text[:start]).strip()
     explanation = without_think(text[end:]).strip().strip("`").strip()
     if code is None:
@@ -299,6 +301,9 @@ def _parse_response(text: str) -> Parsed:
     if not reasoning:
         return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code",
                       explanation)
+    if span is not None and start < span[1]:
+        return Parsed(reasoning, code, n_blocks, False,
+                      "the code block is inside or before the think block", explanation)
     if n_blocks != 1:
         return Parsed(reasoning, code, n_blocks, False, f"{n_blocks} code blocks", explanation)
     return Parsed(reasoning, code, n_blocks, True, "", explanation)

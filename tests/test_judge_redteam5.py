@@ -74,3 +74,28 @@ def test_trl_parsed_tool_answers_get_the_format_verdict_of_their_raw_text(tiny_m
     msg = trl_parse(tok, ids, prefix=tok(prefix, add_special_tokens=False)["input_ids"])
     training = parse_response(final_answer("tool", [msg])[0])
     assert training.format_ok == parse_response(raw).format_ok, json.dumps(msg)
+
+
+# ---- the answer comes after the reasoning, not inside it -------------------------------------
+def test_code_hidden_inside_the_think_block_gets_no_format_reward():
+    assert format_reward(["p"], ["<think>\n```python\n" + CODE + "\n```\n</think>"]) == [0.0]
+
+
+def test_code_before_the_think_block_gets_no_format_reward():
+    assert format_reward(["p"], ["```python\n" + CODE + "\n```\n<think>Adding.</think>"]) == [0.0]
+
+
+def test_code_after_the_think_block_keeps_its_format_reward():
+    assert format_reward(["p"], [GOOD]) == [1.0]
+
+
+def test_a_math_answer_boxed_inside_the_think_block_gets_no_format_reward():
+    assert math_format_reward(["p"], ["<think>\\boxed{25}</think>"]) == [0.0]
+
+
+def test_a_math_answer_boxed_before_the_think_block_gets_no_format_reward():
+    assert math_format_reward(["p"], ["\\boxed{25}<think>I guessed.</think>"]) == [0.0]
+
+
+def test_a_math_answer_boxed_after_the_think_block_keeps_its_format_reward():
+    assert parse_math_response("<think>5 squared.</think> \\boxed{25}").format_ok
