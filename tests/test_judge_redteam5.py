@@ -99,3 +99,32 @@ def test_a_math_answer_boxed_before_the_think_block_gets_no_format_reward():
 
 def test_a_math_answer_boxed_after_the_think_block_keeps_its_format_reward():
     assert parse_math_response("<think>5 squared.</think> \\boxed{25}").format_ok
+
+
+# ---- an agentic submission is complete whatever the rollout did after it ---------------------
+def test_a_submission_followed_by_a_truncated_turn_keeps_its_reward():
+    """Evaluation judges the submitted file even when the last turn hit the token limit
+    (episodes.MultiTurn); training read the rollout's last id and blanked it (R = 0)."""
+    from types import SimpleNamespace
+
+    from recode_lib.environments.settings import SettingReward
+    from recode_lib.rewards.base import RewardFunction
+    from recode_lib.rewards.code import format_rows
+
+    fn = RewardFunction("format", format_rows, ("fmt",))
+    fn.stop_token_ids = [0]
+    env = SimpleNamespace(submission=CODE, submitted_path="solution.py")
+    rollout = [{"role": "assistant", "content": "submitting"}]
+    assert SettingReward(fn, "agentic")(["p"], [rollout], environments=[env],
+                                        completion_ids=[[5, 6, 7]]) == [1.0]
+
+
+def test_a_truncated_tool_setting_answer_is_still_a_format_error():
+    from recode_lib.environments.settings import SettingReward
+    from recode_lib.rewards.base import RewardFunction
+    from recode_lib.rewards.code import format_rows
+
+    fn = RewardFunction("format", format_rows, ("fmt",))
+    fn.stop_token_ids = [0]
+    rollout = [{"role": "assistant", "content": GOOD}]
+    assert SettingReward(fn, "tool")(["p"], [rollout], completion_ids=[[5, 6, 7]]) == [0.0]

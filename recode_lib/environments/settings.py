@@ -17,7 +17,9 @@ calls, and agentic coding through a sandboxed terminal". The rewards are the sin
 - agentic: the submitted file as code, a prompts.CodeAnswer: its text is the file as one code
   block after a one-line reasoning (prompts.format_response), what the reward model and the
   logs read, while the judge takes the file itself as the code (a file with a line starting
-  with ``` inside a string is judged whole, never cut at that line); nothing submitted: ""
+  with ``` inside a string is judged whole, never cut at that line), complete whatever the
+  rollout's last turn did: a model that kept talking after submitting until the token limit is
+  not "truncated" (SettingReward; evaluation reads it so too); nothing submitted: ""
   (a format error).
 So the same final code gets the same reward in every setting (R_fmt in the agentic setting
 only asks that the file parses). final_answer never raises for a rollout: one it cannot read
@@ -109,11 +111,26 @@ class SettingReward:
         envs = kwargs.get("environments") or [None] * len(completions)
         return [final_answer(self.setting, c, e)[0] for c, e in zip(completions, envs)]
 
+    def _judged(self, completions, kwargs) -> tuple[list, dict]:
+        """(the texts judged, the keyword arguments for them). A submitted file is complete
+        whatever the rollout's last turn did (evaluation reads it so: episodes.MultiTurn):
+        its row of `completion_ids` is emptied, so the truncation rule (rewards.base.
+        truncated_flags: the last id neither EOS nor pad) never blanks a submission because
+        the model kept talking after submitting until the token limit."""
+        texts = self._texts(completions, kwargs)
+        ids = kwargs.get("completion_ids")
+        if self.setting == Setting.AGENTIC and ids is not None and len(ids) == len(texts):
+            kwargs = {**kwargs, "completion_ids": [[] if isinstance(t, CodeAnswer) else row
+                                                   for t, row in zip(texts, ids)]}
+        return texts, kwargs
+
     def __call__(self, prompts, completions, **kwargs):
-        return self.fn(prompts, self._texts(completions, kwargs), **kwargs)
+        texts, kwargs = self._judged(completions, kwargs)
+        return self.fn(prompts, texts, **kwargs)
 
     def details(self, prompts, completions, **kwargs):
-        return self.fn.details(prompts, self._texts(completions, kwargs), **kwargs)
+        texts, kwargs = self._judged(completions, kwargs)
+        return self.fn.details(prompts, texts, **kwargs)
 
 
 def setting_reward(fn, setting: str):
