@@ -17,8 +17,10 @@ A response is a reasoning section followed by one fenced Python code block:
   for evaluation); a reply that starts straight with code and only closes the fence
   ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
-  code and exactly one code block; with a <think> block, the code block must come after it (a
-  block inside the think block, or before it, is code with no reasoning before it); `explanation` is the prose after the code (never reasoning).
+  code and exactly one code block; with a <think> block (or a lone </think>: a template that
+  prefills the opener), the code block must come after it (reasoning_end: a block inside the
+  think block, or before it, is code with no reasoning before it); `explanation` is the prose
+  after the code (never reasoning).
   It never raises: a response it cannot read (not text, too big) is a format error whose
   reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
   parser (RecursionError, MemoryError) does not parse. Think blocks and fences are found in
@@ -202,6 +204,19 @@ def think_span(text: str, pos: int = 0) -> tuple[int, int] | None:
     return None if j < 0 else (i, j + len(THINK_CLOSE))
 
 
+def reasoning_end(text: str) -> int | None:
+    """Where the reasoning ends: just past the first think block, or, with no <think> opener
+    before it, past the first </think> (a chat template that prefills <think> in the prompt,
+    Qwen3/R1-style: the generated text holds only the closer); None when there is neither.
+    The answer (code block, boxed answer) must start at or after it to count as given after
+    the reasoning."""
+    span = think_span(text)
+    if span is not None:
+        return span[1]
+    close = text.find(THINK_CLOSE)
+    return None if close < 0 else close + len(THINK_CLOSE)
+
+
 def think_text(text: str) -> str | None:
     """The inside of the first think block, or None when there is none."""
     span = think_span(text)
@@ -301,7 +316,8 @@ def _parse_response(text: str) -> Parsed:
     if not reasoning:
         return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code",
                       explanation)
-    if span is not None and start < span[1]:
+    after = span[1] if span is not None else reasoning_end(text)
+    if after is not None and start < after:
         return Parsed(reasoning, code, n_blocks, False,
                       "the code block is inside or before the think block", explanation)
     if n_blocks != 1:

@@ -128,3 +128,17 @@ def test_a_truncated_tool_setting_answer_is_still_a_format_error():
     fn.stop_token_ids = [0]
     rollout = [{"role": "assistant", "content": GOOD}]
     assert SettingReward(fn, "tool")(["p"], [rollout], completion_ids=[[5, 6, 7]]) == [0.0]
+
+
+def test_code_before_a_lone_think_closer_gets_no_format_reward():
+    """A template that prefills <think> (Qwen3/R1-style): the generated text holds only the
+    closer, and code before it is inside the reasoning."""
+    assert format_reward(["p"], ["Plan: ```python\n" + CODE + "\n```\n</think>\nDone."]) == [0.0]
+
+
+def test_code_after_a_lone_think_closer_keeps_its_format_reward():
+    assert format_reward(["p"], ["Add them.\n</think>\n```python\n" + CODE + "\n```"]) == [1.0]
+
+
+def test_a_math_answer_before_a_lone_think_closer_gets_no_format_reward():
+    assert math_format_reward(["p"], ["It is \\boxed{25}</think> done"]) == [0.0]
