@@ -19,7 +19,8 @@ A response is a reasoning section followed by one fenced Python code block:
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
   code and exactly one code block; with a <think> block (or a lone </think>: a template that
   prefills the opener), the code block must come after it (reasoning_end: a block inside the
-  think block, or before it, is code with no reasoning before it); `explanation` is the prose
+  think block, or before it, or after a <think> never closed, is code with no reasoning
+  before it); `explanation` is the prose
   after the code (never reasoning).
   It never raises: a response it cannot read (not text, too big) is a format error whose
   reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
@@ -207,14 +208,18 @@ def think_span(text: str, pos: int = 0) -> tuple[int, int] | None:
 def reasoning_end(text: str) -> int | None:
     """Where the reasoning ends: just past the first think block, or, with no <think> opener
     before it, past the first </think> (a chat template that prefills <think> in the prompt,
-    Qwen3/R1-style: the generated text holds only the closer); None when there is neither.
-    The answer (code block, boxed answer) must start at or after it to count as given after
-    the reasoning."""
+    Qwen3/R1-style: the generated text holds only the closer); a <think> never closed never
+    ends (len(text): everything is reasoning — TRL's response parser files such a turn's
+    whole text as reasoning_content, message_text closes it, and both must read alike); None
+    when there is no think tag. The answer (code block, boxed answer) must start at or after
+    it to count as given after the reasoning."""
     span = think_span(text)
     if span is not None:
         return span[1]
     close = text.find(THINK_CLOSE)
-    return None if close < 0 else close + len(THINK_CLOSE)
+    if close >= 0:
+        return close + len(THINK_CLOSE)
+    return len(text) if THINK_OPEN in text else None
 
 
 def think_text(text: str) -> str | None:

@@ -57,7 +57,8 @@ def test_an_openai_server_with_a_reasoning_parser_gives_the_whole_answer():
 
 @pytest.mark.parametrize("raw", [GOOD, "Prose first.\n```python\n" + CODE + "\n```",
                                  "<think>\n\n</think>\n```python\n" + CODE + "\n```",
-                                 "<think>a</think>\n```python\n" + CODE + "\n```\n```python\nx = 1\n```"])
+                                 "<think>a</think>\n```python\n" + CODE + "\n```\n```python\nx = 1\n```",
+                                 "<think>Add them.\n```python\n" + CODE + "\n```"])
 def test_trl_parsed_tool_answers_get_the_format_verdict_of_their_raw_text(tiny_model_dir, raw):
     """Training (TRL parses the tool setting's completions with the template's response
     parser) and evaluation (the raw text) give the same R_fmt."""
@@ -142,3 +143,13 @@ def test_code_after_a_lone_think_closer_keeps_its_format_reward():
 
 def test_a_math_answer_before_a_lone_think_closer_gets_no_format_reward():
     assert math_format_reward(["p"], ["It is \\boxed{25}</think> done"]) == [0.0]
+
+
+def test_code_after_a_think_never_closed_gets_no_format_reward():
+    """The model never ended its reasoning: the code is inside it (TRL files the whole turn
+    as reasoning_content, so training must read it so too)."""
+    assert format_reward(["p"], ["<think>Add them.\n```python\n" + CODE + "\n```"]) == [0.0]
+
+
+def test_a_math_answer_after_a_think_never_closed_gets_no_format_reward():
+    assert math_format_reward(["p"], ["<think>5 squared is \\boxed{25}"]) == [0.0]
