@@ -7,8 +7,8 @@ the policy's prompts, evaluation and the math rewards.
 
 A math response is reasoning inside <think>...</think> followed by the final answer in
 \\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
-answer after it (after the think block, or a lone </think>, when there is one:
-prompts.reasoning_end; an answer inside it, or before it, has no reasoning before it).
+answer after it, not inside the reasoning (prompts.in_reasoning: inside a think block, after a
+<think> never closed, before a lone </think>: an answer with no reasoning before it).
 `answer_correct` compares the last boxed answer (or, when there is none, the whole text, as
 math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
@@ -24,7 +24,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from recode_lib.prompts import reasoning_end, think_text
+from recode_lib.prompts import in_reasoning, reasoning_text
 
 SYSTEM_MATH = (
     "You are an expert mathematician. First reason about the problem step by step inside "
@@ -79,8 +79,7 @@ def parse_math_response(text: str) -> MathParsed:
     text = text or ""
     spans = boxed_spans(text)
     boxes = [b for _, b in spans]
-    inside = think_text(text)
-    think_end = reasoning_end(text)
+    inside = reasoning_text(text)
     first_box = text.find("\\boxed")
     reasoning = (inside if inside is not None
                  else text[: first_box if first_box >= 0 else len(text)]).strip()
@@ -91,8 +90,8 @@ def parse_math_response(text: str) -> MathParsed:
         return MathParsed(reasoning, answer, False, "no reasoning before the answer")
     if len(boxes) != 1:
         return MathParsed(reasoning, answer, False, f"{len(boxes)} boxed answers")
-    if think_end is not None and spans[-1][0] < think_end:
-        return MathParsed(reasoning, answer, False, "the answer is inside or before the think block")
+    if in_reasoning(text, spans[-1][0]):
+        return MathParsed(reasoning, answer, False, "the answer is inside the reasoning (a think block)")
     return MathParsed(reasoning, answer, True, "")
 
 

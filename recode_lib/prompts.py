@@ -17,10 +17,9 @@ A response is a reasoning section followed by one fenced Python code block:
   for evaluation); a reply that starts straight with code and only closes the fence
   ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
-  code and exactly one code block; with a <think> block (or a lone </think>: a template that
-  prefills the opener), the code block must come after it (reasoning_end: a block inside the
-  think block, or before it, or after a <think> never closed, is code with no reasoning
-  before it); `explanation` is the prose
+  code and exactly one code block that is not inside the reasoning (in_reasoning: inside a
+  think block, after a <think> never closed, or before a lone </think> of a template that
+  prefills the opener: code with no reasoning before it); `explanation` is the prose
   after the code (never reasoning).
   It never raises: a response it cannot read (not text, too big) is a format error whose
   reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
@@ -205,27 +204,45 @@ def think_span(text: str, pos: int = 0) -> tuple[int, int] | None:
     return None if j < 0 else (i, j + len(THINK_CLOSE))
 
 
-def reasoning_end(text: str) -> int | None:
-    """Where the reasoning ends: just past the first think block, or, with no <think> opener
-    before it, past the first </think> (a chat template that prefills <think> in the prompt,
-    Qwen3/R1-style: the generated text holds only the closer); a <think> never closed never
-    ends (len(text): everything is reasoning — TRL's response parser files such a turn's
-    whole text as reasoning_content, message_text closes it, and both must read alike); None
-    when there is no think tag. The answer (code block, boxed answer) must start at or after
-    it to count as given after the reasoning."""
-    span = think_span(text)
-    if span is not None:
-        return span[1]
-    close = text.find(THINK_CLOSE)
-    if close >= 0:
-        return close + len(THINK_CLOSE)
-    return len(text) if THINK_OPEN in text else None
+def in_reasoning(text: str, pos: int) -> bool:
+    """Whether offset `pos` lies inside the reasoning: inside a think block (<think> to the
+    first </think> after it), after a <think> never closed (the model never ended its
+    reasoning: TRL's response parser files such a turn's whole text as reasoning_content), or
+    before a lone </think> with no opener before it (a chat template that prefills <think> in
+    the prompt, Qwen3/R1-style: the generated text holds only the closer). An answer (code
+    block, boxed answer) that starts there is not given after the reasoning. Text outside
+    every think block is not reasoning: code before a think block is read as TRL's parser
+    reads it (it moves the think block in front), so training and evaluation agree. Linear
+    time (each tag found once)."""
+    first_open, close = text.find(THINK_OPEN), text.find(THINK_CLOSE)
+    i = 0
+    if close >= 0 and (first_open < 0 or close < first_open):
+        if pos < close + len(THINK_CLOSE):
+            return True
+        i = close + len(THINK_CLOSE)
+    while (i := text.find(THINK_OPEN, i)) >= 0 and i <= pos:
+        j = text.find(THINK_CLOSE, i + len(THINK_OPEN))
+        if j < 0 or pos < j + len(THINK_CLOSE):
+            return True
+        i = j + len(THINK_CLOSE)
+    return False
 
 
 def think_text(text: str) -> str | None:
     """The inside of the first think block, or None when there is none."""
     span = think_span(text)
     return None if span is None else text[span[0] + len(THINK_OPEN):span[1] - len(THINK_CLOSE)]
+
+
+def reasoning_text(text: str) -> str | None:
+    """The reasoning of a response: the inside of its first think block, or, when its first
+    <think> is never closed, everything after it (as TRL's response parser files it into
+    reasoning_content); None when there is no <think>."""
+    inside = think_text(text)
+    if inside is not None:
+        return inside
+    i = text.find(THINK_OPEN)
+    return None if i < 0 else text[i + len(THINK_OPEN):]
 
 
 def without_think(text: str) -> str:
@@ -311,8 +328,7 @@ def _parse_response(text: str) -> Parsed:
     n_blocks = len(blocks) + (unopened is not None)
     if code is None and unopened is not None:
         (code, end), start = unopened, 0
-    span = think_span(text)
-    inside = text[span[0] + len(THINK_OPEN):span[1] - len(THINK_CLOSE)] if span else None
+    inside = reasoning_text(text)
     reasoning = (inside if inside is not None else text[:start]).strip()
     explanation = without_think(text[end:]).strip().strip("`").strip()
     if code is None:
@@ -321,10 +337,9 @@ def _parse_response(text: str) -> Parsed:
     if not reasoning:
         return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code",
                       explanation)
-    after = span[1] if span is not None else reasoning_end(text)
-    if after is not None and start < after:
+    if in_reasoning(text, start):
         return Parsed(reasoning, code, n_blocks, False,
-                      "the code block is inside or before the think block", explanation)
+                      "the code block is inside the reasoning (a think block)", explanation)
     if n_blocks != 1:
         return Parsed(reasoning, code, n_blocks, False, f"{n_blocks} code blocks", explanation)
     return Parsed(reasoning, code, n_blocks, True, "", explanation)

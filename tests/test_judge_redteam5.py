@@ -58,7 +58,11 @@ def test_an_openai_server_with_a_reasoning_parser_gives_the_whole_answer():
 @pytest.mark.parametrize("raw", [GOOD, "Prose first.\n```python\n" + CODE + "\n```",
                                  "<think>\n\n</think>\n```python\n" + CODE + "\n```",
                                  "<think>a</think>\n```python\n" + CODE + "\n```\n```python\nx = 1\n```",
-                                 "<think>Add them.\n```python\n" + CODE + "\n```"])
+                                 "<think>Add them.\n```python\n" + CODE + "\n```",
+                                 "```python\n" + CODE + "\n```\n<think>Added.</think>",
+                                 "```python\n" + CODE + "\n```\n<think>Added.",
+                                 "<think>\n```python\n" + CODE + "\n```\n</think>",
+                                 "Add them.</think>\n```python\n" + CODE + "\n```"])
 def test_trl_parsed_tool_answers_get_the_format_verdict_of_their_raw_text(tiny_model_dir, raw):
     """Training (TRL parses the tool setting's completions with the template's response
     parser) and evaluation (the raw text) give the same R_fmt."""
@@ -82,8 +86,9 @@ def test_code_hidden_inside_the_think_block_gets_no_format_reward():
     assert format_reward(["p"], ["<think>\n```python\n" + CODE + "\n```\n</think>"]) == [0.0]
 
 
-def test_code_before_the_think_block_gets_no_format_reward():
-    assert format_reward(["p"], ["```python\n" + CODE + "\n```\n<think>Adding.</think>"]) == [0.0]
+def test_code_inside_a_later_think_block_gets_no_format_reward():
+    text = "<think>Add.</think>\n<think>\n```python\n" + CODE + "\n```\n</think>"
+    assert format_reward(["p"], [text]) == [0.0]
 
 
 def test_code_after_the_think_block_keeps_its_format_reward():
@@ -94,8 +99,6 @@ def test_a_math_answer_boxed_inside_the_think_block_gets_no_format_reward():
     assert math_format_reward(["p"], ["<think>\\boxed{25}</think>"]) == [0.0]
 
 
-def test_a_math_answer_boxed_before_the_think_block_gets_no_format_reward():
-    assert math_format_reward(["p"], ["\\boxed{25}<think>I guessed.</think>"]) == [0.0]
 
 
 def test_a_math_answer_boxed_after_the_think_block_keeps_its_format_reward():
