@@ -156,3 +156,22 @@ def test_code_after_a_think_never_closed_gets_no_format_reward():
 
 def test_a_math_answer_after_a_think_never_closed_gets_no_format_reward():
     assert math_format_reward(["p"], ["<think>5 squared is \\boxed{25}"]) == [0.0]
+
+
+# ---- the agentic workspace of training is the one of evaluation ------------------------------
+def test_the_agentic_training_workspace_holds_the_examples_evaluation_gives():
+    from recode_lib.data.schema import Problem
+    from recode_lib.environments import TerminalEnv
+    from recode_lib.evaluation.episodes import problem_row
+    from recode_lib.training.grpo import code_row
+
+    p = Problem(id="t/1", source="t", prompt="Add a and b.", tests={"kind": "stdio", "cases": [
+        {"input": "1 2\n", "output": "3\n"}]},
+        metadata={"public_examples": [{"input": "2 2\n", "output": "4\n"}]})
+    workspaces = []
+    for row in (code_row(p, "t/1"), problem_row(p)):
+        env = TerminalEnv()
+        env.reset(**row)
+        workspaces.append(env.workspace.files())
+        env.workspace.close()
+    assert workspaces[0] == workspaces[1] and "examples/1.in" in workspaces[0]

@@ -296,13 +296,19 @@ def code_row(p, where: str, reasoning: bool = True) -> dict:
     """The training row of a code problem: the prompt evaluation uses and the columns the code
     rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
     prelude: everything assemble reads, so the reward builds the program evaluation builds) —
-    and the limits; ValueError when it has no tests."""
+    and the limits; ValueError when it has no tests. `public_examples` (JSON text: the
+    problem's metadata["public_examples"], "[]" when none) is what the agentic environment's
+    reset writes into the workspace as examples/<k>.in/.out — the very files evaluation's
+    episodes give it (recode_lib.evaluation.episodes.problem_row), so a policy trains in the
+    workspace it is evaluated in."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
+    examples = (getattr(p, "metadata", None) or {}).get("public_examples")
     return {"prompt": build_messages(p, reasoning=reasoning), **assembly_columns(p),
             "problem_id": p.id, "time_limit_s": float(p.time_limit_s),
-            "memory_mb": int(p.memory_mb)}
+            "memory_mb": int(p.memory_mb),
+            "public_examples": json.dumps(examples if isinstance(examples, list) else [])}
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
