@@ -175,3 +175,19 @@ def test_the_agentic_training_workspace_holds_the_examples_evaluation_gives():
         workspaces.append(env.workspace.files())
         env.workspace.close()
     assert workspaces[0] == workspaces[1] and "examples/1.in" in workspaces[0]
+
+
+# ---- the truncation rule reaches the rewards of every setting --------------------------------
+def test_a_truncated_tool_setting_answer_gets_no_reward_in_training():
+    """GRPO gives the trainer's stop ids to its reward functions; the tool and agentic
+    settings' wrappers hid the attribute, so a tool answer cut at the token limit (a format
+    error in evaluation) was judged as if complete."""
+    from recode_lib.environments.settings import setting_reward
+    from recode_lib.rewards.base import RewardFunction
+    from recode_lib.rewards.code import format_rows
+    from recode_lib.training.grpo import give_stop_ids
+
+    funcs = [setting_reward(RewardFunction("format", format_rows, ("fmt",)), "tool")]
+    give_stop_ids(funcs, [0])
+    rollout = [{"role": "assistant", "content": GOOD + "\nAnd then some more words"}]
+    assert funcs[0](["p"], [rollout], completion_ids=[[5, 6, 7]]) == [0.0]

@@ -107,6 +107,18 @@ class SettingReward:
         self.__name__ = getattr(fn, "__name__", "reward")
         self.components = getattr(fn, "components", ())
 
+    @property
+    def stop_token_ids(self):
+        """The wrapped reward's stop ids (rewards.base.truncated_flags): GRPO sets them on
+        every reward function that has them (training.grpo.give_stop_ids); a wrapper that hid
+        them would judge a tool answer cut at the token limit as if it were complete."""
+        return getattr(self.fn, "stop_token_ids", None)
+
+    @stop_token_ids.setter
+    def stop_token_ids(self, ids) -> None:
+        if hasattr(self.fn, "stop_token_ids"):
+            self.fn.stop_token_ids = ids
+
     def _texts(self, completions, kwargs):
         envs = kwargs.get("environments") or [None] * len(completions)
         return [final_answer(self.setting, c, e)[0] for c, e in zip(completions, envs)]

@@ -292,6 +292,16 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
     return GRPORecipe(str(path), **data).validate()
 
 
+def give_stop_ids(funcs, stop_ids: list) -> None:
+    """Give every reward function that applies the truncation rule (rewards.base.
+    RewardFunction.stop_token_ids, also through a setting's wrapper, environments.settings.
+    SettingReward) the trainer's stop ids: a completion that hit max_completion_length is then
+    a format error, as evaluation files a response cut at the token limit."""
+    for f in funcs:
+        if hasattr(f, "stop_token_ids"):
+            f.stop_token_ids = stop_ids
+
+
 def code_row(p, where: str, reasoning: bool = True) -> dict:
     """The training row of a code problem: the prompt evaluation uses and the columns the code
     rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
@@ -578,10 +588,7 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
         patch_colocate_sync(trainer)     # vLLM's CPU build: TRL's per-tensor sync cannot load
     trainer.generation_precision = recipe.generation_precision
     cb.trainer = trainer
-    stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
-    for f in funcs:   # a completion that hit max_completion_length is a format error
-        if hasattr(f, "stop_token_ids"):
-            f.stop_token_ids = stop_ids
+    give_stop_ids(funcs, [*trainer.eos_token_ids, tok.pad_token_id])   # TRL's truncation rule
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
             raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
