@@ -297,17 +297,33 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
     return GRPORecipe(str(path), **data).validate()
 
 
+def give_stop_ids(funcs, stop_ids: list) -> None:
+    """Give every reward function that applies the truncation rule (rewards.base.
+    RewardFunction.stop_token_ids, also through a setting's wrapper, environments.settings.
+    SettingReward) the trainer's stop ids: a completion that hit max_completion_length is then
+    a format error, as evaluation files a response cut at the token limit."""
+    for f in funcs:
+        if hasattr(f, "stop_token_ids"):
+            f.stop_token_ids = stop_ids
+
+
 def code_row(p, where: str, reasoning: bool = True) -> dict:
     """The training row of a code problem: the prompt evaluation uses and the columns the code
     rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
     prelude: everything assemble reads, so the reward builds the program evaluation builds) —
-    and the limits; ValueError when it has no tests."""
+    and the limits; ValueError when it has no tests. `public_examples` (JSON text: the
+    problem's metadata["public_examples"], "[]" when none) is what the agentic environment's
+    reset writes into the workspace as examples/<k>.in/.out — the very files evaluation's
+    episodes give it (recode_lib.evaluation.episodes.problem_row), so a policy trains in the
+    workspace it is evaluated in."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
+    examples = (getattr(p, "metadata", None) or {}).get("public_examples")
     return {"prompt": build_messages(p, reasoning=reasoning), **assembly_columns(p),
             "problem_id": p.id, "time_limit_s": float(p.time_limit_s),
-            "memory_mb": int(p.memory_mb)}
+            "memory_mb": int(p.memory_mb),
+            "public_examples": json.dumps(examples if isinstance(examples, list) else [])}
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
@@ -577,10 +593,7 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
         patch_colocate_sync(trainer)     # vLLM's CPU build: TRL's per-tensor sync cannot load
     trainer.generation_precision = recipe.generation_precision
     cb.trainer = trainer
-    stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
-    for f in funcs:   # a completion that hit max_completion_length is a format error
-        if hasattr(f, "stop_token_ids"):
-            f.stop_token_ids = stop_ids
+    give_stop_ids(funcs, [*trainer.eos_token_ids, tok.pad_token_id])   # TRL's truncation rule
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
             raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
