@@ -73,6 +73,23 @@ def interpreter_for(problem) -> str | None:
     return None
 
 
+def record_extras(problem) -> dict:
+    """What a sandbox record of `problem` carries besides its code, tests and limits, for every
+    path that judges it (evaluation's rows.sandbox_record, the GRPO rewards through the
+    dataset's `sandbox_extras` column): "requires" (the modules it needs: metadata["requires"],
+    else metadata["libs"]; BigCodeBench), so a problem the interpreter cannot run is
+    `env_missing`, and "python" (interpreter_for) when it has its own interpreter."""
+    out: dict = {}
+    meta = getattr(problem, "metadata", None) or {}
+    libs = meta.get("requires", meta.get("libs"))
+    if isinstance(libs, list) and libs:
+        out["requires"] = list(libs)
+    python = interpreter_for(problem)
+    if python:
+        out["python"] = python
+    return out
+
+
 def require_env(problems, smoke: bool = False) -> None:
     """BenchEnvMissing (one line, naming the make target) when `problems` hold a BigCodeBench
     problem and its env is not built, unless `smoke` (whose BCB verdicts stay env_missing)."""

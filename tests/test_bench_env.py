@@ -3,6 +3,7 @@ carries it, the sandbox runs the record with it (its module set decides env_miss
 importing scipy is then judged on its merits, and evaluating BigCodeBench without it refuses
 outside the smoke profile."""
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -161,3 +162,37 @@ def test_an_evaluation_folder_judged_without_the_env_is_not_resumed_with_it(fake
     with pytest.raises(ValueError, match="judge_env"):
         guard_run(tmp_path / "out", {"model": "m", **bench_env.judge_env_guard([problem()])})
     assert bench_env.judge_env_guard([]) == {}
+
+
+def test_the_grpo_rewards_judge_a_bcb_problem_in_its_env_as_evaluation_does(fake_env,
+                                                                           monkeypatch):
+    """The training row carries the record's extras (bench_env.record_extras), so the code
+    reward runs the answer with BigCodeBench's interpreter: right 1, wrong 0 — as evaluation."""
+    from recode_lib.rewards.code import outcome_reward
+    from recode_lib.rewards.execution import SandboxRunner
+    from recode_lib.training.grpo import code_row
+
+    monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
+    row = code_row(problem(), "bigcodebench/x")
+    extras = json.loads(row["sandbox_extras"])
+    rec = sandbox_record("s", RIGHT, problem())
+    assert extras == {k: rec[k] for k in ("requires", "python")}
+    reward = outcome_reward(SandboxRunner(workers=1, allow_in_process_tests=True))
+    cols = {k: [row[k]] * 2 for k in row if k != "prompt"}
+    out = reward(prompts=[row["prompt"]] * 2,
+                 completions=[f"```python\n{RIGHT}```", f"```python\n{WRONG}```"], **cols)
+    assert out == [1.0, 0.0]
+
+
+def test_without_the_extras_the_reward_runs_the_project_interpreter(fake_env, monkeypatch):
+    """The old GRPO row (no sandbox_extras): the project's interpreter lacks the fake module,
+    so even the right answer is not judged correct — what the column fixes."""
+    from recode_lib.rewards.code import outcome_reward
+    from recode_lib.rewards.execution import SandboxRunner
+    from recode_lib.training.grpo import code_row
+
+    monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
+    row = code_row(problem(), "bigcodebench/x")
+    cols = {k: [row[k]] for k in row if k not in ("prompt", "sandbox_extras")}
+    reward = outcome_reward(SandboxRunner(workers=1, allow_in_process_tests=True))
+    assert reward(prompts=[row["prompt"]], completions=[f"```python\n{RIGHT}```"], **cols) == [0.0]

@@ -77,6 +77,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from recode_lib.bench_env import record_extras
 from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
 from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
@@ -315,7 +316,9 @@ def code_row(p, where: str, reasoning: bool = True) -> dict:
     problem's metadata["public_examples"], "[]" when none) is what the agentic environment's
     reset writes into the workspace as examples/<k>.in/.out — the very files evaluation's
     episodes give it (recode_lib.evaluation.episodes.problem_row), so a policy trains in the
-    workspace it is evaluated in."""
+    workspace it is evaluated in. `sandbox_extras` (JSON text) is bench_env.record_extras: the
+    modules the problem requires and its own interpreter (BigCodeBench's environment), so the
+    rewards judge it where evaluation does."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
@@ -323,7 +326,8 @@ def code_row(p, where: str, reasoning: bool = True) -> dict:
     return {"prompt": build_messages(p, reasoning=reasoning), **assembly_columns(p),
             "problem_id": p.id, "time_limit_s": float(p.time_limit_s),
             "memory_mb": int(p.memory_mb),
-            "public_examples": json.dumps(examples if isinstance(examples, list) else [])}
+            "public_examples": json.dumps(examples if isinstance(examples, list) else []),
+            "sandbox_extras": json.dumps(record_extras(p), sort_keys=True)}
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
