@@ -53,6 +53,7 @@ def test_dryrun_changes_only_models_counts_steps_and_backends():
     assert dry["02_reward_model"]["NUM_PROCESSES"] == paper["02_reward_model"]["NUM_PROCESSES"]
     assert dry["03_lcb_rb"]["ADJUDICATION"] == "widget"
     assert dry["01_crpl_synthesis"]["RULE_FALLBACK"] is False
+    assert dry["05_codegen_eval"]["API_MODEL"] == paper["05_codegen_eval"]["API_MODEL"] == "gpt-4-turbo"
 
 
 def test_dryrun_follows_a_new_paper_key():
@@ -114,9 +115,14 @@ def dryrun(tiny_model_dir, tmp_path_factory):
                     "at ../shared/data")
     root = tmp_path_factory.mktemp("dryrun")
     params = write_dryrun_params(root / "dryrun.yaml", tiny_model_dir)
-    env = {"RECODE_RUNS_DIR": str(root / "runs"), "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES))}
+    env = {"RECODE_RUNS_DIR": str(root / "runs"), "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES)),
+           "OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}   # no network: 05's API row is refused
     old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    for k, v in env.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     error = None
     try:
         try:
@@ -204,6 +210,22 @@ def test_dryrun_headline_measures_what_the_paper_measures(dryrun):
     assert h4["seeds"] == [0] and h4["seed_runs"]["gated"] == {"0": "gated"}
     used = h4["proc_scale_used"]        # paper: PROC_SCALE start; the untrained RM falls back
     assert used["mode"] == "start" and used["used"] == "sigmoid" and "untrained" in used["fallback"]
+
+
+@pytest.mark.notebooks
+def test_dryrun_refuses_the_api_row_without_a_key_and_says_so(dryrun):
+    """05's GPT-4-Turbo row (paper: API_MODEL gpt-4-turbo) without $OPENAI_API_KEY and
+    $OPENAI_BASE_URL: not run, the reason naming both in headline.json and headline.csv; the
+    other rows are unchanged."""
+    run, _ = dryrun
+    h5 = _dry_headline(dryrun, "05_codegen_eval")
+    model = load_profile("paper")["05_codegen_eval"]["API_MODEL"]
+    rec = h5["api_row"]
+    assert rec["model"] == model and rec["base_url"] is None
+    assert rec["status"].startswith("not run: OPENAI_API_KEY, OPENAI_BASE_URL unset")
+    assert model not in h5["policies"] and h5["not_run"] == {model: rec["status"]}
+    rows = (run / "05_codegen_eval" / "headline.csv").read_text()
+    assert f"{model},{rec['status']}" in rows.replace('"', "")
 
 
 @pytest.mark.notebooks
