@@ -17,6 +17,7 @@ from recode_lib.dryrun import (ADDED, BACKEND_MAP, CLASSIFIER_KEYS, COUNTS, ENDP
                                SECTION_COUNTS, changed_keys, dryrun_data_dir, dryrun_profile,
                                write_dryrun_params)
 from recode_lib.paths import PROJECT_ROOT, data_dir
+from recode_lib.variants import VARIANTS_KEY
 from recode_lib.pipeline import (HumanStepPending, PipelineError, list_notebooks, load_profile,
                                  run_pipeline)
 from recode_lib.process_reward.lcbrb.adjudication import (DECISIONS_FILE, DecisionStore,
@@ -34,7 +35,7 @@ SHRUNK = (set(COUNTS) | set(MODEL_KEYS) | {"BACKEND", "GENERATOR_BACKEND", "JUDG
 def test_dryrun_changes_only_models_counts_steps_and_backends():
     paper = load_profile("paper")
     dry = dryrun_profile("/tiny")
-    assert set(dry) == {k for k in paper if not k.startswith("_")}
+    assert set(dry) == {k for k in paper if not k.startswith("_")} | {VARIANTS_KEY}
     for stem, keys in changed_keys(dry, paper).items():
         assert set(keys) <= SHRUNK, f"{stem}: the dry run changes {set(keys) - SHRUNK}"
     for stem, params in paper.items():
@@ -54,6 +55,26 @@ def test_dryrun_changes_only_models_counts_steps_and_backends():
     assert dry["03_lcb_rb"]["ADJUDICATION"] == "widget"
     assert dry["01_crpl_synthesis"]["RULE_FALLBACK"] is False
     assert dry["05_codegen_eval"]["API_MODEL"] == paper["05_codegen_eval"]["API_MODEL"] == "gpt-4-turbo"
+
+
+def test_dryrun_carries_the_scale_32b_variant_shrunk(tmp_path):
+    """The paper's scale_32b variant (06-08 again at 32B) is in the dry run too: its 32B start
+    becomes the tiny model, its 32B recipe kept with the dry run's steps, and its parameters
+    resolve for every notebook it runs under PROFILE "dryrun@scale_32b"."""
+    from recode_lib.pipeline import profile_parameters
+
+    paper = load_profile("paper")
+    dry = dryrun_profile("/tiny")
+    v = dry[VARIANTS_KEY]["scale_32b"]
+    assert set(v) == set(paper[VARIANTS_KEY]["scale_32b"])
+    assert v["06_strictness_sweep"]["MODEL"] == "/tiny"
+    assert v["06_strictness_sweep"]["RECIPE"] == "strictness_paper_32b"
+    assert "max_steps" in v["06_strictness_sweep"]["RECIPE_SET"]
+    assert set(changed_keys(dry, paper)["06_strictness_sweep@scale_32b"]) <= SHRUNK
+    path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
+    params = profile_parameters("dryrun", path, variant="scale_32b")
+    assert params["06_strictness_sweep"]["PROFILE"] == "dryrun@scale_32b"
+    assert params["06_strictness_sweep"]["MODEL"] == "/tiny"
 
 
 def test_dryrun_follows_a_new_paper_key():
