@@ -259,6 +259,8 @@ def test_dryrun_judges_fall_back_without_network_and_say_so(dryrun):
     assert "JUDGE_BASE_URL is empty" in judges["consistency"]["fallback"] and h3["judge_fallback"]
     assert any(r.startswith("api:") and j["fallback"] for r, j in judges.items())
     assert any(r.startswith("rm:run:") for r in judges)
+    assert h3["tie_rule"]["headline"] == "half" and "reward-bench" in h3["tie_rule"]["anchor"]
+    assert h3["accuracy_headline"] == h3["accuracy_ties_half"]
     if h3["accuracy"]:
         assert set(h3["accuracy_ties_half"]) == set(h3["accuracy"])
         assert all(h3["accuracy_ties_half"][m] >= h3["accuracy"][m] for m in h3["accuracy"])
