@@ -250,6 +250,16 @@ def test_dryrun_refuses_the_api_row_without_a_key_and_says_so(dryrun):
 
 
 @pytest.mark.notebooks
+def test_dryrun_11_records_the_recipe_fields_its_parameters_override(dryrun):
+    """11's MAX_TOOL_CALLS 4 / MAX_TURNS 5 against agentic_paper's 8 / 8: recorded, not silent."""
+    h11 = _dry_headline(dryrun, "11_settings_sweep")
+    got = {(r["recipe"], r["parameter"]): (r["recipe_value"], r["value"])
+           for r in h11["overridden_recipe_fields"]}
+    assert got[("agentic_paper", "MAX_TOOL_CALLS")] == (8, 4)
+    assert got[("agentic_paper", "MAX_TURNS")] == (8, 5)
+
+
+@pytest.mark.notebooks
 def test_dryrun_judges_fall_back_without_network_and_say_so(dryrun):
     h3 = _dry_headline(dryrun, "03_lcb_rb")
     judges = h3["judges"]

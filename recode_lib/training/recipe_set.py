@@ -15,8 +15,11 @@ So a value is stated in one place — the recipe file, or the profile's RECIPE_S
 table translates notebook parameters into recipe fields. The fields a notebook also uses for
 something else (its MODEL, BENCHMARK, WORKERS, SEED, REASONING) it passes by name, and
 RECIPE_SET may not set them too (the notebook's parameter is the one place).
-It does not load the recipe (recode_lib.training.grpo.load_recipe does) and takes no lists or
-mappings (rewards, lora: the recipe file holds those).
+It takes no lists or mappings (rewards, lora: the recipe file holds those).
+`overridden_recipe_fields(recipes, fields, {field: PARAMETER})` lists where a notebook's own parameters
+(or its RECIPE_SET) give a recipe field another value than the recipe file (loaded with
+recode_lib.training.grpo.load_recipe), and `override_lines` says so in one line each: notebook
+11 prints them and records them in its headline and provenance.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ import re
 from typing import Any, Mapping
 
 from recode_lib.errors import RecodeError
-from recode_lib.training.grpo import config_fields
+from recode_lib.training.grpo import config_fields, load_recipe
 
 SEPARATORS = re.compile(r"[\s,]+")
+TOOL_FIELDS = ("max_tool_calls", "max_tool_calling_iterations", "tool_time_limit_s",
+               "tool_memory_mb", "tool_max_output_chars")
 # YAML 1.1 (PyYAML) reads 2e-5 (no dot) as a string: such numbers are read as floats here
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
@@ -111,3 +116,38 @@ def merge_recipe_set(*texts: str | None) -> str:
     for t in texts:
         merged.update(recipe_set(t))
     return recipe_set_text(merged)
+
+
+def overridden_recipe_fields(recipes, fields: Mapping[str, Any], parameters: Mapping[str, str]
+                     ) -> list[dict]:
+    """Where a notebook's own parameters set a recipe field to another value than the recipe
+    says: one row {"recipe", "field", "parameter", "recipe_value", "value"} per recipe in
+    `recipes` (names or paths) and field of `parameters` ({recipe field: the notebook
+    parameter that sets it}, e.g. {"max_tool_calls": "MAX_TOOL_CALLS"}) whose value in `fields`
+    (what the notebook passes, recipe_set's result) differs from the recipe's (its file's, else
+    the field's default; a field the recipe leaves unset, None, is set, not overridden; a
+    tool field, TOOL_FIELDS, of a single-setting recipe is unused, not overridden). A
+    notebook prints them (override_lines) and records them in its provenance, so a parameter
+    never changes a recipe silently."""
+    rows = []
+    for name in dict.fromkeys(recipes):
+        recipe = load_recipe(name)
+        for field, parameter in parameters.items():
+            if field not in fields or not hasattr(recipe, field):
+                continue
+            was, now = getattr(recipe, field), fields[field]
+            if getattr(recipe, "setting", "single") == "single" and field in TOOL_FIELDS:
+                continue            # the single setting calls no tool: nothing it uses changes
+            if was is not None and was != now:
+                rows.append({"recipe": str(name), "field": field, "parameter": parameter,
+                             "recipe_value": was, "value": now})
+    return rows
+
+
+def override_lines(rows) -> list[str]:
+    """One line per overridden_recipe_fields row: "notebook parameter MAX_TOOL_CALLS=4 overrides recipe
+    agentic_paper's max_tool_calls=8" (a RECIPE_SET item: "RECIPE_SET's field=V ...")."""
+    return [(f"RECIPE_SET's {r['field']}={r['value']!r}" if r["parameter"] == "RECIPE_SET"
+             else f"notebook parameter {r['parameter']}={r['value']!r}")
+            + f" overrides recipe {r['recipe']}'s {r['field']}={r['recipe_value']!r}"
+            for r in rows]
