@@ -71,7 +71,7 @@ COUNTS: dict[str, Any] = {
     "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
     "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
     "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
-    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8,
+    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8, "PAPER_B_MAX_NEW_TOKENS": 8,
 }
 # recipe field -> dry-run value, set through the RECIPE_SET of every section with a RECIPE
 RECIPE_COUNTS: dict[str, Any] = {"max_steps": 1, "num_generations": 2,
