@@ -36,6 +36,15 @@ def test_refusal_names_only_the_missing_variable_and_empty_counts_as_unset():
     assert api_row("m", env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "u"}).refusal is None
 
 
+def test_the_recorded_url_carries_no_credentials():
+    row = api_row("m", env={"OPENAI_API_KEY": KEY,
+                            "OPENAI_BASE_URL": "https://user:s3cret@proxy.example:8443/v1?key=abc"})
+    rec = row.record()
+    assert rec["base_url"] == "https://proxy.example:8443/v1"
+    assert "s3cret" not in str(rec) and "abc" not in str(rec) and KEY not in str(rec)
+    assert row.base_url.endswith("?key=abc")          # the request itself still uses the full URL
+
+
 def test_an_empty_model_name_is_no_row():
     with pytest.raises(ValueError, match="API_MODEL"):
         api_row("", env={})

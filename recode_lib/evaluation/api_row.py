@@ -16,8 +16,8 @@ OpenAI client use: $OPENAI_API_KEY and $OPENAI_BASE_URL (https://api.openai.com/
 API, or any OpenAI-compatible server). When either is unset the row is refused with one line
 naming the unset variables (`ApiRowRefused`); notebook 05 then records the row as "not run:
 ..." and the rest of the table is unchanged, so profiles without a key (smoke, the dry run)
-still complete. The key is never written anywhere: the record holds the model, the URL, the
-status and the spec's protocol.
+still complete. The key is never written anywhere: the record holds the model, the URL (without
+any user:password@, query or fragment), the status and the date.
 
 Limits: a hosted API treats the per-sample `seed` as best effort and may change the model behind
 a name, so the row is not bit-reproducible (the record keeps the date it was evaluated); only
@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -79,9 +80,20 @@ class ApiRow:
     def record(self, status: str | None = None) -> dict:
         """{"policy", "model", "base_url", "status", "env", "date"}: what the results keep (no
         key). status: the refusal line, else the given one (default "run")."""
-        return {"policy": self.policy, "model": self.model, "base_url": self.base_url,
+        return {"policy": self.policy, "model": self.model, "base_url": public_url(self.base_url),
                 "status": self.refusal or status or "run", "env": list(API_ENV),
                 "date": datetime.date.today().isoformat()}
+
+
+def public_url(url: str | None) -> str | None:
+    """The URL without user:password@, query or fragment (what may be written down)."""
+    if not url:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def api_row(model: str, env: Mapping[str, str] | None = None) -> ApiRow:
