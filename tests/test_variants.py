@@ -144,3 +144,25 @@ def test_running_an_unknown_variant_refuses_before_any_notebook():
         run_pipeline("paper", variant="nope", check_plan=False, log=lambda *_: None)
     assert resume_command("paper", variant="scale_32b") == \
         "recode reproduce --profile paper --variant scale_32b"
+
+
+def test_reproduce_with_a_variant_runs_only_its_notebooks_under_its_own_profile(tmp_path, monkeypatch):
+    """run_pipeline(variant=...) hands the runner the variant's notebooks only, with its merged
+    parameters and PROFILE "paper@scale_32b" (its own run folder); nothing is executed here."""
+    import recode_lib.pipeline as pipeline
+
+    monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path))
+    seen = {}
+
+    def fake_run_locked(profile, plan, every, **kw):
+        seen.update(profile=profile, plan=plan, resume=kw["resume"])
+        return []
+    monkeypatch.setattr(pipeline, "run_locked", fake_run_locked)
+    pipeline.run_pipeline("paper", variant="scale_32b", check_plan=False, log=lambda *_: None)
+    assert seen["profile"] == "paper@scale_32b"
+    assert [nb.stem for nb, _, _ in seen["plan"]] == ["06_strictness_sweep", "07_weight_averaging",
+                                                     "08_ensemble_passk"]
+    six = seen["plan"][0][1]
+    assert six["MODEL"] == B32 and six["PROFILE"] == "paper@scale_32b"
+    assert "--variant scale_32b" in seen["resume"]
+    assert (tmp_path / "paper@scale_32b").is_dir()
