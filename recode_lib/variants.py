@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from recode_lib.errors import RecodeError
+
 __all__ = ["VARIANTS_KEY", "VariantError", "variant_names", "variant_notebooks", "variant_profile",
            "variant_spec"]
 
@@ -41,7 +43,7 @@ STEM_RE = re.compile(r"^\d\d_[A-Za-z0-9_]+$")
 NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
-class VariantError(ValueError):
+class VariantError(RecodeError, ValueError):
     """A variant that is not in the profile, or an overlay that is not well formed."""
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from recode_lib.errors import RecodeError
 from recode_lib.evaluation.headline import evaluate_policies
 
 __all__ = ["API_ENV", "ApiRow", "ApiRowRefused", "api_row", "api_spec", "evaluate_api_row"]
@@ -45,7 +46,7 @@ KEY_ENV, URL_ENV = "OPENAI_API_KEY", "OPENAI_BASE_URL"
 API_ENV = (KEY_ENV, URL_ENV)
 
 
-class ApiRowRefused(RuntimeError):
+class ApiRowRefused(RecodeError, RuntimeError):
     """The API row cannot run: a variable it reads from the environment is unset."""
 
 
