@@ -39,6 +39,8 @@ the benchmark data directory plus the upstream-format LiveCodeBench, CodeContest
 so LiveCodeBench's default release_v6 resolves, and test6.jsonl holding the first fixture file's
 problems dated at paper.yaml's LCB_START_DATE (so 05's LiveCodeBench window is not empty).
 SEEDS keeps its first seed (one training run per variant).
+The profile's variants (`_variants`, recode_lib.variants: the paper's scale_32b) are carried
+over, each section shrunk by the same rules (an overlay only sets what it sets).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from recode_lib.data.livecodebench import FILES
 from recode_lib.paths import data_dir
 from recode_lib.pipeline import load_profile
 from recode_lib.training.recipe_fields import merge_fields
+from recode_lib.variants import VARIANTS_KEY
 
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
@@ -68,7 +71,7 @@ COUNTS: dict[str, Any] = {
     "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
     "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
     "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
-    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8,
+    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8, "PAPER_B_MAX_NEW_TOKENS": 8,
 }
 # recipe field -> dry-run value, set through the RECIPE_FIELDS of every section with a RECIPE
 RECIPE_COUNTS: dict[str, Any] = {"max_steps": 1, "num_generations": 2,
@@ -148,15 +151,25 @@ def dryrun_profile(tiny_model: str | Path, paper: dict | None = None) -> dict:
         if stem.startswith("_"):
             continue
         out[stem] = shrink_section(stem, params, str(tiny_model))
+    variants = paper.get(VARIANTS_KEY) or {}
+    if variants:   # each variant's sections shrunk by the same rules (its 32B -> the tiny model)
+        out[VARIANTS_KEY] = {name: {stem: shrink_section(stem, params or {}, str(tiny_model))
+                                    for stem, params in sections.items()}
+                             for name, sections in variants.items()}
     return out
 
 
 def changed_keys(dryrun: dict, paper: dict | None = None) -> dict[str, list[str]]:
-    """{section: keys whose value differs from paper.yaml or that paper.yaml lacks}."""
+    """{section: keys whose value differs from paper.yaml or that paper.yaml lacks} (notebook
+    sections; a variant's shrunk sections: "<stem>@<variant>")."""
     paper = paper if paper is not None else load_profile("paper")
+    sections = [(stem, params, paper.get(stem, {})) for stem, params in dryrun.items()
+                if not stem.startswith("_")]
+    sections += [(f"{stem}@{name}", params, ((paper.get(VARIANTS_KEY) or {}).get(name) or {}).get(stem) or {})
+                 for name, overlay in (dryrun.get(VARIANTS_KEY) or {}).items()
+                 for stem, params in overlay.items()]
     out = {}
-    for stem, params in dryrun.items():
-        base = paper.get(stem, {})
+    for stem, params, base in sections:
         diff = sorted(k for k, v in params.items() if k not in base or base[k] != v)
         if diff:
             out[stem] = diff

@@ -73,6 +73,8 @@ from recode_lib.process_reward.lcbrb.adjudication import AdjudicationPending
 from recode_lib.provenance import git_hash, package_versions
 from recode_lib.steps import ParameterError, check_profile, step_schemas
 from recode_lib.steps.cells import declared
+from recode_lib.variants import (VariantError, variant_names, variant_notebooks, variant_profile,
+                                 variant_spec)
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
 
@@ -234,17 +236,46 @@ def effective_parameters(notebook: Path, profile: str, spec: dict[str, Any],
 
 def profile_parameters(profile: str, params_file: str | os.PathLike | None = None,
                        overrides: dict[str, Any] | None = None,
-                       notebooks: list[Path] | None = None) -> dict[str, dict[str, Any]]:
+                       notebooks: list[Path] | None = None,
+                       variant: str | None = None) -> dict[str, dict[str, Any]]:
     """{notebook stem: effective parameters} of every notebook the profile runs (left-out
-    ones omitted), in pipeline order."""
+    ones omitted), in pipeline order. With `variant` (recode_lib.variants): the profile with
+    that variant's sections merged, PROFILE "<profile>@<variant>" (every notebook: the
+    variant's read the others', e.g. 07 reads 06's)."""
     spec = load_profile(profile, params_file)
     every = notebooks if notebooks is not None else list_notebooks()
+    if variant:
+        spec, profile = variant_profile_spec(spec, profile, variant)
     check_parameters(spec, every, overrides)
     out = {}
     for nb in every:
         if excluded_reason(nb, spec) is None:
             out[nb.stem] = effective_parameters(nb, profile, spec, overrides)
     return out
+
+
+def variant_profile_spec(spec: dict[str, Any], profile: str, variant: str
+                         ) -> tuple[dict[str, Any], str]:
+    """(the spec with the variant merged, the profile name it runs under); PipelineError
+    naming the known variants for an unknown one."""
+    try:
+        return variant_spec(spec, variant), variant_profile(profile, variant)
+    except VariantError as exc:
+        raise PipelineError(str(exc)) from None
+
+
+def variant_parameters(profile: str, params_file: str | os.PathLike | None = None,
+                       overrides: dict[str, Any] | None = None
+                       ) -> dict[str, tuple[dict[str, dict[str, Any]], list[str]]]:
+    """{variant: (profile_parameters with it, the notebook stems it runs)} for every variant
+    of the profile (recode_lib.variants; {} for a profile without `_variants`)."""
+    spec = load_profile(profile, params_file)
+    try:
+        names = variant_names(spec)
+    except VariantError as exc:
+        raise PipelineError(str(exc)) from None
+    return {name: (profile_parameters(profile, params_file, overrides, variant=name),
+                   variant_notebooks(spec, name)) for name in names}
 
 
 def cpu_vllm_only(params: dict[str, dict[str, Any]]) -> bool:
@@ -301,9 +332,11 @@ def human_steps(plan_params: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 
 def resume_command(profile: str, *, params_file=None, only=None, from_=None,
-                   overrides: dict[str, Any] | None = None) -> str:
+                   overrides: dict[str, Any] | None = None, variant: str | None = None) -> str:
     """The `recode reproduce` command line that runs this pipeline call again."""
     parts = ["recode", "reproduce", "--profile", profile]
+    if variant:
+        parts += ["--variant", variant]
     if params_file:
         parts += ["--params", str(params_file)]
     if only:
@@ -381,14 +414,24 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
                  force: bool = False, params_file: str | None = None,
                  overrides: dict[str, Any] | None = None, notebooks: list[Path] | None = None,
                  kernel_name: str | None = None, log=print, cluster=None,
-                 check_plan: bool = True) -> list[NotebookResult]:
+                 check_plan: bool = True, variant: str | None = None) -> list[NotebookResult]:
     """Run the chosen notebooks. For a GPU profile the resource plan (check_resources) runs
     first on `cluster` (a recode_lib.plan.ClusterSpec; default: this machine's GPUs) and a
-    stage that cannot fit stops the run before any notebook; check_plan=False skips it."""
+    stage that cannot fit stops the run before any notebook; check_plan=False skips it.
+    With `variant` (recode_lib.variants): only that variant's notebooks (within only/from_),
+    with its parameters, under PROFILE "<profile>@<variant>" (its own run folder)."""
     spec = load_profile(profile, params_file)
+    base_profile = profile
     every = notebooks if notebooks is not None else list_notebooks()
     check_parameters(spec, every, overrides)
     chosen = select(every, only, from_)
+    if variant:
+        spec, profile = variant_profile_spec(spec, profile, variant)   # raises for an unknown one
+        check_parameters(spec, every, overrides)                        # its values too
+        stems = variant_notebooks(load_profile(base_profile, params_file), variant)
+        chosen = [nb for nb in chosen if nb.stem in stems]
+        if not chosen:
+            raise PipelineError(f"variant {variant!r} runs {stems}: none of them selected")
     if not chosen:
         raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
     plan = [(nb, resolve_parameters(nb, profile, spec, overrides), excluded_reason(nb, spec))
@@ -400,8 +443,8 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
                         only={nb.stem for nb, _, why in plan if why is None})
     waits = human_steps({nb.stem: {**declared_parameters(nb), **params}
                          for nb, params, why in plan if why is None})
-    resume = resume_command(profile, params_file=params_file, only=only, from_=from_,
-                            overrides=overrides)
+    resume = resume_command(base_profile, params_file=params_file, only=only, from_=from_,
+                            overrides=overrides, variant=variant)
     for stem, what in waits.items():
         log(f"{stem} needs a person ({what}): while any is undecided the run stops there, "
             f"saying how to decide them; `{resume}` then resumes it")

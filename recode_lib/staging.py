@@ -73,6 +73,7 @@ MODEL_LICENSES = {
     "Qwen/Qwen2.5-Coder-7B-Instruct": "Apache-2.0",
     "Qwen/Qwen2.5-Coder-32B-Instruct": "Apache-2.0",
     "Qwen/Qwen2.5-7B-Instruct": "Apache-2.0",
+    "Qwen/Qwen2.5-32B-Instruct": "Apache-2.0",
     "Qwen/Qwen2.5-Math-7B": "Apache-2.0",
     "Qwen/Qwen3-4B-Instruct-2507": "Apache-2.0",
     "HuggingFaceTB/SmolLM2-135M-Instruct": "Apache-2.0",
@@ -226,15 +227,24 @@ def _add(items: dict, item_of, name: str, stem: str, why: str):
         item.used_by[stem].append(why)
 
 
-def stage_items(params: dict[str, dict], profile: str = "?") -> list[StageItem]:
+def stage_items(params: dict[str, dict], profile: str = "?",
+                variants: dict | None = None) -> list[StageItem]:
     """Every model and dataset the notebooks in `params` ({stem: effective parameters},
     recode_lib.pipeline.profile_parameters) and their recipes name: models first (the plan's
-    stages, then model-valued parameters), then datasets, each with the notebooks using it."""
+    stages, then model-valued parameters), then datasets, each with the notebooks using it.
+    `variants` ({name: (its {stem: parameters}, the stems it runs)},
+    recode_lib.pipeline.variant_parameters): their notebooks' too, as "<stem>@<name>"."""
     models: dict[str, StageItem] = {}
     datasets: dict[str, StageItem] = {}
-    for stem, p in params.items():
+    runs = [("", params, None)] + [(f"@{name}", vp, stems)
+                                   for name, (vp, stems) in (variants or {}).items()]
+    for suffix, run_params, only, stem, p in [(s, rp, o, st, p) for s, rp, o in runs
+                                              for st, p in rp.items()]:
+        if only is not None and stem not in only:
+            continue
+        stem_key, stem = stem, f"{stem}{suffix}"
         try:
-            stages = notebook_stages(stem, p, params)
+            stages = notebook_stages(stem_key, p, run_params)
         except (StageError, KeyError):
             stages = []                      # the parameters below still name its models
         for st in stages:

@@ -17,6 +17,7 @@ from recode_lib.dryrun import (ADDED, BACKEND_MAP, CLASSIFIER_KEYS, COUNTS, ENDP
                                SECTION_COUNTS, changed_keys, dryrun_data_dir, dryrun_profile,
                                write_dryrun_params)
 from recode_lib.paths import PROJECT_ROOT, data_dir
+from recode_lib.variants import VARIANTS_KEY
 from recode_lib.pipeline import (HumanStepPending, PipelineError, list_notebooks, load_profile,
                                  run_pipeline)
 from recode_lib.process_reward.lcbrb.adjudication import (DECISIONS_FILE, DecisionStore,
@@ -34,7 +35,7 @@ SHRUNK = (set(COUNTS) | set(MODEL_KEYS) | {"BACKEND", "GENERATOR_BACKEND", "JUDG
 def test_dryrun_changes_only_models_counts_steps_and_backends():
     paper = load_profile("paper")
     dry = dryrun_profile("/tiny")
-    assert set(dry) == {k for k in paper if not k.startswith("_")}
+    assert set(dry) == {k for k in paper if not k.startswith("_")} | {VARIANTS_KEY}
     for stem, keys in changed_keys(dry, paper).items():
         assert set(keys) <= SHRUNK, f"{stem}: the dry run changes {set(keys) - SHRUNK}"
     for stem, params in paper.items():
@@ -53,6 +54,27 @@ def test_dryrun_changes_only_models_counts_steps_and_backends():
     assert dry["02_reward_model"]["NUM_PROCESSES"] == paper["02_reward_model"]["NUM_PROCESSES"]
     assert dry["03_lcb_rb"]["ADJUDICATION"] == "widget"
     assert dry["01_crpl_synthesis"]["RULE_FALLBACK"] is False
+    assert dry["05_codegen_eval"]["API_MODEL"] == paper["05_codegen_eval"]["API_MODEL"] == "gpt-4-turbo"
+
+
+def test_dryrun_carries_the_scale_32b_variant_shrunk(tmp_path):
+    """The paper's scale_32b variant (06-08 again at 32B) is in the dry run too: its 32B start
+    becomes the tiny model, its 32B recipe kept with the dry run's steps, and its parameters
+    resolve for every notebook it runs under PROFILE "dryrun@scale_32b"."""
+    from recode_lib.pipeline import profile_parameters
+
+    paper = load_profile("paper")
+    dry = dryrun_profile("/tiny")
+    v = dry[VARIANTS_KEY]["scale_32b"]
+    assert set(v) == set(paper[VARIANTS_KEY]["scale_32b"])
+    assert v["06_strictness_sweep"]["MODEL"] == "/tiny"
+    assert v["06_strictness_sweep"]["RECIPE"] == "strictness_paper_32b"
+    assert "max_steps" in v["06_strictness_sweep"]["RECIPE_SET"]
+    assert set(changed_keys(dry, paper)["06_strictness_sweep@scale_32b"]) <= SHRUNK
+    path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
+    params = profile_parameters("dryrun", path, variant="scale_32b")
+    assert params["06_strictness_sweep"]["PROFILE"] == "dryrun@scale_32b"
+    assert params["06_strictness_sweep"]["MODEL"] == "/tiny"
 
 
 def test_dryrun_follows_a_new_paper_key():
@@ -114,9 +136,14 @@ def dryrun(tiny_model_dir, tmp_path_factory):
                     "at ../shared/data")
     root = tmp_path_factory.mktemp("dryrun")
     params = write_dryrun_params(root / "dryrun.yaml", tiny_model_dir)
-    env = {"RECODE_RUNS_DIR": str(root / "runs"), "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES))}
+    env = {"RECODE_RUNS_DIR": str(root / "runs"), "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES)),
+           "OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}   # no network: 05's API row is refused
     old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    for k, v in env.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     error = None
     try:
         try:
@@ -207,6 +234,32 @@ def test_dryrun_headline_measures_what_the_paper_measures(dryrun):
 
 
 @pytest.mark.notebooks
+def test_dryrun_refuses_the_api_row_without_a_key_and_says_so(dryrun):
+    """05's GPT-4-Turbo row (paper: API_MODEL gpt-4-turbo) without $OPENAI_API_KEY and
+    $OPENAI_BASE_URL: not run, the reason naming both in headline.json and headline.csv; the
+    other rows are unchanged."""
+    run, _ = dryrun
+    h5 = _dry_headline(dryrun, "05_codegen_eval")
+    model = load_profile("paper")["05_codegen_eval"]["API_MODEL"]
+    rec = h5["api_row"]
+    assert rec["model"] == model and rec["base_url"] is None
+    assert rec["status"].startswith("not run: OPENAI_API_KEY, OPENAI_BASE_URL unset")
+    assert model not in h5["policies"] and h5["not_run"] == {model: rec["status"]}
+    rows = (run / "05_codegen_eval" / "headline.csv").read_text()
+    assert f"{model},{rec['status']}" in rows.replace('"', "")
+
+
+@pytest.mark.notebooks
+def test_dryrun_11_records_the_recipe_fields_its_parameters_override(dryrun):
+    """11's MAX_TOOL_CALLS 4 / MAX_TURNS 5 against agentic_paper's 8 / 8: recorded, not silent."""
+    h11 = _dry_headline(dryrun, "11_settings_sweep")
+    got = {(r["recipe"], r["parameter"]): (r["recipe_value"], r["value"])
+           for r in h11["overridden_recipe_fields"]}
+    assert got[("agentic_paper", "MAX_TOOL_CALLS")] == (8, 4)
+    assert got[("agentic_paper", "MAX_TURNS")] == (8, 5)
+
+
+@pytest.mark.notebooks
 def test_dryrun_judges_fall_back_without_network_and_say_so(dryrun):
     h3 = _dry_headline(dryrun, "03_lcb_rb")
     judges = h3["judges"]
@@ -216,6 +269,8 @@ def test_dryrun_judges_fall_back_without_network_and_say_so(dryrun):
     assert "JUDGE_BASE_URL is empty" in judges["consistency"]["fallback"] and h3["judge_fallback"]
     assert any(r.startswith("api:") and j["fallback"] for r, j in judges.items())
     assert any(r.startswith("rm:run:") for r in judges)
+    assert h3["tie_rule"]["headline"] == "half" and "reward-bench" in h3["tie_rule"]["anchor"]
+    assert h3["accuracy_headline"] == h3["accuracy_ties_half"]
     if h3["accuracy"]:
         assert set(h3["accuracy_ties_half"]) == set(h3["accuracy"])
         assert all(h3["accuracy_ties_half"][m] >= h3["accuracy"][m] for m in h3["accuracy"])

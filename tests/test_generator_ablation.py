@@ -17,7 +17,7 @@ from recode_lib.jsonl import write_jsonl_atomic
 from recode_lib.paths import runs_dir
 from recode_lib.pipeline import run_pipeline
 from recode_lib.process_reward.crpl import CRPLConfig, GeneratorSpec, synthesize_rewrites
-from recode_lib.process_reward.pairs import build_pairs, heldout_pairs
+from recode_lib.process_reward.pairs import build_pairs, equal_training_pairs, heldout_pairs
 
 
 @pytest.mark.notebooks
@@ -29,10 +29,16 @@ def test_notebook_02_scores_both_rms_on_pairs_neither_trained_on(tiny_model_dir,
         rws += synthesize_rewrites(traces, cfg, tmp_path / f"rw_{gen}.jsonl")
     single, _ = build_pairs(traces, rws, mode="single", generator="main", val_fraction=0.25)
     cross, _ = build_pairs(traces, rws, mode="cross", val_fraction=0.25)
+    cross_train = [p for p in cross if p["split"] == "train"]
+    cross = [p for p in cross if p["split"] != "train" or p in cross_train[:3]]   # fewer: 01 cuts single
+    ablation_single, cross, report = equal_training_pairs(single, cross)           # as notebook 01 does
+    assert report["cut"] == "single" and report["train_pairs"] == 3
     held, _ = heldout_pairs({"single": single, "cross": cross})
     src = runs_dir("tiny") / "01_crpl_synthesis"
-    for name, rows in (("pairs", single), ("pairs_cross", cross), ("pairs_heldout", held)):
+    for name, rows in (("pairs", single), ("pairs_cross", cross), ("pairs_heldout", held),
+                       ("pairs_ablation_single", ablation_single)):
         write_jsonl_atomic(src / f"{name}.jsonl", rows)
+    (src / "metrics.json").write_text(json.dumps({"ablation_equal_pairs": report}))
     params = tmp_path / "p.yaml"
     params.write_text(yaml.safe_dump({"02_reward_model": {
         "MODEL": str(tiny_model_dir), "MAX_LENGTH": 512, "MAX_STEPS": 1, "BATCH_SIZE": 2,
@@ -49,3 +55,11 @@ def test_notebook_02_scores_both_rms_on_pairs_neither_trained_on(tiny_model_dir,
     trained = {p["problem_id"] for p in single + cross if p["split"] == "train"}
     assert not {p["problem_id"] for p in held} & trained
     assert (out / "rm_cross" / "config.json").is_file()
+    # the single-generator side of the ablation is an RM trained on 01's count-matched cut, not
+    # the main RM (which trained on every single-generator pair)
+    abl = head["ablation"]
+    assert abl["train_files"] == {"single": "pairs_ablation_single.jsonl", "cross": "pairs_cross.jsonl"}
+    assert abl["single_rm"].endswith("rm_ablation_single")
+    assert (out / "rm_ablation_single" / "config.json").is_file()
+    assert abl["train"]["single"] == abl["train"]["cross"] == 3
+    assert head["n_train_used"] > 3                              # the main RM kept every pair

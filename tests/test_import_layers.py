@@ -57,7 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     # orchestration: what ties the stages together (the step functions notebooks call; the
     # resource plan, notebook runner and checks)
-    ("orchestration", "steps", "plan", "pipeline", "interactive", "dryrun", "gpu_check", "gpu_check_bare",
+    ("orchestration", "steps", "plan", "pipeline", "variants", "interactive", "dryrun", "gpu_check", "gpu_check_bare",
      "staging"),
     # the run report: reads every stage's results and the runner's manifest, runs nothing
     ("report",),

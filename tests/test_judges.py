@@ -144,6 +144,29 @@ def test_ties_are_reported_as_zero_and_as_a_half():
     assert [tie_half(v) for v in (1.0, TIE, None, 0.0)] == [1.0, 0.5, 0.5, 0.0]
 
 
+def test_the_headline_counts_a_tie_as_half_after_rewardbench_with_strict_beside():
+    """LCB-RB's headline tie rule: 0.5 (RewardBench's rule for generative judges; its RMs'
+    strict `>` gives the same on continuous scores), the strict rule in its own column."""
+    from recode_lib.metrics import TIE
+    from recode_lib.process_reward.lcbrb.scoring import TIE_RULE
+
+    def judge(prompts, chosen, rejected):          # an integer-scoring judge: ties often
+        return [1.0, TIE, TIE, TIE]
+
+    def rm(prompts, chosen, rejected):             # a continuous RM: no tie
+        return [1.0, 1.0, 0.0, 0.0]
+    pairs = [{"id": str(i), "prompt": "p", "chosen": "a", "rejected": "b"} for i in range(4)]
+    rows = {r["method"]: r for r in evaluate_methods(pairs, {"judge": judge, "rm": rm},
+                                                     n_boot=50, by_type=False)}
+    assert TIE_RULE["headline"] == "half" and "run_generative.py" in TIE_RULE["anchor"]
+    assert rows["judge"]["accuracy_headline"] == 0.625 and rows["judge"]["accuracy"] == 0.25
+    assert rows["rm"]["accuracy_headline"] == rows["rm"]["accuracy"] == 0.5   # rules agree
+    for r in rows.values():
+        assert r["tie_rule"] == "half"
+        assert r["accuracy_headline"] == r[TIE_RULE["headline_key"]]
+        assert r["ci_low_headline"] <= r["accuracy_headline"] <= r["ci_high_headline"]
+
+
 def _roles(**kw):
     from recode_lib.process_reward.lcbrb.judge_roles import JudgeRoles
     base = dict(open_model="open-32b", open_backend="vllm", consistency_model="gpt-4o",

@@ -204,6 +204,10 @@ def _check_09(h):
     assert all(_rate(v) for v in h["original_pass@1"].values())
     assert all(v is None or _rate(v) for v in h["repair_rate"].values())
     assert (h["n_eval_tasks"] == 0) == all(v is None for v in h["repair_rate"].values())
+    b = h["paper_b_protocol"]        # the second protocol, beside the first (tiny: 12 tokens, any difficulty)
+    assert b["max_new_tokens"] == 12 and b["temperature"] == 1.0 and b["n_eval"] == 1
+    assert set(b["original_pass@1"]) == set(h["original_pass@1"])
+    assert all(_rate(v) for v in b["original_pass@1"].values())
 
 
 def _check_10(h):

@@ -160,3 +160,38 @@ def test_a_recipe_file_with_a_value_of_the_wrong_kind_is_refused_naming_file_and
     path.write_text("max_step: 3\n")
     with pytest.raises(ValueError, match="did you mean 'max_steps'"):
         load_recipe(str(path))
+
+
+# --- a notebook parameter that overrides a recipe field says so (overridden_recipe_fields) ----------
+
+TOOL_PARAMS = {"max_tool_calls": "MAX_TOOL_CALLS", "max_tool_calling_iterations": "MAX_TURNS",
+               "tool_time_limit_s": "TOOL_TIME_LIMIT_S"}
+
+
+def test_notebook_11s_paper_parameters_override_the_agentic_recipe_and_say_so():
+    from recode_lib.pipeline import load_profile
+    from recode_lib.training.parameter_overrides import override_lines, overridden_recipe_fields
+
+    p = load_profile("paper")["11_settings_sweep"]
+    fields = recipe_fields({}, max_tool_calls=p["MAX_TOOL_CALLS"],
+                           max_tool_calling_iterations=p["MAX_TURNS"],
+                           tool_time_limit_s=p["TOOL_TIME_LIMIT_S"])
+    rows = overridden_recipe_fields(["strictness_paper", "tool_paper", "agentic_paper"], fields, TOOL_PARAMS)
+    got = {(r["recipe"], r["parameter"]): (r["recipe_value"], r["value"]) for r in rows}
+    assert got[("agentic_paper", "MAX_TOOL_CALLS")] == (8, 4)
+    assert got[("agentic_paper", "MAX_TURNS")] == (8, 5)
+    assert not any(r == "strictness_paper" for r, _ in got)      # single setting: no tool
+    assert ("tool_paper", "MAX_TOOL_CALLS") not in got            # 4 = the recipe's own 4
+    lines = override_lines(rows)
+    assert "notebook parameter MAX_TOOL_CALLS=4 overrides recipe agentic_paper's max_tool_calls=8" in lines
+
+
+def test_a_parameter_equal_to_the_recipe_or_a_recipe_fields_item_is_reported_as_such():
+    from recode_lib.training.parameter_overrides import override_lines, overridden_recipe_fields
+
+    same = recipe_fields({}, max_tool_calls=8, max_tool_calling_iterations=8, tool_time_limit_s=10.0)
+    assert overridden_recipe_fields(["agentic_paper"], same, TOOL_PARAMS) == []
+    rs = recipe_fields({"max_completion_length": 8192})
+    rows = overridden_recipe_fields(["strictness_paper"], rs, {"max_completion_length": "RECIPE_FIELDS"})
+    assert override_lines(rows) == ["RECIPE_FIELDS' max_completion_length=8192 overrides recipe "
+                                    "strictness_paper's max_completion_length=4096"]

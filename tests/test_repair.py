@@ -189,3 +189,31 @@ def test_each_model_is_scored_on_its_own_failures_beside_the_start_models(tmp_pa
     assert table["trained"]["repair (own failures)"] == 0.0
     assert table["trained"]["n (own failures)"] == 1 and table["start"]["n (own failures)"] == 2
     assert table["trained"]["repair correctness_failure (own failures)"] == 0.0
+
+
+def test_the_second_protocol_refuses_an_empty_problem_set_and_an_unknown_start():
+    """09's paper-B comparison: no held-out problem of the difficulty is an error naming it,
+    not an empty table beside the first protocol's."""
+    from recode_lib.training.repair_rounds import compare_repair_protocol
+
+    with pytest.raises(ValueError, match="difficulty"):
+        compare_repair_protocol({"start": "m"}, [], spec=None, out_dir="/nonexistent")
+    with pytest.raises(KeyError, match="no start model"):
+        compare_repair_protocol({"trained": "m"}, ["p"], spec=None, out_dir="/nonexistent")
+
+
+def test_the_paper_profile_evaluates_repair_under_paper_bs_protocol_too():
+    """The paper profile's 09 runs the comparison twice: its own protocol and paper B's (the
+    anchors 06, 07 and 11 use: T 1.0, 8,192 tokens, hard problems), and the plan counts both."""
+    from recode_lib.pipeline import profile_parameters
+    from recode_lib.plan.stages import notebook_stages
+
+    pp = profile_parameters("paper")
+    p9, p6 = pp["09_repair"], pp["06_strictness_sweep"]
+    assert p9["PAPER_B_EVAL"] is True
+    assert (p9["PAPER_B_TEMPERATURE"], p9["PAPER_B_MAX_NEW_TOKENS"], p9["PAPER_B_DIFFICULTY"]) == \
+        (p6["EVAL_TEMPERATURE"], p6["EVAL_MAX_NEW_TOKENS"], p6["EVAL_DIFFICULTY"]) == (1.0, 8192, "hard")
+    assert (p9["EVAL_TEMPERATURE"], p9["EVAL_MAX_NEW_TOKENS"]) != (1.0, 8192)   # the first protocol differs
+    stages = {st.name: st for st in notebook_stages("09_repair", p9, pp)}
+    b = stages["comparison under paper B's protocol (original + repair)"]
+    assert b.engine.seq_len >= 8192 and b.work.gen_out_tokens > 0

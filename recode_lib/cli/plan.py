@@ -3,7 +3,8 @@ the resource plan.
 
 The argument half of recode_lib.plan: resolves the profile's parameters per notebook
 (recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
-every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options) and prints the placement
+every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options), its variants'
+stages too (recode_lib.variants: rows "<stem>@<variant>", unless --no-variants), and prints the placement
 table and the compute budget (recode_lib.plan.BudgetOptions' options), and the preflight of this
 machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers), and
 whether BigCodeBench's environment is built where a notebook evaluates it (recode_lib.bench_env:
@@ -21,7 +22,7 @@ from pathlib import Path
 from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.pipeline import profile_parameters
+from recode_lib.pipeline import profile_parameters, variant_parameters
 from recode_lib.plan import BudgetOptions, ClusterSpec, format_budget, format_plan, make_plan
 from recode_lib.plan.core import summary
 from recode_lib.plan.preflight import checker_preflight
@@ -46,6 +47,9 @@ def add_arguments(parser) -> None:
                              "resubmit the same job to go on)")
     parser.add_argument("--partition", default=None, help="--slurm-script: #SBATCH --partition")
     parser.add_argument("--account", default=None, help="--slurm-script: #SBATCH --account")
+    parser.add_argument("--no-variants", action="store_true",
+                        help="leave out the profile's variants (its `_variants` section, e.g. "
+                             "the paper's scale_32b: notebook <stem>@<name> rows)")
     add_dataclass_arguments(parser, ClusterSpec)
     add_dataclass_arguments(parser, BudgetOptions)
 
@@ -56,7 +60,9 @@ def run(args) -> int:
     cluster = dataclass_from_args(ClusterSpec, args)
     budget = dataclass_from_args(BudgetOptions, args)
     params = profile_parameters(args.profile, args.params, parse_overrides(args.set))
-    plan = make_plan(params, cluster, profile=args.profile, budget=budget)
+    variants = {} if args.no_variants else variant_parameters(args.profile, args.params,
+                                                               parse_overrides(args.set))
+    plan = make_plan(params, cluster, profile=args.profile, budget=budget, variants=variants)
     preflight = checker_preflight(params)      # this machine: a C++ compiler for testlib checkers
     if args.json:
         Path(args.json).write_text(json.dumps(plan.to_dict() | {"preflight": preflight},

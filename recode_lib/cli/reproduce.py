@@ -1,4 +1,4 @@
-"""`recode reproduce --profile P [--only 00,05] [--from 04] [--force] [--set K=V] [--gpus N --gpu-memory GB]`: run the notebooks.
+"""`recode reproduce --profile P [--variant NAME] [--only 00,05] [--from 04] [--force] [--set K=V] [--gpus N --gpu-memory GB]`: run the notebooks.
 
 The argument half of recode_lib.pipeline.run_pipeline (which does the work: papermill, the
 manifest, skipping completed notebooks). A GPU profile (paper) is checked by the resource plan
@@ -19,6 +19,7 @@ from recode_lib.paths import runs_dir
 from recode_lib.pipeline import HumanStepPending, PipelineError, RunInterrupted, run_pipeline
 from recode_lib.plan import ClusterSpec
 from recode_lib.steps.profile import read_override
+from recode_lib.variants import variant_profile
 
 
 HUMAN_STEP_EXIT = 3   # the run stopped at a notebook waiting for a person (not an error)
@@ -27,6 +28,9 @@ HUMAN_STEP_EXIT = 3   # the run stopped at a notebook waiting for a person (not 
 def add_arguments(parser) -> None:
     parser.add_argument("--profile", default="smoke", help="smoke (CPU, default), laptop (CPU, ~1 h, learning visible) or paper (GPUs)")
     parser.add_argument("--params", default=None, help="a parameter YAML instead of the profile's")
+    parser.add_argument("--variant", default=None, metavar="NAME",
+                        help="run a variant of the profile (its `_variants` section, e.g. the "
+                             "paper's scale_32b): only its notebooks, into runs/<profile>@NAME")
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 00,05")
     parser.add_argument("--from", dest="from_", default=None, help="start at this notebook number")
     parser.add_argument("--force", action="store_true", help="rerun completed notebooks")
@@ -77,7 +81,7 @@ def run(args) -> int:
         results = run_pipeline(args.profile, only=args.only, from_=args.from_, force=args.force,
                                params_file=args.params, overrides=parse_overrides(args.set),
                                kernel_name=args.kernel, cluster=cluster,
-                               check_plan=not args.no_plan)
+                               check_plan=not args.no_plan, variant=args.variant)
     except RunInterrupted as exc:
         print(f"recode reproduce: {exc}", file=sys.stderr)
         return exc.exit_status
@@ -93,5 +97,5 @@ def run(args) -> int:
           + (f", {len(excluded)} left out by the profile ({', '.join(excluded)})" if excluded else "")
           + ", "
           f"{sum(r.wall_s for r in results):.1f} s; manifest at "
-          f"{runs_dir(args.profile) / 'manifest.json'}")
+          f"{runs_dir(variant_profile(args.profile, args.variant) if args.variant else args.profile) / 'manifest.json'}")
     return 0

@@ -2,8 +2,8 @@
 and datasets for an offline run.
 
 The argument half of recode_lib.staging: resolves the profile's parameters per notebook
-(recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), prints
-every model and dataset it names with size and license gate, and (without --list) downloads
+(recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`; its
+variants' too, recode_lib.variants), prints every model and dataset it names with size and license gate, and (without --list) downloads
 them into the Hugging Face cache and the data directory, or under --to DIR, then prints how the
 pipeline runs offline. Exit 0 when everything is here, 2 naming what could not be fetched
 (offline: HF_HUB_OFFLINE set or no connection; a gated model without access).
@@ -14,7 +14,8 @@ from __future__ import annotations
 from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.pipeline import PipelineError, load_profile, profile_parameters
+from recode_lib.pipeline import (PipelineError, load_profile, profile_parameters,
+                                 variant_parameters)
 from recode_lib.staging import (Destination, disk_note, fetch_items, format_items,
                                 offline_instructions, stage_items, staged_params)
 
@@ -42,10 +43,11 @@ def run(args) -> int:
     try:
         overrides = parse_overrides(args.set)
         params = profile_parameters(args.profile, args.params, overrides)
+        variants = variant_parameters(args.profile, args.params, overrides)
         spec = load_profile(args.profile, args.params)
     except PipelineError as exc:
         raise CliError(str(exc)) from None
-    items = stage_items(params, profile=args.profile)
+    items = stage_items(params, profile=args.profile, variants=variants)
     if args.only:
         wanted = {x.strip() for x in args.only.split(",") if x.strip()}
         unknown = wanted - {i.name for i in items}

@@ -40,7 +40,10 @@ trained with the RM trained on the first policy's pairs) as rows "transfer" (gat
 "transfer_outcome_only" and "transfer_start" (that policy's start model), read from 04's
 headline.json. `headline_options(lcb_start_date)` windows LiveCodeBench to problems released on
 or after that date (ReCode evaluates on LiveCodeBench; a window after the policy's release
-keeps its training data out). The table itself does no evaluation and no plotting
+keeps its training data out). An API model's comparison row (ReCode: "comparable to
+GPT-4-Turbo"; recode_lib.evaluation.api_row) is a policy named in `comparisons`: in the table,
+without relative gains of its own; one that was not run is kept in `not_run` with its reason.
+The table itself does no evaluation and no plotting
 (recode_lib.analysis.plots.fig_headline draws it).
 """
 
@@ -154,7 +157,8 @@ def _gain(policy: str, reference: str, summary: Mapping, per_problem: Mapping, n
 def headline_table(summaries: Mapping[str, Mapping[str, Mapping]],
                    benchmarks: Sequence[str] | None = None, baseline: str = BASELINE, *,
                    groups: Mapping[str, Sequence[str]] | None = None, start: str = START,
-                   n_boot: int = 2000, seed: int = 0) -> dict:
+                   n_boot: int = 2000, seed: int = 0, comparisons: Sequence[str] = (),
+                   not_run: Mapping[str, str] | None = None) -> dict:
     """{"benchmarks", "policies", "baseline", "table": {policy: {benchmark: {"pass@1", "ci",
     "seed_std", "per_seed", "n_seeds", "greedy_pass@1", "mean_tokens", "mean_tokens_correct",
     "n_problems", "n_samples"}}}, "summary": {policy: {"average_pass@1", "average_seed_std",
@@ -164,7 +168,12 @@ def headline_table(summaries: Mapping[str, Mapping[str, Mapping]],
     "per_seed", "greedy_value", "n_problems"}}}. `summaries` maps each run to its
     {benchmark: summary}; `groups` maps a policy to its runs (seeds; default: a run is a
     policy). A cell's ci is the summary's own with one run, else a bootstrap over problems of
-    the seed-averaged per-problem pass@1 (when the summaries carry "per_problem")."""
+    the seed-averaged per-problem pass@1 (when the summaries carry "per_problem").
+    `comparisons`: policies that are reference rows, not trained ones (an API model,
+    recode_lib.evaluation.api_row): in the table and the summary (gain_vs_baseline too, as the
+    paper's table compares every row), but with no relative_gain_* entry of their own.
+    `not_run`: {policy: reason} of comparison rows that were not evaluated (e.g. "not run:
+    OPENAI_API_KEY unset"), kept as "not_run" (headline_rows gives each a row with its status)."""
     if not summaries:
         raise ValueError("headline_table: no policies")
     benchmarks = list(benchmarks) if benchmarks is not None else list(next(iter(summaries.values())))
@@ -206,7 +215,12 @@ def headline_table(summaries: Mapping[str, Mapping[str, Mapping]],
         s["token_change_vs_baseline"] = relative_change(s["mean_tokens"], ref and ref["mean_tokens"])
     transfer = {TRANSFER, TRANSFER_BASELINE}
     over_start, over_outcome = {}, {}
+    unknown = sorted(set(comparisons) - set(table))
+    if unknown:
+        raise KeyError(f"headline_table: comparison row(s) {unknown} not among the policies")
     for policy in table:
+        if policy in comparisons:
+            continue
         own_start = TRANSFER_START if policy in transfer else start
         own_base = TRANSFER_BASELINE if policy == TRANSFER else (
             None if policy in transfer | {TRANSFER_START} else baseline)
@@ -217,15 +231,17 @@ def headline_table(summaries: Mapping[str, Mapping[str, Mapping]],
     return {"benchmarks": benchmarks, "policies": list(table), "baseline": baseline,
             "groups": groups, "table": table, "summary": summary,
             "relative_gain_over_start": over_start,
-            "relative_gain_over_outcome_only": over_outcome, "paper": PAPER}
+            "relative_gain_over_outcome_only": over_outcome, "paper": PAPER,
+            "comparisons": list(comparisons), "not_run": dict(not_run or {})}
 
 
 def headline_rows(headline: Mapping) -> list[dict]:
     """One flat row per policy: pass@1 (greedy too) and mean tokens per benchmark, the summary
-    block (its scalars), then the two relative gains with their intervals and seed spread."""
+    block (its scalars), then the two relative gains with their intervals and seed spread;
+    `status` "evaluated", and one row per not-run comparison with only its status."""
     rows = []
     for policy in headline["policies"]:
-        row: dict = {"policy": policy}
+        row: dict = {"policy": policy, "status": "evaluated"}
         for b in headline["benchmarks"]:
             cell = headline["table"][policy][b]
             row[f"{b}/pass@1"] = cell["pass@1"]
@@ -242,6 +258,8 @@ def headline_rows(headline: Mapping) -> list[dict]:
             row.update({key: g.get("value"), f"{key}/ci_low": ci[0], f"{key}/ci_high": ci[1],
                         f"{key}/seed_std": g.get("seed_std")})
         rows.append(row)
+    for policy, reason in (headline.get("not_run") or {}).items():
+        rows.append({"policy": policy, "status": reason})
     return rows
 
 
@@ -270,7 +288,7 @@ def write_headline(headline: Mapping, out_dir, extra: Mapping | None = None,
     write_json_atomic(js, {**(extra or {}), **headline})
     rows = headline_rows(headline)
     with open(cs, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), restval="")
         w.writeheader()
         w.writerows(rows)
     return [js, cs]

@@ -13,6 +13,8 @@ grid between two endpoints and the frontier along it; notebook 07), ensemble (pa
 along that frontier; notebook 08), settings (the three steps in each of the single, tool and
 agentic settings; notebook 11), records (the one writer of a step's metrics.json and
 headline.json), laptop_report (the laptop profile's claims from a run folder's files; notebook
-99). The resource plan, the notebook runner and the checks of this tier are recode_lib.plan,
-pipeline, dryrun, gpu_check and staging.
+99), rm_ablation (the generator ablation's count-matched training sets from notebook 01's
+record; notebook 02). The resource plan, the notebook runner and the checks of this tier are
+recode_lib.plan, pipeline, variants (a profile's named overlays, e.g. the paper's scale_32b),
+dryrun, gpu_check and staging.
 """

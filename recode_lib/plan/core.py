@@ -27,6 +27,8 @@ from recode_lib.plan.budget import (StageHours, Throughputs, spread_engines, spr
 from recode_lib.plan.memory import (GB, choose_tp, engine_need, extra_gpus, trainer_need)
 from recode_lib.plan.stages import Stage, StageError, notebook_stages
 
+VARIANT_MARK = "@"   # a variant's stage is notebook "<stem>@<variant>" (recode_lib.variants)
+
 
 class PlanError(RecodeError, RuntimeError):
     """A profile that does not fit the cluster (the message names notebook, stage, numbers),
@@ -106,7 +108,14 @@ class Plan:
 
     @property
     def problems(self) -> list[str]:
-        return [p.problem for p in self.placements if p.problem]
+        """The refusals of the profile's own stages (what `ok` and the exit status follow)."""
+        return [p.problem for p in self.placements if p.problem and VARIANT_MARK not in p.notebook]
+
+    @property
+    def variant_problems(self) -> list[str]:
+        """The refusals of its variants' stages ("<stem>@<variant>"): shown, but a variant is a
+        run of its own (`recode reproduce --variant`, whose plan refuses it there)."""
+        return [p.problem for p in self.placements if p.problem and VARIANT_MARK in p.notebook]
 
     @property
     def ok(self) -> bool:
@@ -139,7 +148,8 @@ class Plan:
 
     def to_dict(self) -> dict:
         return {"profile": self.profile, "cluster": asdict(self.cluster), "ok": self.ok,
-                "problems": self.problems, "tp_sizes": self.tp_sizes, "notes": self.notes,
+                "problems": self.problems, "variant_problems": self.variant_problems,
+                "tp_sizes": self.tp_sizes, "notes": self.notes,
                 "throughputs": self.throughput_source, "length_fraction": self.length_fraction,
                 "total_wall_h": self.total_wall_h,
                 "notebooks": self.notebook_hours(),
@@ -289,12 +299,14 @@ def _place_trainer(st: Stage, cluster: ClusterSpec, rates, length_fraction) -> P
 
 def make_plan(params: dict[str, dict], cluster: ClusterSpec, *, profile: str = "?",
               budget: BudgetOptions | None = None, rates: Throughputs | None = None,
-              only=None) -> Plan:
+              only=None, variants: dict | None = None) -> Plan:
     """Place every GPU stage of the notebooks in `params` ({stem: effective parameters}, in
     pipeline order; `only`: just these stems, the others still lend their parameters, e.g.
     02's backbone to 04's reward model) on `cluster`. PlanError when the profile cannot be
     read (an unknown model, a missing recipe); a stage that does not fit is a refusal in
-    plan.problems."""
+    plan.problems. `variants`: {name: (its {stem: parameters}, the stems it runs)} (a profile's
+    variants, recode_lib.pipeline.variant_parameters), placed after the base stages as notebook
+    "<stem>@<name>" and counted by the budget like any other."""
     budget = budget or BudgetOptions()
     if rates is None:
         try:
@@ -303,16 +315,20 @@ def make_plan(params: dict[str, dict], cluster: ClusterSpec, *, profile: str = "
         except ValueError as exc:
             raise PlanError(str(exc)) from None
     placements: list[Placement] = []
-    for stem, p in params.items():
-        if only is not None and stem not in only:
-            continue
-        try:
-            stages = notebook_stages(stem, p, params)
-        except (StageError, KeyError) as exc:
-            raise PlanError(f"{stem}: cannot plan: {exc}") from None
-        for st in stages:
-            place = _place_engine if st.trainer is None else _place_trainer
-            placements.append(place(st, cluster, rates, budget.length_fraction))
+    runs = [("", params, only)] + [(f"{VARIANT_MARK}{name}", vp, stems)
+                                   for name, (vp, stems) in (variants or {}).items()]
+    for suffix, run_params, run_only in runs:
+        for stem, p in run_params.items():
+            if run_only is not None and stem not in run_only:
+                continue
+            try:
+                stages = notebook_stages(stem, p, run_params)
+            except (StageError, KeyError) as exc:
+                raise PlanError(f"{stem}{suffix}: cannot plan: {exc}") from None
+            for st in stages:
+                st.notebook = f"{stem}{suffix}"
+                place = _place_engine if st.trainer is None else _place_trainer
+                placements.append(place(st, cluster, rates, budget.length_fraction))
     notes = ["stages of one notebook run one after another; within a generation stage every "
              "GPU holds an engine (GPUs / TP data-parallel engines per node: "
              "recode_lib.generation.data_parallel)"]
@@ -360,6 +376,11 @@ def format_plan(plan: Plan) -> str:
             for p in big) + ("; " if big else "") + "every other engine: 1")
     if plan.problems:
         out.append(refusal(plan))
+    if plan.variant_problems:
+        out.append(f"variant stages that do not fit {plan.cluster.describe()} (each variant is "
+                   "a run of its own, `recode reproduce --variant NAME`; the profile's own "
+                   "stages decide this plan):\n"
+                   + "\n".join(f"  - {p}" for p in plan.variant_problems))
     return "\n".join(out)
 
 

@@ -653,6 +653,13 @@ def _09(nb, p, pp):
         out += _eval_stages(nb, p, {p["MODEL"]: 3}, bench=bench, problems=problems + repair,
                             samples=samples, max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
                             backend=p.get("BACKEND"), name="comparison (original + repair)")
+        if p.get("PAPER_B_EVAL"):     # the same comparison under paper B's protocol, beside it
+            hard = n_problems(bench, p.get("N_EVAL", 0), p.get("PAPER_B_DIFFICULTY", "") or "")
+            out += _eval_stages(nb, p, {p["MODEL"]: 3}, bench=bench,
+                                problems=hard * (1 + int(p.get("REPAIR_PER_PROBLEM", 1))),
+                                samples=samples, max_new=int(p.get("PAPER_B_MAX_NEW_TOKENS", 8192)),
+                                backend=p.get("BACKEND"),
+                                name="comparison under paper B's protocol (original + repair)")
     return out
 
 

@@ -290,6 +290,8 @@ class CodegenEvalParams(StepParams):
     GREEDY: bool = param(True,
         "greedy pass@1 beside the sampled one (free when sampling is greedy with one sample)")
     N_BOOT: int = param(1000, "bootstrap resamples of the gains' intervals over problems")
+    API_MODEL: str = param("", "an API model's comparison row (paper: gpt-4-turbo; key and URL "
+                           "from $OPENAI_API_KEY, $OPENAI_BASE_URL; \"\": none)")
 
 
 @dataclass(frozen=True)
@@ -432,6 +434,11 @@ class RepairParams(StepParams):
     EVAL_MAX_NEW_TOKENS: int = param(128, "evaluation: new tokens per response")
     EVAL_BATCH_SIZE: int = param(8, "evaluation: prompts per generation batch (hf backend)")
     WORKERS: int = param(2, "sandbox worker processes")
+    PAPER_B_EVAL: bool = param(False, "also evaluate under paper B's protocol (below) beside "
+                               "the one above")
+    PAPER_B_TEMPERATURE: float = param(1.0, "paper B: temperature 1.0 ...")
+    PAPER_B_MAX_NEW_TOKENS: int = param(8192, "... 8,192 tokens ...")
+    PAPER_B_DIFFICULTY: str = param("hard", "... on the hard held-out problems (\"\": every one)")
     N_BOOT: int = param(1000, "bootstrap resamples of the confidence intervals")
     SEED: int = param(0, "the random seed of sampling and training")
 

@@ -23,6 +23,11 @@ the same tasks for every model, so models compare on one set) and on its OWN fai
 held-out attempts — what online correction repairs; for the start model the two are the same
 tasks, evaluated once). A trained model that fails less leaves fewer, and harder, own
 failures, so the two rates can move apart. It does not choose the problems or draw figures.
+
+Under a second protocol (paper B evaluates at temperature 1.0, 8,192 tokens, on hard problems;
+notebook 09's first protocol is its own), `compare_repair_protocol` repeats the comparison with
+that spec on those problems: the start model's attempts under it make the held-out repair tasks,
+then compare_repair, into its own folder (notebook 09: out_dir/paper_b), beside the first.
 """
 
 from __future__ import annotations
@@ -94,6 +99,29 @@ def compare_repair(models: dict, eval_problems, eval_tasks, spec, out_dir, *,
                      "original_ci": orig["pass@1_ci"], "original_outcomes": orig["outcomes"],
                      "repair": rates, "repair_own": own, "own_tasks": own_report})
     return rows
+
+
+def compare_repair_protocol(models: dict, eval_problems, spec, out_dir, *, start: str = "start",
+                            max_per_problem: int = 2, n_boot: int = 1000, seed: int = 0) -> dict:
+    """compare_repair under `spec` on `eval_problems` (e.g. paper B's protocol on the hard
+    held-out problems), the held-out repair tasks built from models[start]'s attempts under
+    that same spec: {"rows", "eval_tasks" (repair_tasks' report), "n_eval", "n_eval_tasks",
+    "sampling", "protocol"}. ValueError when there is no problem (e.g. none of that
+    difficulty)."""
+    if not eval_problems:
+        raise ValueError("compare_repair_protocol: no held-out problem under this protocol "
+                         "(is there any of the requested difficulty?)")
+    if start not in models:
+        raise KeyError(f"compare_repair_protocol: no start model {start!r} in {list(models)}")
+    _, attempts = spec.evaluate_with_samples(models[start], eval_problems,
+                                             Path(out_dir) / "eval" / start / "original")
+    tasks, report = repair_tasks(eval_problems, attempts, max_per_problem=max_per_problem,
+                                 seed=seed)
+    rows = compare_repair(models, eval_problems, tasks, spec, out_dir,
+                          max_per_problem=max_per_problem, n_boot=n_boot, seed=seed)
+    return {"rows": rows, "eval_tasks": report, "n_eval": len(eval_problems),
+            "n_eval_tasks": len(tasks), "sampling": spec.sampling().to_dict(),
+            "protocol": spec.protocol()}
 
 
 REPAIR_SETS = {"repair": "start's failures", "repair_own": "own failures"}

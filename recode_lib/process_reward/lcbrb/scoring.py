@@ -13,12 +13,16 @@ A method maps (prompts, chosen, rejected) to one vote per pair: 1 (chosen prefer
 0 (rejected preferred) or recode_lib.metrics.TIE = 0.5 (not ordered: equal scores, an
 unparsable judge reply, or a pairwise judge that changes its mind when the order is swapped).
 Accuracy is ReCode's LCB-RB metric, "how often a reward model scores the better trace higher",
-with one rule for every method (recode_lib.metrics.preference_from_vote): a pair counts 1 only
-when the better trace is preferred, a tie counts 0 (the RM's strict `>`, applied to judges and
-the length baseline too), and the ties are reported in their own column. Beside it,
-`accuracy_ties_half` (with ci_low/ci_high_ties_half) counts a tie as 0.5 — a coin flip — which is
-how a method that cannot order a pair would score by guessing; a method with many ties reads
-very differently under the two rules, so both are given. The interval is a
+under two tie rules, every method under both. `accuracy` (ci_low/ci_high) is strict: a pair
+counts 1 only when the better trace is preferred, a tie counts 0 (recode_lib.metrics.
+preference_from_vote). `accuracy_ties_half` (ci_low/ci_high_ties_half) counts a tie as 0.5 — a
+coin flip. The ties are counted in `ties`. The HEADLINE rule (`accuracy_headline`,
+ci_low/ci_high_headline; TIE_RULE records it) is ties = 0.5, after RewardBench (TIE_RULE_ANCHOR):
+its generative judges score a tie or an unparsable verdict 0.5 ("effectively a tie",
+scripts/run_generative.py), its classifier RMs `1 if chosen > rejected else 0`
+(scripts/run_rm.py), where continuous scores almost never tie, so the two rules agree on an RM
+row and only the half rule is fair to an integer-scoring judge that ties often. The strict
+number is reported beside it. The interval is a
 percentile bootstrap over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports judge
 parse failures, wall time and pairs per second; rows are also split by pair_type.
 length_method is a no-model baseline (prefer the longer, or shorter, trace): a reward model
@@ -32,6 +36,15 @@ import time
 from collections import defaultdict
 
 from recode_lib.metrics import TIE, bootstrap_ci, is_tie, preference_from_vote
+
+
+HEADLINE_TIE_RULE = "half"          # the headline accuracy counts a tie as 0.5; "strict" beside it
+TIE_RULE_ANCHOR = ("RewardBench (Lambert et al. 2024, github.com/allenai/reward-bench): "
+                   "scripts/run_generative.py scores a judge's tie or unparsable verdict 0.5 "
+                   "('effectively a tie'); scripts/run_rm.py scores a classifier RM "
+                   "'1 if chosen > rejected else 0', where continuous scores almost never tie")
+TIE_RULE = {"headline": HEADLINE_TIE_RULE, "headline_key": "accuracy_ties_half",
+            "beside": "strict", "beside_key": "accuracy", "anchor": TIE_RULE_ANCHOR}
 
 
 def _outcome(a, b) -> float:
@@ -91,7 +104,8 @@ def _row(name, outcomes, n_boot, seed, extra):
     return {"method": name, "n": len(outcomes), "accuracy": mean, "ci_low": lo, "ci_high": hi,
             "ties": sum(o is None or o == TIE for o in outcomes),
             "accuracy_ties_half": half, "ci_low_ties_half": hlo, "ci_high_ties_half": hhi,
-            **extra}
+            "accuracy_headline": half, "ci_low_headline": hlo, "ci_high_headline": hhi,
+            "tie_rule": HEADLINE_TIE_RULE, **extra}
 
 
 def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
