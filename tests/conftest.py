@@ -1,8 +1,10 @@
-"""Shared pytest fixtures: a tiny random model built offline, runs/cache dirs in tmp."""
+"""Shared pytest fixtures: a tiny random model built offline, runs/cache dirs in tmp; the
+`long` marker from tests/long_tests.txt; the xdist group of the userns tests."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +173,36 @@ def pytest_runtest_setup(item):
         pytest.fail(f"RECODE_REQUIRE_VLLM=1 but the real vLLM engine is unavailable: {reason}",
                     pytrace=False)
     pytest.skip(f"needs the real vLLM engine: {reason}")
+
+
+LONG_TESTS = Path(__file__).with_name("long_tests.txt")
+
+
+def long_test_ids(path: Path = LONG_TESTS) -> list[str]:
+    """The node ids listed in tests/long_tests.txt (comments and blank lines dropped)."""
+    return [ln.strip() for ln in path.read_text().splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def is_listed(nodeid: str, ids) -> bool:
+    """Whether a listed id names this test: itself, its function (all parameters), its file."""
+    return any(nodeid == i or nodeid.startswith(i + "[") or nodeid.startswith(i + "::")
+               for i in ids)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests listed in tests/long_tests.txt `long` (`make test` leaves them out,
+    `make test-long` and CI run them). Under pytest-xdist (`--dist loadgroup`, CI's
+    `make test-long`), keep each module on one worker (its module fixtures are built once)
+    and every test that judges as the normal user (fixture `normal_user`) on one worker: in
+    userns mode the sandbox's RLIMIT_NPROC counts all of that user's processes (limit = their
+    count at start + max_processes), so two workers judging as one user could starve each
+    other's forks. As a normal user the whole sandbox is in userns mode: one group, one worker."""
+    ids = long_test_ids()
+    as_root = os.getuid() == 0
+    for item in items:
+        if is_listed(item.nodeid, ids):
+            item.add_marker(pytest.mark.long)
+        group = ("userns" if not as_root or "normal_user" in getattr(item, "fixturenames", ())
+                 else item.nodeid.split("::")[0])
+        item.add_marker(pytest.mark.xdist_group(group))
