@@ -93,10 +93,10 @@ figures: $(ENV_DEP)
 
 # `make test`: pyproject's default selection minus the `long` tests (tests/long_tests.txt),
 # serially; `make test-long`: those long tests (CI runs both), as root on 2 pytest-xdist
-# workers (tests/conftest.py keeps each module, and the userns tests, on one worker), as a
+# workers (tests/conftest.py keeps each file, and the userns tests, on one worker), as a
 # normal user serially (the sandbox's userns mode counts one user's processes across workers)
 SELECT := not slow and not notebooks and not browser and not vllm
-XDIST  ?= $(if $(filter 0,$(shell id -u)),-n 2 --dist loadgroup,)
+XDIST  ?= $(if $(filter 0,$(shell id -u)),-n 2 --dist loadfile,)
 test: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "$(SELECT) and not long" $(ARGS)
 

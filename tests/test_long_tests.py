@@ -1,6 +1,7 @@
 """tests/long_tests.txt and the make targets that split the suite on it: every listed id names
 a test that exists, `make test` and `make test-long` together select exactly pyproject's
-default selection (so CI, running both, still runs every test), and the marking rule."""
+default selection (so CI, running both, still runs every test), the marking rule, and the
+pytest-xdist work units (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from conftest import is_listed, long_test_ids
+from conftest import USERNS_FILES, is_listed, long_test_ids, xdist_unit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,3 +44,12 @@ def test_make_test_and_test_long_split_the_default_selection():
     marks = [re.search(r'-m "([^"]*)"', ln).group(1) for ln in lines if "pytest" in ln]
     assert marks == [f"{base} and not long", f"{base} and long"]
     assert "time make test\ntime make test-long\n" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_xdist_units_keep_a_file_together_and_every_userns_file_in_one():
+    assert {"test_sandbox_userns.py", "test_sandbox_hostile_userns.py"} <= USERNS_FILES
+    assert xdist_unit("tests/test_enums.py::test_a[1]", as_root=True) == "tests/test_enums.py"
+    assert xdist_unit("tests/test_sandbox_userns.py::test_b", as_root=True) == "userns"
+    assert xdist_unit("tests/test_sandbox_hostile_userns.py::test_c", as_root=True) == "userns"
+    # a normal user's sandbox is in userns mode everywhere: one unit, so one worker
+    assert xdist_unit("tests/test_enums.py::test_a[1]", as_root=False) == "userns"
