@@ -5,6 +5,7 @@ pytest-xdist work units (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -39,8 +40,10 @@ def test_make_test_and_test_long_split_the_default_selection():
     default = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
         "ini_options"]["addopts"]
     base = re.search(r"-m '([^']*)'", default).group(1)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "ARGS")}
     lines = subprocess.run(["make", "-s", "-n", "test", "test-long", "PYTHON=python"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.splitlines()
+                           env=env, capture_output=True, text=True,
+                           check=True).stdout.splitlines()
     marks = [re.search(r'-m "([^"]*)"', ln).group(1) for ln in lines if "pytest" in ln]
     assert marks == [f"{base} and not long", f"{base} and long"]
     assert "time make test\ntime make test-long\n" in (ROOT / ".ci" / "run").read_text()
