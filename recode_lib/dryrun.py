@@ -22,8 +22,8 @@ The rules (SHRINK):
   goes into the command);
 - counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
   workers and bootstrap sizes cut to 1-2 (COUNTS); a GRPO notebook's (a section with a RECIPE)
-  steps, group, batch and completion length through its RECIPE_SET (RECIPE_COUNTS merged over
-  the paper's RECIPE_SET, recode_lib.training.recipe_set: the dry run's fields win, the
+  steps, group, batch and completion length through its RECIPE_FIELDS (RECIPE_COUNTS merged over
+  the paper's RECIPE_FIELDS field by field, recode_lib.training.recipe_fields: the dry run's win, the
   paper's others are kept); list-valued counts (KS, ALPHAS, PASS_K)
   keep their first/extreme members (SAVE_ALPHAS keeps its first, which stays in the grid);
 - CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU);
@@ -50,7 +50,7 @@ from typing import Any
 from recode_lib.data.livecodebench import FILES
 from recode_lib.paths import data_dir
 from recode_lib.pipeline import load_profile
-from recode_lib.training.recipe_set import merge_recipe_set, recipe_set_text
+from recode_lib.training.recipe_fields import merge_fields
 
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
@@ -70,7 +70,7 @@ COUNTS: dict[str, Any] = {
     "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
     "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8,
 }
-# recipe field -> dry-run value, set through the RECIPE_SET of every section with a RECIPE
+# recipe field -> dry-run value, set through the RECIPE_FIELDS of every section with a RECIPE
 RECIPE_COUNTS: dict[str, Any] = {"max_steps": 1, "num_generations": 2,
                                  "per_device_train_batch_size": 2, "max_completion_length": 8}
 # per notebook, where a count means something else there
@@ -115,7 +115,7 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
             out[key] = value
     out.update(ADDED.get(stem, {}))
     if "RECIPE" in out:     # a GRPO notebook: its recipe's steps and sizes
-        out["RECIPE_SET"] = merge_recipe_set(out.get("RECIPE_SET", ""), recipe_set_text(RECIPE_COUNTS))
+        out["RECIPE_FIELDS"] = merge_fields(out.get("RECIPE_FIELDS"), RECIPE_COUNTS)
     if "KS" in out:
         out["KS"] = shrink_list(out["KS"], "first")
     if "SEEDS" in out:   # one training run per variant: the seed path is the same code

@@ -32,9 +32,9 @@ from typing import Any
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.nbtools import KERNELSPEC
 from recode_lib.paths import runs_dir
-from recode_lib.pipeline import (declared_parameters, excluded_reason, list_notebooks,
-                                 load_profile, notebook_hash, resolve_parameters,
-                                 upstream_run_ids)
+from recode_lib.pipeline import (check_parameters, declared_parameters, excluded_reason,
+                                 list_notebooks, load_profile, notebook_hash,
+                                 resolve_parameters, upstream_run_ids)
 from recode_lib.provenance import git_hash, package_versions
 
 RECORD_TAG = "recode-record-interactive"
@@ -60,6 +60,7 @@ def prepare_session(profile: str, *, params_file=None, overrides: dict | None = 
     from papermill.parameterize import parameterize_notebook
 
     spec = load_profile(profile, params_file)
+    check_parameters(spec, notebooks if notebooks is not None else list_notebooks(), overrides)
     out_dir = session_dir(profile)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

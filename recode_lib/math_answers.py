@@ -7,8 +7,10 @@ the policy's prompts, evaluation and the math rewards.
 
 A math response is reasoning inside <think>...</think> followed by the final answer in
 \\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
-answer after it. `answer_correct` compares the last boxed answer (or, when there is none, the
-whole text, as math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
+answer after it, not inside the reasoning (prompts.in_reasoning: inside a think block, after a
+<think> never closed, before a lone </think>: an answer with no reasoning before it).
+`answer_correct` compares the last boxed answer (or, when there is none, the whole text, as
+math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
 with signals, which work only in the main thread: elsewhere parsing runs without them.
 The math domain's counterpart of recode_lib.prompts (the code response format); a sample's
@@ -22,7 +24,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from recode_lib.prompts import think_text
+from recode_lib.prompts import in_reasoning, reasoning_text
 
 SYSTEM_MATH = (
     "You are an expert mathematician. First reason about the problem step by step inside "
@@ -35,8 +37,8 @@ def math_messages(problem) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_MATH}, {"role": "user", "content": text.strip()}]
 
 
-def boxed_answers(text: str) -> list[str]:
-    """The contents of every \\boxed{...} (balanced braces), in order."""
+def boxed_spans(text: str) -> list[tuple[int, str]]:
+    """(offset of the \\boxed, its contents) of every \\boxed{...} (balanced braces), in order."""
     out, i = [], 0
     while True:
         j = text.find("\\boxed", i)
@@ -56,8 +58,13 @@ def boxed_answers(text: str) -> list[str]:
             m += 1
         if depth != 0:
             return out
-        out.append(text[k + 1:m].strip())
+        out.append((j, text[k + 1:m].strip()))
         i = m + 1
+
+
+def boxed_answers(text: str) -> list[str]:
+    """The contents of every \\boxed{...} (balanced braces), in order."""
+    return [b for _, b in boxed_spans(text)]
 
 
 @dataclass
@@ -70,8 +77,9 @@ class MathParsed:
 
 def parse_math_response(text: str) -> MathParsed:
     text = text or ""
-    boxes = boxed_answers(text)
-    inside = think_text(text)
+    spans = boxed_spans(text)
+    boxes = [b for _, b in spans]
+    inside = reasoning_text(text)
     first_box = text.find("\\boxed")
     reasoning = (inside if inside is not None
                  else text[: first_box if first_box >= 0 else len(text)]).strip()
@@ -82,6 +90,8 @@ def parse_math_response(text: str) -> MathParsed:
         return MathParsed(reasoning, answer, False, "no reasoning before the answer")
     if len(boxes) != 1:
         return MathParsed(reasoning, answer, False, f"{len(boxes)} boxed answers")
+    if in_reasoning(text, spans[-1][0]):
+        return MathParsed(reasoning, answer, False, "the answer is inside the reasoning (a think block)")
     return MathParsed(reasoning, answer, True, "")
 
 

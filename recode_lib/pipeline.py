@@ -7,13 +7,19 @@
 
 A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
 
-    common:            # offered to every notebook
+    common:            # offered to every notebook that declares the name
       MODEL: smollm2
-    05_codegen_eval:   # only for this notebook (a key its parameters cell lacks is an error)
+    05_codegen_eval:   # only for this notebook
       N_PROBLEMS: 20
 
+Before anything runs, the profile and every `-p NAME=VALUE` are checked against the steps'
+typed parameters (recode_lib.steps): a section that is no notebook, a name no step declares
+(under `common:`, in a section, with `-p`) or a value of the wrong type is a PipelineError of
+one line naming the file, section, field and value, with the nearest known names.
+
 A notebook receives the `common` keys its `parameters` cell declares plus its own section, and
-always `PROFILE`. A section may instead leave its notebook out of the profile, saying why:
+always `PROFILE`; a mapping parameter (a GRPO notebook's RECIPE_FIELDS: recipe fields over the
+recipe file's) is merged field by field, `common:` < the section < `-p RECIPE_FIELDS.field=V`. A section may instead leave its notebook out of the profile, saying why:
 
     11_settings_sweep:
       skip: "no claim at this scale; run it in the smoke or paper profile"
@@ -43,7 +49,6 @@ runs before the first notebook and stops the run when a stage cannot fit the clu
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -66,6 +71,8 @@ from recode_lib.plan import (GPU_BACKEND_KEYS, PlanError, detect_cluster, format
 from recode_lib.plan.preflight import checker_preflight
 from recode_lib.process_reward.lcbrb.adjudication import AdjudicationPending
 from recode_lib.provenance import git_hash, package_versions
+from recode_lib.steps import ParameterError, check_profile, step_schemas
+from recode_lib.steps.cells import declared
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
 
@@ -157,22 +164,23 @@ def load_profile(profile: str, params_file: str | os.PathLike | None = None) -> 
 
 
 def declared_parameters(notebook: Path) -> dict[str, Any]:
-    """UPPER_CASE names assigned in the cell tagged `parameters` (with their literal defaults)."""
-    nb = json.loads(notebook.read_text())
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
-            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            out: dict[str, Any] = {}
-            for node in ast.parse(src).body:
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name) and target.id.isupper():
-                            try:
-                                out[target.id] = ast.literal_eval(node.value)
-                            except ValueError:
-                                out[target.id] = None
-            return out
-    raise PipelineError(f"{notebook}: no code cell tagged 'parameters'")
+    """UPPER_CASE names assigned in the cell tagged `parameters` (with their literal defaults),
+    which tests/test_steps.py keeps equal to the step's typed parameters (recode_lib.steps)."""
+    try:
+        return declared(notebook)
+    except ParameterError as exc:
+        raise PipelineError(str(exc)) from None
+
+
+def check_parameters(spec: dict[str, Any], notebooks: list[Path],
+                     overrides: dict[str, Any] | None = None) -> None:
+    """The profile and the overrides against the steps' typed parameters (recode_lib.steps):
+    PipelineError (one line) for an unknown section or name (with the nearest known ones) or
+    a value of the wrong type, before anything runs."""
+    try:
+        check_profile(spec, step_schemas(notebooks), overrides)
+    except ParameterError as exc:
+        raise PipelineError(str(exc)) from None
 
 
 SKIP_KEY = "skip"
@@ -190,6 +198,14 @@ def excluded_reason(notebook: Path, spec: dict[str, Any]) -> str | None:
     return why.strip()
 
 
+def merge_value(old, new):
+    """A later value over an earlier one: a mapping (RECIPE_FIELDS) field by field, anything
+    else replaced."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {**old, **new}
+    return new
+
+
 def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
                        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     declared = declared_parameters(notebook)
@@ -200,8 +216,9 @@ def resolve_parameters(notebook: Path, profile: str, spec: dict[str, Any],
         raise PipelineError(f"{spec.get('_path')}: section {stem!r} sets {unknown}, which "
                             f"{notebook.name}'s parameters cell does not declare")
     params = {k: v for k, v in spec.get("common", {}).items() if k in declared}
-    params.update(own)
-    params.update({k: v for k, v in (overrides or {}).items() if k in declared})
+    for source in (own, {k: v for k, v in (overrides or {}).items() if k in declared}):
+        for k, v in source.items():
+            params[k] = merge_value(params.get(k), v)
     if "PROFILE" in declared:
         params["PROFILE"] = profile
     return params
@@ -221,8 +238,10 @@ def profile_parameters(profile: str, params_file: str | os.PathLike | None = Non
     """{notebook stem: effective parameters} of every notebook the profile runs (left-out
     ones omitted), in pipeline order."""
     spec = load_profile(profile, params_file)
+    every = notebooks if notebooks is not None else list_notebooks()
+    check_parameters(spec, every, overrides)
     out = {}
-    for nb in notebooks if notebooks is not None else list_notebooks():
+    for nb in every:
         if excluded_reason(nb, spec) is None:
             out[nb.stem] = effective_parameters(nb, profile, spec, overrides)
     return out
@@ -317,6 +336,16 @@ def notebook_hash(notebook: Path, params: dict, upstream: list) -> str:
     return h.hexdigest()[:16]
 
 
+def rerun_reason(prev: dict, params: dict) -> str:
+    """Why a completed notebook's fingerprint changed: the parameters that differ from its
+    recorded run, else its source or an earlier notebook."""
+    before = prev.get("parameters") or {}
+    changed = sorted(k for k in set(before) | set(params) if before.get(k) != params.get(k))
+    if changed:
+        return "parameters changed: " + ", ".join(changed)
+    return "its notebook's source or an earlier notebook's run changed"
+
+
 def _cell_label(executed: Path, index: int, source: str) -> str:
     """'cell N (`first line`)', N counted 1-based in the source notebook (papermill's injected
     parameters cell does not count)."""
@@ -358,6 +387,7 @@ def run_pipeline(profile: str, *, only: str | None = None, from_: str | None = N
     stage that cannot fit stops the run before any notebook; check_plan=False skips it."""
     spec = load_profile(profile, params_file)
     every = notebooks if notebooks is not None else list_notebooks()
+    check_parameters(spec, every, overrides)
     chosen = select(every, only, from_)
     if not chosen:
         raise PipelineError(f"no notebooks to run in {notebooks_dir()}")
@@ -417,6 +447,9 @@ def run_locked(profile, plan, every, *, force, resume, kernel_name, log, params_
             log(f"{head}: already completed with the same parameters, skipped (--force reruns)")
             results.append(NotebookResult(nb.stem, "skipped", 0.0, Path(prev["output"])))
             continue
+        if not force and prev.get("status") == "completed":
+            log(f"{head}: completed before with other inputs ({rerun_reason(prev, params)}); it "
+                f"runs again")
         log(f"{head}: running with {json.dumps(params, sort_keys=True)}")
         manifest[nb.stem] = {"status": "running", "hash": key, "parameters": params,
                              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **stamp}
@@ -472,6 +505,9 @@ def run_locked(profile, plan, every, *, force, resume, kernel_name, log, params_
             wall = time.perf_counter() - t0
             manifest[nb.stem].update(status="failed", wall_s=round(wall, 2),
                                      error=f"{type(exc).__name__}: {exc}")
+            if tmp.exists():      # never a hidden .running notebook left behind
+                os.replace(tmp, out_dir / f"{nb.stem}.failed.ipynb")
+                manifest[nb.stem]["output"] = str(out_dir / f"{nb.stem}.failed.ipynb")
             write_json_atomic(manifest_path, manifest)
             if isinstance(exc, Exception):
                 raise PipelineError(f"notebook {nb.name} could not run: "

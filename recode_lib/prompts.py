@@ -17,7 +17,10 @@ A response is a reasoning section followed by one fenced Python code block:
   for evaluation); a reply that starts straight with code and only closes the fence
   ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
   `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
-  code and exactly one code block; `explanation` is the prose after the code (never reasoning).
+  code and exactly one code block that is not inside the reasoning (in_reasoning: inside a
+  think block, after a <think> never closed, or before a lone </think> of a template that
+  prefills the opener: code with no reasoning before it); `explanation` is the prose
+  after the code (never reasoning).
   It never raises: a response it cannot read (not text, too big) is a format error whose
   reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
   parser (RecursionError, MemoryError) does not parse. Think blocks and fences are found in
@@ -74,17 +77,40 @@ def build_messages(problem, reasoning: bool = True) -> list[dict]:
     ]
 
 
+# where a chat template's response parser puts the think block it took out of the content:
+# TRL's parse_response / transformers' response templates ("reasoning_content"; LFM2.5's
+# "thinking"), an OpenAI-compatible server with a reasoning parser ("reasoning_content",
+# newer vLLM "reasoning")
+REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+
+
+def message_text(message: dict) -> str:
+    """The text an assistant message was generated as: its content, after its reasoning in a
+    <think> block when a response parser took that block out of the content (REASONING_KEYS;
+    TRL parses every completion so when the tokenizer has a response template, as the tool
+    and agentic settings' templates do). Without this the judge would read a canonical answer
+    as "no reasoning before the code" in training while evaluation, which reads the raw text,
+    reads it as well formatted. An empty reasoning stays an empty think block (as generated)."""
+    content = message.get("content") or ""
+    content = content if isinstance(content, str) else str(content)
+    for key in REASONING_KEYS:
+        reasoning = message.get(key)
+        if isinstance(reasoning, str):
+            return f"{THINK_OPEN}\n{reasoning}\n{THINK_CLOSE}\n{content}"
+    return content
+
+
 def completion_text(completion) -> str:
-    """A completion as text: strings pass through; chat messages -> assistant contents joined."""
+    """A completion as text: strings pass through; chat messages -> the assistant messages'
+    texts joined (message_text: a reasoning a response parser split off is put back)."""
     if completion is None:
         return ""
     if isinstance(completion, str):
         return completion
     if isinstance(completion, dict):
-        return str(completion.get("content") or "")
-    parts = [m.get("content") or "" for m in completion
-             if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
-    return "".join(p if isinstance(p, str) else str(p) for p in parts)
+        return message_text(completion)
+    return "".join(message_text(m) for m in completion
+                   if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
 
 
 def prompt_text(prompt) -> str:
@@ -178,10 +204,45 @@ def think_span(text: str, pos: int = 0) -> tuple[int, int] | None:
     return None if j < 0 else (i, j + len(THINK_CLOSE))
 
 
+def in_reasoning(text: str, pos: int) -> bool:
+    """Whether offset `pos` lies inside the reasoning: inside a think block (<think> to the
+    first </think> after it), after a <think> never closed (the model never ended its
+    reasoning: TRL's response parser files such a turn's whole text as reasoning_content), or
+    before a lone </think> with no opener before it (a chat template that prefills <think> in
+    the prompt, Qwen3/R1-style: the generated text holds only the closer). An answer (code
+    block, boxed answer) that starts there is not given after the reasoning. Text outside
+    every think block is not reasoning: code before a think block is read as TRL's parser
+    reads it (it moves the think block in front), so training and evaluation agree. Linear
+    time (each tag found once)."""
+    first_open, close = text.find(THINK_OPEN), text.find(THINK_CLOSE)
+    i = 0
+    if close >= 0 and (first_open < 0 or close < first_open):
+        if pos < close + len(THINK_CLOSE):
+            return True
+        i = close + len(THINK_CLOSE)
+    while (i := text.find(THINK_OPEN, i)) >= 0 and i <= pos:
+        j = text.find(THINK_CLOSE, i + len(THINK_OPEN))
+        if j < 0 or pos < j + len(THINK_CLOSE):
+            return True
+        i = j + len(THINK_CLOSE)
+    return False
+
+
 def think_text(text: str) -> str | None:
     """The inside of the first think block, or None when there is none."""
     span = think_span(text)
     return None if span is None else text[span[0] + len(THINK_OPEN):span[1] - len(THINK_CLOSE)]
+
+
+def reasoning_text(text: str) -> str | None:
+    """The reasoning of a response: the inside of its first think block, or, when its first
+    <think> is never closed, everything after it (as TRL's response parser files it into
+    reasoning_content); None when there is no <think>."""
+    inside = think_text(text)
+    if inside is not None:
+        return inside
+    i = text.find(THINK_OPEN)
+    return None if i < 0 else text[i + len(THINK_OPEN):]
 
 
 def without_think(text: str) -> str:
@@ -267,7 +328,7 @@ def _parse_response(text: str) -> Parsed:
     n_blocks = len(blocks) + (unopened is not None)
     if code is None and unopened is not None:
         (code, end), start = unopened, 0
-    inside = think_text(text)
+    inside = reasoning_text(text)
     reasoning = (inside if inside is not None else text[:start]).strip()
     explanation = without_think(text[end:]).strip().strip("`").strip()
     if code is None:
@@ -276,6 +337,9 @@ def _parse_response(text: str) -> Parsed:
     if not reasoning:
         return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code",
                       explanation)
+    if in_reasoning(text, start):
+        return Parsed(reasoning, code, n_blocks, False,
+                      "the code block is inside the reasoning (a think block)", explanation)
     if n_blocks != 1:
         return Parsed(reasoning, code, n_blocks, False, f"{n_blocks} code blocks", explanation)
     return Parsed(reasoning, code, n_blocks, True, "", explanation)

@@ -6,12 +6,19 @@ fan-out (recode_lib.sandbox.fanout) and the data-parallel vLLM engines
     ray = connect("auto")         # the `ray start` cluster here; "ray://host:port": a remote head
     ray = start_local(num_cpus=2)
 
+    wait_for_nodes(4, timeout_s=600)   # a job's cluster: until 4 nodes are alive
+    python -m recode_lib.ray_cluster wait --nodes 4 --timeout 600    # the same, for a job script
+
 When Ray is already initialized in this process (a notebook, a test), that connection is used
 as is. Ray is optional (`pip install 'recode[scale]'`) and imported only when asked for. It does
 not place work (the callers do) and starts nothing on other machines.
 """
 
 from __future__ import annotations
+
+import argparse
+import sys
+import time
 
 START_ATTEMPTS = 3            # local cluster starts tried (see start_local)
 
@@ -58,4 +65,53 @@ def start_local(num_cpus: int | None = None, attempts: int = START_ATTEMPTS):
     return ray
 
 
-__all__ = ["START_ATTEMPTS", "connect", "import_ray", "start_local"]
+def alive_nodes(ray) -> int:
+    return sum(1 for n in ray.nodes() if n.get("Alive"))
+
+
+def wait_for_nodes(n: int, timeout_s: float = 600.0, address: str = "auto",
+                   poll_s: float = 2.0) -> int:
+    """Join the cluster at `address` and wait until at least `n` nodes are alive; returns how
+    many are. TimeoutError names how many joined, so a job fails before its first notebook
+    instead of running on fewer nodes than the plan placed."""
+    ray = import_ray()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            connect(address)
+            break
+        except ConnectionError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"ray: no cluster at {address!r} after {timeout_s:g} s") from None
+            time.sleep(poll_s)
+    while (alive := alive_nodes(ray)) < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"ray: {alive} of {n} node(s) joined within {timeout_s:g} s "
+                               "(check the workers' srun steps in the job's output)")
+        time.sleep(poll_s)
+    return alive
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m recode_lib.ray_cluster")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("wait", help="wait until the cluster has N alive nodes")
+    w.add_argument("--nodes", type=int, required=True, help="nodes that must be alive")
+    w.add_argument("--timeout", type=float, default=600.0, help="seconds (default 600)")
+    w.add_argument("--address", default="auto", help="cluster address (default: auto)")
+    args = parser.parse_args(argv)
+    try:
+        alive = wait_for_nodes(args.nodes, args.timeout, args.address)
+    except (TimeoutError, ImportError) as exc:
+        print(f"recode_lib.ray_cluster: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"ray: {alive} node(s) alive")
+    return 0
+
+
+__all__ = ["START_ATTEMPTS", "alive_nodes", "connect", "import_ray", "start_local",
+           "wait_for_nodes"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

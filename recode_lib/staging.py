@@ -567,6 +567,6 @@ def disk_note(items: list[StageItem], dest: Destination) -> str | None:
     except OSError:
         return None
     if free < size:
-        return (f"warning: {size / GB:.0f} GB to fetch, {free / GB:.0f} GB free under {probe}; "
-                "use --only NAME,... or --to DIR on a larger disk")
+        return (f"{size / GB:.0f} GB to fetch, {free / GB:.0f} GB free under {probe}: use "
+                "--only NAME,... or --to DIR on a larger disk")
     return None

@@ -5,6 +5,7 @@ counted warning, recorded in every result, only when the user asks for it."""
 from __future__ import annotations
 
 import json
+import shutil
 import uuid
 from pathlib import Path
 
@@ -68,9 +69,18 @@ FALLBACK = SandboxConfig(checker_fallback=True)
 MISSING_CXX = "/nonexistent/bin/g++"     # "no compiler": the lookup points at a missing binary
 
 
-def test_without_a_compiler_it_falls_back_to_exact_match_only_when_asked(monkeypatch):
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """A checker cache no build has touched (under /tmp, not pytest's tmp_path: the judge must
+    reach it as any user), removed afterwards."""
+    d = Path("/tmp") / f"recode-checkers-{uuid.uuid4()}"
+    monkeypatch.setenv("RECODE_CACHE_DIR", str(d))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_without_a_compiler_it_falls_back_to_exact_match_only_when_asked(monkeypatch, fresh_cache):
     monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
-    monkeypatch.setenv("RECODE_CACHE_DIR", str(Path("/tmp") / f"recode-nocxx-{uuid.uuid4()}"))
     src = SUM_CHECKER + f"// {uuid.uuid4()}\n"   # a checker this process has not built
     before = C.fallback_count()
     with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler"):
@@ -99,8 +109,7 @@ def test_a_compiler_that_cannot_build_is_no_compiler(monkeypatch, tmp_path):
 
 
 @needs_cxx
-def test_a_checker_that_does_not_compile_is_refused_unless_fallback_is_asked(monkeypatch):
-    monkeypatch.setenv("RECODE_CACHE_DIR", str(Path("/tmp") / f"recode-badcxx-{uuid.uuid4()}"))
+def test_a_checker_that_does_not_compile_is_refused_unless_fallback_is_asked(fresh_cache):
     src = f"#include \"testlib.h\"\nint main() {{ this is not C++ }} // {uuid.uuid4()}\n"
     with pytest.raises(C.CheckerUnavailable, match="does not compile"):
         execute(_rec(ANOTHER_ANSWER, checker=src))
@@ -120,7 +129,7 @@ def test_the_plan_refuses_a_testlib_profile_without_a_compiler(monkeypatch):
     assert any(r.startswith("04_cg_grpo: BENCHMARK=codecontests_plus") and "g++" in r
                for r in refused)
     asked = {**params, "04_cg_grpo": {**params["04_cg_grpo"],
-                                      "RECIPE_SET": "checker_fallback=true"}}
+                                      "RECIPE_FIELDS": {"checker_fallback": True}}}
     assert not any(r.startswith("04_cg_grpo") for r in checker_preflight(asked))
     monkeypatch.delenv("RECODE_CXX")
     if C.compiler() is not None:

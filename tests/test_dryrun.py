@@ -26,7 +26,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 NOTEBOOKS = list_notebooks()
 SHRUNK = (set(COUNTS) | set(MODEL_KEYS) | {"BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND",
                                            "LAUNCHER", "KS", "ALPHAS", "SAVE_ALPHAS",
-                                           "PASS_K", "SEEDS", "RECIPE_SET"}
+                                           "PASS_K", "SEEDS", "RECIPE_FIELDS"}
           | {k for s in SECTION_COUNTS.values() for k in s} | {k for s in ADDED.values() for k in s}
           | set(ENDPOINT_KEYS) | set(CLASSIFIER_KEYS))
 
@@ -243,10 +243,10 @@ def test_paper_counts_fill_one_grpo_step(stem):
     train 0 steps and save the start model as final/ (found by the dry run)."""
     from recode_lib.training.grpo import load_recipe
     from recode_lib.training.grpo import prompts_per_step
-    from recode_lib.training.recipe_set import recipe_set
+    from recode_lib.training.recipe_fields import recipe_fields
 
     p = load_profile("paper")[stem]
-    recipe = load_recipe(p["RECIPE"], **recipe_set(p.get("RECIPE_SET", "")))
+    recipe = load_recipe(p["RECIPE"], **recipe_fields(p.get("RECIPE_FIELDS")))
     if p["N_TRAIN"]:                     # 0: every problem of the benchmark
         assert p["N_TRAIN"] >= prompts_per_step(recipe, p["NUM_PROCESSES"])
 

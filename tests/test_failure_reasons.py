@@ -51,6 +51,17 @@ def test_a_wrong_answer_names_the_first_failing_test():
     assert res["reason"] == "test 2 of 2: wrong_answer"
 
 
+def test_an_unverified_success_says_why():
+    # a thread still running when the tests end keeps the process from being alone, so the
+    # nonce is refused (TensorFlow's native pools do this): a failure, and its reason says so
+    code = ("import threading, time\n"
+            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+            "def f(x):\n    return x\n")
+    res = run(code, {"kind": "script", "script": UNITTEST})
+    assert res["status"] == "runtime_error"
+    assert res["reason"].startswith("the test: runtime_error: its success could not be verified")
+
+
 def test_a_user_exception_class_message_is_not_read():
     # its __str__/args would run submission code in the harness: only the builtin base name
     code = ("class E(Exception):\n    @property\n    def args(self):\n"

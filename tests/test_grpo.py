@@ -66,6 +66,7 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
     # the tracker is not what the run trained: switching it keeps the finished run
     assert run_fingerprint(load_recipe("cg_grpo_smoke", report_to=["wandb"], logging_steps=5),
                            problems()) == fp
+    assert run_fingerprint(load_recipe("cg_grpo_smoke", keep_checkpoints=True), problems()) == fp
     new_fp = run_fingerprint(r, problems(3))
     assert new_fp != fp
     moved = retire_stale_run(out, new_fp)
@@ -116,6 +117,22 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
     assert res.resumed_from.endswith("checkpoint-1")
     assert [r["step"] for r in read_metrics(out)] == [1, 2]  # no step logged twice
     assert (out / "final" / ".complete").is_file()
+    assert not list(out.glob("checkpoint-*"))               # finished: its checkpoints go
+
+
+def test_checkpoints_go_only_once_final_is_complete(tmp_path):
+    from recode_lib.training.grpo import drop_checkpoints
+
+    out = tmp_path / "run"
+    for n in (1, 2):
+        (out / f"checkpoint-{n}").mkdir(parents=True)
+        (out / f"checkpoint-{n}" / "optimizer.pt").write_bytes(b"x")
+    (out / "final").mkdir()
+    assert drop_checkpoints(out) == []                      # final/ not complete: resumable
+    assert len(list(out.glob("checkpoint-*"))) == 2
+    (out / "final" / ".complete").write_text("{}")
+    assert [d.name for d in drop_checkpoints(out)] == ["checkpoint-1", "checkpoint-2"]
+    assert not list(out.glob("checkpoint-*")) and (out / "final").is_dir()
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))

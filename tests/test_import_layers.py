@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     # shared kernel: one concept per module
     ("paths", "jsonl", "locks", "ray_cluster", "provenance", "metrics", "prompts", "math_answers", "run_files",
      "assemble", "models", "tiny", "nbtools", "plugins", "linux", "errors", "memory", "openmp", "bf16",
-     "recode_lib"),
+     "bench_env", "recode_lib"),
     ("sandbox",),
     ("data",),
     # stages, in pipeline order
@@ -57,7 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     # orchestration: what ties the stages together (the step functions notebooks call; the
     # resource plan, notebook runner and checks)
-    ("orchestration", "plan", "pipeline", "interactive", "dryrun", "gpu_check", "gpu_check_bare",
+    ("orchestration", "steps", "plan", "pipeline", "interactive", "dryrun", "gpu_check", "gpu_check_bare",
      "staging"),
     # the run report: reads every stage's results and the runner's manifest, runs nothing
     ("report",),

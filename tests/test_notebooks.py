@@ -70,7 +70,9 @@ def test_committed_notebook_is_stripped(nb):
 def test_parameters_cell_convention(nb):
     params = declared_parameters(nb)
     assert params.get("PROFILE") == "smoke"
-    assert all(isinstance(v, (str, int, float, bool)) or v is None for v in params.values())
+    assert all(isinstance(v, (str, int, float, bool)) or v is None for k, v in params.items()
+               if k != "RECIPE_FIELDS")
+    assert params.get("RECIPE_FIELDS", {}) == {}   # the one mapping: recipe fields (recipe_fields)
     first_code = next(c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
     assert "parameters" in first_code["metadata"].get("tags", [])
 

@@ -94,12 +94,12 @@ def test_math_evaluation_goes_through_the_run_guard(tiny_model_dir, tmp_path):
 
 # --- training -----------------------------------------------------------------------------------
 
-def test_recipe_set_and_the_notebooks_own_fields_are_the_run_fields():
+def test_recipe_fields_and_the_notebooks_own_fields_are_the_run_fields():
     from recode_lib.training.launch import reward_variants
-    from recode_lib.training.recipe_set import recipe_set
+    from recode_lib.training.recipe_fields import recipe_fields
 
-    assert recipe_set("per_device_train_batch_size=8 cpu_threads=null", model="m",
-                      sandbox_workers=2) == {"model": "m", "per_device_train_batch_size": 8,
+    assert recipe_fields({"per_device_train_batch_size": 8, "cpu_threads": None}, model="m",
+                         sandbox_workers=2) == {"model": "m", "per_device_train_batch_size": 8,
                                              "cpu_threads": None, "sandbox_workers": 2}
     assert reward_variants(["gated"]) == {"gated": {"rewards": [{"name": "gated"}]}}
 

@@ -22,9 +22,9 @@ def book(tmp_path):
     a = _nb(d / "00_a.ipynb", body=(
         "from recode_lib.paths import PROJECT_ROOT, runs_dir\n"
         "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"))
-    b = _nb(d / "01_b.ipynb")
+    b = _nb(d / "01_b.ipynb", params='PROFILE = "smoke"\nX = 1\nONLY_B = 0')
     params = tmp_path / "p.yaml"
-    params.write_text(yaml.safe_dump({"common": {"X": 5, "UNUSED": 1}, "01_b": {"X": 7}}))
+    params.write_text(yaml.safe_dump({"common": {"X": 5, "ONLY_B": 1}, "01_b": {"X": 7}}))
     return [a, b], params
 
 
@@ -34,8 +34,8 @@ def test_runs_in_order_with_parameters_and_manifest(book):
     assert [r.status for r in results] == ["completed", "completed"]
     assert (runs_dir("t") / "a.txt").read_text() == "5"          # common value reached 00
     manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
-    assert manifest["01_b"]["parameters"] == {"X": 7, "PROFILE": "t"}   # own section wins
-    assert "UNUSED" not in manifest["00_a"]["parameters"]          # undeclared common key
+    assert manifest["01_b"]["parameters"] == {"X": 7, "ONLY_B": 1, "PROFILE": "t"}   # own section wins
+    assert "ONLY_B" not in manifest["00_a"]["parameters"]          # a common key 00_a lacks
     assert manifest["00_a"]["status"] == "completed" and manifest["00_a"]["wall_s"] > 0
     assert "versions" in manifest["00_a"] and "git" in manifest["00_a"]
     executed = json.loads((runs_dir("t") / "notebooks" / "01_b.ipynb").read_text())
@@ -55,9 +55,13 @@ def test_completed_notebooks_are_skipped_unless_forced(book):
 def test_changed_parameters_rerun(book):
     nbs, params = book
     run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
+    said = []
     res = run_pipeline("t", notebooks=nbs, params_file=params, overrides={"X": 9},
-                       log=lambda *_: None)
+                       log=said.append)
     assert [r.status for r in res] == ["completed", "completed"]
+    # the re-keyed step says why it runs again
+    assert any("00_a: completed before with other inputs (parameters changed: X)" in s
+               for s in said), said
 
 
 def test_failure_names_notebook_cell_and_error_and_is_not_complete(book, tmp_path):
@@ -86,7 +90,7 @@ def test_section_key_the_notebook_does_not_declare_is_an_error(book, tmp_path):
     nbs, _ = book
     params = tmp_path / "typo.yaml"
     params.write_text(yaml.safe_dump({"01_b": {"XX": 1}}))
-    with pytest.raises(PipelineError, match=r"'01_b' sets \['XX'\]"):
+    with pytest.raises(PipelineError, match=r"01_b: XX is not a parameter of this step; nearest: X"):
         run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
 
 
@@ -263,3 +267,14 @@ def test_a_vllm_backend_profile_runs_on_vllms_cpu_build_without_a_gpu_plan(monke
     monkeypatch.setattr(P.vllm_cpu, "installed", lambda: False)
     with pytest.raises(PipelineError, match="no CUDA device"):
         P.check_resources("smoke", params)
+
+
+def test_a_kernel_that_cannot_start_leaves_no_hidden_notebook(book):
+    nbs, params = book
+    with pytest.raises(PipelineError, match="could not run"):
+        run_pipeline("t", notebooks=nbs, params_file=params, kernel_name="no-such-kernel",
+                     log=lambda *_: None)
+    out = runs_dir("t") / "notebooks"
+    assert not list(out.glob(".*.running.ipynb"))
+    manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
+    assert manifest["00_a"]["status"] == "failed" and "no-such-kernel" in manifest["00_a"]["error"]

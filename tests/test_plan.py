@@ -18,7 +18,7 @@ from recode_lib.plan import BudgetOptions, ClusterSpec, PlanError, make_plan, mo
 from recode_lib.plan.architectures import KNOWN, from_config
 from recode_lib.plan.budget import Throughputs, gen_seconds, size_class
 from recode_lib.plan.memory import GB, choose_tp, engine_need, trainer_need
-from recode_lib.plan.stages import Engine, RECIPE_DEFAULTS, notebook_stages
+from recode_lib.plan.stages import Engine, notebook_stages, read_recipe
 
 H80 = ClusterSpec(gpus=8, gpu_memory=80)
 SMALL = ClusterSpec(gpus=1, gpu_memory=24)
@@ -245,14 +245,15 @@ def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):
     assert "tensor_parallel_size=tp" in (notebooks_dir() / "01_crpl_synthesis.ipynb").read_text()
 
 
-def test_the_plan_reads_a_notebooks_recipe_set_as_its_run_does(paper):
-    """The plan's GRPO stages take RECIPE_SET's fields (the parser the notebooks use) over
+def test_the_plan_reads_a_notebooks_recipe_fields_as_its_run_does(paper):
+    """The plan's GRPO stages take RECIPE_FIELDS (the reader the notebooks use) over
     the recipe file: steps, batch and completion length; 09's steps are per round."""
     from recode_lib.plan.stages import run_fields
 
     p = paper["04_cg_grpo"]
     base = [st for st in notebook_stages("04_cg_grpo", p, paper) if st.trainer is not None]
-    changed = {**p, "RECIPE_SET": "max_steps=7 per_device_train_batch_size=16 max_completion_length=512"}
+    changed = {**p, "RECIPE_FIELDS": {"max_steps": 7, "per_device_train_batch_size": 16,
+                                      "max_completion_length": 512}}
     new = [st for st in notebook_stages("04_cg_grpo", changed, paper) if st.trainer is not None]
     assert base and len(new) == len(base)
     assert {st.work.steps for st in new} == {7} != {st.work.steps for st in base}
@@ -261,21 +262,20 @@ def test_the_plan_reads_a_notebooks_recipe_set_as_its_run_does(paper):
     assert run_fields(changed, "m") == {"max_steps": 7, "per_device_train_batch_size": 16,
                                         "max_completion_length": 512, "benchmark": p["BENCHMARK"],
                                         "sandbox_workers": p["WORKERS"], "model": "m"}
-    p9 = {**paper["09_repair"], "RECIPE_SET": "max_steps=3"}
+    p9 = {**paper["09_repair"], "RECIPE_FIELDS": {"max_steps": 3}}
     steps = {st.work.steps for st in notebook_stages("09_repair", p9, paper) if st.trainer is not None}
     assert steps == {3 * int(p9["ROUNDS"])}
 
 
-def test_recipe_defaults_are_the_config_dataclass_defaults():
-    import dataclasses
-
+def test_a_field_the_recipe_leaves_out_is_the_config_dataclass_default(tmp_path):
     from recode_lib.training.config import RecodeGRPOConfig
 
-    fields = {f.name: f for f in dataclasses.fields(RecodeGRPOConfig)}
-    for name, value in RECIPE_DEFAULTS.items():
-        f = fields[name]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        assert default == value, name
+    (tmp_path / "bare.yaml").write_text("max_steps: 3\n")
+    r = read_recipe(str(tmp_path / "bare.yaml"))
+    assert r["max_steps"] == 3 and r["name"] == "bare"
+    for name in ("per_device_train_batch_size", "num_generations", "use_vllm", "rm_placement",
+                 "vllm_gpu_memory_utilization", "beta", "lora", "use_cpu"):
+        assert r[name] == RecodeGRPOConfig.__dataclass_fields__[name].default, name
 
 
 # --- the budget ----------------------------------------------------------------------------------

@@ -37,13 +37,13 @@ def test_every_laptop_parameter_is_declared_by_its_notebook():
 
 def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
     from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.recipe_set import recipe_set
+    from recode_lib.training.recipe_fields import recipe_fields
 
     cal = section("laptop", "00_data_and_models")
     assert cal["CALIBRATE"] and cal["CAL_N_SAMPLES"] >= 2
     for stem in ("04_cg_grpo", "06_strictness_sweep"):
         s = section("laptop", stem)
-        r = load_recipe(s["RECIPE"], **recipe_set(s.get("RECIPE_SET", ""))).validate()
+        r = load_recipe(s["RECIPE"], **recipe_fields(s.get("RECIPE_FIELDS"))).validate()
         assert r.lora and r.lora["r"] >= 1                          # LoRA through peft_config
         assert s["BENCHMARK"].startswith("calibrated:laptop")
         assert s["REASONING"] == cal["CAL_REASONING"] == r.reasoning  # the calibrated prompt style

@@ -279,3 +279,11 @@ def test_recode_eval_harness_on_ray_matches_the_local_pool(cluster, tmp_path):
     rows = [sorted(({k: r.get(k) for k in keep} for r in read_jsonl(d / "ev" / "samples.jsonl")),
                    key=lambda r: r["id"]) for d in (tmp_path / "local", tmp_path / "ray")]
     assert rows[0] == rows[1]
+
+
+def test_waiting_for_nodes_counts_the_clusters_alive_nodes(cluster):
+    from recode_lib.ray_cluster import wait_for_nodes
+
+    assert wait_for_nodes(1, timeout_s=30) == 1          # this process's cluster: one node
+    with pytest.raises(TimeoutError, match="1 of 2 node"):
+        wait_for_nodes(2, timeout_s=1, poll_s=0.2)       # a job's worker that never joined

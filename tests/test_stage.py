@@ -4,6 +4,7 @@ offline path (HF_HUB_OFFLINE, a connection error) and `--list`, with the network
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from pathlib import Path
 
 import huggingface_hub
@@ -88,7 +89,7 @@ def test_offline_prints_the_list_and_exits_non_zero_naming_what_is_missing(
     monkeypatch.setattr(staging.urllib.request, "urlretrieve", no_network)
     if how == "HF_HUB_OFFLINE":
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    rc = main(["stage", "--profile", "paper", "--to", str(tmp_path / "stage")])
+    rc = main(["stage", "--profile", "paper", "--to", str(tmp_path / "stage"), "--ignore-space"])
     cap = capsys.readouterr()
     assert rc != 0
     assert POLICY in cap.out and "141.1 GB" in cap.out           # the list came first
@@ -97,6 +98,22 @@ def test_offline_prints_the_list_and_exits_non_zero_naming_what_is_missing(
         assert f"  {name}: " in cap.err
     assert ("HF_HUB_OFFLINE=1 is set" if how == "HF_HUB_OFFLINE" else "no network") in cap.err
     assert "machine with internet" in cap.err
+
+
+shutil_usage = namedtuple("usage", "total used free")
+
+
+def test_too_little_disk_is_refused_before_any_download(tmp_path, monkeypatch, capsys):
+    fetched = []
+    monkeypatch.setattr(huggingface_hub, "snapshot_download",
+                        lambda *a, **k: fetched.append(a) or no_network())
+    monkeypatch.setattr(staging.shutil, "disk_usage",
+                        lambda p: shutil_usage(total=10**12, used=10**12 - 5 * 10**9, free=5 * 10**9))
+    rc = main(["stage", "--profile", "paper", "--to", str(tmp_path / "stage")])
+    err = capsys.readouterr().err
+    assert rc == 2 and not fetched
+    assert "not enough disk space" in err and "5 GB free" in err and "--ignore-space" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def fake_snapshot(repo_id, *, local_dir=None, local_files_only=False, repo_type=None, **kw):

@@ -178,11 +178,11 @@ def _train_grpo(tiny, out, monkeypatch, *, bf16: bool, lr: float, steps: int = 2
 def _paper_grpo():
     from recode_lib.training.grpo import load_recipe
 
-    from recode_lib.training.recipe_set import recipe_set
+    from recode_lib.training.recipe_fields import recipe_fields
 
     section = PAPER["04_cg_grpo"]
-    r = load_recipe(section["RECIPE"], **recipe_set(section.get("RECIPE_SET", "")))
-    assert r.bf16 and r.learning_rate <= 1e-5      # the paper run's: recipe file and RECIPE_SET
+    r = load_recipe(section["RECIPE"], **recipe_fields(section.get("RECIPE_FIELDS")))
+    assert r.bf16 and r.learning_rate <= 1e-5      # the paper run's: recipe file and RECIPE_FIELDS
     return r
 
 

@@ -21,6 +21,7 @@ import sys
 import threading
 
 from recode_lib.errors import RecodeError, Terminated
+from recode_lib.provenance import git_hash
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -90,6 +91,19 @@ def dataclass_from_args(cls, args: argparse.Namespace):
         raise CliError(str(exc)) from None
 
 
+def version_line() -> str:
+    """`recode --version`: the installed package's version and the checkout's commit."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("recode")
+    except PackageNotFoundError:
+        v = "(not installed)"
+    commit = git_hash()
+    return f"recode {v}" + (f" (git {commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''})"
+                            if commit else "")
+
+
 def _usage() -> str:
     width = max(len(n) for n in COMMANDS)
     lines = [
@@ -100,7 +114,8 @@ def _usage() -> str:
         "commands:",
     ]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "Run `recode <command> --help` for a command's options."]
+    lines += ["", "Run `recode <command> --help` for a command's options; `recode --version` "
+              "for the version."]
     return "\n".join(lines)
 
 
@@ -173,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0 if argv else 2
+    if argv[0] in ("-V", "--version"):
+        print(version_line())
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         print(f"recode: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)

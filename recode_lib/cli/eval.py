@@ -47,9 +47,24 @@ def spec_options() -> list[dict]:
                 out.append(_entry(name, sandbox_hints[name], getattr(default, name), help_,
                                   f.metadata.get("choices", {}).get(name), None, True))
             continue
-        out.append(_entry(f.name, hints[f.name], f.default, f.metadata["help"],
-                          f.metadata.get("choices"), f.metadata.get("metavar"), False))
+        entry = _entry(f.name, hints[f.name], f.default, f.metadata["help"],
+                       f.metadata.get("choices"), f.metadata.get("metavar"), False)
+        out.append(entry | {"off_help": f.metadata.get("off_help")})
     return out
+
+
+MIN_CI_PROBLEMS = 5     # below this a bootstrap over problems says nothing
+
+
+def ci_text(lo: float, hi: float, n_problems: int) -> str:
+    """The bootstrap interval as printed, or why there is none: with fewer than MIN_CI_PROBLEMS
+    problems, or every problem scoring the same, the percentile bootstrap collapses to a point
+    (`0.0000-0.0000` for two failed problems), which reads as certainty it does not have."""
+    if n_problems < MIN_CI_PROBLEMS:
+        return f"no 95% CI: {n_problems} problem(s), a bootstrap needs >= {MIN_CI_PROBLEMS}"
+    if lo == hi:
+        return f"no 95% CI: all {n_problems} problems scored the same"
+    return f"95% CI {lo:.4f}-{hi:.4f}"
 
 
 def _entry(name, hint, default, help_, choices, metavar, sandbox) -> dict:
@@ -81,10 +96,14 @@ def add_arguments(parser) -> None:
                                       "SandboxConfig's)")
     for o in spec_options():     # default None: not given (EvalSpec's own default applies)
         shown = "" if o["default"] is None else f" (default: {_shown(o['default'])})"
-        if o["kind"] is bool:
-            shown = f" ({o['dest']} is on by default; this turns it off)" if o["default"] \
-                else " (off by default)"
-        common = {"dest": o["dest"], "default": None, "help": o["help"] + shown}
+        help_ = o["help"]
+        if o["kind"] is bool and o["default"]:      # a --no-X flag: say what the flag does
+            help_ = (o.get("off_help") or f"turn off: {help_}") + f" (default: {help_})"
+        elif o["kind"] is bool:
+            help_ += " (off by default)"
+        else:
+            help_ += shown
+        common = {"dest": o["dest"], "default": None, "help": help_}
         if o["kind"] is bool:
             group.add_argument(*o["flags"], action="store_false" if o["default"] else "store_true",
                                **common)
@@ -135,8 +154,7 @@ def run(args) -> int:
         if s[f"pass@{kk}"] is None:
             print(f"  pass@{kk} = undefined (no problem could be judged here)")
             continue
-        lo, hi = s[f"pass@{kk}_ci"]
-        print(f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  (95% CI {lo:.4f}-{hi:.4f})")
+        print(f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  ({ci_text(*s[f'pass@{kk}_ci'], s['n_problems'])})")
     nc = s.get("not_counted") or {}
     if nc.get("samples"):
         print(f"  not counted (env_missing, left out of pass@k): {nc['samples']} samples of "

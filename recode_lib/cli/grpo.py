@@ -22,7 +22,10 @@ from recode_lib.training.grpo import load_recipe, train
 def add_arguments(parser) -> None:
     """`recode grpo` / `python -m recode_lib.cli.grpo` (the accelerate entry point)."""
     parser.add_argument("--recipe", default="cg_grpo_smoke", help="recipe name or YAML path")
-    parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--output-dir", required=True,
+                        help="the run's folder: checkpoints, final/ (the trained model), "
+                             "metrics.jsonl, run.json; a finished run there is skipped, an "
+                             "unfinished one resumed, another recipe's moved aside")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a recipe field: any trl.GRPOConfig field or the "
                              "project's (recode_lib.training.config.RecodeGRPOConfig, e.g. "

@@ -19,7 +19,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--force", action="store_true", help="rebuild existing outputs")
     parser.add_argument("--max-shard-gb", type=float, default=5.0,
                         help="shard an unsharded source above this size (default 5)")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bars (default: a bar per alpha written)")
 
 
 def run(args) -> int:

@@ -18,6 +18,7 @@ from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_arg
 from recode_lib.paths import runs_dir
 from recode_lib.pipeline import HumanStepPending, PipelineError, RunInterrupted, run_pipeline
 from recode_lib.plan import ClusterSpec
+from recode_lib.steps.profile import read_override
 
 
 HUMAN_STEP_EXIT = 3   # the run stopped at a notebook waiting for a person (not an error)
@@ -30,7 +31,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--from", dest="from_", default=None, help="start at this notebook number")
     parser.add_argument("--force", action="store_true", help="rerun completed notebooks")
     parser.add_argument("-p", "--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a parameter for every notebook that declares it")
+                        help="override a parameter for every notebook that declares it; "
+                             "RECIPE_FIELDS.FIELD=VALUE sets one recipe field")
     parser.add_argument("--kernel", default=None,
                         help="Jupyter kernel name (default: 'recode' if installed, else python3)")
     parser.add_argument("--no-plan", action="store_true",
@@ -39,15 +41,29 @@ def add_arguments(parser) -> None:
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """KEY=VALUE items -> {KEY: VALUE read as YAML}."""
+    """KEY=VALUE items -> {KEY: VALUE read for KEY's type (recode_lib.steps.profile.
+    read_override: the text for a str parameter, else YAML)}; KEY.FIELD=VALUE sets one field of a
+    mapping parameter ({KEY: {FIELD: VALUE}}, e.g. RECIPE_FIELDS.max_steps=1), merged with the
+    profile's mapping field by field (recode_lib.pipeline)."""
     import yaml
 
-    out = {}
+    out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
             raise CliError(f"--set {item!r}: expected KEY=VALUE")
         k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
+        name, dot, field = k.strip().partition(".")
+        try:
+            value = yaml.safe_load(v) if dot else read_override(name, v)
+        except yaml.YAMLError as exc:
+            raise CliError(f"--set {item!r}: the value is not YAML "
+                           f"({str(exc).splitlines()[0]})") from None
+        if dot:
+            if not isinstance(out.get(name, {}), dict) or not field:
+                raise CliError(f"--set {item!r}: {name} is set whole and by field")
+            out[name] = {**out.get(name, {}), field: value}
+        else:
+            out[name] = value
     return out
 
 

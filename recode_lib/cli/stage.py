@@ -11,6 +11,7 @@ pipeline runs offline. Exit 0 when everything is here, 2 naming what could not b
 
 from __future__ import annotations
 
+from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError
 from recode_lib.cli.reproduce import parse_overrides
 from recode_lib.pipeline import PipelineError, load_profile, profile_parameters
@@ -30,6 +31,9 @@ def add_arguments(parser) -> None:
                         help="only print what the profile needs (never downloads)")
     parser.add_argument("--only", default=None, metavar="NAME,...",
                         help="fetch only these models/datasets (hub ids or benchmark names)")
+    parser.add_argument("--ignore-space", action="store_true",
+                        help="fetch even when the disk has less free space than the items need "
+                             "(refused by default, before anything is downloaded)")
 
 
 def run(args) -> int:
@@ -50,12 +54,16 @@ def run(args) -> int:
                            f"items ({', '.join(i.name for i in items)})")
         items = [i for i in items if i.name in wanted]
     print(format_items(items, profile=args.profile))
+    if bcb_notebooks(params):   # not a download: a venv built by `make bcb-env` (bench_env)
+        print(status_line())
     if args.list:
         return 0
     dest = Destination.make(args.to)
     note = disk_note(items, dest)
+    if note and not args.ignore_space:
+        raise CliError(f"not enough disk space: {note} (--ignore-space fetches anyway)")
     if note:
-        print(note)
+        print(f"warning: {note}; fetching anyway (--ignore-space)")
     print()
     report = fetch_items(items, dest)
     params_file = None

@@ -10,12 +10,16 @@ Paper B runs every experiment in "single-turn reasoning, multi-turn reasoning wi
 calls, and agentic coding through a sandboxed terminal". The rewards are the single-turn ones
 (recode_lib.rewards: R_fmt, R_k, R_inf, gated, partial credit), applied to one text per rollout:
 - single: the completion as is;
-- tool: the last assistant message, when it is an answer (no tool call in it); an episode that
+- tool: the last assistant message, when it is an answer (no tool call in it), as generated
+  (prompts.message_text: TRL's response parser moves the <think> block into
+  "reasoning_content"; it is put back, so R_fmt reads what evaluation reads); an episode that
   ended on a tool call ran out of turns without an answer: "" (a format error);
 - agentic: the submitted file as code, a prompts.CodeAnswer: its text is the file as one code
   block after a one-line reasoning (prompts.format_response), what the reward model and the
   logs read, while the judge takes the file itself as the code (a file with a line starting
-  with ``` inside a string is judged whole, never cut at that line); nothing submitted: ""
+  with ``` inside a string is judged whole, never cut at that line), complete whatever the
+  rollout's last turn did: a model that kept talking after submitting until the token limit is
+  not "truncated" (SettingReward; evaluation reads it so too); nothing submitted: ""
   (a format error).
 So the same final code gets the same reward in every setting (R_fmt in the agentic setting
 only asks that the file parses). final_answer never raises for a rollout: one it cannot read
@@ -30,7 +34,7 @@ from enum import StrEnum
 
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
-from recode_lib.prompts import CodeAnswer, completion_text, failure_reason
+from recode_lib.prompts import CodeAnswer, completion_text, failure_reason, message_text
 from recode_lib.sandbox.tools import ToolLimits
 
 
@@ -86,8 +90,7 @@ def _final_answer(setting: str, completion, env) -> tuple[str, str]:
         last = msgs[-1] if msgs else None
         if last is None or last.get("role", "assistant") != "assistant" or last.get("tool_calls"):
             return "", NO_ANSWER
-        content = last.get("content") or ""
-        return (content if isinstance(content, str) else str(content)), ""
+        return message_text(last), ""
     code = getattr(env, "submission", None)
     if not isinstance(code, str) or not code.strip():
         return "", NO_SUBMISSION
@@ -104,15 +107,42 @@ class SettingReward:
         self.__name__ = getattr(fn, "__name__", "reward")
         self.components = getattr(fn, "components", ())
 
+    @property
+    def stop_token_ids(self):
+        """The wrapped reward's stop ids (rewards.base.truncated_flags): GRPO sets them on
+        every reward function that has them (training.grpo.give_stop_ids); a wrapper that hid
+        them would judge a tool answer cut at the token limit as if it were complete."""
+        return getattr(self.fn, "stop_token_ids", None)
+
+    @stop_token_ids.setter
+    def stop_token_ids(self, ids) -> None:
+        if hasattr(self.fn, "stop_token_ids"):
+            self.fn.stop_token_ids = ids
+
     def _texts(self, completions, kwargs):
         envs = kwargs.get("environments") or [None] * len(completions)
         return [final_answer(self.setting, c, e)[0] for c, e in zip(completions, envs)]
 
+    def _judged(self, completions, kwargs) -> tuple[list, dict]:
+        """(the texts judged, the keyword arguments for them). A submitted file is complete
+        whatever the rollout's last turn did (evaluation reads it so: episodes.MultiTurn):
+        its row of `completion_ids` is emptied, so the truncation rule (rewards.base.
+        truncated_flags: the last id neither EOS nor pad) never blanks a submission because
+        the model kept talking after submitting until the token limit."""
+        texts = self._texts(completions, kwargs)
+        ids = kwargs.get("completion_ids")
+        if self.setting == Setting.AGENTIC and ids is not None and len(ids) == len(texts):
+            kwargs = {**kwargs, "completion_ids": [[] if isinstance(t, CodeAnswer) else row
+                                                   for t, row in zip(texts, ids)]}
+        return texts, kwargs
+
     def __call__(self, prompts, completions, **kwargs):
-        return self.fn(prompts, self._texts(completions, kwargs), **kwargs)
+        texts, kwargs = self._judged(completions, kwargs)
+        return self.fn(prompts, texts, **kwargs)
 
     def details(self, prompts, completions, **kwargs):
-        return self.fn.details(prompts, self._texts(completions, kwargs), **kwargs)
+        texts, kwargs = self._judged(completions, kwargs)
+        return self.fn.details(prompts, texts, **kwargs)
 
 
 def setting_reward(fn, setting: str):

@@ -24,7 +24,8 @@ it); elsewhere judging follows generation. Outputs in out_dir:
                  this call (new work only), and provenance (seed, config, git hash, versions)
   run.json       what the results depend on (evaluation.guard: model, model_stamp, sampling
                  except n, prompt style, early_stop, and for tool/agentic setting, max_turns,
-                 max_tool_calls, the tool limits; and the problem set); a later call with a
+                 max_tool_calls, the tool limits; the problem set; with BigCodeBench problems the hash of
+                 its environment's packages, bench_env.judge_env_guard); a later call with a
                  different one raises naming the folder, or with spec.on_config_change
                  "set_aside" moves the old folder aside, instead of mixing results.
 Resumable: finished rows are kept, generated-but-unjudged single-setting samples are only
@@ -38,6 +39,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from recode_lib.bench_env import judge_env, judge_env_guard, require_env
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (as_problems, check_rows, episode_row, result_fields,
@@ -72,6 +74,7 @@ def run_evaluation(spec, model, problems, out_dir, *, benchmark: str | None = No
     tool/agentic setting's environment factory. `overlap` (single setting): judge finished
     samples in batches while the rest generate (None: overlap_judging decides)."""
     problems = as_problems(problems)
+    require_env(problems, smoke=spec.env_missing_ok)   # BigCodeBench's libraries, before generating
     require_checkers([p.tests for p in problems], spec.sandbox.checker_fallback,
                      f"evaluating {benchmark or 'these problems'}")   # before anything is generated
     sampling = spec.sampling()
@@ -91,7 +94,8 @@ def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, b
     out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
                               "sampling": sampling.sample_key(), "reasoning": bool(spec.reasoning),
                               "early_stop": bool(spec.early_stop),
-                              **precision_field(spec.precision), **strategy.guard_fields()},
+                              **precision_field(spec.precision), **strategy.guard_fields(),
+                              **judge_env_guard(problems)},
                     spec.on_config_change, problems=[p.id for p in problems])
     store = JsonlStore(out / "samples.jsonl")
     done = check_rows(store)
@@ -168,6 +172,7 @@ def evaluate_locked(spec, model, problems, out_dir, sampling, ks, strategy, *, b
             "setting": spec.setting, "sampling": sampling.to_dict(), "k": ks,
             "reasoning": spec.reasoning, "early_stop": spec.early_stop,
             **strategy.config_fields(), "sandbox": spec.to_dict()["sandbox"],
+            **judge_env(problems),   # BigCodeBench's interpreter and its packages' hash
             "generator_kwargs": kwargs}))
     write_json_atomic(out / "summary.json", summary)
     return summary

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 
 from recode_lib.assemble import assemble
+from recode_lib.bench_env import record_extras
 from recode_lib.data.schema import Problem
 from recode_lib.generation.base import FinishReason
 from recode_lib.jsonl import JsonlError, JsonlStore
@@ -70,15 +71,13 @@ def sample_id(problem_id: str, sample: int) -> str:
 
 
 def sandbox_record(sid: str, code: str | None, p) -> dict:
-    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests;
-    "requires" (the modules the problem needs: metadata["requires"], else metadata["libs"];
-    BigCodeBench) when it has them, so that a problem the sandbox's interpreter cannot run is `env_missing`."""
+    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests,
+    with p's bench_env.record_extras ("requires": the modules it needs, so that a problem the
+    sandbox's interpreter cannot run is `env_missing`; "python": BigCodeBench's own
+    environment for its problems when built) — the same extras the GRPO rewards give it."""
     rec = {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
            "memory_mb": p.memory_mb}
-    meta = p.metadata or {}
-    libs = meta.get("requires", meta.get("libs"))
-    if isinstance(libs, list) and libs:
-        rec["requires"] = list(libs)
+    rec.update(record_extras(p))
     return rec
 
 

@@ -94,7 +94,8 @@ class EvalSpec:
     seed: int = option(0, "base seed; sample i of a prompt uses sample_seed(seed, prompt, i)")
     k: tuple[int, ...] = option((1,), "pass@k to report (each <= n; repeatable)")
     reasoning: bool = option(True, "ask for reasoning (a <think> section) before the code: the "
-                             "prompt style")
+                             "prompt style", off_help="ask for the code directly, no <think> "
+                             "section")
     batch_size: int = option(8, "hf backend batch size")
     precision: str = option("native", "hf backend: how the weights are held while generating: "
                             "native (as loaded: float32 on a CPU), bfloat16, or int8 (dynamic "
@@ -127,7 +128,11 @@ class EvalSpec:
                                    "configuration: raise, or set_aside (move them to "
                                    "<out>.stale-<k> and start clean: what notebooks use)",
                                    choices=ON_CHANGE)
-    progress: bool = option(True, "show progress bars")
+    progress: bool = option(True, "show progress bars", off_help="no progress bars")
+    env_missing_ok: bool = option(False, "BigCodeBench without its environment (`make bcb-env`, "
+                                  "recode_lib.bench_env): refuse to evaluate it (default), or "
+                                  "judge the problems whose libraries the sandbox lacks as "
+                                  "env_missing, left out of pass@k (the smoke profile)")
     setting: str = option("single", "paper B's setting: single-turn, Python tool calls, or a "
                           "sandboxed terminal (tool/agentic: hf or vllm backends)",
                           choices=SETTINGS)

@@ -12,8 +12,10 @@ unreadable bodies, with exponential backoff (base `backoff_s`, doubling, capped 
 `max_backoff_s`, a server's Retry-After wins). Not retried: other 4xx (a bad request or key)
 — raised at once with the server's message. A sample that still fails after `max_retries`
 raises GenerationError; samples finished before are already passed to the callback (and so are
-kept by the cache). The API key is read from `api_key=` or $OPENAI_API_KEY (optional; a local
-vLLM server needs none). Stdlib only (urllib); no streaming, no tool calls.
+kept by the cache). A server with a reasoning parser (vLLM --reasoning-parser) returns the
+think block apart ("reasoning_content" / "reasoning"): the text is rebuilt with it in front
+(recode_lib.prompts.message_text), as the model generated it. The API key is read from
+`api_key=` or $OPENAI_API_KEY (optional; a local vLLM server needs none). Stdlib only (urllib); no streaming, no tool calls.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Sequence
 
 from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
                                         SampleRequest, SamplingConfig)
+from recode_lib.prompts import message_text
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
@@ -50,7 +53,7 @@ def chat_payload(model: str, request: SampleRequest, sampling: SamplingConfig) -
 def parse_chat_response(data: dict, where: str) -> Completion:
     try:
         choice = data["choices"][0]
-        text = choice["message"].get("content") or ""
+        text = message_text(choice["message"])   # a reasoning parser's split undone
         finish = choice.get("finish_reason")
         n_tokens = int(data["usage"]["completion_tokens"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:

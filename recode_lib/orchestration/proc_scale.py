@@ -22,7 +22,7 @@ from recode_lib.process_reward.scale import provenance_of, scale_record, scale_r
 from recode_lib.rewards import Need, reward_needs
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.launch import TRANSFER
-from recode_lib.training.recipe_set import recipe_set
+from recode_lib.training.recipe_fields import recipe_fields
 
 __all__ = ["proc_runs", "pair_scale"]
 
@@ -32,8 +32,8 @@ def uses_rm(reward: str) -> bool:
 
 
 def run_recipe(name: str, p: dict, model: str):
-    """The recipe a notebook's run trains with (its RECIPE_SET applied, the model its own)."""
-    return load_recipe(name, **recipe_set(p.get("RECIPE_SET", ""), model=model))
+    """The recipe a notebook's run trains with (its RECIPE_FIELDS applied, the model its own)."""
+    return load_recipe(name, **recipe_fields(p.get("RECIPE_FIELDS"), model=model))
 
 
 def proc_runs(profile_params: dict) -> list[dict]:

@@ -5,7 +5,7 @@ start checkpoint; every run evaluated on held-out problems; the sweep's frontier
     sweep = strictness_sweep("strictness_smoke", [1, 3, "inf"], train, held_out,
                              step_dir(RUN, STRICTNESS_SWEEP), spec=EvalSpec(...),
                              partial=["discrete"], seeds=[0, 1, 2], name_prefix="06_",
-                             **recipe_set(RECIPE_SET, model=start, seed=SEED))
+                             **recipe_fields(RECIPE_FIELDS, model=start, seed=SEED))
     sweep.frontier["rows"]               # one row per run (analysis.frontier.write_sweep_frontier)
     write_records(OUT, sweep.metrics, sweep.headline)    # metrics.json, headline.json
 

@@ -6,7 +6,7 @@ CodeContests+ problems are judged by their testlib checkers (recode_lib.sandbox.
 need a working C++ compiler. A notebook that trains or evaluates on such a benchmark
 (TESTLIB_BENCHMARKS: its BENCHMARK, EVAL_BENCHMARK or TRAIN_SET) on a machine without one is
 refused here, naming the Debian package to install, unless its GRPO recipe asks for the
-exact-match fallback (RECIPE_SET: checker_fallback=true, or the recipe's own field) — the same
+exact-match fallback (RECIPE_FIELDS: {checker_fallback: true}, or the recipe's own field) — the same
 rule the step applies when it starts (training.grpo.train, evaluation.loop.run_evaluation,
 the sandbox's judge). `recode plan` prints the refusals and exits 2; the pipeline's resource
 check refuses before the first notebook. Nothing is compiled beyond one small probe program.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from recode_lib.sandbox.checker import compiler_problem
 from recode_lib.training.grpo import load_recipe
-from recode_lib.training.recipe_set import recipe_set
+from recode_lib.training.recipe_fields import recipe_fields
 
 TESTLIB_BENCHMARKS = ("codecontests_plus",)
 BENCHMARK_KEYS = ("BENCHMARK", "EVAL_BENCHMARK", "TRAIN_SET")
@@ -38,7 +38,7 @@ def asks_fallback(p: dict) -> bool:
     judges CodeContests+ in the profiles; an evaluation has no such parameter)."""
     if not p.get("RECIPE") or "{" in str(p["RECIPE"]):
         return False
-    fields = recipe_set(p.get("RECIPE_SET", ""))
+    fields = recipe_fields(p.get("RECIPE_FIELDS"))
     if "checker_fallback" in fields:
         return bool(fields["checker_fallback"])
     return bool(load_recipe(p["RECIPE"]).checker_fallback)
@@ -55,6 +55,6 @@ def checker_preflight(params: dict[str, dict]) -> list[str]:
     if why is None:
         return []
     return [f"{stem}: {', '.join(f'{k}={params[stem][k]}' for k in keys)} has testlib checkers, "
-            f"and {why} (or set RECIPE_SET checker_fallback=true for the exact-match fallback, "
-            "which judges problems with several right answers wrongly)"
+            f"and {why} (or set RECIPE_FIELDS: {{checker_fallback: true}} for the exact-match "
+            "fallback, which judges problems with several right answers wrongly)"
             for stem, keys in needing.items()]

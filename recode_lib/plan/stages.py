@@ -7,8 +7,8 @@
 recode_lib.pipeline.effective_parameters returns them) and `profile_params` all notebooks' (a
 notebook that uses another's model, e.g. 04's reward model is 02's backbone, reads it there).
 Training stages also read their recipe (recode_lib/training/recipes/<RECIPE>.yaml, with
-RECIPE_DEFAULTS for the fields a recipe leaves out, under the notebook's RECIPE_SET: see
-recode_lib.training.recipe_set) and the launch configs (configs/accelerate,
+RecodeGRPOConfig's defaults for the fields a recipe leaves out, under the notebook's RECIPE_FIELDS:
+see recode_lib.training.recipe_fields) and the launch configs (configs/accelerate,
 configs/deepspeed). A stage holds what the memory check needs (Engine: a vLLM engine; Trainer:
 the policy under ZeRO-3 with its colocated engine and reward model) and what the budget needs
 (Work: token counts, upper bounds: every response runs to its maximum length, every trace is
@@ -23,6 +23,7 @@ nothing is downloaded or loaded.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +33,9 @@ from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
 from recode_lib.plan.architectures import Architecture, ArchitectureError, model_arch
 from recode_lib.rewards import Need, reward_needs
-from recode_lib.training.grpo import RECIPES_DIR
+from recode_lib.training.grpo import RECIPES_DIR, config_fields, field_default
 from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
-from recode_lib.training.recipe_set import recipe_set
+from recode_lib.training.recipe_fields import recipe_fields
 
 VLLM_DEFAULT_UTILIZATION = 0.9      # vllm.LLM's gpu_memory_utilization default
 
@@ -61,19 +62,6 @@ PROMPT_TOKENS = {"contest": 768, "function": 384, "math": 256}
 CONTEST = {"livecodebench", "codecontests_plus", "leetcode", "microbench"}
 MATH = {"aime24", "math_train", "math_synth"}
 INSTRUCTION_TOKENS = 400            # a rewrite / judge / repair instruction around the content
-
-# recipe fields a paper recipe may leave out: recode_lib.training.config.RecodeGRPOConfig's
-# defaults (TRL 1.16 GRPOConfig plus the project's; tests/test_plan.py checks they agree)
-RECIPE_DEFAULTS: dict[str, Any] = {
-    "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
-    "steps_per_generation": None, "num_generations": 4, "max_completion_length": 256,
-    "beta": 0.0, "use_vllm": False, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.3,
-    "vllm_tensor_parallel_size": 1, "vllm_max_model_length": None,
-    "gradient_checkpointing": False, "bf16": False, "use_cpu": True, "rm_placement": "cpu",
-    "rm_dtype": "auto", "rm_batch_size": 8, "rm_zero3": False, "sandbox_workers": None,
-    "domain": "code", "setting": "single", "max_steps": 10, "lora": None,
-}
-
 
 class StageError(RecodeError, ValueError):
     """A profile the plan cannot read (a missing recipe, an unknown model)."""
@@ -203,8 +191,15 @@ def is_vllm(backend: str | None) -> bool:
     return str(backend) == "vllm"
 
 
+@functools.cache
+def recipe_defaults() -> dict[str, Any]:
+    """Every recipe field's default: recode_lib.training.config.RecodeGRPOConfig's (read from
+    the dataclass; imports trl)."""
+    return {name: field_default(f) for name, f in config_fields().items()}
+
+
 def read_recipe(name: str, overrides: dict | None = None) -> dict:
-    """A recipe's fields (YAML) over RECIPE_DEFAULTS, with notebook overrides."""
+    """A recipe's fields (YAML) over the dataclass's defaults, with notebook overrides."""
     import yaml
 
     p = Path(str(name))
@@ -212,7 +207,7 @@ def read_recipe(name: str, overrides: dict | None = None) -> dict:
     if not path.is_file():
         raise StageError(f"recipe {name!r} not found ({path})")
     data = yaml.safe_load(path.read_text()) or {}
-    return {**RECIPE_DEFAULTS, **data, **dict(overrides or {}), "name": path.stem}
+    return {**recipe_defaults(), **data, **dict(overrides or {}), "name": path.stem}
 
 
 def launch_config() -> dict:
@@ -268,11 +263,11 @@ def rm_arch(profile_params: dict, recipe: dict, notebook: str) -> Architecture:
 
 
 def run_fields(p: dict, model: str, extra: dict | None = None) -> dict:
-    """The recipe fields a GRPO notebook sets: its RECIPE_SET (recode_lib.training.recipe_set)
+    """The recipe fields a GRPO notebook sets: its RECIPE_FIELDS (recode_lib.training.recipe_fields)
     and the fields it passes from its own parameters (BENCHMARK, WORKERS; `model`, `extra`)."""
     own = {"benchmark": p.get("BENCHMARK"), "sandbox_workers": p.get("WORKERS")}
     own = {k: v for k, v in own.items() if v is not None} | dict(extra or {}) | {"model": model}
-    return recipe_set(p.get("RECIPE_SET", ""), **own)
+    return recipe_fields(p.get("RECIPE_FIELDS"), **own)
 
 
 def grpo_stage(notebook: str, name: str, p: dict, profile_params: dict, *, recipe_name: str,
@@ -409,7 +404,7 @@ def _01(nb, p, pp):
         out.append(_engine_stage(nb, "base traces", p["MODEL"], requests=traces,
                                  max_new=p.get("POLICY_MAX_NEW_TOKENS", 256), prompt=prompt,
                                  batch=p.get("BATCH_SIZE", 8), sandbox=traces,
-                                 workers=p.get("WORKERS", 1)))
+                                 workers=1))   # 01 declares no WORKERS
     dims = len(_list(p.get("DIMENSIONS", "factual_correctness,logical_rigor,logical_coherence")))
     requests = traces * dims * 2          # every trace usable: an upper bound
     rewrite_prompt = prompt + int(p.get("POLICY_MAX_NEW_TOKENS", 256)) + INSTRUCTION_TOKENS
@@ -500,7 +495,7 @@ def _03(nb, p, pp):
     if is_vllm(p.get("BACKEND")):
         out.append(_engine_stage(nb, "policy traces", p["MODEL"], requests=problems * samples,
                                  max_new=max_new, prompt=prompt, batch=p.get("BATCH_SIZE", 8),
-                                 sandbox=problems * samples, workers=p.get("WORKERS", 1)))
+                                 sandbox=problems * samples, workers=1))   # 03 declares no WORKERS
         seeded = _list(p.get("SEEDED_SOURCES", ""))
         if seeded:
             n = len(seeded) * int(p.get("N_SEEDED", 0)) * (2 + int(p.get("N_MUTANTS", 0)))

@@ -205,10 +205,32 @@ def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[lis
     state = kwargs.get("trainer_state")
     step = getattr(state, "global_step", None)
     ids = [f"{pids[i] if pids[i] is not None else 'row'}#{i}" for i in range(n)]
+    extras = [extras_spec(e, f"row {i}")
+              for i, e in enumerate(column(kwargs, "sandbox_extras", n))]
+    more = {"extras": extras} if any(extras) else {}   # a runner without extras still serves
     results = runner.run([p.code for p in progs], tests, ids=ids, step=step,
                          time_limit_s=column(kwargs, "time_limit_s", n),
-                         memory_mb=column(kwargs, "memory_mb", n))
+                         memory_mb=column(kwargs, "memory_mb", n), **more)
     return parsed, results
+
+
+EXTRA_FIELDS = ("requires", "python")     # what bench_env.record_extras puts in a record
+
+
+def extras_spec(value, where: str) -> dict:
+    """A row's `sandbox_extras` (JSON text or a mapping; None/"": none) as a dict of
+    EXTRA_FIELDS; RewardDataError naming the row for anything else (a dataset error)."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise RewardDataError(f"{where}: sandbox_extras is not JSON ({exc})") from None
+    if not isinstance(value, dict) or set(value) - set(EXTRA_FIELDS):
+        raise RewardDataError(f"{where}: sandbox_extras must be a mapping of {EXTRA_FIELDS}, "
+                              f"got {value!r}"[:300])
+    return value
 
 
 def base_row(parsed, result) -> dict:

@@ -81,8 +81,9 @@ def tests_spec(value, where: str) -> dict:
     return value
 
 
-def _key(code: str, tests: dict, time_limit_s, memory_mb) -> str:
-    blob = json.dumps([code, tests, time_limit_s, memory_mb], sort_keys=True, default=str)
+def _key(code: str, tests: dict, time_limit_s, memory_mb, extras=None) -> str:
+    blob = json.dumps([code, tests, time_limit_s, memory_mb, extras or {}], sort_keys=True,
+                      default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -135,8 +136,11 @@ class SandboxRunner:
             self._cache.clear()
 
     def run(self, codes: list, tests: list, *, ids: list | None = None, time_limit_s=None,
-            memory_mb=None, step=None) -> list[dict]:
+            memory_mb=None, step=None, extras: list | None = None) -> list[dict]:
+        """One sandbox result per code (cached by code, tests, limits and extras: the record
+        fields bench_env.record_extras gives a problem — "requires", "python" — per code)."""
         n = len(codes)
+        extras = extras if extras is not None else [{}] * n
         ids = ids or [f"sample-{i}" for i in range(n)]
         for i in range(n):      # before anything runs: decided from the tests alone
             self.check_tests(tests[i], f"submission {ids[i]!r}")
@@ -150,7 +154,7 @@ class SandboxRunner:
         todo: dict[str, dict] = {}           # key -> sandbox record
         keys: list[str | None] = [None] * n
         for i in range(n):
-            k = _key(codes[i], tests[i], tl[i], mem[i])
+            k = _key(codes[i], tests[i], tl[i], mem[i], extras[i])
             keys[i] = k
             with self._lock:
                 hit = self._cache.get(k)
@@ -158,7 +162,7 @@ class SandboxRunner:
                 self.stats.cache_hits += 1
                 out[i] = dict(hit, id=str(ids[i]))
             elif k not in todo:
-                rec = {"id": k, "code": codes[i], "tests": tests[i]}
+                rec = {**(extras[i] or {}), "id": k, "code": codes[i], "tests": tests[i]}
                 if tl[i] is not None:
                     rec["time_limit_s"] = float(tl[i])
                 if mem[i] is not None:

@@ -21,7 +21,9 @@ Every failed result says why in "reason" (verdict.failure_reason: the first fail
 exception's type and last line as the sandbox reported it, untrusted text; or the judge's
 refusal). A record's optional "requires" (the modules its problem needs) that the workers'
 interpreter lacks makes the result "env_missing" / "not_counted" without running anything
-(environment.py). Testlib checkers need a working C++ compiler: without one the judge refuses
+(environment.py). A record's optional "python" (an interpreter path: BigCodeBench's own
+environment, recode_lib.bench_env) runs it on a pool of workers started with that interpreter,
+whose modules then decide env_missing. Testlib checkers need a working C++ compiler: without one the judge refuses
 (checker.CheckerUnavailable, naming the package) unless SandboxConfig.checker_fallback.
 
 Robustness (what one submission can cost): exactly its own record. Every worker line is bounded

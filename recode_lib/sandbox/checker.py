@@ -70,7 +70,7 @@ class CheckerUnavailable(RecodeError, RuntimeError):
 
 COMPILER_PACKAGE = "g++"     # the Debian/Ubuntu package that provides c++/g++
 FALLBACK_HOW = ("SandboxConfig(checker_fallback=True); `recode eval --checker-fallback`; a GRPO "
-                "recipe's checker_fallback (RECIPE_SET: checker_fallback=true)")
+                "recipe's checker_fallback (RECIPE_FIELDS: {checker_fallback: true})")
 _WORKING: dict[str, str | None] = {}
 _PROBE = "#include <vector>\n#include <string>\nint main() { std::vector<std::string> v; return 0; }\n"
 

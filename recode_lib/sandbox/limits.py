@@ -534,7 +534,8 @@ def confine(iso, cfg, job, keep_fds):
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     restrict_syscalls(sysv=sysv, unix=iso.get("unix_filter", True))
     os.environ.clear()
-    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+    os.environ.update({"PATH": os.path.dirname(os.path.abspath(sys.executable))  # its `python`
+                       + ":/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
                        "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
                        # numeric libraries run single-threaded, as one CPU per submission
                        # allows (and a unittest-style test gets its nonce only while alone)

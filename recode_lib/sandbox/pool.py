@@ -353,14 +353,17 @@ def parse_all(records: list, config) -> list:
 def run_specs(specs: list, config, workers: int | None = None, progress: bool = False,
               early_stop: bool = False, on_result=None) -> list[dict]:
     """Judge parsed records on this machine's pool, `workers` threads each holding one warm
-    worker; results in input order; on_result(result) from a worker thread as each finishes."""
+    worker (one per interpreter: a record with its own "python" runs on the pool of
+    config.replace(python=...), whose interpreter also decides its `env_missing`); results in
+    input order; on_result(result) from a worker thread as each finishes."""
     if not specs:
         return []
     if any(s.stdio_checker for s in specs):   # refuses without a compiler unless fallback asked
         prepare_checkers((s.stdio_checker for s in specs), config.checker_fallback)
     results: list = [None] * len(specs)
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
-    pool = get_pool(config)
+    pools = {py: get_pool(config if py is None else config.replace(python=py))
+             for py in {s.python for s in specs}}   # a record's own interpreter: its own pool
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -370,14 +373,18 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
 
     def loop():
         try:
-            with pool.worker() as slot:
+            with contextlib.ExitStack() as held:
+                slots: dict = {}      # interpreter -> the warm worker this thread holds of it
                 while True:
                     with lock:
                         i = nxt[0]
                         nxt[0] += 1
                     if i >= len(specs) or errors or stopping.is_set():
                         return
-                    res = judge(specs[i], slot, pool, early_stop=early_stop)
+                    pool = pools[specs[i].python]
+                    if specs[i].python not in slots:
+                        slots[specs[i].python] = held.enter_context(pool.worker())
+                    res = judge(specs[i], slots[specs[i].python], pool, early_stop=early_stop)
                     if stopping.is_set():
                         # interrupted while it ran: its worker may have been killed on the way
                         # out, so this verdict is not the program's; it is not reported (a

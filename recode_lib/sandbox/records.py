@@ -6,8 +6,11 @@
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
 Record contract (docs/sandbox.md, "Records"): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?,
-"requires"?} (requires: the top-level modules the problem needs, e.g. BigCodeBench's libs; one
-the sandbox's interpreter lacks makes every submission `env_missing`, environment.py) with tests
+"requires"?, "python"?} (requires: the top-level modules the problem needs, e.g. BigCodeBench's libs; one
+the sandbox's interpreter lacks makes every submission `env_missing`, environment.py; python: the
+absolute path of the interpreter the record's workers run instead of SandboxConfig.python, e.g.
+BigCodeBench's own environment, recode_lib.bench_env — put there by the record builder, never
+by a submission: it must be an existing executable file) with tests
 {"kind": "stdio", "cases": [{"input", "output", "input_len"?, "time_limit_s"?}], "float_tol"?,
  "checker"?}, {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?,
  "time_limit_s"?}], "atol"?,
@@ -42,6 +45,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 from dataclasses import dataclass, field
 
 from recode_lib.errors import RecodeError
@@ -67,6 +71,7 @@ class Spec:
     stdio_tol: float | None = None
     no_code: bool = False
     requires: tuple = ()               # top-level modules the problem needs (environment.py)
+    python: str | None = None          # the record's own interpreter (None: the config's)
 
 
 def _fail(where, msg):
@@ -74,7 +79,7 @@ def _fail(where, msg):
 
 
 MAX_CASE_LIMIT_S = 1e9   # a case's own time_limit_s is below this (finite, float-sized)
-RECORD_FIELDS = ("id", "code", "tests", "time_limit_s", "memory_mb", "requires")
+RECORD_FIELDS = ("id", "code", "tests", "time_limit_s", "memory_mb", "requires", "python")
 TESTS_FIELDS = {"stdio": ("kind", "cases", "float_tol", "checker", "time_rule"),
                 "call": ("kind", "fn_name", "cases", "atol", "checker", "time_rule"),
                 "script": ("kind", "script", "entry_point", "separate", "helpers", "time_rule")}
@@ -184,8 +189,13 @@ def parse_record(rec, config, where: str = "") -> Spec:
     if requires is not None and (not isinstance(requires, list) or not all(
             isinstance(m, str) and MODULE_NAME.match(m) for m in requires)):
         _fail(where, f"field 'requires' must be a list of module names, got {requires!r:.80}")
+    python = rec.get("python")
+    if python is not None and not (isinstance(python, str) and os.path.isabs(python)
+                                   and os.path.isfile(python) and os.access(python, os.X_OK)):
+        _fail(where, f"field 'python' must be the absolute path of an executable file, "
+                     f"got {python!r:.120}")
     spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip(),
-                requires=tuple(sorted({top_level(m) for m in requires or ()})))
+                requires=tuple(sorted({top_level(m) for m in requires or ()})), python=python)
     job = {"op": "job", "kind": kind, "code": code or "", "time_limit_s": float(tl),
            "memory_mb": int(mem), "max_output": config.max_output_bytes,
            "sealed": bool(config.sealed_inputs) and kind == "call"}

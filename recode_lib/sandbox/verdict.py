@@ -295,6 +295,13 @@ def one_line(text: str, limit: int = REASON_CHARS) -> str:
     return "".join(c if c.isprintable() else " " for c in str(text)).strip()[:limit]
 
 
+# an in-process script test that reported success without the worker's nonce (zygote.Child.
+# release_nonce): its process was not a lone thread at the end, or the report was forged
+UNVERIFIED = ("its success could not be verified: the test process was not alone when the tests "
+              "ended (a thread or process still running, e.g. a library's native thread pool), "
+              "or its report did not carry the judge's nonce")
+
+
 def failure_reason(spec, tests: list[dict], errors: dict) -> str | None:
     """Why a failed record failed, for its "reason": the first failing test (in execution
     order) and what the sandbox reported for it (the exception's type and last line, as the
@@ -372,6 +379,9 @@ class Run:
             done = {}
         for body in self.script_msgs:
             st = test_status(self.spec, body, done.get("nonce"))
+            if st == Status.RUNTIME_ERROR and body.get("st") == "ok" \
+                    and not self.errors.get(body["i"]):
+                self.errors[body["i"]] = UNVERIFIED
             self.tests[0].update(status=st, time_s=body["t"], memory_mb=body["m"])
         result = {"id": self.spec.id, **summarize(self.spec, self.tests), "tests": self.tests,
                   "trust": trust_of(self.spec)}

@@ -74,6 +74,11 @@ class RecodeGRPOConfig(GRPOConfig):
         "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by exact "
                 "comparison (recorded in the rewards' sandbox results as exact_fallback) "
                 "instead of refusing to start (recode_lib.sandbox.checker)"})
+    keep_checkpoints: bool = field(default=False, metadata={
+        "help": "keep <output_dir>/checkpoint-* (weights, optimizer and scheduler state) once "
+                "final/ is written; False (default): they are removed then, since a finished "
+                "run is never resumed and a changed recipe starts a new run (a 2-step smoke "
+                "run's checkpoint is 3x its final model; a 7B one's optimizer state ~85 GB)"})
     rproc_scale: dict | None = field(default=None, metadata={
         "help": "how this run's R_proc was scaled (recode_lib.process_reward.scale.provenance_of: "
                 "rule, sampling, policy, RM, centre and temperature): recorded in run.json; "

@@ -71,10 +71,13 @@ import dataclasses
 import difflib
 import functools
 import json
+import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from recode_lib.bench_env import record_extras
 from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
 from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
@@ -94,6 +97,7 @@ from recode_lib.sandbox.checker import require_checkers
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
+from recode_lib.training.recipe_fields import check_field
 from recode_lib.training.sampling_copy import sampling_copy_class
 from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sync
 
@@ -101,7 +105,7 @@ RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
 # their default), so runs trained before them keep their fingerprint
 OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision", "rproc_scale",
-                   "checker_fallback")
+                   "checker_fallback", "keep_checkpoints")
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -145,6 +149,10 @@ class GRPORecipe:
             raise ValueError(f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
                              "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
                              + (f"; {hint}" if hint else ""))
+        for name, value in values.items():      # types: a misspelt value is named here too
+            why = check_field(name, value)
+            if why:
+                raise ValueError(f"{source}: {why}")
         values = dict(values)
         if "bf16" in values:        # "auto": by this machine (recode_lib.bf16), a bool from here on
             try:
@@ -290,17 +298,36 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
     return GRPORecipe(str(path), **data).validate()
 
 
+def give_stop_ids(funcs, stop_ids: list) -> None:
+    """Give every reward function that applies the truncation rule (rewards.base.
+    RewardFunction.stop_token_ids, also through a setting's wrapper, environments.settings.
+    SettingReward) the trainer's stop ids: a completion that hit max_completion_length is then
+    a format error, as evaluation files a response cut at the token limit."""
+    for f in funcs:
+        if hasattr(f, "stop_token_ids"):
+            f.stop_token_ids = stop_ids
+
+
 def code_row(p, where: str, reasoning: bool = True) -> dict:
     """The training row of a code problem: the prompt evaluation uses and the columns the code
     rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
     prelude: everything assemble reads, so the reward builds the program evaluation builds) —
-    and the limits; ValueError when it has no tests."""
+    and the limits; ValueError when it has no tests. `public_examples` (JSON text: the
+    problem's metadata["public_examples"], "[]" when none) is what the agentic environment's
+    reset writes into the workspace as examples/<k>.in/.out — the very files evaluation's
+    episodes give it (recode_lib.evaluation.episodes.problem_row), so a policy trains in the
+    workspace it is evaluated in. `sandbox_extras` (JSON text) is bench_env.record_extras: the
+    modules the problem requires and its own interpreter (BigCodeBench's environment), so the
+    rewards judge it where evaluation does."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
+    examples = (getattr(p, "metadata", None) or {}).get("public_examples")
     return {"prompt": build_messages(p, reasoning=reasoning), **assembly_columns(p),
             "problem_id": p.id, "time_limit_s": float(p.time_limit_s),
-            "memory_mb": int(p.memory_mb)}
+            "memory_mb": int(p.memory_mb),
+            "public_examples": json.dumps(examples if isinstance(examples, list) else []),
+            "sandbox_extras": json.dumps(record_extras(p), sort_keys=True)}
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
@@ -409,7 +436,7 @@ class TrainResult:
 
 # recipe fields that change where curves are logged and how often, never the trained weights
 LOGGING_FIELDS = ("report_to", "logging_steps", "log_completions", "num_completions_to_print",
-                  "logging_dir", "run_name", "disable_tqdm")
+                  "logging_dir", "run_name", "disable_tqdm", "keep_checkpoints")
 
 
 def upstream_stamps(recipe) -> dict:
@@ -570,10 +597,7 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
         patch_colocate_sync(trainer)     # vLLM's CPU build: TRL's per-tensor sync cannot load
     trainer.generation_precision = recipe.generation_precision
     cb.trainer = trainer
-    stop_ids = [*trainer.eos_token_ids, tok.pad_token_id]   # TRL's own truncation rule
-    for f in funcs:   # a completion that hit max_completion_length is a format error
-        if hasattr(f, "stop_token_ids"):
-            f.stop_token_ids = stop_ids
+    give_stop_ids(funcs, [*trainer.eos_token_ids, tok.pad_token_id])   # TRL's truncation rule
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
             raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
@@ -592,9 +616,23 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
                 print(f"(saving the checkpoint failed too: {exc})", file=sys.stderr)
         raise
     save_final(trainer, tok, final)
+    if not recipe.keep_checkpoints and trainer.accelerator.is_main_process:
+        drop_checkpoints(out)
     del trainer, cb, funcs, resources, setting_kw   # the trainer and its callback form a cycle
     release_memory()        # the next run in this process (a notebook's next variant) starts clean
     return TrainResult(out, final, metrics, last, False)
+
+
+def drop_checkpoints(output_dir: str | Path) -> list[Path]:
+    """Remove <output_dir>/checkpoint-* of a run whose final/ is complete (nothing when it is
+    not: those are what an unfinished run resumes from); returns what was removed."""
+    out = Path(output_dir)
+    if not final_complete(out):
+        return []
+    gone = sorted(d for d in out.glob("checkpoint-*") if d.is_dir())
+    for d in gone:
+        shutil.rmtree(d)
+    return gone
 
 
 def save_checkpoint_now(trainer) -> Path:
@@ -624,10 +662,6 @@ def save_checkpoint_now(trainer) -> Path:
 def save_final(trainer, tokenizer, final: Path) -> None:
     """Write <output_dir>/final atomically (a temp folder renamed) with a .complete marker; a
     LoRA run's final/ is the full model with the adapter merged in (training.lora)."""
-    import os
-    import shutil
-
-
     tmp = final.with_name(".final.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     if is_peft(trainer.model):   # LoRA: the merged full model, loadable like any checkpoint

@@ -6,7 +6,7 @@
 
     runs = train_variants("cg_grpo_smoke", reward_variants(["gated", "outcome_only"]), problems,
                           OUT, name_prefix="04_", rm_path=...,
-                          **recipe_set(RECIPE_SET, model=MODEL, seed=SEED))   # recipe_set.py
+                          **recipe_fields(RECIPE_FIELDS, model=MODEL, seed=SEED))
 
     recode grpo --recipe cg_grpo_smoke --output-dir runs/smoke/04_cg_grpo/cli [--set k=v ...]
     python -m recode_lib.cli.grpo ...      (the same; the entry point accelerate runs; the CLI
@@ -19,7 +19,7 @@ With launcher="accelerate" the recipe (output_dir/recipe.yaml) and the problems
 and leaves the checkpoints for the next call to resume from. Launch commands of the paper
 profile: the docstring of recode_lib.training.grpo. `train_variants` trains several runs from
 one recipe (one folder each; a finished run is skipped; the fields every run shares are keyword
-overrides, by the recipe's own names: recode_lib.training.recipe_set); with launcher "slurm"
+overrides, by the recipe's own names: recode_lib.training.recipe_fields); with launcher "slurm"
 its runs, independent of each other, are submitted as concurrent sbatch jobs (up to
 RECODE_SLURM_MAX_JOBS, default all: Slurm spreads them over the cluster's nodes). `transfer_variants(model)` is the cross-model RM
 transfer run (ReCode: another policy, e.g. Qwen3-4B-Instruct, trained with the gated reward and

@@ -5,7 +5,7 @@ held-out comparison of original pass@1 and repair rate per failure class.
     results, reports = train_repair_rounds(start, train_problems, tasks, report, rounds=2,
                                            spec=spec, recipe="repair_smoke", reward="outcome_only",
                                            out_dir=OUT, max_steps=2, max_per_problem=2, seed=0,
-                                           fields=recipe_set(RECIPE_SET, seed=0))
+                                           fields=recipe_fields(RECIPE_FIELDS, seed=0))
     rows = compare_repair({"start": start, **finals}, eval_problems, eval_tasks, spec, OUT,
                           max_per_problem=2, n_boot=1000, seed=0)
     table = repair_table(rows)     # one row per model: pass@1, repair on start's / own failures

@@ -1,6 +1,7 @@
-"""RECIPE_SET (recode_lib.training.recipe_set): a profile sets recipe fields by the recipe's own
-names, and each GRPO value of every profile is decided in one place — the recipe file, or the
-profile's RECIPE_SET — never by a notebook parameter of its own."""
+"""RECIPE_FIELDS (recode_lib.training.recipe_fields): a profile sets recipe fields by the recipe's
+own names as a mapping merged field by field over the recipe file, and each GRPO value of every
+profile is decided in one place — the recipe file, or the profile's RECIPE_FIELDS — never by a
+notebook parameter of its own."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import yaml
 
 from recode_lib.pipeline import declared_parameters, list_notebooks, profile_parameters
 from recode_lib.training.grpo import RECIPES_DIR, config_fields, load_recipe
-from recode_lib.training.recipe_set import (RecipeSetError, merge_recipe_set, recipe_set,
-                                            recipe_set_text)
+from recode_lib.cli.reproduce import parse_overrides
+from recode_lib.training.recipe_fields import RecipeFieldError, merge_fields, recipe_fields
 
 TINY = Path(__file__).parent / "notebook_params_tiny.yaml"
 GRPO_NOTEBOOKS = {"04_cg_grpo", "06_strictness_sweep", "09_repair", "10_math_domain",
@@ -26,64 +27,70 @@ MOVED = ("max_steps", "num_generations", "per_device_train_batch_size", "max_com
          "learning_rate", "cpu_threads")
 
 
-def test_recipe_set_reads_fields_by_their_own_names_as_yaml_scalars():
-    got = recipe_set("max_steps=2, num_generations=4  learning_rate=2e-5\tcpu_threads=null "
-                     "use_vllm=true vllm_mode=server")
-    assert got == {"max_steps": 2, "num_generations": 4, "learning_rate": 2e-5,
-                   "cpu_threads": None, "use_vllm": True, "vllm_mode": "server"}
-    assert isinstance(got["learning_rate"], float) and isinstance(got["max_steps"], int)
-    assert recipe_set("") == recipe_set(None) == recipe_set("  ") == {}
-    assert recipe_set("", model="m", seed=1) == {"model": "m", "seed": 1}
+def test_recipe_fields_are_checked_by_their_own_names_and_kinds():
+    fields = {"max_steps": 2, "learning_rate": 2.0e-5, "cpu_threads": None, "use_vllm": True,
+              "vllm_mode": "server", "lora": {"r": 8, "alpha": 16}}
+    assert recipe_fields(fields) == fields
+    assert recipe_fields({}) == recipe_fields(None) == {}
+    assert recipe_fields(None, model="m", seed=1) == {"model": "m", "seed": 1}
 
 
-def test_an_unknown_field_raises_naming_it_the_text_and_the_nearest_fields():
-    with pytest.raises(RecipeSetError) as err:
-        recipe_set("max_steps=2 max_step=3")
+def test_an_unknown_field_raises_naming_it_and_the_nearest_fields():
+    with pytest.raises(RecipeFieldError) as err:
+        recipe_fields({"max_steps": 2, "max_step": 3})
     msg = str(err.value)
-    assert "'max_step'" in msg and "max_steps=2 max_step=3" in msg and "nearest: max_steps" in msg
+    assert "'max_step'" in msg and "nearest: max_steps" in msg
     assert isinstance(err.value, ValueError)
 
 
-@pytest.mark.parametrize("text, says", [
-    ("max_steps", "not field=value"),
-    ("=3", "not field=value"),
-    ("max_steps=1 max_steps=2", "given twice"),
-    ("max_steps=", "scalar"),
-    ("report_to=[wandb]", "scalar"),
-    ("seed=3", "set by the notebook's own parameter"),
+@pytest.mark.parametrize("fields, says", [
+    ("max_steps=1", "must be a mapping"),
+    ({"max_steps": "abc"}, "recipe field max_steps must be int, got 'abc'"),
+    ({"learning_rate": "2e-5"}, "write 2.0e-5"),
+    ({"use_cpu": 1}, "use_cpu must be bool"),
+    ({"seed": 3}, "set by the notebook's own parameter"),
 ])
-def test_a_malformed_recipe_set_is_refused_saying_why(text, says):
-    with pytest.raises(RecipeSetError, match=says):
-        recipe_set(text, seed=0)
+def test_a_malformed_recipe_fields_is_refused_saying_why(fields, says):
+    with pytest.raises(RecipeFieldError, match=says):
+        recipe_fields(fields, seed=0)
 
 
-def test_recipe_set_text_reads_back_and_a_later_text_wins():
-    fields = {"max_steps": 1, "learning_rate": 1e-06, "cpu_threads": None, "bf16": False,
-              "vllm_mode": "colocate"}
-    assert recipe_set(recipe_set_text(fields)) == fields
-    assert recipe_set(merge_recipe_set("max_steps=300 max_completion_length=8192",
-                                       "max_steps=1 num_generations=2")) == {
+def test_a_later_mapping_wins_field_by_field():
+    assert merge_fields({"max_steps": 300, "max_completion_length": 8192},
+                        {"max_steps": 1, "num_generations": 2}, None) == {
         "max_steps": 1, "max_completion_length": 8192, "num_generations": 2}
-    with pytest.raises(RecipeSetError):
-        recipe_set_text({"run_name": "two words"})
 
 
-def test_only_the_grpo_notebooks_declare_recipe_set_and_none_declares_a_recipe_field():
+def test_one_recipe_field_on_the_command_line_keeps_the_profiles_others():
+    """The README's tip: `-p RECIPE_FIELDS.cpu_threads=1` adds one field; 06 of the smoke
+    profile still trains the profile's one step (RECIPE_SET=cpu_threads=1 used to replace the
+    profile's whole value, and 06 then trained the recipe's 2 steps)."""
+    over = parse_overrides(["RECIPE_FIELDS.cpu_threads=1"])
+    assert over == {"RECIPE_FIELDS": {"cpu_threads": 1}}
+    p = profile_parameters("smoke", overrides=over)
+    assert p["06_strictness_sweep"]["RECIPE_FIELDS"] == {
+        "max_steps": 1, "max_completion_length": 128, "learning_rate": 1e-4, "cpu_threads": 1}
+    assert p["04_cg_grpo"]["RECIPE_FIELDS"] == {"cpu_threads": 1}
+    assert parse_overrides(["RECIPE_FIELDS.max_steps=1", "RECIPE_FIELDS.bf16=auto"]) == {
+        "RECIPE_FIELDS": {"max_steps": 1, "bf16": "auto"}}
+
+
+def test_only_the_grpo_notebooks_declare_recipe_fields_and_none_declares_a_recipe_field():
     """A recipe field is never a notebook parameter of its own (MAX_STEPS, NUM_GENERATIONS,
-    ...): RECIPE_SET or the recipe file holds it; only fields the notebook also uses
+    ...): RECIPE_FIELDS or the recipe file holds it; only fields the notebook also uses
     elsewhere (OWN_FIELDS) are parameters, passed to the recipe by name."""
     fields = {name.upper() for name in config_fields()}
     grpo = set()
     for nb in list_notebooks():
         declared = declared_parameters(nb)
-        if "RECIPE_SET" not in declared:
+        if "RECIPE_FIELDS" not in declared:
             continue
         grpo.add(nb.stem)
-        assert declared["RECIPE_SET"] == "", f"{nb.stem}: RECIPE_SET's default is the recipe file"
+        assert declared["RECIPE_FIELDS"] == {}, f"{nb.stem}: RECIPE_FIELDS' default is the recipe file"
         own = (set(declared) & fields) - OWN_FIELDS
-        assert not own, f"{nb.stem} declares recipe fields {sorted(own)}: set them in RECIPE_SET"
+        assert not own, f"{nb.stem} declares recipe fields {sorted(own)}: set them in RECIPE_FIELDS"
         src = nb.read_text()
-        assert "recipe_set(RECIPE_SET" in src and "recipe_overrides" not in src
+        assert "recipe_fields(RECIPE_FIELDS" in src and "recipe_overrides" not in src
     assert grpo == GRPO_NOTEBOOKS
 
 
@@ -100,7 +107,7 @@ PROFILES = {"smoke": None, "laptop": None, "paper": None, "tiny": TINY}
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_every_profiles_grpo_values_are_decided_in_one_place(profile):
-    """The run's value of each moved field is RECIPE_SET's when it names the field, else the
+    """The run's value of each moved field is RECIPE_FIELDS' when it names the field, else the
     recipe file's; the profile section states it under no other key."""
     spec = yaml.safe_load((PROFILES[profile] or Path(__file__).parent.parent / "notebooks"
                            / "params" / f"{profile}.yaml").read_text())
@@ -109,7 +116,7 @@ def test_every_profiles_grpo_values_are_decided_in_one_place(profile):
     for stem in sorted(GRPO_NOTEBOOKS & set(params)):
         p = params[stem]
         assert not upper & set(spec.get(stem, {})), f"{profile}/{stem}: a recipe field by another name"
-        stated = recipe_set(p["RECIPE_SET"])
+        stated = recipe_fields(p["RECIPE_FIELDS"])
         for name in run_recipes(stem, p):
             in_file = yaml.safe_load((RECIPES_DIR / f"{name}.yaml").read_text())
             recipe = load_recipe(name, **stated)
@@ -122,9 +129,9 @@ def test_the_smoke_profiles_04_steps_live_in_its_recipe_file_only():
     p = profile_parameters("smoke")["04_cg_grpo"]
     assert "MAX_STEPS" not in declared_parameters(Path(list_notebooks()[0]).parent
                                                   / "04_cg_grpo.ipynb")
-    assert "max_steps" not in recipe_set(p["RECIPE_SET"])
+    assert "max_steps" not in recipe_fields(p["RECIPE_FIELDS"])
     in_file = yaml.safe_load((RECIPES_DIR / f"{p['RECIPE']}.yaml").read_text())["max_steps"]
-    assert load_recipe(p["RECIPE"], **recipe_set(p["RECIPE_SET"])).max_steps == in_file == 2
+    assert load_recipe(p["RECIPE"], **recipe_fields(p["RECIPE_FIELDS"])).max_steps == in_file == 2
 
 
 @pytest.mark.parametrize("profile", ["smoke", "laptop"])
@@ -138,5 +145,18 @@ def test_the_cpu_profiles_train_small_micro_batches(profile):
         if p.get("skip"):
             continue
         for name in run_recipes(stem, p):
-            recipe = load_recipe(name, **recipe_set(p["RECIPE_SET"]))
+            recipe = load_recipe(name, **recipe_fields(p["RECIPE_FIELDS"]))
             assert recipe.per_device_train_batch_size <= 4, (profile, stem, name)
+
+
+def test_a_recipe_file_with_a_value_of_the_wrong_kind_is_refused_naming_file_and_field(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("max_steps: abc\n")
+    with pytest.raises(ValueError, match=r"mine.yaml: recipe field max_steps must be int, got 'abc'"):
+        load_recipe(str(path))
+    path.write_text("learning_rate: 2e-5\n")
+    with pytest.raises(ValueError, match="write 2.0e-5"):
+        load_recipe(str(path))
+    path.write_text("max_step: 3\n")
+    with pytest.raises(ValueError, match="did you mean 'max_steps'"):
+        load_recipe(str(path))
