@@ -39,11 +39,12 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env bcb-env reproduce test test-notebooks test-vllm test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
+.PHONY: env bcb-env reproduce test test-long test-notebooks test-vllm test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|laptop|paper] run every notebook in order (papermill) into runs/<profile>/"
-	@echo "make test                             run the CPU test suite (without the notebook run)"
+	@echo "make test                             run the CPU test suite, without the long tests (tests/long_tests.txt)"
+	@echo "make test-long                        the long tests (CI runs them; 2 workers as root)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
 	@echo "make test-vllm                        the real vLLM engine's tests (vLLM's CPU build on CPU; CI runs them)"
 	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
@@ -97,11 +98,22 @@ reproduce: $(ENV_DEP)
 figures: $(ENV_DEP)
 	$(PYTHON) -m recode_lib reproduce --profile $(PROFILE) --only 99 --force --no-plan $(ARGS)
 
+# `make test`: pyproject's default selection minus the `long` tests (tests/long_tests.txt),
+# serially; `make test-long`: those long tests (CI runs both), as root on 2 pytest-xdist
+# workers (tests/conftest.py keeps each file, and the userns tests, on one worker), as a
+# normal user serially (the sandbox's userns mode counts one user's processes across workers)
+SELECT := not slow and not notebooks and not browser and not vllm
+XDIST  ?= $(if $(filter 0,$(shell id -u)),-n 2 --dist loadfile,)
 test: $(ENV_DEP)
-	$(PYTHON) -m pytest $(ARGS)
+	$(PYTHON) -m pytest -m "$(SELECT) and not long" $(ARGS)
 
+test-long: $(ENV_DEP)
+	$(PYTHON) -m pytest -m "$(SELECT) and long" $(XDIST) $(ARGS)
+
+# the tiny pipeline (tests/test_notebooks.py) and the paper dry run (tests/test_dryrun.py) side
+# by side on XDIST's 2 workers (one module each), as root; serially as a normal user
 test-notebooks: $(ENV_DEP)
-	$(PYTHON) -m pytest -m notebooks $(ARGS)
+	$(PYTHON) -m pytest -m notebooks $(XDIST) $(ARGS)
 
 # the real vLLM engine (vLLM's CPU build on a CPU machine); a missing engine fails instead of skipping
 test-vllm: $(ENV_DEP)

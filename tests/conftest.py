@@ -1,8 +1,10 @@
-"""Shared pytest fixtures: a tiny random model built offline, runs/cache dirs in tmp."""
+"""Shared pytest fixtures: a tiny random model built offline, runs/cache dirs in tmp; the
+`long` marker from tests/long_tests.txt; the pytest-xdist work units (userns tests together)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +173,63 @@ def pytest_runtest_setup(item):
         pytest.fail(f"RECODE_REQUIRE_VLLM=1 but the real vLLM engine is unavailable: {reason}",
                     pytrace=False)
     pytest.skip(f"needs the real vLLM engine: {reason}")
+
+
+LONG_TESTS = Path(__file__).with_name("long_tests.txt")
+
+
+def long_test_ids(path: Path = LONG_TESTS) -> list[str]:
+    """The node ids listed in tests/long_tests.txt (comments and blank lines dropped)."""
+    return [ln.strip() for ln in path.read_text().splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def is_listed(nodeid: str, ids) -> bool:
+    """Whether a listed id names this test: itself, its function (all parameters), its file."""
+    return any(nodeid == i or nodeid.startswith(i + "[") or nodeid.startswith(i + "::")
+               for i in ids)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests listed in tests/long_tests.txt `long` (`make test` leaves them out,
+    `make test-long` and CI run them)."""
+    ids = long_test_ids()
+    for item in items:
+        if is_listed(item.nodeid, ids):
+            item.add_marker(pytest.mark.long)
+
+
+# test files that judge as the normal user (fixture `normal_user`, the sandbox's userns mode)
+USERNS_FILES = frozenset(p.name for p in Path(__file__).parent.glob("test_*.py")
+                         if "normal_user" in p.read_text())
+
+
+def xdist_unit(nodeid: str, as_root: bool) -> str:
+    """The work unit of a test under `pytest -n N --dist loadfile` (tests/conftest.py's
+    scheduler): its file, except that every file judging as the normal user is one unit, and
+    as a normal user all of them are. In userns mode the sandbox's RLIMIT_NPROC counts all of
+    the user's processes (the limit is their count at start + max_processes), so two workers
+    judging as one user could starve each other's forks; as root the sandbox gives every
+    worker's children private uids, and only the normal user's tests share one."""
+    path = nodeid.split("::", 1)[0]
+    if not as_root or Path(path).name in USERNS_FILES:
+        return "userns"
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` with xdist_unit's units. (Not `--dist loadgroup` with xdist_group
+    marks: pytest-xdist 3.8 writes the group into item._nodeid, which pytest 9.2 no longer
+    reads, so the groups are silently dropped: pytest-xdist issue #1386.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling    # pytest-xdist: an optional plugin
+
+    as_root = os.getuid() == 0
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid, as_root)
+
+    return UnitScheduling(config, log)

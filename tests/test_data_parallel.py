@@ -1,13 +1,14 @@
 """recode_lib.generation.data_parallel: several engines side by side, each in its own process on
 its own devices, giving the samples one engine gives. Pure tests (placement, devices, alpha
-waves), the stand-in engine in two processes (the whole path without vLLM), and, marked
-`vllm`, two real vLLM CPU engines (one core each) and two as Ray actors on a local cluster."""
+waves) and the stand-in engine in two processes (the whole path without vLLM). The real vLLM
+engines' tests share their modules' engines: two engines (one core each) and two Ray actors
+give one engine's samples in tests/test_vllm_real_generation.py, the alpha sweep on two
+engines equals the live one-engine sweep in tests/test_vllm_real_live.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 import torch
@@ -201,151 +202,3 @@ def test_tool_setting_on_two_standin_engines_equals_one_engine(tiny_model_dir, t
                          for r in map(json.loads, (tmp_path / str(k) / "samples.jsonl")
                                       .read_text().splitlines()))
     assert rows[2] == rows[1] and len(rows[2]) == 4
-
-
-# -- real vLLM engines on CPU ---------------------------------------------------------------------
-
-SMOL = os.path.expanduser("~/.cache/recode/models/SmolLM2-135M-Instruct")
-CPU_ENGINE = {"dtype": "float32", "enforce_eager": True, "gpu_memory_utilization": 0.3}
-PROMPTS = [[{"role": "user", "content": f"Write a Python function that returns {i} squared."}]
-           for i in range(8)]
-REAL_SAMPLING = SamplingConfig(temperature=0.8, n=4, max_new_tokens=48, seed=3)
-
-
-def smol_path() -> str:
-    from recode_lib.models import resolve_model
-
-    return SMOL if os.path.isdir(SMOL) else resolve_model("smollm2")
-
-
-@pytest.fixture(scope="module")
-def real_runs():
-    """(one engine's samples, two engines' samples, timings): the engines are started, used
-    and closed here so that at most two run at once on the shared cores."""
-    try:
-        import vllm  # noqa: F401
-    except Exception as exc:          # ImportError, or a broken torchvision op at import
-        pytest.skip(f"needs the real vLLM engine: `import vllm` failed ({exc})")
-    kind = D.device_kind()
-    if len(D.visible_devices(kind)) < 2:
-        pytest.skip(f"two engines need two {'GPUs' if kind == 'cuda' else 'CPU cores'}")
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    out, times = {}, {}
-    for k in (2, 1):
-        gen = D.DataParallelGenerator(smol_path(), data_parallel_size=k, **CPU_ENGINE)
-        t0 = time.perf_counter()
-        gen.pool()
-        t1 = time.perf_counter()
-        out[k] = gen.generate(PROMPTS, REAL_SAMPLING)
-        times[k] = {"load_s": t1 - t0, "generate_s": time.perf_counter() - t1,
-                    "tokens": sum(c.n_tokens for o in out[k] for c in o),
-                    "info": gen.pool().info}
-        gen.close()
-    print("data-parallel CPU engines:", json.dumps({k: {x: v for x, v in t.items()
-                                                        if x != "info"} for k, t in times.items()}),
-          "loadavg", open("/proc/loadavg").read().split()[:3])
-    return out, times
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_two_real_cpu_engines_give_one_engines_samples(real_runs):
-    out, times = real_runs
-    texts = {k: [c.text for o in out[k] for c in o] for k in out}
-    assert len(texts[2]) == len(PROMPTS) * REAL_SAMPLING.n
-    assert texts[2] == texts[1]
-    assert len({t for t in texts[2]}) > len(PROMPTS)           # sampled: samples differ
-    own = [i["env"].get("VLLM_CPU_OMP_THREADS_BIND") or i["env"].get("CUDA_VISIBLE_DEVICES")
-           for i in times[2]["info"]]
-    assert len(set(own)) == 2 and None not in own               # its own core(s) / GPU(s) each
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(real_runs):
-    pytest.importorskip("ray", reason="needs ray (pip install 'recode[scale]')")
-    import ray
-
-    from recode_lib.ray_cluster import start_local
-
-    out, _ = real_runs
-    started = not ray.is_initialized()
-    if started:
-        start_local(num_cpus=2)
-    try:
-        gen = D.DataParallelGenerator(smol_path(), data_parallel_size=2, ray_address="local",
-                                      **CPU_ENGINE)
-        try:
-            got = gen.generate(PROMPTS, REAL_SAMPLING)
-            info = gen.pool().info
-        finally:
-            gen.close()
-    finally:
-        if started:
-            ray.shutdown()
-    assert [c.text for o in got for c in o] == [c.text for o in out[1] for c in o]
-    assert len({i["pid"] for i in info}) == 2
-    assert all(i["env"].get("VLLM_CPU_OMP_THREADS_BIND") == "nobind" for i in info)
-
-
-def perturbed_smollm2(src: str, dst, scale: float = 0.02):
-    """The embedded model with seeded noise on every float tensor (a second endpoint)."""
-    import shutil
-
-    from safetensors.torch import load_file, save_file
-
-    shutil.copytree(src, dst)
-    tensors = load_file(str(dst / "model.safetensors"))
-    g = torch.Generator().manual_seed(7)
-    for k, t in tensors.items():
-        if t.is_floating_point():
-            tensors[k] = (t.float() + scale * t.float().std() * torch.randn(t.shape, generator=g)
-                          ).to(t.dtype)
-    save_file(tensors, str(dst / "model.safetensors"), metadata={"format": "pt"})
-    return dst
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_alpha_sweep_on_two_real_engines_equals_the_one_engine_sweep(tmp_path):
-    """Two real vLLM CPU engines, each loading theta_alpha in place (weights.sweep.
-    engine_load_alpha through collective_rpc): 3 alphas in 2 waves give, per alpha, the greedy
-    samples of the one-engine in-place sweep."""
-    try:
-        import vllm  # noqa: F401
-    except Exception as exc:
-        pytest.skip(f"needs the real vLLM engine: `import vllm` failed ({exc})")
-    pytest.importorskip("recode_lib.generation.vllm_weights",
-                        reason="loading weights into vLLM's CPU engine needs branch vllm-real's "
-                               "recode_lib.generation.vllm_weights (repacked linear layers)")
-    if len(D.visible_devices(D.device_kind())) < 2:
-        pytest.skip("two engines need two devices")
-    from recode_lib.data import load_benchmark
-    from recode_lib.evaluation.spec import EvalSpec
-    from recode_lib.weights import sweep as S
-
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    low = smol_path()
-    high = perturbed_smollm2(low, tmp_path / "high")
-    problems = load_benchmark("microbench", limit=2)
-    alphas = (0.0, 0.5, 1.5)
-    one = EvalSpec(backend="vllm", temperature=0.0, max_new_tokens=32, n=1, workers=1,
-                   progress=False, data_parallel_size=1)
-    logs, t0 = [], time.perf_counter()
-    res2 = S.sweep_alphas(low, high, alphas, problems, one.replace(data_parallel_size=2),
-                          tmp_path / "two", log=logs.append)
-    t2 = time.perf_counter() - t0
-    res1 = S.sweep_alphas(low, high, alphas, problems, one, tmp_path / "one", log=None)
-    assert {a: s["pass@1"] for a, s in res2.summaries.items()} == \
-        {a: s["pass@1"] for a, s in res1.summaries.items()}
-    print(f"alpha sweep, 3 alphas x 2 problems: two engines {t2:.1f} s (waves "
-          f"{res2.seconds['waves']}), one engine {time.perf_counter() - t0 - t2:.1f} s")
-    assert len(res2.seconds["waves"]) == 2
-
-    def responses(folder, a):
-        return sorted((json.loads(x)["id"], json.loads(x)["response"]) for x in
-                      (folder / alpha_dirname(a) / "samples.jsonl").read_text().splitlines())
-
-    for a in alphas:
-        assert responses(tmp_path / "two", a) == responses(tmp_path / "one", a), a
-    assert responses(tmp_path / "two", 0.0) != responses(tmp_path / "two", 1.5)
