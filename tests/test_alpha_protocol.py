@@ -51,7 +51,7 @@ def test_paper_06_and_07_use_one_sampling_protocol():
     p06 = _params(NB06, "paper")
     p07 = _params(NB07, "paper")
     s06 = EvalSpec(temperature=p06["EVAL_TEMPERATURE"], top_p=p06["EVAL_TOP_P"],
-                   max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"])
+                   max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"], reasoning=p06["REASONING"])
     s07 = EvalSpec(temperature=p07["TEMPERATURE"], top_p=p07["TOP_P"],
                    max_new_tokens=p07["MAX_NEW_TOKENS"], reasoning=p07["REASONING"])
     assert s06.fingerprint() == s07.fingerprint()
@@ -118,7 +118,7 @@ def test_smoke_06_and_07_use_one_sampling_protocol():
     p06 = _params(NB06, "smoke")
     p07 = _params(NB07, "smoke")
     s06 = EvalSpec(temperature=p06["EVAL_TEMPERATURE"], top_p=p06["EVAL_TOP_P"],
-                   max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"])
+                   max_new_tokens=p06["EVAL_MAX_NEW_TOKENS"], reasoning=p06["REASONING"])
     s07 = EvalSpec(temperature=p07["TEMPERATURE"], top_p=p07["TOP_P"],
                    max_new_tokens=p07["MAX_NEW_TOKENS"], reasoning=p07["REASONING"])
     assert s06.fingerprint() == s07.fingerprint() and p07["SPEC_FROM_SWEEP"] is True

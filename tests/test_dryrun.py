@@ -69,7 +69,7 @@ def test_dryrun_carries_the_scale_32b_variant_shrunk(tmp_path):
     assert set(v) == set(paper[VARIANTS_KEY]["scale_32b"])
     assert v["06_strictness_sweep"]["MODEL"] == "/tiny"
     assert v["06_strictness_sweep"]["RECIPE"] == "strictness_paper_32b"
-    assert "max_steps" in v["06_strictness_sweep"]["RECIPE_SET"]
+    assert "max_steps" in v["06_strictness_sweep"]["RECIPE_FIELDS"]
     assert set(changed_keys(dry, paper)["06_strictness_sweep@scale_32b"]) <= SHRUNK
     path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
     params = profile_parameters("dryrun", path, variant="scale_32b")
