@@ -47,7 +47,8 @@ def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(tiny_model_dir, tmp
     r = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "outcome_only"}],
                     max_steps=2, max_completion_length=12, num_generations=4,
                     per_device_train_batch_size=8, save_steps=1, save_total_limit=1,
-                    sandbox_workers=2, lora={"r": 4, "alpha": 8}, learning_rate=1e-3)
+                    sandbox_workers=2, lora={"r": 4, "alpha": 8}, learning_rate=1e-3,
+                    keep_checkpoints=True)      # to look at them: a finished run drops them
     res = train(r, probs, tmp_path / "run")
     assert [m["step"] for m in read_metrics(res.output_dir)] == [1, 2]
     final = load_file(str(res.final_dir / "model.safetensors"))
