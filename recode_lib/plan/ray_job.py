@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 
 from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
+from recode_lib.training.slurm import bash_syntax_error
 
 RAY_PORT = 6379
 
@@ -147,11 +146,9 @@ def check_ray_job(text: str, job: RayJob) -> dict:
         raise RayJobError(f"Ray job script: the workers do not join the head's port {job.port}")
     if any(" -w " not in line for line in text.splitlines() if line.lstrip().startswith("srun")):
         raise RayJobError("Ray job script: an srun step does not name its node (-w)")
-    bash = shutil.which("bash")
-    if bash:
-        res = subprocess.run([bash, "-n"], input=text, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RayJobError(f"Ray job script: bash -n: {res.stderr.strip()[:300]}")
+    error = bash_syntax_error(text)
+    if error:
+        raise RayJobError(f"Ray job script: bash -n: {error}")
     return found
 
 

@@ -178,12 +178,20 @@ def check_script(text: str, shape: SlurmShape) -> dict:
         raise LaunchConfigError("sbatch script: ranks or the server host are not the step's")
     if f"#SBATCH --nodes={shape.nodes}" not in text:
         raise LaunchConfigError("sbatch script: the allocation's node count differs")
-    bash = shutil.which("bash")
-    if bash:
-        res = subprocess.run([bash, "-n"], input=text, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise LaunchConfigError(f"sbatch script: bash -n: {res.stderr.strip()[:300]}")
+    error = bash_syntax_error(text)
+    if error:
+        raise LaunchConfigError(f"sbatch script: bash -n: {error}")
     return found
+
+
+def bash_syntax_error(text: str) -> str | None:
+    """What `bash -n` says against a script (its first 300 characters); None when bash
+    accepts it, or when there is no bash here to ask."""
+    bash = shutil.which("bash")
+    if not bash:
+        return None
+    res = subprocess.run([bash, "-n"], input=text, capture_output=True, text=True)
+    return res.stderr.strip()[:300] or "rejected" if res.returncode != 0 else None
 
 
 def submit(script_path, wait: bool = True) -> int:
