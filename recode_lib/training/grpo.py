@@ -72,6 +72,7 @@ import difflib
 import functools
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -520,8 +521,6 @@ def last_complete_checkpoint(output_dir: str | Path) -> str | None:
     """The newest checkpoint-<N> that was saved to the end (trainer_state.json is written
     last); a torn one (the run was killed while saving) is renamed <name>.torn-<k> and
     skipped, so a re-run resumes from the one before instead of failing to load it."""
-    import re
-
     out = Path(output_dir)
     found = sorted((int(m.group(1)), d) for d in out.iterdir() if d.is_dir()
                    and (m := re.fullmatch(r"checkpoint-(\d+)", d.name)))
