@@ -196,3 +196,15 @@ def test_without_the_extras_the_reward_runs_the_project_interpreter(fake_env, mo
     cols = {k: [row[k]] for k in row if k not in ("prompt", "sandbox_extras")}
     reward = outcome_reward(SandboxRunner(workers=1, allow_in_process_tests=True))
     assert reward(prompts=[row["prompt"]], completions=[f"```python\n{RIGHT}```"], **cols) == [0.0]
+
+
+@pytest.mark.parametrize("bad", ['{"code": "print(1)"}', '{"tests": {}}', "[1]", "{not json"])
+def test_a_sandbox_extras_column_cannot_set_the_code_or_tests(bad):
+    """Only "requires" and "python" cross from the dataset's sandbox_extras into a record; a
+    column that would replace the judged code or its tests is a dataset error naming the row."""
+    from recode_lib.rewards.base import extras_spec
+    from recode_lib.rewards.registry import RewardDataError
+
+    with pytest.raises(RewardDataError, match="row 3"):
+        extras_spec(bad, "row 3")
+    assert extras_spec("", "row 0") == {} and extras_spec(None, "row 0") == {}
