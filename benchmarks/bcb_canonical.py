@@ -43,19 +43,34 @@ from recode_lib.evaluation.rows import sandbox_record
 from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many, isolation_mode
 
-NETWORK = re.compile(r"connect|network|resolv|name or service|nodename|socket|urlopen|"
-                     r"http(s)?connectionpool|max retries|urlerror|gaierror|unreachable|"
-                     r"remote end|ssl", re.I)
-DATA = re.compile(r"resource \w+ not found|nltk_data|nltk\.download|LookupError|"
-                  r"MissingCorpusError", re.I)
-HARNESS = re.compile(r"NameError: name '\w+' is not defined|Opaque|refused in the sandbox|"
-                     r"cannot be read by the submission|could not be verified|"
-                     r"'tuple' object has no attribute|\) is not \{|\} is not \{", re.I)
-SYSTEM = re.compile(r"tesseract|not installed or it's not in your path|No such file or "
-                    r"directory: '(ffmpeg|tesseract)", re.I)
-VERSION = re.compile(r"has no attribute|unexpected keyword|got an unexpected|cannot import name|"
-                     r"deprecat|removed in|no longer|positional argument|is not supported|"
-                     r"FutureWarning|takes \d+ positional", re.I)
+NETWORK = re.compile(
+    r"connect|network|resolv|name or service|nodename|socket|urlopen|"
+    r"http(s)?connectionpool|max retries|urlerror|gaierror|unreachable|"
+    r"remote end|ssl",
+    re.I,
+)
+DATA = re.compile(
+    r"resource \w+ not found|nltk_data|nltk\.download|LookupError|"
+    r"MissingCorpusError",
+    re.I,
+)
+HARNESS = re.compile(
+    r"NameError: name '\w+' is not defined|Opaque|refused in the sandbox|"
+    r"cannot be read by the submission|could not be verified|"
+    r"'tuple' object has no attribute|\) is not \{|\} is not \{",
+    re.I,
+)
+SYSTEM = re.compile(
+    r"tesseract|not installed or it's not in your path|No such file or "
+    r"directory: '(ffmpeg|tesseract)",
+    re.I,
+)
+VERSION = re.compile(
+    r"has no attribute|unexpected keyword|got an unexpected|cannot import name|"
+    r"deprecat|removed in|no longer|positional argument|is not supported|"
+    r"FutureWarning|takes \d+ positional",
+    re.I,
+)
 
 
 def group(res: dict) -> str:
@@ -85,11 +100,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write every verdict here (jsonl)")
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--python", default=None, help="judge with this interpreter")
-    which.add_argument("--no-env", action="store_true",
-                       help="judge with the project's own interpreter (no BigCodeBench env)")
+    which.add_argument(
+        "--no-env",
+        action="store_true",
+        help="judge with the project's own interpreter (no BigCodeBench env)",
+    )
     args = ap.parse_args(argv)
     if data_dir() is None:
-        print("needs the benchmark data directory (RECODE_DATA_DIR or ../shared/data)", file=sys.stderr)
+        print(
+            "needs the benchmark data directory (RECODE_DATA_DIR or ../shared/data)",
+            file=sys.stderr,
+        )
         return 2
     problems = load_bigcodebench(data_dir(), limit=args.limit, download=False)
     if args.ids:
@@ -105,26 +126,45 @@ def main(argv=None) -> int:
         records.append(rec)
     python = args.python or (None if args.no_env else bcb_python()) or sys.executable
     cfg = SandboxConfig(workers=args.workers)
-    print(f"{len(records)} canonical solutions; interpreter {python}; "
-          f"isolation {isolation_mode(cfg.replace(python=python))}; workers {args.workers}",
-          flush=True)
+    print(
+        f"{len(records)} canonical solutions; interpreter {python}; "
+        f"isolation {isolation_mode(cfg.replace(python=python))}; workers {args.workers}",
+        flush=True,
+    )
     t0 = time.monotonic()
     results = execute_many(records, config=cfg, progress=sys.stderr.isatty())
     wall = time.monotonic() - t0
     if args.json:
         with open(args.json, "w") as fh:
             for r in results:
-                fh.write(json.dumps({k: r.get(k) for k in ("id", "status", "outcome", "passed",
-                                                           "total", "time_s", "reason")}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            k: r.get(k)
+                            for k in (
+                                "id",
+                                "status",
+                                "outcome",
+                                "passed",
+                                "total",
+                                "time_s",
+                                "reason",
+                            )
+                        }
+                    )
+                    + "\n"
+                )
     passed = sum(r["outcome"] == "correct" for r in results)
     counted = [r for r in results if r["outcome"] != "not_counted"]
     groups = collections.defaultdict(list)
     for r in results:
         if r["outcome"] != "correct":
             groups[group(r)].append(r)
-    print(f"\npassed {passed} of {len(results)} ({passed / max(1, len(results)):.1%}); "
-          f"of the {len(counted)} judged: {passed / max(1, len(counted)):.1%}; "
-          f"not counted (env_missing) {len(results) - len(counted)}; wall {wall:.0f} s")
+    print(
+        f"\npassed {passed} of {len(results)} ({passed / max(1, len(results)):.1%}); "
+        f"of the {len(counted)} judged: {passed / max(1, len(counted)):.1%}; "
+        f"not counted (env_missing) {len(results) - len(counted)}; wall {wall:.0f} s"
+    )
     for name in ("network", "version", "time", "data", "harness", "system", "other", "env_missing"):
         rows = groups.get(name, [])
         if not rows:
@@ -133,8 +173,11 @@ def main(argv=None) -> int:
         for r in sorted(rows, key=lambda r: int(str(r["id"]).split("/")[-1])):
             print(f"  {r['id']}: {r['status']}: {str(r.get('reason') or '')[:220]}")
     if groups.get("env_missing"):
-        mods = collections.Counter(m for r in groups["env_missing"]
-                                   for m in str(r.get("reason") or "").split(": ", 1)[-1].split(", "))
+        mods = collections.Counter(
+            m
+            for r in groups["env_missing"]
+            for m in str(r.get("reason") or "").split(": ", 1)[-1].split(", ")
+        )
         print(f"\nenv_missing modules: {dict(mods.most_common())}")
     return 0
 

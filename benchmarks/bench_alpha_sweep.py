@@ -65,8 +65,12 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=24)
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--workdir", default="/tmp/bench_alpha_sweep")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch threads for generation (1: steadier on shared cores)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for generation (1: steadier on shared cores)",
+    )
     args = ap.parse_args()
 
     import torch
@@ -84,13 +88,20 @@ def main() -> None:
     k = len(alphas)
     low, high = make_endpoints(work, args.dtype)
     problems = load_benchmark("microbench", limit=args.problems)
-    spec = EvalSpec(backend="hf", temperature=0.0, max_new_tokens=args.max_new_tokens, n=1,
-                    batch_size=max(1, args.problems), workers=1, progress=False)
+    spec = EvalSpec(
+        backend="hf",
+        temperature=0.0,
+        max_new_tokens=args.max_new_tokens,
+        n=1,
+        batch_size=max(1, args.problems),
+        workers=1,
+        progress=False,
+    )
     for d in ("mem", "ckpt"):
         shutil.rmtree(work / d, ignore_errors=True)
 
     t0 = time.perf_counter()
-    load_model(str(low))                                   # warm-up: page cache, imports
+    load_model(str(low))  # warm-up: page cache, imports
     warm = time.perf_counter() - t0
     t0 = time.perf_counter()
     load_model(str(low))
@@ -98,8 +109,11 @@ def main() -> None:
 
     # -- checkpoints: write K, evaluate each -----------------------------------------------------
     t0 = time.perf_counter()
-    merged = merge_grid(MergeConfig(str(low), str(high), tuple(alphas), str(work / "ckpt" / "merged"),
-                                    progress=False))
+    merged = merge_grid(
+        MergeConfig(
+            str(low), str(high), tuple(alphas), str(work / "ckpt" / "merged"), progress=False
+        )
+    )
     t_merge = time.perf_counter() - t0
     written = du(work / "ckpt" / "merged")
     ck_eval, ck_pass = {}, {}
@@ -114,31 +128,44 @@ def main() -> None:
     t0 = time.perf_counter()
     res = sweep_alphas(low, high, alphas, problems, spec, work / "mem" / "eval", log=None)
     t_mem = time.perf_counter() - t0
-    mem_eval = {a: res.seconds["evaluate"][a] - res.seconds["push"].get(a, 0.0)
-                - (res.seconds["load_model"] + res.seconds["load_endpoints"] if a == alphas[0] else 0)
-                for a in alphas}
+    mem_eval = {
+        a: res.seconds["evaluate"][a]
+        - res.seconds["push"].get(a, 0.0)
+        - (res.seconds["load_model"] + res.seconds["load_endpoints"] if a == alphas[0] else 0)
+        for a in alphas
+    }
     gen_only = sum(mem_eval.values())
     same = all(res.summaries[a]["pass@1"] == ck_pass[a] for a in alphas)
 
-    print(f"SmolLM2-135M ({args.dtype}, {du(low) / 1e6:.0f} MB per checkpoint), K={k} alphas "
-          f"{alphas}, {len(problems)} microbench problems x {args.max_new_tokens} tokens greedy, "
-          f"torch threads {torch.get_num_threads()}")
+    print(
+        f"SmolLM2-135M ({args.dtype}, {du(low) / 1e6:.0f} MB per checkpoint), K={k} alphas "
+        f"{alphas}, {len(problems)} microbench problems x {args.max_new_tokens} tokens greedy, "
+        f"torch threads {torch.get_num_threads()}"
+    )
     print(f"one model load (warm page cache): {one_load:.2f} s   (first, cold: {warm:.2f} s)")
     print()
     print(f"{'method':<13}{'total s':>9}{'  parts'}")
-    print(f"{'checkpoints':<13}{t_ckpt:>9.2f}  merge {t_merge:.2f} s ({written / 1e9:.2f} GB written)"
-          f" + {k} x (load + evaluate) {sum(ck_eval.values()):.2f} s "
-          f"[{', '.join(f'{v:.1f}' for v in ck_eval.values())}]")
-    print(f"{'in-memory':<13}{t_mem:>9.2f}  model load {res.seconds['load_model']:.2f} s + endpoints "
-          f"{res.seconds['load_endpoints']:.2f} s + {k} pushes "
-          f"{sum(res.seconds['push'].values()):.2f} s + {k} evaluations {gen_only:.2f} s; 0 GB written")
+    print(
+        f"{'checkpoints':<13}{t_ckpt:>9.2f}  merge {t_merge:.2f} s ({written / 1e9:.2f} GB written)"
+        f" + {k} x (load + evaluate) {sum(ck_eval.values()):.2f} s "
+        f"[{', '.join(f'{v:.1f}' for v in ck_eval.values())}]"
+    )
+    print(
+        f"{'in-memory':<13}{t_mem:>9.2f}  model load {res.seconds['load_model']:.2f} s + endpoints "
+        f"{res.seconds['load_endpoints']:.2f} s + {k} pushes "
+        f"{sum(res.seconds['push'].values()):.2f} s + {k} evaluations {gen_only:.2f} s; 0 GB written"
+    )
     goal = one_load + gen_only
     print()
-    print(f"goal (one model load + K evaluations) = {one_load:.2f} + {gen_only:.2f} = {goal:.2f} s; "
-          f"in-memory = {t_mem / goal:.2f} x goal; checkpoints = {t_ckpt / goal:.2f} x goal; "
-          f"speed-up {t_ckpt / t_mem:.2f} x")
-    print(f"same pass@1 per alpha in both methods: {same}  "
-          f"{ {a: round(ck_pass[a], 3) for a in alphas} }")
+    print(
+        f"goal (one model load + K evaluations) = {one_load:.2f} + {gen_only:.2f} = {goal:.2f} s; "
+        f"in-memory = {t_mem / goal:.2f} x goal; checkpoints = {t_ckpt / goal:.2f} x goal; "
+        f"speed-up {t_ckpt / t_mem:.2f} x"
+    )
+    print(
+        f"same pass@1 per alpha in both methods: {same}  "
+        f"{ {a: round(ck_pass[a], 3) for a in alphas} }"
+    )
     if not same:
         sys.exit("in-memory and checkpoint evaluations disagree")
 

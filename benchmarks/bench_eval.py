@@ -42,14 +42,21 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     problems = load_benchmark(args.benchmark, limit=args.limit)
-    spec = EvalSpec(temperature=0.0, n=1, max_new_tokens=args.max_new_tokens, workers=args.workers,
-                    progress=False)
+    spec = EvalSpec(
+        temperature=0.0,
+        n=1,
+        max_new_tokens=args.max_new_tokens,
+        workers=args.workers,
+        progress=False,
+    )
     t = time.perf_counter()
     gen = get_generator(Backend.HF, args.model, batch_size=1)
     load_s = time.perf_counter() - t
-    print(f"{args.benchmark}: {len(problems)} problems, greedy, max_new_tokens "
-          f"{args.max_new_tokens}, torch threads {torch.get_num_threads()}, model load "
-          f"{load_s:.1f} s")
+    print(
+        f"{args.benchmark}: {len(problems)} problems, greedy, max_new_tokens "
+        f"{args.max_new_tokens}, torch threads {torch.get_num_threads()}, model load "
+        f"{load_s:.1f} s"
+    )
     results = []
     for bs in [int(b) for b in args.batch_sizes.split(",")]:
         gen.batch_size = bs
@@ -58,19 +65,25 @@ def main() -> int:
         s = spec.evaluate(args.model, problems, out, benchmark=args.benchmark, generator=gen)
         tm = s["timing"]
         toks = s["tokens"]["mean"] * s["n_samples"]
-        row = {"batch_size": bs, "generation_s": round(tm["generation_s"], 1),
-               "execution_s": round(tm["execution_s"], 1),
-               "tokens_per_s": round(toks / tm["generation_s"], 1),
-               "problems_per_minute": round(tm["problems_per_minute"], 2),
-               "pass@1": round(s["pass@1"], 3), "mean_tokens": round(s["tokens"]["mean"], 1),
-               "truncated": round(s["tokens"]["truncated_rate"], 3),
-               "outcomes": {k: round(v, 3) for k, v in s["outcomes"].items()}}
+        row = {
+            "batch_size": bs,
+            "generation_s": round(tm["generation_s"], 1),
+            "execution_s": round(tm["execution_s"], 1),
+            "tokens_per_s": round(toks / tm["generation_s"], 1),
+            "problems_per_minute": round(tm["problems_per_minute"], 2),
+            "pass@1": round(s["pass@1"], 3),
+            "mean_tokens": round(s["tokens"]["mean"], 1),
+            "truncated": round(s["tokens"]["truncated_rate"], 3),
+            "outcomes": {k: round(v, 3) for k, v in s["outcomes"].items()},
+        }
         results.append(row)
         print(json.dumps(row))
     base = results[0]["problems_per_minute"]
     for r in results[1:]:
-        print(f"batch {r['batch_size']} vs batch {results[0]['batch_size']}: "
-              f"{r['problems_per_minute'] / base:.2f}x problems/minute")
+        print(
+            f"batch {r['batch_size']} vs batch {results[0]['batch_size']}: "
+            f"{r['problems_per_minute'] / base:.2f}x problems/minute"
+        )
     return 0
 
 

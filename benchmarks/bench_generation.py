@@ -33,10 +33,13 @@ import subprocess
 import sys
 import time
 
-RESULT = "RESULT "          # the child's result line on stdout starts with this
+RESULT = "RESULT "  # the child's result line on stdout starts with this
 
-PROMPTS = [f"Write a Python function `f{i}(n)` that returns the sum of the first n odd numbers "
-           f"plus {i}, then explain it." for i in range(64)]
+PROMPTS = [
+    f"Write a Python function `f{i}(n)` that returns the sum of the first n odd numbers "
+    f"plus {i}, then explain it."
+    for i in range(64)
+]
 
 
 def hf_backend(model: str, batch: int, tokens: int, precision: str = "native") -> dict:
@@ -95,24 +98,36 @@ def vllm_backend(model: str, batch: int, tokens: int, dtype: str = "") -> dict:
 
 
 def llama_cpp_decode(gguf: str, batch: int, tokens: int) -> dict:
-    from llama_cpp import Llama   # optional: a source build from PyPI
+    from llama_cpp import Llama  # optional: a source build from PyPI
 
     llm = Llama(model_path=gguf, n_ctx=2048, n_threads=os.cpu_count(), n_batch=512, verbose=False)
     t0 = time.perf_counter()
     n = 0
-    for p in PROMPTS[:batch]:    # llama-cpp-python's high-level API decodes one sequence at a time
-        out = llm.create_chat_completion([{"role": "user", "content": p}], max_tokens=tokens,
-                                         temperature=0.8, seed=1)
+    for p in PROMPTS[:batch]:  # llama-cpp-python's high-level API decodes one sequence at a time
+        out = llm.create_chat_completion(
+            [{"role": "user", "content": p}], max_tokens=tokens, temperature=0.8, seed=1
+        )
         n += out["usage"]["completion_tokens"]
     wall = time.perf_counter() - t0
     return {"tokens": n, "steps": n, "wall_s": wall}
 
 
-def child(kind: str, model: str, batch: int, tokens: int, env: dict | None = None,
-          gguf: str | None = None) -> dict:
+def child(
+    kind: str, model: str, batch: int, tokens: int, env: dict | None = None, gguf: str | None = None
+) -> dict:
     """Run one measurement in a fresh interpreter (its own OpenMP pool, its own memory)."""
-    cmd = [sys.executable, __file__, "--child", kind, "--model", model, "--batch", str(batch),
-           "--tokens", str(tokens)] + (["--gguf", gguf] if gguf else [])
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        kind,
+        "--model",
+        model,
+        "--batch",
+        str(batch),
+        "--tokens",
+        str(tokens),
+    ] + (["--gguf", gguf] if gguf else [])
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
@@ -120,7 +135,7 @@ def child(kind: str, model: str, batch: int, tokens: int, env: dict | None = Non
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith(RESULT)]
     if not lines:
         return {"error": "no result line (stdout: " + out.stdout.strip()[-200:] + ")"}
-    return json.loads(lines[-1][len(RESULT):])
+    return json.loads(lines[-1][len(RESULT) :])
 
 
 def main() -> None:
@@ -129,12 +144,17 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=96)
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--gguf", default=None, help="a GGUF of the same model, for llama.cpp")
-    ap.add_argument("--only", default="", help="comma-separated kinds to run (hf, raw, vllm, "
-                    "llama_cpp; a prefix picks every variant)")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="comma-separated kinds to run (hf, raw, vllm, "
+        "llama_cpp; a prefix picks every variant)",
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         import recode_lib  # noqa: F401  (sets the OMP wait policy default before torch loads)
+
         kind, batch = a.child, int(a.batch)
         if kind.startswith("hf"):
             res = hf_backend(a.model, batch, a.tokens, kind.partition(":")[2] or "native")
@@ -148,15 +168,19 @@ def main() -> None:
         return
     rows = []
     for batch in [int(b) for b in a.batch.split(",")]:
-        configs = [("hf backend (float32, OMP passive)", "hf", None),
-                   ("hf backend, OMP_WAIT_POLICY=ACTIVE", "hf", {"OMP_WAIT_POLICY": "ACTIVE"}),
-                   ("hf backend, precision=bfloat16", "hf:bfloat16", None),
-                   ("hf backend, precision=int8", "hf:int8", None),
-                   ("raw decode, float32", "raw:float32", None),
-                   ("raw decode, bfloat16", "raw:bfloat16", None),
-                   ("raw decode, int8 dynamic", "raw:int8", None)]
-        configs += [("vllm backend (vLLM CPU build, float32)", "vllm", None),
-                    ("vllm backend, dtype=bfloat16", "vllm:bfloat16", None)]
+        configs = [
+            ("hf backend (float32, OMP passive)", "hf", None),
+            ("hf backend, OMP_WAIT_POLICY=ACTIVE", "hf", {"OMP_WAIT_POLICY": "ACTIVE"}),
+            ("hf backend, precision=bfloat16", "hf:bfloat16", None),
+            ("hf backend, precision=int8", "hf:int8", None),
+            ("raw decode, float32", "raw:float32", None),
+            ("raw decode, bfloat16", "raw:bfloat16", None),
+            ("raw decode, int8 dynamic", "raw:int8", None),
+        ]
+        configs += [
+            ("vllm backend (vLLM CPU build, float32)", "vllm", None),
+            ("vllm backend, dtype=bfloat16", "vllm:bfloat16", None),
+        ]
         if a.gguf:
             configs.append(("llama.cpp (llama-cpp-python)", "llama_cpp", None))
         base = None
@@ -165,14 +189,26 @@ def main() -> None:
                 continue
             if kind == "llama_cpp":
                 import importlib.util
+
                 if importlib.util.find_spec("llama_cpp") is None:
-                    rows.append((batch, label, None, None, "skipped: llama-cpp-python not installed"))
+                    rows.append(
+                        (batch, label, None, None, "skipped: llama-cpp-python not installed")
+                    )
                     continue
             if kind.startswith("vllm"):
                 import importlib.util
+
                 if importlib.util.find_spec("vllm") is None:
-                    rows.append((batch, label, None, None, "skipped: vllm not installed "
-                                 "(`make env` installs vLLM's CPU build where it runs)"))
+                    rows.append(
+                        (
+                            batch,
+                            label,
+                            None,
+                            None,
+                            "skipped: vllm not installed "
+                            "(`make env` installs vLLM's CPU build where it runs)",
+                        )
+                    )
                     continue
             res = child(kind, a.model, batch, a.tokens, env, gguf=a.gguf)
             if "error" in res:
@@ -183,8 +219,11 @@ def main() -> None:
             base = base or tps
             rows.append((batch, label, tps, ms, f"{tps / base:.2f}x the hf backend"))
             load = f"  (engine start {res['load_s']:.1f} s)" if "load_s" in res else ""
-            print(f"batch {batch:>2}  {label:<38} {tps:7.1f} tokens/s  {ms:7.1f} ms/step  "
-                  f"{tps / base:.2f}x{load}", flush=True)
+            print(
+                f"batch {batch:>2}  {label:<38} {tps:7.1f} tokens/s  {ms:7.1f} ms/step  "
+                f"{tps / base:.2f}x{load}",
+                flush=True,
+            )
     for batch, label, _, _, why in [r for r in rows if r[2] is None]:
         print(f"batch {batch:>2}  {label:<38} {why}")
 

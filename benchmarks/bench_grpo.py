@@ -35,46 +35,71 @@ def part1(a, problems) -> dict:
 
     out = Path(a.workdir) / "run"
     shutil.rmtree(out, ignore_errors=True)
-    r = load_recipe("cg_grpo_smoke", model=a.model, rewards=[{"name": a.reward}],
-                    max_steps=a.steps, num_generations=a.num_generations,
-                    per_device_train_batch_size=a.batch,
-                    max_completion_length=a.max_completion_length, sandbox_workers=a.workers,
-                    save_steps=10_000, save_total_limit=None, cpu_threads=a.threads)
+    r = load_recipe(
+        "cg_grpo_smoke",
+        model=a.model,
+        rewards=[{"name": a.reward}],
+        max_steps=a.steps,
+        num_generations=a.num_generations,
+        per_device_train_batch_size=a.batch,
+        max_completion_length=a.max_completion_length,
+        sandbox_workers=a.workers,
+        save_steps=10_000,
+        save_total_limit=None,
+        cpu_threads=a.threads,
+    )
     t0 = time.perf_counter()
     train(r, problems, out)
     wall = time.perf_counter() - t0
     rows = read_metrics(out)
-    print(f"\n== GRPO steps: model={a.model} completions/step={a.batch} "
-          f"(G={a.num_generations}) max_len={a.max_completion_length} reward={a.reward}")
-    print(f"{'step':>4} {'step_s':>7} {'gen_s':>7} {'reward_s':>8} {'optim_s':>7} "
-          f"{'mean_len':>8} {'reward':>6} {'executed':>8} {'sbx/s':>6}")
+    print(
+        f"\n== GRPO steps: model={a.model} completions/step={a.batch} "
+        f"(G={a.num_generations}) max_len={a.max_completion_length} reward={a.reward}"
+    )
+    print(
+        f"{'step':>4} {'step_s':>7} {'gen_s':>7} {'reward_s':>8} {'optim_s':>7} "
+        f"{'mean_len':>8} {'reward':>6} {'executed':>8} {'sbx/s':>6}"
+    )
     for m in rows:
         per_s = m.get("sandbox/per_s")
-        print(f"{m['step']:>4} {m['time/step_s']:7.2f} {m['time/generation_s']:7.2f} "
-              f"{m['time/reward_s']:8.3f} {m['time/optimizer_s']:7.2f} "
-              f"{m.get('completions/mean_length', 0):8.1f} {m.get('reward', 0):6.2f} "
-              f"{m.get('sandbox/executed', 0):8} {per_s if per_s is None else round(per_s, 1)!s:>6}")
+        print(
+            f"{m['step']:>4} {m['time/step_s']:7.2f} {m['time/generation_s']:7.2f} "
+            f"{m['time/reward_s']:8.3f} {m['time/optimizer_s']:7.2f} "
+            f"{m.get('completions/mean_length', 0):8.1f} {m.get('reward', 0):6.2f} "
+            f"{m.get('sandbox/executed', 0):8} {per_s if per_s is None else round(per_s, 1)!s:>6}"
+        )
     steady = rows[1:] or rows
-    med = {k: statistics.median(m[f"time/{k}"] for m in steady)
-           for k in ("step_s", "generation_s", "reward_s", "optimizer_s")}
+    med = {
+        k: statistics.median(m[f"time/{k}"] for m in steady)
+        for k in ("step_s", "generation_s", "reward_s", "optimizer_s")
+    }
     executed = sum(m.get("sandbox/executed", 0) for m in rows)
     sbx_s = sum(m.get("sandbox/seconds", 0.0) for m in rows)
-    res = {"wall_s": wall, "median": med,
-           "share": {k: med[f"{k}_s"] / med["step_s"] for k in ("generation", "reward", "optimizer")},
-           "sandbox_executed": executed, "sandbox_seconds": sbx_s,
-           "sandbox_per_s_in_training": executed / sbx_s if sbx_s else None, "steps": rows}
-    print(f"median s/step (steps 2..): {med['step_s']:.2f}  = generation "
-          f"{res['share']['generation']:.0%} + reward {res['share']['reward']:.1%} + optimizer "
-          f"{res['share']['optimizer']:.0%}; run wall {wall:.1f}s incl. load/save")
-    print(f"sandbox inside training: {executed} submissions in {sbx_s:.2f}s "
-          f"({res['sandbox_per_s_in_training'] or 0:.1f}/s)")
+    res = {
+        "wall_s": wall,
+        "median": med,
+        "share": {k: med[f"{k}_s"] / med["step_s"] for k in ("generation", "reward", "optimizer")},
+        "sandbox_executed": executed,
+        "sandbox_seconds": sbx_s,
+        "sandbox_per_s_in_training": executed / sbx_s if sbx_s else None,
+        "steps": rows,
+    }
+    print(
+        f"median s/step (steps 2..): {med['step_s']:.2f}  = generation "
+        f"{res['share']['generation']:.0%} + reward {res['share']['reward']:.1%} + optimizer "
+        f"{res['share']['optimizer']:.0%}; run wall {wall:.1f}s incl. load/save"
+    )
+    print(
+        f"sandbox inside training: {executed} submissions in {sbx_s:.2f}s "
+        f"({res['sandbox_per_s_in_training'] or 0:.1f}/s)"
+    )
     return res
 
 
 def part2(a, problems) -> dict:
     from recode_lib.prompts import format_response
-    from recode_lib.rewards.execution import SandboxRunner
     from recode_lib.rewards import get_reward
+    from recode_lib.rewards.execution import SandboxRunner
 
     refs = [p for p in problems if p.reference_solution]
     if not refs:
@@ -82,8 +107,10 @@ def part2(a, problems) -> dict:
         return {}
     refs = (refs * (a.n_reward // len(refs) + 1))[: a.n_reward // 2]
     comps = [format_response("Reference.", p.reference_solution) for p in refs]
-    comps += [format_response("Wrong.", "def _nothing():\n    return None\n" + "raise SystemExit(1)")
-              for _ in refs]
+    comps += [
+        format_response("Wrong.", "def _nothing():\n    return None\n" + "raise SystemExit(1)")
+        for _ in refs
+    ]
     tests = [json.dumps(p.tests) for p in refs] * 2
     tl = [p.time_limit_s for p in refs] * 2
     out = {}
@@ -99,12 +126,19 @@ def part2(a, problems) -> dict:
         fn([""] * len(comps), comps, tests=tests, time_limit_s=tl, trainer_state=state)
         warm = time.perf_counter() - t0
         uniq = runner.stats.executed
-        out[f"workers_{w}"] = {"cold_s": cold, "warm_s": warm, "executed": uniq,
-                               "cold_per_s": len(comps) / cold, "warm_per_s": len(comps) / warm,
-                               "reference_pass_rate": sum(r1[: len(refs)]) / len(refs)}
-        print(f"workers={w}: cold {len(comps) / cold:7.1f}/s ({uniq} unique executed, "
-              f"{cold:.2f}s)  warm-cache {len(comps) / warm:9.1f}/s  "
-              f"reference pass rate {out[f'workers_{w}']['reference_pass_rate']:.2f}")
+        out[f"workers_{w}"] = {
+            "cold_s": cold,
+            "warm_s": warm,
+            "executed": uniq,
+            "cold_per_s": len(comps) / cold,
+            "warm_per_s": len(comps) / warm,
+            "reference_pass_rate": sum(r1[: len(refs)]) / len(refs),
+        }
+        print(
+            f"workers={w}: cold {len(comps) / cold:7.1f}/s ({uniq} unique executed, "
+            f"{cold:.2f}s)  warm-cache {len(comps) / warm:9.1f}/s  "
+            f"reference pass rate {out[f'workers_{w}']['reference_pass_rate']:.2f}"
+        )
     return out
 
 
@@ -119,8 +153,12 @@ def main() -> int:
     ap.add_argument("--max-completion-length", type=int, default=128)
     ap.add_argument("--reward", default="outcome_only")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch CPU threads (1 is much faster when the cores are oversubscribed)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (1 is much faster when the cores are oversubscribed)",
+    )
     ap.add_argument("--n-reward", type=int, default=64)
     ap.add_argument("--skip-train", action="store_true")
     ap.add_argument("--workdir", default="/tmp/bench_grpo")

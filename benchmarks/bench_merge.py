@@ -93,22 +93,24 @@ def prepare(workdir: Path, dtype: str) -> dict[str, tuple[Path, Path]]:
 
     src = Path(resolve_model("smollm2"))
     pairs = {}
-    state = {k: v.to(getattr(torch, dtype))
-             for k, v in load_file(src / "model.safetensors").items()}
+    state = {
+        k: v.to(getattr(torch, dtype)) for k, v in load_file(src / "model.safetensors").items()
+    }
     cfg = json.loads((src / "config.json").read_text())
     n_layers = cfg["num_hidden_layers"]
     deep = {}
     for k, v in state.items():
         if k.startswith("model.layers."):
-            i, rest = k[len("model.layers."):].split(".", 1)
+            i, rest = k[len("model.layers.") :].split(".", 1)
             deep[f"model.layers.{i}.{rest}"] = v
             deep[f"model.layers.{int(i) + n_layers}.{rest}"] = v.clone()
         else:
             deep[k] = v
     for name, sd, layers in (("135M", state, n_layers), ("2x-deep", deep, 2 * n_layers)):
         low, high = workdir / name / "low", workdir / name / "high"
-        if (high / "model.safetensors").exists() and \
-                json.loads((low / "config.json").read_text()).get("torch_dtype") == dtype:
+        if (high / "model.safetensors").exists() and json.loads(
+            (low / "config.json").read_text()
+        ).get("torch_dtype") == dtype:
             pairs[name] = (low, high)
             continue
         gen = torch.Generator().manual_seed(0)
@@ -120,9 +122,12 @@ def prepare(workdir: Path, dtype: str) -> dict[str, tuple[Path, Path]]:
             c = dict(cfg, num_hidden_layers=layers, torch_dtype=dtype, dtype=dtype)
             (folder / "config.json").write_text(json.dumps(c, indent=2))
             if tensors is None:
-                tensors = {k: (v.float() + 0.01 * v.float().std() *
-                               torch.randn(v.shape, generator=gen)).to(v.dtype)
-                           for k, v in sd.items()}
+                tensors = {
+                    k: (
+                        v.float() + 0.01 * v.float().std() * torch.randn(v.shape, generator=gen)
+                    ).to(v.dtype)
+                    for k, v in sd.items()
+                }
             save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
         pairs[name] = (low, high)
     return pairs
@@ -132,15 +137,18 @@ def mergekit_cmds(mk: str, low: Path, high: Path, out: Path, dtype: str) -> list
     cmds = []
     for a in ALPHAS:
         cfg = out / f"mk_{a}.yml"
-        cfg.write_text(f"merge_method: task_arithmetic\nbase_model: {low}\nmodels:\n"
-                       f"  - model: {high}\n    parameters:\n      weight: {a}\n"
-                       f"parameters:\n  normalize: false\ndtype: float32\nout_dtype: {dtype}\n")
+        cfg.write_text(
+            f"merge_method: task_arithmetic\nbase_model: {low}\nmodels:\n"
+            f"  - model: {high}\n    parameters:\n      weight: {a}\n"
+            f"parameters:\n  normalize: false\ndtype: float32\nout_dtype: {dtype}\n"
+        )
         cmds.append([mk, str(cfg), str(out / f"mk_alpha_{a}"), "--quiet"])
     return cmds
 
 
 def largest_mib(folder: Path) -> float:
     from recode_lib.weights.safetensors_io import scan_checkpoint
+
     return max(t[2] for t in scan_checkpoint(folder).tensors.values()) / 1024**2
 
 
@@ -153,31 +161,48 @@ def main() -> int:
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32", "float16"])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workdir", default="/tmp/bench_merge")
-    ap.add_argument("--mergekit", default=os.environ.get("RECODE_MERGEKIT_YAML",
-                                                         "/tmp/mergekit-venv/bin/mergekit-yaml"))
+    ap.add_argument(
+        "--mergekit",
+        default=os.environ.get("RECODE_MERGEKIT_YAML", "/tmp/mergekit-venv/bin/mergekit-yaml"),
+    )
     ap.add_argument("--mergekit-repeats", type=int, default=1)
     ap.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     workdir = Path(args.workdir)
-    if args.prepare_only:           # in a child, so the parent never holds the models
-        prepare(workdir, args.dtype)     # (a forked child inherits the parent's peak RSS)
+    if args.prepare_only:  # in a child, so the parent never holds the models
+        prepare(workdir, args.dtype)  # (a forked child inherits the parent's peak RSS)
         return 0
-    subprocess.run([sys.executable, __file__, "--prepare-only", "--dtype", args.dtype,
-                    "--workdir", str(workdir)], check=True)
-    pairs = {name: (workdir / name / "low", workdir / name / "high")
-             for name in ("135M", "2x-deep")}
+    subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--prepare-only",
+            "--dtype",
+            args.dtype,
+            "--workdir",
+            str(workdir),
+        ],
+        check=True,
+    )
+    pairs = {
+        name: (workdir / name / "low", workdir / name / "high") for name in ("135M", "2x-deep")
+    }
     py = sys.executable
     have_mk = Path(args.mergekit).exists()
     if not have_mk:
-        print(f"NOTE: {args.mergekit} not found: skipping mergekit (install mergekit==0.1.5 "
-              "into a separate venv, e.g. /tmp/mergekit-venv)")
+        print(
+            f"NOTE: {args.mergekit} not found: skipping mergekit (install mergekit==0.1.5 "
+            "into a separate venv, e.g. /tmp/mergekit-venv)"
+        )
     base = run_child_rss([py, "-c", IMPORT_CHILD])
-    print(f"baseline: importing torch + recode_lib.weights.merge alone peaks at {base['peak_mib']:.0f} MiB")
+    print(
+        f"baseline: importing torch + recode_lib.weights.merge alone peaks at {base['peak_mib']:.0f} MiB"
+    )
     results = {"import_baseline_mib": base["peak_mib"]}
     for name, (low, high) in pairs.items():
-        for f in list(low.iterdir()) + list(high.iterdir()):     # warm the page cache
-            with open(f, "rb") as fh:                # in small reads: a big buffer here would
-                while fh.read(1 << 20):              # count in every child's peak RSS
+        for f in list(low.iterdir()) + list(high.iterdir()):  # warm the page cache
+            with open(f, "rb") as fh:  # in small reads: a big buffer here would
+                while fh.read(1 << 20):  # count in every child's peak RSS
                     pass
         src_gib = gib(low)
         out = workdir / name / "out"
@@ -192,22 +217,35 @@ def main() -> int:
             for _ in range(n):
                 fresh()
                 runs.append(fn())
-            rows[label] = {"wall_s": statistics.median(r["wall_s"] for r in runs),
-                           "work_s": statistics.median(r.get("work_s", r["wall_s"])
-                                                       for r in runs),
-                           "peak_mib": max(r["peak_mib"] for r in runs)}
-            print(f"  [{name}] {label:9s} wall {rows[label]['wall_s']:7.2f} s   "
-                  f"work {rows[label]['work_s']:7.2f} s   peak {rows[label]['peak_mib']:7.0f} MiB",
-                  flush=True)
+            rows[label] = {
+                "wall_s": statistics.median(r["wall_s"] for r in runs),
+                "work_s": statistics.median(r.get("work_s", r["wall_s"]) for r in runs),
+                "peak_mib": max(r["peak_mib"] for r in runs),
+            }
+            print(
+                f"  [{name}] {label:9s} wall {rows[label]['wall_s']:7.2f} s   "
+                f"work {rows[label]['work_s']:7.2f} s   peak {rows[label]['peak_mib']:7.0f} MiB",
+                flush=True,
+            )
 
-        print(f"{name}: {src_gib:.3f} GiB per checkpoint ({args.dtype}), {len(ALPHAS)} alphas "
-              f"-> {len(ALPHAS) * src_gib:.2f} GiB written")
-        timed("one-pass", lambda: run_child_rss(
-            [py, "-c", MERGE_CHILD, str(low), str(high), json.dumps(ALPHAS), str(out)]),
-            args.repeats)
-        timed("copy", lambda: run_child_rss(
-            [py, "-c", COPY_CHILD, str(low), str(out), str(len(ALPHAS))]), args.repeats)
+        print(
+            f"{name}: {src_gib:.3f} GiB per checkpoint ({args.dtype}), {len(ALPHAS)} alphas "
+            f"-> {len(ALPHAS) * src_gib:.2f} GiB written"
+        )
+        timed(
+            "one-pass",
+            lambda: run_child_rss(
+                [py, "-c", MERGE_CHILD, str(low), str(high), json.dumps(ALPHAS), str(out)]
+            ),
+            args.repeats,
+        )
+        timed(
+            "copy",
+            lambda: run_child_rss([py, "-c", COPY_CHILD, str(low), str(out), str(len(ALPHAS))]),
+            args.repeats,
+        )
         if have_mk and name == "135M":
+
             def mk_all():
                 total, peak = 0.0, 0.0
                 for cmd in mergekit_cmds(args.mergekit, low, high, out, args.dtype):
@@ -215,6 +253,7 @@ def main() -> int:
                     total += r["wall_s"]
                     peak = max(peak, r["peak_mib"])
                 return {"wall_s": total, "peak_mib": peak}
+
             timed("mergekit", mk_all, args.mergekit_repeats)
         results[name] = {"gib": src_gib, **rows}
         shutil.rmtree(out, ignore_errors=True)
@@ -223,23 +262,29 @@ def main() -> int:
     models = {k: v for k, v in results.items() if isinstance(v, dict)}
     for name, r in models.items():
         one, cp = r["one-pass"], r["copy"]
-        print(f"  {name}: one-pass / copy floor = {one['work_s'] / cp['work_s']:.2f}x (work), "
-              f"{one['wall_s'] / cp['wall_s']:.2f}x (process wall incl. imports); "
-              f"peak {one['peak_mib']:.0f} MiB ({one['peak_mib'] - base['peak_mib']:.0f} MiB above "
-              f"the import baseline; largest tensor {largest_mib(workdir / name / 'low'):.0f} MiB)")
+        print(
+            f"  {name}: one-pass / copy floor = {one['work_s'] / cp['work_s']:.2f}x (work), "
+            f"{one['wall_s'] / cp['wall_s']:.2f}x (process wall incl. imports); "
+            f"peak {one['peak_mib']:.0f} MiB ({one['peak_mib'] - base['peak_mib']:.0f} MiB above "
+            f"the import baseline; largest tensor {largest_mib(workdir / name / 'low'):.0f} MiB)"
+        )
         floor = one["work_s"] / cp["work_s"]
         print(f"    target <= 1.5x the copy floor: {'met' if floor <= 1.5 else 'MISSED'}")
         if "mergekit" in r:
             mk = r["mergekit"]
             speed = mk["wall_s"] / one["wall_s"]
-            print(f"  {name}: 9 mergekit runs / one-pass = {speed:.1f}x "
-                  f"faster (wall); mergekit peak {mk['peak_mib']:.0f} MiB")
+            print(
+                f"  {name}: 9 mergekit runs / one-pass = {speed:.1f}x "
+                f"faster (wall); mergekit peak {mk['peak_mib']:.0f} MiB"
+            )
             print(f"    target >= 4x faster than mergekit: {'met' if speed >= 4 else 'MISSED'}")
     if len(models) == 2:
         a, b = models.values()
         ratio = b["one-pass"]["peak_mib"] / a["one-pass"]["peak_mib"]
-        print(f"  peak memory, 2x-deep / 135M: {ratio:.2f}"
-              f" (model size ratio {b['gib'] / a['gib']:.2f})")
+        print(
+            f"  peak memory, 2x-deep / 135M: {ratio:.2f}"
+            f" (model size ratio {b['gib'] / a['gib']:.2f})"
+        )
     Path(workdir / "results.json").write_text(json.dumps(results, indent=2))
     return 0
 

@@ -22,8 +22,10 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=20.0)
     args = ap.parse_args()
     limits = mb.read_limits()
-    print(f"{'problem':18s} {'len':>7s} {'ref_s':>7s} {'limit_s':>7s} {'limit/ref':>9s} "
-          f"{'naive_s':>8s} {'naive/limit':>11s}")
+    print(
+        f"{'problem':18s} {'len':>7s} {'ref_s':>7s} {'limit_s':>7s} {'limit/ref':>9s} "
+        f"{'naive_s':>8s} {'naive/limit':>11s}"
+    )
     worst_head, worst_naive = float("inf"), float("inf")
     for name in args.names or mb.problem_names():
         spec = mb.load_spec(name)
@@ -34,10 +36,14 @@ def main() -> None:
         capped = ">" if out is None else " "
         worst_head = min(worst_head, lim / t_ref)
         worst_naive = min(worst_naive, t_naive / lim)
-        print(f"{name:18s} {big['input_len']:7d} {t_ref:7.3f} {lim:7.2f} {lim / t_ref:9.1f} "
-              f"{capped}{t_naive:7.2f} {t_naive / lim:11.1f}")
-    print(f"smallest headroom limit/reference: {worst_head:.1f}x; smallest naive/limit: "
-          f"{worst_naive:.1f}x")
+        print(
+            f"{name:18s} {big['input_len']:7d} {t_ref:7.3f} {lim:7.2f} {lim / t_ref:9.1f} "
+            f"{capped}{t_naive:7.2f} {t_naive / lim:11.1f}"
+        )
+    print(
+        f"smallest headroom limit/reference: {worst_head:.1f}x; smallest naive/limit: "
+        f"{worst_naive:.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -36,9 +36,12 @@ from recode_lib.prompts import parse_response  # noqa: E402
 OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 OLD_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 GOOD = "def f(x):\n    return x + 1"
-PROBLEM = SimpleNamespace(tests={"kind": "call", "fn_name": "f", "cases": []},
-                          starter_code='def f(x):\n    """Add one."""\n', entry_point="f",
-                          metadata={"prelude": "from typing import *"})
+PROBLEM = SimpleNamespace(
+    tests={"kind": "call", "fn_name": "f", "cases": []},
+    starter_code='def f(x):\n    """Add one."""\n',
+    entry_point="f",
+    metadata={"prelude": "from typing import *"},
+)
 
 
 def completions() -> dict[str, str]:
@@ -54,8 +57,11 @@ def completions() -> dict[str, str]:
         "``` + 1 MB of spaces": "```" + " " * mb + "x",
         "1 MB of indented lines": "```python\n" + ("\n" + " " * 999) * 1000,
         "function + 50,000 statements": f"<think>r</think>\n```python\n{GOOD}\n"
-                                        + "print(1)\n" * 50_000 + "```",
-        "1 MB of prose, one block": "<think>" + "word " * (mb // 5) + f"</think>\n```python\n{GOOD}\n```",
+        + "print(1)\n" * 50_000
+        + "```",
+        "1 MB of prose, one block": "<think>"
+        + "word " * (mb // 5)
+        + f"</think>\n```python\n{GOOD}\n```",
         "unfenced code + 1 MB": GOOD + "\n" + "x = 1\n" * (mb // 6) + "```\nThat was it.",
     }
 
@@ -99,15 +105,19 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="run the completions whose name has this text")
     args = ap.parse_args(argv)
     cols = ["completion", "KB", "parse ms", "assemble ms", "math ms"] + (
-        ["former regexes ms"] if args.old else [])
+        ["former regexes ms"] if args.old else []
+    )
     print(" | ".join(cols))
     for name, text in completions().items():
         if args.only and args.only not in name:
             continue
-        row = [name, f"{len(text) / 1e3:.0f}",
-               f"{best_ms(parse_response, text, args.repeat):.1f}",
-               f"{best_ms(lambda t: assemble(PROBLEM, t), text, args.repeat):.1f}",
-               f"{best_ms(parse_math_response, text, args.repeat):.1f}"]
+        row = [
+            name,
+            f"{len(text) / 1e3:.0f}",
+            f"{best_ms(parse_response, text, args.repeat):.1f}",
+            f"{best_ms(lambda t: assemble(PROBLEM, t), text, args.repeat):.1f}",
+            f"{best_ms(parse_math_response, text, args.repeat):.1f}",
+        ]
         if args.old:
             row.append(old_ms(text))
         print(" | ".join(row), flush=True)

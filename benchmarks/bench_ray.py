@@ -38,15 +38,34 @@ def records(limit: int) -> tuple[str, list[dict]]:
     recs = []
     for i in range(limit):
         if i % 2:
-            recs.append({"id": f"s{i}", "code": "n = int(input())\nprint(sum(range(n)))\n",
-                         "tests": {"kind": "stdio", "cases": [
-                             {"input": f"{k}\n", "output": f"{sum(range(k))}\n"}
-                             for k in (10, 1000, 100000)]}})
+            recs.append(
+                {
+                    "id": f"s{i}",
+                    "code": "n = int(input())\nprint(sum(range(n)))\n",
+                    "tests": {
+                        "kind": "stdio",
+                        "cases": [
+                            {"input": f"{k}\n", "output": f"{sum(range(k))}\n"}
+                            for k in (10, 1000, 100000)
+                        ],
+                    },
+                }
+            )
         else:
-            recs.append({"id": f"c{i}", "code": "def f(x):\n    return sorted(x)[::-1]\n",
-                         "tests": {"kind": "call", "fn_name": "f", "cases": [
-                             {"args": [list(range(k))], "expected": list(range(k))[::-1]}
-                             for k in (1, 100, 10000)]}})
+            recs.append(
+                {
+                    "id": f"c{i}",
+                    "code": "def f(x):\n    return sorted(x)[::-1]\n",
+                    "tests": {
+                        "kind": "call",
+                        "fn_name": "f",
+                        "cases": [
+                            {"args": [list(range(k))], "expected": list(range(k))[::-1]}
+                            for k in (1, 100, 10000)
+                        ],
+                    },
+                }
+            )
     return f"synthetic call/stdio records ({len(recs)})", recs
 
 
@@ -66,9 +85,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=60, help="records")
     ap.add_argument("--ray-cpus", default="1,2", help="Ray cluster sizes (CPUs) to run")
     ap.add_argument("--chunk-size", type=int, default=None, help="records per Ray task")
-    ap.add_argument("--start-attempts", type=int, default=6,
-                    help="tries to start each local Ray cluster (a loaded machine can miss Ray's "
-                    "15 s agent wait)")
+    ap.add_argument(
+        "--start-attempts",
+        type=int,
+        default=6,
+        help="tries to start each local Ray cluster (a loaded machine can miss Ray's "
+        "15 s agent wait)",
+    )
     args = ap.parse_args()
     import ray
 
@@ -76,8 +99,10 @@ def main() -> None:
     from recode_lib.sandbox.fanout import start_local
 
     what, recs = records(args.limit)
-    print(f"records: {what}; {len(recs)} records; {'load average %.2f %.2f %.2f' % os.getloadavg()}")
-    execute_many(recs[:2], workers=1)                       # start the local pool's first worker
+    print(
+        f"records: {what}; {len(recs)} records; {'load average %.2f %.2f %.2f' % os.getloadavg()}"
+    )
+    execute_many(recs[:2], workers=1)  # start the local pool's first worker
     t_local, local = timed(lambda: execute_many(recs, workers=args.workers))
     rate_local = len(recs) / t_local
     rows = [(f"local pool ({args.workers} workers)", t_local, rate_local, None)]
@@ -86,20 +111,30 @@ def main() -> None:
         start_local(num_cpus=k, attempts=args.start_attempts)
         t_init = time.perf_counter() - t0
         try:
-            t_cold, cold = timed(lambda: execute_many(recs, ray="local", workers=1,
-                                                      chunk_size=args.chunk_size))
-            t_warm, warm = timed(lambda: execute_many(recs, ray="local", workers=1,
-                                                      chunk_size=args.chunk_size))
+            t_cold, cold = timed(
+                lambda: execute_many(recs, ray="local", workers=1, chunk_size=args.chunk_size)
+            )
+            t_warm, warm = timed(
+                lambda: execute_many(recs, ray="local", workers=1, chunk_size=args.chunk_size)
+            )
         finally:
             ray.shutdown()
         same = strip(cold) == strip(local) and strip(warm) == strip(local)
-        rows.append((f"ray, {k} CPU(s), cold (init {t_init:.1f} s not counted)", t_cold,
-                     len(recs) / t_cold, same))
+        rows.append(
+            (
+                f"ray, {k} CPU(s), cold (init {t_init:.1f} s not counted)",
+                t_cold,
+                len(recs) / t_cold,
+                same,
+            )
+        )
         rows.append((f"ray, {k} CPU(s), warm", t_warm, len(recs) / t_warm, same))
     print(f"{'configuration':<48} {'seconds':>8} {'records/s':>10} {'vs local':>9}  verdicts")
     for name, t, rate, same in rows:
-        print(f"{name:<48} {t:8.2f} {rate:10.2f} {rate / rate_local:9.2f}  "
-              f"{'-' if same is None else ('equal' if same else 'DIFFER')}")
+        print(
+            f"{name:<48} {t:8.2f} {rate:10.2f} {rate / rate_local:9.2f}  "
+            f"{'-' if same is None else ('equal' if same else 'DIFFER')}"
+        )
     print("load average after: %.2f %.2f %.2f" % os.getloadavg())
 
 

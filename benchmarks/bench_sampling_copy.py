@@ -43,33 +43,47 @@ def main() -> None:
     torch.manual_seed(a.seed)
     path = resolve_model(a.model)
     tok = load_tokenizer(path)
-    policy = get_peft_model(AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32),
-                            lora_config({"r": 16, "alpha": 32}))
+    policy = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32),
+        lora_config({"r": 16, "alpha": 32}),
+    )
     with torch.no_grad():
         for n, p in policy.named_parameters():
             if "lora_B" in n:
                 p.normal_(0, 1e-3)
     prompts = []
     for i in range(a.batch // 8 or 1):
-        msgs = build_messages(f"Write a Python function f(n) that returns the sum of the first "
-                              f"n odd numbers plus {i}.", reasoning=False)
+        msgs = build_messages(
+            f"Write a Python function f(n) that returns the sum of the first "
+            f"n odd numbers plus {i}.",
+            reasoning=False,
+        )
         ids = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
         ids = ids["input_ids"] if hasattr(ids, "keys") else ids
         prompts += [list(ids)] * (a.batch // max(a.batch // 8, 1))
-    prompts = prompts[:a.batch] + [prompts[0]] * (a.batch - len(prompts))
+    prompts = prompts[: a.batch] + [prompts[0]] * (a.batch - len(prompts))
     eos = [tok.eos_token_id]
-    gc = GenerationConfig(max_new_tokens=a.tokens, min_new_tokens=a.tokens, do_sample=True,
-                          temperature=1.0, top_p=1.0, top_k=0, pad_token_id=tok.pad_token_id,
-                          eos_token_id=eos, disable_compile=True)
+    gc = GenerationConfig(
+        max_new_tokens=a.tokens,
+        min_new_tokens=a.tokens,
+        do_sample=True,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=eos,
+        disable_compile=True,
+    )
 
     def sample(model):
         t0 = time.perf_counter()
-        out = sample_completions(model, prompts, pad_token_id=tok.pad_token_id,
-                                 eos_token_ids=eos, generation_config=gc)
+        out = sample_completions(
+            model, prompts, pad_token_id=tok.pad_token_id, eos_token_ids=eos, generation_config=gc
+        )
         return time.perf_counter() - t0, out
 
     policy.eval()
-    sample(policy)                                          # warm-up (first-call allocations)
+    sample(policy)  # warm-up (first-call allocations)
     t_policy, _ = sample(policy)
     print(f"{a.batch} completions x {a.tokens} tokens, {torch.get_num_threads()} threads")
     print(f"{'configuration':34s} {'rebuild s':>9s} {'sample s':>9s} {'policy / copy':>13s}")
@@ -78,23 +92,27 @@ def main() -> None:
     for precision in ("float32 merged", "bfloat16", "int8"):
         t0 = time.perf_counter()
         if precision == "float32 merged":
-            copy = merged_model(policy).eval()      # what "native" would cost merged
+            copy = merged_model(policy).eval()  # what "native" would cost merged
         else:
             copy = sampling_copy(policy, precision)
         t_build = time.perf_counter() - t0
         t_sample, out = sample(copy)
         samples[precision] = (copy, out)
-        print(f"{'copy, ' + precision:34s} {t_build:9.2f} {t_sample:9.1f} "
-              f"{t_policy / (t_build + t_sample):13.2f}")
+        print(
+            f"{'copy, ' + precision:34s} {t_build:9.2f} {t_sample:9.1f} "
+            f"{t_policy / (t_build + t_sample):13.2f}"
+        )
 
     def logps(model, ids, n_prompt):
         x = torch.tensor([ids])
         with torch.no_grad():
             lp = torch.log_softmax(model(x).logits.float()[0, :-1], -1)
         tgt = x[0, 1:]
-        return lp.gather(-1, tgt[:, None])[:, 0][n_prompt - 1:]
+        return lp.gather(-1, tgt[:, None])[:, 0][n_prompt - 1 :]
 
-    print(f"\n{'gap on the copy’s samples':34s} {'E[lq - lp]':>10s} {'E|lq - lp|':>10s} {'tokens':>7s}")
+    print(
+        f"\n{'gap on the copy’s samples':34s} {'E[lq - lp]':>10s} {'E|lq - lp|':>10s} {'tokens':>7s}"
+    )
     for precision in ("bfloat16", "int8"):
         copy, outs = samples[precision]
         diffs = []
@@ -103,7 +121,9 @@ def main() -> None:
             lp = logps(policy, p + c, len(p))
             diffs.append(lq - lp)
         d = torch.cat(diffs)
-        print(f"{precision:34s} {d.mean().item():10.4f} {d.abs().mean().item():10.4f} {d.numel():7d}")
+        print(
+            f"{precision:34s} {d.mean().item():10.4f} {d.abs().mean().item():10.4f} {d.numel():7d}"
+        )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,11 @@ def bench_overhead(n: int = 60) -> None:
     from recode_lib.sandbox import SandboxConfig, execute, isolation_mode
 
     cfg = SandboxConfig(workers=1)
-    rec = {"id": "t", "code": "def f(x):\n    return x\n",
-           "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]}}
+    rec = {
+        "id": "t",
+        "code": "def f(x):\n    return x\n",
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]},
+    }
     execute(rec, config=cfg)  # warm the worker
     per = []
     for _ in range(n):
@@ -63,8 +66,10 @@ def bench_overhead(n: int = 60) -> None:
         assert execute(rec, config=cfg)["status"] == "passed"
         per.append(time.perf_counter() - t)
     floors = {}
-    for label, cmd in (("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
-                       ("python -I -c pass", [sys.executable, "-I", "-c", "pass"])):
+    for label, cmd in (
+        ("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
+        ("python -I -c pass", [sys.executable, "-I", "-c", "pass"]),
+    ):
         ts = []
         for _ in range(20):
             t = time.perf_counter()
@@ -76,13 +81,21 @@ def bench_overhead(n: int = 60) -> None:
     print(f"one submission, one test, warm worker: {med * 1e3:.2f} ms median over {n}")
     for label, f in floors.items():
         print(f"  floor {label}: {f * 1e3:.2f} ms  -> sandbox/floor = {med / f:.2f}x")
-    many = dict(rec, tests={"kind": "call", "fn_name": "f",
-                            "cases": [{"args": [i], "expected": i} for i in range(20000)]})
+    many = dict(
+        rec,
+        tests={
+            "kind": "call",
+            "fn_name": "f",
+            "cases": [{"args": [i], "expected": i} for i in range(20000)],
+        },
+    )
     t = time.perf_counter()
     assert execute(many, config=cfg)["passed"] == 20000
     dt = time.perf_counter() - t
-    print(f"20,000 tiny tests in one submission: {dt:.2f} s = {dt / 20000 * 1e6:.1f} us/test "
-          f"({floors['python -S -c pass'] / (dt / 20000):.0f}x below one process start)")
+    print(
+        f"20,000 tiny tests in one submission: {dt:.2f} s = {dt / 20000 * 1e6:.1f} us/test "
+        f"({floors['python -S -c pass'] / (dt / 20000):.0f}x below one process start)"
+    )
 
 
 _EVALPLUS_RUN = r"""
@@ -156,20 +169,35 @@ def floor_s(recs: list[dict], workers: int) -> float:
     """Every input run serially in one plain process, divided by the worker count (script
     records, the three SCRIPT_ONLY tasks, run their script: their work counts too)."""
     feed = "".join(json.dumps(r) + "\n" for r in recs)
-    proc = subprocess.run([sys.executable, "-c", _FLOOR, str(ROOT)], input=feed,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _FLOOR, str(ROOT)],
+        input=feed,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(proc.stdout.strip().splitlines()[-1])["s"] / workers
 
 
 def before_s(recs: list[dict], workers: int, root: str) -> dict:
     feed = "".join(json.dumps(r) + "\n" for r in recs)
-    proc = subprocess.run([sys.executable, "-c", _BEFORE, root, str(workers)], input=feed,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _BEFORE, root, str(workers)],
+        input=feed,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def bench_throughput(workers: int, evalplus_python: str | None, limit: int | None,
-                     before_root: str | None, rounds: int = 2) -> None:
+def bench_throughput(
+    workers: int,
+    evalplus_python: str | None,
+    limit: int | None,
+    before_root: str | None,
+    rounds: int = 2,
+) -> None:
     from recode_lib.sandbox import SandboxConfig, execute_many
 
     recs = plus_records("humanevalplus", limit=limit)
@@ -184,14 +212,20 @@ def bench_throughput(workers: int, evalplus_python: str | None, limit: int | Non
         ours = time.perf_counter() - t
         ok = {r["id"]: r["status"] == "passed" for r in res}
         floor = floor_s(recs, workers)
-        print(f"  recode sandbox (this tree): {ours:.2f} s, {sum(ok.values())}/{len(ok)} passed "
-              f"({n_tests / ours:,.0f} tests/s)")
-        print(f"  physical floor (serial plain process / {workers}): {floor:.2f} s "
-              f"-> sandbox/floor = {ours / floor:.2f}x")
+        print(
+            f"  recode sandbox (this tree): {ours:.2f} s, {sum(ok.values())}/{len(ok)} passed "
+            f"({n_tests / ours:,.0f} tests/s)"
+        )
+        print(
+            f"  physical floor (serial plain process / {workers}): {floor:.2f} s "
+            f"-> sandbox/floor = {ours / floor:.2f}x"
+        )
         if before_root:
             b = before_s(recs, workers, before_root)
-            print(f"  before ({before_root}): {b['s']:.2f} s, {b['passed']}/{len(recs)} passed "
-                  f"-> after/before = {ours / b['s']:.2f}x")
+            print(
+                f"  before ({before_root}): {b['s']:.2f} s, {b['passed']}/{len(recs)} passed "
+                f"-> after/before = {ours / b['s']:.2f}x"
+            )
         bad = [r["id"] + ":" + r["status"] for r in res if r["status"] != "passed"]
         if bad:
             print("  not passed:", ", ".join(bad))
@@ -199,8 +233,13 @@ def bench_throughput(workers: int, evalplus_python: str | None, limit: int | Non
         return
     env = dict(os.environ, HUMANEVAL_OVERRIDE_PATH=str(data_dir() / FILES["humanevalplus"]))
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([evalplus_python, "-c", _EVALPLUS_RUN, str(workers)], cwd=tmp,
-                              env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [evalplus_python, "-c", _EVALPLUS_RUN, str(workers)],
+            cwd=tmp,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
     if proc.returncode != 0:
         print("EvalPlus run failed:\n" + proc.stderr[-3000:])
         return
@@ -208,10 +247,14 @@ def bench_throughput(workers: int, evalplus_python: str | None, limit: int | Non
     theirs = {"humanevalplus/" + k.split("/")[-1]: v for k, v in ev["verdicts"].items()}
     theirs = {k: v for k, v in theirs.items() if k in ok}
     diff = sorted(k for k in ok if ok[k] != theirs.get(k))
-    print(f"EvalPlus 0.3.1 (in-process check_correctness, ground truth {ev['gt_s']:.1f} s "
-          f"not counted): {ev['run_s']:.2f} s, {sum(theirs.values())}/{len(theirs)} passed")
-    print(f"throughput ratio recode/EvalPlus: {ev['run_s'] / ours:.2f}x; verdict differences: "
-          f"{len(diff)} {diff}")
+    print(
+        f"EvalPlus 0.3.1 (in-process check_correctness, ground truth {ev['gt_s']:.1f} s "
+        f"not counted): {ev['run_s']:.2f} s, {sum(theirs.values())}/{len(theirs)} passed"
+    )
+    print(
+        f"throughput ratio recode/EvalPlus: {ev['run_s'] / ours:.2f}x; verdict differences: "
+        f"{len(diff)} {diff}"
+    )
 
 
 def main() -> int:
@@ -220,15 +263,22 @@ def main() -> int:
     ap.add_argument("--evalplus-python", default="/tmp/evalplus-venv/bin/python")
     ap.add_argument("--skip-evalplus", action="store_true")
     ap.add_argument("--limit", type=int, default=None, help="first N problems only")
-    ap.add_argument("--before-root", default=None,
-                    help="a checkout whose sandbox to time on the same records (before/after)")
+    ap.add_argument(
+        "--before-root",
+        default=None,
+        help="a checkout whose sandbox to time on the same records (before/after)",
+    )
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     if data_dir() is None:
         print("no data dir (RECODE_DATA_DIR / ../shared/data): only the overhead benchmark runs")
     bench_overhead()
     if data_dir() is not None:
-        ep = None if args.skip_evalplus or not os.path.exists(args.evalplus_python) else args.evalplus_python
+        ep = (
+            None
+            if args.skip_evalplus or not os.path.exists(args.evalplus_python)
+            else args.evalplus_python
+        )
         bench_throughput(args.workers, ep, args.limit, args.before_root, args.rounds)
     return 0
 

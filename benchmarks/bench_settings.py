@@ -47,27 +47,42 @@ def smoke(args) -> None:
 
     p = {**load_profile("smoke").get("common", {}), **load_profile("smoke")["11_settings_sweep"]}
     _, problems = train_eval_split(p["BENCHMARK"], p["N_TRAIN"], args.problems)
-    spec = EvalSpec(backend="hf", temperature=p["EVAL_TEMPERATURE"],
-                    max_new_tokens=p["EVAL_MAX_NEW_TOKENS"], n=1, seed=0,
-                    batch_size=p["EVAL_BATCH_SIZE"], workers=p["WORKERS"],
-                    max_turns=p["MAX_TURNS"], max_tool_calls=p["MAX_TOOL_CALLS"],
-                    tool_time_limit_s=p["TOOL_TIME_LIMIT_S"], progress=False)
+    spec = EvalSpec(
+        backend="hf",
+        temperature=p["EVAL_TEMPERATURE"],
+        max_new_tokens=p["EVAL_MAX_NEW_TOKENS"],
+        n=1,
+        seed=0,
+        batch_size=p["EVAL_BATCH_SIZE"],
+        workers=p["WORKERS"],
+        max_turns=p["MAX_TURNS"],
+        max_tool_calls=p["MAX_TOOL_CALLS"],
+        tool_time_limit_s=p["TOOL_TIME_LIMIT_S"],
+        progress=False,
+    )
     model = resolve_model(args.model)
-    print(f"smoke cost per setting: {args.model}, {len(problems)} {p['BENCHMARK']} problems, "
-          f"{spec.max_new_tokens} tokens/turn, {spec.max_turns} turns, {spec.max_tool_calls} "
-          f"tool calls, temperature {spec.temperature}")
-    print(f"{'setting':8s} {'s/rollout':>9s} {'correct':>7s} {'opt_f':>6s} {'corr_f':>6s} "
-          f"{'hang':>5s} {'format':>6s} {'calls':>5s} {'errors':>6s} {'tokens':>6s}")
+    print(
+        f"smoke cost per setting: {args.model}, {len(problems)} {p['BENCHMARK']} problems, "
+        f"{spec.max_new_tokens} tokens/turn, {spec.max_turns} turns, {spec.max_tool_calls} "
+        f"tool calls, temperature {spec.temperature}"
+    )
+    print(
+        f"{'setting':8s} {'s/rollout':>9s} {'correct':>7s} {'opt_f':>6s} {'corr_f':>6s} "
+        f"{'hang':>5s} {'format':>6s} {'calls':>5s} {'errors':>6s} {'tokens':>6s}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings.split(","):
-            s = spec.replace(setting=setting).evaluate(model, problems, f"{tmp}/{setting}",
-                                                       benchmark=p["BENCHMARK"])
+            s = spec.replace(setting=setting).evaluate(
+                model, problems, f"{tmp}/{setting}", benchmark=p["BENCHMARK"]
+            )
             v = pooled_summary([s])
             o = v["outcomes"]
-            print(f"{setting:8s} {v['seconds_per_rollout']:9.2f} " + " ".join(
-                f"{o[k]:{w}.2f}" for k, w in zip(OUTCOMES[:3], (7, 6, 6)))
+            print(
+                f"{setting:8s} {v['seconds_per_rollout']:9.2f} "
+                + " ".join(f"{o[k]:{w}.2f}" for k, w in zip(OUTCOMES[:3], (7, 6, 6)))
                 + f" {v['hang']:5.2f} {o['format_error']:6.2f} {v['tool_calls']:5.2f} "
-                f"{v['tool_errors']:6.2f} {v['tokens']:6.1f}")
+                f"{v['tool_errors']:6.2f} {v['tokens']:6.1f}"
+            )
 
 
 def main() -> None:
@@ -85,16 +100,18 @@ def main() -> None:
     row = {"prompt": [{"role": "user", "content": "Write f(x) = x + 1."}], "starter_code": ""}
     py = PythonToolEnv(max_calls=10**6, limits=limits)
     py.reset(**row)
-    py.run_python("print(1)")                      # warm worker
+    py.run_python("print(1)")  # warm worker
     term = TerminalEnv(max_calls=10**6, limits=limits)
     term.reset(**row)
     for i in range(args.files):
         term.write_file(f"data/f{i}.txt", "x" * 1000)
     print(f"{'operation':36s} {'median_s':>9s} {'max_s':>7s}")
-    for name, fn in [("run_python('print(1)')", lambda: py.run_python("print(1)")),
-                     (f"run('ls') over {args.files + 2} files", lambda: term.run("ls > /dev/null")),
-                     ("write_file (judge side)", lambda: term.write_file("a.txt", "x")),
-                     ("read_file (judge side)", lambda: term.read_file("a.txt"))]:
+    for name, fn in [
+        ("run_python('print(1)')", lambda: py.run_python("print(1)")),
+        (f"run('ls') over {args.files + 2} files", lambda: term.run("ls > /dev/null")),
+        ("write_file (judge side)", lambda: term.write_file("a.txt", "x")),
+        ("read_file (judge side)", lambda: term.read_file("a.txt")),
+    ]:
         med, mx = timed(fn, args.calls)
         print(f"{name:36s} {med:9.4f} {mx:7.3f}")
 
@@ -104,6 +121,7 @@ def main() -> None:
         env.write_file("solution.py", "def f(x):\n    return x + 1\n")
         env.run("python -c 'import solution; print(solution.f(1))'")
         env.submit("solution.py")
+
     med, mx = timed(episode, max(3, args.calls // 4))
     print(f"{'agentic episode (write, run, submit)':36s} {med:9.4f} {mx:7.3f}")
 

@@ -42,11 +42,24 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from recode_lib.prompts import (PYTHON_LANGS, UNREADABLE, Parsed, code_blocks, parse_response,
-                               unreadable)
+from recode_lib.prompts import (
+    PYTHON_LANGS,
+    UNREADABLE,
+    Parsed,
+    code_blocks,
+    parse_response,
+    unreadable,
+)
 
-KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-        ast.Assign, ast.AnnAssign)
+KEEP = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+)
 
 
 @dataclass
@@ -76,8 +89,7 @@ def code_lines(code: str) -> list[str]:
 
 def _lines_with_ends(text: str) -> list[tuple[str, str]]:
     parts = _SPLIT_KEEP.split(text)
-    return [(parts[i], parts[i + 1] if i + 1 < len(parts) else "")
-            for i in range(0, len(parts), 2)]
+    return [(parts[i], parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
 
 
 def dedent_code(text: str) -> str:
@@ -88,7 +100,7 @@ def dedent_code(text: str) -> str:
     for c, _ in lines:
         if not c:
             continue
-        indent = c[:len(c) - len(c.lstrip(" \t"))]
+        indent = c[: len(c) - len(c.lstrip(" \t"))]
         if margin is None or margin.startswith(indent):
             margin = indent
         elif not indent.startswith(margin):
@@ -97,7 +109,7 @@ def dedent_code(text: str) -> str:
                 k += 1
             margin = margin[:k]
     if margin:
-        lines = [(c[len(margin):] if c.startswith(margin) else c, e) for c, e in lines]
+        lines = [(c[len(margin) :] if c.startswith(margin) else c, e) for c, e in lines]
     return "".join(c + e for c, e in lines)
 
 
@@ -133,9 +145,14 @@ def defined_names(tree: ast.Module) -> set[str]:
 def defines(tree: ast.Module, entry: str) -> bool:
     if entry in defined_names(tree):
         return True
-    return any(isinstance(n, ast.ClassDef) and any(
-        isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == entry
-        for m in n.body) for n in tree.body)
+    return any(
+        isinstance(n, ast.ClassDef)
+        and any(
+            isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == entry
+            for m in n.body
+        )
+        for n in tree.body
+    )
 
 
 def _starter_preamble(starter: str, entry: str, have: set[str]) -> str:
@@ -147,8 +164,11 @@ def _starter_preamble(starter: str, entry: str, have: set[str]) -> str:
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             keep.append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                and node.name != entry and node.name not in have:
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.name != entry
+            and node.name not in have
+        ):
             keep.append(node)
     return "\n\n".join(ast.get_source_segment(starter, n) for n in keep)
 
@@ -166,15 +186,16 @@ def may_have_head(code: str) -> bool:
     i = _BLANK_LINES.match(code).end()
     m = _WORD.match(code, i)
     if m is None:
-        return True          # a quote, a parenthesis, a backslash, a non-ASCII name: parse
+        return True  # a quote, a parenthesis, a backslash, a non-ASCII name: parse
     word, j = m.group(), m.end()
-    if word.lower() in _STRING_PREFIXES and code[j:j + 1] in ("'", '"'):
+    if word.lower() in _STRING_PREFIXES and code[j : j + 1] in ("'", '"'):
         return True
     if word == "from":
         while j < len(code) and code[j] in " \t\f":
             j += 1
-        return code.startswith("__future__", j) or not (code[j:j + 1].isalnum()
-                                                        or code[j:j + 1] == "_")
+        return code.startswith("__future__", j) or not (
+            code[j : j + 1].isalnum() or code[j : j + 1] == "_"
+        )
     return False
 
 
@@ -187,8 +208,12 @@ def put_in_front(front: str, code: str) -> str:
     tree = _parse(code) if may_have_head(code) else None
     end = 0
     for i, node in enumerate(tree.body if tree is not None else []):
-        docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(
-            getattr(node, "value", None), ast.Constant) and isinstance(node.value.value, str)
+        docstring = (
+            i == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(getattr(node, "value", None), ast.Constant)
+            and isinstance(node.value.value, str)
+        )
         if docstring or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
             end = node.end_lineno
         else:
@@ -202,7 +227,7 @@ def put_in_front(front: str, code: str) -> str:
 def first_line(lines: list[str], node: ast.stmt) -> str:
     """The text of `node` on its first line (col_offset counts UTF-8 bytes, as ast does)."""
     line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
-    return line.encode("utf-8", "surrogatepass")[node.col_offset:].decode("utf-8", "replace")
+    return line.encode("utf-8", "surrogatepass")[node.col_offset :].decode("utf-8", "replace")
 
 
 def sanitize(code: str, tree: ast.Module) -> tuple[str, list[str]]:
@@ -212,9 +237,12 @@ def sanitize(code: str, tree: ast.Module) -> tuple[str, list[str]]:
     lines = code_lines(code)
     for node in tree.body:
         if isinstance(node, KEEP):
-            start = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) \
+            start = (
+                node.decorator_list[0].lineno
+                if getattr(node, "decorator_list", None)
                 else node.lineno
-            kept.append("\n".join(lines[start - 1:node.end_lineno]))
+            )
+            kept.append("\n".join(lines[start - 1 : node.end_lineno]))
         else:
             dropped.append(first_line(lines, node)[:80] or type(node).__name__)
     return "\n\n".join(kept) + "\n", dropped
@@ -224,15 +252,24 @@ def _looks_like_body(body: str) -> bool:
     """A function body rather than a module: it does not parse alone, returns at top level,
     or defines no function or class."""
     tree = _parse(dedent_code(body))
-    return tree is None or any(isinstance(n, ast.Return) for n in tree.body) or not any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body)
+    return (
+        tree is None
+        or any(isinstance(n, ast.Return) for n in tree.body)
+        or not any(
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body
+        )
+    )
 
 
 def ends_with_entry(starter: str, entry: str) -> bool:
     """Whether the starter code ends with the entry point's `def` (a body can continue it)."""
     tree = _parse(starter or "")
-    return tree is not None and bool(tree.body) and isinstance(tree.body[-1], ast.FunctionDef) \
+    return (
+        tree is not None
+        and bool(tree.body)
+        and isinstance(tree.body[-1], ast.FunctionDef)
         and tree.body[-1].name == entry
+    )
 
 
 def _body_completion(starter: str, entry: str, body: str) -> str | None:
@@ -249,8 +286,12 @@ def _stdio_program(code: str, tree: ast.Module) -> str:
     if runs_something:
         return code
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in ("main", "solve") \
-                and not node.args.args and not node.args.posonlyargs:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.name in ("main", "solve")
+            and not node.args.args
+            and not node.args.posonlyargs
+        ):
             return code.rstrip() + f"\n\n{node.name}()\n"
     return code
 
@@ -269,7 +310,7 @@ def assemble(problem, text: str) -> Program:
         if prog.code is not None and prelude:
             prog.code = put_in_front(prelude, prog.code)
         return prog
-    except Exception as exc:       # one response's failure is its own format error
+    except Exception as exc:  # one response's failure is its own format error
         return Program(None, "none", unreadable(exc))
 
 
@@ -281,15 +322,17 @@ def _assemble(kind, entry, starter: str, text: str) -> Program:
         if parsed.code is None:
             return Program(None, "none", parsed)
         tree = _parse(parsed.code)
-        return Program(_stdio_program(parsed.code, tree) if kind == "stdio" else parsed.code,
-                       "program", parsed)
+        return Program(
+            _stdio_program(parsed.code, tree) if kind == "stdio" else parsed.code, "program", parsed
+        )
     if parsed.code is not None:
         tree = _parse(parsed.code)
         if defines(tree, entry):
             body, dropped = sanitize(parsed.code, tree)
             pre = _starter_preamble(starter, entry, defined_names(tree))
-            return Program(put_in_front(pre + "\n" if pre else "", body), "function", parsed,
-                           dropped)
+            return Program(
+                put_in_front(pre + "\n" if pre else "", body), "function", parsed, dropped
+            )
     # a body-only answer continuing the starter's signature (also when indented)
     if ends_with_entry(starter, entry):
         tried = set()

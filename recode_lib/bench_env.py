@@ -42,7 +42,7 @@ ENV_VAR = "RECODE_BCB_ENV"
 REQUIREMENTS = PROJECT_ROOT / "bcb-requirements.txt"
 MAKE_TARGET = "make bcb-env"
 MARKER = ".installed"
-SOURCES = ("bigcodebench",)     # Problem.source values judged in this environment
+SOURCES = ("bigcodebench",)  # Problem.source values judged in this environment
 
 
 class BenchEnvMissing(RecodeError, RuntimeError):
@@ -100,7 +100,8 @@ def require_env(problems, smoke: bool = False) -> None:
         raise BenchEnvMissing(
             f"{n} BigCodeBench problems need BigCodeBench's environment, not built at {env_dir()}: "
             f"run `{MAKE_TARGET}` (or set {ENV_VAR} to a built one; the smoke profile judges "
-            "them as env_missing instead)")
+            "them as env_missing instead)"
+        )
 
 
 def judge_env(problems) -> dict:
@@ -113,8 +114,13 @@ def judge_env(problems) -> dict:
     if py is None:
         return {"bigcodebench": None}
     freeze = (env_dir() / MARKER).read_bytes()
-    return {"bigcodebench": {"python": py, "packages": len(freeze.splitlines()),
-                             "freeze_sha256": hashlib.sha256(freeze).hexdigest()}}
+    return {
+        "bigcodebench": {
+            "python": py,
+            "packages": len(freeze.splitlines()),
+            "freeze_sha256": hashlib.sha256(freeze).hexdigest(),
+        }
+    }
 
 
 def judge_env_guard(problems) -> dict:
@@ -137,8 +143,11 @@ def bcb_notebooks(params: dict[str, dict]) -> list[str]:
     for stem, p in params.items():
         for key, value in (p or {}).items():
             names = [x.strip().split(":")[0] for x in str(value or "").split(",")]
-            if "BENCHMARK" in key and "HELD_OUT" not in key and any(
-                    n.startswith(SOURCES) for n in names):
+            if (
+                "BENCHMARK" in key
+                and "HELD_OUT" not in key
+                and any(n.startswith(SOURCES) for n in names)
+            ):
                 out.append(stem)
                 break
     return out
@@ -150,13 +159,19 @@ def status_line() -> str:
     where = env_dir()
     if py:
         return f"BigCodeBench environment: built at {where} (interpreter {py})"
-    return (f"BigCodeBench environment: NOT built at {where}: `{MAKE_TARGET}` (~2.5 GB, PyPI; "
-            "without it BigCodeBench problems needing its libraries are env_missing, and a "
-            "non-smoke evaluation of BigCodeBench refuses)")
+    return (
+        f"BigCodeBench environment: NOT built at {where}: `{MAKE_TARGET}` (~2.5 GB, PyPI; "
+        "without it BigCodeBench problems needing its libraries are env_missing, and a "
+        "non-smoke evaluation of BigCodeBench refuses)"
+    )
 
 
-def build(root: Path | None = None, requirements: Path = REQUIREMENTS,
-          base_python: str | None = None, log=print) -> str:
+def build(
+    root: Path | None = None,
+    requirements: Path = REQUIREMENTS,
+    base_python: str | None = None,
+    log=print,
+) -> str:
     """Create the venv at `root` (default env_dir()) with `base_python` (default this Python's
     base interpreter) and pip-install `requirements` into it; write MARKER (the freeze) last.
     Returns the interpreter's path. Re-running installs what is missing (pip is idempotent)."""
@@ -169,10 +184,13 @@ def build(root: Path | None = None, requirements: Path = REQUIREMENTS,
         log(f"bcb-env: creating {root} with {base}")
         subprocess.run([base, "-m", "venv", str(root)], check=True)
     log(f"bcb-env: installing {requirements} (PyPI; a few minutes)")
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--prefer-binary", "-r",
-                    str(requirements)], check=True)
-    freeze = subprocess.run([str(py), "-m", "pip", "freeze"], check=True, capture_output=True,
-                            text=True).stdout
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--prefer-binary", "-r", str(requirements)],
+        check=True,
+    )
+    freeze = subprocess.run(
+        [str(py), "-m", "pip", "freeze"], check=True, capture_output=True, text=True
+    ).stdout
     (root / MARKER).write_text(freeze)
     log(f"bcb-env: built in {time.monotonic() - t0:.0f} s; interpreter {py}")
     return str(py)

@@ -66,8 +66,18 @@ def cpu_flags(cpuinfo_path: str | Path = "/proc/cpuinfo") -> frozenset[str]:
 
 
 # what decides a CPU run's speed here: vector width and bf16/int8 arithmetic (cpu_summary)
-SPEED_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8", "asimd",
-               "sve", "bf16", "i8mm")
+SPEED_FLAGS = (
+    "avx2",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_vnni",
+    "amx_bf16",
+    "amx_int8",
+    "asimd",
+    "sve",
+    "bf16",
+    "i8mm",
+)
 
 
 def cpu_summary(cpuinfo_path: str | Path = "/proc/cpuinfo") -> dict:
@@ -82,8 +92,12 @@ def cpu_summary(cpuinfo_path: str | Path = "/proc/cpuinfo") -> dict:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count()
-    return {"model": model, "cpus": cpus, "isa": [f for f in SPEED_FLAGS if f in flags],
-            "native_bf16": cpu_has_native_bf16(flags)}
+    return {
+        "model": model,
+        "cpus": cpus,
+        "isa": [f for f in SPEED_FLAGS if f in flags],
+        "native_bf16": cpu_has_native_bf16(flags),
+    }
 
 
 def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:
@@ -121,8 +135,13 @@ def native_bf16(*, use_cpu: bool | None = None, flags: frozenset[str] | None = N
     return cpu_has_native_bf16(flags) if on_cuda is None else on_cuda
 
 
-def resolve_precision(value: str, *, copy: bool = False, use_cpu: bool | None = None,
-                      flags: frozenset[str] | None = None) -> str:
+def resolve_precision(
+    value: str,
+    *,
+    copy: bool = False,
+    use_cpu: bool | None = None,
+    flags: frozenset[str] | None = None,
+) -> str:
     """A generation precision with "auto" made concrete (any other value unchanged: the
     caller checks it against recode_lib.models.PRECISIONS). auto = "bfloat16" where the
     machine computes bf16 natively (native_bf16), else "native" (a generator keeps the dtype it

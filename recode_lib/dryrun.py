@@ -65,24 +65,47 @@ ENDPOINT_KEYS = {"JUDGE_BASE_URL": "", "ON_MISSING_JUDGE": "fallback"}
 CLASSIFIER_KEYS = {"BASELINE_CLASSIFIERS": "run:02_reward_model/rm"}
 # parameter -> dry-run value (applied wherever paper.yaml sets the key)
 COUNTS: dict[str, Any] = {
-    "N_PROBLEMS": 2, "N_TRAIN": 4, "N_EVAL": 2, "N_SAMPLES": 2, "SAMPLES_PER_PROBLEM": 2,
-    "TRACES_PER_PROBLEM": 1, "N_CANDIDATES": 1, "EVAL_N_SAMPLES": 1, "REPAIR_PER_PROBLEM": 1,
+    "N_PROBLEMS": 2,
+    "N_TRAIN": 4,
+    "N_EVAL": 2,
+    "N_SAMPLES": 2,
+    "SAMPLES_PER_PROBLEM": 2,
+    "TRACES_PER_PROBLEM": 1,
+    "N_CANDIDATES": 1,
+    "EVAL_N_SAMPLES": 1,
+    "REPAIR_PER_PROBLEM": 1,
     "ALPHA_N_SAMPLES": 2,
-    "MAX_STEPS": 1, "ROUNDS": 2, "EPOCHS": 1.0, "GRAD_ACCUM": 1,
-    "BATCH_SIZE": 2, "SCORE_BATCH_SIZE": 2, "WORKERS": 1,
-    "N_BOOT": 20, "MAX_NEW_TOKENS": 8, "POLICY_MAX_NEW_TOKENS": 8, "REWRITE_MAX_NEW_TOKENS": 8,
-    "JUDGE_MAX_NEW_TOKENS": 4, "EVAL_MAX_NEW_TOKENS": 8, "PAPER_B_MAX_NEW_TOKENS": 8,
+    "MAX_STEPS": 1,
+    "ROUNDS": 2,
+    "EPOCHS": 1.0,
+    "GRAD_ACCUM": 1,
+    "BATCH_SIZE": 2,
+    "SCORE_BATCH_SIZE": 2,
+    "WORKERS": 1,
+    "N_BOOT": 20,
+    "MAX_NEW_TOKENS": 8,
+    "POLICY_MAX_NEW_TOKENS": 8,
+    "REWRITE_MAX_NEW_TOKENS": 8,
+    "JUDGE_MAX_NEW_TOKENS": 4,
+    "EVAL_MAX_NEW_TOKENS": 8,
+    "PAPER_B_MAX_NEW_TOKENS": 8,
 }
 # recipe field -> dry-run value, set through the RECIPE_FIELDS of every section with a RECIPE
-RECIPE_COUNTS: dict[str, Any] = {"max_steps": 1, "num_generations": 2,
-                                 "per_device_train_batch_size": 2, "max_completion_length": 8}
+RECIPE_COUNTS: dict[str, Any] = {
+    "max_steps": 1,
+    "num_generations": 2,
+    "per_device_train_batch_size": 2,
+    "max_completion_length": 8,
+}
 # per notebook, where a count means something else there
 SECTION_COUNTS: dict[str, dict[str, Any]] = {"03_lcb_rb": {"N_PROBLEMS": 1}}
 # keys set whatever paper.yaml says: the RM trains 2 steps (paper: by EPOCHS) on CPU; 00 does
 # not load every benchmark to count it (minutes on CPU; the later notebooks load theirs)
-ADDED = {"00_data_and_models": {"COUNT_PROBLEMS": False},
-         "02_reward_model": {"MAX_STEPS": 2, "USE_CPU": True, "BF16": False},
-         "99_paper_figures": {"FIGURES_DIR": "run"}}   # never into the checkout's figures/
+ADDED = {
+    "00_data_and_models": {"COUNT_PROBLEMS": False},
+    "02_reward_model": {"MAX_STEPS": 2, "USE_CPU": True, "BF16": False},
+    "99_paper_figures": {"FIGURES_DIR": "run"},
+}  # never into the checkout's figures/
 
 
 def shrink_list(value, keep: str) -> str:
@@ -117,26 +140,31 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
         if key in out:
             out[key] = value
     out.update(ADDED.get(stem, {}))
-    if "RECIPE" in out:     # a GRPO notebook: its recipe's steps and sizes
+    if "RECIPE" in out:  # a GRPO notebook: its recipe's steps and sizes
         out["RECIPE_FIELDS"] = merge_fields(out.get("RECIPE_FIELDS"), RECIPE_COUNTS)
     if "KS" in out:
         out["KS"] = shrink_list(out["KS"], "first")
-    if "SEEDS" in out:   # one training run per variant: the seed path is the same code
+    if "SEEDS" in out:  # one training run per variant: the seed path is the same code
         out["SEEDS"] = shrink_list(out["SEEDS"], "first")
     if "ALPHAS" in out:
         grid = shrink_list(out["ALPHAS"], "extremes")
         saved = [x for x in str(out.get("SAVE_ALPHAS") or "").split(",") if x.strip()]
-        if saved:   # the saved alphas must stay grid points: keep the first, in the grid
-            grid = ",".join(repr(a) for a in sorted({float(x) for x in grid.split(",")}
-                                                    | {float(saved[0])}))
+        if saved:  # the saved alphas must stay grid points: keep the first, in the grid
+            grid = ",".join(
+                repr(a) for a in sorted({float(x) for x in grid.split(",")} | {float(saved[0])})
+            )
             out["SAVE_ALPHAS"] = repr(float(saved[0]))
         out["ALPHAS"] = grid
     if "PASS_K" in out:
-        drawn = ("ALPHA_N_SAMPLES",) if "ALPHA_N_SAMPLES" in out else ("N_SAMPLES", "EVAL_N_SAMPLES")
-        n = min(out.get(key, COUNTS[key]) for key in drawn
-                if key in out) if set(drawn) & set(out) \
-            else COUNTS["N_SAMPLES"]   # each k at most the samples the notebook draws
-                                       # (11: its alpha grid's, which the ensembles split)
+        drawn = (
+            ("ALPHA_N_SAMPLES",) if "ALPHA_N_SAMPLES" in out else ("N_SAMPLES", "EVAL_N_SAMPLES")
+        )
+        n = (
+            min(out.get(key, COUNTS[key]) for key in drawn if key in out)
+            if set(drawn) & set(out)
+            else COUNTS["N_SAMPLES"]
+        )  # each k at most the samples the notebook draws
+        # (11: its alpha grid's, which the ensembles split)
         ks = [int(k) for k in str(out["PASS_K"]).split(",") if k.strip()]
         out["PASS_K"] = ",".join(str(k) for k in sorted({min(k, n) for k in ks}))
     return out
@@ -152,10 +180,14 @@ def dryrun_profile(tiny_model: str | Path, paper: dict | None = None) -> dict:
             continue
         out[stem] = shrink_section(stem, params, str(tiny_model))
     variants = paper.get(VARIANTS_KEY) or {}
-    if variants:   # each variant's sections shrunk by the same rules (its 32B -> the tiny model)
-        out[VARIANTS_KEY] = {name: {stem: shrink_section(stem, params or {}, str(tiny_model))
-                                    for stem, params in sections.items()}
-                             for name, sections in variants.items()}
+    if variants:  # each variant's sections shrunk by the same rules (its 32B -> the tiny model)
+        out[VARIANTS_KEY] = {
+            name: {
+                stem: shrink_section(stem, params or {}, str(tiny_model))
+                for stem, params in sections.items()
+            }
+            for name, sections in variants.items()
+        }
     return out
 
 
@@ -163,11 +195,20 @@ def changed_keys(dryrun: dict, paper: dict | None = None) -> dict[str, list[str]
     """{section: keys whose value differs from paper.yaml or that paper.yaml lacks} (notebook
     sections; a variant's shrunk sections: "<stem>@<variant>")."""
     paper = paper if paper is not None else load_profile("paper")
-    sections = [(stem, params, paper.get(stem, {})) for stem, params in dryrun.items()
-                if not stem.startswith("_")]
-    sections += [(f"{stem}@{name}", params, ((paper.get(VARIANTS_KEY) or {}).get(name) or {}).get(stem) or {})
-                 for name, overlay in (dryrun.get(VARIANTS_KEY) or {}).items()
-                 for stem, params in overlay.items()]
+    sections = [
+        (stem, params, paper.get(stem, {}))
+        for stem, params in dryrun.items()
+        if not stem.startswith("_")
+    ]
+    sections += [
+        (
+            f"{stem}@{name}",
+            params,
+            ((paper.get(VARIANTS_KEY) or {}).get(name) or {}).get(stem) or {},
+        )
+        for name, overlay in (dryrun.get(VARIANTS_KEY) or {}).items()
+        for stem, params in overlay.items()
+    ]
     out = {}
     for stem, params, base in sections:
         diff = sorted(k for k, v in params.items() if k not in base or base[k] != v)
@@ -182,8 +223,10 @@ def write_dryrun_params(path: str | Path, tiny_model: str | Path) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# derived from notebooks/params/paper.yaml by recode_lib.dryrun; do not edit\n"
-                    + yaml.safe_dump(dryrun_profile(tiny_model), sort_keys=False))
+    path.write_text(
+        "# derived from notebooks/params/paper.yaml by recode_lib.dryrun; do not edit\n"
+        + yaml.safe_dump(dryrun_profile(tiny_model), sort_keys=False)
+    )
     return path
 
 
@@ -194,21 +237,22 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
     dest, fixtures = Path(dest), Path(fixtures)
     base = Path(base) if base is not None else data_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    for f in (base.iterdir() if base is not None else ()):
+    for f in base.iterdir() if base is not None else ():
         if not (dest / f.name).exists():
             (dest / f.name).symlink_to(f)
-    for config in ("1x", "3x"):          # the fixture's problems twice (ids suffixed "-b"):
-        src = fixtures / "Code-Contests-Plus" / f"ccplus_{config}"   # one GRPO step of a
-        cc = dest / "Code-Contests-Plus" / f"ccplus_{config}"        # paper recipe takes 4
+    for config in ("1x", "3x"):  # the fixture's problems twice (ids suffixed "-b"):
+        src = fixtures / "Code-Contests-Plus" / f"ccplus_{config}"  # one GRPO step of a
+        cc = dest / "Code-Contests-Plus" / f"ccplus_{config}"  # paper recipe takes 4
         cc.mkdir(parents=True, exist_ok=True)
         for part in sorted(src.glob("*.jsonl")):
             rows = [json.loads(line) for line in part.read_text().splitlines() if line.strip()]
             (cc / part.name).write_text(part.read_text())
-            (cc / f"b-{part.name}").write_text("".join(
-                json.dumps({**r, "id": f"{r['id']}-b"}) + "\n" for r in rows))
+            (cc / f"b-{part.name}").write_text(
+                "".join(json.dumps({**r, "id": f"{r['id']}-b"}) + "\n" for r in rows)
+            )
 
     math_id = load_profile("paper").get("10_math_domain", {}).get("MATH_DATASET")
-    if math_id and not (dest / math_id).exists():    # the paper's hub id, mirrored offline
+    if math_id and not (dest / math_id).exists():  # the paper's hub id, mirrored offline
         (dest / math_id).parent.mkdir(parents=True, exist_ok=True)
         (dest / math_id).symlink_to((fixtures / "MATH-lighteval").resolve())
     lcb = dest / "code_generation_lite"
@@ -219,13 +263,29 @@ def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | N
             src = fixtures / "code_generation_lite" / name
             if src.is_file():
                 (lcb / name).symlink_to(src)
-            elif name == FILES[-1] and late:   # the first fixture file's problems, dated at
-                rows = [json.loads(line) for line in   # the paper's LiveCodeBench window start
-                        (fixtures / "code_generation_lite" / FILES[0]).read_text().splitlines()
-                        if line.strip()]
-                (lcb / name).write_text("".join(json.dumps(
-                    {**r, "question_id": f"{r['question_id']}-late",
-                     "contest_date": f"{late}T00:00:00"}) + "\n" for r in rows))
+            elif name == FILES[-1] and late:  # the first fixture file's problems, dated at
+                rows = [
+                    json.loads(line)
+                    for line in (  # the paper's LiveCodeBench window start
+                        fixtures / "code_generation_lite" / FILES[0]
+                    )
+                    .read_text()
+                    .splitlines()
+                    if line.strip()
+                ]
+                (lcb / name).write_text(
+                    "".join(
+                        json.dumps(
+                            {
+                                **r,
+                                "question_id": f"{r['question_id']}-late",
+                                "contest_date": f"{late}T00:00:00",
+                            }
+                        )
+                        + "\n"
+                        for r in rows
+                    )
+                )
             else:
                 (lcb / name).write_text("")
     return dest

@@ -73,8 +73,12 @@ from recode_lib.training.grpo import load_recipe
 from recode_lib.training.launch import launch
 from recode_lib.weights.merge import MergeConfig, merge_grid
 
-CODE_MODELS = ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "Qwen/Qwen2.5-Coder-1.5B-Instruct",
-               "Qwen/Qwen2.5-Coder-3B-Instruct", "Qwen/Qwen2.5-Coder-7B-Instruct")
+CODE_MODELS = (
+    "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+    "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+    "Qwen/Qwen2.5-Coder-3B-Instruct",
+    "Qwen/Qwen2.5-Coder-7B-Instruct",
+)
 N_PROBLEMS = 4
 HEADER = ("step", "seconds", "result", "reason")
 
@@ -83,7 +87,7 @@ HEADER = ("step", "seconds", "result", "reason")
 class CheckRow:
     step: str
     seconds: float
-    result: str                 # ok | fail | skipped
+    result: str  # ok | fail | skipped
     reason: str = ""
 
 
@@ -94,16 +98,23 @@ class Skip(Exception):
 @dataclass
 class Measured:
     """Throughputs measured on this machine's GPU (tokens/s per GPU), keyed by hub id."""
-    generation: dict = field(default_factory=dict)      # vLLM decode
-    train: dict = field(default_factory=dict)           # GRPO forward + backward + optimizer
-    hf_generation: dict = field(default_factory=dict)   # transformers generate (not the plan's)
-    rm_train: dict = field(default_factory=dict)        # Bradley-Terry RM training
-    sandbox: dict | None = None                         # records/s against workers
-    data_parallel: dict | None = None                   # k engines against one (vLLM)
+
+    generation: dict = field(default_factory=dict)  # vLLM decode
+    train: dict = field(default_factory=dict)  # GRPO forward + backward + optimizer
+    hf_generation: dict = field(default_factory=dict)  # transformers generate (not the plan's)
+    rm_train: dict = field(default_factory=dict)  # Bradley-Terry RM training
+    sandbox: dict | None = None  # records/s against workers
+    data_parallel: dict | None = None  # k engines against one (vLLM)
 
     def __bool__(self) -> bool:
-        return bool(self.generation or self.train or self.hf_generation or self.rm_train
-                    or self.sandbox or self.data_parallel)
+        return bool(
+            self.generation
+            or self.train
+            or self.hf_generation
+            or self.rm_train
+            or self.sandbox
+            or self.data_parallel
+        )
 
 
 def hub_id(model: str) -> str:
@@ -114,7 +125,7 @@ def hub_id(model: str) -> str:
         return ALIASES[model]
     for part in Path(model).parts:
         if part.startswith("models--"):
-            return part[len("models--"):].replace("--", "/", 1)
+            return part[len("models--") :].replace("--", "/", 1)
     return model
 
 
@@ -146,8 +157,7 @@ def grpo_train_rate(records: list[dict], processes: int = 1) -> float | None:
     if not rows:
         return None
     last = rows[-1]
-    before = [r["num_tokens"] for r in records
-              if r.get("num_tokens") and r["step"] < last["step"]]
+    before = [r["num_tokens"] for r in records if r.get("num_tokens") and r["step"] < last["step"]]
     tokens = last["num_tokens"] - (before[-1] if before else 0)
     steps = last.get("time/steps_averaged") or 1
     return tokens / (last["time/optimizer_s"] * steps) / max(1, processes)
@@ -160,8 +170,13 @@ def throughput_file(path=None) -> Path:
 def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> Path | None:
     """Merge the measured rates into the plan's throughput file (see the module docstring);
     None (nothing written) when no figure was measured on a GPU."""
-    if not (measured.generation or measured.train or measured.hf_generation
-            or measured.rm_train or measured.data_parallel):
+    if not (
+        measured.generation
+        or measured.train
+        or measured.hf_generation
+        or measured.rm_train
+        or measured.data_parallel
+    ):
         return None
     out = throughput_file(path)
     try:
@@ -169,10 +184,12 @@ def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> 
     except ValueError:
         data = {}
     data = data if isinstance(data, dict) else {}
-    for key, table in (("generation_tokens_per_s", measured.generation),
-                       ("train_tokens_per_s", measured.train),
-                       ("hf_generation_tokens_per_s", measured.hf_generation),
-                       ("rm_train_tokens_per_s", measured.rm_train)):
+    for key, table in (
+        ("generation_tokens_per_s", measured.generation),
+        ("train_tokens_per_s", measured.train),
+        ("hf_generation_tokens_per_s", measured.hf_generation),
+        ("rm_train_tokens_per_s", measured.rm_train),
+    ):
         if table:
             data[key] = {**(data.get(key) or {}), **table}
     if measured.sandbox:
@@ -184,8 +201,7 @@ def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> 
         data["data_parallel_efficiency"] = min(1.0, measured.data_parallel["efficiency"])
     if gpu:
         data["gpu"] = gpu
-    data["source"] = ("make gpu-check (recode_lib.gpu_check) "
-                      + time.strftime("%Y-%m-%d %H:%M:%S"))
+    data["source"] = "make gpu-check (recode_lib.gpu_check) " + time.strftime("%Y-%m-%d %H:%M:%S")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
@@ -237,27 +253,39 @@ def humaneval_problems(n: int = N_PROBLEMS):
 
 
 def generation_prompts(prompts: int) -> list:
-    return [build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
-            for i in range(prompts)]
+    return [
+        build_messages(f"Write a Python function f{i}(x) that returns x + {i}.")
+        for i in range(prompts)
+    ]
 
 
 def timed_generation(gen, prompts: int, n: int, max_new_tokens: int) -> tuple[int, float]:
     """(generated tokens, seconds) of `prompts` x `n` samples (T 0.8) on `gen`; RuntimeError
     when a completion is missing or nothing was generated."""
     t0 = time.perf_counter()
-    outs = gen.generate(generation_prompts(prompts),
-                        SamplingConfig(temperature=0.8, n=n, max_new_tokens=max_new_tokens,
-                                       seed=0))
+    outs = gen.generate(
+        generation_prompts(prompts),
+        SamplingConfig(temperature=0.8, n=n, max_new_tokens=max_new_tokens, seed=0),
+    )
     wall = time.perf_counter() - t0
     tokens = sum(c.n_tokens for o in outs for c in o)
     if len(outs) != prompts or any(len(o) != n for o in outs) or tokens == 0:
-        raise RuntimeError(f"expected {prompts} x {n} completions with tokens, got "
-                           f"{[len(o) for o in outs]}")
+        raise RuntimeError(
+            f"expected {prompts} x {n} completions with tokens, got {[len(o) for o in outs]}"
+        )
     return tokens, wall
 
 
-def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
-                  max_new_tokens: int = 128, measured: Measured | None = None, **kw) -> str:
+def step_generate(
+    model: str,
+    backend: str,
+    *,
+    prompts: int = 8,
+    n: int = 4,
+    max_new_tokens: int = 128,
+    measured: Measured | None = None,
+    **kw,
+) -> str:
     gen = get_generator(backend, model, **kw)
     try:
         tokens, wall = timed_generation(gen, prompts, n, max_new_tokens)
@@ -266,14 +294,24 @@ def step_generate(model: str, backend: str, *, prompts: int = 8, n: int = 4,
         if close:
             close()
     if measured is not None and backend in ("vllm", "hf"):
-        record_rate(measured.generation if backend == "vllm" else measured.hf_generation,
-                    model, tokens / wall)
+        record_rate(
+            measured.generation if backend == "vllm" else measured.hf_generation,
+            model,
+            tokens / wall,
+        )
     return f"{prompts * n} completions, {tokens} tokens, {tokens / wall:.1f} tokens/s"
 
 
-def step_data_parallel(model: str, *, engines: int | None = None, prompts: int = 8, n: int = 4,
-                       max_new_tokens: int = 128, measured: Measured | None = None,
-                       **engine_kwargs) -> str:
+def step_data_parallel(
+    model: str,
+    *,
+    engines: int | None = None,
+    prompts: int = 8,
+    n: int = 4,
+    max_new_tokens: int = 128,
+    measured: Measured | None = None,
+    **engine_kwargs,
+) -> str:
     """vLLM tokens/s of one engine (one GPU) and of `engines` engines side by side (default:
     one per visible GPU; recode_lib.generation.data_parallel), each engine given the same
     work (`prompts` x `engines` prompts in the second run), the load not timed: the speed-up
@@ -287,7 +325,7 @@ def step_data_parallel(model: str, *, engines: int | None = None, prompts: int =
         gen = get_generator("vllm", model, data_parallel_size=size, **engine_kwargs)
         try:
             if isinstance(gen, DataParallelGenerator):
-                gen.pool()                               # start the engines (not timed)
+                gen.pool()  # start the engines (not timed)
             else:
                 gen.engine()
             tokens, wall = timed_generation(gen, prompts * size, n, max_new_tokens)
@@ -297,23 +335,49 @@ def step_data_parallel(model: str, *, engines: int | None = None, prompts: int =
     speedup = rates[k] / rates[1]
     if measured is not None:
         record_rate(measured.generation, model, rates[1])
-        measured.data_parallel = {"engines": k, "tokens_per_s_one_engine": round(rates[1], 1),
-                                  "tokens_per_s": round(rates[k], 1),
-                                  "speedup": round(speedup, 2),
-                                  "efficiency": round(speedup / k, 3), "model": hub_id(model)}
-    return (f"1 engine {rates[1]:.1f} tokens/s, {k} engines {rates[k]:.1f} tokens/s: "
-            f"speed-up {speedup:.2f} ({100 * speedup / k:.0f}% of linear)")
+        measured.data_parallel = {
+            "engines": k,
+            "tokens_per_s_one_engine": round(rates[1], 1),
+            "tokens_per_s": round(rates[k], 1),
+            "speedup": round(speedup, 2),
+            "efficiency": round(speedup / k, 3),
+            "model": hub_id(model),
+        }
+    return (
+        f"1 engine {rates[1]:.1f} tokens/s, {k} engines {rates[k]:.1f} tokens/s: "
+        f"speed-up {speedup:.2f} ({100 * speedup / k:.0f}% of linear)"
+    )
 
 
-def step_grpo(model: str, out: Path, problems, *, gpu: bool, rewards, rm_path=None,
-              vllm: bool = True, steps: int = 1, measured: Measured | None = None) -> str:
+def step_grpo(
+    model: str,
+    out: Path,
+    problems,
+    *,
+    gpu: bool,
+    rewards,
+    rm_path=None,
+    vllm: bool = True,
+    steps: int = 1,
+    measured: Measured | None = None,
+) -> str:
     """`steps` GRPO steps of the smoke recipe (on the GPU in bf16 when `gpu`, generating with
     colocated vLLM or, `vllm=False`, transformers); with `measured`, a GPU run's training
     tokens/s (last step) is recorded."""
-    fields = dict(model=model, rewards=rewards, rm_path=rm_path, max_steps=steps,
-                  num_generations=2, per_device_train_batch_size=4, max_completion_length=16,
-                  save_steps=100, sandbox_workers=2, report_to=["none"], logging_steps=1,
-                  n_problems=len(problems))
+    fields = dict(
+        model=model,
+        rewards=rewards,
+        rm_path=rm_path,
+        max_steps=steps,
+        num_generations=2,
+        per_device_train_batch_size=4,
+        max_completion_length=16,
+        save_steps=100,
+        sandbox_workers=2,
+        report_to=["none"],
+        logging_steps=1,
+        n_problems=len(problems),
+    )
     if gpu:
         fields.update(use_cpu=False, bf16=True)
         if vllm:
@@ -343,34 +407,65 @@ def step_rm(model: str, out: Path) -> Path:
 
 
 def step_merge(low: str, high: str, out: Path) -> str:
-    merged = merge_grid(MergeConfig(resolve_model(low), resolve_model(high), (-0.5, 0.5, 1.5),
-                                    str(out), force=True, progress=False))
-    if sorted(merged) != [-0.5, 0.5, 1.5] or not all((p / "config.json").is_file()
-                                                        for p in merged.values()):
+    merged = merge_grid(
+        MergeConfig(
+            resolve_model(low),
+            resolve_model(high),
+            (-0.5, 0.5, 1.5),
+            str(out),
+            force=True,
+            progress=False,
+        )
+    )
+    if sorted(merged) != [-0.5, 0.5, 1.5] or not all(
+        (p / "config.json").is_file() for p in merged.values()
+    ):
         raise RuntimeError(f"merge wrote {merged}")
     return f"3 alphas from {Path(high).name}"
 
 
-def step_passk(model: str, backend: str, out: Path, *, n_problems: int = 8, n: int = 4,
-               max_new_tokens: int = 384, early_stop: bool = False, **kw) -> str:
+def step_passk(
+    model: str,
+    backend: str,
+    out: Path,
+    *,
+    n_problems: int = 8,
+    n: int = 4,
+    max_new_tokens: int = 384,
+    early_stop: bool = False,
+    **kw,
+) -> str:
     problems = humaneval_problems(n_problems)
     ks = tuple(k for k in (1, 2, 4) if k <= n)
-    spec = EvalSpec(backend=backend, temperature=0.8, max_new_tokens=max_new_tokens, n=n, k=ks,
-                    seed=0, batch_size=8, workers=2, on_config_change="set_aside",
-                    progress=False, early_stop=early_stop, **kw)
+    spec = EvalSpec(
+        backend=backend,
+        temperature=0.8,
+        max_new_tokens=max_new_tokens,
+        n=n,
+        k=ks,
+        seed=0,
+        batch_size=8,
+        workers=2,
+        on_config_change="set_aside",
+        progress=False,
+        early_stop=early_stop,
+        **kw,
+    )
     s = spec.evaluate(model, problems, out, benchmark="humanevalplus")
     if s["n_problems"] != len(problems):
         raise RuntimeError(f"evaluated {s['n_problems']} of {len(problems)} problems")
-    return f"{len(problems)} problems x {n}, " + ", ".join(f"pass@{k} {s[f'pass@{k}']:.3f}"
-                                                          for k in ks)
+    return f"{len(problems)} problems x {n}, " + ", ".join(
+        f"pass@{k} {s[f'pass@{k}']:.3f}" for k in ks
+    )
 
 
 def progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run_checks(model: str = "smollm2", work: Path | None = None, log=progress,
-               measured: Measured | None = None) -> list[CheckRow]:
+def run_checks(
+    model: str = "smollm2", work: Path | None = None, log=progress, measured: Measured | None = None
+) -> list[CheckRow]:
     """Every step in turn (the table's rows); GPU figures go into `measured` when given."""
     import tempfile
 
@@ -403,8 +498,13 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=progress,
         return state["train"]
 
     def grpo_cpu():
-        msg = step_grpo(model, work / "grpo_cpu", train_problems(), gpu=False,
-                        rewards=[{"name": "outcome_only"}])
+        msg = step_grpo(
+            model,
+            work / "grpo_cpu",
+            train_problems(),
+            gpu=False,
+            rewards=[{"name": "outcome_only"}],
+        )
         state["trained"] = str(work / "grpo_cpu" / "final")
         return msg
 
@@ -417,20 +517,44 @@ def run_checks(model: str = "smollm2", work: Path | None = None, log=progress,
     run("vllm_generate", lambda: step_generate(model, "vllm", measured=measured), gpu=True)
     run("vllm_generate_code", code_model, gpu=True)
     run("vllm_data_parallel", lambda: step_data_parallel(model, measured=measured), gpu=True)
-    run("vllm_request_path", lambda: step_generate(model, "vllm_standin", prompts=2, n=1,
-                                                   max_new_tokens=8))
-    run("grpo_vllm_colocate", lambda: step_grpo(model, work / "grpo_vllm", train_problems(),
-                                                gpu=True, rewards=[{"name": "outcome_only"}],
-                                                steps=2, measured=measured),
-        gpu=True)
-    run("grpo_rm_gpu", lambda: step_grpo(model, work / "grpo_rm", train_problems(), gpu=True,
-                                         rewards=[{"name": "gated"}],
-                                         rm_path=str(step_rm(model, work))), gpu=True)
+    run(
+        "vllm_request_path",
+        lambda: step_generate(model, "vllm_standin", prompts=2, n=1, max_new_tokens=8),
+    )
+    run(
+        "grpo_vllm_colocate",
+        lambda: step_grpo(
+            model,
+            work / "grpo_vllm",
+            train_problems(),
+            gpu=True,
+            rewards=[{"name": "outcome_only"}],
+            steps=2,
+            measured=measured,
+        ),
+        gpu=True,
+    )
+    run(
+        "grpo_rm_gpu",
+        lambda: step_grpo(
+            model,
+            work / "grpo_rm",
+            train_problems(),
+            gpu=True,
+            rewards=[{"name": "gated"}],
+            rm_path=str(step_rm(model, work)),
+        ),
+        gpu=True,
+    )
     run("grpo_cpu", grpo_cpu)
     run("merge", lambda: step_merge(model, state.get("trained", model), work / "merged"))
     run("passk_vllm", lambda: step_passk(model, "vllm", work / "passk_vllm"), gpu=True)
-    run("passk_cpu", lambda: step_passk(model, "hf", work / "passk_cpu", n_problems=2, n=2,
-                                        max_new_tokens=48, early_stop=True))
+    run(
+        "passk_cpu",
+        lambda: step_passk(
+            model, "hf", work / "passk_cpu", n_problems=2, n=2, max_new_tokens=48, early_stop=True
+        ),
+    )
     return rows
 
 
@@ -439,8 +563,11 @@ def format_table(rows: list[CheckRow]) -> str:
     widths = [max(len(c[i]) for c in cells) for i in range(3)]
     lines = []
     for c in cells:
-        lines.append("  ".join([c[0].ljust(widths[0]), c[1].rjust(widths[1]),
-                                c[2].ljust(widths[2]), c[3]]).rstrip())
+        lines.append(
+            "  ".join(
+                [c[0].ljust(widths[0]), c[1].rjust(widths[1]), c[2].ljust(widths[2]), c[3]]
+            ).rstrip()
+        )
         if c is cells[0]:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 6)
     return "\n".join(lines)
@@ -451,20 +578,32 @@ def parse_table(text: str) -> list[dict]:
     lines = text.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.split()[:4] == list(HEADER))
     out = []
-    for ln in lines[start + 2:]:
+    for ln in lines[start + 2 :]:
         parts = ln.split(None, 3)
         if len(parts) < 3 or parts[2] not in ("ok", "fail", "skipped"):
             break
-        out.append({"step": parts[0], "seconds": float(parts[1]), "result": parts[2],
-                    "reason": parts[3] if len(parts) > 3 else ""})
+        out.append(
+            {
+                "step": parts[0],
+                "seconds": float(parts[1]),
+                "result": parts[2],
+                "reason": parts[3] if len(parts) > 3 else "",
+            }
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m recode_lib.gpu_check", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="smollm2", help="policy for every step (default: the "
-                    "embedded SmolLM2-135M-Instruct)")
+    ap = argparse.ArgumentParser(
+        prog="python -m recode_lib.gpu_check",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--model",
+        default="smollm2",
+        help="policy for every step (default: the embedded SmolLM2-135M-Instruct)",
+    )
     ap.add_argument("--work", default=None, help="scratch folder (default: a new temp folder)")
     ap.add_argument("--json", default=None, help="also write the rows here")
     add_throughput_arguments(ap)
@@ -483,11 +622,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def add_throughput_arguments(ap) -> None:
-    ap.add_argument("--throughputs", default=None, metavar="FILE",
-                    help="write the measured throughputs here (default runs/gpu_check/"
-                         "throughput.json, which `recode plan` reads)")
-    ap.add_argument("--no-throughputs", action="store_true",
-                    help="do not write the throughput file")
+    ap.add_argument(
+        "--throughputs",
+        default=None,
+        metavar="FILE",
+        help="write the measured throughputs here (default runs/gpu_check/"
+        "throughput.json, which `recode plan` reads)",
+    )
+    ap.add_argument(
+        "--no-throughputs", action="store_true", help="do not write the throughput file"
+    )
 
 
 def report_throughputs(measured: Measured, args) -> Path | None:
@@ -498,11 +642,19 @@ def report_throughputs(measured: Measured, args) -> Path | None:
     if out is None:
         print("\nno GPU throughput measured: the plan keeps its default rates")
     else:
-        figures = {k: v for k, v in (("generation tokens/s", measured.generation),
-                                     ("train tokens/s", measured.train),
-                                     ("data-parallel", measured.data_parallel)) if v}
-        print(f"\nthroughputs for `recode plan` written to {out}: "
-              + ("; ".join(f"{k} {v}" for k, v in figures.items()) or "none the plan reads"))
+        figures = {
+            k: v
+            for k, v in (
+                ("generation tokens/s", measured.generation),
+                ("train tokens/s", measured.train),
+                ("data-parallel", measured.data_parallel),
+            )
+            if v
+        }
+        print(
+            f"\nthroughputs for `recode plan` written to {out}: "
+            + ("; ".join(f"{k} {v}" for k, v in figures.items()) or "none the plan reads")
+        )
     return out
 
 

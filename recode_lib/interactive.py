@@ -32,9 +32,16 @@ from typing import Any
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.nbtools import KERNELSPEC
 from recode_lib.paths import runs_dir
-from recode_lib.pipeline import (check_parameters, declared_parameters, excluded_reason,
-                                 list_notebooks, load_profile, notebook_hash,
-                                 resolve_parameters, upstream_run_ids)
+from recode_lib.pipeline import (
+    check_parameters,
+    declared_parameters,
+    excluded_reason,
+    list_notebooks,
+    load_profile,
+    notebook_hash,
+    resolve_parameters,
+    upstream_run_ids,
+)
 from recode_lib.provenance import git_hash, package_versions
 
 RECORD_TAG = "recode-record-interactive"
@@ -45,13 +52,20 @@ def session_dir(profile: str) -> Path:
 
 
 def record_cell_source(profile: str, source: Path, names: list[str]) -> str:
-    return ("# records this run in the profile's manifest (recode_lib.interactive)\n"
-            "from recode_lib.interactive import record_interactive\n\n"
-            f"record_interactive({profile!r}, {str(source)!r}, {sorted(names)!r})")
+    return (
+        "# records this run in the profile's manifest (recode_lib.interactive)\n"
+        "from recode_lib.interactive import record_interactive\n\n"
+        f"record_interactive({profile!r}, {str(source)!r}, {sorted(names)!r})"
+    )
 
 
-def prepare_session(profile: str, *, params_file=None, overrides: dict | None = None,
-                    notebooks: list[Path] | None = None) -> list[Path]:
+def prepare_session(
+    profile: str,
+    *,
+    params_file=None,
+    overrides: dict | None = None,
+    notebooks: list[Path] | None = None,
+) -> list[Path]:
     """Write the profile's prepared notebooks into session_dir(profile); returns their paths
     (a notebook the profile leaves out gets none). An existing prepared notebook is replaced:
     prepare again after changing the profile."""
@@ -68,14 +82,18 @@ def prepare_session(profile: str, *, params_file=None, overrides: dict | None = 
         if excluded_reason(nb_path, spec) is not None:
             continue
         params = resolve_parameters(nb_path, profile, spec, overrides)
-        nb = load_notebook_node(str(nb_path))      # papermill's reader (every cell gets tags)
+        nb = load_notebook_node(str(nb_path))  # papermill's reader (every cell gets tags)
         nb = parameterize_notebook(nb, params, kernel_name=KERNELSPEC["name"], language="python")
-        cell = nbformat.v4.new_code_cell(record_cell_source(profile, nb_path.resolve(),
-                                                            list(params)))
+        cell = nbformat.v4.new_code_cell(
+            record_cell_source(profile, nb_path.resolve(), list(params))
+        )
         cell.metadata["tags"] = [RECORD_TAG]
         nb.cells.append(cell)
-        nb.metadata["recode"] = {"profile": profile, "source": str(nb_path.resolve()),
-                                 "parameters": params}
+        nb.metadata["recode"] = {
+            "profile": profile,
+            "source": str(nb_path.resolve()),
+            "parameters": params,
+        }
         target = out_dir / nb_path.name
         nbformat.write(nb, str(target))
         written.append(target)
@@ -86,10 +104,13 @@ def committed_code_cells(source: Path) -> list[str]:
     """The code cells of the committed notebook that must run as written (all but the
     parameters cell, whose values are checked instead)."""
     cells = json.loads(Path(source).read_text())["cells"]
-    return ["".join(c["source"]).strip() for c in cells
-            if c.get("cell_type") == "code"
-            and "parameters" not in c.get("metadata", {}).get("tags", [])
-            and "".join(c["source"]).strip()]
+    return [
+        "".join(c["source"]).strip()
+        for c in cells
+        if c.get("cell_type") == "code"
+        and "parameters" not in c.get("metadata", {}).get("tags", [])
+        and "".join(c["source"]).strip()
+    ]
 
 
 def unrun_cells(required: list[str], history: list[str]) -> list[int]:
@@ -105,9 +126,15 @@ def unrun_cells(required: list[str], history: list[str]) -> list[int]:
     return missing
 
 
-def record_interactive(profile: str, source: str, names: list[str], *,
-                       user_ns: dict | None = None, history: list[str] | None = None,
-                       notebooks: list[Path] | None = None) -> dict[str, Any]:
+def record_interactive(
+    profile: str,
+    source: str,
+    names: list[str],
+    *,
+    user_ns: dict | None = None,
+    history: list[str] | None = None,
+    notebooks: list[Path] | None = None,
+) -> dict[str, Any]:
     """Write the manifest entry of an interactive run of `source` (the committed notebook) and
     return it. user_ns/history default to the running IPython kernel's namespace and input
     history (tests pass them)."""
@@ -127,17 +154,27 @@ def record_interactive(profile: str, source: str, names: list[str], *,
     manifest = read_json(path) if path.exists() else {}
     key = notebook_hash(source, params, upstream_run_ids(manifest, every, source))
     unrun = unrun_cells(committed_code_cells(source), history)
-    entry = {"status": "completed" if not unrun else "modified", "mode": "interactive",
-             "hash": key, "parameters": params, "output": str(session_dir(profile) / source.name),
-             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git": git_hash(),
-             "versions": package_versions()}
+    entry = {
+        "status": "completed" if not unrun else "modified",
+        "mode": "interactive",
+        "hash": key,
+        "parameters": params,
+        "output": str(session_dir(profile) / source.name),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "git": git_hash(),
+        "versions": package_versions(),
+    }
     if unrun:
-        entry["reason"] = (f"committed code cells {unrun} did not run as written (edited or "
-                           "skipped): a batch run re-executes this notebook")
+        entry["reason"] = (
+            f"committed code cells {unrun} did not run as written (edited or "
+            "skipped): a batch run re-executes this notebook"
+        )
     else:
         entry["run_id"] = uuid.uuid4().hex[:12]
     manifest[source.stem] = entry
     write_json_atomic(path, manifest)
-    print(f"{source.stem}: recorded in {path} as {entry['status']}"
-          + (f" ({entry['reason']})" if unrun else ""))
+    print(
+        f"{source.stem}: recorded in {path} as {entry['status']}"
+        + (f" ({entry['reason']})" if unrun else "")
+    )
     return entry

@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from recode_lib.errors import RecodeError
 
@@ -51,16 +52,20 @@ def read_jsonl(path: str | os.PathLike, *, allow_torn_tail: bool = False) -> lis
         except UnicodeDecodeError as exc:
             if allow_torn_tail and is_tail:
                 break
-            raise JsonlError(f"{path}:{lineno}: not UTF-8 (byte {raw[exc.start]:#04x} at column "
-                             f"{exc.start + 1}); JSON lines must be UTF-8 text") from None
+            raise JsonlError(
+                f"{path}:{lineno}: not UTF-8 (byte {raw[exc.start]:#04x} at column "
+                f"{exc.start + 1}); JSON lines must be UTF-8 text"
+            ) from None
         except json.JSONDecodeError as exc:
             if allow_torn_tail and is_tail:
                 break
             what = exc.msg if not exc.msg.endswith(" at") else f"{exc.msg} column"
-            raise JsonlError(f"{path}:{lineno}: not valid JSON ({what} {exc.colno}; a raw control "
-                             f"character such as NUL must be escaped)" if "control" in exc.msg
-                             else f"{path}:{lineno}: not valid JSON ({exc.msg} at column "
-                             f"{exc.colno})") from None
+            raise JsonlError(
+                f"{path}:{lineno}: not valid JSON ({what} {exc.colno}; a raw control "
+                f"character such as NUL must be escaped)"
+                if "control" in exc.msg
+                else f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
         except RecursionError:
             raise JsonlError(f"{path}:{lineno}: nested too deeply to read as JSON") from None
         if not isinstance(rec, dict):
@@ -75,7 +80,7 @@ class JsonlStore:
     def __init__(self, path: str | os.PathLike, key: str = "id", key_of=None):
         self.path = Path(path)
         self.key = key
-        self.key_of = key_of      # record -> hashable key; default: the key field's value
+        self.key_of = key_of  # record -> hashable key; default: the key field's value
         self._records: list[dict] = []
         self._ids: set = set()
         if self.path.exists():
@@ -88,10 +93,12 @@ class JsonlStore:
                 raise JsonlError(f"{self.path}: record {i + 1} has no {self.key!r} field")
             k = self._record_key(rec)
             if k in self._ids:
-                raise JsonlError(f"{self.path}: duplicate {self.key} {rec[self.key]!r} (two "
-                                 f"writers at once, before outputs were locked); repair it with "
-                                 f"`python -m recode_lib.jsonl dedupe {self.path}`, which keeps "
-                                 f"the first record per {self.key}")
+                raise JsonlError(
+                    f"{self.path}: duplicate {self.key} {rec[self.key]!r} (two "
+                    f"writers at once, before outputs were locked); repair it with "
+                    f"`python -m recode_lib.jsonl dedupe {self.path}`, which keeps "
+                    f"the first record per {self.key}"
+                )
             self._ids.add(k)
             self._records.append(rec)
         # drop a torn tail so the next append starts on a clean line
@@ -159,8 +166,9 @@ class JsonlStore:
                 new.append((k, r))
         if not new:
             return 0
-        text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n"
-                       for _, r in new)
+        text = "".join(
+            json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for _, r in new
+        )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(text)
@@ -218,13 +226,13 @@ def _atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
-    return _atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False,
-                                               default=_json_default) + "\n")
+    return _atomic_write_text(
+        path, json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    )
 
 
 def write_jsonl_atomic(path: str | os.PathLike, records: Iterable[dict]) -> Path:
-    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n"
-                   for r in records)
+    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in records)
     return _atomic_write_text(path, text)
 
 
@@ -253,7 +261,7 @@ def dedupe(path: str | os.PathLike, key: str = "id") -> tuple[int, int]:
     at once, before outputs were locked); atomic. Returns (kept, dropped)."""
     seen, kept = set(), []
     for rec in read_jsonl(path, allow_torn_tail=True):
-        value = rec.get(key)           # an id-less line (recode sandbox's invalid_record): its line
+        value = rec.get(key)  # an id-less line (recode sandbox's invalid_record): its line
         k = json.dumps(value if value is not None else ["line", rec.get("line")], sort_keys=True)
         if k not in seen:
             seen.add(k)

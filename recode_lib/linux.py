@@ -38,4 +38,5 @@ def require_linux(what: str = "the execution sandbox") -> None:
         f"(this is {sys.platform!r}): it confines each program with Linux namespaces "
         "(network, pid, mount, user), memfd_create and prctl, which macOS and Windows do not "
         "have. Run it on a Linux machine, a Linux VM or container (e.g. Docker, Lima/colima, "
-        "WSL2). Reading results (figures, tables, reports: recode_lib.analysis) works here.")
+        "WSL2). Reading results (figures, tables, reports: recode_lib.analysis) works here."
+    )

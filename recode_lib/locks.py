@@ -49,7 +49,7 @@ def pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:          # alive, another user's
+    except PermissionError:  # alive, another user's
         return True
     return True
 
@@ -70,7 +70,7 @@ def describe(holder: dict) -> str:
     return f"PID {holder.get('pid', '?')}{where} ({cmd})"
 
 
-HELD: dict[str, int] = {}       # lock files this process holds -> nesting depth (re-entrant)
+HELD: dict[str, int] = {}  # lock files this process holds -> nesting depth (re-entrant)
 
 
 class OutputLock:
@@ -85,9 +85,9 @@ class OutputLock:
         self.fd: int | None = None
         self.nested = False
 
-    def acquire(self) -> "OutputLock":
+    def acquire(self) -> OutputLock:
         key = str(self.path.resolve())
-        if key in HELD:           # this process writes it already (an evaluation inside a step)
+        if key in HELD:  # this process writes it already (an evaluation inside a step)
             HELD[key] += 1
             self.nested = True
             return self
@@ -98,19 +98,32 @@ class OutputLock:
         except BlockingIOError:
             holder = read_holder(self.path)
             os.close(fd)
-            raise OutputLocked(f"{self.target} is being written by {describe(holder)}: wait for it "
-                               f"to finish or stop it; two writers would duplicate records") from None
+            raise OutputLocked(
+                f"{self.target} is being written by {describe(holder)}: wait for it "
+                f"to finish or stop it; two writers would duplicate records"
+            ) from None
         except BaseException:
             os.close(fd)
             raise
         previous = read_holder(self.path)
         pid = previous.get("pid")
-        if (isinstance(pid, int) and pid != os.getpid() and previous.get("host") == socket.gethostname()
-                and not previous.get("released") and not pid_alive(pid)):
-            self.say(f"{self.target}: taking over from {describe(previous)}, which stopped "
-                     f"without finishing (killed?); finished records are kept, the rest is redone")
-        record = {"pid": os.getpid(), "command": " ".join(sys.argv) or sys.executable,
-                  "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        if (
+            isinstance(pid, int)
+            and pid != os.getpid()
+            and previous.get("host") == socket.gethostname()
+            and not previous.get("released")
+            and not pid_alive(pid)
+        ):
+            self.say(
+                f"{self.target}: taking over from {describe(previous)}, which stopped "
+                f"without finishing (killed?); finished records are kept, the rest is redone"
+            )
+        record = {
+            "pid": os.getpid(),
+            "command": " ".join(sys.argv) or sys.executable,
+            "host": socket.gethostname(),
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(record).encode(), 0)
         self.fd = fd
@@ -127,7 +140,7 @@ class OutputLock:
             return
         HELD.pop(key, None)
         fd, self.fd = self.fd, None
-        try:                          # a clean exit marks the record released (no takeover note)
+        try:  # a clean exit marks the record released (no takeover note)
             holder = read_holder(self.path)
             holder["released"] = True
             os.ftruncate(fd, 0)
@@ -135,9 +148,9 @@ class OutputLock:
         except OSError:
             pass
         finally:
-            os.close(fd)               # closing the descriptor drops the flock
+            os.close(fd)  # closing the descriptor drops the flock
 
-    def __enter__(self) -> "OutputLock":
+    def __enter__(self) -> OutputLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

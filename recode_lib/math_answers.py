@@ -58,7 +58,7 @@ def boxed_spans(text: str) -> list[tuple[int, str]]:
             m += 1
         if depth != 0:
             return out
-        out.append((j, text[k + 1:m].strip()))
+        out.append((j, text[k + 1 : m].strip()))
         i = m + 1
 
 
@@ -81,8 +81,9 @@ def parse_math_response(text: str) -> MathParsed:
     boxes = [b for _, b in spans]
     inside = reasoning_text(text)
     first_box = text.find("\\boxed")
-    reasoning = (inside if inside is not None
-                 else text[: first_box if first_box >= 0 else len(text)]).strip()
+    reasoning = (
+        inside if inside is not None else text[: first_box if first_box >= 0 else len(text)]
+    ).strip()
     answer = boxes[-1] if boxes else None
     if answer is None:
         return MathParsed(reasoning, None, False, "no \\boxed{} answer")
@@ -91,14 +92,16 @@ def parse_math_response(text: str) -> MathParsed:
     if len(boxes) != 1:
         return MathParsed(reasoning, answer, False, f"{len(boxes)} boxed answers")
     if in_reasoning(text, spans[-1][0]):
-        return MathParsed(reasoning, answer, False, "the answer is inside the reasoning (a think block)")
+        return MathParsed(
+            reasoning, answer, False, "the answer is inside the reasoning (a think block)"
+        )
     return MathParsed(reasoning, answer, True, "")
 
 
 def normalise_gold(gold) -> str:
     s = str(gold).strip()
     if re.fullmatch(r"[+-]?\d+", s):
-        return str(int(s))          # "025" -> "25"
+        return str(int(s))  # "025" -> "25"
     return s
 
 

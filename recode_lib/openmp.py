@@ -30,13 +30,13 @@ import time
 
 try:
     import resource
-except ImportError:         # not on Windows
+except ImportError:  # not on Windows
     resource = None
 
 BUSY_CORES = 0.5
 WINDOW_S = 0.05
 CHOSEN: str | None = None
-MEASURED_BUSY: float | None = None      # others' busy cores measured at import (None: not measured)
+MEASURED_BUSY: float | None = None  # others' busy cores measured at import (None: not measured)
 
 
 def cpu_jiffies(stat_path: str = "/proc/stat") -> tuple[int, int] | None:
@@ -84,12 +84,12 @@ def choose_wait_policy(environ=None, busy_cores: float | None = None) -> str | N
     it is already set or the machine is quiet, and measures nothing when torch (so OpenMP) is
     already loaded in this process. Returns the policy it set, or None."""
     global CHOSEN, MEASURED_BUSY
-    own = environ is None                    # this process's environment: record the choice
+    own = environ is None  # this process's environment: record the choice
     environ = os.environ if own else environ
     if "OMP_WAIT_POLICY" in environ:
         return None
     if busy_cores is None:
-        if own and "torch" in sys.modules:   # OpenMP has read its policy already: too late
+        if own and "torch" in sys.modules:  # OpenMP has read its policy already: too late
             return None
         busy_cores = others_busy_cores()
         if own:
@@ -105,6 +105,8 @@ def choose_wait_policy(environ=None, busy_cores: float | None = None) -> str | N
 def describe() -> dict:
     """What this process runs with, for a result's provenance: the policy ("default" when
     OpenMP's own), whether import chose it, and the others' busy cores measured then."""
-    return {"wait_policy": os.environ.get("OMP_WAIT_POLICY") or "default",
-            "chosen_at_import": CHOSEN is not None,
-            "others_busy_cores": None if MEASURED_BUSY is None else round(MEASURED_BUSY, 2)}
+    return {
+        "wait_policy": os.environ.get("OMP_WAIT_POLICY") or "default",
+        "chosen_at_import": CHOSEN is not None,
+        "others_busy_cores": None if MEASURED_BUSY is None else round(MEASURED_BUSY, 2),
+    }

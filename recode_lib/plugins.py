@@ -42,11 +42,13 @@ def load_plugins() -> list[str]:
     for name in names:
         if name in _loaded:
             continue
-        _loaded.add(name)        # first: a plugin that looks a name up does not recurse
+        _loaded.add(name)  # first: a plugin that looks a name up does not recurse
         try:
             importlib.import_module(name)
         except Exception as exc:
             _loaded.discard(name)
-            raise PluginError(f"${ENV} names {name!r}, which cannot be imported "
-                              f"({type(exc).__name__}: {exc}); is it on the Python path?") from exc
+            raise PluginError(
+                f"${ENV} names {name!r}, which cannot be imported "
+                f"({type(exc).__name__}: {exc}); is it on the Python path?"
+            ) from exc
     return names

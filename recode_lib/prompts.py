@@ -51,7 +51,7 @@ SYSTEM_DIRECT = (
 FENCE = "```"
 PYTHON_LANGS = ("python", "py", "python3", "")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-UNREADABLE = "the judge could not read this answer"   # the reason's start (failure_reason)
+UNREADABLE = "the judge could not read this answer"  # the reason's start (failure_reason)
 
 
 def user_prompt(problem) -> str:
@@ -109,8 +109,11 @@ def completion_text(completion) -> str:
         return completion
     if isinstance(completion, dict):
         return message_text(completion)
-    return "".join(message_text(m) for m in completion
-                   if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
+    return "".join(
+        message_text(m)
+        for m in completion
+        if isinstance(m, dict) and m.get("role", "assistant") == "assistant"
+    )
 
 
 def prompt_text(prompt) -> str:
@@ -127,7 +130,7 @@ class Parsed:
     code: str | None
     n_blocks: int
     format_ok: bool
-    reason: str           # "" when format_ok, else why not (for logging)
+    reason: str  # "" when format_ok, else why not (for logging)
     explanation: str = ""  # prose after the code block
 
     @property
@@ -172,17 +175,20 @@ _FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\n(.*?)(?:\n[ \t]*+```|
 @dataclass(frozen=True)
 class Fence:
     """One fenced block: its language (lower case), body, and offsets in the text."""
+
     lang: str
     body: str
-    start: int      # offset of the opening ```
-    end: int        # offset just past the closing ``` (len(text) when unterminated)
+    start: int  # offset of the opening ```
+    end: int  # offset just past the closing ``` (len(text) when unterminated)
 
 
 def fences(text: str, pos: int = 0) -> list[Fence]:
     """Every fenced block from offset `pos` on, left to right, each starting after the last
     one's end (the unterminated last one included), in time linear in len(text)."""
-    return [Fence(m.group(1).lower(), m.group(2), m.start(), m.end())
-            for m in _FENCE.finditer(text, pos)]
+    return [
+        Fence(m.group(1).lower(), m.group(2), m.start(), m.end())
+        for m in _FENCE.finditer(text, pos)
+    ]
 
 
 def code_blocks(text: str) -> list[tuple[str, str, int]]:
@@ -231,7 +237,7 @@ def in_reasoning(text: str, pos: int) -> bool:
 def think_text(text: str) -> str | None:
     """The inside of the first think block, or None when there is none."""
     span = think_span(text)
-    return None if span is None else text[span[0] + len(THINK_OPEN):span[1] - len(THINK_CLOSE)]
+    return None if span is None else text[span[0] + len(THINK_OPEN) : span[1] - len(THINK_CLOSE)]
 
 
 def reasoning_text(text: str) -> str | None:
@@ -242,14 +248,14 @@ def reasoning_text(text: str) -> str | None:
     if inside is not None:
         return inside
     i = text.find(THINK_OPEN)
-    return None if i < 0 else text[i + len(THINK_OPEN):]
+    return None if i < 0 else text[i + len(THINK_OPEN) :]
 
 
 def without_think(text: str) -> str:
     """`text` with every think block removed (left to right, as re.sub would)."""
     out, pos = [], 0
     while (span := think_span(text, pos)) is not None:
-        out.append(text[pos:span[0]])
+        out.append(text[pos : span[0]])
         pos = span[1]
     out.append(text[pos:])
     return "".join(out)
@@ -263,7 +269,7 @@ def _unopened_block(text: str) -> tuple[str, int] | None:
     if _FENCE.match(text.lstrip()):
         return None
     rest = text.find("\n", close + 3)
-    if text[close + 3:rest if rest >= 0 else len(text)].strip():   # "```python": it opens
+    if text[close + 3 : rest if rest >= 0 else len(text)].strip():  # "```python": it opens
         return None
     body = text[:close].strip("\n")
     if body.strip() and "\n" in body.strip() and _parses(body):
@@ -298,7 +304,7 @@ def parse_response(text: str) -> Parsed:
         if text is not None and not isinstance(text, str):
             raise TypeError(f"a response must be text, got {type(text).__name__}")
         return _parse_response(text or "")
-    except Exception as exc:       # one answer's failure is its own format error
+    except Exception as exc:  # one answer's failure is its own format error
         return unreadable(exc)
 
 
@@ -317,7 +323,7 @@ def _parse_response(text: str) -> Parsed:
     after = unopened[1] if unopened else 0
     blocks = [f for f in fences(text, after) if f.lang in PYTHON_LANGS]
     code, start, end = None, len(text), len(text)
-    failed = set()          # a repeated block is compiled once (degenerate repetition)
+    failed = set()  # a repeated block is compiled once (degenerate repetition)
     for f in reversed(blocks):
         if f.body in failed:
             continue
@@ -335,11 +341,16 @@ def _parse_response(text: str) -> Parsed:
         reason = "no code block" if not blocks else "code block does not parse"
         return Parsed(reasoning, None, n_blocks, False, reason, explanation)
     if not reasoning:
-        return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code",
-                      explanation)
+        return Parsed(reasoning, code, n_blocks, False, "no reasoning before the code", explanation)
     if in_reasoning(text, start):
-        return Parsed(reasoning, code, n_blocks, False,
-                      "the code block is inside the reasoning (a think block)", explanation)
+        return Parsed(
+            reasoning,
+            code,
+            n_blocks,
+            False,
+            "the code block is inside the reasoning (a think block)",
+            explanation,
+        )
     if n_blocks != 1:
         return Parsed(reasoning, code, n_blocks, False, f"{n_blocks} code blocks", explanation)
     return Parsed(reasoning, code, n_blocks, True, "", explanation)

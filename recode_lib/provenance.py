@@ -25,19 +25,37 @@ from recode_lib import openmp
 from recode_lib.bf16 import cpu_summary
 from recode_lib.paths import PROJECT_ROOT
 
-PACKAGES = ("recode", "torch", "transformers", "trl", "datasets", "accelerate", "peft",
-            "safetensors", "papermill", "vllm", "deepspeed")
+PACKAGES = (
+    "recode",
+    "torch",
+    "transformers",
+    "trl",
+    "datasets",
+    "accelerate",
+    "peft",
+    "safetensors",
+    "papermill",
+    "vllm",
+    "deepspeed",
+)
 
 
 def git_hash(root=PROJECT_ROOT) -> str | None:
     try:
-        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
+        rev = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if rev.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=10)
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -67,9 +85,9 @@ def provenance(seed: int | None = None, config: Any = None) -> dict[str, Any]:
         "versions": package_versions(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "openmp": openmp.describe(),     # how torch's threads waited: wall times depend on it
-        "cpu": cpu_summary(),            # and on the CPU's vector width and bf16 arithmetic
-        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "openmp": openmp.describe(),  # how torch's threads waited: wall times depend on it
+        "cpu": cpu_summary(),  # and on the CPU's vector width and bf16 arithmetic
+        "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
 
 

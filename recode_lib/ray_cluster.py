@@ -20,7 +20,7 @@ import argparse
 import sys
 import time
 
-START_ATTEMPTS = 3            # local cluster starts tried (see start_local)
+START_ATTEMPTS = 3  # local cluster starts tried (see start_local)
 
 
 def import_ray():
@@ -28,8 +28,9 @@ def import_ray():
     try:
         import ray
     except ImportError:
-        raise ImportError("the Ray fan-out needs ray: pip install 'recode[scale]' "
-                          "(or pip install 'ray>=2.40,<3')") from None
+        raise ImportError(
+            "the Ray fan-out needs ray: pip install 'recode[scale]' (or pip install 'ray>=2.40,<3')"
+        ) from None
     return ray
 
 
@@ -38,7 +39,9 @@ def connect(address: str):
     unless this process is already connected; returns the ray module."""
     ray = import_ray()
     if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"ray address must be 'local', 'auto' or 'ray://host:port', got {address!r}")
+        raise ValueError(
+            f"ray address must be 'local', 'auto' or 'ray://host:port', got {address!r}"
+        )
     if ray.is_initialized():
         return ray
     if address == "local":
@@ -69,8 +72,9 @@ def alive_nodes(ray) -> int:
     return sum(1 for n in ray.nodes() if n.get("Alive"))
 
 
-def wait_for_nodes(n: int, timeout_s: float = 600.0, address: str = "auto",
-                   poll_s: float = 2.0) -> int:
+def wait_for_nodes(
+    n: int, timeout_s: float = 600.0, address: str = "auto", poll_s: float = 2.0
+) -> int:
     """Join the cluster at `address` and wait until at least `n` nodes are alive; returns how
     many are. TimeoutError names how many joined, so a job fails before its first notebook
     instead of running on fewer nodes than the plan placed."""
@@ -82,12 +86,16 @@ def wait_for_nodes(n: int, timeout_s: float = 600.0, address: str = "auto",
             break
         except ConnectionError:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"ray: no cluster at {address!r} after {timeout_s:g} s") from None
+                raise TimeoutError(
+                    f"ray: no cluster at {address!r} after {timeout_s:g} s"
+                ) from None
             time.sleep(poll_s)
     while (alive := alive_nodes(ray)) < n:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"ray: {alive} of {n} node(s) joined within {timeout_s:g} s "
-                               "(check the workers' srun steps in the job's output)")
+            raise TimeoutError(
+                f"ray: {alive} of {n} node(s) joined within {timeout_s:g} s "
+                "(check the workers' srun steps in the job's output)"
+            )
         time.sleep(poll_s)
     return alive
 
@@ -109,8 +117,14 @@ def main(argv=None) -> int:
     return 0
 
 
-__all__ = ["START_ATTEMPTS", "alive_nodes", "connect", "import_ray", "start_local",
-           "wait_for_nodes"]
+__all__ = [
+    "START_ATTEMPTS",
+    "alive_nodes",
+    "connect",
+    "import_ray",
+    "start_local",
+    "wait_for_nodes",
+]
 
 
 if __name__ == "__main__":

@@ -45,12 +45,25 @@ REPAIR = "09_repair"
 MATH = "10_math_domain"
 SETTINGS_SWEEP = "11_settings_sweep"
 FIGURES = "99_paper_figures"
-STEPS = (DATA, CRPL, REWARD_MODEL, LCB_RB, GRPO, CODEGEN_EVAL, STRICTNESS_SWEEP,
-         WEIGHT_AVERAGING, ENSEMBLE, REPAIR, MATH, SETTINGS_SWEEP, FIGURES)
+STEPS = (
+    DATA,
+    CRPL,
+    REWARD_MODEL,
+    LCB_RB,
+    GRPO,
+    CODEGEN_EVAL,
+    STRICTNESS_SWEEP,
+    WEIGHT_AVERAGING,
+    ENSEMBLE,
+    REPAIR,
+    MATH,
+    SETTINGS_SWEEP,
+    FIGURES,
+)
 
 METRICS_FILE = "metrics.jsonl"
-TRANSFER = "transfer"      # the run name (04_cg_grpo/transfer) of the cross-model RM transfer
-CALIBRATED_FILE = "calibrated.jsonl"   # the problems 00's calibration kept (DATA/CALIBRATED_FILE)
+TRANSFER = "transfer"  # the run name (04_cg_grpo/transfer) of the cross-model RM transfer
+CALIBRATED_FILE = "calibrated.jsonl"  # the problems 00's calibration kept (DATA/CALIBRATED_FILE)
 
 
 def step_dir(run_dir: str | Path, step: str, create: bool = False) -> Path:

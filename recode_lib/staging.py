@@ -43,9 +43,17 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.data import aime, bigcodebench, codecontests, humaneval, leetcode, livecodebench, mbpp
+from recode_lib.data import (
+    aime,
+    bigcodebench,
+    codecontests,
+    humaneval,
+    leetcode,
+    livecodebench,
+    mbpp,
+)
 from recode_lib.data.math_train import DEFAULT_DATASET as MATH_DATASET
+from recode_lib.errors import RecodeError
 from recode_lib.models import EMBEDDED
 from recode_lib.paths import cache_dir
 from recode_lib.plan import ArchitectureError, model_arch, notebook_stages
@@ -64,8 +72,18 @@ BENCHMARK_LIST_KEYS = ("BENCHMARKS", "SOURCES", "SEEDED_SOURCES")
 RECIPE_KEYS = ("RECIPE", "TRANSFER_RECIPE", "SINGLE_RECIPE")
 NOT_A_MODEL = {"", "rules", "none", "None"}
 # weights only: Llama repos also ship the original consolidated .pth weights (another ~141 GB)
-MODEL_IGNORE = ["original/*", "*.pth", "*.pt", "*.gguf", "*.onnx", "*.msgpack", "*.h5",
-                "*.ot", "flax_model*", "tf_model*"]
+MODEL_IGNORE = [
+    "original/*",
+    "*.pth",
+    "*.pt",
+    "*.gguf",
+    "*.onnx",
+    "*.msgpack",
+    "*.h5",
+    "*.ot",
+    "flax_model*",
+    "tf_model*",
+]
 
 # License and gate of the models the profiles name (each model card on the hub); a model not
 # here is looked up by its organisation, else "check the model card".
@@ -85,19 +103,20 @@ GATED_ORGS = {"meta-llama": "the Llama Community License"}
 @dataclass
 class Fetch:
     """How one item is fetched: kind hf_model | hf_dataset | hf_rows | url | none."""
+
     kind: str
-    source: str = ""                 # hub id or URL
-    dest: str = ""                   # path under the models/data root
-    allow: list | None = None        # allow_patterns for a hub snapshot
-    split: str | None = None         # hf_rows: the dataset split written out as jsonl.gz
-    note: str = ""                   # kind "none": why nothing is fetched
+    source: str = ""  # hub id or URL
+    dest: str = ""  # path under the models/data root
+    allow: list | None = None  # allow_patterns for a hub snapshot
+    split: str | None = None  # hf_rows: the dataset split written out as jsonl.gz
+    note: str = ""  # kind "none": why nothing is fetched
 
 
 @dataclass
 class StageItem:
-    kind: str                        # model | dataset
-    name: str                        # hub id (model) or benchmark name (dataset)
-    used_by: dict = field(default_factory=dict)     # notebook stem -> [key or stage]
+    kind: str  # model | dataset
+    name: str  # hub id (model) or benchmark name (dataset)
+    used_by: dict = field(default_factory=dict)  # notebook stem -> [key or stage]
     size_bytes: float | None = None
     size_note: str = ""
     license: str = "?"
@@ -109,12 +128,15 @@ class StageItem:
         if self.fetch.kind == "none":
             return f"{self.license}; {self.fetch.note}"
         if self.gated:
-            return (f"GATED ({self.license}): accept it at {HUB}/{self.fetch.source}, "
-                    "then a token (HF_TOKEN)")
+            return (
+                f"GATED ({self.license}): accept it at {HUB}/{self.fetch.source}, "
+                "then a token (HF_TOKEN)"
+            )
         return f"{self.license}, ungated"
 
 
 # --- what the profile names -------------------------------------------------------------------
+
 
 def _list(value) -> list[str]:
     items = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
@@ -135,8 +157,9 @@ def model_item(name: str) -> StageItem:
     try:
         arch = model_arch(name)
         item.size_bytes = float(arch.weight_bytes())
-        item.size_note = (f"{arch.params / 1e9:.2f}B params x {arch.dtype} "
-                          f"({arch.weight_bytes_per_param} B)")
+        item.size_note = (
+            f"{arch.params / 1e9:.2f}B params x {arch.dtype} ({arch.weight_bytes_per_param} B)"
+        )
     except ArchitectureError:
         item.size_note = "size unknown (not in the plan's table; the hub lists it)"
     if name in EMBEDDED:
@@ -148,14 +171,19 @@ def model_item(name: str) -> StageItem:
         org = name.split("/")[0]
         item.gated = org in GATED_ORGS
         if item.license == "?":
-            item.license = (GATED_ORGS[org] if item.gated else
-                            f"unknown: read the model card at {HUB}/{name}")
+            item.license = (
+                GATED_ORGS[org] if item.gated else f"unknown: read the model card at {HUB}/{name}"
+            )
         item.fetch = Fetch("hf_model", name, dest=f"models/{name}")
     return item
 
 
-_LCB_KNOWN = {"test.jsonl": 1.25e9, "test2.jsonl": 0.713e9, "test3.jsonl": 0.623e9,
-              "test4.jsonl": 1.2e9}       # the hub's file listing of code_generation_lite
+_LCB_KNOWN = {
+    "test.jsonl": 1.25e9,
+    "test2.jsonl": 0.713e9,
+    "test3.jsonl": 0.623e9,
+    "test4.jsonl": 1.2e9,
+}  # the hub's file listing of code_generation_lite
 
 
 def dataset_item(name: str, params: dict) -> StageItem:
@@ -164,8 +192,12 @@ def dataset_item(name: str, params: dict) -> StageItem:
     d = StageItem("dataset", base)
     url_files = {
         "humaneval": (humaneval.HUMANEVAL_URL, "HumanEval.jsonl.gz", 44_877, "MIT"),
-        "humanevalplus": (humaneval.HUMANEVALPLUS_URL, "HumanEvalPlus.jsonl.gz", 925_932,
-                          "Apache-2.0"),
+        "humanevalplus": (
+            humaneval.HUMANEVALPLUS_URL,
+            "HumanEvalPlus.jsonl.gz",
+            925_932,
+            "Apache-2.0",
+        ),
         "mbpp": (mbpp.MBPP_URL, "mbpp.jsonl", 563_743, "CC-BY-4.0"),
         "mbppplus": (mbpp.MBPPPLUS_URL, "MbppPlus.jsonl.gz", 336_032, "Apache-2.0"),
         "mbppplus_base": (mbpp.MBPPPLUS_URL, "MbppPlus.jsonl.gz", 336_032, "Apache-2.0"),
@@ -179,18 +211,24 @@ def dataset_item(name: str, params: dict) -> StageItem:
     elif base == "livecodebench":
         release = str(params.get("RELEASE") or "release_v6")
         files = livecodebench.RELEASES.get(release, livecodebench.FILES)
-        d.fetch = Fetch("hf_dataset", livecodebench.HUB_ID, dest="code_generation_lite",
-                        allow=list(files))
+        d.fetch = Fetch(
+            "hf_dataset", livecodebench.HUB_ID, dest="code_generation_lite", allow=list(files)
+        )
         known = [f for f in files if f in _LCB_KNOWN]
         d.size_bytes = sum(_LCB_KNOWN[f] for f in known)
         rest = [f for f in files if f not in _LCB_KNOWN]
         d.size_note = f"{release}: {', '.join(files)}" + (
-            f"; size at least: {', '.join(rest)} not counted" if rest else "")
+            f"; size at least: {', '.join(rest)} not counted" if rest else ""
+        )
         d.license = "CC (the hub card)"
     elif base == "codecontests_plus":
         config = str(params.get("CONFIG") or "1x")
-        d.fetch = Fetch("hf_dataset", codecontests.HUB_ID, dest="Code-Contests-Plus",
-                        allow=[f"ccplus_{config}/*"])
+        d.fetch = Fetch(
+            "hf_dataset",
+            codecontests.HUB_ID,
+            dest="Code-Contests-Plus",
+            allow=[f"ccplus_{config}/*"],
+        )
         d.size_bytes = 46e9 if config == "1x" else None
         d.size_note = f"config {config} only: ccplus_{config}/*.parquet"
         d.license = "CC-BY-4.0"
@@ -210,10 +248,16 @@ def dataset_item(name: str, params: dict) -> StageItem:
             d.fetch = Fetch("none", note=f"a local copy ({hub}): nothing to fetch")
             d.license = "local"
     else:
-        where = {"microbench": "in the repository (data/microbench)",
-                 "math_synth": "generated offline", "easy": "generated offline"}.get(
-            base, "from an earlier notebook's results" if base.startswith("calibrated")
-            else "no known source: give it in the data directory")
+        where = {
+            "microbench": "in the repository (data/microbench)",
+            "math_synth": "generated offline",
+            "easy": "generated offline",
+        }.get(
+            base,
+            "from an earlier notebook's results"
+            if base.startswith("calibrated")
+            else "no known source: give it in the data directory",
+        )
         d.fetch, d.license = Fetch("none", note=where), "-"
     return d
 
@@ -227,8 +271,9 @@ def _add(items: dict, item_of, name: str, stem: str, why: str):
         item.used_by[stem].append(why)
 
 
-def stage_items(params: dict[str, dict], profile: str = "?",
-                variants: dict | None = None) -> list[StageItem]:
+def stage_items(
+    params: dict[str, dict], profile: str = "?", variants: dict | None = None
+) -> list[StageItem]:
     """Every model and dataset the notebooks in `params` ({stem: effective parameters},
     recode_lib.pipeline.profile_parameters) and their recipes name: models first (the plan's
     stages, then model-valued parameters), then datasets, each with the notebooks using it.
@@ -236,17 +281,19 @@ def stage_items(params: dict[str, dict], profile: str = "?",
     recode_lib.pipeline.variant_parameters): their notebooks' too, as "<stem>@<name>"."""
     models: dict[str, StageItem] = {}
     datasets: dict[str, StageItem] = {}
-    runs = [("", params, None)] + [(f"@{name}", vp, stems)
-                                   for name, (vp, stems) in (variants or {}).items()]
-    for suffix, run_params, only, stem, p in [(s, rp, o, st, p) for s, rp, o in runs
-                                              for st, p in rp.items()]:
+    runs = [("", params, None)] + [
+        (f"@{name}", vp, stems) for name, (vp, stems) in (variants or {}).items()
+    ]
+    for suffix, run_params, only, stem, p in [
+        (s, rp, o, st, p) for s, rp, o in runs for st, p in rp.items()
+    ]:
         if only is not None and stem not in only:
             continue
         stem_key, stem = stem, f"{stem}{suffix}"
         try:
             stages = notebook_stages(stem_key, p, run_params)
         except (StageError, KeyError):
-            stages = []                      # the parameters below still name its models
+            stages = []  # the parameters below still name its models
         for st in stages:
             if st.trainer is not None:
                 _add(models, model_item, st.trainer.model, stem, st.name)
@@ -268,8 +315,13 @@ def stage_items(params: dict[str, dict], profile: str = "?",
         benches += [(k, b) for k in BENCHMARK_LIST_KEYS for b in _list(p.get(k))]
         for key in RECIPE_KEYS:
             recipe = str(p.get(key) or "")
-            names = ([recipe.format(setting=s) for s in _list(p.get("SETTINGS")) if s != "single"]
-                     if "{setting}" in recipe else [recipe] if recipe else [])
+            names = (
+                [recipe.format(setting=s) for s in _list(p.get("SETTINGS")) if s != "single"]
+                if "{setting}" in recipe
+                else [recipe]
+                if recipe
+                else []
+            )
             for r in names:
                 try:
                     bench = read_recipe(r).get("benchmark")
@@ -284,9 +336,15 @@ def stage_items(params: dict[str, dict], profile: str = "?",
 
 # --- the table -------------------------------------------------------------------------------
 
+
 def human_bytes(n: float) -> str:
-    return (f"{n / GB:.1f} GB" if n >= 0.95 * GB else f"{n / 1e6:.1f} MB" if n >= 0.95e6
-            else f"{n / 1e3:.0f} kB")
+    return (
+        f"{n / GB:.1f} GB"
+        if n >= 0.95 * GB
+        else f"{n / 1e6:.1f} MB"
+        if n >= 0.95e6
+        else f"{n / 1e3:.0f} kB"
+    )
 
 
 def human_size(item: StageItem) -> str:
@@ -311,32 +369,51 @@ def format_items(items: list[StageItem], profile: str = "?") -> str:
     rows = [("kind", "name", "size", "used by", "license / gate")]
     rows += [(i.kind, i.name, human_size(i), _used(i), i.gate) for i in items]
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
-    lines = [f"staging: profile {profile} names {sum(i.kind == 'model' for i in items)} "
-             f"model(s) and {sum(i.kind == 'dataset' for i in items)} dataset(s) (sizes: GB = "
-             "1e9 bytes; models: bf16 weights from the resource plan's architectures; used by: "
-             "notebook numbers)"]
+    lines = [
+        f"staging: profile {profile} names {sum(i.kind == 'model' for i in items)} "
+        f"model(s) and {sum(i.kind == 'dataset' for i in items)} dataset(s) (sizes: GB = "
+        "1e9 bytes; models: bf16 weights from the resource plan's architectures; used by: "
+        "notebook numbers)"
+    ]
     for n, r in enumerate(rows):
-        lines.append("  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]),
-                                r[2].rjust(widths[2]), r[3].ljust(widths[3]), r[4]]).rstrip())
+        lines.append(
+            "  ".join(
+                [
+                    r[0].ljust(widths[0]),
+                    r[1].ljust(widths[1]),
+                    r[2].rjust(widths[2]),
+                    r[3].ljust(widths[3]),
+                    r[4],
+                ]
+            ).rstrip()
+        )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 14)
     size, unknown = total_bytes(items)
-    lines.append(f"to fetch: {human_bytes(size)}" + (f" + {unknown} item(s) of unknown size"
-                                                     if unknown else ""))
-    notes = [f"  {i.name}: {i.fetch.source}" + (f" ({i.size_note})" if i.size_note else "")
-             for i in items if i.kind == "dataset" and i.fetch.kind != "none"]
+    lines.append(
+        f"to fetch: {human_bytes(size)}"
+        + (f" + {unknown} item(s) of unknown size" if unknown else "")
+    )
+    notes = [
+        f"  {i.name}: {i.fetch.source}" + (f" ({i.size_note})" if i.size_note else "")
+        for i in items
+        if i.kind == "dataset" and i.fetch.kind != "none"
+    ]
     if notes:
         lines += ["dataset sources:"] + notes
     gated = [i for i in items if i.gated and i.fetch.kind != "none"]
     for i in gated:
-        lines.append(f"license gate: {i.name} is gated on the hub ({i.license}): open "
-                     f"{HUB}/{i.fetch.source}, accept the license with the account whose token "
-                     "you use, then `export HF_TOKEN=hf_...` (or `hf auth login`) before "
-                     "`recode stage`; without it the download fails with 401/403")
+        lines.append(
+            f"license gate: {i.name} is gated on the hub ({i.license}): open "
+            f"{HUB}/{i.fetch.source}, accept the license with the account whose token "
+            "you use, then `export HF_TOKEN=hf_...` (or `hf auth login`) before "
+            "`recode stage`; without it the download fails with 401/403"
+        )
     return "\n".join(lines)
 
 
 # --- fetching --------------------------------------------------------------------------------
+
 
 class NoNetwork(RecodeError, RuntimeError):
     """A fetch that failed because this machine cannot reach the hub or the URL."""
@@ -354,11 +431,12 @@ def offline_env() -> str | None:
 class Destination:
     """Where models and data go: `to` (DIR/models, DIR/data), else the HF cache and the data
     directory ($RECODE_DATA_DIR, else <recode cache>/data)."""
+
     to: Path | None
     data: Path
 
     @classmethod
-    def make(cls, to) -> "Destination":
+    def make(cls, to) -> Destination:
         if to is not None:
             root = Path(to).expanduser().resolve()
             return cls(root, root / "data")
@@ -371,15 +449,24 @@ class Destination:
 
 def _is_network_error(exc: BaseException) -> bool:
     names = {c.__name__ for c in type(exc).__mro__}
-    if names & {"ConnectionError", "ConnectError", "ConnectTimeout", "Timeout", "TimeoutError",
-                "URLError", "OfflineModeIsEnabled", "LocalEntryNotFoundError", "gaierror"}:
+    if names & {
+        "ConnectionError",
+        "ConnectError",
+        "ConnectTimeout",
+        "Timeout",
+        "TimeoutError",
+        "URLError",
+        "OfflineModeIsEnabled",
+        "LocalEntryNotFoundError",
+        "gaierror",
+    }:
         return True
     cause = exc.__cause__ or exc.__context__
     return cause is not None and cause is not exc and _is_network_error(cause)
 
 
 def _snapshot(repo: str, **kw) -> str:
-    from huggingface_hub import snapshot_download       # lazy: heavy, and only online
+    from huggingface_hub import snapshot_download  # lazy: heavy, and only online
 
     return snapshot_download(repo, **kw)
 
@@ -397,8 +484,7 @@ def fetch_one(item: StageItem, dest: Destination) -> str:
             return _snapshot(f.source, **kw)
         if f.kind == "hf_dataset":
             target = dest.data / f.dest
-            _snapshot(f.source, repo_type="dataset", local_dir=str(target),
-                      allow_patterns=f.allow)
+            _snapshot(f.source, repo_type="dataset", local_dir=str(target), allow_patterns=f.allow)
             return str(target)
         target = dest.data / f.dest
         if target.is_file():
@@ -408,7 +494,7 @@ def fetch_one(item: StageItem, dest: Destination) -> str:
         if f.kind == "url":
             urllib.request.urlretrieve(f.source, tmp)
         elif f.kind == "hf_rows":
-            import datasets                                 # lazy: heavy
+            import datasets  # lazy: heavy
 
             rows = datasets.load_dataset(f.source, split=f.split)
             with gzip.open(tmp, "wt", encoding="utf-8") as fh:
@@ -446,7 +532,7 @@ def locate(item: StageItem, dest: Destination) -> str | None:
         if folder is None:
             try:
                 folder = Path(_snapshot(f.source, local_files_only=True))
-            except Exception:                # not in the cache (or no huggingface_hub)
+            except Exception:  # not in the cache (or no huggingface_hub)
                 return None
         return str(folder) if _weights_complete(folder) else None
     target = dest.data / f.dest
@@ -466,10 +552,10 @@ def locate(item: StageItem, dest: Destination) -> str | None:
 
 @dataclass
 class StageReport:
-    fetched: dict = field(default_factory=dict)      # name -> where
-    failed: dict = field(default_factory=dict)       # name -> why
-    skipped: dict = field(default_factory=dict)      # name -> why (nothing to fetch)
-    offline: str | None = None                       # why nothing more was attempted
+    fetched: dict = field(default_factory=dict)  # name -> where
+    failed: dict = field(default_factory=dict)  # name -> why
+    skipped: dict = field(default_factory=dict)  # name -> why (nothing to fetch)
+    offline: str | None = None  # why nothing more was attempted
 
 
 def fetch_items(items: list[StageItem], dest: Destination, log=print) -> StageReport:
@@ -502,8 +588,7 @@ def fetch_items(items: list[StageItem], dest: Destination, log=print) -> StageRe
         except Exception as exc:
             why = f"{type(exc).__name__}: {str(exc)[:300]}"
             if item.gated or "Gated" in type(exc).__name__ or "401" in why or "403" in why:
-                why += (f" (gated: accept the license at {HUB}/{item.fetch.source} and set "
-                        "HF_TOKEN)")
+                why += f" (gated: accept the license at {HUB}/{item.fetch.source} and set HF_TOKEN)"
             rep.failed[item.name] = why
         if log and item.name in rep.fetched:
             log(f"[stage]   -> {rep.fetched[item.name]}")
@@ -526,40 +611,63 @@ def staged_params(profile_spec: dict, params: dict[str, dict], local: dict[str, 
     return spec
 
 
-def offline_instructions(items: list[StageItem], dest: Destination, profile: str,
-                         params_file: Path | None) -> str:
+def offline_instructions(
+    items: list[StageItem], dest: Destination, profile: str, params_file: Path | None
+) -> str:
     """How the pipeline runs offline once the items are here."""
-    lines = ["", "run offline (the compute node needs no network):",
-             "  export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1   # transformers, vLLM and datasets "
-             "read local files only",
-             f"  export RECODE_DATA_DIR={dest.data}   # the benchmark files (loaders read it first)"]
+    lines = [
+        "",
+        "run offline (the compute node needs no network):",
+        "  export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1   # transformers, vLLM and datasets "
+        "read local files only",
+        f"  export RECODE_DATA_DIR={dest.data}   # the benchmark files (loaders read it first)",
+    ]
     if dest.to is None:
         try:
             from huggingface_hub import constants
+
             hub_cache = constants.HF_HUB_CACHE
-        except ImportError:                       # pragma: no cover - a dependency of transformers
+        except ImportError:  # pragma: no cover - a dependency of transformers
             hub_cache = "$HF_HOME/hub"
-        lines += [f"  # models: the Hugging Face cache {hub_cache} (on a compute node that is not "
-                  "this machine: the same path on shared storage, or HF_HUB_CACHE=<copy>)",
-                  f"  recode reproduce --profile {profile}"]
+        lines += [
+            f"  # models: the Hugging Face cache {hub_cache} (on a compute node that is not "
+            "this machine: the same path on shared storage, or HF_HUB_CACHE=<copy>)",
+            f"  recode reproduce --profile {profile}",
+        ]
     else:
         lines.append(f"  # models: {dest.to / 'models'}/<owner>/<name>, plain folders")
         models = [i for i in items if i.kind == "model" and i.fetch.kind == "hf_model"]
         if params_file is not None:
-            lines.append(f"  recode reproduce --profile {profile} --params {params_file}"
-                         "   # the profile with each model id replaced by its folder")
-        keys = sorted({(stem, k) for i in models for stem, ks in i.used_by.items()
-                       for k in ks if k in MODEL_KEYS})
+            lines.append(
+                f"  recode reproduce --profile {profile} --params {params_file}"
+                "   # the profile with each model id replaced by its folder"
+            )
+        keys = sorted(
+            {
+                (stem, k)
+                for i in models
+                for stem, ks in i.used_by.items()
+                for k in ks
+                if k in MODEL_KEYS
+            }
+        )
         if len({i.name for i in models}) == 1 and models:
-            lines.append(f"  # or: recode reproduce --profile {profile} -p "
-                         f"MODEL={dest.model_dir(models[0])}")
+            lines.append(
+                f"  # or: recode reproduce --profile {profile} -p MODEL={dest.model_dir(models[0])}"
+            )
         elif keys:
-            lines.append("  # (one `-p MODEL=DIR` sets MODEL in every notebook; this profile uses "
-                         "several models, so the params file sets each notebook's MODEL, "
-                         "GENERATOR_MODEL, ... itself:")
+            lines.append(
+                "  # (one `-p MODEL=DIR` sets MODEL in every notebook; this profile uses "
+                "several models, so the params file sets each notebook's MODEL, "
+                "GENERATOR_MODEL, ... itself:"
+            )
             for i in models:
-                where = sorted(f"{stem[:2]}:{k}" for stem, ks in i.used_by.items() for k in ks
-                               if k in MODEL_KEYS)
+                where = sorted(
+                    f"{stem[:2]}:{k}"
+                    for stem, ks in i.used_by.items()
+                    for k in ks
+                    if k in MODEL_KEYS
+                )
                 if where:
                     lines.append(f"  #   {', '.join(where)} -> {dest.model_dir(i)}")
             lines.append("  #  )")
@@ -577,6 +685,8 @@ def disk_note(items: list[StageItem], dest: Destination) -> str | None:
     except OSError:
         return None
     if free < size:
-        return (f"{size / GB:.0f} GB to fetch, {free / GB:.0f} GB free under {probe}: use "
-                "--only NAME,... or --to DIR on a larger disk")
+        return (
+            f"{size / GB:.0f} GB to fetch, {free / GB:.0f} GB free under {probe}: use "
+            "--only NAME,... or --to DIR on a larger disk"
+        )
     return None

@@ -15,8 +15,10 @@ import inspect
 import json
 from pathlib import Path
 
-QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
-               r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
+    r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHATML = (
     "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}"
@@ -33,9 +35,11 @@ def _corpus() -> list[str]:
     import textwrap
 
     texts = [inspect.getsource(m) for m in (argparse, collections, _json, textwrap)]
-    texts.append("Write a Python function that returns the sum of a list of numbers. "
-                 "Think step by step. <think> reasoning </think> ```python\ndef f(x):\n    "
-                 "return x\n```")
+    texts.append(
+        "Write a Python function that returns the sum of a list of numbers. "
+        "Think step by step. <think> reasoning </think> ```python\ndef f(x):\n    "
+        "return x\n```"
+    )
     return texts
 
 
@@ -45,23 +49,30 @@ def build_tokenizer(vocab_size: int = 1024):
 
     tk = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
     tk.normalizer = normalizers.NFC()
-    tk.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tk.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tk.train_from_iterator(_corpus(), trainer=trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>",
-                                  pad_token="<|endoftext|>", bos_token=None)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None
+    )
     tok.chat_template = CHATML
     return tok
 
 
-def build_tiny_model(path, *, hidden_size: int = 64, layers: int = 2, seed: int = 0,
-                     vocab_size: int = 1024) -> Path:
+def build_tiny_model(
+    path, *, hidden_size: int = 64, layers: int = 2, seed: int = 0, vocab_size: int = 1024
+) -> Path:
     """Write a tiny random Qwen2 causal LM + tokenizer to `path` (created) and return it."""
     import torch
     from transformers import AutoModelForCausalLM, Qwen2Config
@@ -71,10 +82,17 @@ def build_tiny_model(path, *, hidden_size: int = 64, layers: int = 2, seed: int 
     tok = build_tokenizer(vocab_size)
     torch.manual_seed(seed)
     cfg = Qwen2Config(
-        vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=2048, tie_word_embeddings=True,
-        bos_token_id=None, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
     )
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
     model.generation_config.eos_token_id = tok.eos_token_id

@@ -30,12 +30,19 @@ the key. It runs nothing and knows no notebook's meaning: only the merge.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from recode_lib.errors import RecodeError
 
-__all__ = ["VARIANTS_KEY", "VariantError", "variant_names", "variant_notebooks", "variant_profile",
-           "variant_spec"]
+__all__ = [
+    "VARIANTS_KEY",
+    "VariantError",
+    "variant_names",
+    "variant_notebooks",
+    "variant_profile",
+    "variant_spec",
+]
 
 VARIANTS_KEY = "_variants"
 SEPARATOR = "@"
@@ -62,8 +69,7 @@ def overlays(spec: Mapping[str, Any]) -> dict[str, dict[str, dict]]:
             raise VariantError(f"{where}.{name} must map notebook stems to parameters")
         for stem, params in sections.items():
             if not STEM_RE.match(str(stem)):
-                raise VariantError(f"{where}.{name}: {stem!r} is not a notebook section "
-                                   "(NN_name)")
+                raise VariantError(f"{where}.{name}: {stem!r} is not a notebook section (NN_name)")
             if params is not None and not isinstance(params, Mapping):
                 raise VariantError(f"{where}.{name}.{stem} must be a parameter mapping")
         out[str(name)] = {str(s): dict(p or {}) for s, p in sections.items()}
@@ -77,8 +83,10 @@ def variant_names(spec: Mapping[str, Any]) -> list[str]:
 def _overlay(spec: Mapping[str, Any], name: str) -> dict[str, dict]:
     known = overlays(spec)
     if name not in known:
-        raise VariantError(f"{spec.get('_path', 'profile')}: no variant {name!r}; known: "
-                           f"{', '.join(known) or 'none'}")
+        raise VariantError(
+            f"{spec.get('_path', 'profile')}: no variant {name!r}; known: "
+            f"{', '.join(known) or 'none'}"
+        )
     return known[name]
 
 
@@ -91,8 +99,9 @@ def variant_spec(spec: Mapping[str, Any], name: str) -> dict[str, Any]:
     """The profile with variant `name`'s sections merged over the base ones (the variant's
     values win), without the `_variants` section."""
     overlay = _overlay(spec, name)
-    out = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in spec.items()
-           if k != VARIANTS_KEY}
+    out = {
+        k: (dict(v) if isinstance(v, Mapping) else v) for k, v in spec.items() if k != VARIANTS_KEY
+    }
     for stem, params in overlay.items():
         out[stem] = {**dict(out.get(stem) or {}), **params}
     return out

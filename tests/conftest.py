@@ -44,6 +44,7 @@ def perturbed_checkpoint(tiny_model_dir):
         if complete:
             (dst / ".complete").write_text("")
         return dst
+
     return write
 
 
@@ -53,9 +54,17 @@ def toy_problems():
     from recode_lib.data.schema import Problem
 
     def make(n: int = 4):
-        return [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                        tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
-                        time_limit_s=2.0) for i in range(n)]
+        return [
+            Problem(
+                id=f"toy/{i}",
+                source="toy",
+                prompt=f"Write f() returning {i}.",
+                tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
+                time_limit_s=2.0,
+            )
+            for i in range(n)
+        ]
+
     return make
 
 
@@ -84,11 +93,22 @@ def _can_run_here(prefix):
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    proc = subprocess.run(prefix + [sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
-                                    "import recode_lib.sandbox" % root],
-                          capture_output=True, text=True, cwd="/")
-    return None if proc.returncode == 0 else (proc.stderr.strip()[-200:] or "exit %d"
-                                              % proc.returncode)
+    proc = subprocess.run(
+        prefix
+        + [
+            sys.executable,
+            "-c",
+            "import sys; sys.path.insert(0, %r); import recode_lib.sandbox" % root,
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    return (
+        None
+        if proc.returncode == 0
+        else (proc.stderr.strip()[-200:] or "exit %d" % proc.returncode)
+    )
 
 
 @pytest.fixture(scope="session")
@@ -109,8 +129,10 @@ def normal_user():
         user = pwd.getpwuid(os.getuid())
     else:
         if not shutil.which("runuser"):
-            pytest.skip("running as root, the userns tests drop to a normal user with runuser "
-                        "(util-linux), which is not installed")
+            pytest.skip(
+                "running as root, the userns tests drop to a normal user with runuser "
+                "(util-linux), which is not installed"
+            )
         problems, prefix = [], None
         for name in (NORMAL_USER, "nobody"):
             try:
@@ -122,26 +144,34 @@ def normal_user():
             if why is None:
                 prefix = ["runuser", "-u", name, "--"]
                 break
-            problems.append("user %r cannot run %s with this checkout: %s"
-                            % (name, sys.executable, why))
+            problems.append(
+                "user %r cannot run %s with this checkout: %s" % (name, sys.executable, why)
+            )
         if prefix is None:
-            pytest.skip("running as root, the userns tests need a normal user who can run this "
-                        "interpreter and checkout (%s); as root, run `.ci/run --userns-user` "
-                        "(creates user %r and lets it traverse the directories on the way to "
-                        "the interpreter and the checkout)" % ("; ".join(problems), NORMAL_USER))
-    probe = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
-             "print(libc.unshare(0x10000000) or 0, ctypes.get_errno())\n")  # CLONE_NEWUSER
-    out = subprocess.run(prefix + [sys.executable, "-I", "-c", probe], capture_output=True,
-                         text=True, cwd="/").stdout.split()
+            pytest.skip(
+                "running as root, the userns tests need a normal user who can run this "
+                "interpreter and checkout (%s); as root, run `.ci/run --userns-user` "
+                "(creates user %r and lets it traverse the directories on the way to "
+                "the interpreter and the checkout)" % ("; ".join(problems), NORMAL_USER)
+            )
+    probe = (
+        "import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.unshare(0x10000000) or 0, ctypes.get_errno())\n"
+    )  # CLONE_NEWUSER
+    out = subprocess.run(
+        prefix + [sys.executable, "-I", "-c", probe], capture_output=True, text=True, cwd="/"
+    ).stdout.split()
     if out[:1] != ["0"]:
-        pytest.skip("the kernel refuses user %r a user namespace (unshare(CLONE_NEWUSER): %s; "
-                    "see sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, "
-                    "kernel.apparmor_restrict_unprivileged_userns): no userns mode to test"
-                    % (user.pw_name, os.strerror(int(out[1])) if len(out) > 1 else out))
+        pytest.skip(
+            "the kernel refuses user %r a user namespace (unshare(CLONE_NEWUSER): %s; "
+            "see sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, "
+            "kernel.apparmor_restrict_unprivileged_userns): no userns mode to test"
+            % (user.pw_name, os.strerror(int(out[1])) if len(out) > 1 else out)
+        )
     return {"prefix": prefix, "name": user.pw_name, "uid": user.pw_uid, "gid": user.pw_gid}
 
 
-VLLM_IMPORT: list = []          # [None] when `import vllm` worked, [reason] when it did not
+VLLM_IMPORT: list = []  # [None] when `import vllm` worked, [reason] when it did not
 
 
 def vllm_unavailable() -> str | None:
@@ -151,12 +181,13 @@ def vllm_unavailable() -> str | None:
             import vllm  # noqa: F401
 
             VLLM_IMPORT.append(None)
-        except Exception as exc:   # ImportError, or a broken build's RuntimeError
+        except Exception as exc:  # ImportError, or a broken build's RuntimeError
             from recode_lib.generation.vllm_cpu import why_not
 
             why = why_not()
-            VLLM_IMPORT.append(f"`import vllm` failed ({type(exc).__name__}: {exc})"
-                               + (f"; {why}" if why else ""))
+            VLLM_IMPORT.append(
+                f"`import vllm` failed ({type(exc).__name__}: {exc})" + (f"; {why}" if why else "")
+            )
     return VLLM_IMPORT[0]
 
 
@@ -170,8 +201,10 @@ def pytest_runtest_setup(item):
     if reason is None:
         return
     if os.environ.get("RECODE_REQUIRE_VLLM") == "1":
-        pytest.fail(f"RECODE_REQUIRE_VLLM=1 but the real vLLM engine is unavailable: {reason}",
-                    pytrace=False)
+        pytest.fail(
+            f"RECODE_REQUIRE_VLLM=1 but the real vLLM engine is unavailable: {reason}",
+            pytrace=False,
+        )
     pytest.skip(f"needs the real vLLM engine: {reason}")
 
 
@@ -180,14 +213,18 @@ LONG_TESTS = Path(__file__).with_name("long_tests.txt")
 
 def long_test_ids(path: Path = LONG_TESTS) -> list[str]:
     """The node ids listed in tests/long_tests.txt (comments and blank lines dropped)."""
-    return [ln.strip() for ln in path.read_text().splitlines()
-            if ln.strip() and not ln.lstrip().startswith("#")]
+    return [
+        ln.strip()
+        for ln in path.read_text().splitlines()
+        if ln.strip() and not ln.lstrip().startswith("#")
+    ]
 
 
 def is_listed(nodeid: str, ids) -> bool:
     """Whether a listed id names this test: itself, its function (all parameters), its file."""
-    return any(nodeid == i or nodeid.startswith(i + "[") or nodeid.startswith(i + "::")
-               for i in ids)
+    return any(
+        nodeid == i or nodeid.startswith(i + "[") or nodeid.startswith(i + "::") for i in ids
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -200,8 +237,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 # test files that judge as the normal user (fixture `normal_user`, the sandbox's userns mode)
-USERNS_FILES = frozenset(p.name for p in Path(__file__).parent.glob("test_*.py")
-                         if "normal_user" in p.read_text())
+USERNS_FILES = frozenset(
+    p.name for p in Path(__file__).parent.glob("test_*.py") if "normal_user" in p.read_text()
+)
 
 
 def xdist_unit(nodeid: str, as_root: bool) -> str:
@@ -224,7 +262,7 @@ def pytest_xdist_make_scheduler(config, log):
     reads, so the groups are silently dropped: pytest-xdist issue #1386.)"""
     if config.getvalue("dist") != "loadfile":
         return None
-    from xdist.scheduler import LoadScopeScheduling    # pytest-xdist: an optional plugin
+    from xdist.scheduler import LoadScopeScheduling  # pytest-xdist: an optional plugin
 
     as_root = os.getuid() == 0
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from recode_lib.prompts import format_response
 
 CODE = "def add(a, b):\n    return a + b"
-REASONING = ("We need the sum of two numbers.\nPython's + operator adds two integers.\n"
-             "Return a + b directly, which is O(1).\nReturn a + b directly, which is O(1).")
+REASONING = (
+    "We need the sum of two numbers.\nPython's + operator adds two integers.\n"
+    "Return a + b directly, which is O(1).\nReturn a + b directly, which is O(1)."
+)
 
 
 @dataclass
@@ -30,10 +32,22 @@ class ScriptedGenerator:
         return [[Comp(self.reply(m, j)) for j in range(sampling.n)] for m in messages]
 
 
-def trace(tid="p/1#s0", problem_id="p/1", reasoning=REASONING, code=CODE, outcome="correct",
-          usable=True):
-    return {"id": tid, "problem_id": problem_id, "prompt": f"Write add for {problem_id}.",
-            "reasoning": reasoning, "code": code, "usable": usable, "reason": "",
-            "trace": format_response(reasoning, code) if usable else None,
-            "verdict": {"status": "passed" if outcome == "correct" else "wrong_answer",
-                        "outcome": outcome, "passed": 1, "total": 1}}
+def trace(
+    tid="p/1#s0", problem_id="p/1", reasoning=REASONING, code=CODE, outcome="correct", usable=True
+):
+    return {
+        "id": tid,
+        "problem_id": problem_id,
+        "prompt": f"Write add for {problem_id}.",
+        "reasoning": reasoning,
+        "code": code,
+        "usable": usable,
+        "reason": "",
+        "trace": format_response(reasoning, code) if usable else None,
+        "verdict": {
+            "status": "passed" if outcome == "correct" else "wrong_answer",
+            "outcome": outcome,
+            "passed": 1,
+            "total": 1,
+        },
+    }

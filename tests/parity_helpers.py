@@ -15,8 +15,9 @@ class Scripted(Generator):
         self.responses = responses
 
     def generate_samples(self, requests, sampling, callback=None, progress=False):
-        out = [Completion(self.responses[r.index], n_tokens=5, finish_reason="stop")
-               for r in requests]
+        out = [
+            Completion(self.responses[r.index], n_tokens=5, finish_reason="stop") for r in requests
+        ]
         for j, c in enumerate(out):
             if callback:
                 callback(j, c)

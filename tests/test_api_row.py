@@ -12,8 +12,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from recode_lib.data import load_benchmark
-from recode_lib.evaluation.api_row import (API_ENV, ApiRowRefused, api_row, api_spec,
-                                           evaluate_api_row)
+from recode_lib.evaluation.api_row import (
+    API_ENV,
+    ApiRowRefused,
+    api_row,
+    api_spec,
+    evaluate_api_row,
+)
 from recode_lib.evaluation.headline import gain_rows, headline_table, write_headline
 from recode_lib.evaluation.spec import EvalSpec
 
@@ -31,18 +36,25 @@ def test_refused_naming_both_variables_when_unset():
 
 def test_refusal_names_only_the_missing_variable_and_empty_counts_as_unset():
     row = api_row("gpt-4-turbo", env={"OPENAI_API_KEY": "  ", "OPENAI_BASE_URL": "http://x/v1"})
-    assert row.missing == ("OPENAI_API_KEY",) and row.refusal.startswith("not run: OPENAI_API_KEY unset")
+    assert row.missing == ("OPENAI_API_KEY",) and row.refusal.startswith(
+        "not run: OPENAI_API_KEY unset"
+    )
     assert api_row("m", env={"OPENAI_API_KEY": "k"}).missing == ("OPENAI_BASE_URL",)
     assert api_row("m", env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "u"}).refusal is None
 
 
 def test_the_recorded_url_carries_no_credentials():
-    row = api_row("m", env={"OPENAI_API_KEY": KEY,
-                            "OPENAI_BASE_URL": "https://user:s3cret@proxy.example:8443/v1?key=abc"})
+    row = api_row(
+        "m",
+        env={
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": "https://user:s3cret@proxy.example:8443/v1?key=abc",
+        },
+    )
     rec = row.record()
     assert rec["base_url"] == "https://proxy.example:8443/v1"
     assert "s3cret" not in str(rec) and "abc" not in str(rec) and KEY not in str(rec)
-    assert row.base_url.endswith("?key=abc")          # the request itself still uses the full URL
+    assert row.base_url.endswith("?key=abc")  # the request itself still uses the full URL
 
 
 def test_an_empty_model_name_is_no_row():
@@ -56,12 +68,22 @@ def test_refused_row_contacts_nothing_and_records_its_status(tmp_path):
         evaluate_api_row(row, ["microbench"], EvalSpec(), tmp_path, limit=1)
     assert not any(tmp_path.iterdir())
     rec = row.record()
-    assert rec["status"] == row.refusal and rec["base_url"] is None and rec["model"] == "gpt-4-turbo"
+    assert (
+        rec["status"] == row.refusal and rec["base_url"] is None and rec["model"] == "gpt-4-turbo"
+    )
 
 
 def test_api_spec_keeps_every_sampling_and_scoring_field():
-    spec = EvalSpec(backend="hf", temperature=0.8, top_p=0.95, max_new_tokens=2048, n=10, seed=3,
-                    k=(1, 10), precision="native")
+    spec = EvalSpec(
+        backend="hf",
+        temperature=0.8,
+        top_p=0.95,
+        max_new_tokens=2048,
+        n=10,
+        seed=3,
+        k=(1, 10),
+        precision="native",
+    )
     row = api_row("gpt-4-turbo", env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://h/v1"})
     s = api_spec(spec, row)
     assert s.backend == "openai" and s.base_url == "http://h/v1"
@@ -88,9 +110,17 @@ class _Server:
                 user = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
                 code = next((sol for prompt, sol in right.items() if prompt in user), wrong)
                 text = f"<think>solve it</think>\n```python\n{code}\n```"
-                raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": text},
-                                               "finish_reason": "stop"}],
-                                  "usage": {"completion_tokens": 17}}).encode()
+                raw = json.dumps(
+                    {
+                        "choices": [
+                            {
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"completion_tokens": 17},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
@@ -117,31 +147,49 @@ def test_row_runs_through_the_openai_backend_with_the_same_spec(problems, tmp_pa
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     try:
-        spec = EvalSpec(backend="hf", temperature=0.8, top_p=0.95, max_new_tokens=64, n=2,
-                        seed=5, k=(1,), workers=1, on_config_change="set_aside", progress=False)
+        spec = EvalSpec(
+            backend="hf",
+            temperature=0.8,
+            top_p=0.95,
+            max_new_tokens=64,
+            n=2,
+            seed=5,
+            k=(1,),
+            workers=1,
+            on_config_change="set_aside",
+            progress=False,
+        )
         row = api_row("gpt-4-turbo")
-        got = evaluate_api_row(row, ["microbench"], spec, tmp_path / "api", limit=2,
-                               greedy=True, log=None)
+        got = evaluate_api_row(
+            row, ["microbench"], spec, tmp_path / "api", limit=2, greedy=True, log=None
+        )
     finally:
         server.close()
     s = got["microbench"]
-    assert s["n_problems"] == 2 and s["pass@1"] == pytest.approx(0.5)   # one right, one wrong
+    assert s["n_problems"] == 2 and s["pass@1"] == pytest.approx(0.5)  # one right, one wrong
     assert s["per_problem"] == {first.id: 1.0, problems[1].id: 0.0}
     assert s["greedy_pass@1"] == pytest.approx(0.5)
     sampled = [b for b in server.bodies if b["temperature"] == 0.8]
     greedy = [b for b in server.bodies if b["temperature"] == 0.0]
-    assert len(sampled) == 4 and len(greedy) == 2          # n=2 per problem + the greedy twin
-    assert all(b["model"] == "gpt-4-turbo" and b["top_p"] == 0.95 and b["max_tokens"] == 64
-               for b in sampled)
+    assert len(sampled) == 4 and len(greedy) == 2  # n=2 per problem + the greedy twin
+    assert all(
+        b["model"] == "gpt-4-turbo" and b["top_p"] == 0.95 and b["max_tokens"] == 64
+        for b in sampled
+    )
     assert len({b["seed"] for b in sampled}) == 4
     assert set(server.auth) == {f"Bearer {KEY}"}
     assert (tmp_path / "api" / "gpt-4-turbo" / "microbench" / "samples.jsonl").is_file()
     # in the headline table: a comparison row, no relative gain of its own, key never written
     start = {"microbench": {**s, "pass@1": 0.25}}
-    h = headline_table({"start": start, "gated": {"microbench": s}, row.policy: {"microbench": s}},
-                       comparisons=[row.policy], n_boot=10)
+    h = headline_table(
+        {"start": start, "gated": {"microbench": s}, row.policy: {"microbench": s}},
+        comparisons=[row.policy],
+        n_boot=10,
+    )
     assert row.policy in h["policies"] and h["comparisons"] == [row.policy]
-    assert row.policy not in h["relative_gain_over_start"] and "gated" in h["relative_gain_over_start"]
+    assert (
+        row.policy not in h["relative_gain_over_start"] and "gated" in h["relative_gain_over_start"]
+    )
     assert all(r["policy"] != row.policy for r in gain_rows(h))
     files = write_headline(h, tmp_path, extra={"api_row": row.record()})
     for f in [*files, *(tmp_path / "api").rglob("*")]:
@@ -151,8 +199,13 @@ def test_row_runs_through_the_openai_backend_with_the_same_spec(problems, tmp_pa
 
 
 def test_a_not_run_row_is_in_the_csv_with_its_reason(tmp_path):
-    s = {"pass@1": 0.5, "pass@1_ci": [0.4, 0.6], "tokens": {"mean": 10, "mean_correct": 9},
-         "n_problems": 2, "n_samples": 2}
+    s = {
+        "pass@1": 0.5,
+        "pass@1_ci": [0.4, 0.6],
+        "tokens": {"mean": 10, "mean_correct": 9},
+        "n_problems": 2,
+        "n_samples": 2,
+    }
     reason = api_row("gpt-4-turbo", env={}).refusal
     h = headline_table({"start": {"a": s}}, not_run={"gpt-4-turbo": reason})
     assert h["policies"] == ["start"] and h["not_run"] == {"gpt-4-turbo": reason}

@@ -7,17 +7,29 @@ import ast
 from recode_lib.assemble import assemble
 from recode_lib.data.schema import Problem
 
-STARTER = ('import math\n\n\ndef poly(xs, x):\n    """helper"""\n'
-           '    return sum(c * x ** i for i, c in enumerate(xs))\n\n\n'
-           'def find_root(xs):\n    """Return a root of poly."""\n')
+STARTER = (
+    'import math\n\n\ndef poly(xs, x):\n    """helper"""\n'
+    "    return sum(c * x ** i for i, c in enumerate(xs))\n\n\n"
+    'def find_root(xs):\n    """Return a root of poly."""\n'
+)
 
 
 def _problem(kind="script", starter=STARTER, entry="find_root"):
-    tests = {"kind": "script", "script": "assert True"} if kind == "script" else \
-        {"kind": "stdio", "cases": [{"input": "1\n", "output": "1\n"}]} if kind == "stdio" else \
-        {"kind": "call", "fn_name": entry, "cases": [{"args": [1], "expected": 1}]}
-    return Problem(id="t/1", source="t", prompt=starter or "task", tests=tests,
-                   starter_code=starter, entry_point=None if kind == "stdio" else entry)
+    tests = (
+        {"kind": "script", "script": "assert True"}
+        if kind == "script"
+        else {"kind": "stdio", "cases": [{"input": "1\n", "output": "1\n"}]}
+        if kind == "stdio"
+        else {"kind": "call", "fn_name": entry, "cases": [{"args": [1], "expected": 1}]}
+    )
+    return Problem(
+        id="t/1",
+        source="t",
+        prompt=starter or "task",
+        tests=tests,
+        starter_code=starter,
+        entry_point=None if kind == "stdio" else entry,
+    )
 
 
 def _block(code, think="I reason."):
@@ -25,14 +37,16 @@ def _block(code, think="I reason."):
 
 
 def test_full_function_is_sanitized_and_gets_the_starter_helpers():
-    code = ("def find_root(xs):\n    return -xs[0] / xs[1] if poly(xs, 0) else 0.0\n\n"
-            "print(find_root([1, 2]))\nassert find_root([0, 1]) == 0\n"
-            "if __name__ == '__main__':\n    input()\n")
+    code = (
+        "def find_root(xs):\n    return -xs[0] / xs[1] if poly(xs, 0) else 0.0\n\n"
+        "print(find_root([1, 2]))\nassert find_root([0, 1]) == 0\n"
+        "if __name__ == '__main__':\n    input()\n"
+    )
     prog = assemble(_problem(), _block(code))
     assert prog.how == "function" and prog.parsed.format_ok
     tree = ast.parse(prog.code)
     names = [getattr(n, "name", None) for n in tree.body]
-    assert names == [None, "poly", "find_root"]            # import math, helper, answer
+    assert names == [None, "poly", "find_root"]  # import math, helper, answer
     assert "print(" not in prog.code and "__main__" not in prog.code and "assert" not in prog.code
     assert len(prog.dropped) == 3
 
@@ -45,7 +59,7 @@ def test_answer_redefining_a_helper_keeps_its_own():
 
 def test_indented_body_only_answer_completes_the_starter():
     prog = assemble(_problem(kind="call"), _block("    return -xs[0] / xs[1]"))
-    assert prog.parsed.code is None                         # alone it does not parse
+    assert prog.parsed.code is None  # alone it does not parse
     assert prog.how == "starter+body"
     ns = {}
     exec(prog.code, ns)
@@ -89,7 +103,7 @@ def test_prelude_goes_in_front_of_the_program_and_makes_typing_names_resolve():
     code = "class Solution:\n    def find_root(self, xs: List[int]) -> int:\n        return 0\n"
     prog = assemble(problem, _block(code))
     assert prog.code.startswith("from typing import *")
-    exec(compile(prog.code, "<prog>", "exec"), {})   # List resolves: no NameError
+    exec(compile(prog.code, "<prog>", "exec"), {})  # List resolves: no NameError
 
 
 def test_a_future_import_stays_first_when_the_prelude_and_starter_go_in_front():
@@ -97,11 +111,13 @@ def test_a_future_import_stays_first_when_the_prelude_and_starter_go_in_front():
     # Python accepts future imports only at the top of a module
     problem = _problem(kind="call", starter="import math\n\ndef f(x):\n    pass", entry="f")
     problem.metadata["prelude"] = "from typing import *"
-    code = ('"""doc"""\nfrom __future__ import annotations\n\n'
-            "def f(x: List[int]) -> int:\n    return math.floor(sum(x))\n")
+    code = (
+        '"""doc"""\nfrom __future__ import annotations\n\n'
+        "def f(x: List[int]) -> int:\n    return math.floor(sum(x))\n"
+    )
     prog = assemble(problem, _block(code))
     ns = {}
-    exec(compile(prog.code, "<prog>", "exec"), ns)   # no SyntaxError, List and math resolve
+    exec(compile(prog.code, "<prog>", "exec"), ns)  # no SyntaxError, List and math resolve
     assert ns["f"]([1, 2]) == 3
     assert prog.code.index("from __future__") < prog.code.index("from typing import *")
 

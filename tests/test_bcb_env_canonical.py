@@ -12,11 +12,14 @@ from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
 
 pytestmark = [
-    pytest.mark.bcb_env, pytest.mark.shared_data,
+    pytest.mark.bcb_env,
+    pytest.mark.shared_data,
     pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)"),
-    pytest.mark.skipif(bcb_python() is None,
-                       reason=f"BigCodeBench's environment is not built at {env_dir()} "
-                              "(`make bcb-env`)")]
+    pytest.mark.skipif(
+        bcb_python() is None,
+        reason=f"BigCodeBench's environment is not built at {env_dir()} (`make bcb-env`)",
+    ),
+]
 
 # the fastest canonical solutions per family that the project's own interpreter could not judge
 # (env_missing there) and that pass in the env (measured 2026-12-03, benchmarks/bcb_canonical.py)
@@ -43,9 +46,13 @@ def problems():
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_canonical_solutions_of_each_family_pass_in_the_env(problems, family):
-    recs = [sandbox_record(i, problems[i].reference_solution, problems[i])
-            for i in FAMILIES[family]]
+    recs = [
+        sandbox_record(i, problems[i].reference_solution, problems[i]) for i in FAMILIES[family]
+    ]
     assert all(r.get("python") == bcb_python() for r in recs)
-    bad = [(r["id"], r["status"], r.get("reason")) for r in execute_many(recs, config=CFG)
-           if r["status"] != "passed"]
+    bad = [
+        (r["id"], r["status"], r.get("reason"))
+        for r in execute_many(recs, config=CFG)
+        if r["status"] != "passed"
+    ]
     assert bad == []

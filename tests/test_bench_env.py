@@ -18,8 +18,9 @@ from recode_lib.evaluation.rows import sandbox_record
 from recode_lib.sandbox import SandboxConfig, execute_many
 from recode_lib.sandbox.records import RecordError, parse_record
 
-FAKE = "recode_fake_bcb_lib"    # a module only the fake env has (whatever the project's has)
-SCRIPT = f"""
+FAKE = "recode_fake_bcb_lib"  # a module only the fake env has (whatever the project's has)
+SCRIPT = (
+    f"""
 import unittest
 import scipy
 import {FAKE}
@@ -28,7 +29,9 @@ class TestCases(unittest.TestCase):
     def test_mean(self):
         self.assertEqual(task_func([1, 2, 3]), 2)
         self.assertEqual(scipy.__file__.split("/")[-2], "scipy")
-""" + RUNNER
+"""
+    + RUNNER
+)
 RIGHT = "from scipy import stats\n\ndef task_func(xs):\n    return stats.mean(xs)\n"
 WRONG = "from scipy import stats\n\ndef task_func(xs):\n    return stats.mean(xs) + 1\n"
 CFG = SandboxConfig(workers=1)
@@ -41,9 +44,14 @@ def fake_env(tmp_path_factory):
     base = getattr(sys, "_base_executable", None) or sys.executable
     subprocess.run([base, "-m", "venv", "--without-pip", str(root)], check=True)
     py = root / "bin" / "python"
-    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                "['purelib'])"], check=True, capture_output=True,
-                               text=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (site / "scipy").mkdir()
     (site / "scipy" / "__init__.py").write_text("")
     (site / "scipy" / "stats.py").write_text("def mean(xs):\n    return sum(xs) / len(xs)\n")
@@ -53,18 +61,27 @@ def fake_env(tmp_path_factory):
 
 
 def problem():
-    return Problem.from_dict(dict(
-        id="bigcodebench/x", source="bigcodebench", prompt="p", entry_point="task_func",
-        tests={"kind": "script", "script": SCRIPT}, time_limit_s=60.0, memory_mb=1024,
-        metadata={"libs": ["scipy"], "requires": ["scipy", FAKE]}))
+    return Problem.from_dict(
+        dict(
+            id="bigcodebench/x",
+            source="bigcodebench",
+            prompt="p",
+            entry_point="task_func",
+            tests={"kind": "script", "script": SCRIPT},
+            time_limit_s=60.0,
+            memory_mb=1024,
+            metadata={"libs": ["scipy"], "requires": ["scipy", FAKE]},
+        )
+    )
 
 
 def test_the_record_builder_carries_the_built_env_interpreter(fake_env, monkeypatch):
     monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
     rec = sandbox_record("bigcodebench/x#0", RIGHT, problem())
     assert rec["python"] == str(fake_env.absolute() / "bin" / "python")
-    other = Problem.from_dict(dict(id="humaneval/0", source="humaneval", prompt="p",
-                                   tests=problem().tests))
+    other = Problem.from_dict(
+        dict(id="humaneval/0", source="humaneval", prompt="p", tests=problem().tests)
+    )
     assert "python" not in sandbox_record("humaneval/0#0", RIGHT, other)
 
 
@@ -79,8 +96,9 @@ def test_an_env_without_its_marker_is_not_built(fake_env, tmp_path, monkeypatch)
 
 def test_an_answer_importing_scipy_is_judged_on_its_merits_in_the_env(fake_env, monkeypatch):
     monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
-    right, wrong = execute_many([sandbox_record("r", RIGHT, problem()),
-                                 sandbox_record("w", WRONG, problem())], config=CFG)
+    right, wrong = execute_many(
+        [sandbox_record("r", RIGHT, problem()), sandbox_record("w", WRONG, problem())], config=CFG
+    )
     assert (right["status"], right["outcome"]) == ("passed", "correct"), right.get("reason")
     assert wrong["outcome"] not in ("correct", "not_counted")
     assert "AssertionError" in wrong["reason"] and "3.0 != 2" in wrong["reason"]
@@ -95,20 +113,32 @@ def test_without_the_env_the_same_problem_is_env_missing(tmp_path, monkeypatch):
 
 def test_records_with_and_without_an_interpreter_run_together_in_order(fake_env, monkeypatch):
     monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
-    plain = {"id": "plain", "code": "import sys\nprint(sys.prefix)\n",
-             "tests": {"kind": "stdio", "cases": [{"input": "", "output": sys.prefix + "\n"}]}}
-    env = dict(plain, id="env", python=str(fake_env / "bin" / "python"),
-               tests={"kind": "stdio", "cases": [{"input": "", "output": str(fake_env) + "\n"}]})
+    plain = {
+        "id": "plain",
+        "code": "import sys\nprint(sys.prefix)\n",
+        "tests": {"kind": "stdio", "cases": [{"input": "", "output": sys.prefix + "\n"}]},
+    }
+    env = dict(
+        plain,
+        id="env",
+        python=str(fake_env / "bin" / "python"),
+        tests={"kind": "stdio", "cases": [{"input": "", "output": str(fake_env) + "\n"}]},
+    )
     out = execute_many([plain, env, plain | {"id": "plain2"}], config=SandboxConfig(workers=2))
     assert [r["id"] for r in out] == ["plain", "env", "plain2"]
     assert [r["status"] for r in out] == ["passed"] * 3, [r.get("reason") for r in out]
 
 
-@pytest.mark.parametrize("python", ["python3", "/no/such/python", "", 3,
-                                    sysconfig.get_paths()["purelib"]])
+@pytest.mark.parametrize(
+    "python", ["python3", "/no/such/python", "", 3, sysconfig.get_paths()["purelib"]]
+)
 def test_a_record_interpreter_must_be_an_absolute_executable_file(python):
-    rec = {"id": "a", "code": "", "python": python,
-           "tests": {"kind": "stdio", "cases": [{"input": "", "output": ""}]}}
+    rec = {
+        "id": "a",
+        "code": "",
+        "python": python,
+        "tests": {"kind": "stdio", "cases": [{"input": "", "output": ""}]},
+    }
     with pytest.raises(RecordError, match="field 'python'"):
         parse_record(rec, CFG, where="in.jsonl:1")
 
@@ -118,26 +148,31 @@ def test_evaluating_bigcodebench_without_the_env_refuses_outside_smoke(tmp_path,
     with pytest.raises(bench_env.BenchEnvMissing, match="make bcb-env") as exc:
         bench_env.require_env([problem()])
     assert "\n" not in str(exc.value)
-    bench_env.require_env([problem()], smoke=True)          # smoke: env_missing instead
-    other = Problem.from_dict(dict(id="humaneval/0", source="humaneval", prompt="p",
-                                   tests=problem().tests))
-    bench_env.require_env([other])                            # no BigCodeBench problem
+    bench_env.require_env([problem()], smoke=True)  # smoke: env_missing instead
+    other = Problem.from_dict(
+        dict(id="humaneval/0", source="humaneval", prompt="p", tests=problem().tests)
+    )
+    bench_env.require_env([other])  # no BigCodeBench problem
 
 
 def test_run_evaluation_refuses_before_generating(tmp_path, monkeypatch):
     from recode_lib.evaluation.loop import run_evaluation
     from recode_lib.evaluation.spec import EvalSpec
+
     monkeypatch.setenv(bench_env.ENV_VAR, str(tmp_path / "none"))
     with pytest.raises(bench_env.BenchEnvMissing, match="make bcb-env"):
-        run_evaluation(EvalSpec(), "no-such-model", [problem()], tmp_path / "out",
-                       benchmark="bigcodebench")
+        run_evaluation(
+            EvalSpec(), "no-such-model", [problem()], tmp_path / "out", benchmark="bigcodebench"
+        )
     assert not (tmp_path / "out").exists()
 
 
 def test_the_plan_lists_the_env_for_notebooks_evaluating_bigcodebench():
-    params = {"05_codegen_eval": {"BENCHMARKS": "humaneval,bigcodebench"},
-              "00_data": {"HELD_OUT_BENCHMARKS": "bigcodebench"},
-              "04_cg_grpo": {"BENCHMARK": "mbpp"}}
+    params = {
+        "05_codegen_eval": {"BENCHMARKS": "humaneval,bigcodebench"},
+        "00_data": {"HELD_OUT_BENCHMARKS": "bigcodebench"},
+        "04_cg_grpo": {"BENCHMARK": "mbpp"},
+    }
     assert bench_env.bcb_notebooks(params) == ["05_codegen_eval"]
     assert "make bcb-env" in bench_env.status_line() or "built at" in bench_env.status_line()
 
@@ -152,9 +187,11 @@ def test_a_runs_provenance_names_the_env_that_judged(fake_env, tmp_path, monkeyp
     assert bench_env.judge_env([]) == {}
 
 
-def test_an_evaluation_folder_judged_without_the_env_is_not_resumed_with_it(fake_env, tmp_path,
-                                                                             monkeypatch):
+def test_an_evaluation_folder_judged_without_the_env_is_not_resumed_with_it(
+    fake_env, tmp_path, monkeypatch
+):
     from recode_lib.evaluation.guard import guard_run
+
     monkeypatch.setenv(bench_env.ENV_VAR, str(tmp_path / "none"))
     assert bench_env.judge_env_guard([problem()]) == {"judge_env": {"bigcodebench": None}}
     guard_run(tmp_path / "out", {"model": "m", **bench_env.judge_env_guard([problem()])})
@@ -164,8 +201,7 @@ def test_an_evaluation_folder_judged_without_the_env_is_not_resumed_with_it(fake
     assert bench_env.judge_env_guard([]) == {}
 
 
-def test_the_grpo_rewards_judge_a_bcb_problem_in_its_env_as_evaluation_does(fake_env,
-                                                                           monkeypatch):
+def test_the_grpo_rewards_judge_a_bcb_problem_in_its_env_as_evaluation_does(fake_env, monkeypatch):
     """The training row carries the record's extras (bench_env.record_extras), so the code
     reward runs the answer with BigCodeBench's interpreter: right 1, wrong 0 — as evaluation."""
     from recode_lib.rewards.code import outcome_reward
@@ -179,8 +215,11 @@ def test_the_grpo_rewards_judge_a_bcb_problem_in_its_env_as_evaluation_does(fake
     assert extras == {k: rec[k] for k in ("requires", "python")}
     reward = outcome_reward(SandboxRunner(workers=1, allow_in_process_tests=True))
     cols = {k: [row[k]] * 2 for k in row if k != "prompt"}
-    out = reward(prompts=[row["prompt"]] * 2,
-                 completions=[f"```python\n{RIGHT}```", f"```python\n{WRONG}```"], **cols)
+    out = reward(
+        prompts=[row["prompt"]] * 2,
+        completions=[f"```python\n{RIGHT}```", f"```python\n{WRONG}```"],
+        **cols,
+    )
     assert out == [1.0, 0.0]
 
 

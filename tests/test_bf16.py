@@ -4,22 +4,38 @@
 import pytest
 
 from recode_lib import bf16
-from recode_lib.bf16 import (cpu_flags, cpu_has_native_bf16, cpu_summary, resolve_bf16,
-                             resolve_precision)
+from recode_lib.bf16 import (
+    cpu_flags,
+    cpu_has_native_bf16,
+    cpu_summary,
+    resolve_bf16,
+    resolve_precision,
+)
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.sft_start import SFTStartConfig
 
-ZEN4 = ("processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 "
-        "avx512_vnni\n\nprocessor\t: 1\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16\n")
+ZEN4 = (
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 "
+    "avx512_vnni\n\nprocessor\t: 1\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16\n"
+)
 SKYLAKE = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw avx512_vnni\n"
 SAPPHIRE = "processor\t: 0\nflags\t\t: fpu avx512f amx_tile amx_bf16 amx_int8\n"
 GRAVITON3 = "processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd sve bf16 i8mm\n"
 GRAVITON2 = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
 
 
-@pytest.mark.parametrize("text, native", [(ZEN4, True), (SKYLAKE, False), (SAPPHIRE, True),
-                                          (GRAVITON3, True), (GRAVITON2, False), ("", False)])
+@pytest.mark.parametrize(
+    "text, native",
+    [
+        (ZEN4, True),
+        (SKYLAKE, False),
+        (SAPPHIRE, True),
+        (GRAVITON3, True),
+        (GRAVITON2, False),
+        ("", False),
+    ],
+)
 def test_native_bf16_from_cpuinfo(tmp_path, text, native):
     p = tmp_path / "cpuinfo"
     p.write_text(text)
@@ -55,7 +71,7 @@ def test_other_values_are_refused_by_name(bad):
 def test_recipe_auto_becomes_this_machines_bool():
     r = load_recipe("cg_grpo_smoke", bf16="auto", use_cpu=True)
     assert r.bf16 is cpu_has_native_bf16()
-    assert r.to_dict()["bf16"] is cpu_has_native_bf16()   # what the run's fingerprint carries
+    assert r.to_dict()["bf16"] is cpu_has_native_bf16()  # what the run's fingerprint carries
 
 
 def test_recipe_refuses_a_bad_bf16_naming_the_recipe():
@@ -73,10 +89,15 @@ def test_sft_config_resolves_auto():
 ZEN3 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma vaes\n"
 
 
-@pytest.mark.parametrize("text, gen, copy", [(ZEN4, "bfloat16", "bfloat16"),
-                                             (ZEN3, "native", "float32"),
-                                             (SKYLAKE, "native", "float32"),
-                                             (GRAVITON3, "bfloat16", "bfloat16")])
+@pytest.mark.parametrize(
+    "text, gen, copy",
+    [
+        (ZEN4, "bfloat16", "bfloat16"),
+        (ZEN3, "native", "float32"),
+        (SKYLAKE, "native", "float32"),
+        (GRAVITON3, "bfloat16", "bfloat16"),
+    ],
+)
 def test_auto_precision_is_bfloat16_only_where_it_is_native(tmp_path, text, gen, copy):
     # bfloat16 weights decode ~2x slower than float32 on a CPU without bf16 instructions
     p = tmp_path / "cpuinfo"
@@ -90,27 +111,30 @@ def test_other_precisions_pass_through_for_the_caller_to_check(value):
     assert resolve_precision(value, use_cpu=True, flags=frozenset({"avx512_bf16"})) == value
 
 
-@pytest.mark.parametrize("flags, native", [(frozenset({"avx512_bf16"}), "bfloat16"),
-                                           (frozenset({"avx2"}), "native")])
+@pytest.mark.parametrize(
+    "flags, native", [(frozenset({"avx512_bf16"}), "bfloat16"), (frozenset({"avx2"}), "native")]
+)
 def test_eval_spec_records_what_auto_became(monkeypatch, flags, native):
     monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: flags)
-    monkeypatch.setattr(bf16, "cuda_bf16", lambda: None)              # a CPU machine
+    monkeypatch.setattr(bf16, "cuda_bf16", lambda: None)  # a CPU machine
     assert EvalSpec(precision="auto").precision == native
     assert EvalSpec(precision="auto").fingerprint() == EvalSpec(precision=native).fingerprint()
     assert EvalSpec(backend="vllm_standin", precision="auto").precision == "native"
 
 
-@pytest.mark.parametrize("flags, copy", [(frozenset({"avx2", "avx512_bf16"}), "bfloat16"),
-                                         (frozenset({"avx2"}), "float32")])
+@pytest.mark.parametrize(
+    "flags, copy",
+    [(frozenset({"avx2", "avx512_bf16"}), "bfloat16"), (frozenset({"avx2"}), "float32")],
+)
 def test_recipe_generation_precision_auto_by_machine_lora_and_vllm(monkeypatch, flags, copy):
-    monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: flags)      # this machine's /proc/cpuinfo
+    monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: flags)  # this machine's /proc/cpuinfo
     lora = load_recipe("cg_grpo_laptop", generation_precision="auto", use_cpu=True)
     assert lora.generation_precision == copy
     assert lora.to_dict()["generation_precision"] == lora.generation_precision
     full = load_recipe("cg_grpo_smoke", generation_precision="auto", use_cpu=True, lora=None)
-    assert full.generation_precision == "native"        # no adapter: nothing a copy would save
+    assert full.generation_precision == "native"  # no adapter: nothing a copy would save
     vllm = load_recipe("cg_grpo_laptop", generation_precision="auto", use_vllm=True)
-    assert vllm.generation_precision == "native"        # vLLM samples
+    assert vllm.generation_precision == "native"  # vLLM samples
 
 
 def test_cpu_summary_names_the_model_and_the_speed_flags(tmp_path):

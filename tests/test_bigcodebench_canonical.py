@@ -12,8 +12,10 @@ from recode_lib.evaluation.rows import sandbox_record
 from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
 
-pytestmark = [pytest.mark.shared_data,
-              pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)")]
+pytestmark = [
+    pytest.mark.shared_data,
+    pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)"),
+]
 
 # two or three fast canonical solutions per family (measured passing 2026-12-03, numpy 2.3.5,
 # pandas 3.1.1, matplotlib 3.11, seaborn 0.13): the examples /2, /3, /55 among them
@@ -43,14 +45,20 @@ def run(problems, ids):
 def test_canonical_solutions_of_an_installed_family_pass(problems, family):
     if family != "stdlib" and importlib.util.find_spec(family) is None:
         pytest.skip(f"{family} is not installed")
-    bad = [(r["id"], r["status"], r.get("reason")) for r in run(problems, FAMILIES[family])
-           if r["status"] != "passed"]
+    bad = [
+        (r["id"], r["status"], r.get("reason"))
+        for r in run(problems, FAMILIES[family])
+        if r["status"] != "passed"
+    ]
     assert bad == []
 
 
 def test_a_task_needing_an_absent_library_is_env_missing(problems):
-    ids = [pid for pid, p in problems.items()
-           if any(importlib.util.find_spec(m) is None for m in p.metadata["requires"])][:2]
+    ids = [
+        pid
+        for pid, p in problems.items()
+        if any(importlib.util.find_spec(m) is None for m in p.metadata["requires"])
+    ][:2]
     if not ids:
         pytest.skip("every library BigCodeBench needs is installed here")
     for r in run(problems, ids):

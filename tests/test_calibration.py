@@ -7,8 +7,13 @@ import json
 import pytest
 
 from recode_lib.data.easy_tasks import generate_easy_tasks
-from recode_lib.evaluation.calibration import (Calibration, calibrate, candidate_problems, easiest,
-                                               write_calibrated)
+from recode_lib.evaluation.calibration import (
+    Calibration,
+    calibrate,
+    candidate_problems,
+    easiest,
+    write_calibrated,
+)
 from recode_lib.generation import Completion, Generator, SamplingConfig
 
 PROBS = generate_easy_tasks(3, seed=0, kinds=("call",))
@@ -40,17 +45,36 @@ class ByIndex(Generator):
 
 def test_keeps_sometimes_solved_records_rates_and_resumes(tmp_path):
     gen = ByIndex()
-    cal = calibrate("scripted", PROBS, out_dir=tmp_path / "cal", generator=gen, workers=2,
-                    sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16), reasoning=False)
+    cal = calibrate(
+        "scripted",
+        PROBS,
+        out_dir=tmp_path / "cal",
+        generator=gen,
+        workers=2,
+        sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16),
+        reasoning=False,
+    )
     assert [p.id for p in cal.kept] == [PROBS[0].id]
     assert cal.rates == {PROBS[0].id: 0.25, PROBS[1].id: 1.0, PROBS[2].id: 0.0}
-    rows = [json.loads(line) for line in (tmp_path / "cal" / "rates.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (tmp_path / "cal" / "rates.jsonl").read_text().splitlines()
+    ]
     assert [(r["id"], r["passed"], r["n"], r["kept"]) for r in rows] == [
-        (PROBS[0].id, 1, 4, True), (PROBS[1].id, 4, 4, False), (PROBS[2].id, 0, 4, False)]
+        (PROBS[0].id, 1, 4, True),
+        (PROBS[1].id, 4, 4, False),
+        (PROBS[2].id, 0, 4, False),
+    ]
     asked = gen.asked
-    again = calibrate("scripted", PROBS, out_dir=tmp_path / "cal", generator=gen, workers=2,
-                      sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16), reasoning=False)
-    assert gen.asked == asked == 12 and again.rates == cal.rates        # nothing sampled twice
+    again = calibrate(
+        "scripted",
+        PROBS,
+        out_dir=tmp_path / "cal",
+        generator=gen,
+        workers=2,
+        sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16),
+        reasoning=False,
+    )
+    assert gen.asked == asked == 12 and again.rates == cal.rates  # nothing sampled twice
     path = write_calibrated(cal, tmp_path / "calibrated.jsonl")
     [row] = [json.loads(line) for line in path.read_text().splitlines()]
     assert row["id"] == PROBS[0].id and row["metadata"]["start_pass_rate"] == 0.25
@@ -58,8 +82,9 @@ def test_keeps_sometimes_solved_records_rates_and_resumes(tmp_path):
 
 def test_one_sample_cannot_measure_a_rate(tmp_path):
     with pytest.raises(ValueError, match="n must be >= 2"):
-        calibrate("scripted", PROBS, out_dir=tmp_path, generator=ByIndex(),
-                  sampling=SamplingConfig(n=1))
+        calibrate(
+            "scripted", PROBS, out_dir=tmp_path, generator=ByIndex(), sampling=SamplingConfig(n=1)
+        )
 
 
 def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
@@ -75,7 +100,7 @@ def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
     assert sorted(p.id for p in got) == sorted(p.id for p in PROBS)
     assert len(load_benchmark("calibrated:lap", limit=2)) == 2
     with pytest.raises(DataError, match="differing start pass rates"):
-        load_benchmark("calibrated:lap:disagree")          # no lenient rates were recorded
+        load_benchmark("calibrated:lap:disagree")  # no lenient rates were recorded
     with pytest.raises(DataError, match="unknown order"):
         load_benchmark("calibrated:lap:sideways")
     rates_k = {p.id: {"1": 0.5, "inf": 0.5} for p in PROBS} | {PROBS[2].id: {"1": 0.5, "inf": 0.0}}
@@ -87,17 +112,25 @@ def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
 
 
 def test_candidates_and_easiest(shared_data_dir):
-    c = candidate_problems(4, n_easiest=2, easiest_from=("mbppplus", "no_such_benchmark"),
-                           n_efficiency=3, log=lambda *_: None)
+    c = candidate_problems(
+        4,
+        n_easiest=2,
+        easiest_from=("mbppplus", "no_such_benchmark"),
+        n_efficiency=3,
+        log=lambda *_: None,
+    )
     assert [p.source for p in c] == ["easy"] * 7 + ["mbppplus"] * 2
     from recode_lib.data.easy_tasks import EFFICIENCY
+
     assert {p.metadata["template"] for p in c[4:7]} <= {t.name for t in EFFICIENCY}
     assert len({p.id for p in c}) == len(c)
     from recode_lib.data import load_benchmark
+
     mb = load_benchmark("mbppplus")
     e = easiest(mb, 3)
     assert max(len(p.reference_solution) for p in e) <= min(
-        len(p.reference_solution) for p in mb if p not in e)
+        len(p.reference_solution) for p in mb if p not in e
+    )
 
 
 def test_lenient_keep_ks_keeps_a_problem_solved_only_on_small_inputs(tmp_path):
@@ -120,17 +153,25 @@ def test_lenient_keep_ks_keeps_a_problem_solved_only_on_small_inputs(tmp_path):
                     callback(j, out[-1])
             return out
 
-    kw = dict(generator=Naive(), workers=2, reasoning=False,
-              sampling=SamplingConfig(temperature=0.8, n=2, max_new_tokens=16))
+    kw = dict(
+        generator=Naive(),
+        workers=2,
+        reasoning=False,
+        sampling=SamplingConfig(temperature=0.8, n=2, max_new_tokens=16),
+    )
     strict = calibrate("scripted", [mode], out_dir=tmp_path / "cal", **kw)
     assert strict.rates == {mode.id: 0.0} and strict.kept == []
     lenient = calibrate("scripted", [mode], out_dir=tmp_path / "cal", keep_ks=("2", "inf"), **kw)
     assert [p.id for p in lenient.kept] == [mode.id]
     assert lenient.rates == {mode.id: 0.0} and lenient.rates_k[mode.id] == {"2": 0.5, "inf": 0.0}
-    [row] = [json.loads(line) for line in (tmp_path / "cal" / "rates.jsonl").read_text().splitlines()]
+    [row] = [
+        json.loads(line) for line in (tmp_path / "cal" / "rates.jsonl").read_text().splitlines()
+    ]
     assert row["kept"] and row["rates_k"] == {"2": 0.5, "inf": 0.0}
-    [meta] = [json.loads(line)["metadata"] for line in
-              write_calibrated(lenient, tmp_path / "c.jsonl").read_text().splitlines()]
+    [meta] = [
+        json.loads(line)["metadata"]
+        for line in write_calibrated(lenient, tmp_path / "c.jsonl").read_text().splitlines()
+    ]
     assert meta["start_pass_rate"] == 0.0 and meta["start_pass_rate_k"]["2"] == 0.5
     with pytest.raises(ValueError, match="keep_ks"):
         calibrate("scripted", [mode], out_dir=tmp_path / "cal", keep_ks=(), **kw)

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from recode_lib.data import load_benchmark
-from recode_lib.sandbox import checker as C
 from recode_lib.sandbox import SandboxConfig, execute
+from recode_lib.sandbox import checker as C
 
 FIX = Path(__file__).parent / "fixtures"
 # any two non-negative integers summing to n are accepted; an unreadable answer is a checker fail
-SUM_CHECKER = r'''#include "testlib.h"
+SUM_CHECKER = r"""#include "testlib.h"
 int main(int argc, char *argv[]) {
     registerTestlibCmd(argc, argv);
     long long n = inf.readLong();
@@ -27,13 +27,20 @@ int main(int argc, char *argv[]) {
     if (a + b != n) quitf(_wa, "%lld + %lld != %lld", a, b, n);
     quitf(_ok, "ok");
 }
-'''
+"""
 needs_cxx = pytest.mark.skipif(C.compiler() is None, reason="no C++ compiler")
 
 
 def _rec(code, checker=SUM_CHECKER, expected="2 2\n"):
-    return {"id": "c", "code": code, "tests": {"kind": "stdio", "checker": checker, "cases": [
-        {"input": "4\n", "output": expected}, {"input": "10\n", "output": "5 5\n"}]}}
+    return {
+        "id": "c",
+        "code": code,
+        "tests": {
+            "kind": "stdio",
+            "checker": checker,
+            "cases": [{"input": "4\n", "output": expected}, {"input": "10\n", "output": "5 5\n"}],
+        },
+    }
 
 
 ANOTHER_ANSWER = "n = int(input())\nprint(1, n - 1)\n"
@@ -48,12 +55,16 @@ def test_vendored_testlib_with_its_license():
 def test_a_checker_accepts_another_correct_answer_and_rejects_a_wrong_one():
     r = execute(_rec(ANOTHER_ANSWER))
     assert (r["status"], r["checker"]) == ("passed", "testlib")
-    exact = execute({**_rec(ANOTHER_ANSWER), "tests": {
-        k: v for k, v in _rec(ANOTHER_ANSWER)["tests"].items() if k != "checker"}})
-    assert exact["status"] == "wrong_answer"        # what exact match said before
+    exact = execute(
+        {
+            **_rec(ANOTHER_ANSWER),
+            "tests": {k: v for k, v in _rec(ANOTHER_ANSWER)["tests"].items() if k != "checker"},
+        }
+    )
+    assert exact["status"] == "wrong_answer"  # what exact match said before
     bad = execute(_rec("n = int(input())\nprint(1, n)\n"))
     assert bad["status"] == "wrong_answer"
-    assert C.compile_checker(SUM_CHECKER) == C.compile_checker(SUM_CHECKER)   # cached binary
+    assert C.compile_checker(SUM_CHECKER) == C.compile_checker(SUM_CHECKER)  # cached binary
     assert C.compile_checker(SUM_CHECKER).parent.name == C.checker_key(SUM_CHECKER)
 
 
@@ -66,7 +77,7 @@ def test_a_failing_checker_never_passes_a_submission():
 
 
 FALLBACK = SandboxConfig(checker_fallback=True)
-MISSING_CXX = "/nonexistent/bin/g++"     # "no compiler": the lookup points at a missing binary
+MISSING_CXX = "/nonexistent/bin/g++"  # "no compiler": the lookup points at a missing binary
 
 
 @pytest.fixture
@@ -81,16 +92,17 @@ def fresh_cache(monkeypatch):
 
 def test_without_a_compiler_it_falls_back_to_exact_match_only_when_asked(monkeypatch, fresh_cache):
     monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
-    src = SUM_CHECKER + f"// {uuid.uuid4()}\n"   # a checker this process has not built
+    src = SUM_CHECKER + f"// {uuid.uuid4()}\n"  # a checker this process has not built
     before = C.fallback_count()
     with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler"):
         r = execute(_rec(ANOTHER_ANSWER, checker=src), config=FALLBACK)
     assert (r["status"], r["checker"]) == ("wrong_answer", "exact_fallback")
-    assert "no C++ compiler" in r["checker_reason"]           # recorded in the result it touched
-    ok = execute(_rec("n = int(input())\nprint(n // 2, n - n // 2)\n", checker=src),
-                 config=FALLBACK)
-    assert ok["status"] == "passed"                  # exact match still judges
-    assert C.fallback_count() - before == 4         # one per test judged
+    assert "no C++ compiler" in r["checker_reason"]  # recorded in the result it touched
+    ok = execute(
+        _rec("n = int(input())\nprint(n // 2, n - n // 2)\n", checker=src), config=FALLBACK
+    )
+    assert ok["status"] == "passed"  # exact match still judges
+    assert C.fallback_count() - before == 4  # one per test judged
 
 
 def test_without_a_compiler_the_judge_refuses_naming_the_package(monkeypatch):
@@ -110,7 +122,7 @@ def test_a_compiler_that_cannot_build_is_no_compiler(monkeypatch, tmp_path):
 
 @needs_cxx
 def test_a_checker_that_does_not_compile_is_refused_unless_fallback_is_asked(fresh_cache):
-    src = f"#include \"testlib.h\"\nint main() {{ this is not C++ }} // {uuid.uuid4()}\n"
+    src = f'#include "testlib.h"\nint main() {{ this is not C++ }} // {uuid.uuid4()}\n'
     with pytest.raises(C.CheckerUnavailable, match="does not compile"):
         execute(_rec(ANOTHER_ANSWER, checker=src))
     with pytest.warns(RuntimeWarning, match="does not compile"):
@@ -126,10 +138,13 @@ def test_the_plan_refuses_a_testlib_profile_without_a_compiler(monkeypatch):
     params = profile_parameters("paper")
     monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
     refused = checker_preflight(params)
-    assert any(r.startswith("04_cg_grpo: BENCHMARK=codecontests_plus") and "g++" in r
-               for r in refused)
-    asked = {**params, "04_cg_grpo": {**params["04_cg_grpo"],
-                                      "RECIPE_FIELDS": {"checker_fallback": True}}}
+    assert any(
+        r.startswith("04_cg_grpo: BENCHMARK=codecontests_plus") and "g++" in r for r in refused
+    )
+    asked = {
+        **params,
+        "04_cg_grpo": {**params["04_cg_grpo"], "RECIPE_FIELDS": {"checker_fallback": True}},
+    }
     assert not any(r.startswith("04_cg_grpo") for r in checker_preflight(asked))
     monkeypatch.delenv("RECODE_CXX")
     if C.compiler() is not None:
@@ -143,8 +158,9 @@ def test_an_evaluation_refuses_before_generating_anything(monkeypatch, tmp_path)
     monkeypatch.setenv("RECODE_CXX", MISSING_CXX)
     p = Problem(id="cc/1", source="codecontests_plus", prompt="Sum.", tests=_rec("")["tests"])
     with pytest.raises(C.CheckerUnavailable, match="evaluating codecontests_plus"):
-        EvalSpec(backend="hf").evaluate("no-such-model", [p], tmp_path / "e",
-                                        benchmark="codecontests_plus")
+        EvalSpec(backend="hf").evaluate(
+            "no-such-model", [p], tmp_path / "e", benchmark="codecontests_plus"
+        )
     assert not (tmp_path / "e" / "samples.jsonl").exists()
 
 
@@ -154,12 +170,14 @@ def test_a_recipe_asks_for_the_fallback_for_its_rewards():
     assert reward_sandbox_config(load_recipe("cg_grpo_smoke")) is None
     asked = load_recipe("cg_grpo_smoke", checker_fallback=True)
     assert reward_sandbox_config(asked).checker_fallback is True
-    assert asked.to_dict()["checker_fallback"] is True      # recorded in run.json
+    assert asked.to_dict()["checker_fallback"] is True  # recorded in run.json
 
 
 def test_loader_attaches_testlib_checkers_only(tmp_path):
-    rows = [json.loads(line) for line in
-            (FIX / "Code-Contests-Plus" / "ccplus_1x" / "part-00000-of-00001.jsonl").open()]
+    rows = [
+        json.loads(line)
+        for line in (FIX / "Code-Contests-Plus" / "ccplus_1x" / "part-00000-of-00001.jsonl").open()
+    ]
     rows[0]["checker"] = SUM_CHECKER
     d = tmp_path / "Code-Contests-Plus" / "ccplus_1x"
     d.mkdir(parents=True)
@@ -171,15 +189,30 @@ def test_loader_attaches_testlib_checkers_only(tmp_path):
 
 def test_record_checker_field_is_validated():
     from recode_lib.sandbox import RecordError
+
     with pytest.raises(RecordError, match="tests.checker"):
         execute(_rec("print(1)", checker=5))
 
 
 def test_summaries_count_checker_fallbacks():
     from recode_lib.evaluation.summary import summarize
-    rows = [{"problem_id": "a", "sample": i, "status": "passed", "outcome": "correct",
-             "passed": 1, "total": 1, "n_tokens": 1, "finish_reason": "stop", "code": "x",
-             "checker": c} for i, c in enumerate(("testlib", "exact_fallback"))]
+
+    rows = [
+        {
+            "problem_id": "a",
+            "sample": i,
+            "status": "passed",
+            "outcome": "correct",
+            "passed": 1,
+            "total": 1,
+            "n_tokens": 1,
+            "finish_reason": "stop",
+            "code": "x",
+            "checker": c,
+        }
+        for i, c in enumerate(("testlib", "exact_fallback"))
+    ]
     assert summarize(rows)["checker_fallbacks"] == 1
-    assert "checker_fallbacks" not in summarize([{k: v for k, v in rows[0].items()
-                                                  if k != "checker"}])
+    assert "checker_fallbacks" not in summarize(
+        [{k: v for k, v in rows[0].items() if k != "checker"}]
+    )

@@ -31,8 +31,11 @@ def parsers():
 
 @pytest.mark.parametrize("name,parser", list(parsers()), ids=list(COMMANDS))
 def test_every_option_has_help(name, parser):
-    silent = [a.option_strings[0] for a in parser._actions
-              if a.option_strings and a.help in (None, "") and a.dest != "help"]
+    silent = [
+        a.option_strings[0]
+        for a in parser._actions
+        if a.option_strings and a.help in (None, "") and a.dest != "help"
+    ]
     assert not silent, f"recode {name}: options without help: {silent}"
 
 
@@ -40,8 +43,11 @@ def test_a_no_flag_says_what_it_turns_off():
     """`recode eval --no-progress` used to read "show progress bars": the field's own help."""
     on_help = {f.name: f.metadata["help"] for f in dataclasses.fields(EvalSpec)}
     parser = dict(parsers())["eval"]
-    flags = [a for a in parser._actions if a.option_strings
-             and a.option_strings[0].startswith("--no-") and a.dest in on_help]
+    flags = [
+        a
+        for a in parser._actions
+        if a.option_strings and a.option_strings[0].startswith("--no-") and a.dest in on_help
+    ]
     assert {a.dest for a in flags} >= {"progress", "reasoning"}
     for a in flags:
         assert not a.help.startswith(on_help[a.dest]), f"{a.option_strings[0]}: {a.help!r}"

@@ -17,19 +17,30 @@ def _cache(tmp_path_factory, monkeypatch):
 
 def test_registry_names_and_errors(tmp_path):
     names = list_benchmarks()
-    for n in ("humaneval", "humanevalplus", "mbpp", "mbppplus", "bigcodebench", "livecodebench",
-              "codecontests_plus", "leetcode", "aime24", "microbench", "easy"):
+    for n in (
+        "humaneval",
+        "humanevalplus",
+        "mbpp",
+        "mbppplus",
+        "bigcodebench",
+        "livecodebench",
+        "codecontests_plus",
+        "leetcode",
+        "aime24",
+        "microbench",
+        "easy",
+    ):
         assert n in names
     with pytest.raises(ValueError, match="unknown benchmark 'nope'"):
         load_benchmark("nope")
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['relase'\]"):
         load_benchmark("livecodebench", relase="v1")
-    assert available_benchmarks(tmp_path) == ["microbench", "math_synth", "easy"]   # no files needed
+    assert available_benchmarks(tmp_path) == ["microbench", "math_synth", "easy"]  # no files needed
 
 
 def test_real_counts(shared_data_dir):
     assert len(load_benchmark("humaneval")) == 164
-    assert len(load_benchmark("mbpp")) == 500           # test split, task ids 11-510
+    assert len(load_benchmark("mbpp")) == 500  # test split, task ids 11-510
     assert len(load_benchmark("mbpp", split="all")) == 974
     assert len(load_benchmark("leetcode")) == 180
     assert len(load_benchmark("aime24")) == 30
@@ -37,8 +48,16 @@ def test_real_counts(shared_data_dir):
     assert len(bcb) == 5 and bcb[0].starter_code.startswith("import")
     assert "task_func" in bcb[0].starter_code and "TestCases" in bcb[0].tests["script"]
     avail = available_benchmarks()
-    assert {"humaneval", "humanevalplus", "mbpp", "mbppplus", "bigcodebench", "leetcode",
-            "aime24", "microbench"} <= set(avail)
+    assert {
+        "humaneval",
+        "humanevalplus",
+        "mbpp",
+        "mbppplus",
+        "bigcodebench",
+        "leetcode",
+        "aime24",
+        "microbench",
+    } <= set(avail)
 
 
 def test_humaneval_mbpp_shapes(shared_data_dir):
@@ -60,10 +79,10 @@ def test_evalplus_call_tests(shared_data_dir):
         assert len(t["cases"]) == len(r["base_input"]) + len(r["plus_input"])
         assert all(c["input_len"] == len(json.dumps(c["args"])) for c in t["cases"])
         assert p.time_limit_s >= 1.0
-    assert hp[0].tests["cases"][0]["expected"] is True   # has_close_elements([...], 0.3)
+    assert hp[0].tests["cases"][0]["expected"] is True  # has_close_elements([...], 0.3)
     base = load_benchmark("humanevalplus", limit=1, tests="base")
     assert len(base[0].tests["cases"]) == len(raw[0]["base_input"])
-    mp = load_benchmark("mbppplus", limit=1)            # Mbpp/2: tuple inputs, set oracle
+    mp = load_benchmark("mbppplus", limit=1)  # Mbpp/2: tuple inputs, set oracle
     case = mp[0].tests["cases"][0]
     assert case["args"] == [{"__tuple__": [3, 4, 5, 6]}, {"__tuple__": [5, 7, 4, 10]}]
     assert "set(output) == set(expected)" in mp[0].tests["checker"]
@@ -76,7 +95,10 @@ def test_leetcode_dates_and_aime(shared_data_dir):
     p = lc[0]
     assert p.starter_code.startswith("class Solution") and p.entry_point in p.starter_code
     assert "my_solution = Solution()" in p.tests["script"] and p.difficulty in (
-        "easy", "medium", "hard")
+        "easy",
+        "medium",
+        "hard",
+    )
     hard = load_benchmark("leetcode", difficulty="hard")
     assert hard and all(q.difficulty == "hard" for q in hard)
     aime = load_benchmark("aime24")
@@ -99,12 +121,24 @@ def _write_jsonl(path, rows):
 
 
 def test_bad_input_names_file_record_field(tmp_path):
-    _write_jsonl(tmp_path / "HumanEval.jsonl", [
-        {"task_id": "HumanEval/0", "prompt": "def f():\n", "entry_point": "f",
-         "canonical_solution": "    return 1\n", "test": "def check(c): pass"},
-        {"task_id": "HumanEval/1", "entry_point": "g", "canonical_solution": "", "test": ""}])
-    with pytest.raises(DataError, match=r"HumanEval\.jsonl record 1 \(HumanEval/1\): missing "
-                                        r"field 'prompt'"):
+    _write_jsonl(
+        tmp_path / "HumanEval.jsonl",
+        [
+            {
+                "task_id": "HumanEval/0",
+                "prompt": "def f():\n",
+                "entry_point": "f",
+                "canonical_solution": "    return 1\n",
+                "test": "def check(c): pass",
+            },
+            {"task_id": "HumanEval/1", "entry_point": "g", "canonical_solution": "", "test": ""},
+        ],
+    )
+    with pytest.raises(
+        DataError,
+        match=r"HumanEval\.jsonl record 1 \(HumanEval/1\): missing "
+        r"field 'prompt'",
+    ):
         load_benchmark("humaneval", data_dir=tmp_path, download=False)
     (tmp_path / "aime24.jsonl").write_text('{"id": 1, "problem": "p", "answer": "7"}\n{oops\n')
     with pytest.raises(DataError, match=r"aime24\.jsonl:2: not valid JSON"):

@@ -16,16 +16,27 @@ def _cache(tmp_path_factory, monkeypatch):
 
 
 def _run(problems, code_of=lambda p: p.reference_solution):
-    recs = [{"id": p.id, "code": code_of(p), "tests": p.tests, "time_limit_s": p.time_limit_s,
-             "memory_mb": p.memory_mb} for p in problems]
+    recs = [
+        {
+            "id": p.id,
+            "code": code_of(p),
+            "tests": p.tests,
+            "time_limit_s": p.time_limit_s,
+            "memory_mb": p.memory_mb,
+        }
+        for p in problems
+    ]
     return sandbox.execute_many(recs, workers=2)
 
 
 def test_references_pass_on_real_benchmarks(shared_data_dir):
-    probs = (load_benchmark("humaneval", limit=8) + load_benchmark("mbpp", limit=8)
-             + load_benchmark("humanevalplus", limit=8)
-             + load_benchmark("humanevalplus", ids=["humanevalplus/32"])   # the tolerance oracle
-             + load_benchmark("mbppplus", limit=8))
+    probs = (
+        load_benchmark("humaneval", limit=8)
+        + load_benchmark("mbpp", limit=8)
+        + load_benchmark("humanevalplus", limit=8)
+        + load_benchmark("humanevalplus", ids=["humanevalplus/32"])  # the tolerance oracle
+        + load_benchmark("mbppplus", limit=8)
+    )
     bad = [(r["id"], r["status"]) for r in _run(probs) if r["status"] != "passed"]
     assert not bad
 
@@ -57,7 +68,8 @@ def test_upstream_fixtures_through_sandbox():
         "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
         "        seen = {}\n        for i, x in enumerate(nums):\n"
         "            if target - x in seen:\n                return [seen[target - x], i]\n"
-        "            seen[x] = i\n")
+        "            seen[x] = i\n"
+    )
     (res,) = _run([func], code_of=lambda p: sol)
     assert res["status"] == "passed"
     assert sorted(t["input_len"] for t in res["tests"]) == [11, 16]
@@ -68,7 +80,8 @@ def test_leetcode_assert_script(shared_data_dir):
     assert p.entry_point == "minimumPushes"
     good = p.metadata["prelude"] + (
         "class Solution:\n    def minimumPushes(self, word: str) -> int:\n"
-        "        return sum(i // 8 + 1 for i in range(len(word)))\n")
+        "        return sum(i // 8 + 1 for i in range(len(word)))\n"
+    )
     bad = good.replace("i // 8 + 1", "1")
     codes = iter([good, bad])
     ok, wrong = _run([p, p], code_of=lambda _: next(codes))
@@ -76,14 +89,14 @@ def test_leetcode_assert_script(shared_data_dir):
 
 
 REF = "def seq(n):\n    return [i * i for i in range(n)]\n"
-STEAL_REF = '''
+STEAL_REF = """
 import sys, gc
 def seq(n):
     for o in gc.get_objects():       # the reference, were it anywhere in this process
         if isinstance(o, dict) and callable(o.get("seq")) and o["seq"] is not seq:
             return o["seq"](n)
     return []
-'''
+"""
 
 
 def test_evalplus_tasks_without_stored_outputs_keep_the_reference_in_the_judge():
@@ -91,11 +104,12 @@ def test_evalplus_tasks_without_stored_outputs_keep_the_reference_in_the_judge()
     from recode_lib.data.evalplus import build_tests
     from recode_lib.sandbox.records import parse_record
 
-    tests, _ = build_tests("humaneval", "t/1", "seq", [[3], [5]], None, [0.01, 0.01], 0.0,
-                           reference=REF)
+    tests, _ = build_tests(
+        "humaneval", "t/1", "seq", [[3], [5]], None, [0.01, 0.01], 0.0, reference=REF
+    )
     assert tests["kind"] == "call" and "_REF_NS" in tests["checker"]
     job = parse_record({"id": 1, "code": "", "tests": tests}, sandbox.SandboxConfig()).job
-    assert "i * i" not in repr(job)   # nothing of the reference travels to the sandbox
+    assert "i * i" not in repr(job)  # nothing of the reference travels to the sandbox
     run = lambda code: sandbox.execute({"id": 1, "code": code, "tests": tests})["status"]  # noqa
     assert run(REF) == "passed"
     assert run(STEAL_REF) == "wrong_answer"
@@ -106,8 +120,9 @@ def test_evalplus_not_none_tasks_are_call_tests():
     # MBPP+ check_str & co return re.Match objects: they arrive opaque, which is "not None"
     from recode_lib.data.evalplus import build_tests
 
-    tests, _ = build_tests("mbpp", "t/2", "check_str", [["abc"], ["xyz"]], [True, False],
-                           [0.01, 0.01], 0.0)
+    tests, _ = build_tests(
+        "mbpp", "t/2", "check_str", [["abc"], ["xyz"]], [True, False], [0.01, 0.01], 0.0
+    )
     assert tests["kind"] == "call" and "checker" in tests
     good = "import re\ndef check_str(s):\n    return re.match('a', s)\n"
     assert sandbox.execute({"id": 1, "code": good, "tests": tests})["status"] == "passed"
@@ -121,12 +136,25 @@ def test_evalplus_digests_of_unstored_outputs_are_compared_first():
     from recode_lib.data.evalplus import build_tests
     from recode_lib.data.pyvalues import encode
 
-    job = {"id": "t", "code": REF, "entry_point": "seq", "inputs": encode([[3], [5]]),
-           "max_output_chars": 10}
+    job = {
+        "id": "t",
+        "code": REF,
+        "entry_point": "seq",
+        "inputs": encode([[3], [5]]),
+        "max_output_chars": 10,
+    }
     res = run_job(job)
     assert res["outputs"] is None and len(res["digests"]) == 2
-    tests, _ = build_tests("humaneval", "t/1", "seq", [[3], [5]], None, [0.01, 0.01], 0.0,
-                           reference="def seq(n):\n    return None\n",  # never used
-                           digests=res["digests"])
+    tests, _ = build_tests(
+        "humaneval",
+        "t/1",
+        "seq",
+        [[3], [5]],
+        None,
+        [0.01, 0.01],
+        0.0,
+        reference="def seq(n):\n    return None\n",  # never used
+        digests=res["digests"],
+    )
     run = lambda code: sandbox.execute({"id": 1, "code": code, "tests": tests})["status"]  # noqa
-    assert run(REF) == "passed"   # the digests matched: the (wrong) reference never ran
+    assert run(REF) == "passed"  # the digests matched: the (wrong) reference never ran

@@ -22,11 +22,20 @@ def test_lcb_releases_and_windows():
     assert len(load_benchmark("livecodebench", data_dir=FIX, release="release_v2")) == 3
     only2 = load_benchmark("livecodebench", data_dir=FIX, release="v2")
     assert [p.id for p in only2] == ["livecodebench/1900F"] and only2[0].difficulty == "hard"
-    win = load_benchmark("livecodebench", data_dir=FIX, release="release_v2",
-                         start_date="2023-07-01", end_date="2024-04-20")
+    win = load_benchmark(
+        "livecodebench",
+        data_dir=FIX,
+        release="release_v2",
+        start_date="2023-07-01",
+        end_date="2024-04-20",
+    )
     assert [p.release_date for p in win] == ["2023-07-02", "2024-04-20"]
-    assert [p.id for p in load_benchmark("livecodebench", data_dir=FIX, release="release_v2",
-                                         difficulty="easy")] == ["livecodebench/abc301_a"]
+    assert [
+        p.id
+        for p in load_benchmark(
+            "livecodebench", data_dir=FIX, release="release_v2", difficulty="easy"
+        )
+    ] == ["livecodebench/abc301_a"]
     with pytest.raises(DataError, match="test3.jsonl"):
         load_benchmark("livecodebench", data_dir=FIX, release="release_v3")
     with pytest.raises(ValueError, match="unknown release 'release_v9'"):
@@ -40,9 +49,14 @@ def test_lcb_tests_stdin_and_functional():
     assert [c["input"] for c in stdin_p.tests["cases"]] == ["1 2\n", "5 7\n", "0 0\n"]
     assert [c["output"] for c in stdin_p.tests["cases"]] == ["3\n", "12\n", "0\n"]
     assert all(c["input_len"] == len(c["input"]) for c in stdin_p.tests["cases"])
-    assert func_p.tests == {"kind": "call", "fn_name": "twoSum", "cases": [
-        {"args": [[2, 7, 11, 15], 9], "expected": [0, 1], "input_len": 16},
-        {"args": [[3, 2, 4], 6], "expected": [1, 2], "input_len": 11}]}
+    assert func_p.tests == {
+        "kind": "call",
+        "fn_name": "twoSum",
+        "cases": [
+            {"args": [[2, 7, 11, 15], 9], "expected": [0, 1], "input_len": 16},
+            {"args": [[3, 2, 4], 6], "expected": [1, 2], "input_len": 11},
+        ],
+    }
     assert func_p.starter_code.startswith("class Solution") and func_p.entry_point == "twoSum"
     assert "from typing import *" in func_p.metadata["prelude"]
     pub = load_benchmark("livecodebench", data_dir=FIX, release="v1", tests="public")
@@ -63,8 +77,11 @@ def test_lcb_private_decoding_and_errors(tmp_path):
     bad = dict(row, private_test_cases="not base64 !!")
     del row["difficulty"]
     (d / "test.jsonl").write_text(json.dumps(bad) + "\n")
-    with pytest.raises(DataError, match=r"test\.jsonl record 0 \(question_id abc301_a\): field "
-                                        r"'private_test_cases'"):
+    with pytest.raises(
+        DataError,
+        match=r"test\.jsonl record 0 \(question_id abc301_a\): field "
+        r"'private_test_cases'",
+    ):
         load_benchmark("livecodebench", data_dir=tmp_path, release="v1")
     (d / "test.jsonl").write_text(json.dumps(row) + "\n")
     with pytest.raises(DataError, match="missing field 'difficulty'"):
@@ -80,8 +97,8 @@ def test_codecontests_plus_configs_and_lengths():
     assert lens == [len(c["input"]) for c in three[0].tests["cases"]] and max(lens) > 1000
     p = one[0]
     assert p.time_limit_s == 6.0 and p.memory_mb == 256 and p.tests["kind"] == "stdio"  # x3
-    assert "checker" not in p.tests   # the fixture's field is a placeholder comment
-    assert p.reference_solution.startswith("import sys")        # the py3 submission
+    assert "checker" not in p.tests  # the fixture's field is a placeholder comment
+    assert p.reference_solution.startswith("import sys")  # the py3 submission
     assert p.metadata["checker"] and p.metadata["config"] == "1x"
     slow = load_benchmark("codecontests_plus", data_dir=FIX, config="1x", time_scale=2.5)
     assert slow[0].time_limit_s == 5.0
@@ -94,17 +111,26 @@ def test_codecontests_plus_configs_and_lengths():
 def test_codecontests_plus_parquet_and_bad_record(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
-    rows = [json.loads(l) for l in
-            (FIX / "Code-Contests-Plus/ccplus_1x/part-00000-of-00001.jsonl").read_text().splitlines()]
+
+    rows = [
+        json.loads(l)
+        for l in (FIX / "Code-Contests-Plus/ccplus_1x/part-00000-of-00001.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     d = tmp_path / "Code-Contests-Plus" / "ccplus_1x"
     d.mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows), d / "part-00000-of-00001.parquet")
     got = load_benchmark("codecontests_plus", data_dir=tmp_path)
-    assert [p.tests for p in got] == [p.tests for p in
-                                      load_benchmark("codecontests_plus", data_dir=FIX)]
+    assert [p.tests for p in got] == [
+        p.tests for p in load_benchmark("codecontests_plus", data_dir=FIX)
+    ]
     (d / "part-00000-of-00001.parquet").unlink()
     rows[1]["test_cases"][2] = {"input": "1\n"}
     (d / "part.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(DataError, match=r"record 1 \(id 1000B\) test_cases\[2\]: missing field "
-                                        r"'output'"):
+    with pytest.raises(
+        DataError,
+        match=r"record 1 \(id 1000B\) test_cases\[2\]: missing field "
+        r"'output'",
+    ):
         load_benchmark("codecontests_plus", data_dir=tmp_path)

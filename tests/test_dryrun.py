@@ -12,24 +12,58 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recode_lib.dryrun import (ADDED, BACKEND_MAP, CLASSIFIER_KEYS, COUNTS, ENDPOINT_KEYS,
-                               LAUNCHER_MAP, MODEL_KEYS,
-                               SECTION_COUNTS, changed_keys, dryrun_data_dir, dryrun_profile,
-                               write_dryrun_params)
+from recode_lib.dryrun import (
+    ADDED,
+    BACKEND_MAP,
+    CLASSIFIER_KEYS,
+    COUNTS,
+    ENDPOINT_KEYS,
+    LAUNCHER_MAP,
+    MODEL_KEYS,
+    SECTION_COUNTS,
+    changed_keys,
+    dryrun_data_dir,
+    dryrun_profile,
+    write_dryrun_params,
+)
 from recode_lib.paths import PROJECT_ROOT, data_dir
+from recode_lib.pipeline import (
+    HumanStepPending,
+    PipelineError,
+    list_notebooks,
+    load_profile,
+    run_pipeline,
+)
+from recode_lib.process_reward.lcbrb.adjudication import (
+    DECISIONS_FILE,
+    DecisionStore,
+    read_pending,
+    terminal_loop,
+)
 from recode_lib.variants import VARIANTS_KEY
-from recode_lib.pipeline import (HumanStepPending, PipelineError, list_notebooks, load_profile,
-                                 run_pipeline)
-from recode_lib.process_reward.lcbrb.adjudication import (DECISIONS_FILE, DecisionStore,
-                                                          read_pending, terminal_loop)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOTEBOOKS = list_notebooks()
-SHRUNK = (set(COUNTS) | set(MODEL_KEYS) | {"BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND",
-                                           "LAUNCHER", "KS", "ALPHAS", "SAVE_ALPHAS",
-                                           "PASS_K", "SEEDS", "RECIPE_FIELDS"}
-          | {k for s in SECTION_COUNTS.values() for k in s} | {k for s in ADDED.values() for k in s}
-          | set(ENDPOINT_KEYS) | set(CLASSIFIER_KEYS))
+SHRUNK = (
+    set(COUNTS)
+    | set(MODEL_KEYS)
+    | {
+        "BACKEND",
+        "GENERATOR_BACKEND",
+        "JUDGE_BACKEND",
+        "LAUNCHER",
+        "KS",
+        "ALPHAS",
+        "SAVE_ALPHAS",
+        "PASS_K",
+        "SEEDS",
+        "RECIPE_FIELDS",
+    }
+    | {k for s in SECTION_COUNTS.values() for k in s}
+    | {k for s in ADDED.values() for k in s}
+    | set(ENDPOINT_KEYS)
+    | set(CLASSIFIER_KEYS)
+)
 
 
 def test_dryrun_changes_only_models_counts_steps_and_backends():
@@ -45,7 +79,9 @@ def test_dryrun_changes_only_models_counts_steps_and_backends():
             assert key in dry[stem], f"{stem}.{key} is dropped by the dry run"
             if key not in SHRUNK:
                 assert dry[stem][key] == value
-    assert dry["common"]["MODEL"] == "/tiny" and dry["01_crpl_synthesis"]["GENERATOR_MODEL"] == "/tiny"
+    assert (
+        dry["common"]["MODEL"] == "/tiny" and dry["01_crpl_synthesis"]["GENERATOR_MODEL"] == "/tiny"
+    )
     assert dry["common"]["BACKEND"] == BACKEND_MAP["vllm"]
     assert dry["04_cg_grpo"]["LAUNCHER"] == LAUNCHER_MAP["accelerate"]
     assert dry["04_cg_grpo"]["RECIPE"] == "cg_grpo_paper"
@@ -54,7 +90,11 @@ def test_dryrun_changes_only_models_counts_steps_and_backends():
     assert dry["02_reward_model"]["NUM_PROCESSES"] == paper["02_reward_model"]["NUM_PROCESSES"]
     assert dry["03_lcb_rb"]["ADJUDICATION"] == "widget"
     assert dry["01_crpl_synthesis"]["RULE_FALLBACK"] is False
-    assert dry["05_codegen_eval"]["API_MODEL"] == paper["05_codegen_eval"]["API_MODEL"] == "gpt-4-turbo"
+    assert (
+        dry["05_codegen_eval"]["API_MODEL"]
+        == paper["05_codegen_eval"]["API_MODEL"]
+        == "gpt-4-turbo"
+    )
 
 
 def test_dryrun_carries_the_scale_32b_variant_shrunk(tmp_path):
@@ -87,17 +127,21 @@ def test_dryrun_follows_a_new_paper_key():
 def test_dryrun_list_counts_keep_valid_members():
     dry = dryrun_profile("/tiny")
     grid = [float(a) for a in dry["07_weight_averaging"]["ALPHAS"].split(",")]
-    assert min(grid) < -2 and max(grid) > 2 and {0.0, 1.0} <= set(grid)   # both extrapolations
+    assert min(grid) < -2 and max(grid) > 2 and {0.0, 1.0} <= set(grid)  # both extrapolations
     saved = [float(a) for a in dry["07_weight_averaging"]["SAVE_ALPHAS"].split(",")]
     assert saved and set(saved) <= set(grid)
     assert dry["06_strictness_sweep"]["KS"] == "1"
     for stem in ("05_codegen_eval", "08_ensemble_passk"):
         ks = [int(k) for k in dry[stem]["PASS_K"].split(",")]
         assert max(ks) <= dry["07_weight_averaging"]["N_SAMPLES"]
-    per_setting = dry["11_settings_sweep"]   # its ensembles split the alpha grid's samples
-    assert max(int(k) for k in per_setting["PASS_K"].split(",")) <= per_setting["ALPHA_N_SAMPLES"] < 250
+    per_setting = dry["11_settings_sweep"]  # its ensembles split the alpha grid's samples
+    assert (
+        max(int(k) for k in per_setting["PASS_K"].split(","))
+        <= per_setting["ALPHA_N_SAMPLES"]
+        < 250
+    )
     assert {0.0, 1.0} <= {float(a) for a in per_setting["ALPHAS"].split(",")}
-    math = dry["10_math_domain"]   # pass@k needs k <= the samples drawn per problem
+    math = dry["10_math_domain"]  # pass@k needs k <= the samples drawn per problem
     assert max(int(k) for k in math["PASS_K"].split(",")) <= math["EVAL_N_SAMPLES"]
 
 
@@ -119,25 +163,32 @@ def test_dryrun_profile_goes_through_the_plan_and_the_staging_list(tmp_path):
 
     path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
     params = profile_parameters("dryrun", params_file=path)
-    assert check_resources("dryrun", params) is None   # a CPU profile is never gated
+    assert check_resources("dryrun", params) is None  # a CPU profile is never gated
     items = stage_items(params, "dryrun")
     models = {i.name for i in items if i.kind == "model"}
     datasets = {i.name for i in items if i.kind == "dataset"}
     assert "/tiny" in models and not any("Qwen" in m or "Llama" in m for m in models)
-    paper = {i.name for i in stage_items(profile_parameters("paper"), "paper")
-             if i.kind == "dataset"}
-    assert datasets == paper   # the dry run reads the paper's benchmarks
+    paper = {
+        i.name for i in stage_items(profile_parameters("paper"), "paper") if i.kind == "dataset"
+    }
+    assert datasets == paper  # the dry run reads the paper's benchmarks
 
 
 @pytest.fixture(scope="module")
 def dryrun(tiny_model_dir, tmp_path_factory):
     if data_dir() is None:
-        pytest.skip("the dry run needs the benchmark files: set RECODE_DATA_DIR or place them "
-                    "at ../shared/data")
+        pytest.skip(
+            "the dry run needs the benchmark files: set RECODE_DATA_DIR or place them "
+            "at ../shared/data"
+        )
     root = tmp_path_factory.mktemp("dryrun")
     params = write_dryrun_params(root / "dryrun.yaml", tiny_model_dir)
-    env = {"RECODE_RUNS_DIR": str(root / "runs"), "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES)),
-           "OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}   # no network: 05's API row is refused
+    env = {
+        "RECODE_RUNS_DIR": str(root / "runs"),
+        "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES)),
+        "OPENAI_API_KEY": None,
+        "OPENAI_BASE_URL": None,
+    }  # no network: 05's API row is refused
     old = {k: os.environ.get(k) for k in env}
     for k, v in env.items():
         if v is None:
@@ -148,11 +199,15 @@ def dryrun(tiny_model_dir, tmp_path_factory):
     try:
         try:
             run_pipeline("dryrun", params_file=params, log=lambda *_: None)
-        except HumanStepPending:     # the paper's human step (03, ADJUDICATION: widget):
-            folder = root / "runs" / "dryrun" / "03_lcb_rb"   # decided as at the terminal,
-            terminal_loop(read_pending(folder), DecisionStore(folder / DECISIONS_FILE),
-                          read=lambda _prompt: "a", write=lambda *_: None)
-            run_pipeline("dryrun", params_file=params, log=lambda *_: None)   # then resumed
+        except HumanStepPending:  # the paper's human step (03, ADJUDICATION: widget):
+            folder = root / "runs" / "dryrun" / "03_lcb_rb"  # decided as at the terminal,
+            terminal_loop(
+                read_pending(folder),
+                DecisionStore(folder / DECISIONS_FILE),
+                read=lambda _prompt: "a",
+                write=lambda *_: None,
+            )
+            run_pipeline("dryrun", params_file=params, log=lambda *_: None)  # then resumed
     except PipelineError as exc:
         error = str(exc)
     finally:
@@ -165,7 +220,7 @@ def dryrun(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.mark.notebooks
-@pytest.mark.timeout(2400)       # the first test's setup runs the whole dry run (~9 min on 2 cores)
+@pytest.mark.timeout(2400)  # the first test's setup runs the whole dry run (~9 min on 2 cores)
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_paper_profile_dryrun_executes(nb, dryrun):
     run, error = dryrun
@@ -183,7 +238,10 @@ def test_dryrun_trains_and_evaluates_the_cross_model_transfer(dryrun, tiny_model
     and 02's RM, beside its outcome-only run; 05 puts both and their start model in the
     headline table, the transfer's gain over its own start and outcome-only rows."""
     run, error = dryrun
-    h4_path, h5_path = run / "04_cg_grpo" / "headline.json", run / "05_codegen_eval" / "headline.json"
+    h4_path, h5_path = (
+        run / "04_cg_grpo" / "headline.json",
+        run / "05_codegen_eval" / "headline.json",
+    )
     if not h5_path.is_file():
         pytest.fail(f"05 did not finish; the dry run stopped earlier: {error}")
     h4, h5 = json.loads(h4_path.read_text()), json.loads(h5_path.read_text())
@@ -192,7 +250,9 @@ def test_dryrun_trains_and_evaluates_the_cross_model_transfer(dryrun, tiny_model
     assert t["reward"] == "gated" and t["steps"] >= 1
     assert t["rm_path"].endswith("02_reward_model/rm") and t["rm_policy"] == str(tiny_model_dir)
     assert {"transfer", "transfer_start", "transfer_outcome_only"} <= set(h4["pass@1"])
-    assert t["baseline_reward"] == "outcome_only" and t["baseline_final"].endswith("transfer_outcome_only/final")
+    assert t["baseline_reward"] == "outcome_only" and t["baseline_final"].endswith(
+        "transfer_outcome_only/final"
+    )
     assert h5["policies"][-3:] == ["transfer_start", "transfer", "transfer_outcome_only"]
     assert h5["transfer"]["model"] == t["model"] and h5["transfer"]["final"] == t["final"]
     assert set(h5["table"]["transfer"]) == set(h5["benchmarks"])
@@ -220,16 +280,22 @@ def test_dryrun_headline_measures_what_the_paper_measures(dryrun):
     assert set(h5["relative_gain_over_start"]) >= {"gated", "outcome_only", "additive"}
     assert set(h5["relative_gain_over_outcome_only"]) >= {"gated", "additive"}
     for g in h5["relative_gain_over_start"].values():
-        assert g["n_problems"] == sum(h5["table"]["start"][b]["n_problems"] for b in h5["benchmarks"])
+        assert g["n_problems"] == sum(
+            h5["table"]["start"][b]["n_problems"] for b in h5["benchmarks"]
+        )
     for cells in h5["table"].values():
         assert all(c["greedy_pass@1"] is not None for c in cells.values())
     assert h5["lcb_start_date"] == load_profile("paper")["05_codegen_eval"]["LCB_START_DATE"]
-    lcb = [json.loads(x)["problem_id"] for x in
-           (run / "05_codegen_eval" / "livecodebench" / "samples.jsonl").read_text().splitlines()]
-    assert lcb and all(pid.endswith("-late") for pid in lcb)   # only problems in the window
+    lcb = [
+        json.loads(x)["problem_id"]
+        for x in (run / "05_codegen_eval" / "livecodebench" / "samples.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    assert lcb and all(pid.endswith("-late") for pid in lcb)  # only problems in the window
     h4 = _dry_headline(dryrun, "04_cg_grpo")
     assert h4["seeds"] == [0] and h4["seed_runs"]["gated"] == {"0": "gated"}
-    used = h4["proc_scale_used"]        # paper: PROC_SCALE start; the untrained RM falls back
+    used = h4["proc_scale_used"]  # paper: PROC_SCALE start; the untrained RM falls back
     assert used["mode"] == "start" and used["used"] == "sigmoid" and "untrained" in used["fallback"]
 
 
@@ -253,8 +319,10 @@ def test_dryrun_refuses_the_api_row_without_a_key_and_says_so(dryrun):
 def test_dryrun_11_records_the_recipe_fields_its_parameters_override(dryrun):
     """11's MAX_TOOL_CALLS 4 / MAX_TURNS 5 against agentic_paper's 8 / 8: recorded, not silent."""
     h11 = _dry_headline(dryrun, "11_settings_sweep")
-    got = {(r["recipe"], r["parameter"]): (r["recipe_value"], r["value"])
-           for r in h11["overridden_recipe_fields"]}
+    got = {
+        (r["recipe"], r["parameter"]): (r["recipe_value"], r["value"])
+        for r in h11["overridden_recipe_fields"]
+    }
     assert got[("agentic_paper", "MAX_TOOL_CALLS")] == (8, 4)
     assert got[("agentic_paper", "MAX_TURNS")] == (8, 5)
 
@@ -296,19 +364,17 @@ GRPO_NOTEBOOKS = ("04_cg_grpo", "06_strictness_sweep", "09_repair", "10_math_dom
 def test_paper_counts_fill_one_grpo_step(stem):
     """TRL drops an incomplete generation batch: fewer training problems than one step takes
     train 0 steps and save the start model as final/ (found by the dry run)."""
-    from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.grpo import prompts_per_step
+    from recode_lib.training.grpo import load_recipe, prompts_per_step
     from recode_lib.training.recipe_fields import recipe_fields
 
     p = load_profile("paper")[stem]
     recipe = load_recipe(p["RECIPE"], **recipe_fields(p.get("RECIPE_FIELDS")))
-    if p["N_TRAIN"]:                     # 0: every problem of the benchmark
+    if p["N_TRAIN"]:  # 0: every problem of the benchmark
         assert p["N_TRAIN"] >= prompts_per_step(recipe, p["NUM_PROCESSES"])
 
 
 def test_too_few_problems_for_one_step_raise(tmp_path):
-    from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.grpo import check_enough_problems, prompts_per_step
+    from recode_lib.training.grpo import check_enough_problems, load_recipe, prompts_per_step
     from recode_lib.training.launch import launch
 
     recipe = load_recipe("cg_grpo_paper", num_generations=2, per_device_train_batch_size=2)
@@ -320,8 +386,12 @@ def test_too_few_problems_for_one_step_raise(tmp_path):
 
 
 def test_launch_configs_load_and_validate(tmp_path):
-    from recode_lib.training.launch_configs import (LaunchConfigError, accelerate_command,
-                                                    check_launch_configs, entry_point_command)
+    from recode_lib.training.launch_configs import (
+        LaunchConfigError,
+        accelerate_command,
+        check_launch_configs,
+        entry_point_command,
+    )
 
     rep = check_launch_configs(num_processes=8, bf16=True, gradient_accumulation_steps=4)
     assert rep["accelerate"]["distributed_type"] == "DEEPSPEED"
@@ -340,7 +410,7 @@ def test_launch_configs_load_and_validate(tmp_path):
     with pytest.raises(LaunchConfigError, match="16bit"):
         check_launch_configs(tmp_path / "acc.yaml")
     ds["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] = True
-    ds["zero_optimization"]["stage3_max_live_parameters"] = "auto"      # not filled by HF
+    ds["zero_optimization"]["stage3_max_live_parameters"] = "auto"  # not filled by HF
     (tmp_path / "ds.json").write_text(json.dumps(ds))
     with pytest.raises(LaunchConfigError, match="auto"):
         check_launch_configs(tmp_path / "acc.yaml")
@@ -350,8 +420,10 @@ def test_launch_configs_load_and_validate(tmp_path):
         check_launch_configs(tmp_path / "acc.yaml")
 
 
-@pytest.mark.parametrize("recipe", ["cg_grpo_paper", "cg_grpo_transfer_paper", "strictness_paper",
-                                    "math_paper", "repair_paper"])
+@pytest.mark.parametrize(
+    "recipe",
+    ["cg_grpo_paper", "cg_grpo_transfer_paper", "strictness_paper", "math_paper", "repair_paper"],
+)
 def test_paper_recipe_builds_its_grpo_config_with_vllm_on(recipe, tmp_path):
     """Every paper key reaches GRPOConfig; on CPU only use_cpu and bf16 differ."""
     from recode_lib.training.grpo import load_recipe
@@ -369,8 +441,7 @@ def test_paper_recipe_builds_its_grpo_config_with_vllm_on(recipe, tmp_path):
 def test_vllm_standin_runs_the_vllm_request_path(tiny_model_dir):
     from recode_lib.generation import SamplingConfig, get_generator
     from recode_lib.generation.vllm_backend import sampling_params_kwargs
-    from recode_lib.generation.vllm_standin import (SAMPLING_KEYWORDS, StandinError,
-                                                    StandinLLM)
+    from recode_lib.generation.vllm_standin import SAMPLING_KEYWORDS, StandinError, StandinLLM
 
     assert set(sampling_params_kwargs(SamplingConfig(), 0)) <= SAMPLING_KEYWORDS
     gen = get_generator("vllm_standin", str(tiny_model_dir), tensor_parallel_size=2)
@@ -380,13 +451,15 @@ def test_vllm_standin_runs_the_vllm_request_path(tiny_model_dir):
     assert [len(o) for o in outs] == [2, 2]
     assert all(0 < c.n_tokens <= 5 or c.finish_reason == "stop" for o in outs for c in o)
     again = get_generator("vllm_standin", str(tiny_model_dir)).generate(
-        [msgs], SamplingConfig(temperature=0.8, n=2, max_new_tokens=5))
-    assert [c.text for c in again[0]] == [c.text for c in outs[0]]   # per-sample seeds
+        [msgs], SamplingConfig(temperature=0.8, n=2, max_new_tokens=5)
+    )
+    assert [c.text for c in again[0]] == [c.text for c in outs[0]]  # per-sample seeds
     with pytest.raises(StandinError, match="gpu_memory_utilisation"):
         StandinLLM(str(tiny_model_dir), gpu_memory_utilisation=0.3)
     with pytest.raises(StandinError, match="max_new_tokens"):
-        StandinLLM(str(tiny_model_dir)).generate([{"prompt_token_ids": [1]}],
-                                                 [{"n": 1, "max_new_tokens": 3}])
+        StandinLLM(str(tiny_model_dir)).generate(
+            [{"prompt_token_ids": [1]}], [{"n": 1, "max_new_tokens": 3}]
+        )
 
 
 def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
@@ -394,25 +467,46 @@ def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
     untrained RM (through the dry-run launcher's entry point); here the paper's 02 settings
     (MAX_LENGTH, gradient checkpointing, SCORE_BATCH_SIZE, the accelerate launcher as its CPU
     dry run over NUM_PROCESSES; CPU: use_cpu/bf16 only) train and score on hand-made pairs."""
-    from recode_lib.process_reward.model import (ProcessRewardScorer, RMConfig,
-                                                 pairwise_accuracy)
+    from recode_lib.process_reward.model import ProcessRewardScorer, RMConfig, pairwise_accuracy
     from recode_lib.training.rm_launch import launch_reward_model
 
     p = load_profile("paper")["02_reward_model"]
-    pairs = [{"id": f"p{i}", "prompt": f"Write add #{i}.", "pair_type": "strong_contrast",
-              "chosen": "Add a and b, then return the sum.", "rejected": "Return a."}
-             for i in range(4)]
-    cfg = RMConfig(backbone=str(tiny_model_dir), output_dir=str(tmp_path / "rm"),
-                   max_length=p["MAX_LENGTH"], learning_rate=p["LEARNING_RATE"],
-                   num_train_epochs=p["EPOCHS"], max_steps=1, per_device_train_batch_size=p["BATCH_SIZE"],
-                   gradient_accumulation_steps=1, use_cpu=True, bf16=False,
-                   gradient_checkpointing=p["GRADIENT_CHECKPOINTING"], seed=0)
-    info = launch_reward_model(pairs, cfg, launcher=LAUNCHER_MAP[p["LAUNCHER"]],
-                               num_processes=p["NUM_PROCESSES"], save_steps=p["SAVE_STEPS"],
-                               log=lambda *_: None)
+    pairs = [
+        {
+            "id": f"p{i}",
+            "prompt": f"Write add #{i}.",
+            "pair_type": "strong_contrast",
+            "chosen": "Add a and b, then return the sum.",
+            "rejected": "Return a.",
+        }
+        for i in range(4)
+    ]
+    cfg = RMConfig(
+        backbone=str(tiny_model_dir),
+        output_dir=str(tmp_path / "rm"),
+        max_length=p["MAX_LENGTH"],
+        learning_rate=p["LEARNING_RATE"],
+        num_train_epochs=p["EPOCHS"],
+        max_steps=1,
+        per_device_train_batch_size=p["BATCH_SIZE"],
+        gradient_accumulation_steps=1,
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=p["GRADIENT_CHECKPOINTING"],
+        seed=0,
+    )
+    info = launch_reward_model(
+        pairs,
+        cfg,
+        launcher=LAUNCHER_MAP[p["LAUNCHER"]],
+        num_processes=p["NUM_PROCESSES"],
+        save_steps=p["SAVE_STEPS"],
+        log=lambda *_: None,
+    )
     assert info["n_train_used"] == 4 and not info.get("untrained")
-    acc = pairwise_accuracy(ProcessRewardScorer(tmp_path / "rm", batch_size=p["SCORE_BATCH_SIZE"]),
-                            pairs)
+    acc = pairwise_accuracy(
+        ProcessRewardScorer(tmp_path / "rm", batch_size=p["SCORE_BATCH_SIZE"]), pairs
+    )
     assert acc["n"] == 4 and 0.0 <= acc["overall"] <= 1.0
 
 
@@ -429,9 +523,16 @@ def test_train_refuses_a_run_of_zero_steps(tiny_model_dir, tmp_path):
     from recode_lib.data import load_benchmark
     from recode_lib.training.grpo import load_recipe, train
 
-    recipe = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "format"}],
-                         max_steps=1, num_generations=2, per_device_train_batch_size=4,
-                         max_completion_length=4, save_steps=100)
+    recipe = load_recipe(
+        "cg_grpo_smoke",
+        model=str(tiny_model_dir),
+        rewards=[{"name": "format"}],
+        max_steps=1,
+        num_generations=2,
+        per_device_train_batch_size=4,
+        max_completion_length=4,
+        save_steps=100,
+    )
     with pytest.raises(ValueError, match="TRL would train 0 steps"):
         train(recipe, load_benchmark("microbench", limit=1), tmp_path / "run")
     assert not (tmp_path / "run" / "final").exists()

@@ -18,8 +18,15 @@ from recode_lib.training.rm_launch import LAUNCHERS as RM_LAUNCHERS
 
 
 def test_members_are_the_contract_strings():
-    assert STATUSES == ("passed", "wrong_answer", "runtime_error", "time_limit", "memory_limit",
-                        "syntax_error", "no_code")
+    assert STATUSES == (
+        "passed",
+        "wrong_answer",
+        "runtime_error",
+        "time_limit",
+        "memory_limit",
+        "syntax_error",
+        "no_code",
+    )
     assert OUTCOMES == ("correct", "optimization_failure", "correctness_failure", "format_error")
     assert SETTINGS == ("single", "tool", "agentic")
     assert BACKENDS == ("hf", "vllm", "openai", "vllm_standin")

@@ -11,24 +11,43 @@ import types
 import pytest
 
 from recode_lib.data.schema import Problem
-from recode_lib.environments import (PythonToolEnv, TerminalEnv, ToolError, environment_factory,
-                                     final_answer, prepare_tool_tokenizer, setting_reward)
+from recode_lib.environments import (
+    PythonToolEnv,
+    TerminalEnv,
+    ToolError,
+    environment_factory,
+    final_answer,
+    prepare_tool_tokenizer,
+    setting_reward,
+)
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_generator
 from recode_lib.evaluation.multiturn import problem_row
 from recode_lib.generation import Completion
 from recode_lib.sandbox.tools import ToolLimits, parse_report, run_command
 from recode_lib.sandbox.workspace import PathError, Workspace, check_path
 
-FAST = ToolLimits(time_limit_s=3, max_output_chars=200, max_workspace_bytes=1 << 20,
-                  max_file_bytes=256 << 10, max_files=20)
+FAST = ToolLimits(
+    time_limit_s=3,
+    max_output_chars=200,
+    max_workspace_bytes=1 << 20,
+    max_file_bytes=256 << 10,
+    max_files=20,
+)
 SOLUTION = "def f(x):\n    return x + 1"
 
 
 def problem(pid="toy/inc", secret=41):
-    return Problem(id=pid, source="toy", prompt="Write f(x) returning x + 1.",
-                   tests={"kind": "call", "fn_name": "f",
-                          "cases": [{"args": [secret], "expected": secret + 1}]},
-                   time_limit_s=2.0)
+    return Problem(
+        id=pid,
+        source="toy",
+        prompt="Write f(x) returning x + 1.",
+        tests={
+            "kind": "call",
+            "fn_name": "f",
+            "cases": [{"args": [secret], "expected": secret + 1}],
+        },
+        time_limit_s=2.0,
+    )
 
 
 def call(name, **args):
@@ -41,6 +60,7 @@ def answer(code=SOLUTION):
 
 class Scripted:
     """A generation backend whose reply is script(conversation) -> text."""
+
     backend = "scripted"
 
     def __init__(self, script):
@@ -48,8 +68,10 @@ class Scripted:
 
     def generate_samples(self, requests, sampling, callback=None, progress=False):
         self.seen.append([r.messages for r in requests])
-        out = [Completion(text=self.script(r.messages), n_tokens=7, finish_reason="stop")
-               for r in requests]
+        out = [
+            Completion(text=self.script(r.messages), n_tokens=7, finish_reason="stop")
+            for r in requests
+        ]
         for i, c in enumerate(out):
             if callback is not None:
                 callback(i, c)
@@ -62,8 +84,12 @@ def tool_turns(msgs):
 
 # ---- sandbox tools ---------------------------------------------------------------------------
 def test_run_command_returns_stdout_stderr_and_exit_status():
-    r = run_command(["python", "main.py"], files={"main.py": "import sys\nprint(input()[::-1])\n"
-                                                   "sys.exit('bad')"}, stdin="abc", limits=FAST)
+    r = run_command(
+        ["python", "main.py"],
+        files={"main.py": "import sys\nprint(input()[::-1])\nsys.exit('bad')"},
+        stdin="abc",
+        limits=FAST,
+    )
     assert (r.status, r.exit_code, r.stdout, r.stderr.strip()) == ("error", 1, "cba\n", "bad")
 
 
@@ -86,8 +112,15 @@ def test_the_network_is_unreachable():
 
 def test_no_process_outlives_its_command():
     marker = f"recode_leftover_{os.getpid()}"
-    r = run_command(["/bin/bash", "-c", f"(exec -a {marker} sleep 300) & disown; "
-                     f"setsid bash -c 'exec -a {marker} sleep 300' & echo started"], limits=FAST)
+    r = run_command(
+        [
+            "/bin/bash",
+            "-c",
+            f"(exec -a {marker} sleep 300) & disown; "
+            f"setsid bash -c 'exec -a {marker} sleep 300' & echo started",
+        ],
+        limits=FAST,
+    )
     assert r.status == "ok" and "started" in r.stdout
     left = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -101,18 +134,40 @@ def test_no_process_outlives_its_command():
 
 
 def test_a_forged_report_is_a_sandbox_error_not_a_crash():
-    for forged in ("not json", "[1]", json.dumps({"status": "ok", "exit_code": "0"}),
-                   json.dumps({"status": "ok", "exit_code": 0, "stdout": "!!", "stderr": "",
-                               "stdout_bytes": 0, "stderr_bytes": 0}),
-                   json.dumps({"status": "ok", "exit_code": 0, "stdout": "", "stderr": "",
-                               "stdout_bytes": 0, "stderr_bytes": 0,
-                               "files": [["../escape", ""]]}), None):
+    for forged in (
+        "not json",
+        "[1]",
+        json.dumps({"status": "ok", "exit_code": "0"}),
+        json.dumps(
+            {
+                "status": "ok",
+                "exit_code": 0,
+                "stdout": "!!",
+                "stderr": "",
+                "stdout_bytes": 0,
+                "stderr_bytes": 0,
+            }
+        ),
+        json.dumps(
+            {
+                "status": "ok",
+                "exit_code": 0,
+                "stdout": "",
+                "stderr": "",
+                "stdout_bytes": 0,
+                "stderr_bytes": 0,
+                "files": [["../escape", ""]],
+            }
+        ),
+        None,
+    ):
         assert parse_report(forged, FAST).status == "sandbox_error"
 
 
 # ---- workspace -------------------------------------------------------------------------------
-@pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../../x", "", "a\x00b", "..", ".",
-                                 "~/x", "a\\..\\x", 7])
+@pytest.mark.parametrize(
+    "bad", ["../x", "/etc/passwd", "a/../../x", "", "a\x00b", "..", ".", "~/x", "a\\..\\x", 7]
+)
 def test_paths_that_leave_the_workspace_are_refused(bad):
     with pytest.raises(PathError):
         check_path(bad)
@@ -132,7 +187,7 @@ def test_filling_the_disk_keeps_the_workspace_within_its_limits():
     r = ws.run("head -c 50000000 /dev/zero > big; echo done")
     assert ws.size() <= FAST.max_workspace_bytes and "big" not in ws.files()
     assert ws.read("keep.txt") == "kept" and r.status in ("ok", "error", "output_limit")
-    assert ws.run("cat keep.txt").stdout == "kept"             # the next command still works
+    assert ws.run("cat keep.txt").stdout == "kept"  # the next command still works
 
 
 def test_files_persist_between_commands_and_a_closed_workspace_refuses_calls():
@@ -194,8 +249,15 @@ def test_a_tool_result_reaches_the_next_turn():
         if not tools:
             return call("run_python", code="print(6 * 7)")
         return answer(f"def f(x):\n    return x + {1 if '42' in tools[-1]['content'] else 2}")
-    eps = run_episodes(Scripted(script), [problem_row(problem())], "tool", _sampling(),
-                       max_turns=4, factory=environment_factory("tool", limits=FAST))
+
+    eps = run_episodes(
+        Scripted(script),
+        [problem_row(problem())],
+        "tool",
+        _sampling(),
+        max_turns=4,
+        factory=environment_factory("tool", limits=FAST),
+    )
     e = eps[0]
     assert (e.turns, e.tool_calls, e.tool_errors) == (2, 1, 0) and "return x + 1" in e.answer
     assert e.n_tokens == 14
@@ -205,9 +267,18 @@ def test_the_turn_limit_holds_and_no_answer_is_a_format_error(tmp_path):
     from recode_lib.evaluation.multiturn import evaluate_setting
 
     gen = Scripted(lambda msgs: call("run_python", code="print(1)"))
-    s = evaluate_setting("scripted", [problem()], setting="tool", out_dir=tmp_path,
-                         sampling=_sampling(), generator=gen, max_turns=3, max_tool_calls=10,
-                         limits=FAST, progress=False)
+    s = evaluate_setting(
+        "scripted",
+        [problem()],
+        setting="tool",
+        out_dir=tmp_path,
+        sampling=_sampling(),
+        generator=gen,
+        max_turns=3,
+        max_tool_calls=10,
+        limits=FAST,
+        progress=False,
+    )
     row = json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])
     assert len(gen.seen) == 3 and row["turns"] == 3 and row["tool_calls"] == 3
     assert row["outcome"] == "format_error" and row["no_answer"]
@@ -215,14 +286,25 @@ def test_the_turn_limit_holds_and_no_answer_is_a_format_error(tmp_path):
 
 
 def test_malformed_tool_calls_are_returned_as_errors_and_counted():
-    bad = ["<tool_call>{not json</tool_call>", call("nosuch", x=1),
-           call("run_python", code=1), call("run_python", cod="print(1)")]
+    bad = [
+        "<tool_call>{not json</tool_call>",
+        call("nosuch", x=1),
+        call("run_python", code=1),
+        call("run_python", cod="print(1)"),
+    ]
 
     def script(msgs):
         n = len([m for m in msgs if m["role"] == "assistant"])
         return bad[n] if n < len(bad) else answer()
-    eps = run_episodes(Scripted(script), [problem_row(problem())], "tool", _sampling(),
-                       max_turns=6, factory=environment_factory("tool", limits=FAST))
+
+    eps = run_episodes(
+        Scripted(script),
+        [problem_row(problem())],
+        "tool",
+        _sampling(),
+        max_turns=6,
+        factory=environment_factory("tool", limits=FAST),
+    )
     e = eps[0]
     assert (e.tool_calls, e.tool_errors, e.turns) == (4, 4, 5)
     assert all(m["content"].startswith("error") for m in tool_turns(e.transcript))
@@ -233,13 +315,23 @@ def test_a_hostile_tool_call_is_contained_and_the_episode_goes_on():
         tools = tool_turns(msgs)
         if not tools:
             return call("run", command="yes | head -c 10000000; while true; do :; done")
-        return call("submit", path="solution.py") if len(tools) == 2 else \
-            call("write_file", path="solution.py", text=SOLUTION)
-    eps = run_episodes(Scripted(script), [problem_row(problem())], "agentic", _sampling(),
-                       max_turns=6, factory=environment_factory("agentic", limits=FAST))
+        return (
+            call("submit", path="solution.py")
+            if len(tools) == 2
+            else call("write_file", path="solution.py", text=SOLUTION)
+        )
+
+    eps = run_episodes(
+        Scripted(script),
+        [problem_row(problem())],
+        "agentic",
+        _sampling(),
+        max_turns=6,
+        factory=environment_factory("agentic", limits=FAST),
+    )
     e = eps[0]
     assert "status: timeout" in tool_turns(e.transcript)[0]["content"]
-    assert e.turns == 3 and e.answer and "return x + 1" in e.answer     # submit ended it
+    assert e.turns == 3 and e.answer and "return x + 1" in e.answer  # submit ended it
 
 
 def test_rewards_are_identical_to_single_turn_for_the_same_final_code():
@@ -254,26 +346,36 @@ def test_rewards_are_identical_to_single_turn_for_the_same_final_code():
     env.reset(**problem_row(p))
     env.write_file("solution.py", SOLUTION)
     env.submit("solution.py")
-    tool_completion = [{"role": "assistant", "content": "", "tool_calls": [{}]},
-                       {"role": "tool", "content": "ok"}, {"role": "assistant", "content": text}]
+    tool_completion = [
+        {"role": "assistant", "content": "", "tool_calls": [{}]},
+        {"role": "tool", "content": "ok"},
+        {"role": "assistant", "content": text},
+    ]
     for name in ("strict_inf", "outcome_only", "partial_continuous"):
         fn = get_reward(name, runner=runner)
         single = fn([""], [text], **{k: v[:1] for k, v in cols.items()})
-        tool = setting_reward(fn, "tool")([""], [tool_completion], **{k: v[:1] for k, v in cols.items()})
-        agentic = setting_reward(fn, "agentic")([""], ["ignored"], environments=[env],
-                                                **{k: v[:1] for k, v in cols.items()})
+        tool = setting_reward(fn, "tool")(
+            [""], [tool_completion], **{k: v[:1] for k, v in cols.items()}
+        )
+        agentic = setting_reward(fn, "agentic")(
+            [""], ["ignored"], environments=[env], **{k: v[:1] for k, v in cols.items()}
+        )
         assert single == tool and single[0] > 0
-        assert fn([""], [final_answer("agentic", None, env)[0]], **{k: v[:1] for k, v in cols.items()}) \
+        assert (
+            fn([""], [final_answer("agentic", None, env)[0]], **{k: v[:1] for k, v in cols.items()})
             == agentic
+        )
     out_of_turns = [{"role": "assistant", "content": text, "tool_calls": [{}]}]
     assert setting_reward(get_reward("strict_inf", runner=runner), "tool")(
-        [""], [out_of_turns], **{k: v[:1] for k, v in cols.items()}) == [0.0]
+        [""], [out_of_turns], **{k: v[:1] for k, v in cols.items()}
+    ) == [0.0]
 
 
 def test_parse_turn_splits_content_and_calls():
     content, calls, errors = parse_turn("let me test\n" + call("run_python", code="print(1)"))
-    assert content == "let me test" and calls == [{"name": "run_python",
-                                                   "arguments": {"code": "print(1)"}}]
+    assert content == "let me test" and calls == [
+        {"name": "run_python", "arguments": {"code": "print(1)"}}
+    ]
     assert parse_turn(answer()) == (answer(), [], [])
 
 
@@ -284,19 +386,28 @@ def test_chatml_tool_template_renders_tools_and_trl_parses_the_call(tiny_model_d
 
     tok = prepare_tool_tokenizer(AutoTokenizer.from_pretrained(tiny_model_dir))
     env = PythonToolEnv()
-    text = tok.apply_chat_template([{"role": "user", "content": "hi"}], tools=[env.run_python],
-                                   tokenize=False, add_generation_prompt=True)
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": "hi"}],
+        tools=[env.run_python],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
     assert '"name": "run_python"' in text and "<tool_call>" in text
     assert is_chat_template_prefix_preserving(tok)
-    ids = tok(call("run_python", code="print(1)") + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    ids = tok(call("run_python", code="print(1)") + "<|im_end|>", add_special_tokens=False)[
+        "input_ids"
+    ]
     parsed = parse_response(tok, ids, prefix=tok(text, add_special_tokens=False)["input_ids"])
-    assert parsed["tool_calls"][0]["function"] == {"name": "run_python",
-                                                   "arguments": {"code": "print(1)"}}
+    assert parsed["tool_calls"][0]["function"] == {
+        "name": "run_python",
+        "arguments": {"code": "print(1)"},
+    }
 
 
 # ---- evaluation ------------------------------------------------------------------------------
 def _sampling():
     from recode_lib.generation import SamplingConfig
+
     return SamplingConfig(max_new_tokens=64)
 
 
@@ -305,11 +416,15 @@ def test_eval_spec_runs_the_agentic_setting_and_records_episodes(tmp_path):
 
     def script(msgs):
         n = len(tool_turns(msgs))
-        return [call("write_file", path="solution.py", text=SOLUTION),
-                call("run", command="python -c 'import solution; print(solution.f(1))'"),
-                call("submit", path="solution.py")][n]
-    spec = EvalSpec(setting="agentic", max_new_tokens=64, progress=False, max_turns=5,
-                    tool_time_limit_s=3)
+        return [
+            call("write_file", path="solution.py", text=SOLUTION),
+            call("run", command="python -c 'import solution; print(solution.f(1))'"),
+            call("submit", path="solution.py"),
+        ][n]
+
+    spec = EvalSpec(
+        setting="agentic", max_new_tokens=64, progress=False, max_turns=5, tool_time_limit_s=3
+    )
     s = spec.evaluate("scripted", [problem()], tmp_path, generator=Scripted(script))
     row = json.loads((tmp_path / "samples.jsonl").read_text())
     assert s["setting"] == "agentic" and s["pass@1"] == 1.0
@@ -320,8 +435,14 @@ def test_eval_spec_runs_the_agentic_setting_and_records_episodes(tmp_path):
 def test_single_turn_summary_records_its_setting(tmp_path):
     from recode_lib.evaluation.codegen import evaluate
 
-    s = evaluate("scripted", [problem()], out_dir=tmp_path, sampling=_sampling(),
-                 generator=Scripted(lambda m: answer()), progress=False)
+    s = evaluate(
+        "scripted",
+        [problem()],
+        out_dir=tmp_path,
+        sampling=_sampling(),
+        generator=Scripted(lambda m: answer()),
+        progress=False,
+    )
     assert s["setting"] == "single" and s["pass@1"] == 1.0
 
 
@@ -341,10 +462,25 @@ def test_vllm_tool_backend_renders_tools_and_keeps_conversations_apart(tiny_mode
     gen = tool_generator("vllm", str(tiny_model_dir), "tool")
     gen._llm = FakeLLM()
     from recode_lib.generation import SampleRequest
+
     base = [{"role": "user", "content": "q"}]
-    convs = [base + [{"role": "assistant", "content": "", "tool_calls": [
-        {"type": "function", "function": {"name": "run_python", "arguments": {"code": c}}}]},
-        {"role": "tool", "name": "run_python", "content": "ok"}] for c in ("print(1)", "print(2)")]
+    convs = [
+        base
+        + [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "function": {"name": "run_python", "arguments": {"code": c}},
+                    }
+                ],
+            },
+            {"role": "tool", "name": "run_python", "content": "ok"},
+        ]
+        for c in ("print(1)", "print(2)")
+    ]
     comps = gen.generate_samples([SampleRequest(c, 0, 0) for c in convs], _sampling())
     assert [c.n_tokens for c in comps] == [3, 3] and seen[0] != seen[1]
     text = gen.tokenizer().decode(seen[0])
@@ -353,15 +489,17 @@ def test_vllm_tool_backend_renders_tools_and_keeps_conversations_apart(tiny_mode
 
 # ---- training --------------------------------------------------------------------------------
 @pytest.mark.parametrize("setting", ["tool", "agentic"])
-def test_grpo_step_with_environment_factory_runs_tools_on_cpu(setting, tiny_model_dir, tmp_path,
-                                                             monkeypatch):
+def test_grpo_step_with_environment_factory_runs_tools_on_cpu(
+    setting, tiny_model_dir, tmp_path, monkeypatch
+):
     from trl import GRPOTrainer
 
     from recode_lib.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
-    def scripted(self, prompt_ids, images, multimodal_fields, num_generations,
-                 has_tool_images=False):
+    def scripted(
+        self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False
+    ):
         tok = self.processing_class
         outs = []
         for ids in prompt_ids:
@@ -369,15 +507,27 @@ def test_grpo_step_with_environment_factory_runs_tools_on_cpu(setting, tiny_mode
             if setting == "tool":
                 text = call("run_python", code="print(6 * 7)") if n == 0 else answer()
             else:
-                text = [call("write_file", path="solution.py", text=SOLUTION),
-                        call("submit", path="solution.py"), "done"][min(n, 2)]
+                text = [
+                    call("write_file", path="solution.py", text=SOLUTION),
+                    call("submit", path="solution.py"),
+                    "done",
+                ][min(n, 2)]
             outs.append(tok(text + "<|im_end|>", add_special_tokens=False)["input_ids"])
         return outs, None
+
     monkeypatch.setattr(GRPOTrainer, "_generate_single_turn", scripted)
-    r = load_recipe(f"{setting}_smoke", model=str(tiny_model_dir), max_steps=1,
-                    max_completion_length=256, per_device_train_batch_size=4, num_generations=4,
-                    save_steps=1, sandbox_workers=1, tool_time_limit_s=3.0,
-                    rewards=[{"name": "strict_inf"}])
+    r = load_recipe(
+        f"{setting}_smoke",
+        model=str(tiny_model_dir),
+        max_steps=1,
+        max_completion_length=256,
+        per_device_train_batch_size=4,
+        num_generations=4,
+        save_steps=1,
+        sandbox_workers=1,
+        tool_time_limit_s=3.0,
+        rewards=[{"name": "strict_inf"}],
+    )
     res = train(r, [problem(f"toy/{i}", secret=i) for i in range(2)], tmp_path / "run")
     m = read_metrics(res.output_dir)[0]
     assert m["tools/call_frequency"] >= 1 and m["tools/failure_frequency"] == 0
@@ -385,13 +535,32 @@ def test_grpo_step_with_environment_factory_runs_tools_on_cpu(setting, tiny_mode
 
 
 @pytest.mark.parametrize("setting", ["tool", "agentic"])
-def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(setting, tiny_model_dir,
-                                                                       tmp_path, capsys):
+def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(
+    setting, tiny_model_dir, tmp_path, capsys
+):
     from recode_lib.cli import main
 
-    code = main(["eval", "--model", str(tiny_model_dir), "--benchmark", "microbench",
-                 "--limit", "1", "--max-new-tokens", "8", "--setting", setting,
-                 "--max-turns", "2", "--out", str(tmp_path / "o"), "--workers", "1"])
+    code = main(
+        [
+            "eval",
+            "--model",
+            str(tiny_model_dir),
+            "--benchmark",
+            "microbench",
+            "--limit",
+            "1",
+            "--max-new-tokens",
+            "8",
+            "--setting",
+            setting,
+            "--max-turns",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+            "--workers",
+            "1",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     assert f"({setting} setting)" in out.out and "episodes:" in out.out
@@ -399,16 +568,26 @@ def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(setting, 
     row = json.loads((tmp_path / "o" / "samples.jsonl").read_text().splitlines()[0])
     assert s["setting"] == setting and s["backend"] == "hf"
     assert 1 <= row["turns"] <= 2 and row["n_tokens"] >= 1
-    assert row["outcome"] in ("correct", "optimization_failure", "correctness_failure",
-                              "format_error")
+    assert row["outcome"] in (
+        "correct",
+        "optimization_failure",
+        "correctness_failure",
+        "format_error",
+    )
 
 
 def test_math_summary_records_its_setting(tiny_model_dir, tmp_path):
     from recode_lib.evaluation.spec import EvalSpec
 
-    p = Problem(id="m/1", source="m", prompt="What is 1+1?", answer="2",
-                tests={"kind": "script", "script": "pass"})
+    p = Problem(
+        id="m/1",
+        source="m",
+        prompt="What is 1+1?",
+        answer="2",
+        tests={"kind": "script", "script": "pass"},
+    )
     s = EvalSpec(max_new_tokens=4, batch_size=1, progress=False).evaluate_math(
-        tiny_model_dir, [p], tmp_path / "eval")
+        tiny_model_dir, [p], tmp_path / "eval"
+    )
     assert s["setting"] == "single"
     assert json.loads((tmp_path / "eval" / "summary.json").read_text())["setting"] == "single"

@@ -22,25 +22,50 @@ def _block(code):
 
 
 PROBLEMS = [
-    Problem(id="t/add", source="t", prompt='def add(a, b):\n    """Sum of a and b."""\n',
-            starter_code='def add(a, b):\n    """Sum of a and b."""\n', entry_point="add",
-            tests={"kind": "call", "fn_name": "add",
-                   "cases": [{"args": [1, 2], "expected": 3}, {"args": [5, 5], "expected": 10}]}),
-    Problem(id="t/sq", source="t", prompt='def sq(x):\n    """Square of x."""\n',
-            starter_code='def sq(x):\n    """Square of x."""\n', entry_point="sq",
-            tests={"kind": "script", "script": "assert sq(3) == 9\nassert sq(-2) == 4\n"}),
-    Problem(id="t/double", source="t", prompt="Read n and print 2*n.", time_limit_s=1.0,
-            tests={"kind": "stdio", "cases": [
+    Problem(
+        id="t/add",
+        source="t",
+        prompt='def add(a, b):\n    """Sum of a and b."""\n',
+        starter_code='def add(a, b):\n    """Sum of a and b."""\n',
+        entry_point="add",
+        tests={
+            "kind": "call",
+            "fn_name": "add",
+            "cases": [{"args": [1, 2], "expected": 3}, {"args": [5, 5], "expected": 10}],
+        },
+    ),
+    Problem(
+        id="t/sq",
+        source="t",
+        prompt='def sq(x):\n    """Square of x."""\n',
+        starter_code='def sq(x):\n    """Square of x."""\n',
+        entry_point="sq",
+        tests={"kind": "script", "script": "assert sq(3) == 9\nassert sq(-2) == 4\n"},
+    ),
+    Problem(
+        id="t/double",
+        source="t",
+        prompt="Read n and print 2*n.",
+        time_limit_s=1.0,
+        tests={
+            "kind": "stdio",
+            "cases": [
                 {"input": "3\n", "output": "6\n"},
-                {"input": "100000000000\n", "output": "200000000000\n"}]}),
+                {"input": "100000000000\n", "output": "200000000000\n"},
+            ],
+        },
+    ),
 ]
 RESPONSES = {
-    "t/add": [_block("def add(a, b):\n    return a + b\n\nprint(add(1, 2))"),
-              _block("def add(a, b):\n    return a - b")],
+    "t/add": [
+        _block("def add(a, b):\n    return a + b\n\nprint(add(1, 2))"),
+        _block("def add(a, b):\n    return a - b"),
+    ],
     "t/sq": [_block("    return x * x"), "The square is x times x."],
-    "t/double": [_block("n = int(input())\nprint(2 * n)"),
-                 _block("import time\nn = int(input())\nif n > 100:\n    time.sleep(5)\n"
-                        "print(2 * n)")],
+    "t/double": [
+        _block("n = int(input())\nprint(2 * n)"),
+        _block("import time\nn = int(input())\nif n > 100:\n    time.sleep(5)\nprint(2 * n)"),
+    ],
 }
 
 
@@ -69,28 +94,56 @@ class Scripted(Generator):
 
 
 def _eval(tmp_path, gen, n=2, k=(1, 2), **kw):
-    return evaluate("scripted", PROBLEMS, sampling=SamplingConfig(temperature=0.8, n=n),
-                    out_dir=tmp_path / "ev", k=k, generator=gen, workers=2, progress=False, **kw)
+    return evaluate(
+        "scripted",
+        PROBLEMS,
+        sampling=SamplingConfig(temperature=0.8, n=n),
+        out_dir=tmp_path / "ev",
+        k=k,
+        generator=gen,
+        workers=2,
+        progress=False,
+        **kw,
+    )
 
 
 def test_outcomes_pass_at_k_and_records(tmp_path):
     s = _eval(tmp_path, Scripted())
     assert s["pass@1"] == pytest.approx(0.5) and s["pass@2"] == pytest.approx(1.0)
-    assert s["outcomes"] == pytest.approx({"correct": 0.5, "optimization_failure": 1 / 6,
-                                           "correctness_failure": 1 / 6, "format_error": 1 / 6})
+    assert s["outcomes"] == pytest.approx(
+        {
+            "correct": 0.5,
+            "optimization_failure": 1 / 6,
+            "correctness_failure": 1 / 6,
+            "format_error": 1 / 6,
+        }
+    )
     rows = {r["id"]: r for r in read_jsonl(tmp_path / "ev" / "samples.jsonl")}
     assert len(rows) == 6
     for r in rows.values():
-        assert {"problem_id", "sample", "response", "code", "status", "outcome", "passed",
-                "total", "n_tokens", "finish_reason"} <= set(r)
+        assert {
+            "problem_id",
+            "sample",
+            "response",
+            "code",
+            "status",
+            "outcome",
+            "passed",
+            "total",
+            "n_tokens",
+            "finish_reason",
+        } <= set(r)
     assert rows["t/add#0"]["status"] == "passed" and "print" not in rows["t/add#0"]["code"]
     assert rows["t/add#1"]["status"] == "wrong_answer"
     assert rows["t/sq#0"]["assembly"] == "starter+body" and rows["t/sq#0"]["status"] == "passed"
     fmt = rows["t/sq#1"]
     assert (fmt["code"], fmt["status"], fmt["outcome"]) == (None, "no_code", "format_error")
     slow = rows["t/double#1"]
-    assert (slow["status"], slow["outcome"], slow["passed"]) == ("time_limit",
-                                                                 "optimization_failure", 1)
+    assert (slow["status"], slow["outcome"], slow["passed"]) == (
+        "time_limit",
+        "optimization_failure",
+        1,
+    )
     assert slow["strictness"]["1"] == 1 and slow["strictness"]["inf"] == 0
     summary = read_json(tmp_path / "ev" / "summary.json")
     assert summary["pass@1"] == s["pass@1"] and summary["provenance"]["seed"] == 0
@@ -111,7 +164,7 @@ def test_resume_generates_and_executes_only_what_is_missing(tmp_path):
     path = tmp_path / "ev" / "samples.jsonl"
     rows = read_jsonl(path)
     write_jsonl_atomic(path, rows[:-2])
-    s3 = _eval(tmp_path, Scripted(fail=True), n=2)       # only executes, never generates
+    s3 = _eval(tmp_path, Scripted(fail=True), n=2)  # only executes, never generates
     assert len(read_jsonl(path)) == 6
     for key in ("pass@1", "pass@2", "outcomes"):
         assert s3[key] == s2[key]
@@ -121,8 +174,14 @@ def test_resume_generates_and_executes_only_what_is_missing(tmp_path):
 def test_other_sampling_in_the_same_folder_is_refused(tmp_path):
     _eval(tmp_path, Scripted(), n=1, k=(1,))
     with pytest.raises(ValueError, match="another configuration.*sampling"):
-        evaluate("scripted", PROBLEMS, sampling=SamplingConfig(temperature=0.2, n=1),
-                 out_dir=tmp_path / "ev", generator=Scripted(), progress=False)
+        evaluate(
+            "scripted",
+            PROBLEMS,
+            sampling=SamplingConfig(temperature=0.2, n=1),
+            out_dir=tmp_path / "ev",
+            generator=Scripted(),
+            progress=False,
+        )
 
 
 def test_bad_inputs_are_named(tmp_path):
@@ -133,8 +192,9 @@ def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(ProblemError, match="problem 0 .*'t/add'.*missing field 'tests'"):
         evaluate("m", [bad], out_dir=tmp_path / "x", generator=Scripted(), progress=False)
     with pytest.raises(ValueError, match="duplicate id 't/add'"):
-        evaluate("m", PROBLEMS[:1] * 2, out_dir=tmp_path / "y", generator=Scripted(),
-                 progress=False)
+        evaluate(
+            "m", PROBLEMS[:1] * 2, out_dir=tmp_path / "y", generator=Scripted(), progress=False
+        )
 
 
 def test_hf_backend_end_to_end_on_the_tiny_model(tiny_model_dir, tmp_path):
@@ -143,10 +203,16 @@ def test_hf_backend_end_to_end_on_the_tiny_model(tiny_model_dir, tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        s = evaluate(str(tiny_model_dir), PROBLEMS[:2], backend="hf",
-                     sampling=SamplingConfig(temperature=1.0, n=2, max_new_tokens=8),
-                     out_dir=tmp_path / "hf", generator_kwargs={"batch_size": 4},
-                     workers=1, progress=False)
+        s = evaluate(
+            str(tiny_model_dir),
+            PROBLEMS[:2],
+            backend="hf",
+            sampling=SamplingConfig(temperature=1.0, n=2, max_new_tokens=8),
+            out_dir=tmp_path / "hf",
+            generator_kwargs={"batch_size": 4},
+            workers=1,
+            progress=False,
+        )
     finally:
         torch.set_num_threads(threads)
     rows = read_jsonl(tmp_path / "hf" / "samples.jsonl")
@@ -172,13 +238,14 @@ def test_cli_unknown_benchmark_is_a_clear_error(tmp_path, capsys):
 
     if not hasattr(data, "load_benchmark"):
         pytest.skip("recode_lib.data.load_benchmark not present yet")
-    code, _, err = _cli(["eval", "--model", "x", "--benchmark", "no_such_bench",
-                         "--out", str(tmp_path / "o")], capsys)
+    code, _, err = _cli(
+        ["eval", "--model", "x", "--benchmark", "no_such_bench", "--out", str(tmp_path / "o")],
+        capsys,
+    )
     assert code == 2 and "no_such_bench" in err
 
 
-def test_cli_runs_humaneval_with_the_tiny_model(tiny_model_dir, shared_data_dir, tmp_path,
-                                                capsys):
+def test_cli_runs_humaneval_with_the_tiny_model(tiny_model_dir, shared_data_dir, tmp_path, capsys):
     from recode_lib import data
 
     if not hasattr(data, "load_benchmark"):
@@ -188,10 +255,30 @@ def test_cli_runs_humaneval_with_the_tiny_model(tiny_model_dir, shared_data_dir,
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        code, out, err = _cli(["eval", "--model", str(tiny_model_dir), "--benchmark", "humaneval",
-                               "--limit", "2", "--n", "2", "--k", "1", "--k", "2",
-                               "--max-new-tokens", "8", "--out", str(tmp_path / "o"),
-                               "--workers", "1"], capsys)
+        code, out, err = _cli(
+            [
+                "eval",
+                "--model",
+                str(tiny_model_dir),
+                "--benchmark",
+                "humaneval",
+                "--limit",
+                "2",
+                "--n",
+                "2",
+                "--k",
+                "1",
+                "--k",
+                "2",
+                "--max-new-tokens",
+                "8",
+                "--out",
+                str(tmp_path / "o"),
+                "--workers",
+                "1",
+            ],
+            capsys,
+        )
     finally:
         torch.set_num_threads(threads)
     assert code == 0, err
@@ -217,31 +304,65 @@ def test_outcome_figure_is_rebuilt_from_summaries(tmp_path):
     fig, ax = plt.subplots()
     plots.draw_eval_outcomes(ax, {"a": s, "b": read_json(tmp_path / "ev" / "summary.json")})
     heights = [p.get_height() for p in ax.patches]
-    assert sum(heights) == pytest.approx(2.0)          # each bar's classes add up to 1
+    assert sum(heights) == pytest.approx(2.0)  # each bar's classes add up to 1
     with pytest.raises(plots.NoData):
         plots.fig_eval_outcomes({})
 
 
 def test_cli_user_errors_exit_2_with_one_line(tmp_path, capsys):
     # microbench ships with the project, so this runs on a fresh clone without ../shared
-    code, _, err = _cli(["eval", "--model", str(tmp_path / "missing"), "--benchmark",
-                         "microbench", "--limit", "1", "--out", str(tmp_path / "o")], capsys)
+    code, _, err = _cli(
+        [
+            "eval",
+            "--model",
+            str(tmp_path / "missing"),
+            "--benchmark",
+            "microbench",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert code == 2 and "does not exist" in err
-    code, _, err = _cli(["eval", "--model", "m", "--benchmark", "microbench", "--k", "5",
-                         "--limit", "1", "--out", str(tmp_path / "p")], capsys)
+    code, _, err = _cli(
+        [
+            "eval",
+            "--model",
+            "m",
+            "--benchmark",
+            "microbench",
+            "--k",
+            "5",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "p"),
+        ],
+        capsys,
+    )
     assert code == 2 and "k=[5] with n=1" in err
 
 
 def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
     _eval(tmp_path, Scripted(), n=1, k=(1,))
-    s = evaluate("scripted", PROBLEMS, sampling=SamplingConfig(temperature=0.2, n=1),
-                 out_dir=tmp_path / "ev", generator=Scripted(), progress=False,
-                 on_config_change="set_aside")
+    s = evaluate(
+        "scripted",
+        PROBLEMS,
+        sampling=SamplingConfig(temperature=0.2, n=1),
+        out_dir=tmp_path / "ev",
+        generator=Scripted(),
+        progress=False,
+        on_config_change="set_aside",
+    )
     assert s["n_samples"] == len(PROBLEMS)
     old = tmp_path / "ev.stale-1"
     assert (old / "samples.jsonl").is_file() and (old / "run.json").is_file()
-    assert json.loads((tmp_path / "ev" / "run.json").read_text())["sampling"] != \
-        json.loads((old / "run.json").read_text())["sampling"]
+    assert (
+        json.loads((tmp_path / "ev" / "run.json").read_text())["sampling"]
+        != json.loads((old / "run.json").read_text())["sampling"]
+    )
 
 
 def test_a_model_folder_rewritten_in_place_is_another_configuration(tmp_path):
@@ -255,5 +376,5 @@ def test_a_model_folder_rewritten_in_place_is_another_configuration(tmp_path):
     (folder / "config.json").write_text("{}")
     first = model_stamp(folder)
     assert first and model_stamp(folder) == first and model_stamp("hub/name") is None
-    os.utime(folder / "model.safetensors", ns=(1, 1))               # retrained: new mtime
+    os.utime(folder / "model.safetensors", ns=(1, 1))  # retrained: new mtime
     assert model_stamp(folder) != first

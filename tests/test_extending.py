@@ -30,11 +30,17 @@ from recode_lib.rewards.registry import RewardConfigError, RewardResources
 
 def toy_problems(n: int = 3, offset: int = 0) -> list[Problem]:
     """Problem i: `def f(): return i` (a call test)."""
-    return [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                    entry_point="f", time_limit_s=2.0,
-                    tests={"kind": "call", "fn_name": "f",
-                           "cases": [{"args": [], "expected": i + offset}]})
-            for i in range(n)]
+    return [
+        Problem(
+            id=f"toy/{i}",
+            source="toy",
+            prompt=f"Write f() returning {i}.",
+            entry_point="f",
+            time_limit_s=2.0,
+            tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i + offset}]},
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -67,8 +73,10 @@ class Answers(Generator):
 
 # --- your own benchmark -----------------------------------------------------------------------
 
-def test_a_registered_benchmark_is_evaluated_through_the_normal_entry_point(tmp_path,
-                                                                            clean_registries):
+
+def test_a_registered_benchmark_is_evaluated_through_the_normal_entry_point(
+    tmp_path, clean_registries
+):
     @register_benchmark("toy_bench")
     def load_toy(*, limit=None, data_dir=None, offset: int = 0):
         return toy_problems(4, offset)[:limit]
@@ -77,10 +85,11 @@ def test_a_registered_benchmark_is_evaluated_through_the_normal_entry_point(tmp_
     problems = load_benchmark("toy_bench", limit=3)
     assert [p.id for p in problems] == ["toy/0", "toy/1", "toy/2"]
     spec = EvalSpec(temperature=0.0, n=1, max_new_tokens=32, workers=2, progress=False)
-    s = spec.evaluate("scripted", problems, tmp_path / "ev", benchmark="toy_bench",
-                      generator=Answers())
+    s = spec.evaluate(
+        "scripted", problems, tmp_path / "ev", benchmark="toy_bench", generator=Answers()
+    )
     assert s["benchmark"] == "toy_bench" and s["n_problems"] == 3
-    assert s["pass@1"] == pytest.approx(2 / 3)              # toy/0 and toy/2 right, toy/1 wrong
+    assert s["pass@1"] == pytest.approx(2 / 3)  # toy/0 and toy/2 right, toy/1 wrong
     assert s["solved"] == ["toy/0", "toy/2"]
     assert s["outcomes"]["correct"] == pytest.approx(2 / 3)
     assert s["outcomes"]["correctness_failure"] == pytest.approx(1 / 3)
@@ -95,7 +104,7 @@ def test_the_loader_contract_is_checked_and_names_the_benchmark(clean_registries
     register_benchmark("plain", lambda: [p.to_dict() for p in toy_problems(5)])  # dicts, no limit
     got = load_benchmark("plain", limit=2)
     assert [p.id for p in got] == ["toy/0", "toy/1"] and isinstance(got[0], Problem)
-    register_benchmark("plain", lambda: toy_problems(1))           # registering again replaces
+    register_benchmark("plain", lambda: toy_problems(1))  # registering again replaces
     assert len(load_benchmark("plain")) == 1
     register_benchmark("dup", lambda: toy_problems(2) + toy_problems(1))
     with pytest.raises(ProblemError, match=r"benchmark 'dup', problem 2: duplicate id 'toy/0'"):
@@ -119,8 +128,10 @@ def test_the_loader_contract_is_checked_and_names_the_benchmark(clean_registries
 
 # --- your own reward --------------------------------------------------------------------------
 
-def test_a_registered_reward_trains_one_grpo_step_on_the_tiny_model(tiny_model_dir, tmp_path,
-                                                                   clean_registries):
+
+def test_a_registered_reward_trains_one_grpo_step_on_the_tiny_model(
+    tiny_model_dir, tmp_path, clean_registries
+):
     from recode_lib.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
@@ -132,14 +143,22 @@ def test_a_registered_reward_trains_one_grpo_step_on_the_tiny_model(tiny_model_d
         return [min(1.0, 20 / max(1, len(str(c)))) for c in completions]
 
     register_function("brevity", brevity)
-    recipe = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "brevity"}],
-                         max_steps=1, max_completion_length=8, num_generations=4,
-                         per_device_train_batch_size=4, save_steps=100, sandbox_workers=1)
+    recipe = load_recipe(
+        "cg_grpo_smoke",
+        model=str(tiny_model_dir),
+        rewards=[{"name": "brevity"}],
+        max_steps=1,
+        max_completion_length=8,
+        num_generations=4,
+        per_device_train_batch_size=4,
+        save_steps=100,
+        sandbox_workers=1,
+    )
     res = train(recipe, toy_problems(4), tmp_path / "run")
     assert (res.final_dir / ".complete").is_file()
     rows = read_metrics(res.output_dir)
     assert len(rows) == 1 and 0.0 < rows[0]["rewards/brevity/mean"] <= 1.0
-    assert {"tests", "problem_id"} <= seen["columns"]       # the dataset's columns reach it
+    assert {"tests", "problem_id"} <= seen["columns"]  # the dataset's columns reach it
 
 
 def test_a_reward_factory_gets_its_options_and_the_runs_sandbox(clean_registries):
@@ -149,6 +168,7 @@ def test_a_reward_factory_gets_its_options_and_the_runs_sandbox(clean_registries
     def make(*, runner, scale: float = 1.0):
         def scaled_outcome(prompts, completions, **columns):
             return [scale * float(runner is not None) for _ in completions]
+
         return scaled_outcome
 
     fn = build_reward("scaled_outcome", RewardResources({Need.SANDBOX: lambda: runner}), scale=2.0)
@@ -159,7 +179,7 @@ def test_a_reward_factory_gets_its_options_and_the_runs_sandbox(clean_registries
 
 # --- RECODE_PLUGINS: registrations that reach every process -----------------------------------
 
-PLUGIN = textwrap.dedent('''
+PLUGIN = textwrap.dedent("""
     from recode_lib.data import Problem, register_benchmark
     from recode_lib.rewards import register_function
 
@@ -172,19 +192,25 @@ PLUGIN = textwrap.dedent('''
         return [1.0] * len(completions)
 
     register_function("plugin_reward", always_one)
-''')
+""")
 
 
 def test_recode_plugins_modules_register_in_every_process(tmp_path, monkeypatch, clean_registries):
     (tmp_path / "my_recode_plugin.py").write_text(PLUGIN)
-    env = {**os.environ, plugins.ENV: "my_recode_plugin",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(PROJECT_ROOT)])}
-    code = ("from recode_lib.data import load_benchmark\n"
-            "from recode_lib.training.grpo import load_recipe\n"
-            "print(len(load_benchmark('plugin_bench', limit=2)))\n"
-            "print(load_recipe('cg_grpo_smoke', rewards=[{'name': 'plugin_reward'}]).rewards)\n")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
+    env = {
+        **os.environ,
+        plugins.ENV: "my_recode_plugin",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(PROJECT_ROOT)]),
+    }
+    code = (
+        "from recode_lib.data import load_benchmark\n"
+        "from recode_lib.training.grpo import load_recipe\n"
+        "print(len(load_benchmark('plugin_bench', limit=2)))\n"
+        "print(load_recipe('cg_grpo_smoke', rewards=[{'name': 'plugin_reward'}]).rewards)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["2", "[{'name': 'plugin_reward'}]"]
     # in this process too, on the first lookup of a name
@@ -200,15 +226,22 @@ def test_recode_plugins_modules_register_in_every_process(tmp_path, monkeypatch,
 
 # --- your own recipe and model ----------------------------------------------------------------
 
+
 def test_a_recipe_is_a_yaml_path_on_top_of_grpo_config(tmp_path):
     from recode_lib.training.grpo import load_recipe
 
     path = tmp_path / "my_recipe.yaml"
-    path.write_text("model: smollm2\nrewards:\n  - {name: outcome_only}\n  - {name: format, "
-                    "weight: 0.5}\nlearning_rate: 3.0e-6\nmax_steps: 7\nbenchmark: microbench\n")
-    r = load_recipe(str(path), max_steps=9)             # --set max_steps=9
-    assert (r.name, r.max_steps, r.learning_rate, r.benchmark) == ("my_recipe", 9, 3e-6,
-                                                                   "microbench")
+    path.write_text(
+        "model: smollm2\nrewards:\n  - {name: outcome_only}\n  - {name: format, "
+        "weight: 0.5}\nlearning_rate: 3.0e-6\nmax_steps: 7\nbenchmark: microbench\n"
+    )
+    r = load_recipe(str(path), max_steps=9)  # --set max_steps=9
+    assert (r.name, r.max_steps, r.learning_rate, r.benchmark) == (
+        "my_recipe",
+        9,
+        3e-6,
+        "microbench",
+    )
     assert [x["name"] for x in r.rewards] == ["outcome_only", "format"]
     (tmp_path / "typo.yaml").write_text("rewards: [{name: outcome_only}]\nmax_step: 3\n")
     with pytest.raises(ValueError, match="typo.yaml: unknown .*'max_step': did you mean"):

@@ -15,11 +15,16 @@ from recode_lib.sandbox.environment import missing_modules
 from recode_lib.sandbox.records import RecordError
 
 CFG = SandboxConfig(time_limit_s=5.0, memory_mb=512, workers=1)
-CALL = {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1},
-                                                   {"args": [2], "expected": 2}]}
-UNITTEST = ("import unittest\nclass TestCases(unittest.TestCase):\n"
-            "    def test_one(self):\n        self.assertEqual(f(1), 1)\n"
-            "    def test_two(self):\n        self.assertEqual(f(2), 2)\n") + RUNNER
+CALL = {
+    "kind": "call",
+    "fn_name": "f",
+    "cases": [{"args": [1], "expected": 1}, {"args": [2], "expected": 2}],
+}
+UNITTEST = (
+    "import unittest\nclass TestCases(unittest.TestCase):\n"
+    "    def test_one(self):\n        self.assertEqual(f(1), 1)\n"
+    "    def test_two(self):\n        self.assertEqual(f(2), 2)\n"
+) + RUNNER
 NO_SUCH = "recode_no_such_module_4711"
 
 
@@ -43,7 +48,7 @@ def test_a_failing_unittest_names_the_first_failing_test_and_its_last_line():
 
 def test_a_call_test_crash_names_the_exception_and_the_test():
     res = run("def f(x):\n    return {}[x]\n", CALL)
-    assert res["reason"] == "test 1 of 2: runtime_error: KeyError"   # KeyError(1): not a str
+    assert res["reason"] == "test 1 of 2: runtime_error: KeyError"  # KeyError(1): not a str
 
 
 def test_a_wrong_answer_names_the_first_failing_test():
@@ -54,9 +59,11 @@ def test_a_wrong_answer_names_the_first_failing_test():
 def test_an_unverified_success_says_why():
     # a thread still running when the tests end keeps the process from being alone, so the
     # nonce is refused (TensorFlow's native pools do this): a failure, and its reason says so
-    code = ("import threading, time\n"
-            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
-            "def f(x):\n    return x\n")
+    code = (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        "def f(x):\n    return x\n"
+    )
     res = run(code, {"kind": "script", "script": UNITTEST})
     assert res["status"] == "runtime_error"
     assert res["reason"].startswith("the test: runtime_error: its success could not be verified")
@@ -64,16 +71,20 @@ def test_an_unverified_success_says_why():
 
 def test_a_user_exception_class_message_is_not_read():
     # its __str__/args would run submission code in the harness: only the builtin base name
-    code = ("class E(Exception):\n    @property\n    def args(self):\n"
-            "        raise SystemExit('ran')\n    def __str__(self):\n        return 'forged'\n"
-            "raise E('secret')\n")
+    code = (
+        "class E(Exception):\n    @property\n    def args(self):\n"
+        "        raise SystemExit('ran')\n    def __str__(self):\n        return 'forged'\n"
+        "raise E('secret')\n"
+    )
     res = run(code, {"kind": "script", "script": UNITTEST})
     assert res["status"] == "runtime_error" and "forged" not in res["reason"]
     assert "secret" not in res["reason"] and res["reason"].endswith(": E")
 
 
 def test_a_reason_is_one_printable_line():
-    res = run("raise ValueError('a\\nb\\x1b[2Jc\\u2028d')\n", {"kind": "script", "script": UNITTEST})
+    res = run(
+        "raise ValueError('a\\nb\\x1b[2Jc\\u2028d')\n", {"kind": "script", "script": UNITTEST}
+    )
     assert res["reason"].isprintable() and len(res["reason"]) <= 300
 
 
@@ -91,8 +102,11 @@ def test_a_problem_needing_an_absent_module_is_env_missing_without_running():
 
 def test_a_forged_module_error_for_an_installed_module_stays_a_failure():
     # the verdict comes from the record and the interpreter, never from what the code raised
-    res = run("raise ModuleNotFoundError(\"No module named 'json'\")\n",
-              {"kind": "script", "script": UNITTEST}, requires=["json"])
+    res = run(
+        "raise ModuleNotFoundError(\"No module named 'json'\")\n",
+        {"kind": "script", "script": UNITTEST},
+        requires=["json"],
+    )
     assert (res["status"], res["outcome"]) == ("runtime_error", "correctness_failure")
 
 
@@ -106,8 +120,17 @@ def test_missing_modules_asks_the_sandbox_interpreter():
 
 
 def problem(pid, libs):
-    return Problem.from_dict(dict(id=pid, source="bigcodebench", prompt="p", entry_point="f",
-                                  tests=CALL, metadata={"libs": libs}), pid)
+    return Problem.from_dict(
+        dict(
+            id=pid,
+            source="bigcodebench",
+            prompt="p",
+            entry_point="f",
+            tests=CALL,
+            metadata={"libs": libs},
+        ),
+        pid,
+    )
 
 
 def test_the_record_builder_carries_the_problems_libraries():
@@ -119,8 +142,16 @@ def test_env_missing_is_left_out_of_pass_at_k_and_counted():
     probs = [problem("ok", ["json"]), problem("gone", [NO_SUCH])]
     good = "def f(x):\n    return x\n"
     res = execute_many([sandbox_record(f"{p.id}#0", good, p) for p in probs], config=CFG)
-    rows = [{"id": r["id"], "problem_id": r["id"].split("#")[0], "code": good, "n_tokens": 1,
-             **result_fields(r)} for r in res]
+    rows = [
+        {
+            "id": r["id"],
+            "problem_id": r["id"].split("#")[0],
+            "code": good,
+            "n_tokens": 1,
+            **result_fields(r),
+        }
+        for r in res
+    ]
     s = summarize(rows, ks=(1,))
     assert s["pass@1"] == 1.0 and s["n_problems"] == 1
     assert s["not_counted"] == {"samples": 1, "problems": 1, "modules": {NO_SUCH: 1}}
@@ -128,8 +159,15 @@ def test_env_missing_is_left_out_of_pass_at_k_and_counted():
 
 
 def test_every_sample_left_out_gives_no_pass_at_k():
-    row = {"id": "g#0", "problem_id": "g", "code": "x", "n_tokens": 1, "status": "env_missing",
-           "outcome": "not_counted", "reason": f"not installed for the sandbox's interpreter: {NO_SUCH}"}
+    row = {
+        "id": "g#0",
+        "problem_id": "g",
+        "code": "x",
+        "n_tokens": 1,
+        "status": "env_missing",
+        "outcome": "not_counted",
+        "reason": f"not installed for the sandbox's interpreter: {NO_SUCH}",
+    }
     s = summarize([row], ks=(1,))
     assert s["pass@1"] is None and s["not_counted"]["samples"] == 1
 
@@ -137,13 +175,17 @@ def test_every_sample_left_out_gives_no_pass_at_k():
 def test_a_test_scripts_own_module_level_imports_are_required_too():
     from recode_lib.data.bigcodebench import script_imports
 
-    script = ("import unittest\nimport numpy as np\nfrom faker import Faker\nfrom . import x\n"
-              "try:\n    import optional_thing\nexcept ImportError:\n    pass\n"
-              "def f():\n    import inner\n")
+    script = (
+        "import unittest\nimport numpy as np\nfrom faker import Faker\nfrom . import x\n"
+        "try:\n    import optional_thing\nexcept ImportError:\n    pass\n"
+        "def f():\n    import inner\n"
+    )
     assert script_imports(script) == ["faker", "numpy", "unittest"]
     assert script_imports("def (:") == []
 
 
 def test_a_huge_exception_message_gives_a_bounded_reason():
-    res = run("raise ValueError('x' * 50_000_000 + '\\nlast')\n", {"kind": "script", "script": UNITTEST})
+    res = run(
+        "raise ValueError('x' * 50_000_000 + '\\nlast')\n", {"kind": "script", "script": UNITTEST}
+    )
     assert res["reason"].endswith("ValueError: last") and len(res["reason"]) <= 300

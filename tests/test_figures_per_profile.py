@@ -29,14 +29,18 @@ def test_each_profile_has_its_own_figures_folder(tmp_path):
 
 
 def _frontier(run):
-    samples = {a: [{"problem_id": "p", "sample": 0, "outcome": o}]
-               for a, o in ((0.0, "correct"), (1.0, "optimization_failure"))}
+    samples = {
+        a: [{"problem_id": "p", "sample": 0, "outcome": o}]
+        for a, o in ((0.0, "correct"), (1.0, "optimization_failure"))
+    }
     F.write_frontier(run / "07_weight_averaging", samples)
 
 
 def _curves(run):
-    write_jsonl_atomic(run / "04_cg_grpo" / "gated" / "metrics.jsonl",
-                       [{"step": s, "reward": 0.1 * s, "gated/out": 0.1 * s} for s in (1, 2, 3)])
+    write_jsonl_atomic(
+        run / "04_cg_grpo" / "gated" / "metrics.jsonl",
+        [{"step": s, "reward": 0.1 * s, "gated/out": 0.1 * s} for s in (1, 2, 3)],
+    )
 
 
 def _files(folder):
@@ -44,22 +48,27 @@ def _files(folder):
 
 
 def test_two_profiles_figures_do_not_mix_and_a_skipped_figure_leaves_no_old_file(
-        tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "FIGURES_ROOT", tmp_path / "figures")   # not the checkout's
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(paths, "FIGURES_ROOT", tmp_path / "figures")  # not the checkout's
     runs = tmp_path / "runs"
-    _frontier(runs / "smoke")                 # smoke: frontier + outcome classes, no curves
-    _curves(runs / "paper")                   # paper: reward curves only
+    _frontier(runs / "smoke")  # smoke: frontier + outcome classes, no curves
+    _curves(runs / "paper")  # paper: reward curves only
 
-    smoke = plots.rebuild_all(runs / "smoke")          # default: figures/<run folder name>/
+    smoke = plots.rebuild_all(runs / "smoke")  # default: figures/<run folder name>/
     paper = plots.rebuild_all(runs / "paper")
     assert smoke["out_dir"] == str(tmp_path / "figures" / "smoke")
     assert paper["out_dir"] == str(tmp_path / "figures" / "paper")
     assert set(smoke["made"]) == {"frontier", "outcome_classes"}
     assert set(paper["made"]) == {"reward_curves"}
     assert _files(tmp_path / "figures" / "smoke") == {
-        "frontier.pdf", "frontier.png", "outcome_classes.pdf", "outcome_classes.png"}
+        "frontier.pdf",
+        "frontier.png",
+        "outcome_classes.pdf",
+        "outcome_classes.png",
+    }
     assert _files(tmp_path / "figures" / "paper") == {"reward_curves.pdf", "reward_curves.png"}
-    assert _files(tmp_path / "figures") == {"smoke", "paper"}   # nothing loose beside them
+    assert _files(tmp_path / "figures") == {"smoke", "paper"}  # nothing loose beside them
 
     # the paper run loses its curves and gains a frontier: the rebuild holds exactly that
     (runs / "paper" / "04_cg_grpo" / "gated" / "metrics.jsonl").unlink()
@@ -67,10 +76,12 @@ def test_two_profiles_figures_do_not_mix_and_a_skipped_figure_leaves_no_old_file
     again = plots.rebuild_all(runs / "paper")
     assert set(again["made"]) == {"frontier", "outcome_classes"}
     assert "reward_curves" in again["skipped"]
-    assert {p.rsplit("/", 1)[1] for p in again["removed"]} == {"reward_curves.pdf",
-                                                               "reward_curves.png"}
+    assert {p.rsplit("/", 1)[1] for p in again["removed"]} == {
+        "reward_curves.pdf",
+        "reward_curves.png",
+    }
     assert _files(tmp_path / "figures" / "paper") == _files(tmp_path / "figures" / "smoke")
-    assert plots.rebuild_all(runs / "smoke")["removed"] == []      # smoke untouched by paper's
+    assert plots.rebuild_all(runs / "smoke")["removed"] == []  # smoke untouched by paper's
 
 
 def test_a_figure_drawn_by_hand_goes_to_scratch_not_beside_the_profiles(tmp_path, monkeypatch):
@@ -92,6 +103,7 @@ def test_notebook_99_writes_into_the_profiles_folder():
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     assert "paths.figures_dir(PROFILE, paths.PROJECT_ROOT / FIGURES_DIR)" in code
     for profile in ("smoke", "laptop", "paper"):
-        params = yaml.safe_load((paths.PROJECT_ROOT / "notebooks" / "params" /
-                                 f"{profile}.yaml").read_text())
+        params = yaml.safe_load(
+            (paths.PROJECT_ROOT / "notebooks" / "params" / f"{profile}.yaml").read_text()
+        )
         assert params["99_paper_figures"]["FIGURES_DIR"] == "figures", profile

@@ -14,9 +14,18 @@ from recode_lib.metrics import pass_at_k
 
 
 def _recs(outcomes_by_problem: dict[str, list[str]], tokens: int = 10) -> list[dict]:
-    return [{"id": f"{pid}#{i}", "problem_id": pid, "sample": i, "status": "x", "outcome": o,
-             "n_tokens": tokens}
-            for pid, outs in outcomes_by_problem.items() for i, o in enumerate(outs)]
+    return [
+        {
+            "id": f"{pid}#{i}",
+            "problem_id": pid,
+            "sample": i,
+            "status": "x",
+            "outcome": o,
+            "n_tokens": tokens,
+        }
+        for pid, outs in outcomes_by_problem.items()
+        for i, o in enumerate(outs)
+    ]
 
 
 C, OF, CF, FE = "correct", "optimization_failure", "correctness_failure", "format_error"
@@ -105,7 +114,7 @@ def test_ensemble_matched_budget_and_pools():
     assert v3 == pytest.approx(want)
     pools = E.default_pools(counts, budget=4, stable=(-0.5, 1.5))
     assert pools["interpolation"] == [0.0, 1.0] and pools["interp+extrap"] == [0.0, 1.0, 1.5]
-    assert pools["best_single"] == [1.5]          # solves 2 of 3 at pass@4
+    assert pools["best_single"] == [1.5]  # solves 2 of 3 at pass@4
     rows = E.ensemble_curves(counts, pools, ks=(1, 3, 4), n_boot=200)
     by = {(r["pool"], r["k"]): r for r in rows}
     # k = 3 over three members: one draw each
@@ -117,7 +126,7 @@ def test_ensemble_matched_budget_and_pools():
 def test_unique_extrapolated_solves_and_write(tmp_path):
     counts = E.counts_by_alpha(SAMPLES)
     u = E.extrapolated_unique_solves(counts, stable=(-0.5, 1.5), n_boot=100)
-    raw = u["unmatched"]                  # all draws, not budget-matched: for reference only
+    raw = u["unmatched"]  # all draws, not budget-matched: for reference only
     assert raw["problems"] == ["p3"] and raw["by_alpha"] == {"1.5": ["p3"], "3.0": []}
     assert u["extrapolated"] == [1.5] and u["interpolation"] == [0.0, 1.0] and u["budget"] == 2
     # 2 draws a side: alpha 1.5 has pass@2 = 0, 1/2, 1/2 on p1..p3; the interpolation pool
@@ -125,7 +134,10 @@ def test_unique_extrapolated_solves_and_write(tmp_path):
     assert u["rate"] == pytest.approx((0 + 0.5 * (1 - 0.5) + 0.5 * 1) / 3)
     payload = E.write_ensemble(tmp_path, counts, ks=(1, 2, 4), stable=(-0.5, 1.5), n_boot=100)
     disk = json.loads((tmp_path / "passk.json").read_text())
-    assert disk["pools"] == payload["pools"] and disk["extrapolated_unique"]["unmatched"]["n_unique"] == 1
+    assert (
+        disk["pools"] == payload["pools"]
+        and disk["extrapolated_unique"]["unmatched"]["n_unique"] == 1
+    )
     assert disk["gain_extended_vs_best"]["k"] == 4
 
 
@@ -142,13 +154,22 @@ def test_every_point_carries_its_spec_fingerprint_and_overlay_checks_them(tmp_pa
     merged = F.write_frontier(tmp_path / "07", SAMPLES, spec=spec)
     assert {r["spec_fingerprint"] for r in merged["rows"]} == {spec.fingerprint()}
     assert merged["protocol"] == spec.protocol() and merged["eval_spec"]["n"] == 4
-    summ = {"k1": {"pass@1": 0.5, "outcomes": {o: 0.25 for o in F.OUTCOMES}, "n_problems": 2,
-                   "n_samples": 8, "tokens": {"mean": 5.0, "truncated_rate": 0.0}}}
-    sweep = F.write_sweep_frontier(tmp_path / "06", summ, {"k1": 1},
-                                   spec=spec.replace(n=8, seed=1, temperature=1))
+    summ = {
+        "k1": {
+            "pass@1": 0.5,
+            "outcomes": {o: 0.25 for o in F.OUTCOMES},
+            "n_problems": 2,
+            "n_samples": 8,
+            "tokens": {"mean": 5.0, "truncated_rate": 0.0},
+        }
+    }
+    sweep = F.write_sweep_frontier(
+        tmp_path / "06", summ, {"k1": 1}, spec=spec.replace(n=8, seed=1, temperature=1)
+    )
     assert F.check_overlay({"07": merged, "06": sweep}) == spec.fingerprint()
-    other = F.write_sweep_frontier(tmp_path / "06b", summ, {"k1": 1},
-                                   spec=spec.replace(temperature=0.8, max_new_tokens=4096))
+    other = F.write_sweep_frontier(
+        tmp_path / "06b", summ, {"k1": 1}, spec=spec.replace(temperature=0.8, max_new_tokens=4096)
+    )
     with pytest.raises(F.FrontierError, match="sampled differently") as exc:
         F.check_overlay({"07": merged, "06b": other})
     assert "07" in str(exc.value) and "06b" in str(exc.value)
@@ -162,11 +183,17 @@ def test_spec_fingerprint_is_the_sampling_protocol_only():
     from recode_lib.evaluation.spec import EvalSpec
 
     base = EvalSpec(temperature=1, max_new_tokens=64)
-    same = base.replace(temperature=1.0, n=8, seed=5, backend="vllm", batch_size=3, workers=4,
-                        k=(1, 2))
+    same = base.replace(
+        temperature=1.0, n=8, seed=5, backend="vllm", batch_size=3, workers=4, k=(1, 2)
+    )
     assert base.fingerprint() == same.fingerprint()
-    for change in ({"temperature": 0.8}, {"top_p": 0.95}, {"max_new_tokens": 32},
-                   {"reasoning": False}, {"early_stop": True}):
+    for change in (
+        {"temperature": 0.8},
+        {"top_p": 0.95},
+        {"max_new_tokens": 32},
+        {"reasoning": False},
+        {"early_stop": True},
+    ):
         assert base.replace(**change).fingerprint() != base.fingerprint(), change
     assert EvalSpec.from_dict(base.to_dict(), n=3) == base.replace(n=3)
     with pytest.raises(ValueError, match="no field"):
@@ -175,22 +202,44 @@ def test_spec_fingerprint_is_the_sampling_protocol_only():
 
 def test_partial_credit_runs_sit_on_the_sweep_frontier_as_their_own_rows(tmp_path):
     """Paper B finding 5: static partial-credit runs are evaluated and drawn with the R_k runs."""
-    def summ(p):
-        return {"pass@1": p, "outcomes": {o: 0.25 for o in F.OUTCOMES}, "n_problems": 2,
-                "n_samples": 8, "tokens": {"mean": 5.0, "truncated_rate": 0.0}}
 
-    runs = {"kinf": summ(0.2), "partial_continuous": summ(0.3), "k1": summ(0.1),
-            "partial_discrete": summ(0.4)}
-    payload = F.write_sweep_frontier(tmp_path, runs, {"k1": 1, "kinf": "inf"},
-                                     partial={"partial_discrete": "partial_discrete",
-                                              "partial_continuous": "partial_continuous"})
+    def summ(p):
+        return {
+            "pass@1": p,
+            "outcomes": {o: 0.25 for o in F.OUTCOMES},
+            "n_problems": 2,
+            "n_samples": 8,
+            "tokens": {"mean": 5.0, "truncated_rate": 0.0},
+        }
+
+    runs = {
+        "kinf": summ(0.2),
+        "partial_continuous": summ(0.3),
+        "k1": summ(0.1),
+        "partial_discrete": summ(0.4),
+    }
+    payload = F.write_sweep_frontier(
+        tmp_path,
+        runs,
+        {"k1": 1, "kinf": "inf"},
+        partial={
+            "partial_discrete": "partial_discrete",
+            "partial_continuous": "partial_continuous",
+        },
+    )
     rows = [(r["run"], r["k"], r["reward"]) for r in payload["rows"]]
-    assert rows == [("k1", "1", "strict_1"), ("kinf", "inf", "strict_inf"),
-                    ("partial_continuous", None, "partial_continuous"),
-                    ("partial_discrete", None, "partial_discrete")]
+    assert rows == [
+        ("k1", "1", "strict_1"),
+        ("kinf", "inf", "strict_inf"),
+        ("partial_continuous", None, "partial_continuous"),
+        ("partial_discrete", None, "partial_discrete"),
+    ]
     with pytest.raises(ValueError, match="no strictness k or partial reward"):
         F.write_sweep_frontier(tmp_path, runs, {"k1": 1, "kinf": "inf"})
     with pytest.raises(ValueError, match="both a k and a partial reward"):
-        F.write_sweep_frontier(tmp_path, {"k1": summ(0.1)}, {"k1": 1}, partial={"k1": "partial_discrete"})
+        F.write_sweep_frontier(
+            tmp_path, {"k1": summ(0.1)}, {"k1": 1}, partial={"k1": "partial_discrete"}
+        )
     from recode_lib.analysis import plots
+
     assert plots.fig_frontier(None, sweep=tmp_path / "frontier.json", out_dir=tmp_path)

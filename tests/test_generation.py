@@ -25,13 +25,17 @@ def _one_torch_thread():
 
 @pytest.fixture(scope="module")
 def hf(tiny_model_dir):
-    return HFGenerator(str(tiny_model_dir), batch_size=4, memo=False)   # every call generates
+    return HFGenerator(str(tiny_model_dir), batch_size=4, memo=False)  # every call generates
 
 
 def test_sampling_config_rejects_bad_values_naming_the_field():
-    for kw, field in [({"temperature": -1}, "temperature"), ({"top_p": 0}, "top_p"),
-                      ({"n": 0}, "n"), ({"max_new_tokens": 1.5}, "max_new_tokens"),
-                      ({"stop": [""]}, "stop")]:
+    for kw, field in [
+        ({"temperature": -1}, "temperature"),
+        ({"top_p": 0}, "top_p"),
+        ({"n": 0}, "n"),
+        ({"max_new_tokens": 1.5}, "max_new_tokens"),
+        ({"stop": [""]}, "stop"),
+    ]:
         with pytest.raises(ValueError, match=field):
             SamplingConfig(**kw)
 
@@ -56,7 +60,7 @@ def test_hf_results_keep_input_order_and_shape(hf):
     rev = hf.generate(PROMPTS[::-1], s)
     assert [r[0].text for r in rev] == [r[0].text for r in out][::-1]
     for r in out:
-        assert r[0] == r[1]               # greedy: every index gives the same text
+        assert r[0] == r[1]  # greedy: every index gives the same text
         assert 1 <= r[0].n_tokens <= 8 and r[0].finish_reason in ("stop", "length")
 
 
@@ -64,12 +68,13 @@ def test_hf_sample_does_not_depend_on_batch_composition(hf, tiny_model_dir):
     s = SamplingConfig(temperature=1.0, top_p=0.9, max_new_tokens=12, n=3, seed=7)
     full = hf.generate(PROMPTS, s)
     texts = {r.text for row in full for r in row}
-    assert len(texts) > 3                 # sampling actually varies across samples
+    assert len(texts) > 3  # sampling actually varies across samples
     alone = HFGenerator(str(tiny_model_dir), batch_size=1)
     req = alone.requests_for([PROMPTS[1]], s, indices=[2])
     assert alone.generate_samples(req, s) == [full[1][2]]
-    other_seed = hf.generate(PROMPTS, SamplingConfig(temperature=1.0, max_new_tokens=12, n=3,
-                                                     seed=8))
+    other_seed = hf.generate(
+        PROMPTS, SamplingConfig(temperature=1.0, max_new_tokens=12, n=3, seed=8)
+    )
     assert other_seed != full
 
 
@@ -87,10 +92,11 @@ def test_hf_stop_string_cuts_the_text(hf):
     base = hf.generate([PROMPTS[1]], s)[0][0]
     text = base.text
     assert len(text) >= 8, "tiny model produced too little text to pick a stop string"
-    stop = next(text[i:i + 3] for i in range(2, len(text) - 3) if text[i:i + 3].strip())
-    cut = hf.generate([PROMPTS[1]], SamplingConfig(temperature=1.0, max_new_tokens=24, seed=5,
-                                                   stop=(stop,)))[0][0]
-    assert cut.text == text[:text.find(stop)]
+    stop = next(text[i : i + 3] for i in range(2, len(text) - 3) if text[i : i + 3].strip())
+    cut = hf.generate(
+        [PROMPTS[1]], SamplingConfig(temperature=1.0, max_new_tokens=24, seed=5, stop=(stop,))
+    )[0][0]
+    assert cut.text == text[: text.find(stop)]
     assert cut.finish_reason == "stop" and cut.n_tokens <= base.n_tokens
 
 
@@ -117,7 +123,7 @@ def test_cache_resumes_and_extends(tiny_model_dir, tmp_path):
     flaky = _Counting(str(tiny_model_dir), batch_size=2, fail_on_batch=2)
     with pytest.raises(KeyboardInterrupt):
         CachedGenerator(flaky, path).generate(PROMPTS, s)
-    assert len(read_jsonl(path)) == 2            # the first batch survived the crash
+    assert len(read_jsonl(path)) == 2  # the first batch survived the crash
 
     resumed = _Counting(str(tiny_model_dir), batch_size=2)
     out = CachedGenerator(resumed, path).generate(PROMPTS, s)
@@ -132,8 +138,9 @@ def test_cache_resumes_and_extends(tiny_model_dir, tmp_path):
     assert more.generated == 6 and [row[:2] for row in out4] == ref
     rows = read_jsonl(path)
     assert len(rows) == 12 and len({r["id"] for r in rows}) == 12
-    assert {"model", "prompt", "index", "sampling", "text", "n_tokens",
-            "finish_reason"} <= set(rows[0])
+    assert {"model", "prompt", "index", "sampling", "text", "n_tokens", "finish_reason"} <= set(
+        rows[0]
+    )
 
 
 def test_cache_key_separates_models_and_sampling(tiny_model_dir, tmp_path):
@@ -156,25 +163,29 @@ def test_get_generator_names_unknown_backend(tiny_model_dir, tmp_path):
 
 
 def test_hf_memo_answers_a_repeated_request_without_generating_until_a_weight_changes(
-        tiny_model_dir):
+    tiny_model_dir,
+):
     import torch
 
-    gen = _Counting(str(tiny_model_dir), batch_size=2)          # loads its own weights: memo on
+    gen = _Counting(str(tiny_model_dir), batch_size=2)  # loads its own weights: memo on
     s = SamplingConfig(temperature=1.0, max_new_tokens=8, n=2, seed=4)
     first = gen.generate(PROMPTS, s)
     assert gen.generated == 6 and gen.generated_tokens == sum(c.n_tokens for r in first for c in r)
     tokens = gen.generated_tokens
-    assert gen.generate(PROMPTS[::-1], s) == first[::-1]        # a benchmark's subset, reordered
-    assert gen.generated == 6 and gen.generated_tokens == tokens    # no forward pass
-    assert gen.generate(PROMPTS, SamplingConfig(temperature=1.0, max_new_tokens=8, n=2, seed=5)
-                        ) != first and gen.generated == 12      # another seed is another request
+    assert gen.generate(PROMPTS[::-1], s) == first[::-1]  # a benchmark's subset, reordered
+    assert gen.generated == 6 and gen.generated_tokens == tokens  # no forward pass
+    assert (
+        gen.generate(PROMPTS, SamplingConfig(temperature=1.0, max_new_tokens=8, n=2, seed=5))
+        != first
+        and gen.generated == 12
+    )  # another seed is another request
     greedy = gen.generate(PROMPTS, SamplingConfig(temperature=0, max_new_tokens=8, n=3))
-    assert gen.generated == 15                                  # greedy: one generation per prompt
+    assert gen.generated == 15  # greedy: one generation per prompt
     assert all(r[0] == r[1] == r[2] for r in greedy)
-    with torch.no_grad():                                       # e.g. an optimizer step
+    with torch.no_grad():  # e.g. an optimizer step
         next(gen.lm.parameters()).mul_(1.5)
     gen.generate(PROMPTS, SamplingConfig(temperature=0, max_new_tokens=8, n=3))
-    assert gen.generated == 18                                  # the memo was dropped
+    assert gen.generated == 18  # the memo was dropped
 
 
 def test_hf_memo_is_off_over_a_callers_model_and_bounded(tiny_model_dir):
@@ -182,8 +193,8 @@ def test_hf_memo_is_off_over_a_callers_model_and_bounded(tiny_model_dir):
     s = SamplingConfig(temperature=0, max_new_tokens=4)
     own.generate(PROMPTS, s)
     own.generate(PROMPTS, s)
-    assert own.generated == 4                                   # 2 remembered, the oldest dropped
+    assert own.generated == 4  # 2 remembered, the oldest dropped
     shared = _Counting(str(tiny_model_dir), model_obj=own.lm, tokenizer=own.tok)
     shared.generate(PROMPTS[:1], s)
     shared.generate(PROMPTS[:1], s)
-    assert shared.generated == 2                                # a policy being trained: no memo
+    assert shared.generated == 2  # a policy being trained: no memo

@@ -53,8 +53,9 @@ def _make_handler(state: _State):
                 if "BAD" in user:
                     return self._send(400, {"error": {"message": "bad field 'messages'"}})
                 if "FLAKY" in user and attempt <= 2:
-                    return self._send(503, {"error": {"message": "overloaded"}},
-                                      [("Retry-After", "0")])
+                    return self._send(
+                        503, {"error": {"message": "overloaded"}}, [("Retry-After", "0")]
+                    )
                 if "GARBLED" in user and attempt == 1:
                     return self._send(200, b"{not json")
                 if "SLOW" in user and attempt == 1:
@@ -62,17 +63,32 @@ def _make_handler(state: _State):
                 if "DOWN" in user:
                     return self._send(502, {"error": {"message": "bad gateway"}})
                 words = f"echo {user} seed={body['seed']}".split()
-                words = words[:body["max_tokens"]]
+                words = words[: body["max_tokens"]]
                 finish = "length" if len(words) == body["max_tokens"] else "stop"
-                return self._send(200, {
-                    "id": "x", "object": "chat.completion", "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": finish,
-                                 "message": {"role": "assistant", "content": " ".join(words)}}],
-                    "usage": {"prompt_tokens": 3, "completion_tokens": len(words),
-                              "total_tokens": 3 + len(words)}})
+                return self._send(
+                    200,
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": finish,
+                                "message": {"role": "assistant", "content": " ".join(words)},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 3,
+                            "completion_tokens": len(words),
+                            "total_tokens": 3 + len(words),
+                        },
+                    },
+                )
             finally:
                 with state.lock:
                     state.active -= 1
+
     return Handler
 
 
@@ -99,8 +115,8 @@ def test_concurrent_requests_one_per_sample_with_seeds(server):
     out = gen.generate([_msgs(f"p{i}") for i in range(4)], s)
     assert [len(r) for r in out] == [4] * 4
     assert out[2][3].text.startswith("echo p2 seed=") and out[2][3].finish_reason == "stop"
-    assert len({c.text for c in out[0]}) == 4            # one distinct seed per sample
-    assert state.peak > 1                                 # the pool really overlapped requests
+    assert len({c.text for c in out[0]}) == 4  # one distinct seed per sample
+    assert state.peak > 1  # the pool really overlapped requests
     b = state.bodies[0]
     assert b["n"] == 1 and b["model"] == "served-model" and b["temperature"] == 0.7
     assert b["max_tokens"] == 50 and b["top_p"] == 0.9 and "stop" not in b
@@ -134,17 +150,22 @@ def test_client_errors_are_not_retried_and_name_the_request(server):
 
 def test_persistent_failure_raises_but_keeps_finished_samples(server, tmp_path):
     url, state = server
-    gen = CachedGenerator(OpenAIGenerator("m", base_url=url, backoff_s=0.01, max_retries=2,
-                                          concurrency=2), tmp_path / "c.jsonl")
+    gen = CachedGenerator(
+        OpenAIGenerator("m", base_url=url, backoff_s=0.01, max_retries=2, concurrency=2),
+        tmp_path / "c.jsonl",
+    )
     with pytest.raises(GenerationError, match="failed after 3 attempts; last error: HTTP 502"):
         gen.generate([_msgs("fine"), _msgs("DOWN"), _msgs("also fine")], SamplingConfig())
-    done = {r["text"].split()[1] for r in CachedGenerator(gen.inner, tmp_path / "c.jsonl")
-            .store.records()}
+    done = {
+        r["text"].split()[1]
+        for r in CachedGenerator(gen.inner, tmp_path / "c.jsonl").store.records()
+    }
     assert done == {"fine", "also"}
 
 
 def test_unreachable_server_raises_after_retries():
-    gen = OpenAIGenerator("m", base_url="http://127.0.0.1:9/v1", backoff_s=0.01, max_retries=1,
-                          timeout_s=2)
+    gen = OpenAIGenerator(
+        "m", base_url="http://127.0.0.1:9/v1", backoff_s=0.01, max_retries=1, timeout_s=2
+    )
     with pytest.raises(GenerationError, match="failed after 2 attempts"):
         gen.generate([_msgs("x")], SamplingConfig())

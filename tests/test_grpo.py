@@ -8,22 +8,36 @@ import pytest
 
 from recode_lib.data.schema import Problem
 from recode_lib.errors import RecodeError
+from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
 from recode_lib.run_files import read_metrics
 from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, train
-from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
 
 
 def problems(n=4):
-    return [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                    tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
-                    time_limit_s=2.0)
-            for i in range(n)]
+    return [
+        Problem(
+            id=f"toy/{i}",
+            source="toy",
+            prompt=f"Write f() returning {i}.",
+            tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
+            time_limit_s=2.0,
+        )
+        for i in range(n)
+    ]
 
 
 def recipe(tiny, **kw):
-    base = dict(model=str(tiny), rewards=[{"name": "outcome_only"}], max_steps=2,
-                max_completion_length=12, num_generations=4, per_device_train_batch_size=8,
-                save_steps=1, save_total_limit=1, sandbox_workers=2)
+    base = dict(
+        model=str(tiny),
+        rewards=[{"name": "outcome_only"}],
+        max_steps=2,
+        max_completion_length=12,
+        num_generations=4,
+        per_device_train_batch_size=8,
+        save_steps=1,
+        save_total_limit=1,
+        sandbox_workers=2,
+    )
     base.update(kw)
     return load_recipe("cg_grpo_smoke", **base)
 
@@ -34,11 +48,11 @@ def test_two_steps_write_metrics_checkpoint_and_final(tiny_model_dir, tmp_path):
     out = tmp_path / "run"
     res = train(recipe(tiny_model_dir), problems(), out)
     assert not res.skipped and res.final_dir == out / "final"
-    AutoModelForCausalLM.from_pretrained(res.final_dir)          # a loadable HF folder
+    AutoModelForCausalLM.from_pretrained(res.final_dir)  # a loadable HF folder
     assert (res.final_dir / "tokenizer_config.json").is_file()
     rows = read_metrics(out)
     assert [r["step"] for r in rows] == [1, 2]
-    for r in rows:   # reward components, the time split and the sandbox throughput per step
+    for r in rows:  # reward components, the time split and the sandbox throughput per step
         assert {"outcome_only/fmt", "outcome_only/out", "rewards/outcome_only/mean"} <= set(r)
         assert r["time/step_s"] >= r["time/generation_s"] + r["time/reward_s"] - 1e-6
         assert r["time/generation_s"] > 0 and r["time/optimizer_s"] >= 0
@@ -48,7 +62,7 @@ def test_two_steps_write_metrics_checkpoint_and_final(tiny_model_dir, tmp_path):
         assert 0 <= ran <= 8 and (r["outcome_only/out"] == 0 or ran > 0)
     prov = json.loads((out / "run.json").read_text())
     assert prov["config"]["rewards"] == [{"name": "outcome_only"}]
-    again = train(recipe(tiny_model_dir), problems(), out)     # finished: skipped, not retrained
+    again = train(recipe(tiny_model_dir), problems(), out)  # finished: skipped, not retrained
     assert again.skipped and len(read_metrics(out)) == 2
 
 
@@ -61,11 +75,15 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
     assert retire_stale_run(out, fp) is None
     (out / "final").mkdir()
     (out / "final" / ".complete").write_text("")
-    assert retire_stale_run(out, fp) is None and (out / "final").is_dir()   # same: kept
+    assert retire_stale_run(out, fp) is None and (out / "final").is_dir()  # same: kept
     assert run_fingerprint(load_recipe("cg_grpo_smoke", max_steps=7), problems()) != fp
     # the tracker is not what the run trained: switching it keeps the finished run
-    assert run_fingerprint(load_recipe("cg_grpo_smoke", report_to=["wandb"], logging_steps=5),
-                           problems()) == fp
+    assert (
+        run_fingerprint(
+            load_recipe("cg_grpo_smoke", report_to=["wandb"], logging_steps=5), problems()
+        )
+        == fp
+    )
     assert run_fingerprint(load_recipe("cg_grpo_smoke", keep_checkpoints=True), problems()) == fp
     new_fp = run_fingerprint(r, problems(3))
     assert new_fp != fp
@@ -74,7 +92,7 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
     assert not (out / "final").exists()
     assert json.loads((out / "fingerprint.json").read_text())["fingerprint"] == new_fp
     legacy = tmp_path / "legacy"
-    (legacy / "final").mkdir(parents=True)                    # trained before fingerprints
+    (legacy / "final").mkdir(parents=True)  # trained before fingerprints
     assert retire_stale_run(legacy, fp) == tmp_path / "legacy.stale-1"
 
 
@@ -104,20 +122,24 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
             if calls["n"] == 2:
                 raise BackendDied("reward backend died")
             return [{"reward": 0.0, "fmt": 0.0} for _ in completions]
+
         return RewardFunction("flaky", compute, ("fmt",))
 
     monkeypatch.setitem(REGISTRY, "flaky", RewardEntry("flaky", flaky))
     out = tmp_path / "run"
     with pytest.raises(RuntimeError, match="reward backend died"):
         train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
-    ckpt = out / "checkpoint-1"                              # saved on the way down, with
-    assert {"optimizer.pt", "scheduler.pt", "trainer_state.json", "config.json"} <= \
-        {p.name for p in ckpt.iterdir()}                     # what resuming reads
-    res = train(recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out)
+    ckpt = out / "checkpoint-1"  # saved on the way down, with
+    assert {"optimizer.pt", "scheduler.pt", "trainer_state.json", "config.json"} <= {
+        p.name for p in ckpt.iterdir()
+    }  # what resuming reads
+    res = train(
+        recipe(tiny_model_dir, rewards=[{"name": "flaky"}], save_steps=100), problems(), out
+    )
     assert res.resumed_from.endswith("checkpoint-1")
     assert [r["step"] for r in read_metrics(out)] == [1, 2]  # no step logged twice
     assert (out / "final" / ".complete").is_file()
-    assert not list(out.glob("checkpoint-*"))               # finished: its checkpoints go
+    assert not list(out.glob("checkpoint-*"))  # finished: its checkpoints go
 
 
 def test_checkpoints_go_only_once_final_is_complete(tmp_path):
@@ -128,7 +150,7 @@ def test_checkpoints_go_only_once_final_is_complete(tmp_path):
         (out / f"checkpoint-{n}").mkdir(parents=True)
         (out / f"checkpoint-{n}" / "optimizer.pt").write_bytes(b"x")
     (out / "final").mkdir()
-    assert drop_checkpoints(out) == []                      # final/ not complete: resumable
+    assert drop_checkpoints(out) == []  # final/ not complete: resumable
     assert len(list(out.glob("checkpoint-*"))) == 2
     (out / "final" / ".complete").write_text("{}")
     assert [d.name for d in drop_checkpoints(out)] == ["checkpoint-1", "checkpoint-2"]
@@ -147,12 +169,12 @@ def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
     gpu = not r.use_cpu
     cfg = grpo_config(r.replace(use_cpu=True) if gpu else r, tmp_path)
     assert isinstance(cfg, GRPOConfig) and cfg.output_dir == str(tmp_path)
-    for key, value in r.values.items():                 # nothing dropped on the way
-        if key not in ("use_cpu", "report_to"):         # (report_to: TRL maps none -> [])
+    for key, value in r.values.items():  # nothing dropped on the way
+        if key not in ("use_cpu", "report_to"):  # (report_to: TRL maps none -> [])
             assert getattr(cfg, key) == value, key
-    assert cfg.generation_batch_size % cfg.num_generations == 0     # whole groups per generation
+    assert cfg.generation_batch_size % cfg.num_generations == 0  # whole groups per generation
     assert cfg.run_name == r.name and cfg.reward_weights == [1.0] * len(r.rewards)
-    if gpu:     # paper profile: bf16, vLLM, and the RM on the accelerator (never CPU float32)
+    if gpu:  # paper profile: bf16, vLLM, and the RM on the accelerator (never CPU float32)
         assert r.bf16 and r.use_vllm and r.vllm_mode in ("colocate", "server")
         if r.rm_path:
             assert r.rm_placement == "trainer" and r.rm_dtype == "bfloat16"
@@ -166,26 +188,39 @@ def test_a_micro_batch_may_hold_part_of_a_group_when_accumulation_completes_it(t
     group is refused before TRL sees it."""
     from recode_lib.training.grpo import grpo_config, prompts_per_step
 
-    r = load_recipe("cg_grpo_smoke", per_device_train_batch_size=4, gradient_accumulation_steps=4,
-                    num_generations=8)
+    r = load_recipe(
+        "cg_grpo_smoke",
+        per_device_train_batch_size=4,
+        gradient_accumulation_steps=4,
+        num_generations=8,
+    )
     cfg = grpo_config(r, tmp_path)
     assert cfg.generation_batch_size == 16 and prompts_per_step(r) == 2
     with pytest.raises(ValueError, match="whole groups"):
-        load_recipe("cg_grpo_smoke", per_device_train_batch_size=4, gradient_accumulation_steps=1,
-                    num_generations=8)
+        load_recipe(
+            "cg_grpo_smoke",
+            per_device_train_batch_size=4,
+            gradient_accumulation_steps=1,
+            num_generations=8,
+        )
 
 
 def test_recipe_passes_any_grpo_config_field_through(tmp_path):
     from recode_lib.training.grpo import grpo_config
 
-    r = load_recipe("cg_grpo_smoke", epsilon_high=0.28, mask_truncated_completions=True,
-                    scale_rewards="batch", rewards=[{"name": "outcome_only", "weight": 2.0}])
+    r = load_recipe(
+        "cg_grpo_smoke",
+        epsilon_high=0.28,
+        mask_truncated_completions=True,
+        scale_rewards="batch",
+        rewards=[{"name": "outcome_only", "weight": 2.0}],
+    )
     cfg = grpo_config(r, tmp_path)
     assert cfg.epsilon_high == 0.28 and cfg.mask_truncated_completions is True
     assert cfg.scale_rewards == "batch" and cfg.reward_weights == [2.0]
-    assert cfg.rewards == [{"name": "outcome_only", "weight": 2.0}]      # the project's fields too
+    assert cfg.rewards == [{"name": "outcome_only", "weight": 2.0}]  # the project's fields too
     assert cfg.model == "smollm2" and cfg.rm_placement == "cpu"
-    assert load_recipe("cg_grpo_smoke").num_iterations == 1              # TRL's default, unset
+    assert load_recipe("cg_grpo_smoke").num_iterations == 1  # TRL's default, unset
 
 
 def test_recipe_is_a_value_that_round_trips(tmp_path):
@@ -200,18 +235,24 @@ def test_recipe_is_a_value_that_round_trips(tmp_path):
     assert load_recipe(tmp_path / "r.yaml") == r2
     import copy
     import pickle
+
     assert copy.deepcopy(r2) == r2 and pickle.loads(pickle.dumps(r2)).max_steps == 4
     with pytest.raises(AttributeError, match="no field 'nosuch'"):
         r.nosuch
 
 
 def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
-    with pytest.raises(ValueError, match=r"per_device_train_batch_size \(6, .*num_generations \(4\)"):
+    with pytest.raises(
+        ValueError, match=r"per_device_train_batch_size \(6, .*num_generations \(4\)"
+    ):
         recipe(tiny_model_dir, per_device_train_batch_size=6)
     with pytest.raises(ValueError, match=r"unknown recipe field\(s\) \['lr'\]"):
         load_recipe("cg_grpo_smoke", lr=1.0)
-    with pytest.raises(ValueError, match=r"cg_grpo_smoke.yaml: unknown .*'max_step': did you mean "
-                                         r"'max_steps'"):
+    with pytest.raises(
+        ValueError,
+        match=r"cg_grpo_smoke.yaml: unknown .*'max_step': did you mean "
+        r"'max_steps'",
+    ):
         load_recipe("cg_grpo_smoke", max_step=3)
     with pytest.raises(FileNotFoundError, match="recipe 'nosuch' not found"):
         load_recipe("nosuch")
@@ -251,13 +292,19 @@ def test_gated_run_scores_with_the_rm_on_the_trainer_device(tiny_model_dir, tmp_
     model.config.pad_token_id = AutoTokenizer.from_pretrained(tiny_model_dir).pad_token_id
     model.save_pretrained(rm)
     AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(rm)
-    r = recipe(tiny_model_dir, rewards=[{"name": "gated"}, {"name": "process", "weight": 0.5}],
-               rm_path=str(rm), rm_placement="trainer", rm_batch_size=4, max_steps=1,
-               save_steps=100)
+    r = recipe(
+        tiny_model_dir,
+        rewards=[{"name": "gated"}, {"name": "process", "weight": 0.5}],
+        rm_path=str(rm),
+        rm_placement="trainer",
+        rm_batch_size=4,
+        max_steps=1,
+        save_steps=100,
+    )
     res = train(r, problems(), tmp_path / "run")
     rows = read_metrics(res.output_dir)
     assert len(rows) == 1 and {"gated/proc", "process/proc", "rewards/process/mean"} <= set(rows[0])
-    assert 0.0 < rows[0]["process/proc"] < 1.0    # the RM scored every completion
+    assert 0.0 < rows[0]["process/proc"] < 1.0  # the RM scored every completion
 
 
 def test_vllm_grpo_step_on_gpu(tmp_path):
@@ -268,9 +315,17 @@ def test_vllm_grpo_step_on_gpu(tmp_path):
     import os
 
     model = os.environ.get("RECODE_GPU_TEST_MODEL", "Qwen/Qwen2.5-Coder-0.5B-Instruct")
-    r = load_recipe("cg_grpo_paper", model=model, rewards=[{"name": "outcome_only"}], max_steps=1,
-                    max_completion_length=64, gradient_accumulation_steps=1,
-                    vllm_gpu_memory_utilization=0.3, report_to=["none"], save_steps=100)
+    r = load_recipe(
+        "cg_grpo_paper",
+        model=model,
+        rewards=[{"name": "outcome_only"}],
+        max_steps=1,
+        max_completion_length=64,
+        gradient_accumulation_steps=1,
+        vllm_gpu_memory_utilization=0.3,
+        report_to=["none"],
+        save_steps=100,
+    )
     res = train(r, problems(2), tmp_path / "gpu")
     assert (res.final_dir / "config.json").is_file() and len(read_metrics(res.output_dir)) == 1
 
@@ -287,8 +342,16 @@ def test_grpo_step_with_the_rm_on_the_gpu(tiny_model_dir, tmp_path):
     model.config.pad_token_id = AutoTokenizer.from_pretrained(tiny_model_dir).pad_token_id
     model.save_pretrained(rm)
     AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(rm)
-    r = recipe(tiny_model_dir, rewards=[{"name": "process"}], rm_path=str(rm),
-               rm_placement="trainer", use_cpu=False, bf16=True, max_steps=1, save_steps=100)
+    r = recipe(
+        tiny_model_dir,
+        rewards=[{"name": "process"}],
+        rm_path=str(rm),
+        rm_placement="trainer",
+        use_cpu=False,
+        bf16=True,
+        max_steps=1,
+        save_steps=100,
+    )
     res = train(r, problems(), tmp_path / "gpu_rm")
     rows = read_metrics(res.output_dir)
     assert len(rows) == 1 and 0.0 < rows[0]["process/proc"] < 1.0
@@ -317,7 +380,9 @@ def test_cli_names_an_unknown_key(tmp_path, capsys):
     assert "rm_placement must be one of" in capsys.readouterr().err
 
 
-def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(tiny_model_dir, tmp_path):
+def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(
+    tiny_model_dir, tmp_path
+):
     import os
     import shutil
 
@@ -328,15 +393,18 @@ def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(tiny
     shutil.copytree(tiny_model_dir, rm)
     r = load_recipe("cg_grpo_smoke", model=str(start), rm_path=str(rm))
     fp = run_fingerprint(r, problems())
-    assert run_fingerprint(r, problems()) == fp                       # stable while nothing moves
-    for folder in (rm, start):                                         # 02 / 00 re-run in place
+    assert run_fingerprint(r, problems()) == fp  # stable while nothing moves
+    for folder in (rm, start):  # 02 / 00 re-run in place
         w = folder / "model.safetensors"
         os.utime(w, ns=(w.stat().st_atime_ns, w.stat().st_mtime_ns + 10**9))
         new = run_fingerprint(r, problems())
         assert new != fp
         fp = new
-    alias = load_recipe("cg_grpo_smoke", model="smollm2")              # no folder: no stamp
+    alias = load_recipe("cg_grpo_smoke", model="smollm2")  # no folder: no stamp
     from recode_lib.provenance import fingerprint
     from recode_lib.training.grpo import LOGGING_FIELDS
+
     fields = {k: v for k, v in alias.to_dict().items() if k not in LOGGING_FIELDS}
-    assert run_fingerprint(alias, problems()) == fingerprint(fields, [p.to_dict() for p in problems()])
+    assert run_fingerprint(alias, problems()) == fingerprint(
+        fields, [p.to_dict() for p in problems()]
+    )

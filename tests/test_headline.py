@@ -10,13 +10,20 @@ from recode_lib.evaluation.headline import headline_table, relative_change, writ
 
 
 def _s(p, tokens, correct=None):
-    return {"pass@1": p, "pass@1_ci": [max(0.0, p - 0.1), min(1.0, p + 0.1)],
-            "tokens": {"mean": tokens, "mean_correct": correct}, "n_problems": 4, "n_samples": 4}
+    return {
+        "pass@1": p,
+        "pass@1_ci": [max(0.0, p - 0.1), min(1.0, p + 0.1)],
+        "tokens": {"mean": tokens, "mean_correct": correct},
+        "n_problems": 4,
+        "n_samples": 4,
+    }
 
 
-SUMMARIES = {"start": {"a": _s(0.2, 300), "b": _s(0.4, 500)},
-             "outcome_only": {"a": _s(0.4, 400, 350), "b": _s(0.6, 600)},
-             "gated": {"a": _s(0.5, 300), "b": _s(0.7, 450)}}
+SUMMARIES = {
+    "start": {"a": _s(0.2, 300), "b": _s(0.4, 500)},
+    "outcome_only": {"a": _s(0.4, 400, 350), "b": _s(0.6, 600)},
+    "gated": {"a": _s(0.5, 300), "b": _s(0.7, 450)},
+}
 
 
 def test_average_gain_and_token_change_follow_the_papers_definitions():
@@ -25,8 +32,8 @@ def test_average_gain_and_token_change_follow_the_papers_definitions():
     s = h["summary"]
     assert s["outcome_only"]["average_pass@1"] == pytest.approx(0.5)
     assert s["gated"]["average_pass@1"] == pytest.approx(0.6)
-    assert s["gated"]["gain_vs_baseline"] == pytest.approx(0.2)             # (0.6 - 0.5) / 0.5
-    assert s["gated"]["token_change_vs_baseline"] == pytest.approx(375 / 500 - 1)   # -25%
+    assert s["gated"]["gain_vs_baseline"] == pytest.approx(0.2)  # (0.6 - 0.5) / 0.5
+    assert s["gated"]["token_change_vs_baseline"] == pytest.approx(375 / 500 - 1)  # -25%
     assert s["start"]["gain_vs_baseline"] == pytest.approx(-0.4)
     assert s["outcome_only"]["gain_vs_baseline"] == 0.0
     cell = h["table"]["outcome_only"]["a"]
@@ -54,15 +61,20 @@ def test_without_outcome_only_the_gain_is_none():
 
 def test_writer_and_figure(tmp_path):
     from recode_lib.analysis import plots
+
     h = headline_table(SUMMARIES)
     js, cs = write_headline(h, tmp_path, extra={"model": "m"})
     back = json.loads(js.read_text())
     assert back["model"] == "m" and back["table"]["gated"]["b"]["pass@1"] == 0.7
     rows = list(csv.DictReader(open(cs)))
     assert [r["policy"] for r in rows] == ["start", "outcome_only", "gated"]
-    assert float(rows[2]["b/pass@1"]) == 0.7 and float(rows[2]["gain_vs_baseline"]) == pytest.approx(0.2)
+    assert float(rows[2]["b/pass@1"]) == 0.7 and float(
+        rows[2]["gain_vs_baseline"]
+    ) == pytest.approx(0.2)
     files = plots.fig_headline(js, out_dir=tmp_path / "fig")
-    assert [p.suffix for p in files] == [".pdf", ".png"] and all(os.path.getsize(p) > 0 for p in files)
+    assert [p.suffix for p in files] == [".pdf", ".png"] and all(
+        os.path.getsize(p) > 0 for p in files
+    )
     with pytest.raises(plots.NoData):
         plots.fig_headline({"policies": [], "benchmarks": []})
     built = plots.rebuild_all(tmp_path / "run_missing", out_dir=tmp_path / "f")
@@ -71,10 +83,15 @@ def test_writer_and_figure(tmp_path):
 
 def test_policy_models_finds_04_finals_and_names_a_missing_one(tmp_path):
     from recode_lib.evaluation.headline import evaluate_policies, policy_models
+
     (tmp_path / "04_cg_grpo" / "gated" / "final").mkdir(parents=True)
     assert policy_models(tmp_path, "") == {}
-    assert policy_models(tmp_path, "gated") == {"gated": str(tmp_path / "04_cg_grpo" / "gated" / "final")}
-    with pytest.raises(FileNotFoundError, match=r"additive.*04_cg_grpo/additive/final.*run 04 first"):
+    assert policy_models(tmp_path, "gated") == {
+        "gated": str(tmp_path / "04_cg_grpo" / "gated" / "final")
+    }
+    with pytest.raises(
+        FileNotFoundError, match=r"additive.*04_cg_grpo/additive/final.*run 04 first"
+    ):
         policy_models(tmp_path, "gated, additive")
     with pytest.raises(KeyError, match="gated"):
         evaluate_policies({"gated": "x"}, ["a"], spec=None, out_dirs={})
@@ -83,6 +100,7 @@ def test_policy_models_finds_04_finals_and_names_a_missing_one(tmp_path):
 # --- relative gains with paired CIs, seeds, greedy (ReCode: "50.4% -> 58.5% (+16.1% relative)",
 # "+6.7% over outcome-only GRPO") ---------------------------------------------------------------
 
+
 def _pp(n_correct, n=1000, extra=None):
     """A summary whose per-problem pass@1 is 1 on the first n_correct of n problems."""
     per = {f"p{i:04d}": float(i < n_correct) for i in range(n)}
@@ -90,9 +108,11 @@ def _pp(n_correct, n=1000, extra=None):
     return {**s, "per_problem": per, **(extra or {})}
 
 
-PAPERLIKE = {"start": {"a": _pp(504), "b": _pp(504)},
-             "outcome_only": {"a": _pp(548), "b": _pp(549)},
-             "gated": {"a": _pp(585), "b": _pp(585)}}
+PAPERLIKE = {
+    "start": {"a": _pp(504), "b": _pp(504)},
+    "outcome_only": {"a": _pp(548), "b": _pp(549)},
+    "gated": {"a": _pp(585), "b": _pp(585)},
+}
 
 
 def test_the_headline_carries_both_relative_gains_with_paired_intervals():
@@ -100,12 +120,12 @@ def test_the_headline_carries_both_relative_gains_with_paired_intervals():
     over_start = h["relative_gain_over_start"]["gated"]
     assert over_start["value"] == pytest.approx(0.585 / 0.504 - 1) == pytest.approx(0.161, abs=1e-3)
     lo, hi = over_start["ci"]
-    assert 0 < lo < over_start["value"] < hi      # gated solves a superset: paired, never <= 0
+    assert 0 < lo < over_start["value"] < hi  # gated solves a superset: paired, never <= 0
     over_oo = h["relative_gain_over_outcome_only"]["gated"]
-    assert over_oo["value"] == pytest.approx(0.585 / 0.5485 - 1, abs=1e-4)   # +6.7%
+    assert over_oo["value"] == pytest.approx(0.585 / 0.5485 - 1, abs=1e-4)  # +6.7%
     assert over_oo["ci"][0] > 0 and over_oo["n_problems"] == 2000
     assert "start" not in h["relative_gain_over_start"]
-    assert set(h["relative_gain_over_outcome_only"]) == {"gated"}   # not start, not itself
+    assert set(h["relative_gain_over_outcome_only"]) == {"gated"}  # not start, not itself
     assert h["paper"]["relative_gain_over_start"] == 0.161
 
 
@@ -120,48 +140,73 @@ def test_a_gain_pairs_problems_not_just_means():
     an unpaired view would see no difference in spread; the paired interval widens."""
     ref = {"a": _pp(500)}
     same = {"a": _pp(500)}
-    shifted = {"a": {**_pp(500), "per_problem": {f"p{i:04d}": float(i >= 500) for i in range(1000)}}}
-    tight = headline_table({"start": ref, "gated": same}, n_boot=300)["relative_gain_over_start"]["gated"]
-    wide = headline_table({"start": ref, "gated": shifted}, n_boot=300)["relative_gain_over_start"]["gated"]
+    shifted = {
+        "a": {**_pp(500), "per_problem": {f"p{i:04d}": float(i >= 500) for i in range(1000)}}
+    }
+    tight = headline_table({"start": ref, "gated": same}, n_boot=300)["relative_gain_over_start"][
+        "gated"
+    ]
+    wide = headline_table({"start": ref, "gated": shifted}, n_boot=300)["relative_gain_over_start"][
+        "gated"
+    ]
     assert tight["ci"] == [0.0, 0.0] and wide["ci"][0] < -0.05 < 0.05 < wide["ci"][1]
 
 
 def test_seeds_average_and_report_their_spread_beside_every_gain():
-    runs = {"start": {"a": _pp(400)},
-            "outcome_only_seed0": {"a": _pp(500)}, "outcome_only_seed1": {"a": _pp(500)},
-            "gated_seed0": {"a": _pp(550)}, "gated_seed1": {"a": _pp(600)}}
-    groups = {"outcome_only": ["outcome_only_seed0", "outcome_only_seed1"],
-              "gated": ["gated_seed0", "gated_seed1"]}
+    runs = {
+        "start": {"a": _pp(400)},
+        "outcome_only_seed0": {"a": _pp(500)},
+        "outcome_only_seed1": {"a": _pp(500)},
+        "gated_seed0": {"a": _pp(550)},
+        "gated_seed1": {"a": _pp(600)},
+    }
+    groups = {
+        "outcome_only": ["outcome_only_seed0", "outcome_only_seed1"],
+        "gated": ["gated_seed0", "gated_seed1"],
+    }
     h = headline_table(runs, groups=groups, n_boot=300)
     assert h["policies"] == ["start", "outcome_only", "gated"]
     cell = h["table"]["gated"]["a"]
     assert cell["pass@1"] == pytest.approx(0.575) and cell["n_seeds"] == 2
-    assert cell["per_seed"] == [0.55, 0.6] and cell["seed_std"] == pytest.approx(0.0353553, abs=1e-6)
+    assert cell["per_seed"] == [0.55, 0.6] and cell["seed_std"] == pytest.approx(
+        0.0353553, abs=1e-6
+    )
     assert cell["ci"][0] < 0.575 < cell["ci"][1]
     g = h["relative_gain_over_outcome_only"]["gated"]
-    assert g["per_seed"] == pytest.approx([0.1, 0.2]) and g["seed_std"] == pytest.approx(0.0707107, abs=1e-6)
-    s = h["relative_gain_over_start"]["gated"]           # one start run: each seed against it
+    assert g["per_seed"] == pytest.approx([0.1, 0.2]) and g["seed_std"] == pytest.approx(
+        0.0707107, abs=1e-6
+    )
+    s = h["relative_gain_over_start"]["gated"]  # one start run: each seed against it
     assert s["per_seed"] == pytest.approx([0.375, 0.5]) and s["value"] == pytest.approx(0.4375)
     assert h["summary"]["gated"]["gain_vs_baseline_seed_std"] == pytest.approx(g["seed_std"])
     assert h["summary"]["gated"]["average_seed_std"] == pytest.approx(cell["seed_std"])
 
 
 def test_greedy_pass1_is_reported_beside_sampled_pass1(tmp_path):
-    runs = {"start": {"a": _pp(400, extra={"greedy_pass@1": 0.45})},
-            "gated": {"a": _pp(500, extra={"greedy_pass@1": 0.54})}}
+    runs = {
+        "start": {"a": _pp(400, extra={"greedy_pass@1": 0.45})},
+        "gated": {"a": _pp(500, extra={"greedy_pass@1": 0.54})},
+    }
     h = headline_table(runs, n_boot=100)
     assert h["table"]["gated"]["a"]["greedy_pass@1"] == 0.54
     assert h["summary"]["gated"]["greedy_average_pass@1"] == 0.54
     assert h["relative_gain_over_start"]["gated"]["greedy_value"] == pytest.approx(0.2)
     _, cs = write_headline(h, tmp_path)
     row = list(csv.DictReader(open(cs)))[1]
-    assert float(row["a/greedy_pass@1"]) == 0.54 and float(row["relative_gain_over_start"]) == pytest.approx(0.25)
+    assert float(row["a/greedy_pass@1"]) == 0.54 and float(
+        row["relative_gain_over_start"]
+    ) == pytest.approx(0.25)
 
 
 def test_the_transfer_gain_is_over_its_own_start_and_outcome_only_run():
-    runs = {"start": {"a": _pp(400)}, "outcome_only": {"a": _pp(500)}, "gated": {"a": _pp(550)},
-            "transfer_start": {"a": _pp(200)}, "transfer": {"a": _pp(300)},
-            "transfer_outcome_only": {"a": _pp(250)}}
+    runs = {
+        "start": {"a": _pp(400)},
+        "outcome_only": {"a": _pp(500)},
+        "gated": {"a": _pp(550)},
+        "transfer_start": {"a": _pp(200)},
+        "transfer": {"a": _pp(300)},
+        "transfer_outcome_only": {"a": _pp(250)},
+    }
     h = headline_table(runs, n_boot=100)
     assert h["relative_gain_over_start"]["transfer"]["reference"] == "transfer_start"
     assert h["relative_gain_over_start"]["transfer"]["value"] == pytest.approx(0.5)
@@ -173,17 +218,25 @@ def test_the_transfer_gain_is_over_its_own_start_and_outcome_only_run():
 
 def test_policy_groups_read_04s_seed_runs(tmp_path):
     from recode_lib.evaluation.headline import policy_groups
-    assert policy_groups(tmp_path, "gated,additive") == {"gated": ["gated"], "additive": ["additive"]}
+
+    assert policy_groups(tmp_path, "gated,additive") == {
+        "gated": ["gated"],
+        "additive": ["additive"],
+    }
     (tmp_path / "04_cg_grpo").mkdir()
-    (tmp_path / "04_cg_grpo" / "headline.json").write_text(json.dumps(
-        {"seed_runs": {"gated": {"0": "gated_seed0", "1": "gated_seed1"}}}))
+    (tmp_path / "04_cg_grpo" / "headline.json").write_text(
+        json.dumps({"seed_runs": {"gated": {"0": "gated_seed0", "1": "gated_seed1"}}})
+    )
     assert policy_groups(tmp_path, ["gated", "additive"]) == {
-        "gated": ["gated_seed0", "gated_seed1"], "additive": ["additive"]}
+        "gated": ["gated_seed0", "gated_seed1"],
+        "additive": ["additive"],
+    }
 
 
 def test_greedy_spec_and_lcb_window_options():
     from recode_lib.evaluation.headline import greedy_spec, headline_options
     from recode_lib.evaluation.spec import EvalSpec
+
     sampled = EvalSpec(temperature=0.8, top_p=0.95, n=10, k=(1, 10))
     g = greedy_spec(sampled)
     assert (g.temperature, g.top_p, g.n, g.k) == (0.0, 1.0, 1, (1,))
@@ -191,14 +244,20 @@ def test_greedy_spec_and_lcb_window_options():
     assert greedy_spec(greedy) is greedy
     assert headline_options("") == {}
     assert headline_options("2024-10-01") == {"livecodebench": {"start_date": "2024-10-01"}}
-    assert headline_options("2024-10-01", ["humaneval"]) == {}          # no LiveCodeBench evaluated
+    assert headline_options("2024-10-01", ["humaneval"]) == {}  # no LiveCodeBench evaluated
 
 
 def test_evaluate_policies_refuses_options_for_a_benchmark_it_does_not_evaluate():
     from recode_lib.evaluation.headline import evaluate_policies
+
     with pytest.raises(ValueError, match="livecodebench"):
-        evaluate_policies({"a": "x"}, ["humaneval"], spec=None, out_dirs={"a": "d"},
-                          options={"livecodebench": {"start_date": "2024-10-01"}})
+        evaluate_policies(
+            {"a": "x"},
+            ["humaneval"],
+            spec=None,
+            out_dirs={"a": "d"},
+            options={"livecodebench": {"start_date": "2024-10-01"}},
+        )
 
 
 def test_the_livecodebench_window_drops_problems_before_its_start():
@@ -207,12 +266,20 @@ def test_the_livecodebench_window_drops_problems_before_its_start():
 
     from recode_lib.data import load_benchmark
     from recode_lib.evaluation.headline import headline_options
+
     fixtures = Path(__file__).parent / "fixtures"
     every = load_benchmark("livecodebench", data_dir=fixtures, release="release_v2", download=False)
-    late = load_benchmark("livecodebench", data_dir=fixtures, release="release_v2", download=False,
-                          **headline_options("2023-07-01")["livecodebench"])
+    late = load_benchmark(
+        "livecodebench",
+        data_dir=fixtures,
+        release="release_v2",
+        download=False,
+        **headline_options("2023-07-01")["livecodebench"],
+    )
     ids = [p.id for p in every]
-    assert "livecodebench/abc301_a" in ids and [p.id for p in late] == [i for i in ids if i != "livecodebench/abc301_a"]
+    assert "livecodebench/abc301_a" in ids and [p.id for p in late] == [
+        i for i in ids if i != "livecodebench/abc301_a"
+    ]
 
 
 def test_mbpp_of_the_headline_is_evalplus_mbpp_with_base_tests(shared_data_dir):
@@ -220,10 +287,11 @@ def test_mbpp_of_the_headline_is_evalplus_mbpp_with_base_tests(shared_data_dir):
     the plus tests (MBPP+) — not the original 500-task test split."""
     from recode_lib.data import list_benchmarks, load_benchmark
     from recode_lib.pipeline import load_profile
+
     assert "mbppplus_base" in list_benchmarks()
     base, plus = load_benchmark("mbppplus_base"), load_benchmark("mbppplus")
     assert len(base) == len(plus) == 378 and [p.id for p in base] == [p.id for p in plus]
-    n_cases = lambda p: len(p.tests.get("cases") or [])   # noqa: E731
+    n_cases = lambda p: len(p.tests.get("cases") or [])  # noqa: E731
     assert all(p.metadata["tests"] == "base" for p in base)
     assert sum(map(n_cases, base)) < sum(map(n_cases, plus))
     heads = load_profile("paper")["05_codegen_eval"]["HEADLINE_BENCHMARKS"].split(",")
@@ -232,7 +300,13 @@ def test_mbpp_of_the_headline_is_evalplus_mbpp_with_base_tests(shared_data_dir):
 
 def test_gain_rows_put_each_gain_beside_the_papers_figure():
     from recode_lib.evaluation.headline import gain_rows
+
     rows = {(r["policy"], r["over"]): r for r in gain_rows(headline_table(PAPERLIKE, n_boot=100))}
     assert set(rows) == {("outcome_only", "start"), ("gated", "start"), ("gated", "outcome_only")}
-    assert rows[("gated", "start")]["paper"] == 0.161 and rows[("gated", "outcome_only")]["paper"] == 0.067
-    assert rows[("gated", "start")]["ci_low"] > 0 and rows[("outcome_only", "start")]["paper"] is None
+    assert (
+        rows[("gated", "start")]["paper"] == 0.161
+        and rows[("gated", "outcome_only")]["paper"] == 0.067
+    )
+    assert (
+        rows[("gated", "start")]["ci_low"] > 0 and rows[("outcome_only", "start")]["paper"] is None
+    )

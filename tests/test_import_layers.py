@@ -41,9 +41,29 @@ ROOT = Path(__file__).resolve().parent.parent / "recode_lib"
 # evaluation scores any of them; analysis (08, 99) reads the results of all.
 LAYERS: list[tuple[str, ...]] = [
     # shared kernel: one concept per module
-    ("paths", "jsonl", "locks", "ray_cluster", "provenance", "metrics", "prompts", "math_answers", "run_files",
-     "assemble", "models", "tiny", "nbtools", "plugins", "linux", "errors", "memory", "openmp", "bf16",
-     "bench_env", "recode_lib"),
+    (
+        "paths",
+        "jsonl",
+        "locks",
+        "ray_cluster",
+        "provenance",
+        "metrics",
+        "prompts",
+        "math_answers",
+        "run_files",
+        "assemble",
+        "models",
+        "tiny",
+        "nbtools",
+        "plugins",
+        "linux",
+        "errors",
+        "memory",
+        "openmp",
+        "bf16",
+        "bench_env",
+        "recode_lib",
+    ),
     ("sandbox",),
     ("data",),
     # stages, in pipeline order
@@ -57,8 +77,18 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     # orchestration: what ties the stages together (the step functions notebooks call; the
     # resource plan, notebook runner and checks)
-    ("orchestration", "steps", "plan", "pipeline", "variants", "interactive", "dryrun", "gpu_check", "gpu_check_bare",
-     "staging"),
+    (
+        "orchestration",
+        "steps",
+        "plan",
+        "pipeline",
+        "variants",
+        "interactive",
+        "dryrun",
+        "gpu_check",
+        "gpu_check_bare",
+        "staging",
+    ),
     # the run report: reads every stage's results and the runner's manifest, runs nothing
     ("report",),
     # entry points
@@ -71,10 +101,34 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 # Third-party packages too heavy (or optional) to import with recode_lib: imported inside the
 # function that needs them, and so are the internal modules that import one at module level.
-HEAVY = {"torch", "transformers", "trl", "vllm", "peft", "datasets", "deepspeed", "ray",
-         "accelerate", "safetensors", "matplotlib", "seaborn", "pandas", "openai", "math_verify",
-         "sympy", "huggingface_hub", "papermill", "jupyter_client", "nbformat", "ipywidgets",
-         "tokenizers", "pyarrow", "gguf", "tensorboard", "playwright"}
+HEAVY = {
+    "torch",
+    "transformers",
+    "trl",
+    "vllm",
+    "peft",
+    "datasets",
+    "deepspeed",
+    "ray",
+    "accelerate",
+    "safetensors",
+    "matplotlib",
+    "seaborn",
+    "pandas",
+    "openai",
+    "math_verify",
+    "sympy",
+    "huggingface_hub",
+    "papermill",
+    "jupyter_client",
+    "nbformat",
+    "ipywidgets",
+    "tokenizers",
+    "pyarrow",
+    "gguf",
+    "tensorboard",
+    "playwright",
+}
 
 # module, or package ending in "." -> why its function-body internal imports stay.
 LAZY_EXCEPTIONS: dict[str, str] = {
@@ -87,8 +141,8 @@ PRIVATE_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 @dataclass(frozen=True)
 class Import:
-    module: str          # the importing module, e.g. recode_lib.evaluation.codegen
-    target: str          # the imported module, e.g. recode_lib.sandbox.records
+    module: str  # the importing module, e.g. recode_lib.evaluation.codegen
+    target: str  # the imported module, e.g. recode_lib.sandbox.records
     line: int
     in_function: bool
 
@@ -119,8 +173,10 @@ def _is_module(dotted: str) -> bool:
 def _walk(node, in_function: bool):
     for child in ast.iter_child_nodes(node):
         yield child, in_function
-        yield from _walk(child, in_function or isinstance(
-            child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+        yield from _walk(
+            child,
+            in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
+        )
 
 
 def _third_party(path: Path) -> set[str]:
@@ -154,8 +210,11 @@ def internal_imports() -> list[Import]:
                 targets = subs or [base]
             else:
                 continue
-            found += [Import(mod, t, node.lineno, in_function) for t in targets
-                      if t == "recode_lib" or t.startswith("recode_lib.")]
+            found += [
+                Import(mod, t, node.lineno, in_function)
+                for t in targets
+                if t == "recode_lib" or t.startswith("recode_lib.")
+            ]
     return found
 
 
@@ -202,12 +261,17 @@ def layer_of(package: str) -> int | None:
     for i, layer in enumerate(LAYERS):
         if package in layer:
             return i
-    return None     # not placed yet: test_every_package_has_a_layer says so
+    return None  # not placed yet: test_every_package_has_a_layer says so
 
 
 def upward_arrows(imports) -> list[Import]:
-    return [i for i in imports if i.src != i.dst and None not in (layer_of(i.src), layer_of(i.dst))
-            and layer_of(i.dst) > layer_of(i.src)]
+    return [
+        i
+        for i in imports
+        if i.src != i.dst
+        and None not in (layer_of(i.src), layer_of(i.dst))
+        and layer_of(i.dst) > layer_of(i.src)
+    ]
 
 
 def heavy_modules() -> set[str]:
@@ -240,11 +304,11 @@ def _lazy_exception(module: str) -> str | None:
 def lazy_internal_imports(imports) -> list[Import]:
     """Function-body internal imports of a module that is not heavy to import."""
     heavy = heavy_modules()
-    return [i for i in imports if i.in_function and i.target not in heavy
-            and i.module != i.target]
+    return [i for i in imports if i.in_function and i.target not in heavy and i.module != i.target]
 
 
 # --- the contract ----------------------------------------------------------------------------
+
 
 def test_every_package_has_a_layer():
     packages = {package_of(module_name(p)) for p in ROOT.rglob("*.py")}
@@ -255,18 +319,28 @@ def test_every_package_has_a_layer():
 def test_no_package_cycle():
     graph = package_graph(internal_imports())
     found = cycles(graph)
-    detail = [f"{i.module}:{i.line} -> {i.target}" for comp in found for a in comp
-              for b in graph[a] if b in comp for i in graph[a][b]]
-    assert not found, f"recode_lib's packages import each other in a cycle {found}:\n" + \
-        "\n".join(detail)
+    detail = [
+        f"{i.module}:{i.line} -> {i.target}"
+        for comp in found
+        for a in comp
+        for b in graph[a]
+        if b in comp
+        for i in graph[a][b]
+    ]
+    assert not found, f"recode_lib's packages import each other in a cycle {found}:\n" + "\n".join(
+        detail
+    )
 
 
 def test_no_stage_imports_a_later_layer():
-    bad = [f"{i.module}:{i.line} -> {i.target} ({i.src} is below {i.dst})"
-           for i in upward_arrows(internal_imports())
-           if (i.module, i.dst) not in KNOWN_EXCEPTIONS]
-    assert not bad, "imports against the layers (LAYERS in tests/test_import_layers.py):\n" + \
-        "\n".join(bad)
+    bad = [
+        f"{i.module}:{i.line} -> {i.target} ({i.src} is below {i.dst})"
+        for i in upward_arrows(internal_imports())
+        if (i.module, i.dst) not in KNOWN_EXCEPTIONS
+    ]
+    assert not bad, (
+        "imports against the layers (LAYERS in tests/test_import_layers.py):\n" + "\n".join(bad)
+    )
 
 
 def test_known_exceptions_are_still_needed():
@@ -276,10 +350,15 @@ def test_known_exceptions_are_still_needed():
 
 
 def test_internal_imports_at_module_level():
-    bad = [f"{i.module}:{i.line} -> {i.target}" for i in lazy_internal_imports(internal_imports())
-           if not _lazy_exception(i.module)]
-    assert not bad, ("import these at module level (a function-body import only for a module "
-                     "that pulls a heavy package in, see HEAVY):\n" + "\n".join(bad))
+    bad = [
+        f"{i.module}:{i.line} -> {i.target}"
+        for i in lazy_internal_imports(internal_imports())
+        if not _lazy_exception(i.module)
+    ]
+    assert not bad, (
+        "import these at module level (a function-body import only for a module "
+        "that pulls a heavy package in, see HEAVY):\n" + "\n".join(bad)
+    )
 
 
 def test_lazy_exceptions_are_still_needed():
@@ -295,26 +374,43 @@ def private_imports() -> list[tuple[str, str, int]]:
     for path in sorted(ROOT.rglob("*.py")):
         mod = module_name(path)
         for node, _ in _walk(ast.parse(path.read_text()), False):
-            if isinstance(node, ast.ImportFrom) and not node.level and \
-                    (node.module or "").startswith("recode_lib") and node.module != mod:
-                out += [(mod, f"{node.module}.{a.name}", node.lineno) for a in node.names
-                        if a.name.startswith("_")]
+            if (
+                isinstance(node, ast.ImportFrom)
+                and not node.level
+                and (node.module or "").startswith("recode_lib")
+                and node.module != mod
+            ):
+                out += [
+                    (mod, f"{node.module}.{a.name}", node.lineno)
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
-                targets = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                targets = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
                     else [node.module or ""]
+                )
                 for t in targets:
                     parts = t.split(".")
                     for k, part in enumerate(parts):
                         owner = ".".join(parts[:k])
-                        if part.startswith("_") and not part.startswith("__") and owner and \
-                                not (mod == owner or mod.startswith(owner + ".")):
+                        if (
+                            part.startswith("_")
+                            and not part.startswith("__")
+                            and owner
+                            and not (mod == owner or mod.startswith(owner + "."))
+                        ):
                             out.append((mod, t, node.lineno))
     return out
 
 
 def test_no_private_name_imported_from_another_module():
-    bad = [f"{m}:{line} imports {name}" for m, name, line in private_imports()
-           if (m, name) not in PRIVATE_EXCEPTIONS]
+    bad = [
+        f"{m}:{line} imports {name}"
+        for m, name, line in private_imports()
+        if (m, name) not in PRIVATE_EXCEPTIONS
+    ]
     assert not bad, "private names imported from another module:\n" + "\n".join(bad)
 
 
@@ -330,13 +426,14 @@ def test_the_walker_sees_function_body_and_relative_imports(tmp_path, monkeypatc
     (pkg / "__init__.py").write_text("")
     (pkg / "b.py").write_text("")
     (pkg / "a" / "__init__.py").write_text("from . import x\n")
-    (pkg / "a" / "x.py").write_text("def f():\n    from recode_lib import b\n"
-                                    "from ..b import y\n")
+    (pkg / "a" / "x.py").write_text("def f():\n    from recode_lib import b\nfrom ..b import y\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", pkg)
     got = {(i.module, i.target, i.in_function) for i in internal_imports()}
-    assert got == {("recode_lib.a", "recode_lib.a.x", False),
-                   ("recode_lib.a.x", "recode_lib.b", True),
-                   ("recode_lib.a.x", "recode_lib.b", False)}
+    assert got == {
+        ("recode_lib.a", "recode_lib.a.x", False),
+        ("recode_lib.a.x", "recode_lib.b", True),
+        ("recode_lib.a.x", "recode_lib.b", False),
+    }
     assert cycles({"a": {"b": []}, "b": {"c": [], "a": []}, "c": {}}) == [["a", "b"]]
 
 
@@ -344,13 +441,16 @@ def report() -> str:
     imports = internal_imports()
     graph = package_graph(imports)
     body = [i for i in imports if i.in_function]
-    lines = [f"internal imports: {len(imports)}, in function bodies: {len(body)} "
-             f"({100 * len(body) / max(len(imports), 1):.0f}%), of modules that are not heavy "
-             f"to import: {len(lazy_internal_imports(imports))}", "package graph (* = only "
-             "function-body imports):"]
+    lines = [
+        f"internal imports: {len(imports)}, in function bodies: {len(body)} "
+        f"({100 * len(body) / max(len(imports), 1):.0f}%), of modules that are not heavy "
+        f"to import: {len(lazy_internal_imports(imports))}",
+        "package graph (* = only function-body imports):",
+    ]
     for a in sorted(graph):
-        arrows = [f"{b}{'*' if all(i.in_function for i in graph[a][b]) else ''}"
-                  for b in sorted(graph[a])]
+        arrows = [
+            f"{b}{'*' if all(i.in_function for i in graph[a][b]) else ''}" for b in sorted(graph[a])
+        ]
         lines.append(f"  {a:15s} -> {', '.join(arrows)}")
     lines.append(f"cycles: {cycles(graph) or 'none'}")
     up = upward_arrows(imports)

@@ -20,9 +20,21 @@ def book(tmp_path):
     d = tmp_path / "nbs"
     d.mkdir()
     a = d / "00_a.ipynb"
-    write_notebook(new_notebook([("params", 'PROFILE = "smoke"\nX = 1'), ("code", (
-        "from recode_lib.paths import runs_dir\n"
-        "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"))]), a)
+    write_notebook(
+        new_notebook(
+            [
+                ("params", 'PROFILE = "smoke"\nX = 1'),
+                (
+                    "code",
+                    (
+                        "from recode_lib.paths import runs_dir\n"
+                        "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"
+                    ),
+                ),
+            ]
+        ),
+        a,
+    )
     b = d / "01_b.ipynb"
     write_notebook(new_notebook([("params", 'PROFILE = "smoke"\nX = 1'), ("code", "print(X)")]), b)
     params = tmp_path / "p.yaml"
@@ -33,8 +45,14 @@ def book(tmp_path):
 def execute(path, tmp_path):
     """Run a prepared notebook top to bottom in a kernel, as a user pressing run-all would."""
     import papermill as pm
-    pm.execute_notebook(str(path), str(tmp_path / f"ran-{path.name}"), kernel_name="python3",
-                        progress_bar=False, cwd=str(path.parent))
+
+    pm.execute_notebook(
+        str(path),
+        str(tmp_path / f"ran-{path.name}"),
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(path.parent),
+    )
 
 
 def manifest(profile):
@@ -59,8 +77,9 @@ def test_an_interactive_run_is_recorded_and_the_batch_run_skips_it(book, tmp_pat
     assert (runs_dir("t") / "a.txt").read_text() == "5"
     m = manifest("t")
     assert m["00_a"]["status"] == "completed" and m["00_a"]["mode"] == "interactive"
-    results = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None,
-                           kernel_name="python3")
+    results = run_pipeline(
+        "t", notebooks=nbs, params_file=params, log=lambda *_: None, kernel_name="python3"
+    )
     assert [r.status for r in results] == ["skipped", "skipped"]
 
 
@@ -69,14 +88,21 @@ def test_an_edited_cell_is_recorded_as_modified_and_re_executed(book, tmp_path):
     a, _ = prepare_session("t", params_file=params, notebooks=nbs)
     nb = json.loads(a.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    code[-2]["source"] = ("from recode_lib.paths import runs_dir\n"
-                          "(runs_dir(PROFILE) / 'a.txt').write_text('edited')")
+    code[-2]["source"] = (
+        "from recode_lib.paths import runs_dir\n(runs_dir(PROFILE) / 'a.txt').write_text('edited')"
+    )
     a.write_text(json.dumps(nb))
     execute(a, tmp_path)
     entry = manifest("t")["00_a"]
     assert entry["status"] == "modified" and "[1]" in entry["reason"]
-    results = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None,
-                           kernel_name="python3", only="00")
+    results = run_pipeline(
+        "t",
+        notebooks=nbs,
+        params_file=params,
+        log=lambda *_: None,
+        kernel_name="python3",
+        only="00",
+    )
     assert [r.status for r in results] == ["completed"]
     assert (runs_dir("t") / "a.txt").read_text() == "5"
 
@@ -85,15 +111,27 @@ def test_a_value_changed_by_hand_is_what_is_recorded(book, tmp_path):
     nbs, params = book
     prepare_session("t", params_file=params, notebooks=nbs)
     src = nbs[0]
-    entry = record_interactive("t", str(src), ["PROFILE", "X"],
-                               user_ns={"PROFILE": "t", "X": 6},
-                               history=["from recode_lib.paths import runs_dir\n"
-                                        "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"],
-                               notebooks=nbs)
+    entry = record_interactive(
+        "t",
+        str(src),
+        ["PROFILE", "X"],
+        user_ns={"PROFILE": "t", "X": 6},
+        history=[
+            "from recode_lib.paths import runs_dir\n"
+            "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"
+        ],
+        notebooks=nbs,
+    )
     assert entry["parameters"] == {"PROFILE": "t", "X": 6} and entry["status"] == "completed"
-    results = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None,
-                           kernel_name="python3", only="00")
-    assert [r.status for r in results] == ["completed"]      # 6 is not the profile's 5
+    results = run_pipeline(
+        "t",
+        notebooks=nbs,
+        params_file=params,
+        log=lambda *_: None,
+        kernel_name="python3",
+        only="00",
+    )
+    assert [r.status for r in results] == ["completed"]  # 6 is not the profile's 5
 
 
 def test_cells_must_run_in_order():

@@ -17,16 +17,37 @@ SLOW_RIGHT = "import time\ndef f():\n    time.sleep(0.4)\n    return 1\n"
 
 
 def records(n):
-    return [{"id": f"r{i:03d}", "code": SLOW_RIGHT, "time_limit_s": 5,
-             "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]}}
-            for i in range(n)]
+    return [
+        {
+            "id": f"r{i:03d}",
+            "code": SLOW_RIGHT,
+            "time_limit_s": 5,
+            "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]},
+        }
+        for i in range(n)
+    ]
 
 
 def sandbox(inp, out, **kw):
-    return subprocess.Popen([sys.executable, "-m", "recode_lib", "sandbox", str(inp), "--out",
-                             str(out), "--workers", "2", "--no-progress"],
-                            env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "recode_lib",
+            "sandbox",
+            str(inp),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--no-progress",
+        ],
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -36,7 +57,7 @@ def test_an_interrupted_sandbox_run_stores_no_verdict_for_work_cut_short(tmp_pat
     inp.write_text("".join(json.dumps(r) + "\n" for r in records(24)))
     proc = sandbox(inp, out)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:          # interrupt once some, not all, are judged
+    while time.monotonic() < deadline:  # interrupt once some, not all, are judged
         if out.exists() and out.read_text().count("\n") >= 3:
             break
         time.sleep(0.05)
@@ -68,11 +89,12 @@ def test_a_second_writer_on_one_output_is_refused_at_once(tmp_path):
     first.communicate(timeout=120)
     assert first.returncode == 0
     ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
-    assert sorted(ids) == [r["id"] for r in records(16)]          # no duplicate lines
+    assert sorted(ids) == [r["id"] for r in records(16)]  # no duplicate lines
 
 
 def test_a_file_with_duplicates_says_how_to_repair_it_and_the_repair_keeps_the_first(tmp_path):
-    from recode_lib.jsonl import JsonlError, JsonlStore, main as jsonl_main
+    from recode_lib.jsonl import JsonlError, JsonlStore
+    from recode_lib.jsonl import main as jsonl_main
 
     out = tmp_path / "old.jsonl"
     out.write_text('{"id": "a", "v": 1}\n{"id": "b", "v": 2}\n{"id": "a", "v": 3}\n')

@@ -4,8 +4,13 @@ import json
 
 import pytest
 
-from recode_lib.jsonl import (JsonlError, JsonlStore, read_jsonl, write_json_atomic,
-                              write_jsonl_atomic)
+from recode_lib.jsonl import (
+    JsonlError,
+    JsonlStore,
+    read_jsonl,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
 
 
 def test_append_persists_and_reopen_resumes(tmp_path):
@@ -28,7 +33,7 @@ def test_duplicate_id_is_refused_and_append_new_skips(tmp_path):
 
 def test_torn_last_line_from_a_crash_is_dropped_and_overwritten(tmp_path):
     path = tmp_path / "r.jsonl"
-    path.write_text('{"id": "a"}\n{"id": "b", "v":')          # crash mid-write
+    path.write_text('{"id": "a"}\n{"id": "b", "v":')  # crash mid-write
     store = JsonlStore(path)
     assert store.ids() == {"a"}
     store.append({"id": "b", "v": 2})
@@ -61,13 +66,16 @@ def test_extend_writes_only_new_ids_once_and_survives_reopen(tmp_path):
     path = tmp_path / "r.jsonl"
     store = JsonlStore(path)
     store.append({"id": "a", "v": 0})
-    assert store.extend([{"id": "a", "v": 9}, {"id": "b", "v": 1}, {"id": "b", "v": 2},
-                         {"id": "c", "v": 3}]) == 2
-    assert [(r["id"], r["v"]) for r in JsonlStore(path).records()] == [("a", 0), ("b", 1),
-                                                                        ("c", 3)]
+    assert (
+        store.extend(
+            [{"id": "a", "v": 9}, {"id": "b", "v": 1}, {"id": "b", "v": 2}, {"id": "c", "v": 3}]
+        )
+        == 2
+    )
+    assert [(r["id"], r["v"]) for r in JsonlStore(path).records()] == [("a", 0), ("b", 1), ("c", 3)]
     with pytest.raises(JsonlError, match="without 'id'"):
         store.extend([{"id": "d"}, {"v": 1}])
-    assert "d" not in JsonlStore(path)           # nothing of a bad batch is written
+    assert "d" not in JsonlStore(path)  # nothing of a bad batch is written
 
 
 def test_atomic_writes_honour_the_umask(tmp_path):
@@ -94,12 +102,21 @@ def test_atomic_writes_honour_the_umask(tmp_path):
         os.umask(before)
 
 
-@pytest.mark.parametrize("raw, words", [
-    (b'{"id": "\xff"}\n', "2: not UTF-8 (byte 0xff at column 9)"),
-    (b'{"id": "a\x00b"}\n', "2: not valid JSON (Invalid control character at column 10; a raw control character such as NUL must be escaped)"),
-    (b'{"id": 1,}\n', "2: not valid JSON (Expecting property name enclosed in double quotes at column 10)"),
-    (b"[" * 100000 + b"\n", "2: nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b'{"id": "\xff"}\n', "2: not UTF-8 (byte 0xff at column 9)"),
+        (
+            b'{"id": "a\x00b"}\n',
+            "2: not valid JSON (Invalid control character at column 10; a raw control character such as NUL must be escaped)",
+        ),
+        (
+            b'{"id": 1,}\n',
+            "2: not valid JSON (Expecting property name enclosed in double quotes at column 10)",
+        ),
+        (b"[" * 100000 + b"\n", "2: nested too deeply"),
+    ],
+)
 def test_an_unreadable_line_is_one_sentence_naming_file_line_and_column(tmp_path, raw, words):
     from recode_lib.jsonl import JsonlError, read_jsonl
 

@@ -20,7 +20,7 @@ from recode_lib.prompts import format_response, parse_response
 from recode_lib.rewards import format_reward, math_format_reward
 
 CODE = "def add(a, b):\n    return a + b"
-GOOD = format_response("Add the two numbers.", CODE)        # <think>..</think>```python..```
+GOOD = format_response("Add the two numbers.", CODE)  # <think>..</think>```python..```
 
 
 # ---- the reasoning a response parser split off is still read --------------------------------
@@ -44,25 +44,44 @@ def test_a_parsed_single_turn_completion_keeps_its_format_reward():
 def test_an_empty_split_off_reasoning_is_still_no_reasoning():
     msg = parsed_message("", "Some prose.\n```python\n" + CODE + "\n```")
     raw = "<think></think>Some prose.\n```python\n" + CODE + "\n```"
-    assert parse_response(final_answer("tool", [msg])[0]).format_ok is parse_response(raw).format_ok \
+    assert (
+        parse_response(final_answer("tool", [msg])[0]).format_ok
+        is parse_response(raw).format_ok
         is False
+    )
 
 
 def test_an_openai_server_with_a_reasoning_parser_gives_the_whole_answer():
-    data = {"choices": [{"message": {"role": "assistant", "content": "```python\n" + CODE + "\n```",
-                                     "reasoning_content": "Add the two numbers."},
-                         "finish_reason": "stop"}], "usage": {"completion_tokens": 20}}
+    data = {
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "```python\n" + CODE + "\n```",
+                    "reasoning_content": "Add the two numbers.",
+                },
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"completion_tokens": 20},
+    }
     assert parse_response(parse_chat_response(data, "test").text).format_ok
 
 
-@pytest.mark.parametrize("raw", [GOOD, "Prose first.\n```python\n" + CODE + "\n```",
-                                 "<think>\n\n</think>\n```python\n" + CODE + "\n```",
-                                 "<think>a</think>\n```python\n" + CODE + "\n```\n```python\nx = 1\n```",
-                                 "<think>Add them.\n```python\n" + CODE + "\n```",
-                                 "```python\n" + CODE + "\n```\n<think>Added.</think>",
-                                 "```python\n" + CODE + "\n```\n<think>Added.",
-                                 "<think>\n```python\n" + CODE + "\n```\n</think>",
-                                 "Add them.</think>\n```python\n" + CODE + "\n```"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        GOOD,
+        "Prose first.\n```python\n" + CODE + "\n```",
+        "<think>\n\n</think>\n```python\n" + CODE + "\n```",
+        "<think>a</think>\n```python\n" + CODE + "\n```\n```python\nx = 1\n```",
+        "<think>Add them.\n```python\n" + CODE + "\n```",
+        "```python\n" + CODE + "\n```\n<think>Added.</think>",
+        "```python\n" + CODE + "\n```\n<think>Added.",
+        "<think>\n```python\n" + CODE + "\n```\n</think>",
+        "Add them.</think>\n```python\n" + CODE + "\n```",
+    ],
+)
 def test_trl_parsed_tool_answers_get_the_format_verdict_of_their_raw_text(tiny_model_dir, raw):
     """Training (TRL parses the tool setting's completions with the template's response
     parser) and evaluation (the raw text) give the same R_fmt."""
@@ -72,9 +91,12 @@ def test_trl_parsed_tool_answers_get_the_format_verdict_of_their_raw_text(tiny_m
     from recode_lib.environments import PythonToolEnv, prepare_tool_tokenizer
 
     tok = prepare_tool_tokenizer(AutoTokenizer.from_pretrained(tiny_model_dir))
-    prefix = tok.apply_chat_template([{"role": "user", "content": "add"}],
-                                     tools=[PythonToolEnv().run_python], tokenize=False,
-                                     add_generation_prompt=True)
+    prefix = tok.apply_chat_template(
+        [{"role": "user", "content": "add"}],
+        tools=[PythonToolEnv().run_python],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
     ids = tok(raw + "<|im_end|>", add_special_tokens=False)["input_ids"]
     msg = trl_parse(tok, ids, prefix=tok(prefix, add_special_tokens=False)["input_ids"])
     training = parse_response(final_answer("tool", [msg])[0])
@@ -99,8 +121,6 @@ def test_a_math_answer_boxed_inside_the_think_block_gets_no_format_reward():
     assert math_format_reward(["p"], ["<think>\\boxed{25}</think>"]) == [0.0]
 
 
-
-
 def test_a_math_answer_boxed_after_the_think_block_keeps_its_format_reward():
     assert parse_math_response("<think>5 squared.</think> \\boxed{25}").format_ok
 
@@ -119,8 +139,9 @@ def test_a_submission_followed_by_a_truncated_turn_keeps_its_reward():
     fn.stop_token_ids = [0]
     env = SimpleNamespace(submission=CODE, submitted_path="solution.py")
     rollout = [{"role": "assistant", "content": "submitting"}]
-    assert SettingReward(fn, "agentic")(["p"], [rollout], environments=[env],
-                                        completion_ids=[[5, 6, 7]]) == [1.0]
+    assert SettingReward(fn, "agentic")(
+        ["p"], [rollout], environments=[env], completion_ids=[[5, 6, 7]]
+    ) == [1.0]
 
 
 def test_a_truncated_tool_setting_answer_is_still_a_format_error():
@@ -165,9 +186,13 @@ def test_the_agentic_training_workspace_holds_the_examples_evaluation_gives():
     from recode_lib.evaluation.episodes import problem_row
     from recode_lib.training.grpo import code_row
 
-    p = Problem(id="t/1", source="t", prompt="Add a and b.", tests={"kind": "stdio", "cases": [
-        {"input": "1 2\n", "output": "3\n"}]},
-        metadata={"public_examples": [{"input": "2 2\n", "output": "4\n"}]})
+    p = Problem(
+        id="t/1",
+        source="t",
+        prompt="Add a and b.",
+        tests={"kind": "stdio", "cases": [{"input": "1 2\n", "output": "3\n"}]},
+        metadata={"public_examples": [{"input": "2 2\n", "output": "4\n"}]},
+    )
     workspaces = []
     for row in (code_row(p, "t/1"), problem_row(p)):
         env = TerminalEnv()
@@ -193,11 +218,14 @@ def test_a_truncated_tool_setting_answer_gets_no_reward_in_training():
     assert funcs[0](["p"], [rollout], completion_ids=[[5, 6, 7]]) == [0.0]
 
 
-@pytest.mark.xfail(strict=True, reason="TRL's response parser (trl.chat_template_utils."
-                   "parse_response with the qwen3 template) takes a literal '<think>' inside the "
-                   "code block after the think block as the reasoning's opener and cuts the code "
-                   "there: training judges broken code that evaluation (raw text) runs; not "
-                   "fixable from the parsed message (the raw turn is gone)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="TRL's response parser (trl.chat_template_utils."
+    "parse_response with the qwen3 template) takes a literal '<think>' inside the "
+    "code block after the think block as the reasoning's opener and cuts the code "
+    "there: training judges broken code that evaluation (raw text) runs; not "
+    "fixable from the parsed message (the raw turn is gone)",
+)
 def test_trl_parsed_answer_with_a_think_tag_inside_its_code_keeps_its_code(tiny_model_dir):
     from transformers import AutoTokenizer
     from trl.chat_template_utils import parse_response as trl_parse
@@ -205,9 +233,12 @@ def test_trl_parsed_answer_with_a_think_tag_inside_its_code_keeps_its_code(tiny_
     from recode_lib.environments import PythonToolEnv, prepare_tool_tokenizer
 
     tok = prepare_tool_tokenizer(AutoTokenizer.from_pretrained(tiny_model_dir))
-    prefix = tok.apply_chat_template([{"role": "user", "content": "add"}],
-                                     tools=[PythonToolEnv().run_python], tokenize=False,
-                                     add_generation_prompt=True)
+    prefix = tok.apply_chat_template(
+        [{"role": "user", "content": "add"}],
+        tools=[PythonToolEnv().run_python],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
     raw = "<think>r</think>\n```python\ns = '<think>'\n" + CODE + "\n```"
     ids = tok(raw + "<|im_end|>", add_special_tokens=False)["input_ids"]
     msg = trl_parse(tok, ids, prefix=tok(prefix, add_special_tokens=False)["input_ids"])

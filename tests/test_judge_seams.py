@@ -27,8 +27,11 @@ from recode_lib.rewards import get_reward
 from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.execution import SandboxRunner
 
-ADD = {"kind": "call", "fn_name": "add", "cases": [{"args": [1, 2], "expected": 3},
-                                                   {"args": [5, 5], "expected": 10}]}
+ADD = {
+    "kind": "call",
+    "fn_name": "add",
+    "cases": [{"args": [1, 2], "expected": 3}, {"args": [5, 5], "expected": 10}],
+}
 GOOD_CODE = "def add(a, b):\n    return a + b"
 GOOD = format_response("Add the two numbers.", GOOD_CODE)
 DEPTH = 5000
@@ -38,46 +41,99 @@ def deep(kind: str, n: int = DEPTH) -> str:
     """An expression nested n levels deep, of one kind (each raises RecursionError or
     MemoryError in CPython's parser past ~3,000 levels)."""
     return {
-        "invert": "~" * n + "1", "neg": "-" * n + "1", "pos": "+" * n + "1",
-        "not": "not " * n + "1", "add": "1+" * n + "1", "mul": "2*" * n + "2",
-        "pow": "2**" * n + "2", "or": "a or " * n + "a", "and": "a and " * n + "a",
-        "cmp": "a<" * n + "a", "shift": "1<<" * n + "1", "bitor": "1|" * n + "1",
-        "attr": "a" + ".b" * n, "subscript": "a" + "[0]" * n, "call": "f" + "()" * n,
-        "lambda": "lambda: " * n + "1", "ifexp": "1 if a else " * n + "1",
-        "await": "await " * n + "a", "walrus": "(a := " * 150 + "1" + ")" * 150,
-        "star": "f(" + "*" * n + "a)", "fstring": 'f"{' * 40 + "1" + '}"' * 40,
-        "slice": "a[" + "1:" * n + "]", "starred_tuple": "(" * 199 + ")" * 199,
-        "string_concat": '"a" ' * n, "comprehension": "[x for x in " * 150 + "a" + "]" * 150,
+        "invert": "~" * n + "1",
+        "neg": "-" * n + "1",
+        "pos": "+" * n + "1",
+        "not": "not " * n + "1",
+        "add": "1+" * n + "1",
+        "mul": "2*" * n + "2",
+        "pow": "2**" * n + "2",
+        "or": "a or " * n + "a",
+        "and": "a and " * n + "a",
+        "cmp": "a<" * n + "a",
+        "shift": "1<<" * n + "1",
+        "bitor": "1|" * n + "1",
+        "attr": "a" + ".b" * n,
+        "subscript": "a" + "[0]" * n,
+        "call": "f" + "()" * n,
+        "lambda": "lambda: " * n + "1",
+        "ifexp": "1 if a else " * n + "1",
+        "await": "await " * n + "a",
+        "walrus": "(a := " * 150 + "1" + ")" * 150,
+        "star": "f(" + "*" * n + "a)",
+        "fstring": 'f"{' * 40 + "1" + '}"' * 40,
+        "slice": "a[" + "1:" * n + "]",
+        "starred_tuple": "(" * 199 + ")" * 199,
+        "string_concat": '"a" ' * n,
+        "comprehension": "[x for x in " * 150 + "a" + "]" * 150,
     }[kind]
 
 
-DEEP_KINDS = ("invert", "neg", "pos", "not", "add", "mul", "pow", "or", "and", "cmp", "shift",
-              "bitor", "attr", "subscript", "call", "lambda", "ifexp", "await", "walrus", "star",
-              "fstring", "slice", "starred_tuple", "string_concat", "comprehension")
+DEEP_KINDS = (
+    "invert",
+    "neg",
+    "pos",
+    "not",
+    "add",
+    "mul",
+    "pow",
+    "or",
+    "and",
+    "cmp",
+    "shift",
+    "bitor",
+    "attr",
+    "subscript",
+    "call",
+    "lambda",
+    "ifexp",
+    "await",
+    "walrus",
+    "star",
+    "fstring",
+    "slice",
+    "starred_tuple",
+    "string_concat",
+    "comprehension",
+)
 
 
 def deep_texts(kind: str) -> list[str]:
     """The deep expression in every place the judge reads code: a whole block, a function's
     return, a body-only (indented) block, a stdio program, unfenced code."""
     e = deep(kind)
-    return [f"<think>x</think>\n```python\nx = {e}\n```",
-            f"<think>x</think>\n```python\ndef add(a, b):\n    return {e}\n```",
-            f"<think>x</think>\n```python\n    return {e}\n```",
-            f"```\nprint({e})\n```",
-            f"x = {e}\ny = 1\n```\nThis was the code."]
+    return [
+        f"<think>x</think>\n```python\nx = {e}\n```",
+        f"<think>x</think>\n```python\ndef add(a, b):\n    return {e}\n```",
+        f"<think>x</think>\n```python\n    return {e}\n```",
+        f"```\nprint({e})\n```",
+        f"x = {e}\ny = 1\n```\nThis was the code.",
+    ]
 
 
 def call_problem(pid="t/add", starter="def add(a, b):\n", prelude=""):
-    return Problem(id=pid, source="t", prompt="Add.", tests=ADD, starter_code=starter,
-                   entry_point="add", metadata={"prelude": prelude} if prelude else {})
+    return Problem(
+        id=pid,
+        source="t",
+        prompt="Add.",
+        tests=ADD,
+        starter_code=starter,
+        entry_point="add",
+        metadata={"prelude": prelude} if prelude else {},
+    )
 
 
 def stdio_problem():
-    return Problem(id="t/io", source="t", prompt="Echo.", tests={
-        "kind": "stdio", "cases": [{"input": "1\n", "output": "1\n"}]})
+    return Problem(
+        id="t/io",
+        source="t",
+        prompt="Echo.",
+        tests={"kind": "stdio", "cases": [{"input": "1\n", "output": "1\n"}]},
+    )
 
 
 # ---- the seams, one deep expression kind at a time (each raised on the code before) ----
+
 
 @pytest.mark.parametrize("kind", DEEP_KINDS)
 def test_deep_nesting_is_a_format_error_of_that_sample_in_assemble(kind):
@@ -131,6 +187,7 @@ def test_a_reward_whose_computation_raises_for_one_sample_isolates_that_sample()
     """The shared guard of every reward function: a compute that raises (for a reason no
     seam foresaw) is redone sample by sample; the failing sample gets a logged None, the
     others their rewards."""
+
     def compute(prompts, completions, kwargs):
         out = []
         for c in completions:
@@ -157,12 +214,15 @@ def test_configuration_errors_are_still_raised_not_swallowed():
 def test_episode_row_of_a_deep_or_unencodable_response_is_a_stored_format_error(tmp_path):
     p = call_problem()
     store = JsonlStore(tmp_path / "samples.jsonl")
-    for i, text in enumerate(deep_texts("invert") + ["<think>\udc80</think>```python\nx='\ud800'\n```"]):
-        ep = FinishedEpisode(problem=p, sample=i, setting="single", response=text, n_tokens=1,
-                             finish_reason="stop")
+    for i, text in enumerate(
+        deep_texts("invert") + ["<think>\udc80</think>```python\nx='\ud800'\n```"]
+    ):
+        ep = FinishedEpisode(
+            problem=p, sample=i, setting="single", response=text, n_tokens=1, finish_reason="stop"
+        )
         row, record = episode_row(p, ep)
         assert row["code"] is None and record["code"] is None and not row["format_ok"]
-        store.append({**row, **{"status": "no_code"}})     # the row is storable as JSON text
+        store.append({**row, **{"status": "no_code"}})  # the row is storable as JSON text
     assert len(list(store.records())) == 6
 
 
@@ -186,11 +246,51 @@ def test_agentic_final_answer_of_an_odd_submission_is_no_answer_not_an_exception
 
 # ---- the property: fuzzed completions, one result per sample, never an exception ----
 
-ALPHABET = ["<think>", "</think>", "```", "```python", "```py\n", "\n", " ", "\t", "    ",
-            "def add(a, b):", "return", "a + b", "(", ")", "[", "]", "{", "}", '"""', "'", "#",
-            "\\", "\u2028", "\x85", "\x0c", "\r", "\r\n", "\x00", "\udc80", "\ud83d", "~",
-            "**", ".", "lambda:", "x", "1", "if __name__ == '__main__':", "class Solution:",
-            "\\boxed{", "<tool_call>", "\ufeff", "é", "🙂"]
+ALPHABET = [
+    "<think>",
+    "</think>",
+    "```",
+    "```python",
+    "```py\n",
+    "\n",
+    " ",
+    "\t",
+    "    ",
+    "def add(a, b):",
+    "return",
+    "a + b",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    '"""',
+    "'",
+    "#",
+    "\\",
+    "\u2028",
+    "\x85",
+    "\x0c",
+    "\r",
+    "\r\n",
+    "\x00",
+    "\udc80",
+    "\ud83d",
+    "~",
+    "**",
+    ".",
+    "lambda:",
+    "x",
+    "1",
+    "if __name__ == '__main__':",
+    "class Solution:",
+    "\\boxed{",
+    "<tool_call>",
+    "\ufeff",
+    "é",
+    "🙂",
+]
 
 
 def fuzz_texts(seed: int, n: int) -> list[str]:
@@ -200,35 +300,72 @@ def fuzz_texts(seed: int, n: int) -> list[str]:
     out = []
     for i in range(n):
         pick = i % 8
-        if pick == 0:       # token soup
+        if pick == 0:  # token soup
             out.append("".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 120))))
-        elif pick == 1:     # random bytes, decoded as a backend might (lone surrogates included)
+        elif pick == 1:  # random bytes, decoded as a backend might (lone surrogates included)
             raw = bytes(rng.randrange(256) for _ in range(rng.randint(0, 400)))
             out.append(raw.decode("utf-8", rng.choice(["replace", "surrogateescape", "ignore"])))
-        elif pick == 2:     # deep nesting, in any of the places code is read
+        elif pick == 2:  # deep nesting, in any of the places code is read
             out.append(rng.choice(deep_texts(rng.choice(DEEP_KINDS))))
-        elif pick == 3:     # unbalanced think tags and fences, many of them
+        elif pick == 3:  # unbalanced think tags and fences, many of them
             k = rng.randint(1, 3000)
-            out.append(rng.choice(["<think>" * k, "</think>" * k + "<think>",
-                                   "```\n" * k, "```python\n" * k + "x = 1",
-                                   ("<think>```python\n" * k) + GOOD_CODE,
-                                   "```" + " " * k * 10 + "x\n" + GOOD_CODE]))
-        elif pick == 4:     # a right answer wrapped in junk
+            out.append(
+                rng.choice(
+                    [
+                        "<think>" * k,
+                        "</think>" * k + "<think>",
+                        "```\n" * k,
+                        "```python\n" * k + "x = 1",
+                        ("<think>```python\n" * k) + GOOD_CODE,
+                        "```" + " " * k * 10 + "x\n" + GOOD_CODE,
+                    ]
+                )
+            )
+        elif pick == 4:  # a right answer wrapped in junk
             junk = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 30)))
             out.append(rng.choice([junk + GOOD, GOOD + junk, junk + GOOD + junk]))
-        elif pick == 5:     # huge inputs
-            out.append(rng.choice(["a" * 300_000, "\n" * 100_000, "x = [" + "1," * 100_000 + "]",
-                                   "<think>" + "r" * 200_000 + "</think>```python\n" + GOOD_CODE]))
-        elif pick == 6:     # degenerate
-            out.append(rng.choice(["", " ", "```", "```\n```", "<think></think>", "\x00",
-                                   "\ufeff```python\n\ufeffx=1\n```", "```python\n\n```"]))
-        else:               # deep nesting of statements (indentation, brackets)
+        elif pick == 5:  # huge inputs
+            out.append(
+                rng.choice(
+                    [
+                        "a" * 300_000,
+                        "\n" * 100_000,
+                        "x = [" + "1," * 100_000 + "]",
+                        "<think>" + "r" * 200_000 + "</think>```python\n" + GOOD_CODE,
+                    ]
+                )
+            )
+        elif pick == 6:  # degenerate
+            out.append(
+                rng.choice(
+                    [
+                        "",
+                        " ",
+                        "```",
+                        "```\n```",
+                        "<think></think>",
+                        "\x00",
+                        "\ufeff```python\n\ufeffx=1\n```",
+                        "```python\n\n```",
+                    ]
+                )
+            )
+        else:  # deep nesting of statements (indentation, brackets)
             k = rng.randint(90, 1200)
-            out.append(rng.choice([
-                "```python\n" + "".join(" " * j + "if 1:\n" for j in range(k)) + " " * k + "x\n```",
-                "```python\nx = " + "[" * k + "]" * k + "\n```",
-                "```python\ndef add(a, b):\n" + "".join("    " * (j + 1) + "for _ in a:\n"
-                                                        for j in range(k // 10)) + "    pass\n```"]))
+            out.append(
+                rng.choice(
+                    [
+                        "```python\n"
+                        + "".join(" " * j + "if 1:\n" for j in range(k))
+                        + " " * k
+                        + "x\n```",
+                        "```python\nx = " + "[" * k + "]" * k + "\n```",
+                        "```python\ndef add(a, b):\n"
+                        + "".join("    " * (j + 1) + "for _ in a:\n" for j in range(k // 10))
+                        + "    pass\n```",
+                    ]
+                )
+            )
     return out
 
 
@@ -247,15 +384,30 @@ class EchoRunner:
         out = []
         for code, t in zip(codes, tests):
             if code is None:
-                out.append({"status": "no_code", "outcome": "format_error", "passed": 0,
-                            "total": 2, "time_s": 0.0, "memory_mb": None, "tests": []})
+                out.append(
+                    {
+                        "status": "no_code",
+                        "outcome": "format_error",
+                        "passed": 0,
+                        "total": 2,
+                        "time_s": 0.0,
+                        "memory_mb": None,
+                        "tests": [],
+                    }
+                )
             else:
                 ok = code == self.right
-                out.append({"status": "passed" if ok else "wrong_answer",
-                            "outcome": "correct" if ok else "correctness_failure",
-                            "passed": 2 * ok, "total": 2, "time_s": 0.0, "memory_mb": 0.0,
-                            "tests": [{"status": "passed" if ok else "wrong_answer",
-                                       "input_len": 1}]})
+                out.append(
+                    {
+                        "status": "passed" if ok else "wrong_answer",
+                        "outcome": "correct" if ok else "correctness_failure",
+                        "passed": 2 * ok,
+                        "total": 2,
+                        "time_s": 0.0,
+                        "memory_mb": 0.0,
+                        "tests": [{"status": "passed" if ok else "wrong_answer", "input_len": 1}],
+                    }
+                )
         return out
 
 
@@ -270,10 +422,24 @@ def test_fuzzed_completions_get_one_reward_each_and_never_raise(seed):
     n = len(texts)
     right = assemble(call_problem(), GOOD).code
     batch = [GOOD] + texts + [GOOD]
-    cols = {"tests": [json.dumps(ADD)] * (n + 2), "starter_code": ["def add(a, b):\n"] * (n + 2),
-            "entry_point": ["add"] * (n + 2), "problem_id": [f"t/{i}" for i in range(n + 2)]}
-    for name in ("format", "outcome", "gated", "additive", "outcome_only", "strict_inf",
-                 "strict_2", "partial_discrete", "partial_continuous", "process"):
+    cols = {
+        "tests": [json.dumps(ADD)] * (n + 2),
+        "starter_code": ["def add(a, b):\n"] * (n + 2),
+        "entry_point": ["add"] * (n + 2),
+        "problem_id": [f"t/{i}" for i in range(n + 2)],
+    }
+    for name in (
+        "format",
+        "outcome",
+        "gated",
+        "additive",
+        "outcome_only",
+        "strict_inf",
+        "strict_2",
+        "partial_discrete",
+        "partial_continuous",
+        "process",
+    ):
         runner = EchoRunner(right)
         options = {}
         if name != "format":
@@ -297,17 +463,32 @@ def test_fuzzed_completions_get_one_reward_each_and_never_raise(seed):
 @pytest.mark.parametrize("seed", [2])
 def test_fuzzed_completions_get_one_stored_evaluation_row_each(seed, tmp_path):
     store = JsonlStore(tmp_path / "samples.jsonl")
-    problems = [call_problem(), call_problem(prelude="from typing import *"), stdio_problem(),
-                Problem(id="t/s", source="t", prompt="S.", tests={"kind": "script",
-                        "script": "assert add(1, 2) == 3"}, starter_code="def add(a, b):\n",
-                        entry_point="add")]
+    problems = [
+        call_problem(),
+        call_problem(prelude="from typing import *"),
+        stdio_problem(),
+        Problem(
+            id="t/s",
+            source="t",
+            prompt="S.",
+            tests={"kind": "script", "script": "assert add(1, 2) == 3"},
+            starter_code="def add(a, b):\n",
+            entry_point="add",
+        ),
+    ]
     texts = fuzz_texts(seed, 48)
     for i, text in enumerate(texts):
         p = problems[i % len(problems)]
         for setting in ("single", "agentic"):
             response = text if setting == "single" else final_answer("agentic", None, Env(text))[0]
-            ep = FinishedEpisode(problem=p, sample=i, setting=setting, response=response,
-                                 n_tokens=1, finish_reason="stop")
+            ep = FinishedEpisode(
+                problem=p,
+                sample=i,
+                setting=setting,
+                response=response,
+                n_tokens=1,
+                finish_reason="stop",
+            )
             row, record = episode_row(p, ep)
             assert row["id"] == record["id"] and row["code"] == record["code"]
             assert record["code"] is None or isinstance(record["code"], str)
@@ -318,7 +499,7 @@ def test_fuzzed_completions_get_one_stored_evaluation_row_each(seed, tmp_path):
 def test_math_rewards_survive_fuzzed_completions():
     pytest.importorskip("math_verify")
     texts = fuzz_texts(3, 16)
-    texts = [t[:2000] for t in texts]       # math-verify parses the text itself: keep it small
+    texts = [t[:2000] for t in texts]  # math-verify parses the text itself: keep it small
     batch = ["<think>2+2</think> \\boxed{4}"] + texts
     for name in ("math_format", "math_answer", "math_outcome_only"):
         r = get_reward(name)(["p"] * len(batch), batch, answer=["4"] * len(batch))
@@ -328,8 +509,13 @@ def test_math_rewards_survive_fuzzed_completions():
 def test_a_completion_given_as_bytes_or_objects_is_a_format_error():
     fn = get_reward("outcome", runner=EchoRunner(assemble(call_problem(), GOOD).code))
     batch = [GOOD, b"```python\nx=1\n```", SimpleNamespace(content=1), 12, GOOD]
-    r = fn(["p"] * 5, batch, tests=[ADD] * 5, starter_code=["def add(a, b):\n"] * 5,
-           entry_point=["add"] * 5)
+    r = fn(
+        ["p"] * 5,
+        batch,
+        tests=[ADD] * 5,
+        starter_code=["def add(a, b):\n"] * 5,
+        entry_point=["add"] * 5,
+    )
     assert r[0] == r[-1] == 1.0 and len(r) == 5 and all(v in (0.0, None) for v in r[1:-1])
 
 
@@ -338,8 +524,10 @@ def test_a_completion_given_as_bytes_or_objects_is_a_format_error():
 FENCED_DOC = 'HELP = """\nUsage:\n```\nadd(1, 2)\n```\n"""\n\n\ndef add(a, b):\n    return a + b\n'
 # a wrong file whose string holds a right fenced answer: re-fenced, the parser judged that
 # one (outcome 1 for a wrong file); judged as the file it is, it is wrong
-DECOY = ('DOC = """\n```\n"""\nEX = """\n```python\ndef add(a, b):\n    return a + b\n```\n"""\n\n\n'
-         'def add(a, b):\n    return a - b\n')
+DECOY = (
+    'DOC = """\n```\n"""\nEX = """\n```python\ndef add(a, b):\n    return a + b\n```\n"""\n\n\n'
+    "def add(a, b):\n    return a - b\n"
+)
 
 
 def test_a_submitted_file_with_a_fence_line_inside_a_string_is_judged_whole():
@@ -359,8 +547,14 @@ def test_a_submitted_file_with_a_fence_line_inside_a_string_is_judged_whole():
     fn = setting_reward(get_reward("outcome", runner=SandboxRunner(workers=2)), "agentic")
     assert fn(["p"] * 2, ["", ""], environments=envs, tests=[ADD] * 2) == [1.0, 0.0]
     p = call_problem()
-    rows = [episode_row(p, FinishedEpisode(problem=p, sample=i, setting="agentic", response=t,
-                                           n_tokens=1, finish_reason="stop"))[0]
-            for i, t in enumerate(texts)]
+    rows = [
+        episode_row(
+            p,
+            FinishedEpisode(
+                problem=p, sample=i, setting="agentic", response=t, n_tokens=1, finish_reason="stop"
+            ),
+        )[0]
+        for i, t in enumerate(texts)
+    ]
     assert "return a + b" in rows[0]["code"] and "return a - b" in rows[1]["code"]
     assert rows[0]["format_ok"] and rows[0]["assembly"] == "function"

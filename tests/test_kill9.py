@@ -13,7 +13,6 @@ import textwrap
 import time
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -27,14 +26,22 @@ def _env():
 
 def kill_when(cmd, ready, timeout=240.0) -> None:
     """Start `cmd`, SIGKILL its process group as soon as ready() holds; fail if it finished."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env=_env(), cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=_env(),
+        cwd=ROOT,
+    )
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None and not ready():
         time.sleep(0.02)
     if proc.poll() is not None:
-        raise AssertionError(f"finished before the kill (rc {proc.returncode}): "
-                             f"{proc.stderr.read().decode()[-2000:]}")
+        raise AssertionError(
+            f"finished before the kill (rc {proc.returncode}): "
+            f"{proc.stderr.read().decode()[-2000:]}"
+        )
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
@@ -53,17 +60,43 @@ def ids_once(path: Path, key="id") -> list:
 
 def test_recode_eval_killed_then_rerun(tiny_model_dir, tmp_path):
     out = tmp_path / "ev"
-    cmd = [sys.executable, "-m", "recode_lib", "eval", "--model", str(tiny_model_dir),
-           "--benchmark", "microbench", "--limit", "3", "--n", "2", "--k", "1",
-           "--max-new-tokens", "16", "--batch-size", "1", "--workers", "1", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "recode_lib",
+        "eval",
+        "--model",
+        str(tiny_model_dir),
+        "--benchmark",
+        "microbench",
+        "--limit",
+        "3",
+        "--n",
+        "2",
+        "--k",
+        "1",
+        "--max-new-tokens",
+        "16",
+        "--batch-size",
+        "1",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+    ]
     kill_when(cmd, lambda: _lines(out / "generations.jsonl") >= 2)
     assert _lines(out / "samples.jsonl") < 6, "the kill did not land mid-run"
     run(cmd)
-    want = sorted(f"{p}#{i}" for p in {json.loads(line)["problem_id"] for line in
-                                       (out / "samples.jsonl").read_text().splitlines()}
-                  for i in range(2))
+    want = sorted(
+        f"{p}#{i}"
+        for p in {
+            json.loads(line)["problem_id"]
+            for line in (out / "samples.jsonl").read_text().splitlines()
+        }
+        for i in range(2)
+    )
     assert ids_once(out / "samples.jsonl") == want and len(want) == 6
-    assert len(ids_once(out / "generations.jsonl")) == 6     # each sample generated once
+    assert len(ids_once(out / "generations.jsonl")) == 6  # each sample generated once
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_samples"] == 6
 
@@ -111,15 +144,15 @@ def test_crpl_synthesis_killed_in_each_stage_then_rerun(tmp_path):
     out.mkdir()
     run([sys.executable, str(script), str(ref)])
     cmd = [sys.executable, str(script), str(out)]
-    kill_when(cmd, lambda: _lines(out / "traces.jsonl") >= 2)      # stage 1
-    kill_when(cmd, lambda: _lines(out / "rewrites.jsonl") >= 2)    # stage 2
+    kill_when(cmd, lambda: _lines(out / "traces.jsonl") >= 2)  # stage 1
+    kill_when(cmd, lambda: _lines(out / "rewrites.jsonl") >= 2)  # stage 2
     run(cmd)
     for name in ("traces.jsonl", "rewrites.jsonl"):
         assert ids_once(out / name) == ids_once(ref / name), name
     assert len(ids_once(out / "traces.jsonl")) == 6 and len(ids_once(out / "rewrites.jsonl")) == 12
 
 
-GRPO_SCRIPT = textwrap.dedent('''
+GRPO_SCRIPT = textwrap.dedent("""
     import sys
     from recode_lib.data.schema import Problem
     from recode_lib.training.grpo import load_recipe, train
@@ -132,7 +165,7 @@ GRPO_SCRIPT = textwrap.dedent('''
                          per_device_train_batch_size=8, save_steps=1, save_total_limit=2,
                          sandbox_workers=1)
     train(recipe, probs, sys.argv[2])
-''')
+""")
 
 
 def test_grpo_run_killed_then_rerun(tiny_model_dir, tmp_path):
@@ -155,6 +188,6 @@ def test_grpo_run_killed_then_rerun(tiny_model_dir, tmp_path):
     run(cmd)
     rows = read_metrics(out)
     assert [r["step"] for r in rows] == [1, 2, 3, 4, 5]
-    assert all(r.get("loss") != 123.0 for r in rows)   # the re-run's own records
+    assert all(r.get("loss") != 123.0 for r in rows)  # the re-run's own records
     assert (out / "final" / ".complete").is_file()
-    assert (out / f"torn-step-{steps[-1] + 1}.0" / "config.json").is_file()   # set aside
+    assert (out / f"torn-step-{steps[-1] + 1}.0" / "config.json").is_file()  # set aside

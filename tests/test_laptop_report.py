@@ -29,15 +29,28 @@ def make_run(root, *, learn=True, hack=True, rm_acc=0.8, fmt_beyond=0.6):
             rows.append({"step": s, "reward": out + proc, f"{v}/out": out, f"{v}/proc": proc})
         _jsonl(d / v / "metrics.jsonl", rows)
         p = 0.5 if learn and v != "additive" else 0.3
-        _json(d / "eval" / v / "summary.json", {"pass@1": p, "pass@1_ci": [p - 0.1, p + 0.1],
-                                               "n_problems": 10, "n_samples": 40})
-    _json(d / "eval" / "start" / "summary.json", {"pass@1": 0.3, "pass@1_ci": [0.2, 0.4],
-                                                 "n_problems": 10, "n_samples": 40})
+        _json(
+            d / "eval" / v / "summary.json",
+            {"pass@1": p, "pass@1_ci": [p - 0.1, p + 0.1], "n_problems": 10, "n_samples": 40},
+        )
+    _json(
+        d / "eval" / "start" / "summary.json",
+        {"pass@1": 0.3, "pass@1_ci": [0.2, 0.4], "n_problems": 10, "n_samples": 40},
+    )
     _json(root / "02_reward_model" / "headline.json", {"accuracy": rm_acc, "n_eval": 20})
-    rows = [{"alpha": a, "format_error": (fmt_beyond if abs(a) > 2 else 0.05), "n_samples": 40,
-             "pass@1": 0.3} for a in (-3.0, 0.0, 0.5, 1.0, 3.0)]
-    _json(root / "07_weight_averaging" / "frontier.json",
-          {"rows": rows, "format_error_rise": {"threshold": 2.0}, "endpoints": {"source": "sweep"}})
+    rows = [
+        {
+            "alpha": a,
+            "format_error": (fmt_beyond if abs(a) > 2 else 0.05),
+            "n_samples": 40,
+            "pass@1": 0.3,
+        }
+        for a in (-3.0, 0.0, 0.5, 1.0, 3.0)
+    ]
+    _json(
+        root / "07_weight_averaging" / "frontier.json",
+        {"rows": rows, "format_error_rise": {"threshold": 2.0}, "endpoints": {"source": "sweep"}},
+    )
 
 
 def test_claims_observed_when_the_files_show_them(tmp_path):
@@ -47,7 +60,7 @@ def test_claims_observed_when_the_files_show_them(tmp_path):
     c = rep["claims"]
     assert c["learning"]["observed"] and c["learning"]["variants"]["gated"]["ci_separated"]
     assert not c["learning"]["variants"]["additive"]["observed"]
-    assert set(c["learning"]["variants"]) == {"gated", "outcome_only", "additive"}   # no stale runs
+    assert set(c["learning"]["variants"]) == {"gated", "outcome_only", "additive"}  # no stale runs
     assert c["gate_signature"]["observed"] and c["gate_signature"]["rm_signal"]
     assert c["extrapolation"]["observed"]
     md = (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
@@ -72,20 +85,33 @@ def _held_out(root, start=(0.0, 0.3), additive=(0.5, 0.3), gated=(0.0, 0.5), spr
     rng = random.Random(0)
     models = {}
     for name, (shift, rate) in {"start": start, "additive": additive, "gated": gated}.items():
-        rows = [{"id": f"p/{i}#{j}", "problem_id": f"p/{i}", "passed": j < round(rate * 4),
-                 "outcome": "x", "score": 1.6 + 0.3 * (i % 3) + shift + rng.uniform(-spread, spread)}
-                for i in range(10) for j in range(4)]
+        rows = [
+            {
+                "id": f"p/{i}#{j}",
+                "problem_id": f"p/{i}",
+                "passed": j < round(rate * 4),
+                "outcome": "x",
+                "score": 1.6 + 0.3 * (i % 3) + shift + rng.uniform(-spread, spread),
+            }
+            for i in range(10)
+            for j in range(4)
+        ]
         _jsonl(root / "04_cg_grpo" / "eval" / name / "rm_scores.jsonl", rows)
         from recode_lib.process_reward.scale import proc_summary
+
         models[name] = proc_summary(rows, 1.6, 0.4)
-    _json(root / "04_cg_grpo" / "metrics.json",
-          {"proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
-           "held_out_proc": {"scale": {"center": 1.6, "temperature": 0.4}, "models": models}})
+    _json(
+        root / "04_cg_grpo" / "metrics.json",
+        {
+            "proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
+            "held_out_proc": {"scale": {"center": 1.6, "temperature": 0.4}, "models": models},
+        },
+    )
 
 
 def test_held_out_scores_decide_the_gate_signature_over_the_training_curves(tmp_path):
-    make_run(tmp_path, hack=False)              # the curves alone show no hacking
-    _held_out(tmp_path)                         # held out: additive's RM scores up, R_out not above gated's
+    make_run(tmp_path, hack=False)  # the curves alone show no hacking
+    _held_out(tmp_path)  # held out: additive's RM scores up, R_out not above gated's
     rep = write_report(tmp_path)
     g = rep["claims"]["gate_signature"]
     assert g["basis"] == "held_out" and g["observed"] is True and g["observed_literal"] is True
@@ -98,18 +124,29 @@ def test_held_out_scores_decide_the_gate_signature_over_the_training_curves(tmp_
 
 def test_both_variants_learning_r_out_is_the_comparative_reading_not_the_literal_one(tmp_path):
     make_run(tmp_path)
-    _held_out(tmp_path, additive=(0.5, 0.75), gated=(0.0, 0.75))   # both learn; additive also inflates R_proc
+    _held_out(
+        tmp_path, additive=(0.5, 0.75), gated=(0.0, 0.75)
+    )  # both learn; additive also inflates R_proc
     g = build_report(tmp_path)["claims"]["gate_signature"]
     assert g["observed"] is True and g["observed_literal"] is False
 
 
-@pytest.mark.parametrize("additive, gated, spread", [
-    ((0.5, 0.75), (0.0, 0.3), 0.1),     # additive's R_out rose above gated's with its R_proc: learning
-    ((0.5, 0.3), (0.5, 0.3), 0.1),      # gated's R_proc rose as much: nothing the gate changed
-    ((0.05, 0.3), (0.0, 0.5), 1.5),     # a rise lost in the noise: its CI reaches below 0
-])
-def test_held_out_gate_signature_is_not_observed_when_it_is_not_there(tmp_path, additive, gated, spread):
-    make_run(tmp_path, hack=True)               # the curves alone would say observed
+@pytest.mark.parametrize(
+    "additive, gated, spread",
+    [
+        (
+            (0.5, 0.75),
+            (0.0, 0.3),
+            0.1,
+        ),  # additive's R_out rose above gated's with its R_proc: learning
+        ((0.5, 0.3), (0.5, 0.3), 0.1),  # gated's R_proc rose as much: nothing the gate changed
+        ((0.05, 0.3), (0.0, 0.5), 1.5),  # a rise lost in the noise: its CI reaches below 0
+    ],
+)
+def test_held_out_gate_signature_is_not_observed_when_it_is_not_there(
+    tmp_path, additive, gated, spread
+):
+    make_run(tmp_path, hack=True)  # the curves alone would say observed
     _held_out(tmp_path, additive=additive, gated=gated, spread=spread)
     g = build_report(tmp_path)["claims"]["gate_signature"]
     assert g["basis"] == "held_out" and g["observed"] is False
@@ -158,13 +195,25 @@ def make_settings(root, calls: dict):
     for setting, n in calls.items():
         folder = root / "11_settings_sweep" / setting
         for sub in ("eval/k1", "eval/kinf", "alpha/eval/alpha_2.0"):
-            _jsonl(folder / sub / "samples.jsonl",
-                   [{"id": f"p{i}#0", "tool_calls": n if i < 4 else 0,
-                     "tool_errors": int(n > 0 and i == 0)} for i in range(8)])
-        _json(folder / "frontier.json", {"rows": [{"run": "k1", "pass@1": 0.25},
-                                                  {"run": "kinf", "pass@1": 0.5}]})
-        _json(folder / "alpha" / "frontier.json",
-              {"rows": [{"alpha": 2.0, "pass@1": 0.125, "format_error": 0.5}]})
+            _jsonl(
+                folder / sub / "samples.jsonl",
+                [
+                    {
+                        "id": f"p{i}#0",
+                        "tool_calls": n if i < 4 else 0,
+                        "tool_errors": int(n > 0 and i == 0),
+                    }
+                    for i in range(8)
+                ],
+            )
+        _json(
+            folder / "frontier.json",
+            {"rows": [{"run": "k1", "pass@1": 0.25}, {"run": "kinf", "pass@1": 0.5}]},
+        )
+        _json(
+            folder / "alpha" / "frontier.json",
+            {"rows": [{"alpha": 2.0, "pass@1": 0.125, "format_error": 0.5}]},
+        )
 
 
 def test_tool_use_is_observed_with_tool_calls_in_every_multi_turn_setting(tmp_path):
@@ -193,13 +242,17 @@ def test_tool_use_is_observed_with_tool_calls_in_every_multi_turn_setting(tmp_pa
 def test_tool_use_is_not_observed_when_a_multi_turn_setting_makes_no_call(tmp_path):
     make_settings(tmp_path, {"tool": 1, "agentic": 0})
     t = build_report(tmp_path)["claims"]["tool_use"]
-    assert t["observed"] is False and "agentic" in t["why"] and "tool" not in t["why"].split(":")[-1]
+    assert (
+        t["observed"] is False and "agentic" in t["why"] and "tool" not in t["why"].split(":")[-1]
+    )
 
 
 def test_tool_use_reads_no_set_aside_evaluation(tmp_path):
     make_settings(tmp_path, {"tool": 0})
-    _jsonl(tmp_path / "11_settings_sweep" / "tool" / "eval" / "k1.stale-0" / "samples.jsonl",
-           [{"id": "p0#0", "tool_calls": 5, "tool_errors": 0}])
+    _jsonl(
+        tmp_path / "11_settings_sweep" / "tool" / "eval" / "k1.stale-0" / "samples.jsonl",
+        [{"id": "p0#0", "tool_calls": 5, "tool_errors": 0}],
+    )
     t = build_report(tmp_path)["claims"]["tool_use"]
     assert t["settings"]["tool"]["n_rollouts"] == 24 and t["observed"] is False
 
@@ -210,14 +263,19 @@ def test_tool_use_without_notebook_11_is_not_measured(tmp_path):
     assert t["observed"] is None and "no tool or agentic" in t["why"]
 
 
-@pytest.mark.parametrize("acc, n, signal", [(0.8, 20, True), (0.6, 10, False), (0.6, 400, True),
-                                            (0.5, 1000, False)])
-def test_the_rm_has_signal_only_when_its_accuracy_interval_excludes_chance(tmp_path, acc, n, signal):
+@pytest.mark.parametrize(
+    "acc, n, signal", [(0.8, 20, True), (0.6, 10, False), (0.6, 400, True), (0.5, 1000, False)]
+)
+def test_the_rm_has_signal_only_when_its_accuracy_interval_excludes_chance(
+    tmp_path, acc, n, signal
+):
     make_run(tmp_path)
     _json(tmp_path / "02_reward_model" / "headline.json", {"accuracy": acc, "n_eval": n})
     g = build_report(tmp_path)["claims"]["gate_signature"]
     assert g["rm_signal"] is signal and g["rm_ci"][0] < acc < g["rm_ci"][1]
-    assert (g["observed"] is not None) and (("does not exclude chance" in g.get("why", "")) == (not signal))
+    assert (g["observed"] is not None) and (
+        ("does not exclude chance" in g.get("why", "")) == (not signal)
+    )
 
 
 def make_seeded_run(root, hack_by_seed=(True, False), fmt_beyond_seed2=0.6):
@@ -241,13 +299,27 @@ def make_seeded_run(root, hack_by_seed=(True, False), fmt_beyond_seed2=0.6):
     for v in ("gated", "additive", "outcome_only"):
         shutil.rmtree(d / v)
         shutil.rmtree(d / "eval" / v)
-    _json(d / "metrics.json", {"proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
-                               "seed_runs": seed_runs,
-                               "held_out_proc": {"scale": held["scale"], "models": models}})
-    rows = [{"alpha": a, "format_error": (fmt_beyond_seed2 if abs(a) > 2 else 0.05),
-             "n_samples": 40, "pass@1": 0.3} for a in (-3.0, 0.0, 0.5, 1.0, 3.0)]
-    _json(root / "07_weight_averaging" / "seed2" / "frontier.json",
-          {"rows": rows, "format_error_rise": {"threshold": 2.0}, "endpoints": {"source": "sweep"}})
+    _json(
+        d / "metrics.json",
+        {
+            "proc_scale": {"proc_center": 1.6, "proc_temperature": 0.4},
+            "seed_runs": seed_runs,
+            "held_out_proc": {"scale": held["scale"], "models": models},
+        },
+    )
+    rows = [
+        {
+            "alpha": a,
+            "format_error": (fmt_beyond_seed2 if abs(a) > 2 else 0.05),
+            "n_samples": 40,
+            "pass@1": 0.3,
+        }
+        for a in (-3.0, 0.0, 0.5, 1.0, 3.0)
+    ]
+    _json(
+        root / "07_weight_averaging" / "seed2" / "frontier.json",
+        {"rows": rows, "format_error_rise": {"threshold": 2.0}, "endpoints": {"source": "sweep"}},
+    )
 
 
 def test_two_seeds_each_seed_is_judged_and_the_claim_needs_both(tmp_path):
@@ -272,7 +344,9 @@ def test_two_seeds_each_seed_is_judged_and_the_claim_needs_both(tmp_path):
 def test_a_replica_grid_that_does_not_show_the_rise_is_not_replicated(tmp_path):
     make_seeded_run(tmp_path, hack_by_seed=(True, True), fmt_beyond_seed2=0.05)
     rep = build_report(tmp_path)["claims"]
-    assert rep["gate_signature"]["observed"] is True and rep["gate_signature"]["observed_seeds"] == 2
+    assert (
+        rep["gate_signature"]["observed"] is True and rep["gate_signature"]["observed_seeds"] == 2
+    )
     assert rep["extrapolation"]["observed"] is True
     assert rep["extrapolation"]["seeds"]["2"]["observed"] is False
     assert rep["extrapolation"]["replicated"] is False
@@ -280,31 +354,45 @@ def test_a_replica_grid_that_does_not_show_the_rise_is_not_replicated(tmp_path):
 
 def test_with_a_usable_rm_a_missing_signature_is_explained_with_the_numbers(tmp_path):
     make_seeded_run(tmp_path, hack_by_seed=(False, False))
-    _jsonl(tmp_path / "04_cg_grpo" / "gated" / "metrics.jsonl", [{"step": 1, "reward": 9}])  # an earlier SEEDS
+    _jsonl(
+        tmp_path / "04_cg_grpo" / "gated" / "metrics.jsonl", [{"step": 1, "reward": 9}]
+    )  # an earlier SEEDS
     c = build_report(tmp_path)["claims"]
     g = c["gate_signature"]
     assert g["rm_signal"] and g["observed"] is False
     assert "seed 1: additive's R_proc - " in g["why"] and "seed 2:" in g["why"]
     assert "(not above 0)" in g["why"]
-    for seed in ("1", "2"):        # only a condition that failed is named, with its numbers
+    for seed in ("1", "2"):  # only a condition that failed is named, with its numbers
         d = g["seeds"][seed]["paired"]["additive-gated"]["proc"]
         assert (f"R_proc - gated's {d['mean']:+.3f}" in g["why"]) == (not d["ci"][0] > 0)
     assert set(g["seeds"]["1"]["rm_prefers_passing"]) == {"start", "additive", "gated"}
-    assert set(c["learning"]["variants"]) == {"gated_seed1", "gated_seed2", "additive_seed1",
-                                              "additive_seed2"}     # 04's declared runs only
-    md = (write_report(tmp_path) and (tmp_path / "99_paper_figures" / "laptop_report.md").read_text())
+    assert set(c["learning"]["variants"]) == {
+        "gated_seed1",
+        "gated_seed2",
+        "additive_seed1",
+        "additive_seed2",
+    }  # 04's declared runs only
+    md = write_report(tmp_path) and (tmp_path / "99_paper_figures" / "laptop_report.md").read_text()
     assert "what the RM prefers: R_proc of passing minus failing held-out samples, start " in md
 
 
 def test_why_names_the_condition_that_failed_and_an_rm_that_prefers_failing_samples():
     from recode_lib.orchestration.laptop_report import gate_why
 
-    seed = {"paired": {"additive-start": {"proc": {"mean": 0.074, "ci": [-0.039, 0.192]},
-                                          "out": {"mean": 0.125, "ci": [0.03, 0.25]}},
-                       "additive-gated": {"proc": {"mean": 0.100, "ci": [0.033, 0.167]},
-                                          "out": {"mean": -0.156, "ci": [-0.375, 0.094]}}},
-            "rm_prefers_passing": {"start": -0.09, "additive": -0.092, "gated": -0.085}}
+    seed = {
+        "paired": {
+            "additive-start": {
+                "proc": {"mean": 0.074, "ci": [-0.039, 0.192]},
+                "out": {"mean": 0.125, "ci": [0.03, 0.25]},
+            },
+            "additive-gated": {
+                "proc": {"mean": 0.100, "ci": [0.033, 0.167]},
+                "out": {"mean": -0.156, "ci": [-0.375, 0.094]},
+            },
+        },
+        "rm_prefers_passing": {"start": -0.09, "additive": -0.092, "gated": -0.085},
+    }
     why = gate_why({"1": seed})
     assert "seed 1: additive's R_proc - the start's +0.074 CI [-0.039, 0.192] (not above 0)" in why
-    assert "gated's +0.100" not in why            # that condition held: additive above gated
+    assert "gated's +0.100" not in why  # that condition held: additive above gated
     assert "failing held-out samples above their passing ones" in why

@@ -32,7 +32,7 @@ def macos(monkeypatch):
 
 def test_linux_passes_and_another_os_gets_the_reason(monkeypatch):
     assert is_linux("linux") and not is_linux("darwin") and not is_linux("win32")
-    require_linux("x")                          # this machine: Linux
+    require_linux("x")  # this machine: Linux
     for platform in ("darwin", "win32"):
         monkeypatch.setattr(sys, "platform", platform)
         with pytest.raises(LinuxRequired) as exc:
@@ -43,11 +43,13 @@ def test_linux_passes_and_another_os_gets_the_reason(monkeypatch):
 
 
 def test_importing_and_reading_results_still_work_off_linux(monkeypatch, tmp_path):
-    F.write_frontier(tmp_path / "run" / "07_weight_averaging",
-                     {0.0: [{"problem_id": "p", "sample": 0, "outcome": "correct"}]})
-    plots.rebuild_all(tmp_path / "run", out_dir=tmp_path / "warm")   # matplotlib imported here
+    F.write_frontier(
+        tmp_path / "run" / "07_weight_averaging",
+        {0.0: [{"problem_id": "p", "sample": 0, "outcome": "correct"}]},
+    )
+    plots.rebuild_all(tmp_path / "run", out_dir=tmp_path / "warm")  # matplotlib imported here
     monkeypatch.setattr(sys, "platform", "darwin")
-    importlib.reload(recode_lib)                 # no check at import
+    importlib.reload(recode_lib)  # no check at import
     built = plots.rebuild_all(tmp_path / "run", out_dir=tmp_path / "figs")
     assert "frontier" in built["made"] and (tmp_path / "figs" / "frontier.png").is_file()
 
@@ -57,8 +59,12 @@ def test_evaluation_stops_before_generating(macos, tmp_path):
         def generate_samples(self, *a, **k):
             raise AssertionError("nothing may be generated off Linux")
 
-    p = Problem(id="t/1", source="t", prompt="p", tests={"kind": "stdio", "cases": [
-        {"input": "", "output": "1"}]})
+    p = Problem(
+        id="t/1",
+        source="t",
+        prompt="p",
+        tests={"kind": "stdio", "cases": [{"input": "", "output": "1"}]},
+    )
     with pytest.raises(LinuxRequired, match="^evaluation runs untrusted programs"):
         evaluate("m", [p], out_dir=tmp_path / "ev", generator=Never(), progress=False)
 
@@ -70,8 +76,16 @@ def test_a_code_reward_refuses_before_training_starts(macos):
 
 def test_recode_sandbox_says_why_in_one_line(macos, tmp_path, capsys):
     src = tmp_path / "in.jsonl"
-    src.write_text(json.dumps({"id": "a", "code": "print(1)", "tests": {
-        "kind": "stdio", "cases": [{"input": "", "output": "1"}]}}) + "\n")
+    src.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "code": "print(1)",
+                "tests": {"kind": "stdio", "cases": [{"input": "", "output": "1"}]},
+            }
+        )
+        + "\n"
+    )
     assert main(["sandbox", str(src), "--out", str(tmp_path / "out.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("recode sandbox: error: `recode sandbox` runs untrusted programs")

@@ -16,15 +16,18 @@ from recode_lib.weights.merge import MergeConfig, MergeError, alpha_dirname, mer
 @pytest.fixture(scope="module")
 def ends(perturbed_checkpoint, tmp_path_factory):
     root = tmp_path_factory.mktemp("ends")
-    return (perturbed_checkpoint(root / "low", 1, torch.bfloat16, complete=False),
-            perturbed_checkpoint(root / "high", 2, torch.bfloat16, complete=False))
+    return (
+        perturbed_checkpoint(root / "low", 1, torch.bfloat16, complete=False),
+        perturbed_checkpoint(root / "high", 2, torch.bfloat16, complete=False),
+    )
 
 
 def test_theta_equals_merge_grid_output_bit_for_bit(ends, tmp_path):
     low, high = ends
     alphas = (-2.5, 0.3, 3.5)
-    merged = merge_grid(MergeConfig(str(low), str(high), alphas, str(tmp_path / "m"),
-                                    progress=False))
+    merged = merge_grid(
+        MergeConfig(str(low), str(high), alphas, str(tmp_path / "m"), progress=False)
+    )
     pair = L.EndpointPair.load(low, high)
     for a in alphas:
         want = load_file(merged[a] / "model.safetensors")
@@ -42,7 +45,7 @@ def test_metadata_announces_what_theta_streams(ends):
     assert [m[0] for m in meta] == [n for n, _ in streamed]
     assert all(m[1] == "bfloat16" for m in meta)
     assert [m[2] for m in meta] == [list(t.shape) for _, t in streamed]
-    assert "lm_head.weight" not in [m[0] for m in meta]     # tied: not in the checkpoint
+    assert "lm_head.weight" not in [m[0] for m in meta]  # tied: not in the checkpoint
 
 
 def test_incompatible_endpoints_raise_like_merge(ends, tmp_path):
@@ -61,8 +64,9 @@ def test_hf_sink_sets_every_weight_and_follows_tied_embeddings(ends, tmp_path):
     from recode_lib.models import load_model
 
     low, high = ends
-    merged = merge_grid(MergeConfig(str(low), str(high), (2.5,), str(tmp_path / "m"),
-                                    progress=False))
+    merged = merge_grid(
+        MergeConfig(str(low), str(high), (2.5,), str(tmp_path / "m"), progress=False)
+    )
     ref, _ = load_model(str(merged[2.5]))
     net, _ = load_model(str(low))
     L.HFModelSink(net).load(L.EndpointPair.load(low, high), 2.5)
@@ -96,8 +100,10 @@ class _RecordingLLM:
     fake tensor-parallel workers the way vLLM does (worker first)."""
 
     def __init__(self):
-        self.workers = [type("W", (), {"model_runner": type("R", (), {})(), "device": "cpu"})()
-                        for _ in range(2)]
+        self.workers = [
+            type("W", (), {"model_runner": type("R", (), {})(), "device": "cpu"})()
+            for _ in range(2)
+        ]
         for w in self.workers:
             w.model_runner.model = _RecordingModel()
         self.resets = 0
@@ -180,35 +186,64 @@ def test_sweep_in_memory_equals_evaluating_merged_checkpoints(ends, tmp_path, mo
 
     low, high = ends
     problems = load_benchmark("microbench", limit=2)
-    spec = EvalSpec(backend="hf", temperature=0.0, max_new_tokens=8, n=1, batch_size=4,
-                    workers=1, progress=False)
+    spec = EvalSpec(
+        backend="hf",
+        temperature=0.0,
+        max_new_tokens=8,
+        n=1,
+        batch_size=4,
+        workers=1,
+        progress=False,
+    )
     alphas = (-2.5, 0.5, 3.5)
-    res = S.sweep_alphas(low, high, alphas, problems, spec, tmp_path / "eval",
-                         save_alphas=(0.5,), save_dir=tmp_path / "saved", log=None)
+    res = S.sweep_alphas(
+        low,
+        high,
+        alphas,
+        problems,
+        spec,
+        tmp_path / "eval",
+        save_alphas=(0.5,),
+        save_dir=tmp_path / "saved",
+        log=None,
+    )
     assert sorted(res.summaries) == list(alphas)
     assert sorted(res.seconds["push"]) == list(alphas)
-    assert [p.name for p in (tmp_path / "saved").iterdir() if not p.name.startswith(".")] \
-        == [alpha_dirname(0.5)]
-    merged = merge_grid(MergeConfig(str(low), str(high), alphas, str(tmp_path / "m"),
-                                    progress=False))
+    assert [p.name for p in (tmp_path / "saved").iterdir() if not p.name.startswith(".")] == [
+        alpha_dirname(0.5)
+    ]
+    merged = merge_grid(
+        MergeConfig(str(low), str(high), alphas, str(tmp_path / "m"), progress=False)
+    )
     for a in alphas:
         ref = spec.evaluate(merged[a], problems, tmp_path / "ref" / alpha_dirname(a))
-        mine = [json.loads(x) for x in (tmp_path / "eval" / alpha_dirname(a) / "samples.jsonl")
-                .read_text().splitlines()]
-        theirs = [json.loads(x) for x in (tmp_path / "ref" / alpha_dirname(a) / "samples.jsonl")
-                  .read_text().splitlines()]
-        key = lambda r: r["id"]                                     # noqa: E731
-        assert [r["response"] for r in sorted(mine, key=key)] == \
-            [r["response"] for r in sorted(theirs, key=key)], a
+        mine = [
+            json.loads(x)
+            for x in (tmp_path / "eval" / alpha_dirname(a) / "samples.jsonl")
+            .read_text()
+            .splitlines()
+        ]
+        theirs = [
+            json.loads(x)
+            for x in (tmp_path / "ref" / alpha_dirname(a) / "samples.jsonl")
+            .read_text()
+            .splitlines()
+        ]
+        key = lambda r: r["id"]  # noqa: E731
+        assert [r["response"] for r in sorted(mine, key=key)] == [
+            r["response"] for r in sorted(theirs, key=key)
+        ], a
         assert res.summaries[a]["pass@1"] == ref["pass@1"]
 
     def boom(*a, **k):
         raise AssertionError("a fully cached sweep must not load a model")
+
     monkeypatch.setattr("recode_lib.models.load_model", boom)
     again = S.sweep_alphas(low, high, alphas, problems, spec, tmp_path / "eval", log=None)
     assert again.seconds["push"] == {} and again.seconds["load_model"] == 0.0
-    assert {a: s["pass@1"] for a, s in again.summaries.items()} == \
-        {a: s["pass@1"] for a, s in res.summaries.items()}
+    assert {a: s["pass@1"] for a, s in again.summaries.items()} == {
+        a: s["pass@1"] for a, s in res.summaries.items()
+    }
 
 
 def test_sweep_rejects_save_alphas_outside_the_grid(ends, tmp_path):
@@ -224,21 +259,25 @@ def test_alpha_model_id_changes_when_an_endpoint_is_rewritten(ends, tmp_path):
     before = L.alpha_model_id(low, ends[1], 0.5)
     assert before != L.alpha_model_id(low, ends[1], 1.5)
     import os
+
     f = low / "model.safetensors"
     os.utime(f, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns + 10**9))
     assert L.alpha_model_id(low, ends[1], 0.5) != before
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(),
-                    reason="needs CUDA and vllm (vLLM's CPU build: tests/test_vllm_real_live.py)")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="needs CUDA and vllm (vLLM's CPU build: tests/test_vllm_real_live.py)",
+)
 def test_vllm_engine_updated_in_place_matches_merged_checkpoint(ends, tmp_path):
     pytest.importorskip("vllm")
     from recode_lib.generation import SamplingConfig
     from recode_lib.generation.vllm_backend import VLLMGenerator
 
     low, high = ends
-    merged = merge_grid(MergeConfig(str(low), str(high), (1.5,), str(tmp_path / "m"),
-                                    progress=False))
+    merged = merge_grid(
+        MergeConfig(str(low), str(high), (1.5,), str(tmp_path / "m"), progress=False)
+    )
     prompts = [[{"role": "user", "content": "def add(a, b):"}]]
     sampling = SamplingConfig(temperature=0.0, max_new_tokens=16)
     L.allow_worker_functions()
@@ -253,14 +292,14 @@ def test_vllm_engine_updated_in_place_matches_merged_checkpoint(ends, tmp_path):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
 def test_interpolate_matches_the_merge_formula_for_every_float_dtype(dtype):
     g = torch.Generator().manual_seed(0)
-    lo = torch.randn(3, L.CHUNK // 2 + 7, generator=g).to(dtype)      # spans two chunks
+    lo = torch.randn(3, L.CHUNK // 2 + 7, generator=g).to(dtype)  # spans two chunks
     hi = torch.randn(3, L.CHUNK // 2 + 7, generator=g).to(dtype)
     work = torch.float64 if dtype == torch.float64 else torch.float32
     for a in (-2.5, 0.3, 3.5):
         want = (lo.to(work) + a * (hi.to(work) - lo.to(work))).to(dtype)
         assert torch.equal(L.interpolate(lo, hi, a), want)
         wide = torch.empty(lo.shape, dtype=torch.float64)
-        L.interpolate_into(lo, hi, a, wide)                    # rounded to dtype, then widened
+        L.interpolate_into(lo, hi, a, wide)  # rounded to dtype, then widened
         assert torch.equal(wide, want.to(torch.float64))
         strided = torch.empty(lo.shape[::-1], dtype=dtype).t()  # non-contiguous destination
         L.interpolate_into(lo, hi, a, strided)
@@ -279,11 +318,13 @@ def test_dry_run_backend_sweeps_through_the_vllm_request_path(ends, tmp_path):
 
     low, high = ends
     problems = load_benchmark("microbench", limit=1)
-    spec = EvalSpec(backend="vllm_standin", temperature=0.0, max_new_tokens=6, n=1,
-                    workers=1, progress=False)
+    spec = EvalSpec(
+        backend="vllm_standin", temperature=0.0, max_new_tokens=6, n=1, workers=1, progress=False
+    )
     res = S.sweep_alphas(low, high, (-2.5, 1.0), problems, spec, tmp_path / "eval", log=None)
-    merged = merge_grid(MergeConfig(str(low), str(high), (-2.5,), str(tmp_path / "m"),
-                                    progress=False))
+    merged = merge_grid(
+        MergeConfig(str(low), str(high), (-2.5,), str(tmp_path / "m"), progress=False)
+    )
     ref = spec.evaluate(merged[-2.5], problems, tmp_path / "ref")
     mine = (tmp_path / "eval" / alpha_dirname(-2.5) / "samples.jsonl").read_text().splitlines()
     theirs = (tmp_path / "ref" / "samples.jsonl").read_text().splitlines()

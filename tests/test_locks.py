@@ -22,9 +22,13 @@ time.sleep(60)
 
 
 def holder(target):
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(target)], stdout=subprocess.PIPE,
-                            text=True, cwd=PROJECT_ROOT,
-                            env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(target)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 
@@ -52,7 +56,7 @@ def test_a_lock_left_by_a_killed_process_is_taken_over_with_a_message(tmp_path):
         pass
     assert len(said) == 1 and f"PID {proc.pid}" in said[0] and "taking over" in said[0]
     said.clear()
-    with OutputLock(tmp_path / "run", folder=True, say=said.append):   # released cleanly: silent
+    with OutputLock(tmp_path / "run", folder=True, say=said.append):  # released cleanly: silent
         pass
     assert said == []
 
@@ -61,10 +65,15 @@ def test_the_lock_is_reentrant_within_one_process(tmp_path):
     with OutputLock(tmp_path / "run", folder=True):
         with OutputLock(tmp_path / "run", folder=True):
             pass
-        other = subprocess.run([sys.executable, "-c", HOLD, str(tmp_path / "run")],
-                               capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT,
-                               env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
-        assert other.returncode != 0 and "OutputLocked" in other.stderr   # the outer one holds it
+        other = subprocess.run(
+            [sys.executable, "-c", HOLD, str(tmp_path / "run")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=PROJECT_ROOT,
+            env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        )
+        assert other.returncode != 0 and "OutputLocked" in other.stderr  # the outer one holds it
     # released: another process can take it now
     proc = holder(tmp_path / "run")
     proc.kill()

@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
-
 from conftest import USERNS_FILES, is_listed, long_test_ids, xdist_unit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,10 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("nodeid", long_test_ids())
 def test_every_listed_long_test_exists(nodeid):
     path, _, rest = nodeid.partition("::")
-    source = (ROOT / path).read_text()           # FileNotFoundError names a moved file
+    source = (ROOT / path).read_text()  # FileNotFoundError names a moved file
     name = re.sub(r"\[.*$", "", rest.split("::")[-1])
-    assert not name or re.search(rf"^\s*(async )?def {re.escape(name)}\(", source, re.M), \
+    assert not name or re.search(rf"^\s*(async )?def {re.escape(name)}\(", source, re.M), (
         f"tests/long_tests.txt: {nodeid} names no test in {path}"
+    )
 
 
 def test_a_listed_id_names_its_test_its_parameters_and_its_file():
@@ -32,18 +32,24 @@ def test_a_listed_id_names_its_test_its_parameters_and_its_file():
     assert is_listed("tests/a.py::test_x", ids) and is_listed("tests/a.py::test_x[q]", ids)
     assert is_listed("tests/b.py::test_y[p1]", ids) and not is_listed("tests/b.py::test_y[p2]", ids)
     assert is_listed("tests/c.py::test_z", ids)
-    assert not is_listed("tests/a.py::test_x_other", ids)      # a longer name is another test
+    assert not is_listed("tests/a.py::test_x_other", ids)  # a longer name is another test
     assert not is_listed("tests/a.pyc::test_x", ids)
 
 
 def test_make_test_and_test_long_split_the_default_selection():
-    default = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
-        "ini_options"]["addopts"]
+    default = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"][
+        "addopts"
+    ]
     base = re.search(r"-m '([^']*)'", default).group(1)
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "ARGS")}
-    lines = subprocess.run(["make", "-s", "-n", "test", "test-long", "PYTHON=python"], cwd=ROOT,
-                           env=env, capture_output=True, text=True,
-                           check=True).stdout.splitlines()
+    lines = subprocess.run(
+        ["make", "-s", "-n", "test", "test-long", "PYTHON=python"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     marks = [re.search(r'-m "([^"]*)"', ln).group(1) for ln in lines if "pytest" in ln]
     assert marks == [f"{base} and not long", f"{base} and long"]
     assert "time make test\ntime make test-long\n" in (ROOT / ".ci" / "run").read_text()

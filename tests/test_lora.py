@@ -27,32 +27,44 @@ def test_merged_model_computes_what_the_adapter_computes(tiny_model_dir):
     with torch.no_grad():
         for n, p in peft.named_parameters():
             if "lora_B" in n:
-                p.normal_(0, 0.5)       # a non-zero adapter (B starts at zero)
+                p.normal_(0, 0.5)  # a non-zero adapter (B starts at zero)
     ids = torch.tensor([[1, 2, 3, 4]])
     full = merged_model(peft)
-    assert is_peft(peft) and not is_peft(full) and is_peft(peft)    # the trainer's copy keeps it
+    assert is_peft(peft) and not is_peft(full) and is_peft(peft)  # the trainer's copy keeps it
     assert not any("lora" in k for k in full.state_dict())
     torch.testing.assert_close(full(ids).logits, peft(ids).logits, atol=1e-4, rtol=1e-4)
     plain = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     assert not torch.allclose(full(ids).logits, plain(ids).logits)
 
 
-def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(tiny_model_dir, tmp_path, toy_problems):
+def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(
+    tiny_model_dir, tmp_path, toy_problems
+):
     from safetensors.torch import load_file
 
     from recode_lib.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
     probs = toy_problems(4)
-    r = load_recipe("cg_grpo_smoke", model=str(tiny_model_dir), rewards=[{"name": "outcome_only"}],
-                    max_steps=2, max_completion_length=12, num_generations=4,
-                    per_device_train_batch_size=8, save_steps=1, save_total_limit=1,
-                    sandbox_workers=2, lora={"r": 4, "alpha": 8}, learning_rate=1e-3,
-                    keep_checkpoints=True)      # to look at them: a finished run drops them
+    r = load_recipe(
+        "cg_grpo_smoke",
+        model=str(tiny_model_dir),
+        rewards=[{"name": "outcome_only"}],
+        max_steps=2,
+        max_completion_length=12,
+        num_generations=4,
+        per_device_train_batch_size=8,
+        save_steps=1,
+        save_total_limit=1,
+        sandbox_workers=2,
+        lora={"r": 4, "alpha": 8},
+        learning_rate=1e-3,
+        keep_checkpoints=True,
+    )  # to look at them: a finished run drops them
     res = train(r, probs, tmp_path / "run")
     assert [m["step"] for m in read_metrics(res.output_dir)] == [1, 2]
     final = load_file(str(res.final_dir / "model.safetensors"))
     base = load_file(str(tiny_model_dir / "model.safetensors"))
-    assert set(final) == set(base)                    # merged: no adapter keys, nothing missing
+    assert set(final) == set(base)  # merged: no adapter keys, nothing missing
     ckpts = list(res.output_dir.glob("checkpoint-*"))
-    assert ckpts and (ckpts[0] / "adapter_config.json").is_file()    # resumable: the adapter
+    assert ckpts and (ckpts[0] / "adapter_config.json").is_file()  # resumable: the adapter

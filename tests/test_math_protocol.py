@@ -9,20 +9,37 @@ import pytest
 
 from recode_lib.data import DataError, load_benchmark
 from recode_lib.data.math_synth import FAMILIES, load_math_synth
-from recode_lib.data.math_train import (assert_disjoint, decontaminate, load_math_train,
-                                        math_train_eval, normalise_statement)
+from recode_lib.data.math_train import (
+    assert_disjoint,
+    decontaminate,
+    load_math_train,
+    math_train_eval,
+    normalise_statement,
+)
 from recode_lib.evaluation.math import math_summary, score_math_response
 from recode_lib.math_answers import answer_correct
 from recode_lib.metrics import pass_at_k, pass_at_k_ci
 
 # rows shaped like DigitalLearningGmbH/MATH-lighteval (problem, level, solution, type)
 MATH_ROWS = [
-    {"problem": "What is $1+2$?", "level": "Level 1", "type": "Algebra",
-     "solution": "We add: $1+2=\\boxed{3}$."},
-    {"problem": "Compute $\\dbinom{5}{2}$.", "level": "Level 2", "type": "Counting & Probability",
-     "solution": "$\\dbinom{5}{2}=\\frac{5\\cdot 4}{2}=\\boxed{10}$."},
-    {"problem": "Simplify $\\frac{6}{8}$.", "level": "Level 1", "type": "Prealgebra",
-     "solution": "Divide by 2: $\\boxed{\\frac{3}{4}}$."},
+    {
+        "problem": "What is $1+2$?",
+        "level": "Level 1",
+        "type": "Algebra",
+        "solution": "We add: $1+2=\\boxed{3}$.",
+    },
+    {
+        "problem": "Compute $\\dbinom{5}{2}$.",
+        "level": "Level 2",
+        "type": "Counting & Probability",
+        "solution": "$\\dbinom{5}{2}=\\frac{5\\cdot 4}{2}=\\boxed{10}$.",
+    },
+    {
+        "problem": "Simplify $\\frac{6}{8}$.",
+        "level": "Level 1",
+        "type": "Prealgebra",
+        "solution": "Divide by 2: $\\boxed{\\frac{3}{4}}$.",
+    },
 ]
 
 
@@ -36,11 +53,11 @@ def _write_parquet(path, rows):
 
 def test_math_synth_is_deterministic_and_its_answers_are_exact():
     a, b = load_math_synth(limit=80, seed=3), load_math_synth(limit=40, seed=3)
-    assert [p.to_dict() for p in a[:40]] == [p.to_dict() for p in b]      # prefix-stable
+    assert [p.to_dict() for p in a[:40]] == [p.to_dict() for p in b]  # prefix-stable
     assert [p.prompt for p in load_math_synth(limit=80, seed=4)] != [p.prompt for p in a]
     assert {p.metadata["family"] for p in a} == set(FAMILIES)
     assert len({p.id for p in a}) == 80 and all(p.id.startswith("math_synth/3-") for p in a)
-    for p in a:                                  # recompute each answer from the statement
+    for p in a:  # recompute each answer from the statement
         nums = [int(x) for x in re.findall(r"-?\d+", p.prompt.replace("$", " "))]
         fam, ans = p.metadata["family"], int(p.answer)
         if fam == "arithmetic":
@@ -55,16 +72,19 @@ def test_math_synth_is_deterministic_and_its_answers_are_exact():
             b_ = nums[1] if " + " in p.prompt else -nums[1]
             assert coef * ans + b_ == rhs
         assert answer_correct(f"<think>so</think> \\boxed{{{p.answer}}}", p.answer)[0]
-        assert p.tests["kind"] == "script"       # never passes the code sandbox
+        assert p.tests["kind"] == "script"  # never passes the code sandbox
     assert load_benchmark("math_synth", limit=5, seed=3)[4].prompt == a[4].prompt
 
 
 def test_math_train_reads_a_local_copy_in_the_upstream_format(tmp_path):
     # a hub snapshot folder at <data dir>/<hub id>, as `huggingface-cli download` writes it
-    _write_parquet(tmp_path / "DigitalLearningGmbH/MATH-lighteval/data/train-00000-of-00001.parquet",
-                   MATH_ROWS)
-    _write_parquet(tmp_path / "DigitalLearningGmbH/MATH-lighteval/data/test-00000-of-00001.parquet",
-                   MATH_ROWS[:1])
+    _write_parquet(
+        tmp_path / "DigitalLearningGmbH/MATH-lighteval/data/train-00000-of-00001.parquet", MATH_ROWS
+    )
+    _write_parquet(
+        tmp_path / "DigitalLearningGmbH/MATH-lighteval/data/test-00000-of-00001.parquet",
+        MATH_ROWS[:1],
+    )
     probs = load_benchmark("math_train", data_dir=tmp_path)
     assert [p.answer for p in probs] == ["3", "10", "\\frac{3}{4}"]
     assert probs[1].difficulty == "Level 2" and probs[1].metadata["type"].startswith("Counting")
@@ -72,9 +92,16 @@ def test_math_train_reads_a_local_copy_in_the_upstream_format(tmp_path):
     assert len(load_math_train(data_dir=tmp_path, limit=2)) == 2
     # an explicit file; GSM8K- and DeepScaleR-style rows
     f = tmp_path / "mixed.jsonl"
-    f.write_text("\n".join(json.dumps(r) for r in [
-        {"question": "Tom has 3 apples and buys 4. How many?", "answer": "3+4=7\n#### 7"},
-        {"problem": "Find $x$ if $2x=8$.", "answer": "4", "id": "ds-1"}]) + "\n")
+    f.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"question": "Tom has 3 apples and buys 4. How many?", "answer": "3+4=7\n#### 7"},
+                {"problem": "Find $x$ if $2x=8$.", "answer": "4", "id": "ds-1"},
+            ]
+        )
+        + "\n"
+    )
     got = load_math_train(dataset=str(f))
     assert [p.answer for p in got] == ["7", "4"] and got[1].id == "math_train/ds-1"
     f.write_text(json.dumps({"problem": "no answer here", "solution": "none"}) + "\n")
@@ -93,20 +120,38 @@ def test_decontamination_removes_overlapping_training_problems():
     from recode_lib.data.schema import Problem
 
     def prob(i, text):
-        return Problem(id=i, source=i.split("/")[0], prompt=text, tests={"kind": "script", "script": ""})
+        return Problem(
+            id=i, source=i.split("/")[0], prompt=text, tests={"kind": "script", "script": ""}
+        )
 
-    aime = [prob("aime24/1", "Let $ABC$ be a triangle inscribed in circle $\\omega$ with sides "
-                             "five nine and ten; find the length of segment AP as m over n.")]
-    train = [prob("math_train/0", "What is $1+2$?"),
-             prob("math_train/1", "  LET $ABC$ be a triangle inscribed in circle $\\omega$ with sides "
-                                  "five nine and ten; find the length of segment AP as m over n. "),
-             prob("math_train/2", "Hint: let abc be a triangle inscribed in circle omega with sides "
-                                  "five nine and ten. Solve it."),
-             prob("aime24/1", "renamed copy")]
+    aime = [
+        prob(
+            "aime24/1",
+            "Let $ABC$ be a triangle inscribed in circle $\\omega$ with sides "
+            "five nine and ten; find the length of segment AP as m over n.",
+        )
+    ]
+    train = [
+        prob("math_train/0", "What is $1+2$?"),
+        prob(
+            "math_train/1",
+            "  LET $ABC$ be a triangle inscribed in circle $\\omega$ with sides "
+            "five nine and ten; find the length of segment AP as m over n. ",
+        ),
+        prob(
+            "math_train/2",
+            "Hint: let abc be a triangle inscribed in circle omega with sides "
+            "five nine and ten. Solve it.",
+        ),
+        prob("aime24/1", "renamed copy"),
+    ]
     kept, removed = decontaminate(train, aime)
     assert [p.id for p in kept] == ["math_train/0"]
     assert {r["id"]: r["reason"] for r in removed} == {
-        "math_train/1": "same statement", "math_train/2": "shares a 13-gram", "aime24/1": "same id"}
+        "math_train/1": "same statement",
+        "math_train/2": "shares a 13-gram",
+        "aime24/1": "same id",
+    }
     with pytest.raises(ValueError, match="overlap the held-out set"):
         assert_disjoint(train, aime)
     assert_disjoint(kept, aime)
@@ -120,7 +165,9 @@ def test_math_training_never_contains_aime(shared_data_dir, tmp_path):
     rows = MATH_ROWS + [{"problem": aime[3].prompt, "solution": f"\\boxed{{{aime[3].answer}}}"}]
     _write_parquet(tmp_path / "math/train.parquet", rows)
     train2, held2, rep2 = math_train_eval("math_train", 0, 0, dataset=str(tmp_path / "math"))
-    assert len(train2) == 3 and [r["held_out_id"] for r in rep2["removed_overlapping"]] == [aime[3].id]
+    assert len(train2) == 3 and [r["held_out_id"] for r in rep2["removed_overlapping"]] == [
+        aime[3].id
+    ]
     aime_ids = {p.id for p in aime}
     aime_text = {normalise_statement(p.prompt) for p in aime}
     for t in (train, train2):
@@ -143,10 +190,17 @@ def test_pass_at_k_ci_is_a_bootstrap_over_problems():
 
 
 def test_math_summary_reports_avg_at_n_and_pass_at_k_with_intervals():
-    rows = [{"problem_id": pid, "correct": ok, "format_ok": True, "n_tokens": 10,
-             "finish_reason": "length" if pid == "b" and i == 0 else "stop"}
-            for pid, oks in {"a": [1, 0, 0, 0], "b": [0, 0, 0, 0], "c": [1, 1, 0, 1]}.items()
-            for i, ok in enumerate(oks)]
+    rows = [
+        {
+            "problem_id": pid,
+            "correct": ok,
+            "format_ok": True,
+            "n_tokens": 10,
+            "finish_reason": "length" if pid == "b" and i == 0 else "stop",
+        }
+        for pid, oks in {"a": [1, 0, 0, 0], "b": [0, 0, 0, 0], "c": [1, 1, 0, 1]}.items()
+        for i, ok in enumerate(oks)
+    ]
     s = math_summary(rows, ks=(1, 2, 4), n_boot=300)
     assert s["n_per_problem"] == 4 and s["n_problems"] == 3 and s["truncated"] == 1
     assert s["avg@4"] == s["pass@1"] == pytest.approx(4 / 12)
@@ -193,8 +247,15 @@ def _aime_samples(folder, correct_per_problem, n=10, truncated=()):
             if (i, j) in truncated:
                 reason = "length"
             row = score_math_response(text, "1" if j < c else "2", reason)
-            rows.append({"id": f"aime24/{i}#{j}", "problem_id": f"aime24/{i}", "sample": j,
-                         **row, "n_tokens": 9})
+            rows.append(
+                {
+                    "id": f"aime24/{i}#{j}",
+                    "problem_id": f"aime24/{i}",
+                    "sample": j,
+                    **row,
+                    "n_tokens": 9,
+                }
+            )
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -203,14 +264,16 @@ def test_math_reports_the_relative_gain_over_outcome_only_with_an_interval(tmp_p
     process reward" on AIME 2024; 30 problems give a wide interval around it."""
     from recode_lib.evaluation.math import PAPER_AIME_GAIN, math_gains
 
-    oo = [3] * 27 + [0] * 3                       # 81 / 300 = 0.27
-    gated = [3] * 27 + [2] * 3                    # 87 / 300 = 0.29
+    oo = [3] * 27 + [0] * 3  # 81 / 300 = 0.27
+    gated = [3] * 27 + [2] * 3  # 87 / 300 = 0.29
     _aime_samples(tmp_path / "start", [2] * 30)
     _aime_samples(tmp_path / "math_outcome_only", oo)
     _aime_samples(tmp_path / "math_gated", gated)
     g = math_gains(tmp_path, ["start", "math_outcome_only", "math_gated"], n_boot=500)
     over = g["relative_gain_over_outcome_only"]["math_gated"]
-    assert over["value"] == pytest.approx(0.29 / 0.27 - 1) == pytest.approx(PAPER_AIME_GAIN, abs=1e-3)
+    assert (
+        over["value"] == pytest.approx(0.29 / 0.27 - 1) == pytest.approx(PAPER_AIME_GAIN, abs=1e-3)
+    )
     assert over["reference"] == "math_outcome_only" and over["n_problems"] == 30
     assert over["ci"][0] < over["value"] < over["ci"][1]
     assert set(g["relative_gain_over_outcome_only"]) == {"math_gated"}
@@ -222,8 +285,9 @@ def test_a_truncated_right_answer_lowers_the_math_gain(tmp_path):
     from recode_lib.evaluation.math import math_gains
 
     _aime_samples(tmp_path / "math_outcome_only", [3] * 27 + [0] * 3)
-    _aime_samples(tmp_path / "math_gated", [3] * 27 + [2] * 3,
-                  truncated={(i, 0) for i in range(6)})
+    _aime_samples(tmp_path / "math_gated", [3] * 27 + [2] * 3, truncated={(i, 0) for i in range(6)})
     g = math_gains(tmp_path, ["math_outcome_only", "math_gated"], n_boot=50)
-    assert g["relative_gain_over_outcome_only"]["math_gated"]["value"] == pytest.approx(0.27 / 0.27 - 1)
-    assert g["relative_gain_over_start"] == {}            # no start model evaluated
+    assert g["relative_gain_over_outcome_only"]["math_gated"]["value"] == pytest.approx(
+        0.27 / 0.27 - 1
+    )
+    assert g["relative_gain_over_start"] == {}  # no start model evaluated

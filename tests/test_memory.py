@@ -22,7 +22,7 @@ def test_release_memory_collects_a_reference_cycle_the_moment_it_is_called():
         trainer.callback, callback.trainer = callback, trainer
         alive = weakref.ref(trainer)
         del trainer, callback
-        assert alive() is not None              # refcounting alone keeps a cycle
+        assert alive() is not None  # refcounting alone keeps a cycle
         release_memory()
         assert alive() is None
     finally:
@@ -32,11 +32,11 @@ def test_release_memory_collects_a_reference_cycle_the_moment_it_is_called():
 @linux_only
 def test_release_memory_returns_freed_heap_memory_that_free_keeps():
     start = resident_mib()
-    chunks = [bytearray(64 * 1024) for _ in range(3200)]     # 200 MiB on the heap, touched
-    pin = bytearray(64 * 1024)                               # a live block above them
+    chunks = [bytearray(64 * 1024) for _ in range(3200)]  # 200 MiB on the heap, touched
+    pin = bytearray(64 * 1024)  # a live block above them
     assert resident_mib() - start > 150
     del chunks
     kept = resident_mib()
-    assert release_memory() is True                          # glibc: malloc_trim ran
-    assert kept - resident_mib() > 150                       # the freed 200 MiB left the process
+    assert release_memory() is True  # glibc: malloc_trim ran
+    assert kept - resident_mib() > 150  # the freed 200 MiB left the process
     assert len(pin) == 64 * 1024

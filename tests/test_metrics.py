@@ -17,8 +17,9 @@ def test_pass_at_k_matches_exact_combinatorics():
     for n in range(1, 25):
         for c in range(n + 1):
             for k in range(1, n + 1):
-                assert M.pass_at_k(n, c, k) == pytest.approx(float(exact_pass_at_k(n, c, k)),
-                                                             abs=1e-12)
+                assert M.pass_at_k(n, c, k) == pytest.approx(
+                    float(exact_pass_at_k(n, c, k)), abs=1e-12
+                )
 
 
 def test_pass_at_k_large_n_is_stable():
@@ -35,7 +36,7 @@ def test_pass_at_k_edges_and_errors():
     assert M.pass_at_k(5, 0, 5) == 0.0
     assert M.pass_at_k(10, 3, 1) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="undefined"):
-        M.pass_at_k(3, 0, 5)          # the common snippet returns 1.0 here
+        M.pass_at_k(3, 0, 5)  # the common snippet returns 1.0 here
     with pytest.raises(ValueError):
         M.pass_at_k(5, 6, 1)
     with pytest.raises(ValueError):
@@ -45,9 +46,13 @@ def test_pass_at_k_edges_and_errors():
 
 
 def test_pass_at_k_table_and_counts():
-    rows = [{"problem_id": "a", "outcome": "correct"}, {"problem_id": "a", "outcome": "x"},
-            {"problem_id": "b", "outcome": "correctness_failure"},
-            {"problem_id": "b", "outcome": "correct"}, {"problem_id": "b", "outcome": "correct"}]
+    rows = [
+        {"problem_id": "a", "outcome": "correct"},
+        {"problem_id": "a", "outcome": "x"},
+        {"problem_id": "b", "outcome": "correctness_failure"},
+        {"problem_id": "b", "outcome": "correct"},
+        {"problem_id": "b", "outcome": "correct"},
+    ]
     counts = M.counts_from_records(rows)
     assert counts == {"a": (2, 1), "b": (3, 2)}
     table = M.pass_at_k_table(counts, ks=(1, 2))
@@ -64,8 +69,9 @@ def brute_force_ensemble(counts, alloc):
     per_ck = []
     for (n, c), b in zip(counts, alloc):
         samples = [1] * c + [0] * (n - c)
-        per_ck.append([any(samples[i] for i in comb)
-                       for comb in itertools.combinations(range(n), b)])
+        per_ck.append(
+            [any(samples[i] for i in comb) for comb in itertools.combinations(range(n), b)]
+        )
     total, hit = 0, 0
     for outcome in itertools.product(*per_ck):
         total += 1
@@ -73,17 +79,21 @@ def brute_force_ensemble(counts, alloc):
     return Fraction(hit, total)
 
 
-@pytest.mark.parametrize("counts,budget", [
-    ([(4, 1), (5, 0)], 4),
-    ([(4, 1), (5, 2)], 5),          # uneven split: 3 + 2
-    ([(3, 0), (4, 1), (4, 2)], 6),
-    ([(6, 2)], 3),
-    ([(3, 0), (3, 0)], 4),
-])
+@pytest.mark.parametrize(
+    "counts,budget",
+    [
+        ([(4, 1), (5, 0)], 4),
+        ([(4, 1), (5, 2)], 5),  # uneven split: 3 + 2
+        ([(3, 0), (4, 1), (4, 2)], 6),
+        ([(6, 2)], 3),
+        ([(3, 0), (3, 0)], 4),
+    ],
+)
 def test_ensemble_matches_brute_force(counts, budget):
     alloc = M.split_budget(budget, len(counts))
     assert M.ensemble_pass_at_k(counts, budget) == pytest.approx(
-        float(brute_force_ensemble(counts, alloc)), abs=1e-12)
+        float(brute_force_ensemble(counts, alloc)), abs=1e-12
+    )
 
 
 def test_ensemble_single_checkpoint_is_pass_at_k_and_allocation_checks():
@@ -99,7 +109,9 @@ def test_ensemble_beats_single_when_solves_differ():
     # two checkpoints that solve disjoint problems: the pool solves both at the same budget
     a = {"p1": (10, 5), "p2": (10, 0)}
     b = {"p1": (10, 0), "p2": (10, 5)}
-    single = max(M.pass_at_k_table(a, ks=(10,))["pass@10"], M.pass_at_k_table(b, ks=(10,))["pass@10"])
+    single = max(
+        M.pass_at_k_table(a, ks=(10,))["pass@10"], M.pass_at_k_table(b, ks=(10,))["pass@10"]
+    )
     pooled = M.ensemble_pass_at_k_mean({"a": a, "b": b}, budget=10)
     assert single == 0.5 and pooled > 0.99
     with pytest.raises(ValueError, match="different problems"):
@@ -117,8 +129,12 @@ def test_bootstrap_ci_contains_mean_and_is_seeded():
 
 
 def test_solved_sets_turnover_unique():
-    sets = M.solved_sets({"a": {"p1": (4, 1), "p2": (4, 0), "p3": (4, 2)},
-                          "b": {"p1": (4, 0), "p2": (4, 3), "p3": (4, 1)}})
+    sets = M.solved_sets(
+        {
+            "a": {"p1": (4, 1), "p2": (4, 0), "p3": (4, 2)},
+            "b": {"p1": (4, 0), "p2": (4, 3), "p3": (4, 1)},
+        }
+    )
     assert sets == {"a": {"p1", "p3"}, "b": {"p2", "p3"}}
     t = M.turnover(sets["a"], sets["b"])
     assert t["both"] == 1 and t["only_a"] == 1 and t["only_b"] == 1

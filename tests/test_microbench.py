@@ -7,7 +7,7 @@ from recode_lib.data import load_benchmark
 from recode_lib.data import microbench as mb
 
 FAST = ["pair_sum", "valid_parens", "dedupe"]
-SMALL = 1000          # naive solutions must pass every test shorter than this
+SMALL = 1000  # naive solutions must pass every test shorter than this
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +23,8 @@ def test_problem_files_and_lengths():
     limits = mb.read_limits()
     for p in probs:
         lens = [c["input_len"] for c in p.tests["cases"]]
-        assert min(lens) < 100 and max(lens) >= 10**5, p.id      # decades 10^1 .. 10^5
-        assert all(any(10**(k - 1) <= n < 10**k for n in lens) for k in range(2, 7)), p.id
+        assert min(lens) < 100 and max(lens) >= 10**5, p.id  # decades 10^1 .. 10^5
+        assert all(any(10 ** (k - 1) <= n < 10**k for n in lens) for k in range(2, 7)), p.id
         assert p.time_limit_s == limits[p.id.split("/")[1]]["time_limit_s"] >= 1.0
         assert p.metadata["naive"] and p.metadata["wrong"] and p.reference_solution
         assert len(str(p.tests)) < 5_000_000
@@ -41,10 +41,20 @@ def _judge(probs):
     sandbox = pytest.importorskip("recode_lib.sandbox")
     recs = []
     for p in probs:
-        for role, code in (("reference", p.reference_solution), ("naive", p.metadata["naive"]),
-                           ("wrong", p.metadata["wrong"])):
-            recs.append({"id": f"{p.id}:{role}", "code": code, "tests": p.tests,
-                         "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
+        for role, code in (
+            ("reference", p.reference_solution),
+            ("naive", p.metadata["naive"]),
+            ("wrong", p.metadata["wrong"]),
+        ):
+            recs.append(
+                {
+                    "id": f"{p.id}:{role}",
+                    "code": code,
+                    "tests": p.tests,
+                    "time_limit_s": p.time_limit_s,
+                    "memory_mb": p.memory_mb,
+                }
+            )
     res = sandbox.execute_many(recs, workers=2)
     return {r["id"]: r for r in res}
 

@@ -14,8 +14,13 @@ import yaml
 from recode_lib.evaluation.summary import OUTCOMES
 from recode_lib.nbtools import is_stripped
 from recode_lib.paths import data_dir
-from recode_lib.pipeline import (PipelineError, declared_parameters, list_notebooks,
-                                 notebooks_dir, run_pipeline)
+from recode_lib.pipeline import (
+    PipelineError,
+    declared_parameters,
+    list_notebooks,
+    notebooks_dir,
+    run_pipeline,
+)
 
 NOTEBOOKS = list_notebooks()
 TINY = Path(__file__).parent / "notebook_params_tiny.yaml"
@@ -27,8 +32,10 @@ def executed(tiny_model_dir, tmp_path_factory):
     The notebooks read real benchmark problems (HumanEval+, MBPP+, AIME, LeetCode): without the
     data directory they cannot run offline, so these tests skip with the reason."""
     if data_dir() is None:
-        pytest.skip("the pipeline notebooks need the benchmark files: set RECODE_DATA_DIR or "
-                    "place them at ../shared/data")
+        pytest.skip(
+            "the pipeline notebooks need the benchmark files: set RECODE_DATA_DIR or "
+            "place them at ../shared/data"
+        )
     root = tmp_path_factory.mktemp("nbruns")
     params = root / "tiny.yaml"
     params.write_text(TINY.read_text().replace("{tiny_model}", str(tiny_model_dir)))
@@ -48,7 +55,9 @@ def executed(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.mark.notebooks
-@pytest.mark.timeout(1800)   # the first test's setup runs the whole pipeline (11 runs three settings)
+@pytest.mark.timeout(
+    1800
+)  # the first test's setup runs the whole pipeline (11 runs three settings)
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes_with_tiny_model(nb, executed):
     run, error = executed
@@ -70,9 +79,12 @@ def test_committed_notebook_is_stripped(nb):
 def test_parameters_cell_convention(nb):
     params = declared_parameters(nb)
     assert params.get("PROFILE") == "smoke"
-    assert all(isinstance(v, (str, int, float, bool)) or v is None for k, v in params.items()
-               if k != "RECIPE_FIELDS")
-    assert params.get("RECIPE_FIELDS", {}) == {}   # the one mapping: recipe fields (recipe_fields)
+    assert all(
+        isinstance(v, (str, int, float, bool)) or v is None
+        for k, v in params.items()
+        if k != "RECIPE_FIELDS"
+    )
+    assert params.get("RECIPE_FIELDS", {}) == {}  # the one mapping: recipe fields (recipe_fields)
     first_code = next(c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
     assert "parameters" in first_code["metadata"].get("tags", [])
 
@@ -113,8 +125,8 @@ def _check_02(h):
     assert h["untrained"] == (h["n_train_used"] == 0) and h["n_train_used"] <= h["n_train"]
     assert (h["accuracy"] is None) == (h["n_eval"] == 0)
     assert h["accuracy"] is None or _rate(h["accuracy"])
-    if h["accuracy"] is not None:          # the tiny profile runs the generator ablation
-        ab = h["ablation"]                 # both RMs on the same held-out pairs
+    if h["accuracy"] is not None:  # the tiny profile runs the generator ablation
+        ab = h["ablation"]  # both RMs on the same held-out pairs
         assert set(ab) == {"single", "cross", "n"}
         assert ab["n"] == 0 or (_rate(ab["single"]) and _rate(ab["cross"]))
 
@@ -137,9 +149,9 @@ def _check_04(h):
     assert h["variants"] == ["gated", "outcome_only"] and h["n_train"] == h["n_eval"] == 2
     assert h["steps"] == {"gated": 1, "outcome_only": 1}
     assert set(h["pass@1"]) == {"start", "gated", "outcome_only"}
-    assert h["transfer"] is None                      # the cross-model transfer is off here
+    assert h["transfer"] is None  # the cross-model transfer is off here
     assert all(_rate(v) for v in h["pass@1"].values())
-    scale = h["proc_scale"]                            # PROC_SCALE "start": from the RM's scores
+    scale = h["proc_scale"]  # PROC_SCALE "start": from the RM's scores
     assert set(scale) == {"proc_center", "proc_temperature"} and scale["proc_temperature"] > 0
     # the RM scored every evaluated model's held-out samples; R_out there is the pass rate
     assert set(h["held_out_proc"]) == set(h["pass@1"])
@@ -176,12 +188,14 @@ def _check_05(h):
             assert g == pytest.approx((h["summary"][p]["average_pass@1"] - base) / base)
         t0 = h["summary"]["outcome_only"]["mean_tokens"]
         tc = h["summary"][p]["token_change_vs_baseline"]
-        assert tc is None if t0 == 0 else tc == pytest.approx(h["summary"][p]["mean_tokens"] / t0 - 1)
+        assert (
+            tc is None if t0 == 0 else tc == pytest.approx(h["summary"][p]["mean_tokens"] / t0 - 1)
+        )
 
 
 def _check_06(h):
     assert h["runs"] == ["k1", "kinf"] and h["ks"] == ["1", "inf"] and h["n_eval"] == 2
-    assert h["partial_runs"] == ["partial_discrete"]          # trained and on the same frontier
+    assert h["partial_runs"] == ["partial_discrete"]  # trained and on the same frontier
     assert set(h["pass@1"]) == set(h["outcomes"]) == {"k1", "kinf", "partial_discrete"}
     assert all(_rate(v) for v in h["pass@1"].values())
     assert all(sum(o.values()) == pytest.approx(1.0) for o in h["outcomes"].values())
@@ -204,7 +218,9 @@ def _check_09(h):
     assert all(_rate(v) for v in h["original_pass@1"].values())
     assert all(v is None or _rate(v) for v in h["repair_rate"].values())
     assert (h["n_eval_tasks"] == 0) == all(v is None for v in h["repair_rate"].values())
-    b = h["paper_b_protocol"]        # the second protocol, beside the first (tiny: 12 tokens, any difficulty)
+    b = h[
+        "paper_b_protocol"
+    ]  # the second protocol, beside the first (tiny: 12 tokens, any difficulty)
     assert b["max_new_tokens"] == 12 and b["temperature"] == 1.0 and b["n_eval"] == 1
     assert set(b["original_pass@1"]) == set(h["original_pass@1"])
     assert all(_rate(v) for v in b["original_pass@1"].values())
@@ -232,12 +248,17 @@ def _check_11(h):
         assert set(h["alpha_pass@1"][s]) == {"-1.0", "0.5", "2.0"}
         assert all(_rate(v) for v in h["alpha_pass@1"][s].values())
         ens = h["ensemble"][s]
-        assert ens["pools"]["interpolation"] == [0.5] and ens["pools"]["interp+extrap"] == h["alphas"]
+        assert (
+            ens["pools"]["interpolation"] == [0.5] and ens["pools"]["interp+extrap"] == h["alphas"]
+        )
         assert set(ens["pass"]) == {f"{p}@{k}" for p in ens["pools"] for k in (1, 2)}
         assert all(_rate(v) for v in ens["pass"].values())
-        per = h["per_setting"][s]           # 2 problems x (2 runs x 1 + 3 alphas x 2 samples)
+        per = h["per_setting"][s]  # 2 problems x (2 runs x 1 + 3 alphas x 2 samples)
         assert per["n_rollouts"] == 16 and sum(per["outcomes"].values()) == pytest.approx(1.0)
-        assert per["tool_errors"] <= per["tool_calls"] and 0 <= per["hang"] <= per["outcomes"]["correctness_failure"]
+        assert (
+            per["tool_errors"] <= per["tool_calls"]
+            and 0 <= per["hang"] <= per["outcomes"]["correctness_failure"]
+        )
         assert per["seconds_per_rollout"] is None or per["seconds_per_rollout"] > 0
     assert h["episodes"]["single"] == {"k1": None, "kinf": None}
     assert h["per_setting"]["single"]["tool_calls"] == 0
@@ -247,19 +268,39 @@ def _check_11(h):
 
 def _check_99(h):
     assert len(h["made"]) + len(h["skipped"]) == 10 and not set(h["made"]) & set(h["skipped"])
-    assert {"frontier", "outcome_classes", "ensemble_passk", "eval_outcomes", "headline",
-            "setting_frontiers"} <= set(h["made"])
-    assert h["n_files"] >= 2 * len(h["made"])        # a PDF and a PNG each (rm_accuracy: + csv, md)
-    assert set(h["claims"]) == {"learning", "gate_signature", "extrapolation", "tool_use"}   # the laptop report
+    assert {
+        "frontier",
+        "outcome_classes",
+        "ensemble_passk",
+        "eval_outcomes",
+        "headline",
+        "setting_frontiers",
+    } <= set(h["made"])
+    assert h["n_files"] >= 2 * len(h["made"])  # a PDF and a PNG each (rm_accuracy: + csv, md)
+    assert set(h["claims"]) == {
+        "learning",
+        "gate_signature",
+        "extrapolation",
+        "tool_use",
+    }  # the laptop report
     assert all(v in (True, False, None) for v in h["claims"].values())
 
 
-HEADLINES = {"00_data_and_models": _check_00, "01_crpl_synthesis": _check_01,
-             "02_reward_model": _check_02, "03_lcb_rb": _check_03, "04_cg_grpo": _check_04,
-             "05_codegen_eval": _check_05, "06_strictness_sweep": _check_06,
-             "07_weight_averaging": _check_07, "08_ensemble_passk": _check_08,
-             "09_repair": _check_09, "10_math_domain": _check_10, "11_settings_sweep": _check_11,
-             "99_paper_figures": _check_99}
+HEADLINES = {
+    "00_data_and_models": _check_00,
+    "01_crpl_synthesis": _check_01,
+    "02_reward_model": _check_02,
+    "03_lcb_rb": _check_03,
+    "04_cg_grpo": _check_04,
+    "05_codegen_eval": _check_05,
+    "06_strictness_sweep": _check_06,
+    "07_weight_averaging": _check_07,
+    "08_ensemble_passk": _check_08,
+    "09_repair": _check_09,
+    "10_math_domain": _check_10,
+    "11_settings_sweep": _check_11,
+    "99_paper_figures": _check_99,
+}
 
 
 def test_every_notebook_has_a_headline_check():
@@ -267,7 +308,7 @@ def test_every_notebook_has_a_headline_check():
 
 
 @pytest.mark.notebooks
-@pytest.mark.timeout(1800)   # also when selected alone: its setup runs the whole pipeline
+@pytest.mark.timeout(1800)  # also when selected alone: its setup runs the whole pipeline
 @pytest.mark.parametrize("name", sorted(HEADLINES))
 def test_notebook_headline_values(name, executed):
     """Each notebook writes its headline values to <run>/<notebook>/headline.json; they must be
@@ -288,7 +329,6 @@ def test_repair_notebook_records_every_model_and_online_round(executed):
     assert (run / "09_repair" / "failure_conditioned_r2" / "final" / ".complete").is_file()
 
 
-
 @pytest.mark.notebooks
 @pytest.mark.timeout(1800)
 def test_every_rl_notebook_starts_from_notebook_00s_sft_start(executed, tiny_model_dir):
@@ -306,11 +346,13 @@ def test_every_rl_notebook_starts_from_notebook_00s_sft_start(executed, tiny_mod
         frontier = run / "11_settings_sweep" / setting / "frontier.json"
         assert json.loads(frontier.read_text())["start"] == start, setting
 
+
 @pytest.mark.parametrize("profile", ["smoke", "paper"])
 def test_profile_parameters_resolve_for_every_notebook(profile):
     """Every key a profile sets for a notebook is declared by that notebook (no typos that
     would only surface on a GPU machine)."""
     from recode_lib.pipeline import load_profile, resolve_parameters
+
     spec = load_profile(profile)
     for nb in NOTEBOOKS:
         params = resolve_parameters(nb, profile, spec)

@@ -35,8 +35,13 @@ def test_a_policy_already_in_the_environment_is_kept():
     env = {"OMP_WAIT_POLICY": "ACTIVE"}
     assert openmp.choose_wait_policy(env, busy_cores=2.0) is None
     assert env == {"OMP_WAIT_POLICY": "ACTIVE"}
-    out = subprocess.run([sys.executable, "-c", CODE], env=_env(OMP_WAIT_POLICY="ACTIVE"),
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", CODE],
+        env=_env(OMP_WAIT_POLICY="ACTIVE"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == "ACTIVE"
 
 
@@ -57,8 +62,9 @@ def test_importing_the_library_while_another_process_spins_sets_passive():
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.3)
-        out = subprocess.run([sys.executable, "-c", CODE], env=_env(), capture_output=True,
-                             text=True, check=True).stdout.strip()
+        out = subprocess.run(
+            [sys.executable, "-c", CODE], env=_env(), capture_output=True, text=True, check=True
+        ).stdout.strip()
     finally:
         hog.kill()
         hog.wait()
@@ -67,8 +73,8 @@ def test_importing_the_library_while_another_process_spins_sets_passive():
 
 def test_this_process_own_work_is_not_counted_as_others(monkeypatch):
     hz = os.sysconf("SC_CLK_TCK")
-    ticks = iter([(1000, 5000), (1000 + hz // 2, 5000 + 2 * hz // 2)])   # 0.5 s busy in the window
-    own = iter([3.0, 3.5])                                              # ... all of it this process's
+    ticks = iter([(1000, 5000), (1000 + hz // 2, 5000 + 2 * hz // 2)])  # 0.5 s busy in the window
+    own = iter([3.0, 3.5])  # ... all of it this process's
     monkeypatch.setattr(openmp, "cpu_jiffies", lambda path="/proc/stat": next(ticks))
     monkeypatch.setattr(openmp, "own_cpu_seconds", lambda: next(own))
     assert openmp.others_busy_cores(0.0) < 0.05
@@ -85,7 +91,7 @@ def test_results_record_the_wait_policy_they_ran_with():
 def test_a_test_environment_leaves_this_process_record_alone():
     before = openmp.CHOSEN
     assert openmp.choose_wait_policy({}, busy_cores=2.0) == "PASSIVE"
-    assert openmp.CHOSEN == before            # only os.environ's choice is this process's
+    assert openmp.CHOSEN == before  # only os.environ's choice is this process's
 
 
 def test_nothing_is_measured_once_torch_is_loaded(monkeypatch):

@@ -27,8 +27,25 @@ from recode_lib.generation import Completion, Generator, SamplingConfig
 from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.metrics import bootstrap_ci, solved_sets, turnover
 
-GRID = [-2.5, -2.0, -1.5, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0,
-        3.5]                                       # the paper profile's grid (07 and 11)
+GRID = [
+    -2.5,
+    -2.0,
+    -1.5,
+    -1.0,
+    -0.5,
+    -0.25,
+    0.0,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    1.25,
+    1.5,
+    2.0,
+    2.5,
+    3.0,
+    3.5,
+]  # the paper profile's grid (07 and 11)
 STABLE = (-0.5, 1.5)
 
 
@@ -40,19 +57,20 @@ def _identical(p: float, n: int = 250, problems: int = 400, seed: int = 0, names
 
 # --- unique extrapolated solves and turnover, budget-matched, against a null ---------
 
+
 def test_identical_checkpoints_show_no_unique_extrapolated_solves_beyond_the_null():
     counts = _identical(0.001)
     u = E.extrapolated_unique_solves(counts, stable=STABLE, n_boot=1000)
     # before: all draws of the 12 outside alphas (3000) against the 5 inside (1250): ~27% of
     # problems "unique to extrapolation" by sampling alone (1 - 0.999^3000) * 0.999^1250
     before = u["unmatched"]["n_unique"] / 400
-    assert before == pytest.approx((1 - 0.999 ** 3000) * 0.999 ** 1250, abs=0.05)
+    assert before == pytest.approx((1 - 0.999**3000) * 0.999**1250, abs=0.05)
     # after: the stable range only, 125 draws a side, and the same statistic between two halves
     # of the interpolation pool's own samples
     assert u["extrapolated"] == [-0.5, -0.25, 1.25, 1.5] and u["budget"] == 125
     assert u["interpolation"] == [0.0, 0.25, 0.5, 0.75, 1.0]
-    assert u["null_rate"] > 0.05                           # sampling alone makes many
-    assert u["excess_rate_lo"] <= 0.0 <= u["excess_rate_hi"]   # ... and nothing beyond it
+    assert u["null_rate"] > 0.05  # sampling alone makes many
+    assert u["excess_rate_lo"] <= 0.0 <= u["excess_rate_hi"]  # ... and nothing beyond it
     assert abs(u["excess_rate"]) < 0.02 and u["rate"] < before / 2
     assert u["expected_unique"] == pytest.approx(400 * u["rate"])
 
@@ -83,7 +101,7 @@ def test_identical_checkpoints_turn_over_only_as_much_as_two_halves_of_one():
     c = _identical(0.004, problems=400, names=["a", "b"])
     sets = solved_sets(c)
     raw = turnover(sets["a"], sets["b"])["turnover"]
-    assert raw == pytest.approx(0.54, abs=0.05)           # before: "high turnover" by chance
+    assert raw == pytest.approx(0.54, abs=0.05)  # before: "high turnover" by chance
     m = F.matched_turnover(c["a"], c["b"], n_boot=1000)
     assert m["budget"] == 125 and m["null"] > 0.5
     assert m["excess_lo"] <= 0.0 <= m["excess_hi"] and abs(m["excess"]) < 0.03
@@ -97,8 +115,11 @@ def test_checkpoints_that_solve_different_problems_turn_over_beyond_the_null():
 
 
 def test_the_frontier_records_matched_turnover_beside_the_raw_one(tmp_path):
-    recs = lambda outs: [{"problem_id": f"p{i}", "sample": j, "outcome": o}   # noqa: E731
-                         for i, row in enumerate(outs) for j, o in enumerate(row)]
+    recs = lambda outs: [
+        {"problem_id": f"p{i}", "sample": j, "outcome": o}  # noqa: E731
+        for i, row in enumerate(outs)
+        for j, o in enumerate(row)
+    ]
     C, W = "correct", "correctness_failure"
     samples = {0.0: recs([[C, W, W, W], [W, W, W, W]]), 1.0: recs([[W, W, W, W], [C, W, W, W]])}
     payload = F.write_frontier(tmp_path, samples)
@@ -111,22 +132,29 @@ def test_the_frontier_records_matched_turnover_beside_the_raw_one(tmp_path):
 
 # --- the best single checkpoint is the best of every evaluated checkpoint ------------
 
+
 def _table():
     """Alphas 0, 0.5, 1, 3 and sweep runs k2, partial_discrete on 4 problems, 4 samples each."""
+
     def row(*cs):
         return {f"p{i}": (4, c) for i, c in enumerate(cs)}
-    counts = {0.0: row(1, 0, 0, 0), 0.5: row(1, 1, 0, 0), 1.0: row(0, 1, 0, 0),
-              3.0: row(0, 1, 4, 1)}                   # unstable, but the best single alpha
-    runs = {"k2": row(4, 4, 4, 4), "partial_discrete": row(1, 0, 0, 0)}   # 06: the best of all
+
+    counts = {
+        0.0: row(1, 0, 0, 0),
+        0.5: row(1, 1, 0, 0),
+        1.0: row(0, 1, 0, 0),
+        3.0: row(0, 1, 4, 1),
+    }  # unstable, but the best single alpha
+    runs = {"k2": row(4, 4, 4, 4), "partial_discrete": row(1, 0, 0, 0)}  # 06: the best of all
     return counts, runs
 
 
 def test_best_single_is_chosen_among_every_alpha_and_every_sweep_run():
     counts, runs = _table()
-    assert E.default_pools(counts, 4, stable=STABLE)["best_single"] == [3.0]   # not only stable
+    assert E.default_pools(counts, 4, stable=STABLE)["best_single"] == [3.0]  # not only stable
     pools = E.default_pools(counts, 4, stable=STABLE, runs=runs)
     assert pools["best_single"] == ["k2"]
-    assert pools["interp+extrap"] == [0.0, 0.5, 1.0]      # pools stay on the alpha axis
+    assert pools["interp+extrap"] == [0.0, 0.5, 1.0]  # pools stay on the alpha axis
     with pytest.raises(ValueError, match="different n"):
         E.default_pools(counts, 2, runs={"k2": {f"p{i}": (8, 1) for i in range(4)}})
 
@@ -134,24 +162,30 @@ def test_best_single_is_chosen_among_every_alpha_and_every_sweep_run():
 def test_gains_are_absolute_and_relative_with_paired_intervals(tmp_path):
     counts, runs = _table()
     table = counts | runs
-    g = E.paired_gain(table, [1.0], [0.0, 0.5], 4, n_boot=500)    # 2 draws from each member
-    assert g["base"] == pytest.approx(0.25)                          # alpha 1 solves p1 only
-    assert g["pool"] == pytest.approx((0.75 + 0.5) / 4)              # p0: 1 - 0.5 * 0.5; p1: 0.5
+    g = E.paired_gain(table, [1.0], [0.0, 0.5], 4, n_boot=500)  # 2 draws from each member
+    assert g["base"] == pytest.approx(0.25)  # alpha 1 solves p1 only
+    assert g["pool"] == pytest.approx((0.75 + 0.5) / 4)  # p0: 1 - 0.5 * 0.5; p1: 0.5
     assert g["gain"] == pytest.approx(0.0625) and g["relative"] == pytest.approx(0.25)
     assert g["lo"] <= g["gain"] <= g["hi"] and g["base_members"] == [1.0]
-    assert g["relative_lo"] is None      # some resamples of 4 problems lack p1: base 0, undefined
-    many = {a: {f"{pid}/{j}": v for pid, v in c.items() for j in range(10)} for a, c in table.items()}
-    g = E.paired_gain(many, [1.0], [0.0, 0.5], 4, n_boot=500)           # the same on 40 problems
+    assert g["relative_lo"] is None  # some resamples of 4 problems lack p1: base 0, undefined
+    many = {
+        a: {f"{pid}/{j}": v for pid, v in c.items() for j in range(10)} for a, c in table.items()
+    }
+    g = E.paired_gain(many, [1.0], [0.0, 0.5], 4, n_boot=500)  # the same on 40 problems
     assert g["relative"] == pytest.approx(0.25) and g["relative_lo"] <= 0.25 <= g["relative_hi"]
-    d = [y - x for x, y in zip(E.problem_values(many, [1.0], 4), E.problem_values(many, [0.0, 0.5], 4))]
-    assert (g["lo"], g["hi"]) == bootstrap_ci(d, n_boot=500)[1:]      # paired: per-problem differences
+    d = [
+        y - x
+        for x, y in zip(E.problem_values(many, [1.0], 4), E.problem_values(many, [0.0, 0.5], 4))
+    ]
+    assert (g["lo"], g["hi"]) == bootstrap_ci(d, n_boot=500)[1:]  # paired: per-problem differences
     p = E.write_ensemble(tmp_path, counts, [1, 4], stable=STABLE, runs=runs, n_boot=200)
     disk = json.loads((tmp_path / "passk.json").read_text())
     assert disk["pools"]["best_single"] == ["k2"] and disk["runs"] == ["k2", "partial_discrete"]
     assert disk["best_single_candidates"] == [0.0, 0.5, 1.0, 3.0, "k2", "partial_discrete"]
     gain = p["gain_extended_vs_best"]
     assert gain["base"] == pytest.approx(1.0) and gain["relative"] == pytest.approx(
-        gain["pool"] / gain["base"] - 1)
+        gain["pool"] / gain["base"] - 1
+    )
     assert {r["pool"] for r in disk["rows"]} == {"best_single", "interpolation", "interp+extrap"}
 
 
@@ -160,8 +194,10 @@ def test_the_ensemble_figure_names_a_run_as_the_best_single(tmp_path):
 
     counts, runs = _table()
     E.write_ensemble(tmp_path, counts, [1, 4], stable=STABLE, runs=runs, n_boot=50)
-    assert all(p.is_file() for p in plots.fig_ensemble_passk(tmp_path / "passk.json",
-                                                             out_dir=tmp_path / "fig"))
+    assert all(
+        p.is_file()
+        for p in plots.fig_ensemble_passk(tmp_path / "passk.json", out_dir=tmp_path / "fig")
+    )
 
 
 def test_sweep_runs_are_every_finished_run_less_the_endpoints_the_grid_holds(tmp_path):
@@ -169,23 +205,37 @@ def test_sweep_runs_are_every_finished_run_less_the_endpoints_the_grid_holds(tmp
 
     for name in ("k1", "k2", "kinf", "partial_discrete", "k3"):
         (tmp_path / name / "final").mkdir(parents=True)
-        if name != "k3":                                  # k3 unfinished
+        if name != "k3":  # k3 unfinished
             (tmp_path / name / "final" / ".complete").write_text("")
-    write_json_atomic(tmp_path / "metrics.json", {
-        "runs": {"k1": {"k": "1"}, "k2": {"k": "2"}, "kinf": {"k": "inf"}, "k3": {"k": "3"}},
-        "partial_runs": {"partial_discrete": {"reward": "partial_discrete"}}})
+    write_json_atomic(
+        tmp_path / "metrics.json",
+        {
+            "runs": {"k1": {"k": "1"}, "k2": {"k": "2"}, "kinf": {"k": "inf"}, "k3": {"k": "3"}},
+            "partial_runs": {"partial_discrete": {"reward": "partial_discrete"}},
+        },
+    )
     assert sorted(sweep_runs(tmp_path, grid=GRID)) == ["k2", "partial_discrete"]
-    assert sorted(sweep_runs(tmp_path, grid=[-1.0, 0.5])) == ["k1", "k2", "kinf",
-                                                              "partial_discrete"]
+    assert sorted(sweep_runs(tmp_path, grid=[-1.0, 0.5])) == [
+        "k1",
+        "k2",
+        "kinf",
+        "partial_discrete",
+    ]
     assert sweep_runs(tmp_path)["k2"] == tmp_path / "k2" / "final"
 
 
 # --- a cached evaluation must match the problem set it was evaluated on --------------
 
+
 def _problem(i: int, difficulty: str) -> Problem:
-    return Problem(id=f"t/p{i}", source="t", prompt=f"Return {i}. def f{i}():", entry_point=f"f{i}",
-                   difficulty=difficulty,
-                   tests={"kind": "call", "fn_name": f"f{i}", "cases": [{"args": [], "expected": i}]})
+    return Problem(
+        id=f"t/p{i}",
+        source="t",
+        prompt=f"Return {i}. def f{i}():",
+        entry_point=f"f{i}",
+        difficulty=difficulty,
+        tests={"kind": "call", "fn_name": f"f{i}", "cases": [{"args": [], "expected": i}]},
+    )
 
 
 PROBLEMS = [_problem(0, "easy"), _problem(1, "hard"), _problem(2, "medium"), _problem(3, "hard")]
@@ -215,18 +265,25 @@ class Solver(Generator):
 
 
 def _eval(folder, problems, on_change="raise"):
-    return evaluate("alpha-model", problems, sampling=SamplingConfig(temperature=1.0, n=2),
-                    out_dir=folder, generator=Solver(), workers=1, progress=False,
-                    on_config_change=on_change)
+    return evaluate(
+        "alpha-model",
+        problems,
+        sampling=SamplingConfig(temperature=1.0, n=2),
+        out_dir=folder,
+        generator=Solver(),
+        workers=1,
+        progress=False,
+        on_config_change=on_change,
+    )
 
 
 def test_a_folder_evaluated_on_another_problem_set_is_refused_naming_both(tmp_path):
     folder = tmp_path / "eval" / "alpha_0.5"
-    _eval(folder, PROBLEMS)                                # before the hard filter
+    _eval(folder, PROBLEMS)  # before the hard filter
     run = json.loads((folder / "run.json").read_text())
     assert run["problem_set"]["n"] == 4 and run["problem_ids"] == sorted(p.id for p in PROBLEMS)
     with pytest.raises(ValueError) as err:
-        _eval(folder, HARD)                                # same model, stamp and sampling
+        _eval(folder, HARD)  # same model, stamp and sampling
     msg = str(err.value)
     assert str(folder) in msg and "problem sets differ" in msg
     assert "recorded 4 problems" in msg and "this call 2" in msg and "t/p0" in msg
@@ -237,13 +294,21 @@ def test_a_stale_folder_is_set_aside_and_the_frontier_is_the_hard_one(tmp_path):
     _eval(folder, PROBLEMS)
     assert F.frontier_table(F.load_alpha_samples(tmp_path / "eval"))[0]["pass@1"] == 0.5
     gen = Solver()
-    evaluate("alpha-model", HARD, sampling=SamplingConfig(temperature=1.0, n=2), out_dir=folder,
-             generator=gen, workers=1, progress=False, on_config_change="set_aside")
-    assert sorted(set(gen.asked)) == ["t/p1", "t/p3"]     # re-evaluated, nothing reused
+    evaluate(
+        "alpha-model",
+        HARD,
+        sampling=SamplingConfig(temperature=1.0, n=2),
+        out_dir=folder,
+        generator=gen,
+        workers=1,
+        progress=False,
+        on_config_change="set_aside",
+    )
+    assert sorted(set(gen.asked)) == ["t/p1", "t/p3"]  # re-evaluated, nothing reused
     assert (tmp_path / "eval" / "alpha_0.5.stale-1" / "samples.jsonl").is_file()
     loaded = F.load_alpha_samples(tmp_path / "eval", problems=[p.id for p in HARD], n=2)
     assert {r["problem_id"] for r in loaded[0.5]} == {"t/p1", "t/p3"}
-    assert F.frontier_table(loaded)[0]["pass@1"] == 0.0    # the hard frontier, not 0.5
+    assert F.frontier_table(loaded)[0]["pass@1"] == 0.0  # the hard frontier, not 0.5
 
 
 def test_readers_keep_the_recorded_problem_set_and_refuse_another(tmp_path):
@@ -251,21 +316,24 @@ def test_readers_keep_the_recorded_problem_set_and_refuse_another(tmp_path):
     _eval(folder, HARD)
     # records of other problems in the file (e.g. appended by hand) are not read back
     rows = read_jsonl(folder / "samples.jsonl")
-    write_jsonl_atomic(folder / "samples.jsonl", rows + [{**rows[0], "id": "t/p0#0",
-                                                          "problem_id": "t/p0"}])
-    assert {r["problem_id"] for r in F.load_alpha_samples(tmp_path / "eval")[1.0]} == \
-        {"t/p1", "t/p3"}
+    write_jsonl_atomic(
+        folder / "samples.jsonl", rows + [{**rows[0], "id": "t/p0#0", "problem_id": "t/p0"}]
+    )
+    assert {r["problem_id"] for r in F.load_alpha_samples(tmp_path / "eval")[1.0]} == {
+        "t/p1",
+        "t/p3",
+    }
     with pytest.raises(F.FrontierError) as err:
         F.load_alpha_samples(tmp_path / "eval", problems=[p.id for p in PROBLEMS])
     assert str(folder) in str(err.value) and "recorded 2 problems" in str(err.value)
     assert "this call 4" in str(err.value)
-    assert len(F.load_alpha_samples(tmp_path / "eval", n=1)[1.0]) == 2     # n filter
+    assert len(F.load_alpha_samples(tmp_path / "eval", n=1)[1.0]) == 2  # n filter
     legacy = json.loads((folder / "run.json").read_text())
     del legacy["problem_set"], legacy["problem_ids"]
-    write_json_atomic(folder / "run.json", legacy)          # written before problem sets were
+    write_json_atomic(folder / "run.json", legacy)  # written before problem sets were
     with pytest.raises(F.FrontierError, match="records no problem set"):
         F.load_alpha_samples(tmp_path / "eval")
-    with pytest.raises(ValueError, match="problem_set"):   # and the guard re-evaluates it
+    with pytest.raises(ValueError, match="problem_set"):  # and the guard re-evaluates it
         _eval(folder, HARD)
 
 
@@ -273,5 +341,13 @@ def test_the_evaluation_spec_is_part_of_what_a_cached_evaluation_must_match(tmp_
     folder = tmp_path / "ev"
     _eval(folder, HARD)
     with pytest.raises(ValueError, match="early_stop"):
-        evaluate("alpha-model", HARD, sampling=SamplingConfig(temperature=1.0, n=2),
-                 out_dir=folder, generator=Solver(), workers=1, progress=False, early_stop=True)
+        evaluate(
+            "alpha-model",
+            HARD,
+            sampling=SamplingConfig(temperature=1.0, n=2),
+            out_dir=folder,
+            generator=Solver(),
+            workers=1,
+            progress=False,
+            early_stop=True,
+        )

@@ -23,8 +23,25 @@ from recode_lib.prompts import code_blocks, fences, parse_response, think_text, 
 
 OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 OLD_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-PIECES = ["```", "`", "\n", " ", "\t", "python", "py", "x", "-", "<think>", "</think>", "a\n",
-          "def f():\n    return 1\n", "```python\n", "\n```", "é", "\r"]
+PIECES = [
+    "```",
+    "`",
+    "\n",
+    " ",
+    "\t",
+    "python",
+    "py",
+    "x",
+    "-",
+    "<think>",
+    "</think>",
+    "a\n",
+    "def f():\n    return 1\n",
+    "```python\n",
+    "\n```",
+    "é",
+    "\r",
+]
 
 
 def random_texts(seed: int, n: int) -> list[str]:
@@ -35,8 +52,10 @@ def random_texts(seed: int, n: int) -> list[str]:
 def test_fences_are_where_the_former_regex_found_them():
     for text in random_texts(0, 4000):
         for pos in (0, len(text) // 2):
-            old = [(m.group(1).lower(), m.group(2), m.start(), m.end())
-                   for m in OLD_FENCE.finditer(text, pos)]
+            old = [
+                (m.group(1).lower(), m.group(2), m.start(), m.end())
+                for m in OLD_FENCE.finditer(text, pos)
+            ]
             new = [(f.lang, f.body, f.start, f.end) for f in fences(text, pos)]
             assert new == old, text
 
@@ -73,8 +92,14 @@ def test_adversarial_responses_parse_in_linear_time(name):
 
 
 def test_assemble_of_50000_think_openers_is_fast():
-    p = Problem(id="t/1", source="t", prompt="p", tests={"kind": "call", "fn_name": "f",
-                "cases": []}, starter_code="def f(x):\n", entry_point="f")
+    p = Problem(
+        id="t/1",
+        source="t",
+        prompt="p",
+        tests={"kind": "call", "fn_name": "f", "cases": []},
+        starter_code="def f(x):\n",
+        entry_point="f",
+    )
     text = "<think>" * 50_000 + "```python\ndef f(x):\n    return x\n```"
     assert _seconds(assemble, p, text) < 2.0
     assert assemble(p, text).code.startswith("def f(x):")
@@ -83,8 +108,14 @@ def test_assemble_of_50000_think_openers_is_fast():
 def test_a_function_answer_followed_by_many_statements_assembles_in_linear_time():
     """sanitize took the source segment of each dropped statement by splitting the whole
     program again: 8,000 top-level prints after a right function cost 50 s of CPU."""
-    p = Problem(id="t/1", source="t", prompt="p", tests={"kind": "call", "fn_name": "f",
-                "cases": []}, starter_code='def f(x):\n    """F."""\n', entry_point="f")
+    p = Problem(
+        id="t/1",
+        source="t",
+        prompt="p",
+        tests={"kind": "call", "fn_name": "f", "cases": []},
+        starter_code='def f(x):\n    """F."""\n',
+        entry_point="f",
+    )
     text = "<think>r</think>\n```python\ndef f(x):\n    return x\n" + "print(1)\n" * 8000 + "```"
     assert _seconds(assemble, p, text) < 2.0
     prog = assemble(p, text)

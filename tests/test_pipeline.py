@@ -19,9 +19,13 @@ def _nb(path, body="print(X)", params='PROFILE = "smoke"\nX = 1'):
 def book(tmp_path):
     d = tmp_path / "nbs"
     d.mkdir()
-    a = _nb(d / "00_a.ipynb", body=(
-        "from recode_lib.paths import PROJECT_ROOT, runs_dir\n"
-        "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"))
+    a = _nb(
+        d / "00_a.ipynb",
+        body=(
+            "from recode_lib.paths import PROJECT_ROOT, runs_dir\n"
+            "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"
+        ),
+    )
     b = _nb(d / "01_b.ipynb", params='PROFILE = "smoke"\nX = 1\nONLY_B = 0')
     params = tmp_path / "p.yaml"
     params.write_text(yaml.safe_dump({"common": {"X": 5, "ONLY_B": 1}, "01_b": {"X": 7}}))
@@ -32,10 +36,14 @@ def test_runs_in_order_with_parameters_and_manifest(book):
     nbs, params = book
     results = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     assert [r.status for r in results] == ["completed", "completed"]
-    assert (runs_dir("t") / "a.txt").read_text() == "5"          # common value reached 00
+    assert (runs_dir("t") / "a.txt").read_text() == "5"  # common value reached 00
     manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
-    assert manifest["01_b"]["parameters"] == {"X": 7, "ONLY_B": 1, "PROFILE": "t"}   # own section wins
-    assert "ONLY_B" not in manifest["00_a"]["parameters"]          # a common key 00_a lacks
+    assert manifest["01_b"]["parameters"] == {
+        "X": 7,
+        "ONLY_B": 1,
+        "PROFILE": "t",
+    }  # own section wins
+    assert "ONLY_B" not in manifest["00_a"]["parameters"]  # a common key 00_a lacks
     assert manifest["00_a"]["status"] == "completed" and manifest["00_a"]["wall_s"] > 0
     assert "versions" in manifest["00_a"] and "git" in manifest["00_a"]
     executed = json.loads((runs_dir("t") / "notebooks" / "01_b.ipynb").read_text())
@@ -47,8 +55,9 @@ def test_completed_notebooks_are_skipped_unless_forced(book):
     run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     again = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     assert [r.status for r in again] == ["skipped", "skipped"]
-    forced = run_pipeline("t", notebooks=nbs, params_file=params, force=True, only="01",
-                          log=lambda *_: None)
+    forced = run_pipeline(
+        "t", notebooks=nbs, params_file=params, force=True, only="01", log=lambda *_: None
+    )
     assert [(r.stem, r.status) for r in forced] == [("01_b", "completed")]
 
 
@@ -56,18 +65,21 @@ def test_changed_parameters_rerun(book):
     nbs, params = book
     run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     said = []
-    res = run_pipeline("t", notebooks=nbs, params_file=params, overrides={"X": 9},
-                       log=said.append)
+    res = run_pipeline("t", notebooks=nbs, params_file=params, overrides={"X": 9}, log=said.append)
     assert [r.status for r in res] == ["completed", "completed"]
     # the re-keyed step says why it runs again
-    assert any("00_a: completed before with other inputs (parameters changed: X)" in s
-               for s in said), said
+    assert any(
+        "00_a: completed before with other inputs (parameters changed: X)" in s for s in said
+    ), said
 
 
 def test_failure_names_notebook_cell_and_error_and_is_not_complete(book, tmp_path):
     nbs, params = book
     bad = _nb(nbs[0].parent / "02_bad.ipynb", body="raise ValueError('boom here')")
-    with pytest.raises(PipelineError, match=r"02_bad.ipynb failed in cell 2 \(`raise ValueError.*ValueError: boom here"):
+    with pytest.raises(
+        PipelineError,
+        match=r"02_bad.ipynb failed in cell 2 \(`raise ValueError.*ValueError: boom here",
+    ):
         run_pipeline("t", notebooks=nbs + [bad], params_file=params, log=lambda *_: None)
     manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
     assert manifest["02_bad"]["status"] == "failed"
@@ -90,7 +102,9 @@ def test_section_key_the_notebook_does_not_declare_is_an_error(book, tmp_path):
     nbs, _ = book
     params = tmp_path / "typo.yaml"
     params.write_text(yaml.safe_dump({"01_b": {"XX": 1}}))
-    with pytest.raises(PipelineError, match=r"01_b: XX is not a parameter of this step; nearest: X"):
+    with pytest.raises(
+        PipelineError, match=r"01_b: XX is not a parameter of this step; nearest: X"
+    ):
         run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
 
 
@@ -101,12 +115,14 @@ def test_declared_parameters_reads_the_tagged_cell(book):
 
 def test_cli_exit_status_on_unknown_profile(capsys):
     from recode_lib.cli import main
+
     assert main(["reproduce", "--profile", "nosuch"]) == 2
     assert "unknown profile 'nosuch'" in capsys.readouterr().err
 
 
 def test_cli_help_lists_subcommands(capsys):
     from recode_lib.cli import COMMANDS, main
+
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in COMMANDS)
@@ -115,8 +131,7 @@ def test_cli_help_lists_subcommands(capsys):
 def test_rerunning_an_earlier_notebook_invalidates_later_ones(book):
     nbs, params = book
     run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
-    run_pipeline("t", notebooks=nbs, params_file=params, only="00", force=True,
-                 log=lambda *_: None)
+    run_pipeline("t", notebooks=nbs, params_file=params, only="00", force=True, log=lambda *_: None)
     again = run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
     assert [(r.stem, r.status) for r in again] == [("00_a", "skipped"), ("01_b", "completed")]
 
@@ -124,15 +139,21 @@ def test_rerunning_an_earlier_notebook_invalidates_later_ones(book):
 def test_a_profile_can_leave_a_notebook_out_with_a_reason(book, tmp_path):
     nbs, _ = book
     params = tmp_path / "skip.yaml"
-    params.write_text(yaml.safe_dump({"common": {"X": 5},
-                                      "00_a": {"skip": "not at this scale"}, "01_b": {"X": 7}}))
+    params.write_text(
+        yaml.safe_dump(
+            {"common": {"X": 5}, "00_a": {"skip": "not at this scale"}, "01_b": {"X": 7}}
+        )
+    )
     lines = []
     results = run_pipeline("t", notebooks=nbs, params_file=params, log=lines.append)
     assert [(r.stem, r.status) for r in results] == [("00_a", "excluded"), ("01_b", "completed")]
-    assert not (runs_dir("t") / "a.txt").exists()                    # 00_a never executed
+    assert not (runs_dir("t") / "a.txt").exists()  # 00_a never executed
     assert not (runs_dir("t") / "notebooks" / "00_a.ipynb").exists()
     manifest = json.loads((runs_dir("t") / "manifest.json").read_text())
-    assert manifest["00_a"]["status"] == "excluded" and manifest["00_a"]["reason"] == "not at this scale"
+    assert (
+        manifest["00_a"]["status"] == "excluded"
+        and manifest["00_a"]["reason"] == "not at this scale"
+    )
     assert any("00_a: left out by the t profile: not at this scale" in ln for ln in lines)
 
 
@@ -152,7 +173,7 @@ def test_a_skip_without_a_reason_is_an_error_before_anything_runs(book, tmp_path
     params.write_text(yaml.safe_dump({"01_b": {"skip": reason}}))
     with pytest.raises(PipelineError, match=r"section '01_b': `skip` must be the reason"):
         run_pipeline("t", notebooks=nbs, params_file=params, log=lambda *_: None)
-    assert not (runs_dir("t") / "a.txt").exists()                    # 00_a did not run either
+    assert not (runs_dir("t") / "a.txt").exists()  # 00_a did not run either
 
 
 RUNNER = """
@@ -189,14 +210,21 @@ def start_runner(d, params, env):
     import sys
     import time
 
-    proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(d), str(params)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, str(d), str(params)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     manifest = runs_dir("t") / "manifest.json"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:     # wait until 01 is running in its kernel
-        if manifest.exists() and json.loads(manifest.read_text()).get("01_slow", {}).get(
-                "status") == "running":
+    while time.monotonic() < deadline:  # wait until 01 is running in its kernel
+        if (
+            manifest.exists()
+            and json.loads(manifest.read_text()).get("01_slow", {}).get("status") == "running"
+        ):
             time.sleep(3)
             return proc, manifest
         time.sleep(0.2)
@@ -228,7 +256,7 @@ def test_a_step_killed_with_sigkill_is_reported_interrupted_on_the_next_run(tmp_
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert json.loads(manifest.read_text())["01_slow"]["status"] == "running"
-    (d / "01_slow.ipynb").unlink()                 # the re-run: only the fast step is left
+    (d / "01_slow.ipynb").unlink()  # the re-run: only the fast step is left
     lines = []
     run_pipeline("t", notebooks=sorted(d.glob("*.ipynb")), params_file=params, log=lines.append)
     said = [line for line in lines if "01_slow" in line]
@@ -246,8 +274,9 @@ def test_a_second_reproduce_on_the_same_run_folder_is_refused(tmp_path):
     proc, manifest = start_runner(d, params, env)
     try:
         with pytest.raises(OutputLocked, match=f"PID {proc.pid}"):
-            run_pipeline("t", notebooks=sorted(d.glob("*.ipynb")), params_file=params,
-                         log=lambda *_: None)
+            run_pipeline(
+                "t", notebooks=sorted(d.glob("*.ipynb")), params_file=params, log=lambda *_: None
+            )
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -262,7 +291,7 @@ def test_a_vllm_backend_profile_runs_on_vllms_cpu_build_without_a_gpu_plan(monke
     params = {"05_codegen_eval": {"BACKEND": "vllm"}, "01_crpl": {"GENERATOR_BACKEND": "vllm"}}
     assert P.check_resources("smoke", params, log=said.append) is None
     assert "vLLM's CPU build" in said[0]
-    with pytest.raises(PipelineError, match="no CUDA device"):     # training on GPUs still needs one
+    with pytest.raises(PipelineError, match="no CUDA device"):  # training on GPUs still needs one
         P.check_resources("smoke", {**params, "04_cg_grpo": {"LAUNCHER": "accelerate"}})
     monkeypatch.setattr(P.vllm_cpu, "installed", lambda: False)
     with pytest.raises(PipelineError, match="no CUDA device"):
@@ -272,8 +301,13 @@ def test_a_vllm_backend_profile_runs_on_vllms_cpu_build_without_a_gpu_plan(monke
 def test_a_kernel_that_cannot_start_leaves_no_hidden_notebook(book):
     nbs, params = book
     with pytest.raises(PipelineError, match="could not run"):
-        run_pipeline("t", notebooks=nbs, params_file=params, kernel_name="no-such-kernel",
-                     log=lambda *_: None)
+        run_pipeline(
+            "t",
+            notebooks=nbs,
+            params_file=params,
+            kernel_name="no-such-kernel",
+            log=lambda *_: None,
+        )
     out = runs_dir("t") / "notebooks"
     assert not list(out.glob(".*.running.ipynb"))
     manifest = json.loads((runs_dir("t") / "manifest.json").read_text())

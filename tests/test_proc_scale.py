@@ -8,9 +8,14 @@ import types
 import pytest
 
 from recode_lib.data.schema import Problem
-from recode_lib.process_reward.scale import (ScaleError, proc_scale, proc_summary, score_models,
-                                             score_samples)
 from recode_lib.metrics import sigmoid
+from recode_lib.process_reward.scale import (
+    ScaleError,
+    proc_scale,
+    proc_summary,
+    score_models,
+    score_samples,
+)
 
 
 class NumberScorer:
@@ -25,8 +30,13 @@ class NumberScorer:
 
 
 def _problem(pid):
-    return Problem(id=pid, source="easy", prompt=f"Solve {pid}.",
-                   tests={"kind": "call", "cases": []}, entry_point="solve")
+    return Problem(
+        id=pid,
+        source="easy",
+        prompt=f"Solve {pid}.",
+        tests={"kind": "call", "cases": []},
+        entry_point="solve",
+    )
 
 
 def _samples(folder, rows):
@@ -34,29 +44,43 @@ def _samples(folder, rows):
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "samples.jsonl", "w") as f:
         for i, (pid, score, correct) in enumerate(rows):
-            f.write(json.dumps({"id": f"{pid}#{i}", "problem_id": pid, "response": f"code {score}",
-                                "passed": 7 if correct else 3, "total": 7,
-                                "outcome": "correct" if correct else "correctness_failure"}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"{pid}#{i}",
+                        "problem_id": pid,
+                        "response": f"code {score}",
+                        "passed": 7 if correct else 3,
+                        "total": 7,
+                        "outcome": "correct" if correct else "correctness_failure",
+                    }
+                )
+                + "\n"
+            )
 
 
 def test_scores_each_sample_with_its_own_problem_prompt(tmp_path):
     _samples(tmp_path / "m", [("p/1", 1.0, True), ("p/2", 3.0, False)])
     scorer = NumberScorer()
     rows = score_samples(scorer, [_problem("p/1"), _problem("p/2")], tmp_path / "m")
-    assert [(r["problem_id"], r["score"], r["passed"]) for r in rows] == [("p/1", 1.0, True), ("p/2", 3.0, False)]
+    assert [(r["problem_id"], r["score"], r["passed"]) for r in rows] == [
+        ("p/1", 1.0, True),
+        ("p/2", 3.0, False),
+    ]
     assert scorer.prompts == ["Solve p/1.", "Solve p/2."]
 
 
 def test_r_out_is_every_test_passing_not_some(tmp_path):
-    _samples(tmp_path / "m", [("p/1", 1.0, False)])       # 3 of 7 tests passed
+    _samples(tmp_path / "m", [("p/1", 1.0, False)])  # 3 of 7 tests passed
     rows = score_samples(NumberScorer(), [_problem("p/1")], tmp_path / "m")
     assert rows[0]["passed"] is False and rows[0]["outcome"] == "correctness_failure"
 
 
 def test_a_sample_without_an_outcome_is_named(tmp_path):
     (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "samples.jsonl").write_text(json.dumps(
-        {"id": "p/1#0", "problem_id": "p/1", "response": "code 1", "passed": 7}) + "\n")
+    (tmp_path / "m" / "samples.jsonl").write_text(
+        json.dumps({"id": "p/1#0", "problem_id": "p/1", "response": "code 1", "passed": 7}) + "\n"
+    )
     with pytest.raises(ScaleError, match=r"without an outcome: \['p/1#0'\]"):
         score_samples(NumberScorer(), [_problem("p/1")], tmp_path / "m")
 
@@ -87,19 +111,25 @@ def test_scale_refuses_what_cannot_scale(scores, match):
 
 
 def test_scaled_r_proc_spreads_where_the_unscaled_one_is_squashed():
-    rows = [{"problem_id": f"p/{i}", "score": s, "passed": False}
-            for i, s in enumerate((1.2, 1.4, 1.6, 1.8, 2.0))]
+    rows = [
+        {"problem_id": f"p/{i}", "score": s, "passed": False}
+        for i, s in enumerate((1.2, 1.4, 1.6, 1.8, 2.0))
+    ]
     raw = [proc_summary([r])["proc"] for r in rows]
     opts = proc_scale(rows)
-    scaled = [proc_summary([r], opts["proc_center"], opts["proc_temperature"])["proc"] for r in rows]
-    assert max(raw) - min(raw) < 0.15                       # sigmoid(1.2..2.0): 0.77..0.88
-    assert max(scaled) - min(scaled) > 0.6                  # the same scores over most of (0, 1)
+    scaled = [
+        proc_summary([r], opts["proc_center"], opts["proc_temperature"])["proc"] for r in rows
+    ]
+    assert max(raw) - min(raw) < 0.15  # sigmoid(1.2..2.0): 0.77..0.88
+    assert max(scaled) - min(scaled) > 0.6  # the same scores over most of (0, 1)
 
 
 def test_summary_splits_r_proc_by_outcome_and_gives_cis_over_problems():
-    rows = [{"problem_id": "a", "score": 0.0, "passed": True},
-            {"problem_id": "a", "score": 2.0, "passed": False},
-            {"problem_id": "b", "score": 4.0, "passed": False}]
+    rows = [
+        {"problem_id": "a", "score": 0.0, "passed": True},
+        {"problem_id": "a", "score": 2.0, "passed": False},
+        {"problem_id": "b", "score": 4.0, "passed": False},
+    ]
     s = proc_summary(rows, center=2.0, temperature=1.0)
     assert s["proc"] == pytest.approx((sigmoid(-2) + sigmoid(0) + sigmoid(2)) / 3)
     assert s["proc_passed"] == pytest.approx(sigmoid(-2))
@@ -114,8 +144,12 @@ def test_score_models_writes_per_sample_scores_for_each_model(tmp_path):
     _samples(tmp_path / "start", [("p/1", 1.0, False)])
     _samples(tmp_path / "gated", [("p/1", 3.0, True)])
     out = score_models(NumberScorer(), [_problem("p/1")], tmp_path, ["start", "gated"], center=2.0)
-    assert out["start"]["proc"] == pytest.approx(sigmoid(-1)) and out["gated"]["proc"] == pytest.approx(sigmoid(1))
-    saved = [json.loads(x) for x in (tmp_path / "gated" / "rm_scores.jsonl").read_text().splitlines()]
+    assert out["start"]["proc"] == pytest.approx(sigmoid(-1)) and out["gated"][
+        "proc"
+    ] == pytest.approx(sigmoid(1))
+    saved = [
+        json.loads(x) for x in (tmp_path / "gated" / "rm_scores.jsonl").read_text().splitlines()
+    ]
     assert saved[0]["score"] == 3.0 and saved[0]["passed"] is True
 
 
@@ -125,7 +159,7 @@ def test_paired_difference_cancels_problem_difficulty():
     # problem p/0 is easy for both models, p/1..p/4 hard for both; b is always 0.1 lower
     a = [{"problem_id": f"p/{i}", "score": (0.9 if i == 0 else 0.2) + 0.01 * i} for i in range(5)]
     b = [{"problem_id": r["problem_id"], "score": r["score"] - 0.1} for r in a]
-    b.append({"problem_id": "p/only_b", "score": 5.0})              # not shared: left out
+    b.append({"problem_id": "p/only_b", "score": 5.0})  # not shared: left out
     d = paired_difference(a, b, lambda r: r["score"])
     assert d["mean"] == pytest.approx(0.1) and d["n_problems"] == 5
     assert d["ci"][0] == pytest.approx(0.1) and d["ci"][1] == pytest.approx(0.1)
@@ -135,7 +169,9 @@ def test_paired_difference_cancels_problem_difficulty():
 def test_start_scale_is_off_by_default_and_names_an_unknown_mode(tmp_path):
     from recode_lib.process_reward.scale import start_scale
 
-    assert start_scale("", "m", [], None, tmp_path / "rm", tmp_path) == {}   # nothing sampled or loaded
+    assert (
+        start_scale("", "m", [], None, tmp_path / "rm", tmp_path) == {}
+    )  # nothing sampled or loaded
     with pytest.raises(ScaleError, match=r"PROC_SCALE must be one of \('', 'start'\), got 'mean'"):
         start_scale("mean", "m", [], None, tmp_path / "rm", tmp_path)
 
@@ -163,8 +199,15 @@ class FakeSpec:
     seed: int = 0
 
     def evaluate(self, model, problems, out_dir):
-        self.calls.append({"model": model, "temperature": self.temperature, "top_p": self.top_p,
-                           "max_new_tokens": self.max_new_tokens, "reasoning": self.reasoning})
+        self.calls.append(
+            {
+                "model": model,
+                "temperature": self.temperature,
+                "top_p": self.top_p,
+                "max_new_tokens": self.max_new_tokens,
+                "reasoning": self.reasoning,
+            }
+        )
         _samples(out_dir, self.rows)
 
     def evaluate_math(self, model, problems, out_dir):
@@ -173,14 +216,17 @@ class FakeSpec:
 
 
 # a run's recipe: GRPO rollouts at temperature 1.0, 512 tokens (TRL's default temperature)
-RECIPE = types.SimpleNamespace(temperature=1.0, top_p=0.95, max_completion_length=512,
-                               reasoning=False)
+RECIPE = types.SimpleNamespace(
+    temperature=1.0, top_p=0.95, max_completion_length=512, reasoning=False
+)
 
 
 def _rm(folder, untrained=None):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text("{}")
-    (folder / "rm_config.json").write_text(json.dumps({"untrained": untrained} if untrained else {}))
+    (folder / "rm_config.json").write_text(
+        json.dumps({"untrained": untrained} if untrained else {})
+    )
     return folder
 
 
@@ -190,12 +236,24 @@ def test_start_scale_of_a_trained_rm_is_used_and_recorded(tmp_path, monkeypatch)
 
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", 1.2, True), ("p/1", 1.6, False), ("p/2", 2.0, True)])
-    opts = scale_mod.start_scale("start", "m", [_problem("p/1"), _problem("p/2")], spec,
-                                 _rm(tmp_path / "rm"), tmp_path / "out", recipe=RECIPE)
+    opts = scale_mod.start_scale(
+        "start",
+        "m",
+        [_problem("p/1"), _problem("p/2")],
+        spec,
+        _rm(tmp_path / "rm"),
+        tmp_path / "out",
+        recipe=RECIPE,
+    )
     assert len(spec.calls) == 1 and opts["proc_center"] == pytest.approx(1.6)
     assert opts["proc_temperature"] == pytest.approx(math.sqrt(0.32 / 3))
     rec = scale_mod.scale_record(tmp_path / "out")
-    assert rec["mode"] == "start" and rec["used"] == "start" and rec["fallback"] is None and rec["n"] == 3
+    assert (
+        rec["mode"] == "start"
+        and rec["used"] == "start"
+        and rec["fallback"] is None
+        and rec["n"] == 3
+    )
 
 
 def test_an_untrained_rm_without_spread_falls_back_to_sigmoid_and_says_why(tmp_path, monkeypatch):
@@ -205,9 +263,15 @@ def test_an_untrained_rm_without_spread_falls_back_to_sigmoid_and_says_why(tmp_p
 
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", -0.1982, True), ("p/1", -0.1982, False), ("p/2", -0.1982, True)])
-    opts = scale_mod.start_scale("start", "m", [_problem("p/1"), _problem("p/2")], spec,
-                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out",
-                                 recipe=RECIPE)
+    opts = scale_mod.start_scale(
+        "start",
+        "m",
+        [_problem("p/1"), _problem("p/2")],
+        spec,
+        _rm(tmp_path / "rm", "no training pairs"),
+        tmp_path / "out",
+        recipe=RECIPE,
+    )
     assert opts == {} and len(spec.calls) == 1
     rec = scale_mod.scale_record(tmp_path / "out")
     assert rec["mode"] == "start" and rec["used"] == "sigmoid" and rec["n"] == 3
@@ -220,22 +284,39 @@ def test_an_untrained_rm_that_spreads_is_scaled_and_flagged(tmp_path, monkeypatc
 
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", 0.1, True), ("p/1", 0.3, False)])
-    opts = scale_mod.start_scale("start", "m", [_problem("p/1")], spec,
-                                 _rm(tmp_path / "rm", "no training pairs"), tmp_path / "out",
-                                 recipe=RECIPE)
+    opts = scale_mod.start_scale(
+        "start",
+        "m",
+        [_problem("p/1")],
+        spec,
+        _rm(tmp_path / "rm", "no training pairs"),
+        tmp_path / "out",
+        recipe=RECIPE,
+    )
     assert opts["proc_center"] == pytest.approx(0.2)
     rec = scale_mod.scale_record(tmp_path / "out")
-    assert rec["used"] == "start" and rec["fallback"] is None and rec["rm_untrained"] == "no training pairs"
+    assert (
+        rec["used"] == "start"
+        and rec["fallback"] is None
+        and rec["rm_untrained"] == "no training pairs"
+    )
 
 
 def test_a_trained_rm_without_spread_still_raises(tmp_path, monkeypatch):
     from recode_lib.process_reward import scale as scale_mod
 
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
-    spec = FakeSpec([("p/1", 1.5, True), ("p/1", 1.50000001, False)])   # below SPREAD_FLOOR
+    spec = FakeSpec([("p/1", 1.5, True), ("p/1", 1.50000001, False)])  # below SPREAD_FLOOR
     with pytest.raises(ScaleError, match="floor"):
-        scale_mod.start_scale("start", "m", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
-                              tmp_path / "out", recipe=RECIPE)
+        scale_mod.start_scale(
+            "start",
+            "m",
+            [_problem("p/1")],
+            spec,
+            _rm(tmp_path / "rm"),
+            tmp_path / "out",
+            recipe=RECIPE,
+        )
 
 
 def test_the_paper_profile_and_its_dry_run_use_the_start_scale():
@@ -248,19 +329,39 @@ def test_the_paper_profile_and_its_dry_run_use_the_start_scale():
 
 # ---- one rule for every R_proc run (issue 41) ------------------------------------------------
 
+
 def test_the_start_policy_is_sampled_at_the_training_temperature_and_length(tmp_path, monkeypatch):
     """Not 04's greedy evaluation spec (temperature 0, 64 tokens): the rollouts R_proc scores."""
     from recode_lib.process_reward import scale as scale_mod
 
     monkeypatch.setattr(scale_mod, "load_eval_scorer", lambda path, placement=None: NumberScorer())
     spec = FakeSpec([("p/1", 1.2, True), ("p/1", 1.6, False)])
-    scale_mod.start_scale("start", "pol", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
-                          tmp_path / "out", recipe=RECIPE)
-    assert spec.calls == [{"model": "pol", "temperature": 1.0, "top_p": 0.95,
-                           "max_new_tokens": 512, "reasoning": False}]
+    scale_mod.start_scale(
+        "start",
+        "pol",
+        [_problem("p/1")],
+        spec,
+        _rm(tmp_path / "rm"),
+        tmp_path / "out",
+        recipe=RECIPE,
+    )
+    assert spec.calls == [
+        {
+            "model": "pol",
+            "temperature": 1.0,
+            "top_p": 0.95,
+            "max_new_tokens": 512,
+            "reasoning": False,
+        }
+    ]
     rec = scale_mod.scale_record(tmp_path / "out")
-    assert rec["sampling"] == {"temperature": 1.0, "top_p": 0.95, "max_new_tokens": 512, "n": 1,
-                               "seed": 0}
+    assert rec["sampling"] == {
+        "temperature": 1.0,
+        "top_p": 0.95,
+        "max_new_tokens": 512,
+        "n": 1,
+        "seed": 0,
+    }
     assert rec["rule"] == scale_mod.START_RULE and rec["rm_path"] == str(tmp_path / "rm")
     assert scale_mod.provenance_of(rec)["model"] == "pol"
 
@@ -282,15 +383,25 @@ def test_a_math_start_scale_reads_the_math_samples(tmp_path, monkeypatch):
         def evaluate_math(self, model, problems, out_dir):
             self.calls.append({"math": True, "temperature": self.temperature})
             out_dir.mkdir(parents=True, exist_ok=True)
-            rows = [{"problem_id": "p/1", "sample": i, "response": f"x {v}", "correct": c}
-                    for i, (v, c) in enumerate([(0.5, True), (1.5, False)])]
+            rows = [
+                {"problem_id": "p/1", "sample": i, "response": f"x {v}", "correct": c}
+                for i, (v, c) in enumerate([(0.5, True), (1.5, False)])
+            ]
             (out_dir / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     spec = MathSpec([])
-    opts = scale_mod.start_scale("start", "m", [_problem("p/1")], spec, _rm(tmp_path / "rm"),
-                                 tmp_path / "out", recipe=RECIPE, domain="math")
+    opts = scale_mod.start_scale(
+        "start",
+        "m",
+        [_problem("p/1")],
+        spec,
+        _rm(tmp_path / "rm"),
+        tmp_path / "out",
+        recipe=RECIPE,
+        domain="math",
+    )
     assert spec.calls == [{"math": True, "temperature": 1.0}] and opts["proc_center"] == 1.0
-    assert scorer.prompts == ["Solve p/1."] * 2       # the statement, as the math reward's RM reads it
+    assert scorer.prompts == ["Solve p/1."] * 2  # the statement, as the math reward's RM reads it
 
 
 def test_every_rproc_run_of_the_paper_profile_has_the_same_scaling_rule():
@@ -303,8 +414,11 @@ def test_every_rproc_run_of_the_paper_profile_has_the_same_scaling_rule():
     pp = profile_parameters("paper")
     runs = proc_runs(pp)
     assert {(r["notebook"], r["run"]) for r in runs} >= {
-        ("04_cg_grpo", "gated"), ("04_cg_grpo", "additive"), ("04_cg_grpo", "transfer"),
-        ("10_math_domain", "math_gated")}
+        ("04_cg_grpo", "gated"),
+        ("04_cg_grpo", "additive"),
+        ("04_cg_grpo", "transfer"),
+        ("10_math_domain", "math_gated"),
+    }
     assert {(r["rule"]["mode"], r["rule"]["rule"]) for r in runs} == {("start", START_RULE)}
     for r in runs:
         recipe = run_recipe(r["recipe"], pp[r["notebook"]], r["policy"])
@@ -315,10 +429,12 @@ def test_each_transfer_run_carries_its_own_policys_scale():
     from recode_lib.training.launch import TRANSFER, TRANSFER_BASELINE, transfer_variants
 
     prov = {"mode": "start", "model": "other/4B"}
-    runs = transfer_variants("other/4B", rm_options={"proc_center": 0.3, "proc_temperature": 2.0},
-                             proc_scale=prov)
-    assert runs[TRANSFER]["rewards"] == [{"name": "gated", "proc_center": 0.3,
-                                          "proc_temperature": 2.0}]
+    runs = transfer_variants(
+        "other/4B", rm_options={"proc_center": 0.3, "proc_temperature": 2.0}, proc_scale=prov
+    )
+    assert runs[TRANSFER]["rewards"] == [
+        {"name": "gated", "proc_center": 0.3, "proc_temperature": 2.0}
+    ]
     assert runs[TRANSFER]["rproc_scale"] == prov and "rproc_scale" not in runs[TRANSFER_BASELINE]
     assert runs[TRANSFER_BASELINE]["rewards"] == [{"name": "outcome_only"}]
 
@@ -331,5 +447,7 @@ def test_a_runs_recipe_records_its_proc_scale():
     own = reward_variants(["gated", "outcome_only"], {"proc_center": 0.1}, prov)
     assert "rproc_scale" not in own["outcome_only"]
     recipe = load_recipe("cg_grpo_smoke", **own["gated"])
-    assert recipe.to_dict()["rproc_scale"] == prov            # what run.json and the fingerprint carry
-    assert "rproc_scale" not in load_recipe("cg_grpo_smoke").to_dict()   # unset: old fingerprints kept
+    assert recipe.to_dict()["rproc_scale"] == prov  # what run.json and the fingerprint carry
+    assert (
+        "rproc_scale" not in load_recipe("cg_grpo_smoke").to_dict()
+    )  # unset: old fingerprints kept

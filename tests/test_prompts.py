@@ -52,6 +52,7 @@ def test_a_closing_fence_after_leading_code_never_opens_a_block():
 
 def test_canonical_trace_must_round_trip():
     from recode_lib.prompts import canonical_trace
+
     text, why = canonical_trace("Add the numbers.", "def f(a, b):\n    return a + b\n")
     assert why == "" and parse_response(text).format_ok
     assert canonical_trace("", "x = 1")[1] == "no reasoning"
@@ -60,13 +61,23 @@ def test_canonical_trace_must_round_trip():
     assert bad is None and "round-trip" in why
 
 
-@pytest.mark.parametrize("body", ["return 1", "yield 2", "break", "x = 1\nfrom __future__ import annotations",
-                                  "nonlocal x", "def f():\n    x = 1\n    global x"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return 1",
+        "yield 2",
+        "break",
+        "x = 1\nfrom __future__ import annotations",
+        "nonlocal x",
+        "def f():\n    x = 1\n    global x",
+    ],
+)
 def test_a_block_that_parses_but_does_not_compile_is_not_code(body):
     """ast.parse accepts each of these; the sandbox's compile() refuses them, so a reply made of
     one would have had format credit for a program that can never run."""
     import ast
-    ast.parse(body)                                      # parses ...
+
+    ast.parse(body)  # parses ...
     parsed = parse_response(format_response("I return the answer.", body))
     assert parsed.code is None and not parsed.format_ok  # ... but is no code block
     assert parsed.reason == "code block does not parse"
@@ -79,5 +90,7 @@ def test_a_late_block_that_does_not_compile_leaves_the_earlier_one():
 
 
 def test_a_future_import_first_compiles():
-    parsed = parse_response(format_response("Annotations.", "from __future__ import annotations\nx: int = 1"))
+    parsed = parse_response(
+        format_response("Annotations.", "from __future__ import annotations\nx: int = 1")
+    )
     assert parsed.format_ok

@@ -17,8 +17,7 @@ import textwrap
 import pytest
 
 from recode_lib.cli import main
-from recode_lib.plan.ray_job import (RayJob, RayJobError, check_ray_job, ray_job_script,
-                                     slurm_time)
+from recode_lib.plan.ray_job import RayJob, RayJobError, check_ray_job, ray_job_script, slurm_time
 
 
 def test_the_script_asks_for_the_nodes_it_waits_for_and_runs_on():
@@ -30,13 +29,16 @@ def test_the_script_asks_for_the_nodes_it_waits_for_and_runs_on():
     assert text.index("ray_cluster wait") < text.index("reproduce --profile paper")
 
 
-@pytest.mark.parametrize("edit,why", [
-    (("#SBATCH --nodes=3", "#SBATCH --nodes=2"), "nodes says 2"),
-    (("--nodes 3 --timeout", "--nodes 2 --timeout"), "wait says 2"),
-    (('RAY_ADDRESS="$head_ip:6379"', 'RAY_ADDRESS="$head_ip:6380"'), "port"),
-    (('-w "$node" ', ""), "does not name its node"),
-    (("done\n", "\n"), "bash -n"),
-])
+@pytest.mark.parametrize(
+    "edit,why",
+    [
+        (("#SBATCH --nodes=3", "#SBATCH --nodes=2"), "nodes says 2"),
+        (("--nodes 3 --timeout", "--nodes 2 --timeout"), "wait says 2"),
+        (('RAY_ADDRESS="$head_ip:6379"', 'RAY_ADDRESS="$head_ip:6380"'), "port"),
+        (('-w "$node" ', ""), "does not name its node"),
+        (("done\n", "\n"), "bash -n"),
+    ],
+)
 def test_a_script_that_would_fail_on_the_cluster_is_refused(edit, why):
     job = RayJob(nodes=3)
     text = ray_job_script(job).replace(*edit)
@@ -51,8 +53,24 @@ def test_slurm_time_rounds_up_to_the_minute():
 
 def test_recode_plan_writes_the_job_of_its_plan(tmp_path, capsys):
     out = tmp_path / "job.sh"
-    assert main(["plan", "--profile", "paper", "--nodes", "2", "--slurm-script", str(out),
-                 "--job-hours", "72", "-p", "SEED=1"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--profile",
+                "paper",
+                "--nodes",
+                "2",
+                "--slurm-script",
+                str(out),
+                "--job-hours",
+                "72",
+                "-p",
+                "SEED=1",
+            ]
+        )
+        == 0
+    )
     text = out.read_text()
     assert check_ray_job(text, RayJob(nodes=2))["reproduce"] == 2
     assert "#SBATCH --time=3-00:00:00" in text and "-p SEED=1" in text
@@ -72,39 +90,59 @@ def test_under_a_stand_in_slurm_the_driver_runs_inside_the_ray_cluster(tmp_path)
     bin_.mkdir()
     (bin_ / "scontrol").write_text("#!/bin/sh\necho localhost\n")
     # srun: drop its options (up to the command) and run the command here
-    (bin_ / "srun").write_text(textwrap.dedent("""\
+    (bin_ / "srun").write_text(
+        textwrap.dedent("""\
         #!/bin/bash
         while [[ "$1" == -* ]]; do
           case "$1" in -w|--nodelist) shift 2 ;; *) shift ;; esac
         done
         exec "$@"
-        """))
+        """)
+    )
     # the job's python: the real interpreter, except that `reproduce` reports the cluster
-    (bin_ / "py").write_text(textwrap.dedent(f"""\
+    (bin_ / "py").write_text(
+        textwrap.dedent(f"""\
         #!/bin/bash
         if [[ "$*" == *"recode_lib reproduce"* ]]; then
           exec {sys.executable} -c 'import os, sys, ray; ray.init(address=os.environ["RAY_ADDRESS"]); print("DRIVER", os.environ["RAY_ADDRESS"], len(ray.nodes()), *sys.argv[1:])' "$@"
         fi
         exec {sys.executable} "$@"
-        """))
+        """)
+    )
     for f in bin_.iterdir():
         f.chmod(0o755)
     port = free_port()
-    job = RayJob(profile="smoke", nodes=1, gpus_per_node=0, hours=1, port=port,
-                 python=str(bin_ / "py"), join_timeout_s=120)
+    job = RayJob(
+        profile="smoke",
+        nodes=1,
+        gpus_per_node=0,
+        hours=1,
+        port=port,
+        python=str(bin_ / "py"),
+        join_timeout_s=120,
+    )
     script = tmp_path / "job.sh"
     script.write_text(ray_job_script(job))
-    ray_tmp = tempfile.mkdtemp(prefix="rj-", dir="/tmp")   # AF_UNIX paths: <= 107 bytes
-    env = {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}", "SLURM_JOB_NODELIST": "x",
-           "RAY_TMPDIR": ray_tmp}
-    log = tmp_path / "job.out"      # a file, not a pipe: the head's `--block` keeps it open
+    ray_tmp = tempfile.mkdtemp(prefix="rj-", dir="/tmp")  # AF_UNIX paths: <= 107 bytes
+    env = {
+        **os.environ,
+        "PATH": f"{bin_}:{os.environ['PATH']}",
+        "SLURM_JOB_NODELIST": "x",
+        "RAY_TMPDIR": ray_tmp,
+    }
+    log = tmp_path / "job.out"  # a file, not a pipe: the head's `--block` keeps it open
     with open(log, "w") as f:
-        proc = subprocess.Popen(["bash", str(script)], env=env, stdout=f,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["bash", str(script)],
+            env=env,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             proc.wait(timeout=240)
         finally:
-            os.killpg(proc.pid, signal.SIGKILL)    # the head's `ray start --block` and children
+            os.killpg(proc.pid, signal.SIGKILL)  # the head's `ray start --block` and children
             shutil.rmtree(ray_tmp, ignore_errors=True)
     out = log.read_text()
     assert proc.returncode == 0, out[-2000:]

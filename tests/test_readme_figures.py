@@ -28,6 +28,7 @@ def test_the_readme_cites_measured_figures():
 
 def test_every_cited_figure_is_in_docs_measured():
     measured = (ROOT / "docs" / "measured.md").read_text(encoding="utf-8")
-    missing = [f"{fig!r} (paragraph {where!r})" for fig, where in cited_figures()
-               if fig not in measured]
+    missing = [
+        f"{fig!r} (paragraph {where!r})" for fig, where in cited_figures() if fig not in measured
+    ]
     assert not missing, "README figures not in docs/measured.md: " + "; ".join(missing)

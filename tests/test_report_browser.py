@@ -14,27 +14,40 @@ import os
 import shutil
 
 import pytest
+from report_helpers import make_run
 
 from recode_lib.report import write_comparison, write_report
-from report_helpers import make_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _chromium() -> str:
-    exe = os.environ.get("RECODE_CHROMIUM") or shutil.which("chromium") or \
-        shutil.which("chromium-browser")
+    exe = (
+        os.environ.get("RECODE_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
     if not exe:
-        pytest.skip("chromium not installed (Debian: apt-get install -y chromium; or set "
-                    "RECODE_CHROMIUM)")
+        pytest.skip(
+            "chromium not installed (Debian: apt-get install -y chromium; or set RECODE_CHROMIUM)"
+        )
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        pytest.skip("playwright not installed (pip install -e '.[browser]'; do not run "
-                    "`playwright install`: the test uses the system chromium)")
+        pytest.skip(
+            "playwright not installed (pip install -e '.[browser]'; do not run "
+            "`playwright install`: the test uses the system chromium)"
+        )
     return exe
 
 
@@ -46,13 +59,19 @@ def _check_page(browser, path, shot) -> dict:
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("request", lambda r: requests.append(r.url))
     page.goto(path.as_uri(), wait_until="load")
-    images = page.evaluate("() => Array.from(document.images).map(i => "
-                           "({alt: i.alt, complete: i.complete, width: i.naturalWidth}))")
+    images = page.evaluate(
+        "() => Array.from(document.images).map(i => "
+        "({alt: i.alt, complete: i.complete, width: i.naturalWidth}))"
+    )
     page.screenshot(path=str(shot), full_page=True)
     title = page.title()
     page.close()
-    return {"errors": errors, "images": images, "title": title,
-            "external": [u for u in requests if not u.startswith(("file:", "data:"))]}
+    return {
+        "errors": errors,
+        "images": images,
+        "title": title,
+        "external": [u for u in requests if not u.startswith(("file:", "data:"))],
+    }
 
 
 def test_report_and_comparison_load_cleanly_in_chromium(tmp_path):
@@ -65,8 +84,10 @@ def test_report_and_comparison_load_cleanly_in_chromium(tmp_path):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         try:
-            seen = {name: _check_page(browser, path, tmp_path / f"{name}.png")
-                    for name, path in pages.items()}
+            seen = {
+                name: _check_page(browser, path, tmp_path / f"{name}.png")
+                for name, path in pages.items()
+            }
         finally:
             browser.close()
     for name, s in seen.items():

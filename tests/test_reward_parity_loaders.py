@@ -33,17 +33,26 @@ def _benchmarks():
 def test_reward_equals_the_evaluation_verdict(name, tmp_path):
     try:
         problems = load_benchmark(name, limit=PER_BENCHMARK, data_dir=data_dir())
-    except Exception as exc:   # e.g. a loader whose extra data is absent here
+    except Exception as exc:  # e.g. a loader whose extra data is absent here
         pytest.skip(f"{name}: cannot load here ({type(exc).__name__}: {str(exc)[:120]})")
     problems = [p for p in problems if p.reference_solution][:PER_BENCHMARK]
     if not problems:
         pytest.skip(f"{name}: no problem with a reference solution")
     for k, p in enumerate(problems):
-        responses = [format_response("The reference.", p.reference_solution),
-                     format_response("A guess.", WRONG)]
+        responses = [
+            format_response("The reference.", p.reference_solution),
+            format_response("A guess.", WRONG),
+        ]
         out = tmp_path / f"ev{k}"
-        evaluate("scripted", [p], sampling=SamplingConfig(temperature=0.8, n=2), out_dir=out,
-                 generator=Scripted(responses), workers=1, progress=False)
+        evaluate(
+            "scripted",
+            [p],
+            sampling=SamplingConfig(temperature=0.8, n=2),
+            out_dir=out,
+            generator=Scripted(responses),
+            workers=1,
+            progress=False,
+        )
         rows = sorted(read_jsonl(out / "samples.jsonl"), key=lambda r: r["sample"])
         row = build_dataset([p]).to_list()[0]
         cols = {c: [v, v] for c, v in row.items() if c != "prompt"}
@@ -53,4 +62,4 @@ def test_reward_equals_the_evaluation_verdict(name, tmp_path):
         assert rewards == verdicts, (p.id, [r["status"] for r in rows])
         ran = [r["code"] for r in rows if r["code"] is not None]
         assert runner.codes == ran, p.id
-        assert rewards[1] == 0.0, p.id   # the wrong answer fails both
+        assert rewards[1] == 0.0, p.id  # the wrong answer fails both

@@ -9,12 +9,22 @@ import time
 import pytest
 
 from recode_lib.prompts import format_response
+from recode_lib.rewards import (
+    REGISTRY,
+    Need,
+    RewardConfigError,
+    RewardResources,
+    build_reward,
+    get_reward,
+    reward_needs,
+)
 from recode_lib.rewards.execution import SandboxRunner
-from recode_lib.rewards import (REGISTRY, Need, RewardConfigError, RewardResources, build_reward,
-                                get_reward, reward_needs)
 
-ADD = {"kind": "call", "fn_name": "add", "cases": [{"args": [1, 2], "expected": 3},
-                                                   {"args": [5, 5], "expected": 10}]}
+ADD = {
+    "kind": "call",
+    "fn_name": "add",
+    "cases": [{"args": [1, 2], "expected": 3}, {"args": [5, 5], "expected": 10}],
+}
 GOOD = format_response("Add the two numbers.", "def add(a, b):\n    return a + b")
 WRONG = format_response("Subtract them.", "def add(a, b):\n    return a - b")
 NO_CODE = "I think the answer is to add them."
@@ -61,8 +71,19 @@ class FixedScorer:
 
 
 def test_registry_names_and_unknown():
-    for name in ("format", "outcome", "process", "gated", "additive", "outcome_only", "strict",
-                 "partial_discrete", "partial_continuous", "math_answer", "math_gated"):
+    for name in (
+        "format",
+        "outcome",
+        "process",
+        "gated",
+        "additive",
+        "outcome_only",
+        "strict",
+        "partial_discrete",
+        "partial_continuous",
+        "math_answer",
+        "math_gated",
+    ):
         assert name in REGISTRY
     with pytest.raises(RewardConfigError, match="unknown reward 'nope'"):
         get_reward("nope")
@@ -78,7 +99,7 @@ def test_entries_declare_what_they_need():
     assert reward_needs("gated") == sandbox | rm and reward_needs("additive") == sandbox | rm
     assert reward_needs("process") == rm and reward_needs("math_gated") == rm
     assert reward_needs("outcome_only") == sandbox and reward_needs("math_outcome_only") == set()
-    for name, entry in REGISTRY.items():    # a need arrives as the factory keyword it names
+    for name, entry in REGISTRY.items():  # a need arrives as the factory keyword it names
         assert {n.value for n in entry.needs} <= entry.options(), name
 
 
@@ -92,12 +113,13 @@ def test_build_reward_makes_each_resource_once_and_only_when_needed():
     def scorer():
         made["scorer"] += 1
         return FixedScorer(0.0)
+
     res = RewardResources({Need.SANDBOX: runner, Need.REWARD_MODEL: scorer})
     build_reward("format", res)
     build_reward("outcome_only", res)
-    assert made == {"runner": 1, "scorer": 0}        # no RM loaded for rewards without one
+    assert made == {"runner": 1, "scorer": 0}  # no RM loaded for rewards without one
     gated, proc = build_reward("gated", res), build_reward("process", res, proc_temperature=2.0)
-    assert made == {"runner": 1, "scorer": 1}        # one RM shared by both
+    assert made == {"runner": 1, "scorer": 1}  # one RM shared by both
     assert gated(["p"], [GOOD], tests=[ADD]) == [2.5]
     assert proc(["p"], [GOOD]) == [0.5]
     with pytest.raises(RewardConfigError, match="no reward model provided"):
@@ -118,17 +140,18 @@ def test_process_reward_scales_and_reads_the_chosen_trace():
 
     s = FixedScorer(2.0)
     fn = process_reward(scorer=s, proc_center=1.0, proc_temperature=0.5, proc_trace="reasoning")
-    assert fn(["p"], [GOOD]) == [pytest.approx(1 / (1 + math.exp(-2.0)))]   # sigmoid((2-1)/.5)
-    assert s.calls[-1] == ["Add the two numbers."]       # the reasoning, not the code block
+    assert fn(["p"], [GOOD]) == [pytest.approx(1 / (1 + math.exp(-2.0)))]  # sigmoid((2-1)/.5)
+    assert s.calls[-1] == ["Add the two numbers."]  # the reasoning, not the code block
     process_reward(scorer=s)(["p"], [GOOD])
-    assert s.calls[-1] == [GOOD]                          # default: the whole response
+    assert s.calls[-1] == [GOOD]  # default: the whole response
 
 
 def test_a_collective_scorer_scores_every_sample_and_the_gate_still_applies():
     runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)
-    scorer.collective = True                              # a ZeRO-3-sharded RM
-    r = get_reward("gated", runner=runner, scorer=scorer)(["p"] * 3, [GOOD, WRONG, NO_CODE],
-                                                          tests=[ADD] * 3)
+    scorer.collective = True  # a ZeRO-3-sharded RM
+    r = get_reward("gated", runner=runner, scorer=scorer)(
+        ["p"] * 3, [GOOD, WRONG, NO_CODE], tests=[ADD] * 3
+    )
     assert r == [2.5, 1.0, 0.0] and len(scorer.calls[-1]) == 3
 
 
@@ -146,10 +169,16 @@ def test_outcome_runs_tests_and_never_executes_missing_code():
     runner = SandboxRunner(workers=2)
     fn = get_reward("outcome", runner=runner)
     log = Log()
-    r = fn(["p"] * 3, [GOOD, WRONG, NO_CODE], tests=[json.dumps(ADD)] * 3, problem_id=["a"] * 3,
-           log_metric=log.metric, log_extra=log.extra_col)
+    r = fn(
+        ["p"] * 3,
+        [GOOD, WRONG, NO_CODE],
+        tests=[json.dumps(ADD)] * 3,
+        problem_id=["a"] * 3,
+        log_metric=log.metric,
+        log_extra=log.extra_col,
+    )
     assert r == [1.0, 0.0, 0.0]
-    assert runner.stats.executed == 2            # the no-code answer never reached the sandbox
+    assert runner.stats.executed == 2  # the no-code answer never reached the sandbox
     assert log.metrics["outcome/out"] == pytest.approx(1 / 3)
     assert log.extra["outcome/reason"][2] == "no code block"
     # its result is the sandbox's one no-code result, the one evaluation rows carry
@@ -159,12 +188,12 @@ def test_outcome_runs_tests_and_never_executes_missing_code():
 
 
 def test_compositions_gate_the_process_reward():
-    runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)      # sigmoid(0) = 0.5
+    runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)  # sigmoid(0) = 0.5
     comps = ["p"] * 3, [GOOD, WRONG, NO_CODE]
     cols = {"tests": [ADD] * 3}
     gated = get_reward("gated", runner=runner, scorer=scorer)(*comps, **cols)
-    assert gated == [2.5, 1.0, 0.0]              # fmt + out + proc only where out == 1
-    assert len(scorer.calls[-1]) == 1            # the RM scored only the correct answer
+    assert gated == [2.5, 1.0, 0.0]  # fmt + out + proc only where out == 1
+    assert len(scorer.calls[-1]) == 1  # the RM scored only the correct answer
     additive = get_reward("additive", runner=runner, scorer=scorer)(*comps, **cols)
     assert additive == [2.5, 1.5, 0.5]
     assert get_reward("outcome_only", runner=runner)(*comps, **cols) == [2.0, 1.0, 0.0]
@@ -177,7 +206,7 @@ def test_composed_rewards_share_one_execution_per_step():
     get_reward("gated", runner=runner, scorer=scorer)(["p"] * 2, [GOOD, WRONG], **kw)
     get_reward("outcome", runner=runner)(["p"] * 2, [GOOD, WRONG], **kw)
     assert runner.stats.executed == 2 and runner.stats.cache_hits == 2
-    state.global_step = 8                        # a new step: the cache is cleared
+    state.global_step = 8  # a new step: the cache is cleared
     get_reward("outcome", runner=runner)(["p"] * 2, [GOOD, WRONG], **kw)
     assert runner.stats.executed == 4
 
@@ -224,40 +253,58 @@ def test_sandbox_batch_timeout_is_a_recorded_none_not_a_zero_nor_a_hang():
     fn = get_reward("outcome", runner=runner)
     log = Log()
     t0 = time.perf_counter()
-    r = fn(["p"], [spin], tests=[ADD], time_limit_s=[30.0], log_metric=log.metric,
-           log_extra=log.extra_col)
+    r = fn(
+        ["p"],
+        [spin],
+        tests=[ADD],
+        time_limit_s=[30.0],
+        log_metric=log.metric,
+        log_extra=log.extra_col,
+    )
     assert time.perf_counter() - t0 < 5.0
-    assert r == [None]   # an infrastructure failure: TRL leaves it out of the group
+    assert r == [None]  # an infrastructure failure: TRL leaves it out of the group
     assert "timed out" in log.extra["outcome/reason"][0]
     assert log.metrics["outcome/error_rate"] == 1.0
 
 
 ADD8 = dict(ADD, cases=[{"args": [i, 1], "expected": i + 1} for i in range(8)])
-SLOW = format_response("Add slowly.", "import time\ndef add(a, b):\n    time.sleep(1.0)\n"
-                       "    return a + b")
+SLOW = format_response(
+    "Add slowly.", "import time\ndef add(a, b):\n    time.sleep(1.0)\n    return a + b"
+)
 
 
 def test_sandbox_batch_timeout_keeps_the_rewards_of_finished_submissions():
     runner = SandboxRunner(workers=2, batch_timeout_s=4.0)
     fn = get_reward("outcome", runner=runner)
-    assert fn(["p"] * 2, [GOOD, WRONG], tests=[ADD8] * 2) == [1.0, 0.0]   # warm workers
+    assert fn(["p"] * 2, [GOOD, WRONG], tests=[ADD8] * 2) == [1.0, 0.0]  # warm workers
     runner.clear()
     log = Log()
     t0 = time.perf_counter()
-    r = fn(["p"] * 3, [GOOD, SLOW, WRONG], tests=[ADD8] * 3, time_limit_s=[5.0] * 3,
-           log_metric=log.metric, log_extra=log.extra_col)
-    assert time.perf_counter() - t0 < 7.0        # 8 tests of 1 s: still running at the bound
-    assert r == [1.0, None, 0.0]   # the right and the wrong one keep their rewards
+    r = fn(
+        ["p"] * 3,
+        [GOOD, SLOW, WRONG],
+        tests=[ADD8] * 3,
+        time_limit_s=[5.0] * 3,
+        log_metric=log.metric,
+        log_extra=log.extra_col,
+    )
+    assert time.perf_counter() - t0 < 7.0  # 8 tests of 1 s: still running at the bound
+    assert r == [1.0, None, 0.0]  # the right and the wrong one keep their rewards
     reasons = log.extra["outcome/reason"]
     assert "timed out" in reasons[1] and "still running" in reasons[1]
     assert "timed out" not in reasons[0] + reasons[2]
     assert runner.stats.timeouts == 1
 
 
-SIZED = {"kind": "call", "fn_name": "f", "cases": [
-    {"args": [[1] * 3], "expected": 3, "input_len": 5},
-    {"args": [[1] * 30], "expected": 30, "input_len": 50},
-    {"args": [[1] * 300], "expected": 300, "input_len": 500}]}
+SIZED = {
+    "kind": "call",
+    "fn_name": "f",
+    "cases": [
+        {"args": [[1] * 3], "expected": 3, "input_len": 5},
+        {"args": [[1] * 30], "expected": 30, "input_len": 50},
+        {"args": [[1] * 300], "expected": 300, "input_len": 500},
+    ],
+}
 # correct on small inputs only: wrong for lists longer than 40
 SMALL_ONLY = format_response("Count.", "def f(x):\n    return len(x) if len(x) < 40 else 0")
 ALL_OK = format_response("Count.", "def f(x):\n    return len(x)")
@@ -271,13 +318,17 @@ def test_strictness_levels_from_one_execution():
     assert get_reward("strict_2", runner=runner)(["p"] * 2, comps, **kw) == [1.0, 1.0]
     assert get_reward("strict", k=3, runner=runner)(["p"] * 2, comps, **kw) == [0.0, 1.0]
     assert get_reward("strict_inf", runner=runner)(["p"] * 2, comps, **kw) == [0.0, 1.0]
-    assert runner.stats.executed == 2            # every k answered by the cached execution
+    assert runner.stats.executed == 2  # every k answered by the cached execution
     with pytest.raises(RewardConfigError, match="integer or 'inf'"):
         get_reward("strict_x")
     with pytest.raises(RewardConfigError, match=r"'strict_2': unknown option\(s\) \['k'\]"):
-        get_reward("strict_2", k=3)                 # the name already says k
+        get_reward("strict_2", k=3)  # the name already says k
     from recode_lib.rewards import strict_reward
-    assert strict_reward(k="inf").__name__ == "strict_inf" and strict_reward(k=3).__name__ == "strict_3"
+
+    assert (
+        strict_reward(k="inf").__name__ == "strict_inf"
+        and strict_reward(k=3).__name__ == "strict_3"
+    )
 
 
 def test_partial_credit_discrete_and_continuous():
@@ -285,7 +336,7 @@ def test_partial_credit_discrete_and_continuous():
     kw = {"tests": [SIZED] * 3}
     comps = [SMALL_ONLY, ALL_OK, NO_CODE]
     disc = get_reward("partial_discrete", ks=[1, 2, 3], runner=runner)(["p"] * 3, comps, **kw)
-    assert disc == [pytest.approx(2 / 4), 1.0, 0.0]   # R_1, R_2 pass; R_3, R_inf fail
+    assert disc == [pytest.approx(2 / 4), 1.0, 0.0]  # R_1, R_2 pass; R_3, R_inf fail
     cont = get_reward("partial_continuous", runner=runner)(["p"] * 3, comps, **kw)
     assert cont == [pytest.approx(2 / 3), 1.0, 0.0]
 
@@ -294,11 +345,17 @@ def _sweep_profiles():
     """{profile: notebook 06's resolved parameters} for every profile and the tiny test one."""
     from pathlib import Path
 
-    from recode_lib.pipeline import (available_profiles, declared_parameters, load_profile,
-                                     notebooks_dir, resolve_parameters)
+    from recode_lib.pipeline import (
+        available_profiles,
+        declared_parameters,
+        load_profile,
+        notebooks_dir,
+        resolve_parameters,
+    )
+
     nb = notebooks_dir() / "06_strictness_sweep.ipynb"
     tiny = Path(__file__).parent / "notebook_params_tiny.yaml"
-    defaults = declared_parameters(nb)        # what papermill leaves as the cell has it
+    defaults = declared_parameters(nb)  # what papermill leaves as the cell has it
     out = {p: defaults | resolve_parameters(nb, p, load_profile(p)) for p in available_profiles()}
     out["tiny"] = defaults | resolve_parameters(nb, "tiny", load_profile("tiny", tiny))
     return out
@@ -309,13 +366,18 @@ def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
     discrete credit averages exactly the sweep's levels (was a fixed k = 1..5 whatever KS)."""
     from recode_lib.pipeline import parse_list
     from recode_lib.rewards import sweep_rewards
+
     profiles = _sweep_profiles()
     assert {"smoke", "laptop", "paper", "tiny"} <= set(profiles)
     for profile, params in profiles.items():
-        specs = sweep_rewards(parse_list(params["KS"], int),
-                              parse_list(params["PARTIAL_CREDIT"]) or ["discrete"])
-        strict = [s["name"].removeprefix("strict_") for s in specs.values()
-                  if s["name"].startswith("strict_")]
+        specs = sweep_rewards(
+            parse_list(params["KS"], int), parse_list(params["PARTIAL_CREDIT"]) or ["discrete"]
+        )
+        strict = [
+            s["name"].removeprefix("strict_")
+            for s in specs.values()
+            if s["name"].startswith("strict_")
+        ]
         assert strict[-1] == "inf" and specs["kinf"] == {"name": "strict_inf"}
         disc = get_reward(**specs["partial_discrete"])
         assert disc.levels == sorted(strict[:-1], key=int) + ["inf"], profile
@@ -331,11 +393,12 @@ def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
 def test_partial_discrete_default_levels_are_the_paper_sweeps():
     from recode_lib.pipeline import parse_list
     from recode_lib.rewards.strict import PAPER_SWEEP_KS
+
     paper = _sweep_profiles()["paper"]
     assert list(PAPER_SWEEP_KS) == parse_list(paper["KS"], int) == [1, 2, 3, 4]
     runner = SandboxRunner(workers=1)
     got = get_reward("partial_discrete", runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
-    assert got == [pytest.approx(2 / 5)]   # R_1, R_2 of R_1..R_4, R_inf (was 2/6 over k = 1..5)
+    assert got == [pytest.approx(2 / 5)]  # R_1, R_2 of R_1..R_4, R_inf (was 2/6 over k = 1..5)
 
 
 def test_math_answer_and_gated_math():
@@ -351,15 +414,19 @@ def test_math_answer_and_gated_math():
 
 
 def test_math_format_additive_and_outcome_only():
-    from recode_lib.rewards import (math_additive_reward, math_format_reward,
-                                    math_outcome_only_reward)
+    from recode_lib.rewards import (
+        math_additive_reward,
+        math_format_reward,
+        math_outcome_only_reward,
+    )
 
     good = "<think>\n7 * 3 + 4 = 25\n</think>\nThe answer is \\boxed{25}."
     two = "<think>\nx\n</think>\n\\boxed{25} or \\boxed{24}"
     assert math_format_reward(["q"] * 3, [good, two, "25"]) == [1.0, 0.0, 0.0]
     ans = {"answer": ["25"] * 2}
-    assert math_outcome_only_reward()(["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"],
-                                      **ans) == [2.0, 1.0]
+    assert math_outcome_only_reward()(
+        ["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"], **ans
+    ) == [2.0, 1.0]
     add = math_additive_reward(scorer=FixedScorer(0.0))
     assert add(["q"] * 2, [good, "<think>\ny\n</think>\\boxed{3}"], **ans) == [2.5, 1.5]
 

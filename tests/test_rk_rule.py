@@ -11,8 +11,11 @@ from recode_lib.sandbox.strictness import rule_counts, rule_touches, strictness
 
 
 def result(statuses_by_len, status="wrong_answer"):
-    return {"id": "r", "status": status,
-            "tests": [{"status": s, "input_len": n} for n, s in statuses_by_len]}
+    return {
+        "id": "r",
+        "status": status,
+        "tests": [{"status": s, "input_len": n} for n, s in statuses_by_len],
+    }
 
 
 # every test is at least 10 long: R_1 has no test of its own; the smallest one fails
@@ -48,20 +51,30 @@ def stdio(*inputs):
 
 
 def test_rule_counts_per_k():
-    tests = [stdio("1\n"), stdio("x" * 15, "y" * 150), {"kind": "script", "script": "pass"},
-             {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1,
-                                                         "input_len": 2000}]}]
+    tests = [
+        stdio("1\n"),
+        stdio("x" * 15, "y" * 150),
+        {"kind": "script", "script": "pass"},
+        {
+            "kind": "call",
+            "fn_name": "f",
+            "cases": [{"args": [1], "expected": 1, "input_len": 2000}],
+        },
+    ]
     assert rule_counts(tests, [1, 2, 3, "inf"]) == {
         "1": {"problems": 4, "touched": 2, "share": 0.5},
         "2": {"problems": 4, "touched": 1, "share": 0.25},
-        "3": {"problems": 4, "touched": 1, "share": 0.25}}
+        "3": {"problems": 4, "touched": 1, "share": 0.25},
+    }
 
 
 def test_the_strict_rewards_take_the_rule_and_the_sweep_records_it_in_each_runs_recipe():
     assert levels(NO_SMALL, [1], "literal")["1"] == 1 and levels(NO_SMALL, [1])["1"] == 0
     assert sweep_rewards([1, "inf"], ["discrete"], rule="literal") == {
-        "k1": {"name": "strict_1", "rule": "literal"}, "kinf": {"name": "strict_inf"},
-        "partial_discrete": {"name": "partial_discrete", "ks": [1], "rule": "literal"}}
+        "k1": {"name": "strict_1", "rule": "literal"},
+        "kinf": {"name": "strict_inf"},
+        "partial_discrete": {"name": "partial_discrete", "ks": [1], "rule": "literal"},
+    }
     assert sweep_rewards([1]) == {"k1": {"name": "strict_1"}, "kinf": {"name": "strict_inf"}}
     with pytest.raises(ValueError, match="R_k rule"):
         strict_reward(k=1, rule="vacuous")
@@ -70,8 +83,10 @@ def test_the_strict_rewards_take_the_rule_and_the_sweep_records_it_in_each_runs_
 def test_results_and_rows_record_the_rule():
     from recode_lib.evaluation.rows import result_fields
 
-    res = execute({"id": "a", "code": "print(input())", "tests": stdio("5\n")},
-                  config=SandboxConfig(workers=1))
+    res = execute(
+        {"id": "a", "code": "print(input())", "tests": stdio("5\n")},
+        config=SandboxConfig(workers=1),
+    )
     assert res["strictness_rule"] == "smallest"
     assert result_fields(res)["strictness_rule"] == "smallest"
 
@@ -83,11 +98,17 @@ def problem(pid, tests):
 def test_the_sweeps_report_is_printed_and_kept_in_its_metrics(tmp_path):
     train = [problem("a", stdio("x" * 15)), problem("b", stdio("1"))]
     report = rk_rule_report("smallest", [1, 2, "inf"], train, [problem("c", stdio("y" * 20))])
-    assert report == {"rule": "smallest",
-                      "train": {"1": {"problems": 2, "touched": 1, "share": 0.5},
-                                "2": {"problems": 2, "touched": 0, "share": 0.0}},
-                      "eval": {"1": {"problems": 1, "touched": 1, "share": 1.0},
-                               "2": {"problems": 1, "touched": 0, "share": 0.0}}}
+    assert report == {
+        "rule": "smallest",
+        "train": {
+            "1": {"problems": 2, "touched": 1, "share": 0.5},
+            "2": {"problems": 2, "touched": 0, "share": 0.0},
+        },
+        "eval": {
+            "1": {"problems": 1, "touched": 1, "share": 1.0},
+            "2": {"problems": 1, "touched": 0, "share": 0.0},
+        },
+    }
     assert rk_rule_lines(report)[1] == "  k=1: training 1/2 (50.0%), evaluation 1/1 (100.0%)"
     sweep = StrictnessSweep(tmp_path, None, {}, {}, None, {}, {}, {}, {"rows": []}, 1, 1, report)
     assert sweep.metrics["rk_rule"] == report

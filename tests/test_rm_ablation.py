@@ -8,14 +8,19 @@ import json
 import pytest
 
 from recode_lib.jsonl import write_jsonl_atomic
-from recode_lib.orchestration.rm_ablation import (ABLATION_SINGLE_FILE, CROSS_FILE, PAIRS_FILE,
-                                                  ablation_sets)
+from recode_lib.orchestration.rm_ablation import (
+    ABLATION_SINGLE_FILE,
+    CROSS_FILE,
+    PAIRS_FILE,
+    ablation_sets,
+)
 from recode_lib.process_reward.pairs import equal_training_pairs
 
 
 def _pairs(prefix, n_train, n_val=2):
-    return ([{"id": f"{prefix}{i}", "split": "train", "pair_type": "strong"} for i in range(n_train)]
-            + [{"id": f"{prefix}v{i}", "split": "val", "pair_type": "strong"} for i in range(n_val)])
+    return [
+        {"id": f"{prefix}{i}", "split": "train", "pair_type": "strong"} for i in range(n_train)
+    ] + [{"id": f"{prefix}v{i}", "split": "val", "pair_type": "strong"} for i in range(n_val)]
 
 
 def _write_01(run, single, cross):
@@ -47,14 +52,14 @@ def test_a_cut_cross_set_leaves_the_main_rm_as_the_single_one(tmp_path):
 
 def test_a_stale_cut_file_from_an_earlier_run_is_not_read(tmp_path):
     crpl = tmp_path / "01_crpl_synthesis"
-    write_jsonl_atomic(crpl / ABLATION_SINGLE_FILE, _pairs("old", 3))   # an earlier 01 run's
-    _write_01(tmp_path, _pairs("s", 4), _pairs("c", 9))                 # now cross is cut
+    write_jsonl_atomic(crpl / ABLATION_SINGLE_FILE, _pairs("old", 3))  # an earlier 01 run's
+    _write_01(tmp_path, _pairs("s", 4), _pairs("c", 9))  # now cross is cut
     assert ablation_sets(tmp_path)["single"]["file"] == PAIRS_FILE
 
 
 def test_sets_out_of_step_raise_naming_the_counts(tmp_path):
     _write_01(tmp_path, _pairs("s", 4), _pairs("c", 9))
-    write_jsonl_atomic(tmp_path / "01_crpl_synthesis" / CROSS_FILE, _pairs("c", 7))   # rewritten
+    write_jsonl_atomic(tmp_path / "01_crpl_synthesis" / CROSS_FILE, _pairs("c", 7))  # rewritten
     with pytest.raises(ValueError, match="pairs.jsonl has 4 training pairs, pairs_cross.jsonl 7"):
         ablation_sets(tmp_path)
 

@@ -7,8 +7,13 @@ import math
 
 import pytest
 
-from recode_lib.process_reward.placement import (RMPlacement, device_index, load_scorer,
-                                                 resolve_device, resolve_dtype)
+from recode_lib.process_reward.placement import (
+    RMPlacement,
+    device_index,
+    load_scorer,
+    resolve_device,
+    resolve_dtype,
+)
 from recode_lib.process_reward.serving import EndpointScorer, start_server
 
 
@@ -39,7 +44,7 @@ def server(rm_dir):
 
 def test_device_resolution():
     assert resolve_device("cpu") == "cpu"
-    assert resolve_device("trainer", trainer_device="cuda:3") == "cuda:3"   # the rank's device
+    assert resolve_device("trainer", trainer_device="cuda:3") == "cuda:3"  # the rank's device
     assert resolve_device("trainer") == "cpu"
     assert device_index("device:7") == 7 and device_index("cuda:2") == 2
     assert device_index("trainer") is None
@@ -58,11 +63,12 @@ def test_dedicated_device_beyond_the_machine_is_named():
 
 
 def test_dtype_choice():
-    assert resolve_dtype("auto", "cpu") == "float32"           # smoke: CPU float32
-    assert resolve_dtype(None, "cuda:0") == "bfloat16"         # on an accelerator: bf16
+    assert resolve_dtype("auto", "cpu") == "float32"  # smoke: CPU float32
+    assert resolve_dtype(None, "cuda:0") == "bfloat16"  # on an accelerator: bf16
     assert resolve_dtype("auto", "cuda") == "bfloat16"
-    assert resolve_dtype("float16", "cuda:1") == "float16"     # explicit wins
+    assert resolve_dtype("float16", "cuda:1") == "float16"  # explicit wins
     import torch
+
     assert resolve_dtype(torch.bfloat16, "cpu") == "bfloat16"
     with pytest.raises(ValueError, match="rm_dtype must be one of"):
         resolve_dtype("fp8", "cuda")
@@ -92,27 +98,26 @@ def test_local_scorer_dtype_follows_placement(rm_dir):
     assert next(b.model.parameters()).dtype == torch.bfloat16
     s32, s16 = s.score(PROMPTS, TRACES), b.score(PROMPTS, TRACES)
     assert all(isinstance(x, float) and math.isfinite(x) for x in s16)
-    assert s16 == pytest.approx(s32, abs=0.1)                  # bf16 is close to float32
+    assert s16 == pytest.approx(s32, abs=0.1)  # bf16 is close to float32
 
 
 def test_scoring_is_batched_and_order_preserving(rm_dir):
     one = load_scorer(rm_dir, RMPlacement(batch_size=1))
     two = load_scorer(rm_dir, RMPlacement(batch_size=2))
     a, b = one.score(PROMPTS, TRACES), two.score(PROMPTS, TRACES)
-    assert one.forward_passes == 5 and two.forward_passes == 3    # ceil(5 / 2)
-    assert a == pytest.approx(b, abs=1e-4)                        # padding changes nothing
+    assert one.forward_passes == 5 and two.forward_passes == 3  # ceil(5 / 2)
+    assert a == pytest.approx(b, abs=1e-4)  # padding changes nothing
     # order: each score belongs to its own trace (sorting by length is undone)
     assert two.score(PROMPTS[::-1], TRACES[::-1]) == pytest.approx(b[::-1], abs=1e-4)
 
 
 def test_endpoint_client_equals_local_scoring(rm_dir, server):
     local = load_scorer(rm_dir).score(PROMPTS, TRACES)
-    client = load_scorer(rm_dir, RMPlacement(where="endpoint", endpoint=server.url,
-                                             batch_size=2))
+    client = load_scorer(rm_dir, RMPlacement(where="endpoint", endpoint=server.url, batch_size=2))
     assert isinstance(client, EndpointScorer)
     assert client.health()["dtype"] == "float32"
     assert client.score(PROMPTS, TRACES) == pytest.approx(local, abs=1e-5)
-    assert client.requests == 3                                   # 5 traces, 2 per request
+    assert client.requests == 3  # 5 traces, 2 per request
 
 
 def test_endpoint_errors_are_raised_naming_the_url(server):
@@ -121,7 +126,7 @@ def test_endpoint_errors_are_raised_naming_the_url(server):
         client.call("/score", {"prompts": ["a"], "traces": []})
     with pytest.raises(RuntimeError, match="HTTP 404"):
         client.call("/nothing")
-    dead = EndpointScorer("http://127.0.0.1:9", timeout_s=2)      # the discard port: refused
+    dead = EndpointScorer("http://127.0.0.1:9", timeout_s=2)  # the discard port: refused
     with pytest.raises(RuntimeError, match="http://127.0.0.1:9/health unreachable"):
         dead.health()
 
@@ -150,27 +155,33 @@ def test_gated_reward_through_an_endpoint_records_server_failures(server):
     class Broken:
         def score(self, prompts, traces):
             raise MemoryError("CUDA out of memory")
+
     server.scorer = Broken()
     rows = fn.details(["p"], [good], tests=[tests])
-    assert rows[0]["proc"] == 0.0 and "HTTP 500 MemoryError: CUDA out of memory" in rows[0]["reason"]
+    assert (
+        rows[0]["proc"] == 0.0 and "HTTP 500 MemoryError: CUDA out of memory" in rows[0]["reason"]
+    )
 
 
 def test_shard_hands_the_model_to_deepspeed_only_under_zero3(rm_dir, monkeypatch):
-    import trl.models
-
     from types import SimpleNamespace
+
+    import trl.models
 
     scorer = load_scorer(rm_dir)
     plain = SimpleNamespace(state=SimpleNamespace(deepspeed_plugin=None), device="cpu")
     assert scorer.shard(plain) is False and scorer.collective is False
     calls = []
-    monkeypatch.setattr(trl.models, "prepare_deepspeed",
-                        lambda model, acc: calls.append(acc) or model)
-    zero2 = SimpleNamespace(state=SimpleNamespace(deepspeed_plugin=SimpleNamespace(zero_stage=2)),
-                            device="cpu")
+    monkeypatch.setattr(
+        trl.models, "prepare_deepspeed", lambda model, acc: calls.append(acc) or model
+    )
+    zero2 = SimpleNamespace(
+        state=SimpleNamespace(deepspeed_plugin=SimpleNamespace(zero_stage=2)), device="cpu"
+    )
     assert scorer.shard(zero2) is False and not calls
-    zero3 = SimpleNamespace(state=SimpleNamespace(deepspeed_plugin=SimpleNamespace(zero_stage=3)),
-                            device="cpu")
+    zero3 = SimpleNamespace(
+        state=SimpleNamespace(deepspeed_plugin=SimpleNamespace(zero_stage=3)), device="cpu"
+    )
     assert scorer.shard(zero3) is True and calls == [zero3] and scorer.collective
 
 
@@ -196,11 +207,11 @@ def test_scoring_outside_training_follows_the_recipe_placement_but_never_shards(
 
     from recode_lib.process_reward.scale import load_eval_scorer
 
-    plain = load_eval_scorer(rm_dir)                                   # no placement: CPU float32
+    plain = load_eval_scorer(rm_dir)  # no placement: CPU float32
     assert plain.device == "cpu" and next(plain.model.parameters()).dtype == torch.float32
     sharded = load_eval_scorer(rm_dir, RMPlacement(where="trainer", dtype="bfloat16", zero3=True))
     assert sharded.device == ("cuda:0" if torch.cuda.is_available() else "cpu")
-    assert next(sharded.model.parameters()).dtype == torch.bfloat16    # the recipe's dtype
+    assert next(sharded.model.parameters()).dtype == torch.bfloat16  # the recipe's dtype
     assert sharded.score(PROMPTS, TRACES) == pytest.approx(plain.score(PROMPTS, TRACES), abs=0.1)
 
 
@@ -209,4 +220,6 @@ def test_scoring_outside_training_uses_the_recipe_endpoint(rm_dir, server):
 
     remote = load_eval_scorer("", RMPlacement(where="endpoint", endpoint=server.url))
     assert isinstance(remote, EndpointScorer)
-    assert remote.score(PROMPTS, TRACES) == pytest.approx(load_scorer(rm_dir).score(PROMPTS, TRACES), abs=1e-4)
+    assert remote.score(PROMPTS, TRACES) == pytest.approx(
+        load_scorer(rm_dir).score(PROMPTS, TRACES), abs=1e-4
+    )

@@ -34,8 +34,7 @@ import uuid
 
 import pytest
 
-from recode_lib.sandbox import SandboxConfig, execute, isolation_mode
-from recode_lib.sandbox import limits
+from recode_lib.sandbox import SandboxConfig, execute, isolation_mode, limits
 from recode_lib.sandbox.pool import get_pool
 from recode_lib.sandbox.tools import ToolLimits, run_command
 
@@ -47,12 +46,13 @@ KINDS = ("call", "stdio", "script", "tool")
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 
-pytestmark = pytest.mark.skipif(isolation_mode(CFG) == "plain",
-                                reason="plain mode isolates no file system (docs/sandbox.md)")
+pytestmark = pytest.mark.skipif(
+    isolation_mode(CFG) == "plain", reason="plain mode isolates no file system (docs/sandbox.md)"
+)
 
 # the attack: connect to `path` and send; "refused" when the sandbox held. Through the
 # directory (chdir, then the name): a socket address holds at most 107 bytes of path
-ATTACK = '''
+ATTACK = """
 import os, socket
 def attempt(path):
     try:
@@ -73,7 +73,7 @@ def attempt(path):
     finally:
         s.close()
         os.chdir(here)
-'''
+"""
 
 
 class HostListener:
@@ -90,7 +90,7 @@ class HostListener:
         os.chmod(self.dir, 0o755)
         self.path = os.path.join(self.dir, "s")
         self.srv = socket.socket(socket.AF_UNIX, self.kind)
-        fd = os.open(self.dir, os.O_PATH)   # a short address whatever the directory's path
+        fd = os.open(self.dir, os.O_PATH)  # a short address whatever the directory's path
         try:
             self.srv.bind("/proc/self/fd/%d/s" % fd)
         finally:
@@ -118,13 +118,13 @@ class HostListener:
                     conn.close()
                 else:
                     self.got.append(self.srv.recv(64))
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return
 
     def received(self):
-        time.sleep(0.1)   # a connection the submission made is served by now
+        time.sleep(0.1)  # a connection the submission made is served by now
         return list(self.got)
 
     def __exit__(self, *exc):
@@ -153,12 +153,16 @@ def tmp_python():
     os.chmod(root, 0o755)
     try:
         venv = os.path.join(root, "venv")
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", venv], check=True, capture_output=True
+        )
         python = os.path.join(venv, "bin", "python")
-        site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
-                               "['purelib'])"], check=True, capture_output=True,
-                              text=True).stdout.strip()
+        site = subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         for d, _, _ in os.walk(root):
             os.chmod(d, 0o755)
         yield {"python": python, "site": site}
@@ -186,12 +190,13 @@ def _run(kind, path, python=None):
     cfg = CFG.replace(python=python) if python else CFG
     if kind == "tool":
         lim = ToolLimits(time_limit_s=10)
-        if python:   # the tool's pool runs that interpreter too
+        if python:  # the tool's pool runs that interpreter too
             orig = ToolLimits.sandbox_config
             try:
                 ToolLimits.sandbox_config = lambda self: orig(self).replace(python=python)
-                res = run_command(["python", "-c", ATTACK + "print(attempt(%r))" % path],
-                                  limits=lim)
+                res = run_command(
+                    ["python", "-c", ATTACK + "print(attempt(%r))" % path], limits=lim
+                )
             finally:
                 ToolLimits.sandbox_config = orig
         else:
@@ -199,16 +204,28 @@ def _run(kind, path, python=None):
         assert res.status == "ok", (res.status, res.reason, res.stderr)
         return res.stdout.strip() == "refused"
     if kind == "call":
-        rec = {"code": ATTACK + "def f(p):\n    return attempt(p)\n",
-               "tests": {"kind": "call", "fn_name": "f",
-                         "cases": [{"args": [path], "expected": "refused"}]}}
+        rec = {
+            "code": ATTACK + "def f(p):\n    return attempt(p)\n",
+            "tests": {
+                "kind": "call",
+                "fn_name": "f",
+                "cases": [{"args": [path], "expected": "refused"}],
+            },
+        }
     elif kind == "stdio":
-        rec = {"code": ATTACK + "print(attempt(input()))\n",
-               "tests": {"kind": "stdio", "cases": [{"input": path + "\n", "output": "refused"}]}}
+        rec = {
+            "code": ATTACK + "print(attempt(input()))\n",
+            "tests": {"kind": "stdio", "cases": [{"input": path + "\n", "output": "refused"}]},
+        }
     else:
-        rec = {"code": ATTACK + "def f(p):\n    return attempt(p)\n",
-               "tests": {"kind": "script", "entry_point": "f",
-                         "script": "assert f(%r) == 'refused'\n" % path}}
+        rec = {
+            "code": ATTACK + "def f(p):\n    return attempt(p)\n",
+            "tests": {
+                "kind": "script",
+                "entry_point": "f",
+                "script": "assert f(%r) == 'refused'\n" % path,
+            },
+        }
     res = execute({"id": "sock", **rec}, config=cfg)
     assert res["status"] in ("passed", "wrong_answer", "runtime_error"), res
     return res["status"] == "passed"
@@ -225,7 +242,7 @@ def test_host_socket_gets_no_connection(kind, loc, tmp_python):
     assert refused
 
 
-DGRAM = '''
+DGRAM = """
 import os, socket
 def f(path):
     try:
@@ -235,9 +252,9 @@ def f(path):
         return "sent"
     except OSError:
         return "refused"
-'''
+"""
 
-DGRAM_PAIR = '''
+DGRAM_PAIR = """
 import os, socket
 def f(path):
     try:
@@ -247,20 +264,24 @@ def f(path):
         return "sent"
     except OSError:
         return "refused"
-'''
+"""
 
 
 def _call(code, args, expected, python=None):
-    rec = {"id": "c", "code": code, "tests": {"kind": "call", "fn_name": "f",
-                                              "cases": [{"args": args, "expected": expected}]}}
+    rec = {
+        "id": "c",
+        "code": code,
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": args, "expected": expected}]},
+    }
     return execute(rec, config=CFG.replace(python=python) if python else CFG)["status"]
 
 
 DGRAM_RAW_PAIR = DGRAM_PAIR.replace("socket.SOCK_DGRAM", "socket.SOCK_RAW")
 
 
-@pytest.mark.parametrize("code", [DGRAM, DGRAM_PAIR, DGRAM_RAW_PAIR],
-                         ids=["socket", "socketpair", "raw_socketpair"])
+@pytest.mark.parametrize(
+    "code", [DGRAM, DGRAM_PAIR, DGRAM_RAW_PAIR], ids=["socket", "socketpair", "raw_socketpair"]
+)
 def test_host_datagram_socket_gets_no_datagram(code, tmp_python):
     where, _ = _location("prefix", tmp_python)
     with HostListener(where, kind=socket.SOCK_DGRAM) as host:
@@ -282,7 +303,7 @@ def test_host_abstract_socket_gets_no_connection():
             conn, _ = srv.accept()
             conn.close()
             reached = True
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             reached = False
     finally:
         srv.close()
@@ -316,19 +337,32 @@ with t.HostListener(plant) as host:
 
 @pytest.mark.parametrize("loc", ["prefix", "tmp"])
 @pytest.mark.parametrize("how", ["dir", "file"], ids=["tmpfs_below", "socket_over_a_file"])
-def test_host_socket_on_a_mount_below_a_shown_directory_gets_no_connection(how, loc,
-                                                                            tmp_python):
+def test_host_socket_on_a_mount_below_a_shown_directory_gets_no_connection(how, loc, tmp_python):
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare(1) to mount in a private mount namespace")
     where, python = _location(loc, tmp_python)
     top = tempfile.mkdtemp(dir=where, prefix="rsm-%s-" % TOKEN[:6])
     try:
         os.chmod(top, 0o755)
-        proc = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
-                               "-c", SUBMOUNT, os.path.join(ROOT, "tests"), how, top,
-                               python or ""],
-                              capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "PYTHONPATH": ROOT})
+        proc = subprocess.run(
+            [
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                sys.executable,
+                "-c",
+                SUBMOUNT,
+                os.path.join(ROOT, "tests"),
+                how,
+                top,
+                python or "",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": ROOT},
+        )
     finally:
         shutil.rmtree(top, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -336,7 +370,7 @@ def test_host_socket_on_a_mount_below_a_shown_directory_gets_no_connection(how, 
     assert out["got"] == [] and out["refused"], out
 
 
-OWN_LISTENER = '''
+OWN_LISTENER = """
 import socket
 def f():
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -347,32 +381,37 @@ def f():
     c.sendall(b"ping")
     conn, _ = srv.accept()
     return conn.recv(4).decode()
-'''
+"""
 
 
 def test_submissions_own_listener_in_its_tmp_works():
     get_pool(CFG).workers() or _call("def f():\n    return 1\n", [], 1)
     if any(w.info.get("host_sockets") == "filter" for w in get_pool(CFG).workers()):
-        pytest.skip("this kernel's workers use the unix filter (no overlays): a submission "
-                    "makes no listener of its own there (limits.restrict_syscalls)")
+        pytest.skip(
+            "this kernel's workers use the unix filter (no overlays): a submission "
+            "makes no listener of its own there (limits.restrict_syscalls)"
+        )
     assert _call(OWN_LISTENER, [], "ping") == "passed"
 
 
 def test_socketpair_and_multiprocessing_pipe_work():
-    code = ("import multiprocessing, os, socket\n"
-            "def f():\n"
-            "    a, b = socket.socketpair()\n"
-            "    a.sendall(b'x')\n"
-            "    r, w = multiprocessing.Pipe()\n"
-            "    if os.fork() == 0:\n"
-            "        w.send(b.recv(1).decode() + 'y')\n"
-            "        os._exit(0)\n"
-            "    os.wait()\n"
-            "    return r.recv()\n")
+    code = (
+        "import multiprocessing, os, socket\n"
+        "def f():\n"
+        "    a, b = socket.socketpair()\n"
+        "    a.sendall(b'x')\n"
+        "    r, w = multiprocessing.Pipe()\n"
+        "    if os.fork() == 0:\n"
+        "        w.send(b.recv(1).decode() + 'y')\n"
+        "        os._exit(0)\n"
+        "    os.wait()\n"
+        "    return r.recv()\n"
+    )
     assert _call(code, [], "xy") == "passed"
 
 
 # --- the unix filter (restrict_syscalls(unix=True)), in a forked process of this test
+
 
 def _filtered(body):
     """Run `body()` in a forked process under no_new_privs + the unix filter; its result
@@ -418,8 +457,9 @@ def _attempt_here(path):
     return scope["attempt"](path)
 
 
-@pytest.mark.parametrize("kind", [socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, socket.SOCK_RAW],
-                         ids=["dgram", "raw"])   # af_unix makes a SOCK_RAW pair a datagram pair
+@pytest.mark.parametrize(
+    "kind", [socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, socket.SOCK_RAW], ids=["dgram", "raw"]
+)  # af_unix makes a SOCK_RAW pair a datagram pair
 def test_unix_filter_refuses_a_datagram_socketpair(kind):
     def body():
         try:
@@ -427,19 +467,22 @@ def test_unix_filter_refuses_a_datagram_socketpair(kind):
             return "made"
         except PermissionError:
             return "refused"
+
     assert _filtered(body) == "refused"
 
 
 def test_unix_filter_keeps_socketpair_and_multiprocessing_pipe():
     def body():
         import multiprocessing
+
         a, b = socket.socketpair()
         a.sendall(b"x")
         r, w = multiprocessing.Pipe()
         w.send(b.recv(1).decode() + "y")
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)   # other families: untouched
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # other families: untouched
         s.close()
         return r.recv()
+
     assert _filtered(body) == "xy"
 
 
@@ -470,8 +513,9 @@ def userns_attacks(normal_user, tmp_python):
     {"kind/loc": refused}, "got": {"kind/loc": what its listener received}, "skipped":
     [loc]}."""
     owner = (normal_user["uid"], normal_user["gid"]) if normal_user["prefix"] else None
-    work = tempfile.mkdtemp(prefix="recode-sock-userns-",
-                            dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    work = tempfile.mkdtemp(
+        prefix="recode-sock-userns-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None
+    )
     listeners, plan, skipped = {}, [], []
     try:
         if owner:
@@ -486,12 +530,23 @@ def userns_attacks(normal_user, tmp_python):
                 host = listeners[kind + "/" + loc] = HostListener(where, owner=owner)
                 host.__enter__()
                 plan.append((kind, loc, host.path, python))
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT,
-               "HOME": work, "LANG": "C.UTF-8", "RECODE_RUNS_DIR": os.path.join(work, "runs")}
-        proc = subprocess.run(normal_user["prefix"] + [
-            sys.executable, "-c", USERNS_RUNNER, os.path.join(ROOT, "tests")],
-            input=json.dumps(plan), capture_output=True, text=True, cwd=work, env=env,
-            timeout=600)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": ROOT,
+            "HOME": work,
+            "LANG": "C.UTF-8",
+            "RECODE_RUNS_DIR": os.path.join(work, "runs"),
+        }
+        proc = subprocess.run(
+            normal_user["prefix"]
+            + [sys.executable, "-c", USERNS_RUNNER, os.path.join(ROOT, "tests")],
+            input=json.dumps(plan),
+            capture_output=True,
+            text=True,
+            cwd=work,
+            env=env,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         out["got"] = {key: host.received() for key, host in listeners.items()}
@@ -499,8 +554,10 @@ def userns_attacks(normal_user, tmp_python):
         for host in listeners.values():
             host.__exit__(None, None, None)
         shutil.rmtree(work, ignore_errors=True)
-    assert out["mode"] == "userns", ("the judge of user %r fell back to %s mode"
-                                     % (normal_user["name"], out["mode"]), proc.stderr[-2000:])
+    assert out["mode"] == "userns", (
+        "the judge of user %r fell back to %s mode" % (normal_user["name"], out["mode"]),
+        proc.stderr[-2000:],
+    )
     out["skipped"] = skipped
     return out
 

@@ -20,8 +20,11 @@ import tempfile
 import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULES = [m for m in ("test_sandbox_hostile.py", "test_sandbox_judge3.py")
-           if os.path.exists(os.path.join(ROOT, "tests", m))]
+MODULES = [
+    m
+    for m in ("test_sandbox_hostile.py", "test_sandbox_judge3.py")
+    if os.path.exists(os.path.join(ROOT, "tests", m))
+]
 
 PLUGIN = textwrap.dedent('''
     """Loaded with -p: the isolation mode reached and each test's outcome, into a JSON file."""
@@ -71,12 +74,15 @@ def _chown_tree(top, uid, gid):
 
 def test_hostile_modules_pass_as_a_normal_user_in_userns_mode(normal_user):
     assert MODULES and MODULES[0] == "test_sandbox_hostile.py"
-    work = tempfile.mkdtemp(prefix="recode-hostile-userns-",
-                            dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    work = tempfile.mkdtemp(
+        prefix="recode-hostile-userns-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None
+    )
     try:
-        shutil.copytree(os.path.join(ROOT, "tests"), os.path.join(work, "tests"),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "secret-*",
-                                                      "pwn-*"))
+        shutil.copytree(
+            os.path.join(ROOT, "tests"),
+            os.path.join(work, "tests"),
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "secret-*", "pwn-*"),
+        )
         shutil.copy(os.path.join(ROOT, "pyproject.toml"), work)
         with open(os.path.join(work, "_userns_probe.py"), "w") as fh:
             fh.write(PLUGIN)
@@ -84,19 +90,33 @@ def test_hostile_modules_pass_as_a_normal_user_in_userns_mode(normal_user):
         if normal_user["prefix"]:
             _chown_tree(work, normal_user["uid"], normal_user["gid"])
         os.chmod(work, 0o700)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "LANG": "C.UTF-8",
-               "PYTHONPATH": work + os.pathsep + ROOT, "PYTHONDONTWRITEBYTECODE": "1",
-               "RECODE_USERNS_REPORT": report, "RECODE_RUNS_DIR": os.path.join(work, "runs"),
-               # runuser sets HOME to the user's (a system user's may not exist): caches here
-               "RECODE_CACHE_DIR": os.path.join(work, "cache"),
-               **{k: v for k, v in os.environ.items() if k == "RECODE_DATA_DIR"}}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": work,
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": work + os.pathsep + ROOT,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "RECODE_USERNS_REPORT": report,
+            "RECODE_RUNS_DIR": os.path.join(work, "runs"),
+            # runuser sets HOME to the user's (a system user's may not exist): caches here
+            "RECODE_CACHE_DIR": os.path.join(work, "cache"),
+            **{k: v for k, v in os.environ.items() if k == "RECODE_DATA_DIR"},
+        }
         cmd = normal_user["prefix"] + [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "-p", "_userns_probe", "--basetemp", os.path.join(work, "basetemp"),
-            *("tests/" + m for m in MODULES)]
-        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
-                              timeout=540)
-        log = (proc.stdout[-4000:] + proc.stderr[-2000:])
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "_userns_probe",
+            "--basetemp",
+            os.path.join(work, "basetemp"),
+            *("tests/" + m for m in MODULES),
+        ]
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=540)
+        log = proc.stdout[-4000:] + proc.stderr[-2000:]
         assert os.path.exists(report), log
         with open(report) as fh:
             rep = json.load(fh)
@@ -104,7 +124,9 @@ def test_hostile_modules_pass_as_a_normal_user_in_userns_mode(normal_user):
         shutil.rmtree(work, ignore_errors=True)
     assert rep["isolation_mode"] == "userns", (rep["isolation_mode"], log)
     assert rep["worker_modes"] and set(rep["worker_modes"]) == {"userns"}, (
-        sorted(set(rep["worker_modes"])), log)
+        sorted(set(rep["worker_modes"])),
+        log,
+    )
     bad = {k: v for k, v in rep["tests"].items() if v["outcome"] != "passed"}
     assert not bad, (bad, log)
     for m in MODULES:

@@ -16,8 +16,11 @@ from recode_lib.sandbox import SandboxConfig, execute, execute_many, verdict
 from recode_lib.sandbox.pool import get_pool
 
 CFG = SandboxConfig(time_limit_s=2.0, memory_mb=256, max_output_bytes=1 << 20, workers=1)
-CALL = {"kind": "call", "fn_name": "f", "cases": [{"args": [3], "expected": 3},
-                                                   {"args": [4], "expected": 4}]}
+CALL = {
+    "kind": "call",
+    "fn_name": "f",
+    "cases": [{"args": [3], "expected": 3}, {"args": [4], "expected": 4}],
+}
 GOOD = "def f(x):\n    return x\n"
 WRONG = "def f(x):\n    return x + 1\n"
 
@@ -29,28 +32,42 @@ def strict_json(res):
 
 def judged_then_next_is_right(code, tests=CALL, **rec):
     """Run a hostile record, then a wrong and a correct one on the same pool."""
-    res = execute_many([{"id": "h", "code": code, "tests": tests, **rec},
-                        {"id": "w", "code": WRONG, "tests": CALL},
-                        {"id": "g", "code": GOOD, "tests": CALL}], config=CFG, workers=1)
+    res = execute_many(
+        [
+            {"id": "h", "code": code, "tests": tests, **rec},
+            {"id": "w", "code": WRONG, "tests": CALL},
+            {"id": "g", "code": GOOD, "tests": CALL},
+        ],
+        config=CFG,
+        workers=1,
+    )
     assert [r["status"] for r in res[1:]] == ["wrong_answer", "passed"]
     return strict_json(res[0])
 
 
 def forging(lines):
     """A submission that writes `lines` to every file descriptor it has, then returns x."""
-    return ("import os\ndef f(x):\n    for fd in range(3, 40):\n        try:\n"
-            f"            os.write(fd, {lines!r})\n        except OSError:\n"
-            "            pass\n    return x + 100\n")
+    return (
+        "import os\ndef f(x):\n    for fd in range(3, 40):\n        try:\n"
+        f"            os.write(fd, {lines!r})\n        except OSError:\n"
+        "            pass\n    return x + 100\n"
+    )
 
 
-@pytest.mark.parametrize("line", [
-    b'T {"i": 0, "st": ["ok"], "out": 3}\n',                     # unhashable status
-    b'T {"i": 0, "st": "ok", "out": 3, "t": 1e400}\n',           # time that is not finite
-    b'T {"i": 0, "st": "ok", "out": 3, "t": ' + b"9" * 400 + b"}\n",  # huge integer time
-    b'T {"i": 0, "st": "ok", "out": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
-    b'T {"i": 0, not json at all\n',
-    b"7\n", b"D {}\n", b'X {"st": "ok"}\n', b"S\n" * 1000,
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'T {"i": 0, "st": ["ok"], "out": 3}\n',  # unhashable status
+        b'T {"i": 0, "st": "ok", "out": 3, "t": 1e400}\n',  # time that is not finite
+        b'T {"i": 0, "st": "ok", "out": 3, "t": ' + b"9" * 400 + b"}\n",  # huge integer time
+        b'T {"i": 0, "st": "ok", "out": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+        b'T {"i": 0, not json at all\n',
+        b"7\n",
+        b"D {}\n",
+        b'X {"st": "ok"}\n',
+        b"S\n" * 1000,
+    ],
+)
 def test_forged_protocol_lines_cost_only_their_record(line):
     res = judged_then_next_is_right(forging(line))
     assert res["status"] in ("runtime_error", "wrong_answer")
@@ -58,24 +75,30 @@ def test_forged_protocol_lines_cost_only_their_record(line):
 
 def test_a_forged_ok_line_is_still_compared_with_the_expected_value():
     # writing its own result line is no better than returning that value: the judge compares
-    res = judged_then_next_is_right(forging(b'T {"i": 0, "st": "ok", "out": 30}\n'
-                                            b'T {"i": 1, "st": "ok", "out": 40}\n'))
+    res = judged_then_next_is_right(
+        forging(b'T {"i": 0, "st": "ok", "out": 30}\nT {"i": 1, "st": "ok", "out": 40}\n')
+    )
     assert res["status"] == "wrong_answer"
 
 
 def test_a_line_without_newline_hits_the_output_limit():
-    code = "import os\ndef f(x):\n    for fd in range(3, 40):\n        try:\n" \
-           "            os.write(fd, b'T {\"i\": 0, \"out\": \"' + b'x' * (3 << 20))\n" \
-           "        except OSError:\n            pass\n    return x\n"
+    code = (
+        "import os\ndef f(x):\n    for fd in range(3, 40):\n        try:\n"
+        '            os.write(fd, b\'T {"i": 0, "out": "\' + b\'x\' * (3 << 20))\n'
+        "        except OSError:\n            pass\n    return x\n"
+    )
     res = judged_then_next_is_right(code)
     assert res["status"] == "runtime_error"
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("10 ** 400", [1.5, 2.5]),
-    ("__import__('functools').reduce(lambda a, _: [a], range(450), [])", [[1]]),
-    ("float('nan')", 1.0),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("10 ** 400", [1.5, 2.5]),
+        ("__import__('functools').reduce(lambda a, _: [a], range(450), [])", [[1]]),
+        ("float('nan')", 1.0),
+    ],
+)
 def test_values_that_break_comparisons_are_wrong_answers(value, expected):
     tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": expected}]}
     res = judged_then_next_is_right(f"def f(x):\n    return {value}\n", tests)
@@ -84,8 +107,7 @@ def test_values_that_break_comparisons_are_wrong_answers(value, expected):
 
 @pytest.mark.parametrize("printed", ["sNaN", "nan", "1e999999999", "-sNaN 1", "Infinity"])
 def test_stdio_outputs_that_break_decimal_are_wrong_answers(printed):
-    tests = {"kind": "stdio", "float_tol": 1e-6,
-             "cases": [{"input": "", "output": "1.5"}]}
+    tests = {"kind": "stdio", "float_tol": 1e-6, "cases": [{"input": "", "output": "1.5"}]}
     res = judged_then_next_is_right(f"print({printed!r})\n", tests)
     assert res["status"] == "wrong_answer"
 
@@ -101,10 +123,15 @@ def test_a_judge_side_error_never_changes_the_next_verdict(monkeypatch):
     monkeypatch.setattr(verdict, "test_status", flaky)
     execute({"id": "warm", "code": GOOD, "tests": CALL}, config=CFG)
     before = {w.info["pid"] for w in get_pool(CFG).workers()}
-    res = execute_many([{"id": "boom", "code": "def f(x):\n    print(1)\n    return 666\n",
-                         "tests": CALL},
-                        {"id": "w", "code": WRONG, "tests": CALL},
-                        {"id": "g", "code": GOOD, "tests": CALL}], config=CFG, workers=1)
+    res = execute_many(
+        [
+            {"id": "boom", "code": "def f(x):\n    print(1)\n    return 666\n", "tests": CALL},
+            {"id": "w", "code": WRONG, "tests": CALL},
+            {"id": "g", "code": GOOD, "tests": CALL},
+        ],
+        config=CFG,
+        workers=1,
+    )
     assert [r["status"] for r in res] == ["runtime_error", "wrong_answer", "passed"]
     assert "judge error" in res[0]["reason"]
     after = {w.info["pid"] for w in get_pool(CFG).workers()}
@@ -112,11 +139,20 @@ def test_a_judge_side_error_never_changes_the_next_verdict(monkeypatch):
 
 
 def test_early_stop_then_next_record_reads_no_stale_line():
-    many = {"kind": "call", "fn_name": "f",
-            "cases": [{"args": [i], "expected": -1} for i in range(200)]}
-    res = execute_many([{"id": "a", "code": "def f(x):\n    return x\n", "tests": many},
-                        {"id": "g", "code": GOOD, "tests": CALL}],
-                       config=CFG, workers=1, early_stop=True)
+    many = {
+        "kind": "call",
+        "fn_name": "f",
+        "cases": [{"args": [i], "expected": -1} for i in range(200)],
+    }
+    res = execute_many(
+        [
+            {"id": "a", "code": "def f(x):\n    return x\n", "tests": many},
+            {"id": "g", "code": GOOD, "tests": CALL},
+        ],
+        config=CFG,
+        workers=1,
+        early_stop=True,
+    )
     assert res[0]["status"] == "wrong_answer" and res[1]["status"] == "passed"
 
 
@@ -136,9 +172,11 @@ def test_a_dying_worker_leaves_no_process_of_its_submission():
     cfg = CFG.replace(time_limit_s=5.0)
     execute({"id": "warm", "code": GOOD, "tests": CALL}, config=cfg)
     (w,) = get_pool(cfg).workers()
-    code = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
-            "        if os.fork() == 0:\n            time.sleep(60)\n        os._exit(0)\n"
-            "    time.sleep(3)\n    return x\n")
+    code = (
+        "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
+        "        if os.fork() == 0:\n            time.sleep(60)\n        os._exit(0)\n"
+        "    time.sleep(3)\n    return x\n"
+    )
     killer = threading.Timer(1.0, lambda: os.kill(w.info["pid"], signal.SIGKILL))
     killer.start()
     res = execute({"id": "d", "code": code, "tests": CALL}, config=cfg)
@@ -174,9 +212,15 @@ def test_a_submission_that_sleeps_or_floods_cannot_make_the_watchdog_kill_its_wo
     (w,) = get_pool(cfg).workers()
     hang = "import time\ndef f(x):\n    while True:\n        time.sleep(0.05)\n"
     flood = "def f(x):\n    return 'x' * (4 << 20)\n"
-    res = execute_many([{"id": "hang", "code": hang, "tests": CALL},
-                        {"id": "flood", "code": flood, "tests": CALL},
-                        {"id": "g", "code": GOOD, "tests": CALL}], config=cfg, workers=1)
+    res = execute_many(
+        [
+            {"id": "hang", "code": hang, "tests": CALL},
+            {"id": "flood", "code": flood, "tests": CALL},
+            {"id": "g", "code": GOOD, "tests": CALL},
+        ],
+        config=cfg,
+        workers=1,
+    )
     assert res[0]["status"] == "time_limit" and res[1]["status"] != "passed"
     assert res[2]["status"] == "passed"
     assert w.stalled is None and w.alive() and get_pool(cfg).workers() == [w]
@@ -189,7 +233,7 @@ def test_a_worker_stalling_twice_is_the_records_runtime_error_not_a_hang(monkeyp
     real_run = pool_mod.Worker.run
 
     def stop_then_run(self, job, n_tests, on_message):
-        os.kill(self.proc.pid, signal.SIGSTOP)      # every worker wedges before its job
+        os.kill(self.proc.pid, signal.SIGSTOP)  # every worker wedges before its job
         return real_run(self, job, n_tests, on_message)
 
     monkeypatch.setattr(pool_mod.Worker, "run", stop_then_run)
@@ -216,14 +260,31 @@ def test_the_worker_survives_malformed_job_lines():
 
 
 def test_sigkill_of_the_cli_then_rerun_gives_every_record_once(tmp_path):
-    recs = [{"id": f"r{i}", "code": "import time\ndef f(x):\n    time.sleep(0.15)\n    return x\n",
-             "tests": CALL} for i in range(12)]
+    recs = [
+        {
+            "id": f"r{i}",
+            "code": "import time\ndef f(x):\n    time.sleep(0.15)\n    return x\n",
+            "tests": CALL,
+        }
+        for i in range(12)
+    ]
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    cmd = [sys.executable, "-m", "recode_lib", "sandbox", str(src), "--out", str(out),
-           "--workers", "1", "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "recode_lib",
+        "sandbox",
+        str(src),
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.time() + 60
     while time.time() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 3):
         time.sleep(0.05)
@@ -243,15 +304,16 @@ def test_a_huge_test_index_does_not_kill_the_worker():
     with get_pool(CFG).worker() as slot:
         pid = slot[0].info["pid"]
     res = judged_then_next_is_right(forging(line))
-    assert res["status"] == "wrong_answer"   # the forged line is ignored; f's own value compared
+    assert res["status"] == "wrong_answer"  # the forged line is ignored; f's own value compared
     with get_pool(CFG).worker() as slot:
         assert slot[0].info["pid"] == pid and slot[0].alive()
 
 
 def test_a_huge_wrong_stdio_line_costs_the_judge_little_memory():
     import tracemalloc
+
     n = 300_000
-    out, exp = "1 " * n, "1 " * (n - 1) + "2"   # same token count: compared token by token
+    out, exp = "1 " * n, "1 " * (n - 1) + "2"  # same token count: compared token by token
     tracemalloc.start()
     try:
         assert not verdict.stdio_equal(out, exp)

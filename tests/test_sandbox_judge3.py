@@ -27,11 +27,25 @@ def run(code, tests, **rec):
 
 # ---- 1. a value's type cannot be forged ------------------------------------------------------
 PLAIN_VALUES = [
-    {"__tuple__": [1, 2]}, {"__set__": [1]}, {"__float__": "nan"}, {"__complex__": [1, 2]},
-    {"__dict__": [[1, 2]]}, {"__t": "tuple", "v": [1, 2]}, {"__t": "float", "v": "inf"},
-    {"__t": 5}, {"a": {"__tuple__": []}}, [{"__set__": []}], {"__tuple__": [1], "x": 2},
-    {"__t": "dict", "v": [["__tuple__", [1]]]}, (1, {"__tuple__": [2]}), {1: {"__set__": [3]}},
-    {"__tuple__": {"__tuple__": [1]}}, float("nan"), (), frozenset({1}), {"": None},
+    {"__tuple__": [1, 2]},
+    {"__set__": [1]},
+    {"__float__": "nan"},
+    {"__complex__": [1, 2]},
+    {"__dict__": [[1, 2]]},
+    {"__t": "tuple", "v": [1, 2]},
+    {"__t": "float", "v": "inf"},
+    {"__t": 5},
+    {"a": {"__tuple__": []}},
+    [{"__set__": []}],
+    {"__tuple__": [1], "x": 2},
+    {"__t": "dict", "v": [["__tuple__", [1]]]},
+    (1, {"__tuple__": [2]}),
+    {1: {"__set__": [3]}},
+    {"__tuple__": {"__tuple__": [1]}},
+    float("nan"),
+    (),
+    frozenset({1}),
+    {"": None},
 ]
 
 
@@ -50,16 +64,20 @@ def _same(a, b):
 
 @pytest.mark.parametrize("value", PLAIN_VALUES, ids=repr)
 def test_codec_round_trip_keeps_every_type(value):
-    wire = json.loads(json.dumps(codec.encode(value)))   # through real JSON, as on the pipe
+    wire = json.loads(json.dumps(codec.encode(value)))  # through real JSON, as on the pipe
     assert _same(codec.decode(wire), value)
 
 
-@pytest.mark.parametrize("forged,expected", [
-    ({"__tuple__": [1, 2]}, {"__t": "tuple", "v": [1, 2]}),
-    ({"__set__": [1, 2]}, {"__t": "set", "v": [1, 2]}),
-    ({"__dict__": [[1, 2]]}, {"__t": "dict", "v": [[1, 2]]}),
-    ({"__complex__": [1, 2]}, {"__t": "complex", "v": [1, 2]}),
-], ids=["tuple", "set", "dict", "complex"])
+@pytest.mark.parametrize(
+    "forged,expected",
+    [
+        ({"__tuple__": [1, 2]}, {"__t": "tuple", "v": [1, 2]}),
+        ({"__set__": [1, 2]}, {"__t": "set", "v": [1, 2]}),
+        ({"__dict__": [[1, 2]]}, {"__t": "dict", "v": [[1, 2]]}),
+        ({"__complex__": [1, 2]}, {"__t": "complex", "v": [1, 2]}),
+    ],
+    ids=["tuple", "set", "dict", "complex"],
+)
 def test_call_test_dict_shaped_like_a_tag_is_a_wrong_answer(forged, expected):
     code = f"def f():\n    return {forged!r}\n"
     tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": expected}]}
@@ -67,8 +85,11 @@ def test_call_test_dict_shaped_like_a_tag_is_a_wrong_answer(forged, expected):
 
 
 def test_call_test_real_tuple_still_passes():
-    tests = {"kind": "call", "fn_name": "f",
-             "cases": [{"args": [], "expected": {"__t": "tuple", "v": [1, 2]}}]}
+    tests = {
+        "kind": "call",
+        "fn_name": "f",
+        "cases": [{"args": [], "expected": {"__t": "tuple", "v": [1, 2]}}],
+    }
     assert run("def f():\n    return (1, 2)\n", tests)["status"] == "passed"
 
 
@@ -78,47 +99,58 @@ def test_separate_script_dict_shaped_like_a_tuple_is_wrong():
 
 
 def test_separate_script_exception_named_like_a_builtin_is_not_that_builtin():
-    script = ("try:\n    f()\nexcept ValueError:\n    pass\nelse:\n"
-              "    raise AssertionError('no ValueError')\n")
+    script = (
+        "try:\n    f()\nexcept ValueError:\n    pass\nelse:\n"
+        "    raise AssertionError('no ValueError')\n"
+    )
     code = "class ValueError(Exception):\n    pass\ndef f():\n    raise ValueError('x')\n"
     res = run(code, {"kind": "script", "script": script, "entry_point": "f"})
     assert res["status"] != "passed"
 
 
 def test_separate_script_builtin_exception_subclass_still_counts():
-    script = ("try:\n    f()\nexcept KeyError:\n    pass\nelse:\n"
-              "    raise AssertionError('no KeyError')\n")
+    script = (
+        "try:\n    f()\nexcept KeyError:\n    pass\nelse:\n"
+        "    raise AssertionError('no KeyError')\n"
+    )
     code = "class Missing(KeyError):\n    pass\ndef f():\n    raise Missing('x')\n"
-    assert run(code, {"kind": "script", "script": script, "entry_point": "f"})["status"] \
-        == "passed"
+    assert run(code, {"kind": "script", "script": script, "entry_point": "f"})["status"] == "passed"
 
 
 # ---- 3. nothing of one stdio test survives into the next ---------------------------------------
 def _two_tests(small_out="small", big_out="big"):
     # the small test runs first (ascending input length); the big one must be computed afresh
-    return {"kind": "stdio", "cases": [{"input": "1\n", "output": small_out},
-                                       {"input": "22222\n", "output": big_out}]}
+    return {
+        "kind": "stdio",
+        "cases": [{"input": "1\n", "output": small_out}, {"input": "22222\n", "output": big_out}],
+    }
 
 
 def test_stdio_scratch_file_from_an_earlier_test_is_gone():
-    code = ("import os\nif os.path.exists('seen'):\n    print('big')\nelse:\n"
-            "    open('seen', 'w').write('x')\n    print('small')\n")
+    code = (
+        "import os\nif os.path.exists('seen'):\n    print('big')\nelse:\n"
+        "    open('seen', 'w').write('x')\n    print('small')\n"
+    )
     assert run(code, _two_tests())["status"] == "wrong_answer"
 
 
 def test_stdio_tmp_file_from_an_earlier_test_is_gone():
     path = f"/tmp/cache-{TOKEN}"
-    code = (f"import os\nif os.path.exists({path!r}):\n    print('big')\nelse:\n"
-            f"    open({path!r}, 'w').write('x')\n    print('small')\n")
+    code = (
+        f"import os\nif os.path.exists({path!r}):\n    print('big')\nelse:\n"
+        f"    open({path!r}, 'w').write('x')\n    print('small')\n"
+    )
     res = run(code, _two_tests())
     assert res["status"] == "wrong_answer"
     assert not os.path.exists(path)
 
 
 def test_stdio_hidden_and_locked_directories_are_emptied_too():
-    code = ("import os\nif os.path.exists('.d/x/y'):\n    print('big')\nelse:\n"
-            "    os.makedirs('.d/x')\n    open('.d/x/y', 'w').write('x')\n"
-            "    os.chmod('.d/x', 0)\n    print('small')\n")
+    code = (
+        "import os\nif os.path.exists('.d/x/y'):\n    print('big')\nelse:\n"
+        "    os.makedirs('.d/x')\n    open('.d/x/y', 'w').write('x')\n"
+        "    os.chmod('.d/x', 0)\n    print('small')\n"
+    )
     assert run(code, _two_tests())["status"] == "wrong_answer"
 
 
@@ -164,33 +196,41 @@ print("small")
 def test_stdio_cpu_time_of_helper_processes_counts_against_the_test():
     # two processes burning ~0.7 s of CPU each (1.4 s in all): over a 1 s limit, whatever
     # the wall clock says
-    code = ("import os, time\ndef burn(s):\n    end = time.process_time() + s\n"
-            "    while time.process_time() < end:\n        pass\n"
-            "pid = os.fork()\nburn(0.7)\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)\n"
-            "print('small')\n")
+    code = (
+        "import os, time\ndef burn(s):\n    end = time.process_time() + s\n"
+        "    while time.process_time() < end:\n        pass\n"
+        "pid = os.fork()\nburn(0.7)\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)\n"
+        "print('small')\n"
+    )
     tests = {"kind": "stdio", "cases": [{"input": "1\n", "output": "small"}]}
     assert run(code, tests, time_limit_s=1.0)["status"] == "time_limit"
 
 
 def test_stdio_program_with_a_quick_helper_process_still_passes():
-    code = ("import subprocess, sys\nout = subprocess.run([sys.executable, '-c', 'print(7)'],"
-            " capture_output=True, text=True).stdout.strip()\nprint(out)\n")
-    tests = {"kind": "stdio", "cases": [{"input": "", "output": "7"}, {"input": "x", "output": "7"}]}
+    code = (
+        "import subprocess, sys\nout = subprocess.run([sys.executable, '-c', 'print(7)'],"
+        " capture_output=True, text=True).stdout.strip()\nprint(out)\n"
+    )
+    tests = {
+        "kind": "stdio",
+        "cases": [{"input": "", "output": "7"}, {"input": "x", "output": "7"}],
+    }
     assert run(code, tests)["status"] == "passed"
 
 
 # ---- 6. right verdicts on signals --------------------------------------------------------------
 def test_stdio_program_that_sigkills_itself_is_a_runtime_error():
-    code = ("import os, sys\nif len(sys.stdin.read()) > 3:\n    os.kill(os.getpid(), 9)\n"
-            "print('small')\n")
+    code = (
+        "import os, sys\nif len(sys.stdin.read()) > 3:\n    os.kill(os.getpid(), 9)\n"
+        "print('small')\n"
+    )
     res = run(code, _two_tests(big_out="small"))
     assert res["status"] == "runtime_error"
     assert res["outcome"] == "correctness_failure"
 
 
 def test_stdio_memory_error_is_still_a_memory_limit():
-    code = ("import sys\nif len(sys.stdin.read()) > 3:\n    x = bytearray(1 << 34)\n"
-            "print('small')\n")
+    code = "import sys\nif len(sys.stdin.read()) > 3:\n    x = bytearray(1 << 34)\nprint('small')\n"
     res = run(code, _two_tests(big_out="small"))
     assert res["status"] == "memory_limit"
     assert res["outcome"] == "optimization_failure"
@@ -198,8 +238,7 @@ def test_stdio_memory_error_is_still_a_memory_limit():
 
 # ---- 7. correct programs that fail ------------------------------------------------------------
 def test_separate_script_with_an_open_multiprocessing_pool_passes_every_time():
-    code = ("import multiprocessing\nPOOL = multiprocessing.Pool(2)\n"
-            "def f(x):\n    return x + 1\n")
+    code = "import multiprocessing\nPOOL = multiprocessing.Pool(2)\ndef f(x):\n    return x + 1\n"
     tests = {"kind": "script", "script": "assert f(1) == 2\n", "entry_point": "f"}
     recs = [{"id": i, "code": code, "tests": tests} for i in range(12)]
     results = execute_many(recs, workers=1, config=CFG)
@@ -243,16 +282,22 @@ def test_separate_script_submission_cannot_find_an_earlier_records_script():
     # not read the first one's tests out of the memory it inherited
     answer = 100000000 + int(TOKEN[6:], 16) % 800000000
     script = f"secret_answer = f()\nassert secret_answer == {answer}\n" + PADDING
-    honest = {"id": "first", "code": "def f():\n    return 0\n",
-              "tests": {"kind": "script", "script": script, "entry_point": "f"}}
-    scanner = {"id": "second", "code": SCAN,
-               "tests": {"kind": "script", "script": script, "entry_point": "f"}}
+    honest = {
+        "id": "first",
+        "code": "def f():\n    return 0\n",
+        "tests": {"kind": "script", "script": script, "entry_point": "f"},
+    }
+    scanner = {
+        "id": "second",
+        "code": SCAN,
+        "tests": {"kind": "script", "script": script, "entry_point": "f"},
+    }
     results = execute_many([honest, scanner], workers=1, config=CFG)
     assert [r["status"] for r in results] == ["wrong_answer", "wrong_answer"]
 
 
 # ---- 4. nothing of one record survives into the next ------------------------------------------
-KEYS = r'''
+KEYS = r"""
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
@@ -269,34 +314,43 @@ def fetch():
     buf = ctypes.create_string_buffer(256)
     n = libc.syscall(KEYCTL, KEYCTL_READ, key, buf, 256)
     return buf.raw[:n].decode() if n > 0 else ""
-'''
+"""
 
 
 @pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="syscall numbers")
 def test_user_keyring_of_one_record_is_not_seen_by_the_next():
     secret = f"carried-{TOKEN}"
-    first = {"id": "store", "code": KEYS + f"def f():\n    return store({secret!r})\n",
-             "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": True}]}}
-    second = {"id": "fetch", "code": KEYS + "def f():\n    return fetch()\n",
-              "tests": {"kind": "call", "fn_name": "f",
-                        "cases": [{"args": [], "expected": secret}]}}
+    first = {
+        "id": "store",
+        "code": KEYS + f"def f():\n    return store({secret!r})\n",
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": True}]},
+    }
+    second = {
+        "id": "fetch",
+        "code": KEYS + "def f():\n    return fetch()\n",
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": secret}]},
+    }
     results = execute_many([first, second], workers=1, config=CFG)
     assert results[1]["status"] == "wrong_answer"
 
 
 def test_process_list_does_not_show_the_judge():
-    code = ("import os\ndef f():\n    seen = []\n    for p in os.listdir('/proc'):\n"
-            "        if p.isdigit():\n            try:\n"
-            "                seen.append(open('/proc/%s/cmdline' % p, 'rb').read())\n"
-            "            except OSError:\n                pass\n"
-            "    return [c.decode('latin-1') for c in seen if b'pytest' in c]\n")
+    code = (
+        "import os\ndef f():\n    seen = []\n    for p in os.listdir('/proc'):\n"
+        "        if p.isdigit():\n            try:\n"
+        "                seen.append(open('/proc/%s/cmdline' % p, 'rb').read())\n"
+        "            except OSError:\n                pass\n"
+        "    return [c.decode('latin-1') for c in seen if b'pytest' in c]\n"
+    )
     tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": []}]}
     assert run(code, tests)["status"] == "passed"
 
 
 def test_process_list_shows_only_the_submission_and_its_namespace_init():
-    code = ("import os\ndef f():\n    return sorted(int(p) for p in os.listdir('/proc')\n"
-            "                  if p.isdigit() and int(p) not in (1, os.getpid()))\n")
+    code = (
+        "import os\ndef f():\n    return sorted(int(p) for p in os.listdir('/proc')\n"
+        "                  if p.isdigit() and int(p) not in (1, os.getpid()))\n"
+    )
     tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": []}]}
     assert run(code, tests)["status"] == "passed"
 
@@ -312,10 +366,14 @@ def encode_cyclic(s: str):
 def decode_cyclic(s: str):
     """takes as input string encoded with encode_cyclic function. Returns decoded string."""
 '''
-CYCLIC_TESTS = {"kind": "script", "entry_point": "decode_cyclic", "helpers": CYCLIC_PROMPT,
-                "script": "def check(candidate):\n    for s in ['abcdefg', 'xyzxyz', 'hello']:\n"
-                          "        assert candidate(encode_cyclic(s)) == s\n\n"
-                          "check(decode_cyclic)\n"}
+CYCLIC_TESTS = {
+    "kind": "script",
+    "entry_point": "decode_cyclic",
+    "helpers": CYCLIC_PROMPT,
+    "script": "def check(candidate):\n    for s in ['abcdefg', 'xyzxyz', 'hello']:\n"
+    "        assert candidate(encode_cyclic(s)) == s\n\n"
+    "check(decode_cyclic)\n",
+}
 
 
 def test_submission_cannot_replace_a_helper_the_problem_defines():
@@ -324,20 +382,27 @@ def test_submission_cannot_replace_a_helper_the_problem_defines():
 
 
 def test_entry_point_may_use_its_own_copy_of_the_helper():
-    code = CYCLIC_PROMPT.replace('"""takes as input string encoded with encode_cyclic '
-                                 'function. Returns decoded string."""',
-                                 "return encode_cyclic(encode_cyclic(s))")
+    code = CYCLIC_PROMPT.replace(
+        '"""takes as input string encoded with encode_cyclic function. Returns decoded string."""',
+        "return encode_cyclic(encode_cyclic(s))",
+    )
     assert run(code, CYCLIC_TESTS)["status"] == "passed"
 
 
 def test_humaneval_loader_gives_script_tests_the_prompt_as_helpers(tmp_path):
     import gzip
-    rec = {"task_id": "HumanEval/38", "prompt": CYCLIC_PROMPT, "entry_point": "decode_cyclic",
-           "canonical_solution": "    return encode_cyclic(encode_cyclic(s))\n",
-           "test": CYCLIC_TESTS["script"].replace("check(decode_cyclic)\n", "")}
+
+    rec = {
+        "task_id": "HumanEval/38",
+        "prompt": CYCLIC_PROMPT,
+        "entry_point": "decode_cyclic",
+        "canonical_solution": "    return encode_cyclic(encode_cyclic(s))\n",
+        "test": CYCLIC_TESTS["script"].replace("check(decode_cyclic)\n", ""),
+    }
     with gzip.open(tmp_path / "HumanEval.jsonl.gz", "wt") as fh:
         fh.write(json.dumps(rec) + "\n")
     from recode_lib.data.humaneval import load_humaneval
+
     (p,) = load_humaneval(tmp_path, download=False)
     assert p.tests["helpers"] == CYCLIC_PROMPT
     hack = "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"
@@ -346,18 +411,31 @@ def test_humaneval_loader_gives_script_tests_the_prompt_as_helpers(tmp_path):
 
 
 # ---- separate script tests: a lazy return value is usable, and still no plain value ----------
-@pytest.mark.parametrize("ret", ["(x * x for x in range(n))", "map(abs, range(-n, 0))",
-                                 "{i: i for i in range(n)}.keys()", "iter([0, 1, 4][:n])"])
+@pytest.mark.parametrize(
+    "ret",
+    [
+        "(x * x for x in range(n))",
+        "map(abs, range(-n, 0))",
+        "{i: i for i in range(n)}.keys()",
+        "iter([0, 1, 4][:n])",
+    ],
+)
 def test_separate_script_generator_like_return_values_can_be_iterated(ret):
-    tests = {"kind": "script", "entry_point": "f",
-             "script": "assert sorted(f(3)) == sorted(set(f(3)))\nassert len(list(f(3))) == 3\n"}
+    tests = {
+        "kind": "script",
+        "entry_point": "f",
+        "script": "assert sorted(f(3)) == sorted(set(f(3)))\nassert len(list(f(3))) == 3\n",
+    }
     assert run(f"def f(n):\n    return {ret}\n", tests)["status"] == "passed"
 
 
 def test_separate_script_range_has_len_index_and_truth_but_is_not_a_list():
-    tests = {"kind": "script", "entry_point": "f",
-             "script": "r = f(4)\nassert len(r) == 4 and r[2] == 2 and bool(r)\n"
-                       "assert not f(0)\nassert f(4) != [0, 1, 2, 3]\n"}
+    tests = {
+        "kind": "script",
+        "entry_point": "f",
+        "script": "r = f(4)\nassert len(r) == 4 and r[2] == 2 and bool(r)\n"
+        "assert not f(0)\nassert f(4) != [0, 1, 2, 3]\n",
+    }
     assert run("def f(n):\n    return range(n)\n", tests)["status"] == "passed"
 
 

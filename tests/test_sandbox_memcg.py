@@ -13,7 +13,7 @@ import pytest
 
 from recode_lib.sandbox import SandboxConfig, execute, pool
 
-sys.path.insert(0, str(Path(pool.__file__).parent))   # the worker loads memcg by path, as here
+sys.path.insert(0, str(Path(pool.__file__).parent))  # the worker loads memcg by path, as here
 import memcg  # noqa: E402
 
 
@@ -64,7 +64,7 @@ def test_processes_over_the_limit_are_killed_and_counted(group):
     if pid == 0:
         group.join()
         block = bytearray(200 << 20)
-        block[::4096] = b"x" * len(block[::4096])   # touch every page
+        block[::4096] = b"x" * len(block[::4096])  # touch every page
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9
@@ -73,7 +73,7 @@ def test_processes_over_the_limit_are_killed_and_counted(group):
 
 def test_groups_of_dead_workers_are_swept_when_a_worker_opens_its_own(group):
     parent = Path(group.path).parent
-    pid = os.fork()                      # a pid that is surely dead afterwards
+    pid = os.fork()  # a pid that is surely dead afterwards
     if pid == 0:
         os._exit(0)
     os.waitpid(pid, 0)
@@ -82,7 +82,7 @@ def test_groups_of_dead_workers_are_swept_when_a_worker_opens_its_own(group):
     other = memcg.open_group()
     try:
         assert not stale.exists()
-        assert Path(group.path).is_dir()          # a live worker's group stays
+        assert Path(group.path).is_dir()  # a live worker's group stays
     finally:
         other.close()
 
@@ -90,9 +90,14 @@ def test_groups_of_dead_workers_are_swept_when_a_worker_opens_its_own(group):
 def test_a_pool_leaves_no_group_behind(group):
     parent = Path(group.path).parent
     before = {p.name for p in parent.glob(f"{memcg.PREFIX}*")}
-    res = execute({"id": "m", "code": "def f():\n    return 1\n",
-                   "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]}},
-                  config=SandboxConfig(workers=1, memory_mb=200))
+    res = execute(
+        {
+            "id": "m",
+            "code": "def f():\n    return 1\n",
+            "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]},
+        },
+        config=SandboxConfig(workers=1, memory_mb=200),
+    )
     assert res["status"] == "passed"
     pool.close_all()
     assert {p.name for p in parent.glob(f"{memcg.PREFIX}*")} <= before

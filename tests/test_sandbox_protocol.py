@@ -20,8 +20,10 @@ def parse(body, tag="T", job=1, n=3):
 
 def test_a_good_line_parses_to_a_clean_message():
     msg = parse(b'{"i": 2, "st": "ok", "out": [1, 2], "t": 0.5, "m": 12.0, "extra": 1}')
-    assert (msg.tag, msg.body) == ("T", {"i": 2, "st": "ok", "out": [1, 2], "t": 0.5, "m": 12.0,
-                                         "e": None})
+    assert (msg.tag, msg.body) == (
+        "T",
+        {"i": 2, "st": "ok", "out": [1, 2], "t": 0.5, "m": 12.0, "e": None},
+    )
 
 
 def test_random_bytes_only_ever_raise_protocol_error():
@@ -40,15 +42,27 @@ def _random_json(rng, depth=0):
     if kind == 6:
         return [_random_json(rng, depth + 1) for _ in range(rng.randrange(3))]
     if kind == 7:
-        return {rng.choice(["i", "st", "t", "m", "out", "e", "nonce", "peak_mb"]):
-                _random_json(rng, depth + 1) for _ in range(rng.randrange(5))}
+        return {
+            rng.choice(["i", "st", "t", "m", "out", "e", "nonce", "peak_mb"]): _random_json(
+                rng, depth + 1
+            )
+            for _ in range(rng.randrange(5))
+        }
     if kind == 8:
-        return {"i": rng.choice([0, 1, 2, 3, -1, True, 1.0, "0"]),
-                "st": rng.choice(["ok", "error", ["ok"], {"a": 1}, 7]),
-                "t": rng.choice([0, 1e308, -1, "1", None, [1]]),
-                "m": rng.choice([0, 10**400, 2.5, None])}
-    return [None, True, rng.randrange(-10**30, 10**30), rng.random() * 1e300, "ok",
-            rng.choice(["error", "wrong", "x" * 50, ""])][kind]
+        return {
+            "i": rng.choice([0, 1, 2, 3, -1, True, 1.0, "0"]),
+            "st": rng.choice(["ok", "error", ["ok"], {"a": 1}, 7]),
+            "t": rng.choice([0, 1e308, -1, "1", None, [1]]),
+            "m": rng.choice([0, 10**400, 2.5, None]),
+        }
+    return [
+        None,
+        True,
+        rng.randrange(-(10**30), 10**30),
+        rng.random() * 1e300,
+        "ok",
+        rng.choice(["error", "wrong", "x" * 50, ""]),
+    ][kind]
 
 
 def test_valid_json_of_the_wrong_shape_only_ever_raises_protocol_error():
@@ -68,11 +82,20 @@ def test_valid_json_of_the_wrong_shape_only_ever_raises_protocol_error():
     assert accepted > 0
 
 
-@pytest.mark.parametrize("body", [b"7", b"nope", b'{"i": 0, "st": ["ok"]}', b'{"i": 0, "st": {}}',
-                                  b'{"i": 0, "st": "ok", "t": 1e400}',
-                                  b'{"i": 0, "st": "ok", "t": NaN}',
-                                  b'{"i": 0, "st": "ok", "t": ' + b"9" * 5000 + b"}",
-                                  b'{"i": 99, "st": "ok"}', b'{"i": true, "st": "ok"}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"7",
+        b"nope",
+        b'{"i": 0, "st": ["ok"]}',
+        b'{"i": 0, "st": {}}',
+        b'{"i": 0, "st": "ok", "t": 1e400}',
+        b'{"i": 0, "st": "ok", "t": NaN}',
+        b'{"i": 0, "st": "ok", "t": ' + b"9" * 5000 + b"}",
+        b'{"i": 99, "st": "ok"}',
+        b'{"i": true, "st": "ok"}',
+    ],
+)
 def test_malformed_bodies_are_rejected(body):
     with pytest.raises(ProtocolError):
         parse(body)
@@ -116,8 +139,26 @@ def test_a_6mb_forged_line_costs_the_judge_little_memory():
 
 # ---- value comparison: a boolean for any pair, never an exception ----------------------------
 def _value(rng, depth=0):
-    pool = [0, 1, -1, 10**400, -(10**400), 1e308, float("inf"), float("nan"), 0.1, 1e-320,
-            True, None, "", "nan", "1e999999999", b"x", 3 + 4j, complex(float("nan"), 1)]
+    pool = [
+        0,
+        1,
+        -1,
+        10**400,
+        -(10**400),
+        1e308,
+        float("inf"),
+        float("nan"),
+        0.1,
+        1e-320,
+        True,
+        None,
+        "",
+        "nan",
+        "1e999999999",
+        b"x",
+        3 + 4j,
+        complex(float("nan"), 1),
+    ]
     k = rng.randrange(12 if depth < 3 else 8)
     if k < 8:
         return rng.choice(pool)
@@ -148,8 +189,22 @@ def test_huge_int_against_floats_is_simply_unequal():
     assert default_equal(10**400, 1.5) is False
 
 
-_NUMBERS = ["sNaN", "nan", "NaN", "-sNaN", "1e999999999", "-1e999999999", "inf", "1e-999999999",
-            "0", "1.00", "1", "x", "", "1e99999999999999999999"]
+_NUMBERS = [
+    "sNaN",
+    "nan",
+    "NaN",
+    "-sNaN",
+    "1e999999999",
+    "-1e999999999",
+    "inf",
+    "1e-999999999",
+    "0",
+    "1.00",
+    "1",
+    "x",
+    "",
+    "1e99999999999999999999",
+]
 
 
 def test_stdio_equal_returns_a_bool_for_any_pair_of_number_texts():

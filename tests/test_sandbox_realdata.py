@@ -8,13 +8,13 @@ import pytest
 from recode_lib.data.evalplus import sandbox_records
 from recode_lib.data.humaneval import load_humanevalplus
 from recode_lib.data.mbpp import load_mbppplus
-
 from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
 
-pytestmark = [pytest.mark.shared_data,
-              pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)")]
-
+pytestmark = [
+    pytest.mark.shared_data,
+    pytest.mark.skipif(data_dir() is None, reason="needs ../shared/data (RECODE_DATA_DIR)"),
+]
 
 
 def plus_records(name, limit=None):
@@ -23,17 +23,22 @@ def plus_records(name, limit=None):
 
 
 CFG = SandboxConfig(workers=2)
+
+
 def test_canonical_solutions_pass_subset():
     recs = plus_records("humanevalplus", limit=10) + plus_records("mbppplus", limit=10)
-    bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
+    bad = [
+        (r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"
+    ]
     assert bad == []
 
 
 def test_humaneval32_is_judged_by_the_root_oracle():
     rec = plus_records("humanevalplus", limit=33)[32]
     assert rec["id"] == "humanevalplus/32"
-    shifted = dict(rec, code=rec["code"] + "\n_fz = find_zero\ndef find_zero(xs):\n"
-                                          "    return _fz(xs) + 1e-3\n")
+    shifted = dict(
+        rec, code=rec["code"] + "\n_fz = find_zero\ndef find_zero(xs):\n    return _fz(xs) + 1e-3\n"
+    )
     ok, bad = execute_many([rec, shifted], config=CFG)
     assert ok["status"] == "passed" and bad["status"] == "wrong_answer"
 
@@ -57,5 +62,7 @@ def test_broken_variants_fail_with_the_right_status():
 @pytest.mark.parametrize("name", ["humanevalplus", "mbppplus"])
 def test_all_canonical_solutions_pass(name):
     recs = plus_records(name)
-    bad = [(r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"]
+    bad = [
+        (r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"
+    ]
     assert bad == []

@@ -15,25 +15,32 @@ from recode_lib.sandbox.records import parse_record
 
 
 def good(rid, value=1):
-    return json.dumps({"id": rid, "code": f"def f():\n    return {value}\n",
-                       "tests": {"kind": "call", "fn_name": "f",
-                                 "cases": [{"args": [], "expected": 1}]}})
+    return json.dumps(
+        {
+            "id": rid,
+            "code": f"def f():\n    return {value}\n",
+            "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]},
+        }
+    )
 
 
 def run_cli(tmp_path, lines, *extra):
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code = main(["sandbox", str(src), "--out", str(out), "--workers", "2", "--no-progress",
-                 *extra])
+    code = main(["sandbox", str(src), "--out", str(out), "--workers", "2", "--no-progress", *extra])
     return code, out
 
 
 def strict_rows(out):
     """Every output line parsed as strict UTF-8 JSON (NaN/Infinity refused)."""
+
     def refuse(name):
         raise ValueError(f"non-standard JSON constant {name}")
-    return [json.loads(raw.decode("utf-8"), parse_constant=refuse)
-            for raw in out.read_bytes().splitlines()]
+
+    return [
+        json.loads(raw.decode("utf-8"), parse_constant=refuse)
+        for raw in out.read_bytes().splitlines()
+    ]
 
 
 def by_line(rows):
@@ -62,24 +69,24 @@ def test_a_field_of_the_wrong_type_keeps_its_id(tmp_path):
 @pytest.mark.parametrize("literal", ["NaN", "1e999", "-Infinity"])
 def test_a_non_finite_id_is_refused_and_the_output_stays_strict_json(tmp_path, literal):
     _, out = run_cli(tmp_path, [good("a"), good("x").replace('"x"', literal)])
-    rows = strict_rows(out)          # today: {"id": NaN, ...} / {"id": Infinity, ...}
+    rows = strict_rows(out)  # today: {"id": NaN, ...} / {"id": Infinity, ...}
     (bad,) = by_line(rows).values()
     assert bad["id"] is None and bad["line"] == 2 and "strict JSON" in bad["reason"]
     assert [r["status"] for r in rows if r["id"] == "a"] == ["passed"]
 
 
 def test_an_id_with_a_lone_surrogate_is_refused_and_a_rerun_does_not_hit_it_again(tmp_path):
-    lines = [good("a\ud800"), good("a")]    # written as the JSON escape \ud800: a lone surrogate
-    code, out = run_cli(tmp_path, lines)        # today: UnicodeEncodeError, every re-run
+    lines = [good("a\ud800"), good("a")]  # written as the JSON escape \ud800: a lone surrogate
+    code, out = run_cli(tmp_path, lines)  # today: UnicodeEncodeError, every re-run
     assert code == 0
     rows = strict_rows(out)
     assert by_line(rows)[1]["id"] is None and "lone surrogate" in by_line(rows)[1]["reason"]
     assert run_cli(tmp_path, lines)[0] == 0
-    assert strict_rows(out) == rows             # nothing written twice
+    assert strict_rows(out) == rows  # nothing written twice
 
 
 def test_a_line_nested_200000_deep_is_one_invalid_record(tmp_path):
-    _, out = run_cli(tmp_path, ["[" * 200_000 + "]" * 200_000, good("a")])   # today: a traceback
+    _, out = run_cli(tmp_path, ["[" * 200_000 + "]" * 200_000, good("a")])  # today: a traceback
     rows = strict_rows(out)
     assert "nested too deeply" in by_line(rows)[1]["reason"]
     assert [r["status"] for r in rows if r["id"] == "a"] == ["passed"]
@@ -125,7 +132,7 @@ def test_strict_stops_at_the_first_bad_line_before_anything_runs(tmp_path, capsy
 
 def test_an_infinite_memory_limit_is_a_record_error_not_an_overflow():
     rec = dict(json.loads(good("i")), memory_mb=float("inf"))
-    with pytest.raises(RecordError, match="memory_mb"):    # today: OverflowError
+    with pytest.raises(RecordError, match="memory_mb"):  # today: OverflowError
         parse_record(rec, SandboxConfig())
 
 

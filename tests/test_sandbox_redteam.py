@@ -37,7 +37,7 @@ def script(text, entry_point=None, **extra):
 # the same thing every time, so only state carried between runs can pass both.
 SAME_INPUT_COUNTING = stdio(("x\n", "1\n"), ("x\n", "2\n"))
 
-SYSV_COUNTER = r'''
+SYSV_COUNTER = r"""
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
@@ -45,14 +45,14 @@ seg = libc.shmat(libc.shmget(0x5EC, 4096, 0o1000 | 0o600), None, 0)   # IPC_CREA
 n = ctypes.c_int.from_address(seg)
 n.value += 1
 print(n.value)
-'''
+"""
 
 
 def test_stdio_sysv_shared_memory_does_not_carry_state_between_tests():
     assert status(SYSV_COUNTER, SAME_INPUT_COUNTING) != "passed"
 
 
-POSIX_MQ_COUNTER = r'''
+POSIX_MQ_COUNTER = r"""
 import ctypes, os
 rt = ctypes.CDLL("librt.so.1", use_errno=True)
 q = rt.mq_open(b"/rt-carry", os.O_CREAT | os.O_RDWR | os.O_NONBLOCK, 0o600, None)
@@ -61,14 +61,14 @@ got = rt.mq_receive(q, buf, 8192, None)
 n = int(buf.raw[:got]) + 1 if got > 0 else 1
 rt.mq_send(q, str(n).encode(), len(str(n)), 0)
 print(n)
-'''
+"""
 
 
 def test_stdio_posix_message_queue_does_not_carry_state_between_tests():
     assert status(POSIX_MQ_COUNTER, SAME_INPUT_COUNTING) != "passed"
 
 
-DAEMON_COUNTER = r'''
+DAEMON_COUNTER = r"""
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
@@ -90,7 +90,7 @@ except OSError:
         os._exit(0)
     os.wait()
     print(1)
-'''
+"""
 
 
 def test_stdio_daemon_does_not_survive_into_the_next_test():
@@ -98,14 +98,14 @@ def test_stdio_daemon_does_not_survive_into_the_next_test():
     assert status(DAEMON_COUNTER, SAME_INPUT_COUNTING) != "passed"
 
 
-PEEK_PARENT = r'''
+PEEK_PARENT = r"""
 import os
 try:
     os.listdir("/proc/%d/fd" % os.getppid())   # the harness holds every test's input (memfd)
     print("open")
 except OSError:
     print("denied")
-'''
+"""
 
 
 def test_stdio_program_cannot_reach_the_harness_fds():
@@ -116,7 +116,7 @@ def test_stdio_program_cannot_reach_the_harness_fds():
 # f(x) needs 2.4 s of work for a big x (limit 1.5 s). The submission finds the later tests'
 # inputs in the memfd it still holds during the small tests and does a third of that work in
 # each of their slots (every test then reports well within its limit).
-POOLED_TIME = r'''
+POOLED_TIME = r"""
 import os, time
 done = {}
 def work(x, seconds):
@@ -138,40 +138,56 @@ def f(x):
         return x
     work(x, 2.4 - done.get(x, 0))
     return x
-'''
-SMALL_SMALL_BIG = {"kind": "call", "fn_name": "f",
-                         "cases": [{"args": [1], "expected": 1}, {"args": [2], "expected": 2},
-                             {"args": [123456], "expected": 123456}]}
+"""
+SMALL_SMALL_BIG = {
+    "kind": "call",
+    "fn_name": "f",
+    "cases": [
+        {"args": [1], "expected": 1},
+        {"args": [2], "expected": 2},
+        {"args": [123456], "expected": 123456},
+    ],
+}
 
 
-@pytest.mark.xfail(strict=True, reason="call tests by default: the child keeps the inputs' "
-                   "memfd (as EvalPlus keeps every input in its process), so the small tests "
-                   "read the big one's input and pool their time limits; sealed_inputs closes it")
+@pytest.mark.xfail(
+    strict=True,
+    reason="call tests by default: the child keeps the inputs' "
+    "memfd (as EvalPlus keeps every input in its process), so the small tests "
+    "read the big one's input and pool their time limits; sealed_inputs closes it",
+)
 def test_call_later_inputs_are_not_readable_to_pool_time_limits():
     cfg = SandboxConfig(time_limit_s=1.5, memory_mb=512, workers=1)
-    assert status(POOLED_TIME, SMALL_SMALL_BIG, cfg=cfg) != "passed"   # honestly: time_limit
+    assert status(POOLED_TIME, SMALL_SMALL_BIG, cfg=cfg) != "passed"  # honestly: time_limit
 
 
 def test_call_sealed_inputs_stop_reading_later_inputs_to_pool_time_limits():
     cfg = SandboxConfig(time_limit_s=1.5, memory_mb=512, workers=1, sealed_inputs=True)
-    assert status(POOLED_TIME, SMALL_SMALL_BIG, cfg=cfg) != "passed"   # honestly: time_limit
+    assert status(POOLED_TIME, SMALL_SMALL_BIG, cfg=cfg) != "passed"  # honestly: time_limit
 
 
 def test_call_sealed_inputs_keep_honest_verdicts():
     cfg = SandboxConfig(time_limit_s=2, memory_mb=512, workers=1, sealed_inputs=True)
-    tests = {"kind": "call", "fn_name": "f", "cases": [
-        {"args": [i, "x" * (i * 40000)], "expected": i * 40000 + i} for i in range(8)]}
+    tests = {
+        "kind": "call",
+        "fn_name": "f",
+        "cases": [{"args": [i, "x" * (i * 40000)], "expected": i * 40000 + i} for i in range(8)],
+    }
     assert status("def f(n, s):\n    return len(s) + n\n", tests, cfg=cfg) == "passed"
     wrong = status("def f(n, s):\n    return len(s)\n", tests, cfg=cfg)
     assert wrong == "wrong_answer"
 
 
 # ---- separate script tests -------------------------------------------------------------------
-MBPP_596 = ('assert tuple_size(("A", 1, "B", 2, "C", 3) ) == sys.getsizeof(("A", 1, "B", 2, "C", 3))\n'
-            'assert tuple_size((1, "Raju", 2, "Nikhil", 3, "Deepanshu") ) == '
-            'sys.getsizeof((1, "Raju", 2, "Nikhil", 3, "Deepanshu"))\n')
-FAKE_SYS = ("class _Sys:\n    def getsizeof(self, x):\n        return 0\nsys = _Sys()\n"
-            "def tuple_size(t):\n    return 0\n")
+MBPP_596 = (
+    'assert tuple_size(("A", 1, "B", 2, "C", 3) ) == sys.getsizeof(("A", 1, "B", 2, "C", 3))\n'
+    'assert tuple_size((1, "Raju", 2, "Nikhil", 3, "Deepanshu") ) == '
+    'sys.getsizeof((1, "Raju", 2, "Nikhil", 3, "Deepanshu"))\n'
+)
+FAKE_SYS = (
+    "class _Sys:\n    def getsizeof(self, x):\n        return 0\nsys = _Sys()\n"
+    "def tuple_size(t):\n    return 0\n"
+)
 
 
 def test_separate_script_free_standard_module_name_cannot_be_forged():
@@ -193,13 +209,13 @@ def encode_cyclic(s: str):
 def decode_cyclic(s: str):
     """takes as input string encoded with encode_cyclic function. Returns decoded string."""
 '''
-HE38_TEST = '''
+HE38_TEST = """
 def check(candidate):
     for s in ["abcdefghij", "hello world", "xy"]:
         assert candidate(encode_cyclic(s)) == s
 
 check(decode_cyclic)
-'''
+"""
 
 
 def test_separate_script_problem_helper_cannot_be_replaced():
@@ -224,7 +240,7 @@ def test_separate_script_exception_named_like_a_builtin_is_not_that_builtin():
     assert status(code, script(test, "f")) == "runtime_error"
 
 
-ALWAYS_EQUAL = '''
+ALWAYS_EQUAL = """
 class Any:
     def __eq__(self, o): return True
     def __ne__(self, o): return False
@@ -235,7 +251,7 @@ class Any:
     def __iter__(self): return iter([1, 2, 3])
 def f():
     return Any()
-'''
+"""
 
 
 def test_separate_script_object_that_equals_everything_does_not_match():
@@ -243,7 +259,7 @@ def test_separate_script_object_that_equals_everything_does_not_match():
     assert status(ALWAYS_EQUAL, script(test, "f")) != "passed"
 
 
-FORGE_FROM_SUBMISSION_PROCESS = r'''
+FORGE_FROM_SUBMISSION_PROCESS = r"""
 import os
 line = b'T {"i": 0, "st": "ok", "out": "forged", "t": 0.0, "m": 1.0}\nR\n'
 paths = ["/proc/self/fd/%d" % fd for fd in range(3, 64)]
@@ -256,7 +272,7 @@ for p in paths:
         pass
 def f(x):
     return None
-'''
+"""
 
 
 def test_separate_script_submission_cannot_forge_the_test_runner_lines():
@@ -264,7 +280,7 @@ def test_separate_script_submission_cannot_forge_the_test_runner_lines():
     assert status(FORGE_FROM_SUBMISSION_PROCESS, script("assert f(1) == 7\n", "f")) != "passed"
 
 
-READ_PARENT_MEMORY = r'''
+READ_PARENT_MEMORY = r"""
 import os, re
 def f(x):
     pp = os.getppid()
@@ -283,7 +299,7 @@ def f(x):
                     return int(m.group(1))
     except OSError:
         return None
-'''
+"""
 
 
 def test_separate_script_submission_cannot_read_the_test_runner_memory():
@@ -294,7 +310,7 @@ def test_separate_script_submission_cannot_read_the_test_runner_memory():
 # Record A learns a secret (its argument) and leaves it in the pid counter of the worker's pid
 # namespace (forks until its successor's pid is base + 4 * secret); record B, run next on the same
 # worker, reads it back from its own pid and passes a test it has no information for.
-PID_WRITER = r'''
+PID_WRITER = r"""
 import os
 def f(secret):
     base = (os.getpid() // 200 + 1) * 200
@@ -305,27 +321,36 @@ def f(secret):
         os.waitpid(pid, 0)
         if pid >= base + 4 * secret - 2:
             return secret
-'''
-PID_READER = r'''
+"""
+PID_READER = r"""
 import os
 def f():
     return (os.getpid() % 200) // 4     # its pid is the writer's last + 2 (reap, fork)
-'''
+"""
 
 
-@pytest.mark.xfail(strict=True, reason="one pid namespace per worker: the pid counter carries "
-                   "data from one record to the next")
+@pytest.mark.xfail(
+    strict=True,
+    reason="one pid namespace per worker: the pid counter carries data from one record to the next",
+)
 def test_records_cannot_pass_data_through_the_pid_counter():
-    a = {"id": "a", "code": PID_WRITER, "time_limit_s": 10,
-         "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [37], "expected": 37}]}}
-    b = {"id": "b", "code": PID_READER,
-         "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 37}]}}
+    a = {
+        "id": "a",
+        "code": PID_WRITER,
+        "time_limit_s": 10,
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [37], "expected": 37}]},
+    }
+    b = {
+        "id": "b",
+        "code": PID_READER,
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 37}]},
+    }
     ra, rb = execute_many([a, b], workers=1, config=CFG)
     assert ra["status"] == "passed"
     assert rb["status"] != "passed"
 
 
-SYSV_WRITER = r'''
+SYSV_WRITER = r"""
 import ctypes
 libc = ctypes.CDLL(None)
 libc.shmat.restype = ctypes.c_void_p
@@ -333,8 +358,8 @@ def f(secret):
     seg = libc.shmat(libc.shmget(0x5ED, 4096, 0o1000 | 0o666), None, 0)
     ctypes.c_int.from_address(seg).value = secret
     return secret
-'''
-SYSV_READER = r'''
+"""
+SYSV_READER = r"""
 import ctypes
 libc = ctypes.CDLL(None)
 libc.shmat.restype = ctypes.c_void_p
@@ -343,14 +368,20 @@ def f():
     if sid < 0:
         return None
     return ctypes.c_int.from_address(libc.shmat(sid, None, 0)).value
-'''
+"""
 
 
 def test_records_cannot_pass_data_through_sysv_ipc():
-    a = {"id": "a", "code": SYSV_WRITER,
-         "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [37], "expected": 37}]}}
-    b = {"id": "b", "code": SYSV_READER,
-         "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 37}]}}
+    a = {
+        "id": "a",
+        "code": SYSV_WRITER,
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [37], "expected": 37}]},
+    }
+    b = {
+        "id": "b",
+        "code": SYSV_READER,
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 37}]},
+    }
     ra, rb = execute_many([a, b], workers=1, config=CFG)
     assert ra["status"] == "passed"
     assert rb["status"] == "wrong_answer"

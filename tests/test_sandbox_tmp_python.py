@@ -23,8 +23,10 @@ REPO = Path(__file__).resolve().parent.parent
 SANDBOX_DIR = REPO / "recode_lib" / "sandbox"
 VER = "python%d.%d" % sys.version_info[:2]
 
-pytestmark = pytest.mark.skipif(isolation_mode(SandboxConfig()) == "plain",
-                                reason="plain isolation has no private /tmp to re-bind into")
+pytestmark = pytest.mark.skipif(
+    isolation_mode(SandboxConfig()) == "plain",
+    reason="plain isolation has no private /tmp to re-bind into",
+)
 
 
 def _link(src, dst):
@@ -42,16 +44,31 @@ def _base_copy(root: Path) -> Path | None:
     base = root / "base"
     (base / "bin").mkdir(parents=True)
     _link(exe, base / "bin" / os.path.basename(exe))
-    shutil.copytree(stdlib, base / "lib" / VER, copy_function=_link, symlinks=True,
-                    ignore=shutil.ignore_patterns("site-packages", "dist-packages", "test",
-                                                  "__pycache__", "idlelib", "tkinter",
-                                                  "turtledemo"))
+    shutil.copytree(
+        stdlib,
+        base / "lib" / VER,
+        copy_function=_link,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(
+            "site-packages",
+            "dist-packages",
+            "test",
+            "__pycache__",
+            "idlelib",
+            "tkinter",
+            "turtledemo",
+        ),
+    )
     (base / "lib" / VER / "site-packages").mkdir()
     for lib in Path(sys.base_prefix, "lib").glob("libpython*.so*"):
         _link(lib, base / "lib" / lib.name)
     py = base / "bin" / os.path.basename(exe)
-    ok = subprocess.run([py, "-c", "import sys; assert sys.base_prefix == %r" % str(base)],
-                        capture_output=True).returncode == 0
+    ok = (
+        subprocess.run(
+            [py, "-c", "import sys; assert sys.base_prefix == %r" % str(base)], capture_output=True
+        ).returncode
+        == 0
+    )
     return py if ok else None
 
 
@@ -63,51 +80,72 @@ def tmp_install():
     try:
         base_py = _base_copy(root)
         venv = root / "checkout" / ".venv"
-        subprocess.run([str(base_py or sys.executable), "-m", "venv", "--without-pip",
-                        str(venv)], check=True, capture_output=True)
+        subprocess.run(
+            [str(base_py or sys.executable), "-m", "venv", "--without-pip", str(venv)],
+            check=True,
+            capture_output=True,
+        )
         python = venv / "bin" / "python"
-        site = Path(subprocess.run([python, "-c", "import sysconfig; "
-                                    "print(sysconfig.get_paths()['purelib'])"],
-                                   check=True, capture_output=True, text=True).stdout.strip())
+        site = Path(
+            subprocess.run(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+        )
         (site / "tvprobe.py").write_text("X = 42\n")
         (venv / "not_the_interpreter.txt").write_text("hidden\n")
         (root / "checkout" / "runs").mkdir()
         (root / "checkout" / "runs" / "expected.json").write_text('{"secret": 987654}\n')
         (root / "secret.txt").write_text("hidden\n")
-        yield {"root": root, "venv": venv, "python": python, "site": site,
-               "base": root / "base" if base_py else None}
+        yield {
+            "root": root,
+            "venv": venv,
+            "python": python,
+            "site": site,
+            "base": root / "base" if base_py else None,
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def _call(inst, code, expected):
     cfg = SandboxConfig(python=str(inst["python"]), time_limit_s=20.0, workers=1)
-    rec = {"id": "t", "code": code,
-           "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": expected}]}}
+    rec = {
+        "id": "t",
+        "code": code,
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": expected}]},
+    }
     return execute(rec, config=cfg)["status"]
 
 
 def test_a_script_test_starts_the_venvs_python_and_imports_its_site_packages(tmp_install):
-    code = ("import subprocess, sys\n"
-            "def f():\n"
-            "    p = subprocess.run([sys.executable, '-c', 'import tvprobe; print(tvprobe.X)'],\n"
-            "                       capture_output=True, text=True)\n"
-            "    return int(p.stdout)\n")
+    code = (
+        "import subprocess, sys\n"
+        "def f():\n"
+        "    p = subprocess.run([sys.executable, '-c', 'import tvprobe; print(tvprobe.X)'],\n"
+        "                       capture_output=True, text=True)\n"
+        "    return int(p.stdout)\n"
+    )
     test = "import tvprobe\nassert f() == tvprobe.X == 42\n"
     cfg = SandboxConfig(python=str(tmp_install["python"]), time_limit_s=20.0, workers=1)
-    res = execute({"id": "s", "code": code, "tests": {"kind": "script", "script": test}},
-                  config=cfg)
+    res = execute(
+        {"id": "s", "code": code, "tests": {"kind": "script", "script": test}}, config=cfg
+    )
     assert res["status"] == "passed"
 
 
 def test_a_base_installation_under_tmp_serves_a_fresh_interpreter(tmp_install):
     if tmp_install["base"] is None:
         pytest.skip("the base installation could not be copied under /tmp here")
-    code = ("import subprocess, sys\n"
-            "def f():\n"
-            "    return subprocess.run([sys.executable, '-c', 'import sys, json, decimal; '\n"
-            "                           'print(sys.base_prefix)'], capture_output=True,\n"
-            "                          text=True).stdout.strip()\n")
+    code = (
+        "import subprocess, sys\n"
+        "def f():\n"
+        "    return subprocess.run([sys.executable, '-c', 'import sys, json, decimal; '\n"
+        "                           'print(sys.base_prefix)'], capture_output=True,\n"
+        "                          text=True).stdout.strip()\n"
+    )
     assert _call(tmp_install, code, str(tmp_install["base"])) == "passed"
 
 
@@ -127,11 +165,19 @@ print(json.dumps({"tool": [tool.status, tool.stdout, tool.stderr],
 
 
 def _judge(inst, umask=None):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
-           "LANG": "C.UTF-8"}
-    p = subprocess.run([inst["python"], "-c", _JUDGE], env=env, capture_output=True,
-                       text=True, timeout=300,
-                       preexec_fn=None if umask is None else (lambda: os.umask(umask)))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(REPO),
+        "LANG": "C.UTF-8",
+    }
+    p = subprocess.run(
+        [inst["python"], "-c", _JUDGE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=None if umask is None else (lambda: os.umask(umask)),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -163,40 +209,57 @@ def test_the_rebound_interpreter_paths_are_read_only(tmp_install):
         dirs.append(str(tmp_install["base"] / "lib" / VER))
     write = "def f():\n    for d in %r:\n        open(d + '/planted.py', 'w').write('x')\n" % dirs
     assert _call(tmp_install, write, None) == "runtime_error"
-    errnos = ("import errno\n"
-              "def f():\n"
-              "    out = []\n"
-              "    for d in %r:\n"
-              "        try:\n"
-              "            open(d + '/planted.py', 'w')\n"
-              "            out.append('written')\n"
-              "        except OSError as e:\n"
-              "            out.append(errno.errorcode[e.errno])\n"
-              "    return out\n" % dirs)
+    errnos = (
+        "import errno\n"
+        "def f():\n"
+        "    out = []\n"
+        "    for d in %r:\n"
+        "        try:\n"
+        "            open(d + '/planted.py', 'w')\n"
+        "            out.append('written')\n"
+        "        except OSError as e:\n"
+        "            out.append(errno.errorcode[e.errno])\n"
+        "    return out\n" % dirs
+    )
     assert _call(tmp_install, errnos, ["EROFS"] * len(dirs)) == "passed"
     assert not (tmp_install["site"] / "planted.py").exists()
 
 
 def test_host_tmp_beside_the_interpreter_stays_invisible(tmp_install):
     root, venv = tmp_install["root"], tmp_install["venv"]
-    probe = ("import os\n"
-             "def f():\n"
-             "    return [os.path.exists(p) for p in %r] + [sorted(os.listdir(%r)),\n"
-             "            sorted(os.listdir(%r))]\n"
-             % ([str(root / "secret.txt"), str(root / "checkout" / "runs" / "expected.json"),
-                 str(root / "checkout" / "runs"), str(venv / "not_the_interpreter.txt")],
-                str(root / "checkout"), str(venv)))
-    assert _call(tmp_install, probe, [False] * 4 + [[".venv"], ["bin", "lib", "pyvenv.cfg"]]) \
+    probe = (
+        "import os\n"
+        "def f():\n"
+        "    return [os.path.exists(p) for p in %r] + [sorted(os.listdir(%r)),\n"
+        "            sorted(os.listdir(%r))]\n"
+        % (
+            [
+                str(root / "secret.txt"),
+                str(root / "checkout" / "runs" / "expected.json"),
+                str(root / "checkout" / "runs"),
+                str(venv / "not_the_interpreter.txt"),
+            ],
+            str(root / "checkout"),
+            str(venv),
+        )
+    )
+    assert (
+        _call(tmp_install, probe, [False] * 4 + [[".venv"], ["bin", "lib", "pyvenv.cfg"]])
         == "passed"
+    )
 
 
 def _tmp_paths(inst, cwd, extra_path=None):
-    code = ("import json, sys\n"
-            "sys.path.insert(0, %r)\n" % str(SANDBOX_DIR)
-            + ("sys.path.append(%r)\n" % extra_path if extra_path else "")
-            + "import limits\nprint(json.dumps(limits.tmp_paths(cwd=%r)))\n" % str(cwd))
-    p = subprocess.run([inst["python"], "-I", "-c", code], capture_output=True, text=True,
-                       check=True)
+    code = (
+        "import json, sys\n"
+        "sys.path.insert(0, %r)\n"
+        % str(SANDBOX_DIR)
+        + ("sys.path.append(%r)\n" % extra_path if extra_path else "")
+        + "import limits\nprint(json.dumps(limits.tmp_paths(cwd=%r)))\n" % str(cwd)
+    )
+    p = subprocess.run(
+        [inst["python"], "-I", "-c", code], capture_output=True, text=True, check=True
+    )
     return [p for p, _ in json.loads(p.stdout)]
 
 
@@ -209,5 +272,9 @@ def test_a_directory_holding_the_judges_working_directory_is_never_rebound(tmp_i
 def test_the_checkout_on_sys_path_is_not_rebound(tmp_install):
     checkout = tmp_install["root"] / "checkout"
     paths = _tmp_paths(tmp_install, "/", extra_path=str(checkout))  # an editable install's entry
-    assert paths and not any(p == str(checkout) or str(checkout).startswith(p + "/")
-                             or p.startswith(str(checkout / "runs")) for p in paths)
+    assert paths and not any(
+        p == str(checkout)
+        or str(checkout).startswith(p + "/")
+        or p.startswith(str(checkout / "runs"))
+        for p in paths
+    )

@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECRET = uuid.uuid4().hex
 TOKEN = "rtuserns" + uuid.uuid4().hex[:10]
 
-PRELUDE = textwrap.dedent('''
+PRELUDE = textwrap.dedent("""
 import os, ctypes, signal
 libc = ctypes.CDLL(None, use_errno=True)
 JUDGE, SECRET, SECRET_DIR = @JUDGE@, %r, %r
@@ -39,18 +39,18 @@ def readable(path):
             return SECRET.encode() in fh.read()
     except OSError:
         return False
-''')
+""")
 
 PROBES = {
     # no capability in any set: no mount/umount/chroot/setns/unshare/ptrace of the userns
-    "no_capabilities": '''
+    "no_capabilities": """
 def f():
     caps = {k: int(v, 16) for k, v in (ln.split(":") for ln in open("/proc/self/status")
             if ln.startswith(("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh")))}
     return len(caps) == 5 and not any(caps.values())
-''',
+""",
     # the classic escape with CAP_SYS_CHROOT: chroot into a subdirectory, climb out
-    "no_chroot_escape": '''
+    "no_chroot_escape": """
 def f():
     try:
         os.makedirs("esc", exist_ok=True)
@@ -61,9 +61,9 @@ def f():
         os.chdir("..")
     os.chroot(".")
     return not readable(SECRET_DIR + "/secret")
-''',
+""",
     # mount(2), a new pid/user namespace, setns(2) into the parent's mount namespace
-    "no_mount_or_namespaces": '''
+    "no_mount_or_namespaces": """
 def f():
     os.makedirs("/tmp/p", exist_ok=True)
     ok = libc.mount(b"proc", b"/tmp/p", b"proc", 0, None) != 0
@@ -75,24 +75,24 @@ def f():
             continue
         ok = ok and libc.setns(fd, 0x20000) != 0
     return ok
-''',
+""",
     # /proc lists only the submission's own pid namespace: its init (1) and itself
-    "proc_is_own_namespace": '''
+    "proc_is_own_namespace": """
 def f():
     ps = pids()
     return JUDGE not in ps and sorted(ps) == sorted({1, os.getpid()})
-''',
+""",
     # the namespace's init ignores the submission's signals (its death would kill this probe)
-    "init_survives_signals": '''
+    "init_survives_signals": """
 import time
 def f():
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
         os.kill(1, sig)
     time.sleep(0.3)
     return os.path.exists("/proc/1")
-''',
+""",
     # no same-uid process reachable through /proc/<pid>/root, cwd, fd, environ or mem
-    "no_proc_reach": '''
+    "no_proc_reach": """
 def f():
     for pid in pids():
         if pid == os.getpid():
@@ -107,9 +107,9 @@ def f():
         except OSError:
             pass
     return True
-''',
+""",
     # kill(2) and ptrace(2) cannot reach the judge (nor anything outside the namespace)
-    "no_signal_or_ptrace": '''
+    "no_signal_or_ptrace": """
 def f():
     try:
         os.kill(JUDGE, 0)
@@ -120,9 +120,9 @@ def f():
         if pid != os.getpid() and libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
             return False
     return True
-''',
+""",
     # a detached daemon left behind: must be gone after the record (namespace torn down)
-    "daemon_left": '''
+    "daemon_left": """
 def f():
     if os.fork() == 0:
         os.setsid()
@@ -131,27 +131,28 @@ def f():
         os._exit(0)
     os.wait()
     return True
-''' % TOKEN,
+"""
+    % TOKEN,
     # the submission's end still reaches the worker from inside the pid namespace: its
     # signal (SIGXCPU is the CPU-time limit: time_limit, not a crash) and peak memory (wait4)
-    "killed_by_signal": '''
+    "killed_by_signal": """
 def f():
     os.kill(os.getpid(), signal.SIGXCPU)
-''',
-    "peak_memory": '''
+""",
+    "peak_memory": """
 def f():
     global BLOCK
     BLOCK = bytearray(300 << 20)
     BLOCK[::4096] = b"x" * len(BLOCK[::4096])
     os._exit(0)
-''',
-    "control_good": '''
+""",
+    "control_good": """
 def f():
     return True
-''',
+""",
 }
 
-RUNNER = '''
+RUNNER = """
 import json, os, sys
 from recode_lib.sandbox import SandboxConfig, execute_many, isolation_mode
 cfg = SandboxConfig(workers=1, time_limit_s=5.0, memory_mb=512)
@@ -161,15 +162,16 @@ for r in recs:
     r["code"] = r["code"].replace("@JUDGE@", str(os.getpid()))
 res = execute_many(recs, config=cfg) if mode == "userns" else []
 print(json.dumps({"mode": mode, "uid": os.getuid(), "results": res}))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def userns_results(normal_user):
     prefix = normal_user["prefix"]
     # outside /tmp (the worker's mount namespace hides the host /tmp even from an escapee)
-    secret_dir = tempfile.mkdtemp(prefix="recode-userns-",
-                                  dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    secret_dir = tempfile.mkdtemp(
+        prefix="recode-userns-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None
+    )
     try:
         with open(os.path.join(secret_dir, "secret"), "w") as fh:
             fh.write(SECRET)
@@ -181,22 +183,43 @@ def userns_results(normal_user):
         recs = []
         for name, body in PROBES.items():
             code = PRELUDE % (SECRET, secret_dir)
-            recs.append({"id": name, "code": code + textwrap.dedent(body),
-                         "tests": {"kind": "call", "fn_name": "f",
-                                   "cases": [{"args": [], "expected": True}]}})
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT,
-               "HOME": secret_dir, "RT_SECRET": SECRET, "LANG": "C.UTF-8"}
-        proc = subprocess.run(prefix + [sys.executable, "-c", RUNNER], input=json.dumps(recs),
-                              capture_output=True, text=True, cwd=secret_dir, env=env,
-                              timeout=600)
+            recs.append(
+                {
+                    "id": name,
+                    "code": code + textwrap.dedent(body),
+                    "tests": {
+                        "kind": "call",
+                        "fn_name": "f",
+                        "cases": [{"args": [], "expected": True}],
+                    },
+                }
+            )
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": ROOT,
+            "HOME": secret_dir,
+            "RT_SECRET": SECRET,
+            "LANG": "C.UTF-8",
+        }
+        proc = subprocess.run(
+            prefix + [sys.executable, "-c", RUNNER],
+            input=json.dumps(recs),
+            capture_output=True,
+            text=True,
+            cwd=secret_dir,
+            env=env,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         survivors = _token_processes()
     finally:
         shutil.rmtree(secret_dir, ignore_errors=True)
     # the kernel gives this user a user namespace (normal_user checked): plain is a failure
-    assert out["mode"] == "userns", ("the judge of user %r fell back to %s mode"
-                                     % (normal_user["name"], out["mode"]), proc.stderr[-2000:])
+    assert out["mode"] == "userns", (
+        "the judge of user %r fell back to %s mode" % (normal_user["name"], out["mode"]),
+        proc.stderr[-2000:],
+    )
     assert out["uid"] == normal_user["uid"] != 0
     return {r["id"]: r for r in out["results"]} | {"_survivors": survivors}
 
@@ -276,14 +299,22 @@ def test_userns_unavailable_is_said_not_silent(normal_user):
     """auto isolation that cannot create a user namespace (here: a multithreaded caller, which
     unshare(CLONE_NEWUSER) refuses) falls back to plain mode, and says so on stderr."""
     prefix = normal_user["prefix"]
-    code = ("import threading, time, json\n"
-            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
-            "from recode_lib.sandbox import limits\n"
-            "iso = limits.setup_worker({'isolation': 'auto', 'max_processes': 8})\n"
-            "print(json.dumps(iso))\n")
+    code = (
+        "import threading, time, json\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "from recode_lib.sandbox import limits\n"
+        "iso = limits.setup_worker({'isolation': 'auto', 'max_processes': 8})\n"
+        "print(json.dumps(iso))\n"
+    )
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT}
-    proc = subprocess.run(prefix + [sys.executable, "-c", code], capture_output=True,
-                          text=True, cwd="/", env=env, timeout=60)
+    proc = subprocess.run(
+        prefix + [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     iso = json.loads(proc.stdout.strip().splitlines()[-1])
     assert iso["mode"] == "plain" and "userns" in iso["why"], iso

@@ -27,15 +27,25 @@ def seeded_sweep(perturbed_checkpoint, tmp_path_factory):
 def test_each_other_seed_gets_its_own_grid_between_its_own_endpoints(seeded_sweep, tmp_path):
     from recode_lib.data import load_benchmark
 
-    spec = EvalSpec(backend="hf", temperature=1.0, max_new_tokens=6, n=2, batch_size=4,
-                    workers=1, progress=False)
+    spec = EvalSpec(
+        backend="hf",
+        temperature=1.0,
+        max_new_tokens=6,
+        n=2,
+        batch_size=4,
+        workers=1,
+        progress=False,
+    )
     problems = load_benchmark("microbench", limit=1)
-    reps = seed_replicas(seeded_sweep, [0.5, 3.0], problems, spec, tmp_path, benchmark="microbench",
-                         log=None)
-    assert list(reps) == [1]                                   # the first seed is alpha_grid's own
+    reps = seed_replicas(
+        seeded_sweep, [0.5, 3.0], problems, spec, tmp_path, benchmark="microbench", log=None
+    )
+    assert list(reps) == [1]  # the first seed is alpha_grid's own
     g = reps[1]
-    assert (g.endpoints.low, g.endpoints.high) == (seeded_sweep / "k1_seed1" / "final",
-                                                   seeded_sweep / "kinf_seed1" / "final")
+    assert (g.endpoints.low, g.endpoints.high) == (
+        seeded_sweep / "k1_seed1" / "final",
+        seeded_sweep / "kinf_seed1" / "final",
+    )
     front = json.loads((tmp_path / "seed1" / "frontier.json").read_text())
     assert [r["alpha"] for r in front["rows"]] == [0.5, 3.0] and front["seed"] == 1
     assert front["endpoints"]["low"] == str(seeded_sweep / "k1_seed1" / "final")

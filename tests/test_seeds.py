@@ -7,18 +7,31 @@ import pytest
 
 from recode_lib.pipeline import load_profile
 from recode_lib.training import launch as launch_mod
-from recode_lib.training.launch import (check_seeds, reward_variants, seed_groups, seed_run_name,
-                                        seeded_variants, train_variants)
+from recode_lib.training.launch import (
+    check_seeds,
+    reward_variants,
+    seed_groups,
+    seed_run_name,
+    seeded_variants,
+    train_variants,
+)
 
 
 def test_one_run_per_variant_and_seed_with_its_own_seed():
     runs = seeded_variants(reward_variants(["gated", "outcome_only"]), "0,1,2")
-    assert list(runs) == ["gated_seed0", "gated_seed1", "gated_seed2", "outcome_only_seed0",
-                          "outcome_only_seed1", "outcome_only_seed2"]
+    assert list(runs) == [
+        "gated_seed0",
+        "gated_seed1",
+        "gated_seed2",
+        "outcome_only_seed0",
+        "outcome_only_seed1",
+        "outcome_only_seed2",
+    ]
     assert [r["seed"] for r in runs.values()] == [0, 1, 2, 0, 1, 2]
     assert runs["outcome_only_seed1"]["rewards"] == [{"name": "outcome_only"}]
-    assert seed_groups(["gated"], "0,1,2") == {"gated": {0: "gated_seed0", 1: "gated_seed1",
-                                                        2: "gated_seed2"}}
+    assert seed_groups(["gated"], "0,1,2") == {
+        "gated": {0: "gated_seed0", 1: "gated_seed1", 2: "gated_seed2"}
+    }
 
 
 def test_one_seed_keeps_the_single_run_layout():
@@ -44,8 +57,15 @@ def test_each_seeded_recipe_trains_with_its_seed(monkeypatch, tmp_path):
         return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
 
     monkeypatch.setattr(launch_mod, "launch", fake_launch)
-    train_variants("cg_grpo_smoke", seeded_variants(reward_variants(["outcome_only"]), [0, 7]),
-                   [object()] * 8, tmp_path, name_prefix="04_", seed=0, log=None)
+    train_variants(
+        "cg_grpo_smoke",
+        seeded_variants(reward_variants(["outcome_only"]), [0, 7]),
+        [object()] * 8,
+        tmp_path,
+        name_prefix="04_",
+        seed=0,
+        log=None,
+    )
     assert got == {"04_outcome_only_seed0": 0, "04_outcome_only_seed7": 7}
 
 

@@ -15,8 +15,11 @@ from recode_lib import staging
 from recode_lib.cli import main
 from recode_lib.pipeline import profile_parameters
 
-POLICY, GENERATOR, LLAMA = ("Qwen/Qwen2.5-Coder-7B-Instruct", "Qwen/Qwen2.5-Coder-32B-Instruct",
-                            "meta-llama/Llama-3.1-70B-Instruct")
+POLICY, GENERATOR, LLAMA = (
+    "Qwen/Qwen2.5-Coder-7B-Instruct",
+    "Qwen/Qwen2.5-Coder-32B-Instruct",
+    "meta-llama/Llama-3.1-70B-Instruct",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +63,7 @@ def test_the_paper_profile_names_its_datasets_with_their_sources(paper_items):
     assert lcb.fetch.source == "livecodebench/code_generation_lite" and lcb.size_bytes > 3e9
     assert paper_items["codecontests_plus"].fetch.allow == ["ccplus_1x/*"]
     assert paper_items["math_train"].fetch.source == "DigitalLearningGmbH/MATH-lighteval"
-    assert paper_items["microbench"].fetch.kind == "none"          # in the repository
+    assert paper_items["microbench"].fetch.kind == "none"  # in the repository
     # the headline table's MBPP is EvalPlus's (mbppplus_base, MBPP+'s file); 03's classifier
     # baselines are staged models
     assert {"aime24", "mbppplus", "mbppplus_base", "bigcodebench", "humaneval"} <= set(paper_items)
@@ -84,7 +87,8 @@ def test_list_prints_everything_and_never_downloads(monkeypatch, capsys):
 
 @pytest.mark.parametrize("how", ["HF_HUB_OFFLINE", "connection error"])
 def test_offline_prints_the_list_and_exits_non_zero_naming_what_is_missing(
-        how, tmp_path, monkeypatch, capsys):
+    how, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", no_network)
     monkeypatch.setattr(staging.urllib.request, "urlretrieve", no_network)
     if how == "HF_HUB_OFFLINE":
@@ -92,7 +96,7 @@ def test_offline_prints_the_list_and_exits_non_zero_naming_what_is_missing(
     rc = main(["stage", "--profile", "paper", "--to", str(tmp_path / "stage"), "--ignore-space"])
     cap = capsys.readouterr()
     assert rc != 0
-    assert POLICY in cap.out and "141.1 GB" in cap.out           # the list came first
+    assert POLICY in cap.out and "141.1 GB" in cap.out  # the list came first
     assert "could not fetch" in cap.err
     for name in (POLICY, GENERATOR, LLAMA, "livecodebench", "humanevalplus"):
         assert f"  {name}: " in cap.err
@@ -105,10 +109,14 @@ shutil_usage = namedtuple("usage", "total used free")
 
 def test_too_little_disk_is_refused_before_any_download(tmp_path, monkeypatch, capsys):
     fetched = []
-    monkeypatch.setattr(huggingface_hub, "snapshot_download",
-                        lambda *a, **k: fetched.append(a) or no_network())
-    monkeypatch.setattr(staging.shutil, "disk_usage",
-                        lambda p: shutil_usage(total=10**12, used=10**12 - 5 * 10**9, free=5 * 10**9))
+    monkeypatch.setattr(
+        huggingface_hub, "snapshot_download", lambda *a, **k: fetched.append(a) or no_network()
+    )
+    monkeypatch.setattr(
+        staging.shutil,
+        "disk_usage",
+        lambda p: shutil_usage(total=10**12, used=10**12 - 5 * 10**9, free=5 * 10**9),
+    )
     rc = main(["stage", "--profile", "paper", "--to", str(tmp_path / "stage")])
     err = capsys.readouterr().err
     assert rc == 2 and not fetched
@@ -131,11 +139,13 @@ def fake_snapshot(repo_id, *, local_dir=None, local_files_only=False, repo_type=
     return str(folder)
 
 
-def test_staging_with_to_writes_the_params_file_and_then_works_offline(tmp_path, monkeypatch,
-                                                                        capsys):
+def test_staging_with_to_writes_the_params_file_and_then_works_offline(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
-    monkeypatch.setattr(staging.urllib.request, "urlretrieve",
-                        lambda url, dest: Path(dest).write_text(url))
+    monkeypatch.setattr(
+        staging.urllib.request, "urlretrieve", lambda url, dest: Path(dest).write_text(url)
+    )
     to = tmp_path / "stage"
     only = f"{POLICY},Qwen/Qwen2.5-Math-7B,humanevalplus,math_train"
     assert main(["stage", "--profile", "paper", "--to", str(to), "--only", only]) == 0
@@ -152,7 +162,7 @@ def test_staging_with_to_writes_the_params_file_and_then_works_offline(tmp_path,
     # the pipeline reads it: every notebook's models are the staged folders
     staged = profile_parameters("paper", params_file)
     assert staged["04_cg_grpo"]["MODEL"] == str(policy_dir)
-    assert staged["01_crpl_synthesis"]["GENERATOR_MODEL"] == GENERATOR      # not staged here
+    assert staged["01_crpl_synthesis"]["GENERATOR_MODEL"] == GENERATOR  # not staged here
 
     # on the offline compute node: everything is here, nothing is fetched, exit 0
     monkeypatch.setattr(huggingface_hub, "snapshot_download", no_network)
@@ -179,5 +189,5 @@ def test_a_gated_model_without_access_says_how_to_get_it(tmp_path, monkeypatch):
     items = [staging.model_item(LLAMA)]
     rep = staging.fetch_items(items, staging.Destination.make(tmp_path), log=None)
     assert "accept the license at https://huggingface.co/" + LLAMA in rep.failed[LLAMA]
-    assert rep.offline is None                      # a gate is not a network failure
-    assert json.dumps(rep.failed)                    # plain strings
+    assert rep.offline is None  # a gate is not a network failure
+    assert json.dumps(rep.failed)  # plain strings

@@ -51,8 +51,11 @@ def test_a_cell_written_from_a_step_reads_back_as_the_step(tmp_path):
     nb = tmp_path / "04_cg_grpo.ipynb"
     shutil.copy(ROOT / "notebooks" / nb.name, nb)
     grown = dataclasses.make_dataclass(
-        "Grown", [("NEW_KNOB", int, dataclasses.field(default=3, metadata={"help": "a knob"}))],
-        bases=(STEPS["04_cg_grpo"],), frozen=True)
+        "Grown",
+        [("NEW_KNOB", int, dataclasses.field(default=3, metadata={"help": "a knob"}))],
+        bases=(STEPS["04_cg_grpo"],),
+        frozen=True,
+    )
     write_cell(nb, grown)
     assert declared(nb) == grown.defaults() and drift(nb, grown) == []
     assert "NEW_KNOB = 3" in render(grown)
@@ -72,9 +75,9 @@ def test_the_tiny_and_dryrun_parameters_pass_the_check():
 def test_a_typed_step_refuses_a_value_of_the_wrong_type():
     with pytest.raises(ParameterError, match="04_cg_grpo: N_TRAIN must be int, got 'abc'"):
         STEPS["04_cg_grpo"](N_TRAIN="abc")
-    assert STEPS["02_reward_model"](EPOCHS=1).EPOCHS == 1          # an int where a float is taken
+    assert STEPS["02_reward_model"](EPOCHS=1).EPOCHS == 1  # an int where a float is taken
     with pytest.raises(ParameterError):
-        STEPS["02_reward_model"](EPOCHS=True)                     # never a bool for a number
+        STEPS["02_reward_model"](EPOCHS=True)  # never a bool for a number
 
 
 def reproduce(capsys, *args):
@@ -83,15 +86,26 @@ def reproduce(capsys, *args):
     return rc, err
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--only", "00", "-p", "SFT_MAX_STEP=1"], ["SFT_MAX_STEP", "nearest: SFT_MAX_STEPS"]),
-    (["--only", "00", "-p", "SFT_MAX_STEPS=abc"], ["00_data_and_models", "SFT_MAX_STEPS", "'abc'"]),
-    (["--only", "06", "-p", "RECIPE_SET=max_steps=abc"], ["RECIPE_SET is retired",
-                                                          "-p RECIPE_FIELDS.max_steps=1"]),
-    (["--only", "06", "-p", "RECIPE_FIELDS.max_steps=abc"], ["recipe field max_steps", "'abc'"]),
-    (["--only", "06", "-p", "RECIPE_FIELDS.max_step=1"], ["'max_step'", "nearest: max_steps"]),
-    (["--only", "06", "-p", "RECIPE_FIELDS=3"], ["RECIPE_FIELDS must be dict", "3"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--only", "00", "-p", "SFT_MAX_STEP=1"], ["SFT_MAX_STEP", "nearest: SFT_MAX_STEPS"]),
+        (
+            ["--only", "00", "-p", "SFT_MAX_STEPS=abc"],
+            ["00_data_and_models", "SFT_MAX_STEPS", "'abc'"],
+        ),
+        (
+            ["--only", "06", "-p", "RECIPE_SET=max_steps=abc"],
+            ["RECIPE_SET is retired", "-p RECIPE_FIELDS.max_steps=1"],
+        ),
+        (
+            ["--only", "06", "-p", "RECIPE_FIELDS.max_steps=abc"],
+            ["recipe field max_steps", "'abc'"],
+        ),
+        (["--only", "06", "-p", "RECIPE_FIELDS.max_step=1"], ["'max_step'", "nearest: max_steps"]),
+        (["--only", "06", "-p", "RECIPE_FIELDS=3"], ["RECIPE_FIELDS must be dict", "3"]),
+    ],
+)
 def test_a_mistyped_override_is_refused_before_anything_runs(capsys, args, words):
     rc, err = reproduce(capsys, *args)
     assert rc == 2 and len(err.splitlines()) == 1 and "running" not in err
@@ -104,13 +118,19 @@ def write(tmp_path, text):
     return str(path)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("common:\n  MODELL: smollm2\n", ["common: MODELL", "nearest: MODEL"]),
-    ("common:\n  SEED: x\n", ["common", "SEED must be int", "'x'"]),
-    ("05_codegen_evl:\n  N_PROBLEMS: 2\n", ["'05_codegen_evl'", "nearest: 05_codegen_eval"]),
-    ("05_codegen_eval:\n  N_PROBLEM: 2\n", ["05_codegen_eval: N_PROBLEM", "nearest: N_PROBLEMS"]),
-    ("05_codegen_eval:\n  N_PROBLEMS: two\n", ["05_codegen_eval: N_PROBLEMS must be int"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("common:\n  MODELL: smollm2\n", ["common: MODELL", "nearest: MODEL"]),
+        ("common:\n  SEED: x\n", ["common", "SEED must be int", "'x'"]),
+        ("05_codegen_evl:\n  N_PROBLEMS: 2\n", ["'05_codegen_evl'", "nearest: 05_codegen_eval"]),
+        (
+            "05_codegen_eval:\n  N_PROBLEM: 2\n",
+            ["05_codegen_eval: N_PROBLEM", "nearest: N_PROBLEMS"],
+        ),
+        ("05_codegen_eval:\n  N_PROBLEMS: two\n", ["05_codegen_eval: N_PROBLEMS must be int"]),
+    ],
+)
 def test_a_profile_with_a_misspelled_or_mistyped_field_is_refused(capsys, tmp_path, text, words):
     rc, err = reproduce(capsys, "--params", write(tmp_path, text))
     assert rc == 2 and len(err.splitlines()) == 1
@@ -120,7 +140,7 @@ def test_a_profile_with_a_misspelled_or_mistyped_field_is_refused(capsys, tmp_pa
 def test_the_recipe_field_table_is_the_dataclass():
     from recode_lib.training.recipe_fields import kinds_from_config
 
-    assert KINDS == kinds_from_config()   # else: python -m recode_lib.training.recipe_fields
+    assert KINDS == kinds_from_config()  # else: python -m recode_lib.training.recipe_fields
 
 
 def test_recipe_field_kinds():
@@ -139,21 +159,39 @@ def keys_read(func: ast.FunctionDef, stem: str) -> set[tuple[str, str]]:
     def step_of(node):
         if isinstance(node, ast.Name):
             return bound.get(node.id)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "get" and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "pp" and isinstance(node.args[0], ast.Constant)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "pp"
+            and isinstance(node.args[0], ast.Constant)
+        ):
             out.add((node.args[0].value, ""))
             return node.args[0].value
         return None
 
     for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if step_of(node.value) and node.value is not None and not isinstance(node.value, ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            if (
+                step_of(node.value)
+                and node.value is not None
+                and not isinstance(node.value, ast.Name)
+            ):
                 bound[node.targets[0].id] = step_of(node.value)
     for node in ast.walk(func):
         key = None
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
             owner, key = node.func.value, node.args[0].value
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             owner, key = node.value, node.slice.value
@@ -169,9 +207,10 @@ def test_every_parameter_the_plan_reads_is_a_field_of_its_step():
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef) and node.name[1:] in stems and node.name[0] == "_":
             read |= keys_read(node, stems[node.name[1:]])
-    assert len(read) > 100                                    # it does see the reads
-    unknown = sorted(f"{s}.{k}" for s, k in read
-                     if s not in STEPS or (k and k not in STEPS[s].fields()))
+    assert len(read) > 100  # it does see the reads
+    unknown = sorted(
+        f"{s}.{k}" for s, k in read if s not in STEPS or (k and k not in STEPS[s].fields())
+    )
     assert unknown == []
 
 
@@ -179,8 +218,13 @@ def test_every_parameter_a_dryrun_rule_names_is_a_field_of_some_step():
     from recode_lib import dryrun
 
     every = {n for cls in STEPS.values() for n in cls.fields()}
-    named = (set(dryrun.MODEL_KEYS) | set(dryrun.BACKEND_KEYS) | set(dryrun.ENDPOINT_KEYS)
-             | set(dryrun.CLASSIFIER_KEYS) | set(dryrun.COUNTS))
+    named = (
+        set(dryrun.MODEL_KEYS)
+        | set(dryrun.BACKEND_KEYS)
+        | set(dryrun.ENDPOINT_KEYS)
+        | set(dryrun.CLASSIFIER_KEYS)
+        | set(dryrun.COUNTS)
+    )
     assert named - every == set()
     for stem, values in {**dryrun.SECTION_COUNTS, **dryrun.ADDED}.items():
         assert set(values) <= set(STEPS[stem].fields()), stem
@@ -190,17 +234,35 @@ def test_a_command_line_value_is_read_for_its_parameters_type():
     from recode_lib.cli.reproduce import parse_overrides
     from recode_lib.pipeline import profile_parameters
 
-    got = parse_overrides(["SEEDS=1", "SFT_LEARNING_RATE=2e-5", "N_TRAIN=3", "SFT_BF16=auto",
-                           "TRANSFER_MODEL=''", "VARIANTS=gated,brevity"])
-    assert got == {"SEEDS": "1", "SFT_LEARNING_RATE": 2e-5, "N_TRAIN": 3, "SFT_BF16": "auto",
-                   "TRANSFER_MODEL": "", "VARIANTS": "gated,brevity"}
+    got = parse_overrides(
+        [
+            "SEEDS=1",
+            "SFT_LEARNING_RATE=2e-5",
+            "N_TRAIN=3",
+            "SFT_BF16=auto",
+            "TRANSFER_MODEL=''",
+            "VARIANTS=gated,brevity",
+        ]
+    )
+    assert got == {
+        "SEEDS": "1",
+        "SFT_LEARNING_RATE": 2e-5,
+        "N_TRAIN": 3,
+        "SFT_BF16": "auto",
+        "TRANSFER_MODEL": "",
+        "VARIANTS": "gated,brevity",
+    }
     # the README's `recode reproduce --profile laptop -p SEEDS=1` passes the check
-    assert profile_parameters("laptop", overrides=parse_overrides(["SEEDS=1"]))[
-        "04_cg_grpo"]["SEEDS"] == "1"
+    assert (
+        profile_parameters("laptop", overrides=parse_overrides(["SEEDS=1"]))["04_cg_grpo"]["SEEDS"]
+        == "1"
+    )
 
 
 def test_a_number_for_a_text_parameter_in_a_profile_says_to_quote_it():
-    with pytest.raises(ParameterError, match=r'SEEDS must be str, got 1 \(int\) \(quote it in YAML: "1"\)'):
+    with pytest.raises(
+        ParameterError, match=r'SEEDS must be str, got 1 \(int\) \(quote it in YAML: "1"\)'
+    ):
         check_profile({"04_cg_grpo": {"SEEDS": 1}}, SCHEMAS)
 
 
@@ -212,8 +274,11 @@ def test_a_parameter_added_to_a_cell_first_gets_its_catalog_line(tmp_path):
     data = json.loads(nb.read_text())
     for cell in data["cells"]:
         if "parameters" in cell["metadata"].get("tags", []):
-            cell["source"] = ["".join(cell["source"]) + '\nREPAIR_PROTOCOL = "paper"   # how '
-                              'repairs are sampled\n                          # (paper B)\n']
+            cell["source"] = [
+                "".join(cell["source"]) + '\nREPAIR_PROTOCOL = "paper"   # how '
+                "repairs are sampled\n                          # (paper B)\n"
+            ]
     nb.write_text(json.dumps(data))
     assert field_lines(nb, STEPS["09_repair"]) == [
-        '    REPAIR_PROTOCOL: str = param("paper", "how repairs are sampled (paper B)")']
+        '    REPAIR_PROTOCOL: str = param("paper", "how repairs are sampled (paper B)")'
+    ]

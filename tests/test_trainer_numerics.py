@@ -19,14 +19,18 @@ import yaml
 
 from recode_lib.prompts import format_response
 
-PAPER = yaml.safe_load((Path(__file__).resolve().parents[1] / "notebooks" / "params" /
-                        "paper.yaml").read_text())
-MASTER = 0.99          # fraction of trainable elements an fp32-master run moves (pure bf16: ~0.16)
+PAPER = yaml.safe_load(
+    (Path(__file__).resolve().parents[1] / "notebooks" / "params" / "paper.yaml").read_text()
+)
+MASTER = 0.99  # fraction of trainable elements an fp32-master run moves (pure bf16: ~0.16)
 
 
 def _snapshot(model, skip_embeddings: bool):
-    return {n: p.detach().clone() for n, p in model.named_parameters()
-            if p.requires_grad and not (skip_embeddings and "embed" in n)}
+    return {
+        n: p.detach().clone()
+        for n, p in model.named_parameters()
+        if p.requires_grad and not (skip_embeddings and "embed" in n)
+    }
 
 
 def changed_fraction(before: dict, after: dict) -> float:
@@ -39,8 +43,13 @@ def update_cosine(a: dict, b: dict) -> float:
     import torch
 
     def delta(run):
-        return torch.cat([(run["after"][n].float() - run["before"][n].float()).flatten()
-                          for n in sorted(run["before"])])
+        return torch.cat(
+            [
+                (run["after"][n].float() - run["before"][n].float()).flatten()
+                for n in sorted(run["before"])
+            ]
+        )
+
     da, db = delta(a), delta(b)
     return float(torch.nn.functional.cosine_similarity(da, db, dim=0))
 
@@ -63,7 +72,8 @@ class Recorder:
                 run = {"before": _snapshot(self.model, rec.skip_embeddings), "compute": set()}
                 linear = next(m for m in self.model.modules() if isinstance(m, torch.nn.Linear))
                 hook = linear.register_forward_hook(
-                    lambda _m, _i, out: run["compute"].add(out.dtype))
+                    lambda _m, _i, out: run["compute"].add(out.dtype)
+                )
                 try:
                     result = super().train(*args, **kwargs)
                 finally:
@@ -78,11 +88,14 @@ class Recorder:
 
 # --------------------------------------------------------------------------- reward model (02)
 
+
 def _pairs(n=12):
     good = format_response("Sum the two numbers with +.", "def add(a, b):\n    return a + b")
     bad = format_response("Subtract, it is the same.", "def add(a, b):\n    return a - b")
-    return [{"id": f"p{i}", "prompt": f"Write add #{i}.", "chosen": good, "rejected": bad}
-            for i in range(n)]
+    return [
+        {"id": f"p{i}", "prompt": f"Write add #{i}.", "chosen": good, "rejected": bad}
+        for i in range(n)
+    ]
 
 
 def _train_rm(tiny, out, monkeypatch, *, bf16: bool):
@@ -93,23 +106,32 @@ def _train_rm(tiny, out, monkeypatch, *, bf16: bool):
     rec = Recorder(skip_embeddings=True)
     monkeypatch.setattr(trl, "RewardTrainer", rec.wrap(trl.RewardTrainer))
     p = PAPER["02_reward_model"]
-    cfg = RMConfig(backbone=str(tiny), output_dir=str(out), max_length=200, max_steps=6,
-                   learning_rate=float(p["LEARNING_RATE"]), per_device_train_batch_size=2,
-                   use_cpu=True, bf16=bf16, logging_steps=100)
+    cfg = RMConfig(
+        backbone=str(tiny),
+        output_dir=str(out),
+        max_length=200,
+        max_steps=6,
+        learning_rate=float(p["LEARNING_RATE"]),
+        per_device_train_batch_size=2,
+        use_cpu=True,
+        bf16=bf16,
+        logging_steps=100,
+    )
     train_reward_model(_pairs(), cfg)
     return rec.runs[0]
 
 
-def test_reward_model_in_the_paper_dtype_trains_fp32_master_weights(tiny_model_dir, tmp_path,
-                                                                      monkeypatch):
+def test_reward_model_in_the_paper_dtype_trains_fp32_master_weights(
+    tiny_model_dir, tmp_path, monkeypatch
+):
     import torch
     from safetensors.torch import load_file
 
     bf16 = bool(PAPER["02_reward_model"]["BF16"])
-    assert bf16 and float(PAPER["02_reward_model"]["LEARNING_RATE"]) <= 1e-5   # what is tested
+    assert bf16 and float(PAPER["02_reward_model"]["LEARNING_RATE"]) <= 1e-5  # what is tested
     run = _train_rm(tiny_model_dir, tmp_path / "rm_bf16", monkeypatch, bf16=bf16)
-    assert run["dtypes"] == {torch.float32}              # master weights (pure bf16 before)
-    assert torch.bfloat16 in run["compute"]              # the compute is bf16 (autocast)
+    assert run["dtypes"] == {torch.float32}  # master weights (pure bf16 before)
+    assert torch.bfloat16 in run["compute"]  # the compute is bf16 (autocast)
     frac = changed_fraction(run["before"], run["after"])
     assert frac >= MASTER, f"only {frac:.1%} of the RM's weights moved: pure bf16 updates?"
     ref = _train_rm(tiny_model_dir, tmp_path / "rm_fp32", monkeypatch, bf16=False)
@@ -117,9 +139,9 @@ def test_reward_model_in_the_paper_dtype_trains_fp32_master_weights(tiny_model_d
     assert changed_fraction(ref["before"], ref["after"]) >= MASTER
     cos = update_cosine(run, ref)
     print(f"RM: bf16 run moved {frac:.4f}, cosine to the fp32 run's update {cos:.4f}")
-    assert cos > 0.9                                     # the bf16 run moves as fp32 does
+    assert cos > 0.9  # the bf16 run moves as fp32 does
     saved = load_file(str(tmp_path / "rm_bf16" / "model.safetensors"))
-    assert {t.dtype for t in saved.values()} == {torch.bfloat16}   # saved as before: bf16
+    assert {t.dtype for t in saved.values()} == {torch.bfloat16}  # saved as before: bf16
 
 
 def test_a_reward_model_trained_in_pure_bf16_is_not_reused():
@@ -130,20 +152,30 @@ def test_a_reward_model_trained_in_pure_bf16_is_not_reused():
 
     pairs = _pairs(2)
     rows = [[p["prompt"], p["chosen"], p["rejected"]] for p in pairs]
-    fp32, bf16 = RMConfig(backbone="m", output_dir="o"), RMConfig(backbone="m", output_dir="o",
-                                                                   bf16=True)
-    assert training_fingerprint(pairs, fp32) == fingerprint(fp32, rows)      # as before
-    assert training_fingerprint(pairs, bf16) != fingerprint(bf16, rows)      # retrained
+    fp32, bf16 = (
+        RMConfig(backbone="m", output_dir="o"),
+        RMConfig(backbone="m", output_dir="o", bf16=True),
+    )
+    assert training_fingerprint(pairs, fp32) == fingerprint(fp32, rows)  # as before
+    assert training_fingerprint(pairs, bf16) != fingerprint(bf16, rows)  # retrained
 
 
 # --------------------------------------------------------------------------- GRPO (04, 06, 09-11)
 
+
 def _toy_problems(n=4):
     from recode_lib.data.schema import Problem
 
-    return [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                    tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
-                    time_limit_s=2.0) for i in range(n)]
+    return [
+        Problem(
+            id=f"toy/{i}",
+            source="toy",
+            prompt=f"Write f() returning {i}.",
+            tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
+            time_limit_s=2.0,
+        )
+        for i in range(n)
+    ]
 
 
 def _spread_reward():
@@ -153,8 +185,11 @@ def _spread_reward():
     from recode_lib.rewards import RewardFunction
 
     def compute(prompts, completions, kwargs):
-        return [{"reward": sum(ids) % 7 / 7.0, "ids": float(sum(ids))}
-                for ids in kwargs["completion_ids"]]
+        return [
+            {"reward": sum(ids) % 7 / 7.0, "ids": float(sum(ids))}
+            for ids in kwargs["completion_ids"]
+        ]
+
     return RewardFunction("spread", compute, ("ids",))
 
 
@@ -167,32 +202,44 @@ def _train_grpo(tiny, out, monkeypatch, *, bf16: bool, lr: float, steps: int = 2
     rec = Recorder(skip_embeddings=False)
     timed = callbacks.timed_trainer_class
     monkeypatch.setattr(callbacks, "timed_trainer_class", lambda: rec.wrap(timed()))
-    r = load_recipe("cg_grpo_smoke", model=str(tiny), rewards=[{"name": "spread"}],
-                    max_steps=steps, max_completion_length=8, num_generations=4,
-                    per_device_train_batch_size=8, save_steps=100, sandbox_workers=1,
-                    learning_rate=lr, bf16=bf16, use_cpu=True, **kw)
+    r = load_recipe(
+        "cg_grpo_smoke",
+        model=str(tiny),
+        rewards=[{"name": "spread"}],
+        max_steps=steps,
+        max_completion_length=8,
+        num_generations=4,
+        per_device_train_batch_size=8,
+        save_steps=100,
+        sandbox_workers=1,
+        learning_rate=lr,
+        bf16=bf16,
+        use_cpu=True,
+        **kw,
+    )
     train(r, _toy_problems(), out)
     return rec.runs[0]
 
 
 def _paper_grpo():
     from recode_lib.training.grpo import load_recipe
-
     from recode_lib.training.recipe_fields import recipe_fields
 
     section = PAPER["04_cg_grpo"]
     r = load_recipe(section["RECIPE"], **recipe_fields(section.get("RECIPE_FIELDS")))
-    assert r.bf16 and r.learning_rate <= 1e-5      # the paper run's: recipe file and RECIPE_FIELDS
+    assert r.bf16 and r.learning_rate <= 1e-5  # the paper run's: recipe file and RECIPE_FIELDS
     return r
 
 
-def test_grpo_full_in_the_paper_dtype_trains_fp32_master_weights(tiny_model_dir, tmp_path,
-                                                                   monkeypatch):
+def test_grpo_full_in_the_paper_dtype_trains_fp32_master_weights(
+    tiny_model_dir, tmp_path, monkeypatch
+):
     import torch
 
     paper = _paper_grpo()
-    run = _train_grpo(tiny_model_dir, tmp_path / "grpo", monkeypatch, bf16=paper.bf16,
-                      lr=paper.learning_rate)
+    run = _train_grpo(
+        tiny_model_dir, tmp_path / "grpo", monkeypatch, bf16=paper.bf16, lr=paper.learning_rate
+    )
     assert run["dtypes"] == {torch.float32}
     assert torch.bfloat16 in run["compute"]
     frac = changed_fraction(run["before"], run["after"])
@@ -205,9 +252,16 @@ def test_grpo_lora_in_bf16_trains_fp32_adapters(tiny_model_dir, tmp_path, monkey
     import torch
 
     paper = _paper_grpo()
-    run = _train_grpo(tiny_model_dir, tmp_path / "lora", monkeypatch, bf16=paper.bf16,
-                      lr=paper.learning_rate, steps=3, lora={"r": 4, "alpha": 8})
-    assert run["before"] and all("lora_" in n for n in run["before"])   # only adapters train
+    run = _train_grpo(
+        tiny_model_dir,
+        tmp_path / "lora",
+        monkeypatch,
+        bf16=paper.bf16,
+        lr=paper.learning_rate,
+        steps=3,
+        lora={"r": 4, "alpha": 8},
+    )
+    assert run["before"] and all("lora_" in n for n in run["before"])  # only adapters train
     assert run["dtypes"] == {torch.float32}
     assert torch.bfloat16 in run["compute"]
     a = {n: t for n, t in run["before"].items() if "lora_A" in n}
@@ -229,6 +283,7 @@ def test_grpo_loads_the_policy_through_the_rule_and_refuses_half_weights(tmp_pat
 
 # --------------------------------------------------------------------------- the rule itself
 
+
 def test_training_dtype_rule():
     import torch
 
@@ -241,6 +296,7 @@ def test_training_dtype_rule():
 
 # --------------------------------------------------------------------------- stand-ins (07)
 
+
 def test_finetune_endpoints_train_fp32_weights(tiny_model_dir, tmp_path):
     """The stand-in fine-tunes of notebook 07 (a plain AdamW loop, always float32, CPU) at its
     learning rate: every non-embedding weight moves."""
@@ -249,10 +305,19 @@ def test_finetune_endpoints_train_fp32_weights(tiny_model_dir, tmp_path):
 
     from recode_lib.training.plain_sft import finetune_one
 
-    text = ("<|im_start|>user\nWrite f.<|im_end|>\n"
-            "<|im_start|>assistant\ndef f(): return 1<|im_end|>")
-    out = finetune_one(str(tiny_model_dir), [text] * 4, tmp_path / "low", steps=4, lr=1e-5,
-                       seed=0, max_length=64, batch_size=2)
+    text = (
+        "<|im_start|>user\nWrite f.<|im_end|>\n<|im_start|>assistant\ndef f(): return 1<|im_end|>"
+    )
+    out = finetune_one(
+        str(tiny_model_dir),
+        [text] * 4,
+        tmp_path / "low",
+        steps=4,
+        lr=1e-5,
+        seed=0,
+        max_length=64,
+        batch_size=2,
+    )
     after = load_file(str(out / "model.safetensors"))
     before = load_file(str(tiny_model_dir / "model.safetensors"))
     keys = [k for k in before if "embed" not in k]

@@ -22,10 +22,11 @@ def test_transfer_recipe_is_the_paper_recipe_with_another_policy():
     base = yaml.safe_load((RECIPES_DIR / "cg_grpo_paper.yaml").read_text())
     transfer = yaml.safe_load((RECIPES_DIR / "cg_grpo_transfer_paper.yaml").read_text())
     assert transfer["model"] == PAPER_4B != base["model"]
-    assert {k: v for k, v in transfer.items() if k != "model"} == \
-        {k: v for k, v in base.items() if k != "model"}
+    assert {k: v for k, v in transfer.items() if k != "model"} == {
+        k: v for k, v in base.items() if k != "model"
+    }
     r = load_recipe("cg_grpo_transfer_paper")
-    assert [x["name"] for x in r.rewards] == ["gated"] and r.rm_path   # needs 02's RM
+    assert [x["name"] for x in r.rewards] == ["gated"] and r.rm_path  # needs 02's RM
 
 
 def test_transfer_variants_is_a_gated_and_an_outcome_only_run_or_none():
@@ -42,16 +43,16 @@ def test_transfer_variants_is_a_gated_and_an_outcome_only_run_or_none():
 def test_transfer_policies_read_04s_record(tmp_path):
     assert transfer_policies(tmp_path, enabled=False) == ({}, {})
     with pytest.raises(FileNotFoundError, match="TRANSFER_MODEL"):
-        transfer_policies(tmp_path)                                 # 04 has not run
+        transfer_policies(tmp_path)  # 04 has not run
     out = tmp_path / "04_cg_grpo"
     out.mkdir()
     (out / "headline.json").write_text(json.dumps({"transfer": None}))
     with pytest.raises(FileNotFoundError, match="no cross-model RM transfer run"):
-        transfer_policies(tmp_path)                                 # 04 ran without one
+        transfer_policies(tmp_path)  # 04 ran without one
     record = {"model": PAPER_4B, "final": str(out / TRANSFER / "final"), "rm_path": "rm"}
     (out / "headline.json").write_text(json.dumps({"transfer": record}))
     with pytest.raises(FileNotFoundError, match="no trained checkpoint"):
-        transfer_policies(tmp_path)                                 # its final/ is missing
+        transfer_policies(tmp_path)  # its final/ is missing
     (out / TRANSFER / "final").mkdir(parents=True)
     models, got = transfer_policies(tmp_path)
     assert models == {TRANSFER_START: PAPER_4B, TRANSFER: str(out / TRANSFER / "final")}
@@ -66,15 +67,22 @@ def test_transfer_policies_read_04s_record(tmp_path):
     assert models[TRANSFER_BASELINE] == str(out / TRANSFER_BASELINE / "final")
     assert got["policies"] == [TRANSFER_START, TRANSFER, TRANSFER_BASELINE]
     # with several seeds, one row per seed's run (grouped again by policy_groups)
-    seed_runs = {TRANSFER: {"0": "transfer_seed0", "1": "transfer_seed1"},
-                 TRANSFER_BASELINE: {"0": "transfer_outcome_only_seed0", "1": "transfer_outcome_only_seed1"}}
+    seed_runs = {
+        TRANSFER: {"0": "transfer_seed0", "1": "transfer_seed1"},
+        TRANSFER_BASELINE: {"0": "transfer_outcome_only_seed0", "1": "transfer_outcome_only_seed1"},
+    }
     (out / "headline.json").write_text(json.dumps({"transfer": record, "seed_runs": seed_runs}))
     for runs in seed_runs.values():
         for run in runs.values():
             (out / run / "final").mkdir(parents=True)
     models, _ = transfer_policies(tmp_path)
-    assert set(models) == {TRANSFER_START, "transfer_seed0", "transfer_seed1",
-                           "transfer_outcome_only_seed0", "transfer_outcome_only_seed1"}
+    assert set(models) == {
+        TRANSFER_START,
+        "transfer_seed0",
+        "transfer_seed1",
+        "transfer_outcome_only_seed0",
+        "transfer_outcome_only_seed1",
+    }
 
 
 def test_profiles_turn_the_transfer_on_in_paper_and_off_in_smoke():
@@ -83,8 +91,11 @@ def test_profiles_turn_the_transfer_on_in_paper_and_off_in_smoke():
     assert p4["TRANSFER_MODEL"] == PAPER_4B and p4["TRANSFER_RECIPE"] == "cg_grpo_transfer_paper"
     assert load_recipe(p4["TRANSFER_RECIPE"]).model == p4["TRANSFER_MODEL"]
     assert paper["05_codegen_eval"]["TRANSFER"] is True
-    assert smoke["04_cg_grpo"]["TRANSFER_MODEL"] == "" and smoke["05_codegen_eval"]["TRANSFER"] is False
+    assert (
+        smoke["04_cg_grpo"]["TRANSFER_MODEL"] == ""
+        and smoke["05_codegen_eval"]["TRANSFER"] is False
+    )
     dry = dryrun_profile("/tiny")
-    assert dry["04_cg_grpo"]["TRANSFER_MODEL"] == "/tiny"                   # the 4B stand-in
+    assert dry["04_cg_grpo"]["TRANSFER_MODEL"] == "/tiny"  # the 4B stand-in
     assert dry["04_cg_grpo"]["TRANSFER_RECIPE"] == "cg_grpo_transfer_paper"
     assert dry["05_codegen_eval"]["TRANSFER"] is True

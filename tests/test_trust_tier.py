@@ -23,7 +23,7 @@ from recode_lib.training.grpo import build_rewards, load_recipe, train
 
 DOUBLE = "def task_func(x):\n    return 2 * x\n"
 WRONG = "def task_func(x):\n    return x + 1\n"
-UNITTEST = '''
+UNITTEST = """
 import unittest
 class TestCases(unittest.TestCase):
     def test_double(self):
@@ -36,18 +36,28 @@ _suite = _unittest.TestLoader().loadTestsFromTestCase(TestCases)
 _result = _unittest.TextTestRunner(verbosity=0).run(_suite)
 if not _result.wasSuccessful():
     raise SystemExit(1)
-'''
+"""
 INLINE = {"kind": "script", "script": UNITTEST, "entry_point": "task_func"}
-SEPARATE = {"kind": "script", "script": "assert task_func(2) == 4\nassert task_func(0) == 0\n",
-            "entry_point": "task_func"}
+SEPARATE = {
+    "kind": "script",
+    "script": "assert task_func(2) == 4\nassert task_func(0) == 0\n",
+    "entry_point": "task_func",
+}
 CALL = {"kind": "call", "fn_name": "task_func", "cases": [{"args": [2], "expected": 4}]}
 STDIO = {"kind": "stdio", "cases": [{"input": "2\n", "output": "4\n"}]}
 STDIO_CODE = "print(2 * int(input()))\n"
 
 
-@pytest.mark.parametrize("tests, code, level", [
-    (STDIO, STDIO_CODE, ISOLATED), (CALL, DOUBLE, ISOLATED), (SEPARATE, DOUBLE, ISOLATED),
-    (INLINE, DOUBLE, IN_PROCESS)], ids=["stdio", "call", "separate_script", "inline_unittest"])
+@pytest.mark.parametrize(
+    "tests, code, level",
+    [
+        (STDIO, STDIO_CODE, ISOLATED),
+        (CALL, DOUBLE, ISOLATED),
+        (SEPARATE, DOUBLE, ISOLATED),
+        (INLINE, DOUBLE, IN_PROCESS),
+    ],
+    ids=["stdio", "call", "separate_script", "inline_unittest"],
+)
 def test_every_result_carries_the_trust_level_of_its_tests(tests, code, level):
     res = sandbox.execute({"id": "a", "code": code, "tests": tests})
     assert res["status"] == "passed" and res["trust"] == level
@@ -58,9 +68,18 @@ def test_a_no_code_result_carries_the_level_of_its_tests():
     assert (res["status"], res["trust"]) == ("no_code", IN_PROCESS)
 
 
-@pytest.mark.parametrize("tests", [INLINE, SEPARATE, CALL, STDIO,
-                                   {**INLINE, "separate": True}, {**SEPARATE, "separate": False},
-                                   {"kind": "script", "script": "from unittest import mock\n"}])
+@pytest.mark.parametrize(
+    "tests",
+    [
+        INLINE,
+        SEPARATE,
+        CALL,
+        STDIO,
+        {**INLINE, "separate": True},
+        {**SEPARATE, "separate": False},
+        {"kind": "script", "script": "from unittest import mock\n"},
+    ],
+)
 def test_the_reward_rule_is_the_sandbox_rule(tests):
     spec = parse_record({"id": "a", "code": "x = 1", "tests": tests}, SandboxConfig())
     in_process = spec.kind == "script" and not spec.job["separate"]
@@ -69,8 +88,13 @@ def test_the_reward_rule_is_the_sandbox_rule(tests):
 
 def test_recode_sandbox_output_records_carry_trust(tmp_path):
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    write_jsonl_atomic(src, [{"id": "call", "code": DOUBLE, "tests": CALL},
-                             {"id": "bcb", "code": DOUBLE, "tests": INLINE}])
+    write_jsonl_atomic(
+        src,
+        [
+            {"id": "call", "code": DOUBLE, "tests": CALL},
+            {"id": "bcb", "code": DOUBLE, "tests": INLINE},
+        ],
+    )
     assert main(["sandbox", str(src), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
     assert {r["id"]: r["trust"] for r in read_jsonl(out)} == {"call": ISOLATED, "bcb": IN_PROCESS}
 
@@ -94,33 +118,70 @@ class Fixed(Generator):
 
 
 def test_evaluation_summary_counts_verdicts_per_trust_level(tmp_path):
-    probs = [Problem(id="t/call", source="t", prompt="Double x (call).", entry_point="task_func",
-                     tests=CALL),
-             Problem(id="t/bcb", source="t", prompt="Double x (unittest).",
-                     entry_point="task_func", tests=INLINE),
-             Problem(id="t/bcb_none", source="t", prompt="Double x (no answer).",
-                     entry_point="task_func", tests=INLINE)]
-    responses = {"t/call": format_response("Double.", DOUBLE),
-                 "t/bcb": format_response("Double.", DOUBLE), "t/bcb_none": "No code here."}
-    s = evaluate("fixed", probs, sampling=SamplingConfig(n=1), out_dir=tmp_path / "ev",
-                 generator=Fixed(probs, responses), workers=1, progress=False)
+    probs = [
+        Problem(
+            id="t/call", source="t", prompt="Double x (call).", entry_point="task_func", tests=CALL
+        ),
+        Problem(
+            id="t/bcb",
+            source="t",
+            prompt="Double x (unittest).",
+            entry_point="task_func",
+            tests=INLINE,
+        ),
+        Problem(
+            id="t/bcb_none",
+            source="t",
+            prompt="Double x (no answer).",
+            entry_point="task_func",
+            tests=INLINE,
+        ),
+    ]
+    responses = {
+        "t/call": format_response("Double.", DOUBLE),
+        "t/bcb": format_response("Double.", DOUBLE),
+        "t/bcb_none": "No code here.",
+    }
+    s = evaluate(
+        "fixed",
+        probs,
+        sampling=SamplingConfig(n=1),
+        out_dir=tmp_path / "ev",
+        generator=Fixed(probs, responses),
+        workers=1,
+        progress=False,
+    )
     assert s["trust"] == {ISOLATED: 1, IN_PROCESS: 2}
     rows = {r["problem_id"]: r["trust"] for r in read_jsonl(tmp_path / "ev" / "samples.jsonl")}
     assert rows == {"t/call": ISOLATED, "t/bcb": IN_PROCESS, "t/bcb_none": IN_PROCESS}
 
 
 def test_summary_counts_rows_from_before_the_field_as_unknown():
-    row = {"problem_id": "p", "status": "passed", "outcome": "correct", "passed": 1, "total": 1,
-           "n_tokens": 3, "code": "x", "format_ok": True}
+    row = {
+        "problem_id": "p",
+        "status": "passed",
+        "outcome": "correct",
+        "passed": 1,
+        "total": 1,
+        "n_tokens": 3,
+        "code": "x",
+        "format_ok": True,
+    }
     s = summarize([row, {**row, "trust": IN_PROCESS}])
     assert s["trust"] == {ISOLATED: 0, IN_PROCESS: 1, "unknown": 1}
     assert tuple(summarize([{**row, "trust": ISOLATED}])["trust"]) == TRUST_LEVELS
 
 
 def _batch(tests, pid="BigCodeBench/7"):
-    return (["p", "p"], [format_response("Double.", DOUBLE), format_response("Off.", WRONG)],
-            {"tests": [tests, tests], "problem_id": [pid, pid],
-             "entry_point": ["task_func", "task_func"]})
+    return (
+        ["p", "p"],
+        [format_response("Double.", DOUBLE), format_response("Off.", WRONG)],
+        {
+            "tests": [tests, tests],
+            "problem_id": [pid, pid],
+            "entry_point": ["task_func", "task_func"],
+        },
+    )
 
 
 def test_reward_refuses_in_process_tests_without_opt_in_before_running_anything():
@@ -142,20 +203,33 @@ def test_the_recipe_opt_in_reaches_the_reward():
     (refusing,), _ = build_rewards(load_recipe("cg_grpo_smoke", rewards=[{"name": "outcome"}]))
     with pytest.raises(InProcessTestsError, match="BigCodeBench/7"):
         refusing(prompts, comps, **cols)
-    (allowed,), _ = build_rewards(load_recipe("cg_grpo_smoke", rewards=[{"name": "outcome"}],
-                                              allow_in_process_tests=True))
+    (allowed,), _ = build_rewards(
+        load_recipe("cg_grpo_smoke", rewards=[{"name": "outcome"}], allow_in_process_tests=True)
+    )
     assert allowed(prompts, comps, **cols) == [1.0, 0.0]
 
 
 def test_the_opt_in_left_unset_keeps_the_fingerprint_of_older_runs():
     assert "allow_in_process_tests" not in load_recipe("cg_grpo_smoke").to_dict()
-    assert load_recipe("cg_grpo_smoke", allow_in_process_tests=True).to_dict()[
-        "allow_in_process_tests"] is True
+    assert (
+        load_recipe("cg_grpo_smoke", allow_in_process_tests=True).to_dict()[
+            "allow_in_process_tests"
+        ]
+        is True
+    )
 
 
 def test_train_refuses_in_process_problems_before_loading_the_model(tmp_path):
-    probs = [Problem(id=f"bcb/{i}", source="t", prompt="Double x.", entry_point="task_func",
-                     tests=INLINE if i == 3 else CALL) for i in range(8)]
+    probs = [
+        Problem(
+            id=f"bcb/{i}",
+            source="t",
+            prompt="Double x.",
+            entry_point="task_func",
+            tests=INLINE if i == 3 else CALL,
+        )
+        for i in range(8)
+    ]
     recipe = load_recipe("cg_grpo_smoke", model=str(tmp_path / "no-such-model"))
     with pytest.raises(InProcessTestsError, match="problem 'bcb/3'"):
         train(recipe, probs, tmp_path / "run")

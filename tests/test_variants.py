@@ -7,19 +7,37 @@ from __future__ import annotations
 import pytest
 
 from recode_lib.cli import main
-from recode_lib.pipeline import (PipelineError, load_profile, profile_parameters, resume_command,
-                                 run_pipeline, variant_parameters)
+from recode_lib.pipeline import (
+    PipelineError,
+    load_profile,
+    profile_parameters,
+    resume_command,
+    run_pipeline,
+    variant_parameters,
+)
 from recode_lib.plan import ClusterSpec, make_plan
 from recode_lib.staging import stage_items
-from recode_lib.variants import (VARIANTS_KEY, VariantError, variant_notebooks, variant_profile,
-                                 variant_spec)
+from recode_lib.variants import (
+    VARIANTS_KEY,
+    VariantError,
+    variant_notebooks,
+    variant_profile,
+    variant_spec,
+)
 
 B32 = "Qwen/Qwen2.5-32B-Instruct"
-SPEC = {"common": {"MODEL": "m"}, "06_strictness_sweep": {"MODEL": "small", "KS": "1,2"},
-        "07_weight_averaging": {"TENSOR_PARALLEL_SIZE": 1, "ALPHAS": "0,1"},
-        VARIANTS_KEY: {"big": {"06_strictness_sweep": {"MODEL": "large"},
-                               "07_weight_averaging": {"TENSOR_PARALLEL_SIZE": 4},
-                               "08_ensemble_passk": None}}}
+SPEC = {
+    "common": {"MODEL": "m"},
+    "06_strictness_sweep": {"MODEL": "small", "KS": "1,2"},
+    "07_weight_averaging": {"TENSOR_PARALLEL_SIZE": 1, "ALPHAS": "0,1"},
+    VARIANTS_KEY: {
+        "big": {
+            "06_strictness_sweep": {"MODEL": "large"},
+            "07_weight_averaging": {"TENSOR_PARALLEL_SIZE": 4},
+            "08_ensemble_passk": None,
+        }
+    },
+}
 
 
 def test_variant_values_win_key_by_key_and_the_rest_is_the_base():
@@ -28,9 +46,12 @@ def test_variant_values_win_key_by_key_and_the_rest_is_the_base():
     assert v["06_strictness_sweep"] == {"MODEL": "large", "KS": "1,2"}
     assert v["07_weight_averaging"] == {"TENSOR_PARALLEL_SIZE": 4, "ALPHAS": "0,1"}
     assert v["08_ensemble_passk"] == {}
-    assert SPEC["06_strictness_sweep"]["MODEL"] == "small"          # the base is not touched
-    assert variant_notebooks(SPEC, "big") == ["06_strictness_sweep", "07_weight_averaging",
-                                              "08_ensemble_passk"]
+    assert SPEC["06_strictness_sweep"]["MODEL"] == "small"  # the base is not touched
+    assert variant_notebooks(SPEC, "big") == [
+        "06_strictness_sweep",
+        "07_weight_averaging",
+        "08_ensemble_passk",
+    ]
     assert variant_profile("paper", "big") == "paper@big"
 
 
@@ -39,12 +60,15 @@ def test_an_unknown_variant_raises_naming_the_known_ones():
         variant_spec(SPEC, "huge")
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"big": {"not_a_stem": {}}}, "not a notebook section"),
-    ({"big": {"06_strictness_sweep": 3}}, "must be a parameter mapping"),
-    ({"big": {}}, "must map notebook stems"),
-    ({"a/b": {"06_strictness_sweep": {}}}, "letters, digits"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"big": {"not_a_stem": {}}}, "not a notebook section"),
+        ({"big": {"06_strictness_sweep": 3}}, "must be a parameter mapping"),
+        ({"big": {}}, "must map notebook stems"),
+        ({"a/b": {"06_strictness_sweep": {}}}, "letters, digits"),
+    ],
+)
 def test_a_malformed_overlay_raises_naming_it(bad, match):
     with pytest.raises(VariantError, match=match):
         variant_spec({VARIANTS_KEY: bad}, next(iter(bad)))
@@ -58,50 +82,76 @@ def test_smoke_and_laptop_have_no_variant(profile):
 
 def test_the_paper_scale_32b_runs_06_to_08_at_32b_and_changes_nothing_else():
     base = profile_parameters("paper")
-    (v, stems), = variant_parameters("paper").values()
+    ((v, stems),) = variant_parameters("paper").values()
     assert stems == ["06_strictness_sweep", "07_weight_averaging", "08_ensemble_passk"]
-    assert base["06_strictness_sweep"]["MODEL"] == "Qwen/Qwen2.5-7B-Instruct"   # base unchanged
+    assert base["06_strictness_sweep"]["MODEL"] == "Qwen/Qwen2.5-7B-Instruct"  # base unchanged
     six = v["06_strictness_sweep"]
     assert six["MODEL"] == B32 and six["RECIPE"] == "strictness_paper_32b"
-    assert six["PROFILE"] == "paper@scale_32b" and v["07_weight_averaging"]["PROFILE"] == "paper@scale_32b"
+    assert (
+        six["PROFILE"] == "paper@scale_32b"
+        and v["07_weight_averaging"]["PROFILE"] == "paper@scale_32b"
+    )
     # the study itself is 06-08's: same strictness levels, seeds, protocol, alpha grid, pass@k
-    for stem, keys in {"06_strictness_sweep": ("KS", "PARTIAL_CREDIT", "SEEDS", "EVAL_TEMPERATURE",
-                                               "EVAL_MAX_NEW_TOKENS", "EVAL_DIFFICULTY",
-                                               "EVAL_N_SAMPLES", "BENCHMARK"),
-                       "07_weight_averaging": ("ALPHAS", "N_SAMPLES", "SPEC_FROM_SWEEP"),
-                       "08_ensemble_passk": ("PASS_K", "STABLE_MIN", "STABLE_MAX")}.items():
+    for stem, keys in {
+        "06_strictness_sweep": (
+            "KS",
+            "PARTIAL_CREDIT",
+            "SEEDS",
+            "EVAL_TEMPERATURE",
+            "EVAL_MAX_NEW_TOKENS",
+            "EVAL_DIFFICULTY",
+            "EVAL_N_SAMPLES",
+            "BENCHMARK",
+        ),
+        "07_weight_averaging": ("ALPHAS", "N_SAMPLES", "SPEC_FROM_SWEEP"),
+        "08_ensemble_passk": ("PASS_K", "STABLE_MIN", "STABLE_MAX"),
+    }.items():
         for k in keys:
             assert v[stem][k] == base[stem][k], (stem, k)
 
 
 def test_the_32b_recipe_is_the_7b_recipe_but_for_model_and_placement():
     from recode_lib.plan.stages import read_recipe
+
     a, b = read_recipe("strictness_paper"), read_recipe("strictness_paper_32b")
-    placement = {"model", "name", "per_device_train_batch_size", "gradient_accumulation_steps",
-                 "vllm_tensor_parallel_size", "vllm_max_model_length"}
+    placement = {
+        "model",
+        "name",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "vllm_tensor_parallel_size",
+        "vllm_max_model_length",
+    }
     assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} <= placement
     assert b["model"] == B32
     per_step = lambda r: r["per_device_train_batch_size"] * r["gradient_accumulation_steps"]  # noqa: E731
-    assert per_step(a) == per_step(b)           # 256 completions per optimizer step over 8 GPUs
+    assert per_step(a) == per_step(b)  # 256 completions per optimizer step over 8 GPUs
 
 
 @pytest.fixture(scope="module")
 def plans():
     params, variants = profile_parameters("paper"), variant_parameters("paper")
-    return {mem: (make_plan(params, ClusterSpec(8, mem), profile="paper"),
-                  make_plan(params, ClusterSpec(8, mem), profile="paper", variants=variants))
-            for mem in (80, 141)}
+    return {
+        mem: (
+            make_plan(params, ClusterSpec(8, mem), profile="paper"),
+            make_plan(params, ClusterSpec(8, mem), profile="paper", variants=variants),
+        )
+        for mem in (80, 141)
+    }
 
 
 def test_the_plan_places_scale_32b_with_zero3_training_and_tp_generation(plans):
     _, plan = plans[141]
     rows = {(p.notebook, p.stage): p for p in plan.placements if "@scale_32b" in p.notebook}
-    assert {n for n, _ in rows} == {"06_strictness_sweep@scale_32b", "07_weight_averaging@scale_32b"}
+    assert {n for n, _ in rows} == {
+        "06_strictness_sweep@scale_32b",
+        "07_weight_averaging@scale_32b",
+    }
     train = [p for (n, _), p in rows.items() if n.startswith("06") and "GRPO" in p.stage]
     assert train and all(p.model == B32 and "ZeRO-3 x8" in p.where and p.tp == 4 for p in train)
     sweep = [p for (n, _), p in rows.items() if n.startswith("07")]
-    assert sweep and all(p.tp == 2 for p in sweep)          # TENSOR_PARALLEL_SIZE of the variant
-    assert plan.ok and not plan.variant_problems             # fits one node of 8 x 141 GB
+    assert sweep and all(p.tp == 2 for p in sweep)  # TENSOR_PARALLEL_SIZE of the variant
+    assert plan.ok and not plan.variant_problems  # fits one node of 8 x 141 GB
 
 
 def test_on_80gb_gpus_the_variant_is_refused_but_the_profile_still_fits(plans):
@@ -127,8 +177,10 @@ def test_recode_plan_shows_the_variant(capsys):
     out = capsys.readouterr().out
     assert "06_strictness_sweep@scale_32b" in out and "07_weight_averaging@scale_32b" in out
     assert "variant stages that do not fit 8 x 80 GB" in out
-    assert main(["plan", "--profile", "paper", "--gpus", "8", "--gpu-memory", "80",
-                 "--no-variants"]) == 0
+    assert (
+        main(["plan", "--profile", "paper", "--gpus", "8", "--gpu-memory", "80", "--no-variants"])
+        == 0
+    )
     assert "@scale_32b" not in capsys.readouterr().out
 
 
@@ -142,11 +194,15 @@ def test_recode_stage_lists_the_32b_model():
 def test_running_an_unknown_variant_refuses_before_any_notebook():
     with pytest.raises(PipelineError, match="no variant 'nope'; known: scale_32b"):
         run_pipeline("paper", variant="nope", check_plan=False, log=lambda *_: None)
-    assert resume_command("paper", variant="scale_32b") == \
-        "recode reproduce --profile paper --variant scale_32b"
+    assert (
+        resume_command("paper", variant="scale_32b")
+        == "recode reproduce --profile paper --variant scale_32b"
+    )
 
 
-def test_reproduce_with_a_variant_runs_only_its_notebooks_under_its_own_profile(tmp_path, monkeypatch):
+def test_reproduce_with_a_variant_runs_only_its_notebooks_under_its_own_profile(
+    tmp_path, monkeypatch
+):
     """run_pipeline(variant=...) hands the runner the variant's notebooks only, with its merged
     parameters and PROFILE "paper@scale_32b" (its own run folder); nothing is executed here."""
     import recode_lib.pipeline as pipeline
@@ -157,11 +213,15 @@ def test_reproduce_with_a_variant_runs_only_its_notebooks_under_its_own_profile(
     def fake_run_locked(profile, plan, every, **kw):
         seen.update(profile=profile, plan=plan, resume=kw["resume"])
         return []
+
     monkeypatch.setattr(pipeline, "run_locked", fake_run_locked)
     pipeline.run_pipeline("paper", variant="scale_32b", check_plan=False, log=lambda *_: None)
     assert seen["profile"] == "paper@scale_32b"
-    assert [nb.stem for nb, _, _ in seen["plan"]] == ["06_strictness_sweep", "07_weight_averaging",
-                                                     "08_ensemble_passk"]
+    assert [nb.stem for nb, _, _ in seen["plan"]] == [
+        "06_strictness_sweep",
+        "07_weight_averaging",
+        "08_ensemble_passk",
+    ]
     six = seen["plan"][0][1]
     assert six["MODEL"] == B32 and six["PROFILE"] == "paper@scale_32b"
     assert "--variant scale_32b" in seen["resume"]

@@ -17,14 +17,17 @@ def test_runs_on_linux_x86_64_with_avx512_or_avx2_and_cpu_torch():
         assert vllm_cpu.why_not("Linux", "x86_64", info, "2.13.0+cpu") is None
 
 
-@pytest.mark.parametrize("system, machine, info, torch, words", [
-    ("Darwin", "arm64", AVX2, "2.13.0", "Linux, this is Darwin"),
-    ("Linux", "aarch64", AVX2, "2.13.0+cpu", "x86_64, this machine is aarch64"),
-    ("Linux", "x86_64", OLD, "2.13.0+cpu", "neither AVX-512 nor AVX2"),
-    ("Linux", "x86_64", AVX2, "2.13.0", "CUDA build"),
-    ("Linux", "x86_64", AVX2, "2.14.0+cpu", "needs torch 2.13.0"),
-    ("Linux", "x86_64", AVX2, None, "torch is not installed"),
-])
+@pytest.mark.parametrize(
+    "system, machine, info, torch, words",
+    [
+        ("Darwin", "arm64", AVX2, "2.13.0", "Linux, this is Darwin"),
+        ("Linux", "aarch64", AVX2, "2.13.0+cpu", "x86_64, this machine is aarch64"),
+        ("Linux", "x86_64", OLD, "2.13.0+cpu", "neither AVX-512 nor AVX2"),
+        ("Linux", "x86_64", AVX2, "2.13.0", "CUDA build"),
+        ("Linux", "x86_64", AVX2, "2.14.0+cpu", "needs torch 2.13.0"),
+        ("Linux", "x86_64", AVX2, None, "torch is not installed"),
+    ],
+)
 def test_says_why_not_in_one_sentence(system, machine, info, torch, words):
     reason = vllm_cpu.why_not(system, machine, info, torch)
     assert words in reason and "\n" not in reason
@@ -49,13 +52,21 @@ def test_requirement_names_are_normalised():
 
 
 def test_the_wheels_own_requirements_leave_out_the_cuda_vision_audio_builds():
-    reqs = ["torch==2.13.0+cpu", "torchvision; platform_machine != 'riscv64'", "torchaudio",
-            "torchcodec>=0.14", "numba==0.65.0", "zentorch==2.13.0.1; extra == \"zen\""]
+    reqs = [
+        "torch==2.13.0+cpu",
+        "torchvision; platform_machine != 'riscv64'",
+        "torchaudio",
+        "torchcodec>=0.14",
+        "numba==0.65.0",
+        'zentorch==2.13.0.1; extra == "zen"',
+    ]
     assert vllm_cpu.wheel_requirements(reqs) == ["torch==2.13.0+cpu", "numba==0.65.0"]
 
 
 def test_requirements_file_leaves_out_the_excluded_builds():
-    names = {vllm_cpu.requirement_name(r) for r in vllm_cpu.requirements(PROJECT_ROOT / "vllm-cpu.txt")}
+    names = {
+        vllm_cpu.requirement_name(r) for r in vllm_cpu.requirements(PROJECT_ROOT / "vllm-cpu.txt")
+    }
     assert not names & set(vllm_cpu.EXCLUDED)
     assert {"transformers", "numba", "intel-openmp"} <= names
 
@@ -66,7 +77,9 @@ def test_requirements_file_is_the_installed_wheels_metadata():
     except importlib.metadata.PackageNotFoundError:
         pytest.skip(f"{vllm_cpu.DIST} is not installed here ({vllm_cpu.why_not() or 'VLLM_CPU=0'})")
     assert importlib.metadata.version(vllm_cpu.DIST) == vllm_cpu.VERSION
-    assert vllm_cpu.requirements(PROJECT_ROOT / "vllm-cpu.txt") == vllm_cpu.wheel_requirements(requires)
+    assert vllm_cpu.requirements(PROJECT_ROOT / "vllm-cpu.txt") == vllm_cpu.wheel_requirements(
+        requires
+    )
 
 
 def test_make_env_installs_the_pinned_wheel_without_its_dependencies():

@@ -19,6 +19,7 @@ import os
 import time
 
 import pytest
+from vllm_helpers import VLLM_MARKS, Timer, on_cpu, smollm2_or_skip, vllm_or_skip
 
 from recode_lib.data import load_benchmark
 from recode_lib.environments.rollout import tool_options
@@ -27,7 +28,6 @@ from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import SampleRequest, SamplingConfig, get_generator, sample_seed
 from recode_lib.generation import data_parallel as D
 from recode_lib.generation.vllm_backend import CPU_KV_CACHE_BYTES
-from vllm_helpers import VLLM_MARKS, Timer, on_cpu, smollm2_or_skip, vllm_or_skip
 
 pytestmark = VLLM_MARKS
 
@@ -45,8 +45,17 @@ def single():
 
 
 def spec_for(setting: str, **kw) -> EvalSpec:
-    base = dict(backend="vllm", setting=setting, temperature=0.0, n=1, max_new_tokens=96,
-                workers=2, progress=False, max_turns=2, max_tool_calls=2)
+    base = dict(
+        backend="vllm",
+        setting=setting,
+        temperature=0.0,
+        n=1,
+        max_new_tokens=96,
+        workers=2,
+        progress=False,
+        max_turns=2,
+        max_tool_calls=2,
+    )
     return EvalSpec(**(base | kw))
 
 
@@ -72,8 +81,10 @@ def test_cpu_engine_gets_the_documented_defaults(single):
     assert engine.vllm_config.cache_config.kv_cache_memory_bytes == CPU_KV_CACHE_BYTES
 
 
-PROMPTS = [[{"role": "user", "content": f"Write a Python function that returns {i} squared."}]
-           for i in range(8)]
+PROMPTS = [
+    [{"role": "user", "content": f"Write a Python function that returns {i} squared."}]
+    for i in range(8)
+]
 SAMPLING = SamplingConfig(temperature=0.8, max_new_tokens=48, n=4, seed=3)
 
 
@@ -97,8 +108,9 @@ def test_samples_depend_only_on_their_own_seed(single, one_engine_batch):
     reqs, batch = one_engine_batch
     alone = single.generate_samples([reqs[5], reqs[17]], SAMPLING)
     assert [c.text for c in alone] == [batch[5].text, batch[17].text]
-    other = single.generate_samples([SampleRequest(reqs[5].messages, 1, reqs[5].seed + 1)],
-                                    SAMPLING)
+    other = single.generate_samples(
+        [SampleRequest(reqs[5].messages, 1, reqs[5].seed + 1)], SAMPLING
+    )
     assert other[0].text != batch[5].text
     assert all(c.n_tokens > 0 for c in batch)
 
@@ -107,7 +119,7 @@ def test_single_setting_evaluates_on_the_engine(single, tmp_path):
     with Timer("single setting, 2 microbench problems"):
         _, summary, rows = evaluate("single", single, tmp_path)
     assert summary["setting"] == "single" and summary["n_samples"] == 2
-    assert all(r["response"].strip() for r in rows)          # the engine answered each
+    assert all(r["response"].strip() for r in rows)  # the engine answered each
 
 
 @pytest.mark.parametrize("setting", ["tool", "agentic"])
@@ -116,7 +128,7 @@ def test_multi_turn_setting_runs_episodes_on_the_engine(setting, single, tmp_pat
         gen, summary, rows = evaluate(setting, single, tmp_path)
     assert summary["setting"] == setting and summary["n_samples"] == 2
     assert summary["episodes"]["mean_turns"] >= 1
-    assert all(r["n_tokens"] > 0 for r in rows)              # the engine generated turns
+    assert all(r["n_tokens"] > 0 for r in rows)  # the engine generated turns
     # the prompt the engine saw rendered the setting's tools (chat template with tools)
     rendered = gen.tokenizer().decode(gen.render([{"role": "user", "content": "hi"}]))
     names = [f.__name__ for f in tool_options(setting)["tools"]]
@@ -147,8 +159,10 @@ def two_engines(single):
         t1 = time.perf_counter()
         out = gen.generate(PROMPTS, SAMPLING)
         info = gen.pool().info
-        print(f"[vllm timing] two data-parallel CPU engines: load {t1 - t0:.1f} s, generate "
-              f"{time.perf_counter() - t1:.1f} s, loadavg {open('/proc/loadavg').read().split()[:3]}")
+        print(
+            f"[vllm timing] two data-parallel CPU engines: load {t1 - t0:.1f} s, generate "
+            f"{time.perf_counter() - t1:.1f} s, loadavg {open('/proc/loadavg').read().split()[:3]}"
+        )
     finally:
         gen.close()
     return out, info
@@ -159,14 +173,15 @@ def test_two_real_cpu_engines_give_one_engines_samples(two_engines, one_engine_b
     texts = [c.text for o in out for c in o]
     assert len(texts) == len(PROMPTS) * SAMPLING.n
     assert texts == [c.text for c in one_engine_batch[1]]
-    assert len(set(texts)) > len(PROMPTS)                        # sampled: samples differ
-    own = [i["env"].get("VLLM_CPU_OMP_THREADS_BIND") or i["env"].get("CUDA_VISIBLE_DEVICES")
-           for i in info]
-    assert len(set(own)) == 2 and None not in own               # its own core(s) / GPU(s) each
+    assert len(set(texts)) > len(PROMPTS)  # sampled: samples differ
+    own = [
+        i["env"].get("VLLM_CPU_OMP_THREADS_BIND") or i["env"].get("CUDA_VISIBLE_DEVICES")
+        for i in info
+    ]
+    assert len(set(own)) == 2 and None not in own  # its own core(s) / GPU(s) each
 
 
-def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(single,
-                                                                       one_engine_batch):
+def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(single, one_engine_batch):
     pytest.importorskip("ray", reason="needs ray (pip install 'recode[scale]')")
     import ray
 
@@ -178,8 +193,9 @@ def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(single,
     if started:
         start_local(num_cpus=2)
     try:
-        gen = D.DataParallelGenerator(single.model, data_parallel_size=2, ray_address="local",
-                                      **CPU_ENGINE)
+        gen = D.DataParallelGenerator(
+            single.model, data_parallel_size=2, ray_address="local", **CPU_ENGINE
+        )
         try:
             got = gen.generate(PROMPTS, SAMPLING)
             info = gen.pool().info

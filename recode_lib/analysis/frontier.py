@@ -41,18 +41,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
 from recode_lib.errors import RecodeError
-from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
 from recode_lib.evaluation.guard import describe_problem_sets, problem_set, recorded_problem_ids
 from recode_lib.evaluation.summary import summary_table
+from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
+from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, solved_sets, turnover
 from recode_lib.sandbox.result import OUTCOMES
-from recode_lib.metrics import (bootstrap_ci, counts_from_records, pass_at_k, solved_sets,
-                                turnover)
 
 REQUIRED = ("problem_id", "sample", "outcome")
 _ALPHA_DIR = re.compile(r"^alpha_(-?[0-9.]+(?:e-?[0-9]+)?)$")
@@ -68,15 +67,22 @@ def check_records(records: list[Mapping], where: str) -> list[Mapping]:
             if f not in r:
                 raise FrontierError(f"{where}: record {i} ({r.get('id', '?')!r}) has no {f!r}")
         if r["outcome"] not in OUTCOMES:
-            raise FrontierError(f"{where}: record {i} ({r.get('id', '?')!r}) has unknown "
-                                f"outcome {r['outcome']!r}; expected one of {OUTCOMES}")
+            raise FrontierError(
+                f"{where}: record {i} ({r.get('id', '?')!r}) has unknown "
+                f"outcome {r['outcome']!r}; expected one of {OUTCOMES}"
+            )
     if not records:
         raise FrontierError(f"{where}: no records")
     return records
 
 
-def folder_records(folder: str | Path, filename: str = "samples.jsonl", *,
-                   problems: Iterable[str] | None = None, n: int | None = None) -> list[dict]:
+def folder_records(
+    folder: str | Path,
+    filename: str = "samples.jsonl",
+    *,
+    problems: Iterable[str] | None = None,
+    n: int | None = None,
+) -> list[dict]:
     """The records of one evaluation folder, kept to the problem set its run.json records
     (recode_lib.evaluation.guard: an evaluation's folder holds one problem set; paper B's
     frontier is traced "on hard problems", so records of the easy ones evaluated into the same
@@ -92,22 +98,33 @@ def folder_records(folder: str | Path, filename: str = "samples.jsonl", *,
     wanted = None if problems is None else {str(p) for p in problems}
     recorded = recorded_problem_ids(folder)
     if (folder / "run.json").is_file() and recorded is None:
-        raise FrontierError(f"{folder}: its run.json records no problem set (evaluated before "
-                            "problem sets were recorded); re-run its evaluation so results of "
-                            "another problem set cannot be mixed in")
+        raise FrontierError(
+            f"{folder}: its run.json records no problem set (evaluated before "
+            "problem sets were recorded); re-run its evaluation so results of "
+            "another problem set cannot be mixed in"
+        )
     if recorded is not None and wanted is not None and set(recorded) != wanted:
-        raise FrontierError(f"{folder}: evaluated on another problem set than asked for: "
-                            f"{describe_problem_sets(recorded, wanted)}; re-run its evaluation "
-                            "on these problems (a notebook re-run sets the stale folder aside)")
+        raise FrontierError(
+            f"{folder}: evaluated on another problem set than asked for: "
+            f"{describe_problem_sets(recorded, wanted)}; re-run its evaluation "
+            "on these problems (a notebook re-run sets the stale folder aside)"
+        )
     keep = set(recorded) if recorded is not None else wanted
-    out = [r for r in records if (keep is None or str(r["problem_id"]) in keep)
-           and (n is None or int(r["sample"]) < n)]
+    out = [
+        r
+        for r in records
+        if (keep is None or str(r["problem_id"]) in keep) and (n is None or int(r["sample"]) < n)
+    ]
     return check_records(out, f"{path} (problem set{'' if n is None else f', n={n}'})")
 
 
-def load_alpha_samples(root: str | Path, filename: str = "samples.jsonl", *,
-                       problems: Iterable[str] | None = None, n: int | None = None
-                       ) -> dict[float, list[dict]]:
+def load_alpha_samples(
+    root: str | Path,
+    filename: str = "samples.jsonl",
+    *,
+    problems: Iterable[str] | None = None,
+    n: int | None = None,
+) -> dict[float, list[dict]]:
     """{alpha: records} from root/alpha_<A>/<filename> (the layout notebook 07 writes), each
     folder's records kept to its recorded problem set, to `problems` and to n samples
     (folder_records: a folder evaluated on another problem set raises)."""
@@ -123,9 +140,14 @@ def load_alpha_samples(root: str | Path, filename: str = "samples.jsonl", *,
     return dict(sorted(out.items()))
 
 
-def load_run_samples(root: str | Path, names: Iterable[str], filename: str = "samples.jsonl", *,
-                     problems: Iterable[str] | None = None, n: int | None = None
-                     ) -> dict[str, list[dict]]:
+def load_run_samples(
+    root: str | Path,
+    names: Iterable[str],
+    filename: str = "samples.jsonl",
+    *,
+    problems: Iterable[str] | None = None,
+    n: int | None = None,
+) -> dict[str, list[dict]]:
     """{run name: records} from root/<name>/<filename> (notebook 06's runs evaluated with the
     alpha grid's spec, recode_lib.orchestration.endpoints.sweep_runs), read as load_alpha_samples
     reads an alpha; raises FrontierError naming a run without records."""
@@ -151,8 +173,11 @@ def alpha_row(alpha: float, records: list[Mapping]) -> dict:
     toks = [r["n_tokens"] for r in records if isinstance(r.get("n_tokens"), (int, float))]
     row["mean_tokens"] = sum(toks) / len(toks) if toks else math.nan
     failures = n - sum(r["outcome"] == "correct" for r in records)
-    row["opt_share_of_failures"] = (sum(r["outcome"] == "optimization_failure"
-                                        for r in records) / failures) if failures else math.nan
+    row["opt_share_of_failures"] = (
+        (sum(r["outcome"] == "optimization_failure" for r in records) / failures)
+        if failures
+        else math.nan
+    )
     return row
 
 
@@ -166,8 +191,10 @@ def _checked(samples: Mapping[float, list[Mapping]]) -> dict[float, list[Mapping
         got = {r["problem_id"] for r in recs}
         if got != ref:
             diff = sorted(got ^ ref)[:5]
-            raise FrontierError(f"alpha {a} covers different problems than alpha {ref_a}: "
-                                f"{diff} (evaluate every alpha on the same problems)")
+            raise FrontierError(
+                f"alpha {a} covers different problems than alpha {ref_a}: "
+                f"{diff} (evaluate every alpha on the same problems)"
+            )
     return dict(sorted(sel.items()))
 
 
@@ -193,12 +220,18 @@ def _ratio_of_sums(num: int, den: int):
         rows = np.asarray(rows, dtype=float)
         d = rows[:, den].sum()
         return rows[:, num].sum() / d if d > 0 else 0.0
+
     return stat
 
 
-def matched_turnover(counts_a: Mapping[str, tuple[int, int]],
-                     counts_b: Mapping[str, tuple[int, int]], *, budget: int | None = None,
-                     n_boot: int = 1000, seed: int = 0) -> dict:
+def matched_turnover(
+    counts_a: Mapping[str, tuple[int, int]],
+    counts_b: Mapping[str, tuple[int, int]],
+    *,
+    budget: int | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict:
     """Turnover of two checkpoints' solved sets at an equal budget, against a split-half null.
 
     Paper B: points along the axis "solve different hard problems (flat total, high turnover)".
@@ -226,8 +259,14 @@ def matched_turnover(counts_a: Mapping[str, tuple[int, int]],
         (na, ca), (nb, cb) = counts_a[p], counts_b[p]
         pa, pb = pass_at_k(na, ca, b), pass_at_k(nb, cb, b)
         qa, qb = pass_at_k(na, ca, 2 * b), pass_at_k(nb, cb, 2 * b)
-        rows.append([pa * (1 - pb) + pb * (1 - pa), 1 - (1 - pa) * (1 - pb),
-                     (qa - pa) + (qb - pb), (qa + qb) / 2])
+        rows.append(
+            [
+                pa * (1 - pb) + pb * (1 - pa),
+                1 - (1 - pa) * (1 - pb),
+                (qa - pa) + (qb - pb),
+                (qa + qb) / 2,
+            ]
+        )
     t, z = _ratio_of_sums(0, 1), _ratio_of_sums(2, 3)
     stats = {"turnover": t, "null": z, "excess": lambda r: t(r) - z(r)}
     for k, f in stats.items():
@@ -236,8 +275,9 @@ def matched_turnover(counts_a: Mapping[str, tuple[int, int]],
     return out
 
 
-def turnover_table(samples: Mapping[float, list[Mapping]], *, n_boot: int = 1000,
-                   seed: int = 0) -> list[dict]:
+def turnover_table(
+    samples: Mapping[float, list[Mapping]], *, n_boot: int = 1000, seed: int = 0
+) -> list[dict]:
     """Turnover of solved sets between neighbouring alphas (sorted), plus the union size (all
     samples: `turnover`), and the budget-matched turnover against its split-half null
     (matched_turnover: `matched_budget`, `matched_turnover`, `turnover_null`,
@@ -249,35 +289,63 @@ def turnover_table(samples: Mapping[float, list[Mapping]], *, n_boot: int = 1000
     rows = []
     for a, b in zip(alphas, alphas[1:]):
         m = matched_turnover(counts[a], counts[b], n_boot=n_boot, seed=seed)
-        rows.append({"alpha_a": a, "alpha_b": b, **turnover(sets[a], sets[b]),
-                     "matched_budget": m["budget"],
-                     **{f"{pre}{s}": m[f"{k}{s}"] for k, pre in (
-                         ("turnover", "matched_turnover"), ("null", "turnover_null"),
-                         ("excess", "turnover_excess")) for s in ("", "_lo", "_hi")}})
+        rows.append(
+            {
+                "alpha_a": a,
+                "alpha_b": b,
+                **turnover(sets[a], sets[b]),
+                "matched_budget": m["budget"],
+                **{
+                    f"{pre}{s}": m[f"{k}{s}"]
+                    for k, pre in (
+                        ("turnover", "matched_turnover"),
+                        ("null", "turnover_null"),
+                        ("excess", "turnover_excess"),
+                    )
+                    for s in ("", "_lo", "_hi")
+                },
+            }
+        )
     return rows
 
 
 def format_error_rise(rows: list[Mapping], threshold: float = 2.0) -> dict:
     """Mean format-error rate for |alpha| > threshold vs |alpha| <= threshold (None if empty)."""
+
     def mean(xs):
         xs = list(xs)
         return sum(xs) / len(xs) if xs else None
+
     inside = [r["format_error"] for r in rows if abs(r["alpha"]) <= threshold]
     outside = [r["format_error"] for r in rows if abs(r["alpha"]) > threshold]
-    return {"threshold": threshold, "inside": mean(inside), "outside": mean(outside),
-            "n_inside": len(inside), "n_outside": len(outside)}
+    return {
+        "threshold": threshold,
+        "inside": mean(inside),
+        "outside": mean(outside),
+        "n_inside": len(inside),
+        "n_outside": len(outside),
+    }
 
 
 def spec_fields(spec) -> dict:
     """What a frontier payload records about the spec that sampled its points (empty: None)."""
     if spec is None:
         return {}
-    return {"eval_spec": spec.to_dict(), "protocol": spec.protocol(),
-            "spec_fingerprint": spec.fingerprint()}
+    return {
+        "eval_spec": spec.to_dict(),
+        "protocol": spec.protocol(),
+        "spec_fingerprint": spec.fingerprint(),
+    }
 
 
-def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], *,
-                   threshold: float = 2.0, extra: dict | None = None, spec=None) -> dict:
+def write_frontier(
+    out_dir: str | Path,
+    samples: Mapping[float, list[Mapping]],
+    *,
+    threshold: float = 2.0,
+    extra: dict | None = None,
+    spec=None,
+) -> dict:
     """Write out_dir/frontier.json (rows, turnover, solved sets, format-error rise) and
     out_dir/frontier.csv (the rows); returns the json payload. `spec`: the EvalSpec that
     sampled every alpha (its fingerprint goes on every row)."""
@@ -287,16 +355,27 @@ def write_frontier(out_dir: str | Path, samples: Mapping[float, list[Mapping]], 
         rows = [r | {"spec_fingerprint": spec.fingerprint()} for r in rows]
     sel = _checked(samples)
     ids = sorted({str(r["problem_id"]) for r in next(iter(sel.values()))})
-    payload = {"rows": rows, "turnover": turnover_table(samples),
-               "solved": {repr(a): sorted(s) for a, s in per_alpha_solved(sel).items()},
-               "format_error_rise": format_error_rise(rows, threshold),
-               "problem_set": problem_set(ids), "problem_ids": ids,
-               **spec_fields(spec), **(extra or {})}
+    payload = {
+        "rows": rows,
+        "turnover": turnover_table(samples),
+        "solved": {repr(a): sorted(s) for a, s in per_alpha_solved(sel).items()},
+        "format_error_rise": format_error_rise(rows, threshold),
+        "problem_set": problem_set(ids),
+        "problem_ids": ids,
+        **spec_fields(spec),
+        **(extra or {}),
+    }
     return save_frontier(out_dir, payload)
 
 
-def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict | None = None,
-                         spec=None, partial: dict | None = None) -> dict:
+def write_sweep_frontier(
+    out_dir,
+    summaries: dict,
+    strictness: dict,
+    extra: dict | None = None,
+    spec=None,
+    partial: dict | None = None,
+) -> dict:
     """summaries: run name -> recode_lib.evaluation.codegen summary; strictness: run name -> k
     (an int, or "inf") for the R_k runs; partial: run name -> reward name for the static
     partial-credit runs (paper B, finding 5: "static partial-credit rewards (discrete or
@@ -313,8 +392,9 @@ def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict
         raise ValueError(f"write_sweep_frontier: run(s) {both} given both a k and a partial reward")
     missing = sorted(set(summaries) - set(strictness) - set(partial))
     if missing:
-        raise ValueError(f"write_sweep_frontier: no strictness k or partial reward for run(s) "
-                         f"{missing}")
+        raise ValueError(
+            f"write_sweep_frontier: no strictness k or partial reward for run(s) {missing}"
+        )
     rows = []
     for row in summary_table(summaries, (1,)):
         run = row["run"]
@@ -324,8 +404,13 @@ def write_sweep_frontier(out_dir, summaries: dict, strictness: dict, extra: dict
         if spec is not None:
             row["spec_fingerprint"] = spec.fingerprint()
         rows.append(row)
-    rows.sort(key=lambda r: (r["k"] is None, float("inf") if r["k"] in ("inf", None)
-                             else float(r["k"]), r["reward"]))
+    rows.sort(
+        key=lambda r: (
+            r["k"] is None,
+            float("inf") if r["k"] in ("inf", None) else float(r["k"]),
+            r["reward"],
+        )
+    )
     return save_frontier(out_dir, {"rows": rows, **spec_fields(spec), **(extra or {})})
 
 
@@ -343,23 +428,32 @@ def check_overlay(frontiers: Mapping[str, Mapping]) -> str:
     for name, payload in frontiers.items():
         fps = point_fingerprints(payload)
         if not fps or None in fps:
-            raise FrontierError(f"{name}: frontier points without a spec fingerprint (written "
-                                "before evaluation specs were recorded); re-run its evaluation "
-                                "so points sampled differently cannot be overlaid")
+            raise FrontierError(
+                f"{name}: frontier points without a spec fingerprint (written "
+                "before evaluation specs were recorded); re-run its evaluation "
+                "so points sampled differently cannot be overlaid"
+            )
         if len(fps) > 1:
-            raise FrontierError(f"{name}: one frontier mixes points sampled differently "
-                                f"(spec fingerprints {sorted(fps)})")
+            raise FrontierError(
+                f"{name}: one frontier mixes points sampled differently "
+                f"(spec fingerprints {sorted(fps)})"
+            )
         seen[name] = fps.pop()
     if len(set(seen.values())) > 1:
-        (a, fa), (b, fb) = next(((x, y) for x, y in zip(seen.items(), list(seen.items())[1:])
-                                 if x[1] != y[1]))
+        (a, fa), (b, fb) = next(
+            ((x, y) for x, y in zip(seen.items(), list(seen.items())[1:]) if x[1] != y[1])
+        )
         pa, pb = frontiers[a].get("protocol") or {}, frontiers[b].get("protocol") or {}
-        diff = {f: (pa.get(f), pb.get(f)) for f in sorted(set(pa) | set(pb)) if pa.get(f) != pb.get(f)}
-        raise FrontierError(f"refusing to overlay frontier points sampled differently: {a} has "
-                            f"spec fingerprint {fa}, {b} has {fb}"
-                            + (f"; differing fields ({a}, {b}): {diff}" if diff else "")
-                            + ". Evaluate both with one EvalSpec (notebook 07 takes notebook "
-                            "06's recorded spec: SPEC_FROM_SWEEP)")
+        diff = {
+            f: (pa.get(f), pb.get(f)) for f in sorted(set(pa) | set(pb)) if pa.get(f) != pb.get(f)
+        }
+        raise FrontierError(
+            f"refusing to overlay frontier points sampled differently: {a} has "
+            f"spec fingerprint {fa}, {b} has {fb}"
+            + (f"; differing fields ({a}, {b}): {diff}" if diff else "")
+            + ". Evaluate both with one EvalSpec (notebook 07 takes notebook "
+            "06's recorded spec: SPEC_FROM_SWEEP)"
+        )
     return next(iter(seen.values())) if seen else ""
 
 

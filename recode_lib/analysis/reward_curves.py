@@ -22,11 +22,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
 COMPONENT_SUFFIXES = ("/fmt", "/out", "/proc", "/proc_raw", "/r_k", "/reward", "/error_rate")
-KEEP = ("reward", "reward_std", "completions/mean_length", "loss", "kl", "entropy",
-        "time/step_s", "time/generation_s", "time/reward_s", "time/optimizer_s", "sandbox/per_s")
+KEEP = (
+    "reward",
+    "reward_std",
+    "completions/mean_length",
+    "loss",
+    "kl",
+    "entropy",
+    "time/step_s",
+    "time/generation_s",
+    "time/reward_s",
+    "time/optimizer_s",
+    "sandbox/per_s",
+)
 
 
-def reward_curves(runs: dict) -> "pd.DataFrame":
+def reward_curves(runs: dict) -> pd.DataFrame:
     """Long table (run, step, metric, value) from each run folder's metrics.jsonl."""
     import pandas as pd
 
@@ -34,13 +45,15 @@ def reward_curves(runs: dict) -> "pd.DataFrame":
     for name, folder in runs.items():
         for m in read_metrics(folder):
             for k, v in m.items():
-                keep = k in KEEP or (k.endswith(COMPONENT_SUFFIXES) and not k.startswith("rewards/"))
+                keep = k in KEEP or (
+                    k.endswith(COMPONENT_SUFFIXES) and not k.startswith("rewards/")
+                )
                 if keep and isinstance(v, (int, float)) and not isinstance(v, bool):
                     rows.append({"run": name, "step": m["step"], "metric": k, "value": float(v)})
     return pd.DataFrame(rows, columns=["run", "step", "metric", "value"])
 
 
-def curves_wide(curves) -> "pd.DataFrame":
+def curves_wide(curves) -> pd.DataFrame:
     """(run, step) rows, metric columns."""
     return curves.pivot_table(index=["run", "step"], columns="metric", values="value").reset_index()
 
@@ -56,7 +69,11 @@ def train_stats(run_dir, reward: str) -> dict:
     def mean(key):
         return sum(r.get(key) or 0.0 for r in steady) / max(len(steady), 1)
 
-    return {"steps": len(rows),
-            "last": {k: v for k, v in last.items() if k.startswith(f"{reward}/") or k == "reward"},
-            "s_per_step": mean("time/step_s"), "generation_s": mean("time/generation_s"),
-            "reward_s": mean("time/reward_s"), "optimizer_s": mean("time/optimizer_s")}
+    return {
+        "steps": len(rows),
+        "last": {k: v for k, v in last.items() if k.startswith(f"{reward}/") or k == "reward"},
+        "s_per_step": mean("time/step_s"),
+        "generation_s": mean("time/generation_s"),
+        "reward_s": mean("time/reward_s"),
+        "optimizer_s": mean("time/optimizer_s"),
+    }

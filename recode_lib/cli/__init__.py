@@ -25,23 +25,44 @@ from recode_lib.provenance import git_hash
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "reproduce": ("recode_lib.cli.reproduce", "execute the notebooks in order for a profile (papermill)"),
+    "reproduce": (
+        "recode_lib.cli.reproduce",
+        "execute the notebooks in order for a profile (papermill)",
+    ),
     "model": ("recode_lib.cli.model", "prepare or inspect a model (the embedded default: smollm2)"),
     "sandbox": ("recode_lib.cli.sandbox", "execute submissions against tests in the sandbox"),
     "merge": ("recode_lib.cli.merge", "interpolate/extrapolate weights between two checkpoints"),
     "eval": ("recode_lib.cli.eval", "evaluate a model on a benchmark (generate, execute, score)"),
-    "grpo": ("recode_lib.cli.grpo", "GRPO training from a recipe (CG-GRPO, strictness sweep, math)"),
-    "rm": ("recode_lib.cli.rm", "train the process reward model (in process or under accelerate launch)"),
-    "plan": ("recode_lib.cli.plan", "check a profile's GPU memory on a cluster and estimate its "
-                                    "GPU-hours (before any GPU work)"),
-    "stage": ("recode_lib.cli.stage", "list a profile's models and datasets (size, license gate) "
-                                      "and download them for an offline run"),
-    "session": ("recode_lib.cli.session", "notebooks for JupyterLab bound to a profile, recorded "
-                                          "in its manifest like a batch run"),
-    "adjudicate": ("recode_lib.cli.adjudicate", "decide the LCB-RB pairs a batch run left for a "
-                                                "person, one at a time in the terminal"),
-    "report": ("recode_lib.cli.report", "write a run's self-contained HTML report, or compare "
-                                        "two runs side by side"),
+    "grpo": (
+        "recode_lib.cli.grpo",
+        "GRPO training from a recipe (CG-GRPO, strictness sweep, math)",
+    ),
+    "rm": (
+        "recode_lib.cli.rm",
+        "train the process reward model (in process or under accelerate launch)",
+    ),
+    "plan": (
+        "recode_lib.cli.plan",
+        "check a profile's GPU memory on a cluster and estimate its "
+        "GPU-hours (before any GPU work)",
+    ),
+    "stage": (
+        "recode_lib.cli.stage",
+        "list a profile's models and datasets (size, license gate) "
+        "and download them for an offline run",
+    ),
+    "session": (
+        "recode_lib.cli.session",
+        "notebooks for JupyterLab bound to a profile, recorded in its manifest like a batch run",
+    ),
+    "adjudicate": (
+        "recode_lib.cli.adjudicate",
+        "decide the LCB-RB pairs a batch run left for a person, one at a time in the terminal",
+    ),
+    "report": (
+        "recode_lib.cli.report",
+        "write a run's self-contained HTML report, or compare two runs side by side",
+    ),
 }
 
 
@@ -50,8 +71,7 @@ class CliError(RecodeError):
     RecodeError a subcommand lets through: each names the bad file, field or value)."""
 
 
-def add_dataclass_arguments(parser: argparse.ArgumentParser, cls, *,
-                            defaults: bool = True) -> None:
+def add_dataclass_arguments(parser: argparse.ArgumentParser, cls, *, defaults: bool = True) -> None:
     """One `--field-name` option per field of the dataclass `cls` (typed options, the
     dataclass is the single declaration): the type from the annotation (int, float, str,
     bool as a flag, `X | None`), the help from field metadata["help"], the default from the
@@ -70,12 +90,17 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls, *,
         default = f.default if defaults and f.default is not dataclasses.MISSING else None
         help_ = f.metadata.get("help", "")
         if kind is bool:
-            group.add_argument(flag, dest=f.name, action="store_true", default=default,
-                               help=help_)
+            group.add_argument(flag, dest=f.name, action="store_true", default=default, help=help_)
             continue
         shown = f" (default {f.default})" if f.default not in (dataclasses.MISSING, None) else ""
-        group.add_argument(flag, dest=f.name, type=kind, default=default,
-                           metavar=f.name.upper(), help=help_ + shown)
+        group.add_argument(
+            flag,
+            dest=f.name,
+            type=kind,
+            default=default,
+            metavar=f.name.upper(),
+            help=help_ + shown,
+        )
 
 
 def dataclass_from_args(cls, args: argparse.Namespace):
@@ -83,8 +108,11 @@ def dataclass_from_args(cls, args: argparse.Namespace):
     the dataclass is a CliError."""
     import dataclasses
 
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)
-             if getattr(args, f.name, None) is not None}
+    given = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(cls)
+        if getattr(args, f.name, None) is not None
+    }
     try:
         return cls(**given)
     except (TypeError, ValueError) as exc:
@@ -100,8 +128,9 @@ def version_line() -> str:
     except PackageNotFoundError:
         v = "(not installed)"
     commit = git_hash()
-    return f"recode {v}" + (f" (git {commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''})"
-                            if commit else "")
+    return f"recode {v}" + (
+        f" (git {commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''})" if commit else ""
+    )
 
 
 def _usage() -> str:
@@ -114,21 +143,26 @@ def _usage() -> str:
         "commands:",
     ]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "Run `recode <command> --help` for a command's options; `recode --version` "
-              "for the version."]
+    lines += [
+        "",
+        "Run `recode <command> --help` for a command's options; `recode --version` "
+        "for the version.",
+    ]
     return "\n".join(lines)
 
 
-INTERRUPT_EXIT = {KeyboardInterrupt: 130, Terminated: 143}     # 128 + SIGINT / SIGTERM
-OS_HINTS = {errno.EROFS: "the folder is read-only: choose a writable one (--out, RECODE_RUNS_DIR)",
-            errno.ENOSPC: "the disk is full: free space and run the same command again (finished "
-                          "records are kept)",
-            errno.EDQUOT: "the disk quota is exceeded: free space and run the same command again",
-            errno.EACCES: "permission denied: check the path's owner and mode",
-            errno.EPERM: "operation not permitted: check the path's owner and mode",
-            errno.ENOENT: "no such file or folder: check the path",
-            errno.ENOTDIR: "a part of the path is a file, not a folder",
-            errno.EISDIR: "the path is a folder where a file was expected"}
+INTERRUPT_EXIT = {KeyboardInterrupt: 130, Terminated: 143}  # 128 + SIGINT / SIGTERM
+OS_HINTS = {
+    errno.EROFS: "the folder is read-only: choose a writable one (--out, RECODE_RUNS_DIR)",
+    errno.ENOSPC: "the disk is full: free space and run the same command again (finished "
+    "records are kept)",
+    errno.EDQUOT: "the disk quota is exceeded: free space and run the same command again",
+    errno.EACCES: "permission denied: check the path's owner and mode",
+    errno.EPERM: "operation not permitted: check the path's owner and mode",
+    errno.ENOENT: "no such file or folder: check the path",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "the path is a folder where a file was expected",
+}
 
 
 def os_error_line(exc: OSError) -> str:
@@ -163,15 +197,21 @@ def run_guarded(prog: str, run, args) -> int:
     except OSError as exc:
         if debug_wanted():
             raise
-        print(f"{prog}: error: {os_error_line(exc)} (RECODE_DEBUG=1 shows the traceback)",
-              file=sys.stderr)
+        print(
+            f"{prog}: error: {os_error_line(exc)} (RECODE_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return 2
     except (KeyboardInterrupt, Terminated) as exc:
         if debug_wanted():
             raise
-        what = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
-        print(f"{prog}: {what}; finished work is kept, run the same command again to resume",
-              file=sys.stderr)
+        what = (
+            "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+        )
+        print(
+            f"{prog}: {what}; finished work is kept, run the same command again to resume",
+            file=sys.stderr,
+        )
         return INTERRUPT_EXIT[type(exc)]
 
 

@@ -18,20 +18,35 @@ from pathlib import Path
 from recode_lib.cli import CliError
 from recode_lib.jsonl import read_json
 from recode_lib.paths import runs_dir
-from recode_lib.process_reward.lcbrb.adjudication import (DECISIONS_FILE, DecisionStore,
-                                                          read_pending, terminal_loop)
+from recode_lib.process_reward.lcbrb.adjudication import (
+    DECISIONS_FILE,
+    DecisionStore,
+    read_pending,
+    terminal_loop,
+)
 from recode_lib.run_files import LCB_RB, step_dir
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("dir", nargs="?", default=None,
-                        help=f"notebook 03's folder (default: runs/<profile>/{LCB_RB})")
-    parser.add_argument("--profile", default="paper",
-                        help="the run whose pairs to decide when DIR is not given (default paper)")
-    parser.add_argument("--redo", action="store_true",
-                        help="also show pairs a person already decided (the latest answer wins)")
-    parser.add_argument("--max-chars", type=int, default=4000,
-                        help="characters shown of each trace (default 4000)")
+    parser.add_argument(
+        "dir",
+        nargs="?",
+        default=None,
+        help=f"notebook 03's folder (default: runs/<profile>/{LCB_RB})",
+    )
+    parser.add_argument(
+        "--profile",
+        default="paper",
+        help="the run whose pairs to decide when DIR is not given (default paper)",
+    )
+    parser.add_argument(
+        "--redo",
+        action="store_true",
+        help="also show pairs a person already decided (the latest answer wins)",
+    )
+    parser.add_argument(
+        "--max-chars", type=int, default=4000, help="characters shown of each trace (default 4000)"
+    )
 
 
 def resume_hint(folder: Path) -> str | None:
@@ -46,18 +61,21 @@ def run(args) -> int:
     folder = Path(args.dir) if args.dir else step_dir(runs_dir(args.profile, create=False), LCB_RB)
     try:
         pairs = read_pending(folder)
-    except FileNotFoundError as exc:      # no batch run stopped here
+    except FileNotFoundError as exc:  # no batch run stopped here
         raise CliError(str(exc)) from None
     try:
-        out = terminal_loop(pairs, DecisionStore(folder / DECISIONS_FILE), redo=args.redo,
-                            max_chars=args.max_chars)
+        out = terminal_loop(
+            pairs, DecisionStore(folder / DECISIONS_FILE), redo=args.redo, max_chars=args.max_chars
+        )
     except KeyboardInterrupt:
         print("\ninterrupted: every decision made so far is saved")
         return 0
     resume = resume_hint(folder)
     if out["left"] == 0:
-        print("every pending pair has a human decision" +
-              (f"; resume the batch run: {resume}" if resume else ""))
+        print(
+            "every pending pair has a human decision"
+            + (f"; resume the batch run: {resume}" if resume else "")
+        )
     else:
         print(f"run `recode adjudicate {folder}` again to decide the other {out['left']}")
     return 0

@@ -29,7 +29,10 @@ from recode_lib.sandbox import RayFanoutError
 from recode_lib.sandbox.config import SandboxConfig
 
 # option names users have typed since before the options were generated (kept as aliases)
-ALIASES = {"tool_time_limit_s": ("--tool-time-limit",), "tool_max_output_chars": ("--tool-max-output",)}
+ALIASES = {
+    "tool_time_limit_s": ("--tool-time-limit",),
+    "tool_max_output_chars": ("--tool-max-output",),
+}
 
 
 def spec_options() -> list[dict]:
@@ -44,16 +47,32 @@ def spec_options() -> list[dict]:
             sandbox_hints = typing.get_type_hints(SandboxConfig)
             default = f.default_factory()
             for name, help_ in f.metadata["options"].items():
-                out.append(_entry(name, sandbox_hints[name], getattr(default, name), help_,
-                                  f.metadata.get("choices", {}).get(name), None, True))
+                out.append(
+                    _entry(
+                        name,
+                        sandbox_hints[name],
+                        getattr(default, name),
+                        help_,
+                        f.metadata.get("choices", {}).get(name),
+                        None,
+                        True,
+                    )
+                )
             continue
-        entry = _entry(f.name, hints[f.name], f.default, f.metadata["help"],
-                       f.metadata.get("choices"), f.metadata.get("metavar"), False)
+        entry = _entry(
+            f.name,
+            hints[f.name],
+            f.default,
+            f.metadata["help"],
+            f.metadata.get("choices"),
+            f.metadata.get("metavar"),
+            False,
+        )
         out.append(entry | {"off_help": f.metadata.get("off_help")})
     return out
 
 
-MIN_CI_PROBLEMS = 5     # below this a bootstrap over problems says nothing
+MIN_CI_PROBLEMS = 5  # below this a bootstrap over problems says nothing
 
 
 def ci_text(lo: float, hi: float, n_problems: int) -> str:
@@ -78,26 +97,39 @@ def _entry(name, hint, default, help_, choices, metavar, sandbox) -> dict:
         flags = (f"--no-{name}" if default else f"--{name}").replace("_", "-")
     else:
         flags = "--" + name.replace("_", "-")
-    return {"dest": name, "flags": (flags, *ALIASES.get(name, ())), "kind": kind,
-            "default": default, "choices": choices, "metavar": metavar, "help": help_,
-            "sandbox": sandbox}
+    return {
+        "dest": name,
+        "flags": (flags, *ALIASES.get(name, ())),
+        "kind": kind,
+        "default": default,
+        "choices": choices,
+        "metavar": metavar,
+        "help": help_,
+        "sandbox": sandbox,
+    }
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help="smollm2, a checkpoint folder or hub id "
-                        "(for --backend openai: the served model name)")
-    parser.add_argument("--benchmark", required=True,
-                        help="e.g. humanevalplus, mbppplus, microbench")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="smollm2, a checkpoint folder or hub id (for --backend openai: the served model name)",
+    )
+    parser.add_argument(
+        "--benchmark", required=True, help="e.g. humanevalplus, mbppplus, microbench"
+    )
     parser.add_argument("--limit", type=int, help="first L problems only")
     parser.add_argument("--out", help="output folder (default runs/cli/eval/<benchmark>/<model>)")
-    parser.add_argument("--data-dir", help="benchmark files (default RECODE_DATA_DIR or "
-                        "../shared/data)")
-    group = parser.add_argument_group("evaluation spec (EvalSpec's fields; the sandbox's: "
-                                      "SandboxConfig's)")
-    for o in spec_options():     # default None: not given (EvalSpec's own default applies)
+    parser.add_argument(
+        "--data-dir", help="benchmark files (default RECODE_DATA_DIR or ../shared/data)"
+    )
+    group = parser.add_argument_group(
+        "evaluation spec (EvalSpec's fields; the sandbox's: SandboxConfig's)"
+    )
+    for o in spec_options():  # default None: not given (EvalSpec's own default applies)
         shown = "" if o["default"] is None else f" (default: {_shown(o['default'])})"
         help_ = o["help"]
-        if o["kind"] is bool and o["default"]:      # a --no-X flag: say what the flag does
+        if o["kind"] is bool and o["default"]:  # a --no-X flag: say what the flag does
             help_ = (o.get("off_help") or f"turn off: {help_}") + f" (default: {help_})"
         elif o["kind"] is bool:
             help_ += " (off by default)"
@@ -105,14 +137,19 @@ def add_arguments(parser) -> None:
             help_ += shown
         common = {"dest": o["dest"], "default": None, "help": help_}
         if o["kind"] is bool:
-            group.add_argument(*o["flags"], action="store_false" if o["default"] else "store_true",
-                               **common)
+            group.add_argument(
+                *o["flags"], action="store_false" if o["default"] else "store_true", **common
+            )
         elif o["kind"] is tuple:
             group.add_argument(*o["flags"], type=int, action="append", metavar="K", **common)
         else:
-            group.add_argument(*o["flags"], type=o["kind"], choices=o["choices"],
-                               metavar=o["metavar"] or (None if o["choices"] else
-                                                        o["dest"].upper()), **common)
+            group.add_argument(
+                *o["flags"],
+                type=o["kind"],
+                choices=o["choices"],
+                metavar=o["metavar"] or (None if o["choices"] else o["dest"].upper()),
+                **common,
+            )
 
 
 def _shown(value) -> str:
@@ -127,8 +164,9 @@ def spec_from_args(args) -> EvalSpec:
     for o in spec_options():
         value = getattr(args, o["dest"], None)
         if value is not None:
-            (sandbox if o["sandbox"] else fields)[o["dest"]] = \
+            (sandbox if o["sandbox"] else fields)[o["dest"]] = (
                 tuple(value) if o["kind"] is tuple else value
+            )
     if sandbox:
         fields["sandbox"] = SandboxConfig(**sandbox)
     return EvalSpec(**fields)
@@ -148,25 +186,35 @@ def run(args) -> int:
         s = spec.evaluate(args.model, problems, out, benchmark=args.benchmark)
     except (ValueError, JsonlError, ModelError, GenerationError, RayFanoutError) as exc:
         raise CliError(str(exc)) from None
-    print(f"{args.benchmark} ({s['setting']} setting): {s['n_problems']} problems x {sampling.n} samples "
-          f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})")
+    print(
+        f"{args.benchmark} ({s['setting']} setting): {s['n_problems']} problems x {sampling.n} samples "
+        f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})"
+    )
     for kk in s["k"]:
         if s[f"pass@{kk}"] is None:
             print(f"  pass@{kk} = undefined (no problem could be judged here)")
             continue
-        print(f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  ({ci_text(*s[f'pass@{kk}_ci'], s['n_problems'])})")
+        print(
+            f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  ({ci_text(*s[f'pass@{kk}_ci'], s['n_problems'])})"
+        )
     nc = s.get("not_counted") or {}
     if nc.get("samples"):
-        print(f"  not counted (env_missing, left out of pass@k): {nc['samples']} samples of "
-              f"{nc['problems']} problems; missing modules: "
-              + ", ".join(f"{m} {n}" for m, n in nc["modules"].items()))
+        print(
+            f"  not counted (env_missing, left out of pass@k): {nc['samples']} samples of "
+            f"{nc['problems']} problems; missing modules: "
+            + ", ".join(f"{m} {n}" for m, n in nc["modules"].items())
+        )
     print("  outcomes: " + ", ".join(f"{o} {v:.3f}" for o, v in s["outcomes"].items()))
-    print(f"  tokens/response: mean {s['tokens']['mean']:.1f}, truncated "
-          f"{s['tokens']['truncated_rate']:.3f}; no code block {s['format']['no_code_rate']:.3f}")
+    print(
+        f"  tokens/response: mean {s['tokens']['mean']:.1f}, truncated "
+        f"{s['tokens']['truncated_rate']:.3f}; no code block {s['format']['no_code_rate']:.3f}"
+    )
     if "episodes" in s:
         e = s["episodes"]
-        print(f"  episodes: {e['mean_turns']:.2f} turns, {e['mean_tool_calls']:.2f} tool calls "
-              f"({e['tool_error_rate']:.3f} errors), no answer {e['no_answer_rate']:.3f}")
+        print(
+            f"  episodes: {e['mean_turns']:.2f} turns, {e['mean_tool_calls']:.2f} tool calls "
+            f"({e['tool_error_rate']:.3f} errors), no answer {e['no_answer_rate']:.3f}"
+        )
     if s["timing"]["problems_per_minute"]:
         print(f"  throughput: {s['timing']['problems_per_minute']:.2f} problems/minute")
     print(f"  results: {out}/samples.jsonl, {out}/summary.json")

@@ -22,17 +22,28 @@ from recode_lib.training.grpo import load_recipe, train
 def add_arguments(parser) -> None:
     """`recode grpo` / `python -m recode_lib.cli.grpo` (the accelerate entry point)."""
     parser.add_argument("--recipe", default="cg_grpo_smoke", help="recipe name or YAML path")
-    parser.add_argument("--output-dir", required=True,
-                        help="the run's folder: checkpoints, final/ (the trained model), "
-                             "metrics.jsonl, run.json; a finished run there is skipped, an "
-                             "unfinished one resumed, another recipe's moved aside")
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a recipe field: any trl.GRPOConfig field or the "
-                             "project's (recode_lib.training.config.RecodeGRPOConfig, e.g. "
-                             "rm_placement=trainer); the value is read as YAML")
-    parser.add_argument("--problems", default=None,
-                        help="jsonl of Problem records to train on (default: the recipe's "
-                             "benchmark, first n_problems)")
+    parser.add_argument(
+        "--output-dir",
+        required=True,
+        help="the run's folder: checkpoints, final/ (the trained model), "
+        "metrics.jsonl, run.json; a finished run there is skipped, an "
+        "unfinished one resumed, another recipe's moved aside",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a recipe field: any trl.GRPOConfig field or the "
+        "project's (recode_lib.training.config.RecodeGRPOConfig, e.g. "
+        "rm_placement=trainer); the value is read as YAML",
+    )
+    parser.add_argument(
+        "--problems",
+        default=None,
+        help="jsonl of Problem records to train on (default: the recipe's "
+        "benchmark, first n_problems)",
+    )
 
 
 def run(args) -> int:
@@ -49,8 +60,10 @@ def run(args) -> int:
     except (ValueError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
     if args.problems:
-        problems = [Problem.from_dict(d, where=f"{args.problems} record {i + 1}")
-                    for i, d in enumerate(read_jsonl(args.problems))]
+        problems = [
+            Problem.from_dict(d, where=f"{args.problems} record {i + 1}")
+            for i, d in enumerate(read_jsonl(args.problems))
+        ]
     else:
         problems = load_benchmark(recipe.benchmark, limit=recipe.n_problems)
     res = train(recipe, problems, args.output_dir)
@@ -61,8 +74,9 @@ def run(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`python -m recode_lib.cli.grpo` (the entry point accelerate runs; also
     `python -m recode_lib.grpo_launch`)."""
-    return module_main(sys.modules[__name__], "python -m recode_lib.cli.grpo",
-                       "GRPO training from a recipe", argv)
+    return module_main(
+        sys.modules[__name__], "python -m recode_lib.cli.grpo", "GRPO training from a recipe", argv
+    )
 
 
 if __name__ == "__main__":

@@ -13,10 +13,17 @@ from recode_lib.models import ModelError, resolve_model
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("action", choices=["prepare", "info"],
-                        help="prepare: convert the embedded model once; info: print its config")
-    parser.add_argument("name", nargs="?", default="smollm2",
-                        help="embedded alias (smollm2), local folder or hub id")
+    parser.add_argument(
+        "action",
+        choices=["prepare", "info"],
+        help="prepare: convert the embedded model once; info: print its config",
+    )
+    parser.add_argument(
+        "name",
+        nargs="?",
+        default="smollm2",
+        help="embedded alias (smollm2), local folder or hub id",
+    )
 
 
 def run(args) -> int:
@@ -28,8 +35,16 @@ def run(args) -> int:
         print(path)
         return 0
     cfg = json.loads((Path(path) / "config.json").read_text())
-    print(json.dumps({"path": path, "model_type": cfg.get("model_type"),
-                      "hidden_size": cfg.get("hidden_size"),
-                      "num_hidden_layers": cfg.get("num_hidden_layers"),
-                      "vocab_size": cfg.get("vocab_size")}, indent=2))
+    print(
+        json.dumps(
+            {
+                "path": path,
+                "model_type": cfg.get("model_type"),
+                "hidden_size": cfg.get("hidden_size"),
+                "num_hidden_layers": cfg.get("num_hidden_layers"),
+                "vocab_size": cfg.get("vocab_size"),
+            },
+            indent=2,
+        )
+    )
     return 0

@@ -16,15 +16,19 @@ from recode_lib.report import write_comparison, write_report
 
 def add_arguments(parser) -> None:
     parser.add_argument("run", help="a run folder, e.g. runs/smoke")
-    parser.add_argument("run_b", nargs="?", default=None,
-                        help="a second run folder: compare the two side by side")
+    parser.add_argument(
+        "run_b", nargs="?", default=None, help="a second run folder: compare the two side by side"
+    )
     parser.add_argument("--out", default=None, help="the HTML file to write (default: in RUN)")
 
 
 def run(args) -> int:
     try:
-        path = (write_comparison(args.run, args.run_b, args.out) if args.run_b
-                else write_report(args.run, args.out))
+        path = (
+            write_comparison(args.run, args.run_b, args.out)
+            if args.run_b
+            else write_report(args.run, args.out)
+        )
     except FileNotFoundError as exc:
         raise CliError(str(exc)) from None
     print(f"report: {path}")

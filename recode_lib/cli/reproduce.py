@@ -21,27 +21,46 @@ from recode_lib.plan import ClusterSpec
 from recode_lib.steps.profile import read_override
 from recode_lib.variants import variant_profile
 
-
-HUMAN_STEP_EXIT = 3   # the run stopped at a notebook waiting for a person (not an error)
+HUMAN_STEP_EXIT = 3  # the run stopped at a notebook waiting for a person (not an error)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--profile", default="smoke", help="smoke (CPU, default), laptop (CPU, ~1 h, learning visible) or paper (GPUs)")
+    parser.add_argument(
+        "--profile",
+        default="smoke",
+        help="smoke (CPU, default), laptop (CPU, ~1 h, learning visible) or paper (GPUs)",
+    )
     parser.add_argument("--params", default=None, help="a parameter YAML instead of the profile's")
-    parser.add_argument("--variant", default=None, metavar="NAME",
-                        help="run a variant of the profile (its `_variants` section, e.g. the "
-                             "paper's scale_32b): only its notebooks, into runs/<profile>@NAME")
+    parser.add_argument(
+        "--variant",
+        default=None,
+        metavar="NAME",
+        help="run a variant of the profile (its `_variants` section, e.g. the "
+        "paper's scale_32b): only its notebooks, into runs/<profile>@NAME",
+    )
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 00,05")
     parser.add_argument("--from", dest="from_", default=None, help="start at this notebook number")
     parser.add_argument("--force", action="store_true", help="rerun completed notebooks")
-    parser.add_argument("-p", "--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a parameter for every notebook that declares it; "
-                             "RECIPE_FIELDS.FIELD=VALUE sets one recipe field")
-    parser.add_argument("--kernel", default=None,
-                        help="Jupyter kernel name (default: 'recode' if installed, else python3)")
-    parser.add_argument("--no-plan", action="store_true",
-                        help="skip the resource plan a GPU profile runs first (recode plan)")
-    add_dataclass_arguments(parser, ClusterSpec, defaults=False)   # default: this machine's GPUs
+    parser.add_argument(
+        "-p",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a parameter for every notebook that declares it; "
+        "RECIPE_FIELDS.FIELD=VALUE sets one recipe field",
+    )
+    parser.add_argument(
+        "--kernel",
+        default=None,
+        help="Jupyter kernel name (default: 'recode' if installed, else python3)",
+    )
+    parser.add_argument(
+        "--no-plan",
+        action="store_true",
+        help="skip the resource plan a GPU profile runs first (recode plan)",
+    )
+    add_dataclass_arguments(parser, ClusterSpec, defaults=False)  # default: this machine's GPUs
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
@@ -60,8 +79,9 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         try:
             value = yaml.safe_load(v) if dot else read_override(name, v)
         except yaml.YAMLError as exc:
-            raise CliError(f"--set {item!r}: the value is not YAML "
-                           f"({str(exc).splitlines()[0]})") from None
+            raise CliError(
+                f"--set {item!r}: the value is not YAML ({str(exc).splitlines()[0]})"
+            ) from None
         if dot:
             if not isinstance(out.get(name, {}), dict) or not field:
                 raise CliError(f"--set {item!r}: {name} is set whole and by field")
@@ -78,10 +98,18 @@ def run(args) -> int:
             raise CliError("give the cluster shape as --gpus N --gpu-memory GB (and --nodes N)")
         cluster = dataclass_from_args(ClusterSpec, args)
     try:
-        results = run_pipeline(args.profile, only=args.only, from_=args.from_, force=args.force,
-                               params_file=args.params, overrides=parse_overrides(args.set),
-                               kernel_name=args.kernel, cluster=cluster,
-                               check_plan=not args.no_plan, variant=args.variant)
+        results = run_pipeline(
+            args.profile,
+            only=args.only,
+            from_=args.from_,
+            force=args.force,
+            params_file=args.params,
+            overrides=parse_overrides(args.set),
+            kernel_name=args.kernel,
+            cluster=cluster,
+            check_plan=not args.no_plan,
+            variant=args.variant,
+        )
     except RunInterrupted as exc:
         print(f"recode reproduce: {exc}", file=sys.stderr)
         return exc.exit_status
@@ -93,9 +121,11 @@ def run(args) -> int:
     done = sum(r.status == "completed" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
     excluded = [r.stem for r in results if r.status == "excluded"]
-    print(f"pipeline {args.profile}: {done} executed, {skipped} skipped"
-          + (f", {len(excluded)} left out by the profile ({', '.join(excluded)})" if excluded else "")
-          + ", "
-          f"{sum(r.wall_s for r in results):.1f} s; manifest at "
-          f"{runs_dir(variant_profile(args.profile, args.variant) if args.variant else args.profile) / 'manifest.json'}")
+    print(
+        f"pipeline {args.profile}: {done} executed, {skipped} skipped"
+        + (f", {len(excluded)} left out by the profile ({', '.join(excluded)})" if excluded else "")
+        + ", "
+        f"{sum(r.wall_s for r in results):.1f} s; manifest at "
+        f"{runs_dir(variant_profile(args.profile, args.variant) if args.variant else args.profile) / 'manifest.json'}"
+    )
     return 0

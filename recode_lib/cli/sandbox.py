@@ -26,44 +26,70 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from recode_lib import ray_cluster
 from recode_lib.cli import CliError
 from recode_lib.jsonl import JsonlError, JsonlStore
 from recode_lib.linux import LinuxRequired, require_linux
 from recode_lib.locks import OutputLock
 from recode_lib.sandbox import RayFanoutError, SandboxConfig, execute_many
 from recode_lib.sandbox.checker import fallback_count
-from recode_lib import ray_cluster
-from recode_lib.sandbox.records import (RecordError, check_fields, check_id, parse_record,
-                                        runs_in_process)
+from recode_lib.sandbox.records import (
+    RecordError,
+    check_fields,
+    check_id,
+    parse_record,
+    runs_in_process,
+)
 from recode_lib.sandbox.result import IN_PROCESS, INVALID_RECORD, ISOLATED, Outcome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="input jsonl: one submission record per line")
     parser.add_argument("--out", required=True, help="output jsonl (appended; resumable)")
-    parser.add_argument("--workers", type=int, default=None, help="parallel workers (default: CPUs)")
-    parser.add_argument("--early-stop", action="store_true",
-                        help="stop a submission at its first failing test")
-    parser.add_argument("--time-limit", type=float, default=None,
-                        help="default per-test time limit in seconds (a record's own wins)")
-    parser.add_argument("--memory-mb", type=int, default=None,
-                        help="default memory limit in MiB (a record's own wins)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="parallel workers (default: CPUs)"
+    )
+    parser.add_argument(
+        "--early-stop", action="store_true", help="stop a submission at its first failing test"
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="default per-test time limit in seconds (a record's own wins)",
+    )
+    parser.add_argument(
+        "--memory-mb",
+        type=int,
+        default=None,
+        help="default memory limit in MiB (a record's own wins)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--strict", action="store_true",
-                        help="stop at the first bad input line (default: write it as an "
-                        "invalid_record result and judge the rest)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first bad input line (default: write it as an "
+        "invalid_record result and judge the rest)",
+    )
     add_ray_arguments(parser)
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
     """--ray / --chunk-size (also `recode eval`'s)."""
-    parser.add_argument("--ray", metavar="ADDRESS", default=None,
-                        help="run the sandbox as Ray tasks: local (a cluster on this machine), "
-                        "auto (the `ray start` cluster) or ray://host:port; --workers is then "
-                        "per task (default 1). Needs pip install 'recode[scale]'")
-    parser.add_argument("--chunk-size", type=int, default=None,
-                        help="with --ray: records per Ray task (default: ~4 chunks per task "
-                        "slot, at most 64)")
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="run the sandbox as Ray tasks: local (a cluster on this machine), "
+        "auto (the `ray start` cluster) or ray://host:port; --workers is then "
+        "per task (default 1). Needs pip install 'recode[scale]'",
+    )
+    parser.add_argument(
+        "--chunk-size",
+        type=int,
+        default=None,
+        help="with --ray: records per Ray task (default: ~4 chunks per task slot, at most 64)",
+    )
 
 
 def check_ray_arguments(args) -> None:
@@ -80,7 +106,7 @@ def check_ray_arguments(args) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.ray in (None, "local"):     # a remote Ray cluster runs the sandbox on its own nodes
+    if args.ray in (None, "local"):  # a remote Ray cluster runs the sandbox on its own nodes
         try:
             require_linux("`recode sandbox`")
         except LinuxRequired as exc:
@@ -101,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         lines = read_records(args.input, config)
     except (OSError, JsonlError) as exc:
         raise CliError(str(exc)) from None
-    with OutputLock(args.out):            # one writer per output file (a second is refused)
+    with OutputLock(args.out):  # one writer per output file (a second is refused)
         return run_locked(args, config, lines)
 
 
@@ -116,15 +142,20 @@ def run_locked(args: argparse.Namespace, config: SandboxConfig, lines: list) -> 
     if args.strict and bad:
         raise CliError(bad[0].reason)
     invalid = [invalid_result(ln) for ln in bad]
-    n_new = store.extend(invalid)        # not twice on a re-run, nor over a stored result
+    n_new = store.extend(invalid)  # not twice on a re-run, nor over a stored result
     records = [ln.record for ln in lines if ln.reason is None]
     seen = {_key(r["id"]) for r in records} | {_stored_key(r) for r in invalid}
     todo = [r for r in records if r["id"] not in store]
-    print(f"sandbox: {len(lines)} records, {len(bad)} invalid, "
-          f"{len(records) - len(todo)} already in {args.out}, {len(todo)} to run")
+    print(
+        f"sandbox: {len(lines)} records, {len(bad)} invalid, "
+        f"{len(records) - len(todo)} already in {args.out}, {len(todo)} to run"
+    )
     if bad:
-        print(f"sandbox: {len(bad)} invalid record(s) written as status {INVALID_RECORD!r} "
-              f"({n_new} new), first: {bad[0].reason}", file=sys.stderr)
+        print(
+            f"sandbox: {len(bad)} invalid record(s) written as status {INVALID_RECORD!r} "
+            f"({n_new} new), first: {bad[0].reason}",
+            file=sys.stderr,
+        )
     lock = threading.Lock()
 
     def save(result: dict) -> None:  # called from worker threads
@@ -132,18 +163,28 @@ def run_locked(args: argparse.Namespace, config: SandboxConfig, lines: list) -> 
             store.append(strict_json(result))
 
     try:
-        execute_many(todo, workers=args.workers, config=config, progress=not args.no_progress,
-                     early_stop=args.early_stop, on_result=save, ray=args.ray,
-                     chunk_size=args.chunk_size)
+        execute_many(
+            todo,
+            workers=args.workers,
+            config=config,
+            progress=not args.no_progress,
+            early_stop=args.early_stop,
+            on_result=save,
+            ray=args.ray,
+            chunk_size=args.chunk_size,
+        )
     except RayFanoutError as exc:
-        raise CliError(f"{exc}\nthe finished chunks are in {args.out}; re-run to do the rest") \
-            from None
+        raise CliError(
+            f"{exc}\nthe finished chunks are in {args.out}; re-run to do the rest"
+        ) from None
     rows = [r for r in store.records() if _stored_key(r) in seen]
     passed = sum(r["status"] == "passed" for r in rows)
     print(f"sandbox: {passed}/{len(rows)} passed; results in {args.out}")
     if fallback_count():
-        print(f"sandbox: WARNING {fallback_count()} test(s) with a testlib checker were judged by "
-              "exact match instead (no C++ compiler, or the checker does not compile)")
+        print(
+            f"sandbox: WARNING {fallback_count()} test(s) with a testlib checker were judged by "
+            "exact match instead (no C++ compiler, or the checker does not compile)"
+        )
     return 0
 
 
@@ -151,8 +192,9 @@ def run_locked(args: argparse.Namespace, config: SandboxConfig, lines: list) -> 
 class Line:
     """One non-blank input line: its record when valid, else why not (one line, naming
     IN:LINE) and its id when that id is usable as an output id (else None)."""
+
     lineno: int
-    record: object               # the parsed JSON (None when the line is not JSON)
+    record: object  # the parsed JSON (None when the line is not JSON)
     id: object = None
     reason: str | None = None
 
@@ -178,8 +220,10 @@ def read_records(path, config) -> list[Line]:
             if same[0] is not ln:
                 continue
             others = ", ".join(str(o.lineno) for o in same[1:])
-            ln.reason = (f"{path}:{ln.lineno}: duplicate id {ln.id!r:.80} "
-                                          f"(also on line(s) {others}); none of them is run")
+            ln.reason = (
+                f"{path}:{ln.lineno}: duplicate id {ln.id!r:.80} "
+                f"(also on line(s) {others}); none of them is run"
+            )
         out.append(ln)
     for ln in out:
         if ln.reason is not None:
@@ -194,7 +238,7 @@ def _read_line(raw: bytes, where: str, lineno: int, config) -> Line:
         return Line(lineno, None, reason=f"{where}: not valid JSON (nested too deeply to parse)")
     except UnicodeDecodeError:
         return Line(lineno, None, reason=f"{where}: not valid JSON (not UTF-8)")
-    except ValueError as exc:      # JSONDecodeError, an integer beyond the digit limit
+    except ValueError as exc:  # JSONDecodeError, an integer beyond the digit limit
         why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         return Line(lineno, None, reason=f"{where}: not valid JSON ({why})")
     rid = None
@@ -203,15 +247,19 @@ def _read_line(raw: bytes, where: str, lineno: int, config) -> Line:
             check_id(rec["id"], where)
             rid = rec["id"]
         except RecordError:
-            pass                   # parse_record below says why
+            pass  # parse_record below says why
     try:
         check_fields(rec, where)
         parse_record(rec, config, where=where)
     except RecordError as exc:
         return Line(lineno, rec, rid, str(exc))
-    except Exception as exc:       # any failure of one line is that line's verdict, not the run's
-        return Line(lineno, rec, rid, f"{where}: {type(exc).__name__} while validating the "
-                    f"record ({str(exc):.200})")
+    except Exception as exc:  # any failure of one line is that line's verdict, not the run's
+        return Line(
+            lineno,
+            rec,
+            rid,
+            f"{where}: {type(exc).__name__} while validating the record ({str(exc):.200})",
+        )
     return Line(lineno, rec, rid)
 
 
@@ -219,10 +267,19 @@ def invalid_result(line: Line) -> dict:
     """The output line of a bad input line: status invalid_record, outcome format_error (the
     record is not a well-formed submission: nothing ran, it scores 0 on every R_k)."""
     tests = line.record.get("tests") if isinstance(line.record, dict) else None
-    return {"id": line.id, "status": INVALID_RECORD, "outcome": Outcome.FORMAT_ERROR.value,
-            "passed": 0, "total": 0, "time_s": 0.0, "memory_mb": None, "tests": [],
-            "trust": IN_PROCESS if runs_in_process(tests) else ISOLATED,
-            "reason": line.reason, "line": line.lineno}
+    return {
+        "id": line.id,
+        "status": INVALID_RECORD,
+        "outcome": Outcome.FORMAT_ERROR.value,
+        "passed": 0,
+        "total": 0,
+        "time_s": 0.0,
+        "memory_mb": None,
+        "tests": [],
+        "trust": IN_PROCESS if runs_in_process(tests) else ISOLATED,
+        "reason": line.reason,
+        "line": line.lineno,
+    }
 
 
 def strict_json(value):
@@ -251,8 +308,13 @@ def _strict(value):
 def _one_line(text: str) -> str:
     """`text` on one line and encodable as UTF-8 (a lone surrogate of a file name escaped)."""
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text.replace("\r", "\\r").replace("\n", "\\n").replace("\u2028", "\\u2028") \
-        .replace("\u2029", "\\u2029").replace("\x85", "\\x85")
+    return (
+        text.replace("\r", "\\r")
+        .replace("\n", "\\n")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+        .replace("\x85", "\\x85")
+    )
 
 
 def _key(value):

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from recode_lib.data._io import DataError, resolve_data_dir
 from recode_lib.data.calibrated import load_calibrated
@@ -49,25 +49,49 @@ from recode_lib.plugins import load_plugins
 # name -> (module, function, fixed options, files that make it available locally)
 _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
     "humaneval": ("humaneval", "load_humaneval", {}, ("HumanEval.jsonl.gz", "HumanEval.jsonl")),
-    "humanevalplus": ("humaneval", "load_humanevalplus", {},
-                      ("HumanEvalPlus.jsonl.gz", "HumanEvalPlus.jsonl")),
+    "humanevalplus": (
+        "humaneval",
+        "load_humanevalplus",
+        {},
+        ("HumanEvalPlus.jsonl.gz", "HumanEvalPlus.jsonl"),
+    ),
     "mbpp": ("mbpp", "load_mbpp", {}, ("mbpp.jsonl",)),
     "mbppplus": ("mbpp", "load_mbppplus", {}, ("MbppPlus.jsonl.gz", "MbppPlus.jsonl")),
-    "mbppplus_base": ("mbpp", "load_mbppplus", {"tests": "base"},
-                      ("MbppPlus.jsonl.gz", "MbppPlus.jsonl")),
+    "mbppplus_base": (
+        "mbpp",
+        "load_mbppplus",
+        {"tests": "base"},
+        ("MbppPlus.jsonl.gz", "MbppPlus.jsonl"),
+    ),
     "mbpp_train": ("mbpp", "load_mbpp_train", {}, ("mbpp.jsonl",)),
-    "bigcodebench": ("bigcodebench", "load_bigcodebench", {},
-                     ("BigCodeBench-v0.1.0.jsonl.gz", "BigCodeBench-v0.1.0.jsonl")),
-    "bigcodebench_hard": ("bigcodebench", "load_bigcodebench", {"subset": "hard"},
-                          ("BigCodeBench-Hard-v0.1.0.jsonl.gz",
-                           "BigCodeBench-Hard-v0.1.0.jsonl")),
-    "livecodebench": ("livecodebench", "load_livecodebench", {},
-                      ("code_generation_lite/test.jsonl",
-                       "livecodebench/code_generation_lite/test.jsonl",
-                       "livecodebench/test.jsonl")),
-    "codecontests_plus": ("codecontests", "load_codecontests_plus", {},
-                          ("Code-Contests-Plus/ccplus_1x", "code_contests_plus/ccplus_1x",
-                           "ccplus_1x")),
+    "bigcodebench": (
+        "bigcodebench",
+        "load_bigcodebench",
+        {},
+        ("BigCodeBench-v0.1.0.jsonl.gz", "BigCodeBench-v0.1.0.jsonl"),
+    ),
+    "bigcodebench_hard": (
+        "bigcodebench",
+        "load_bigcodebench",
+        {"subset": "hard"},
+        ("BigCodeBench-Hard-v0.1.0.jsonl.gz", "BigCodeBench-Hard-v0.1.0.jsonl"),
+    ),
+    "livecodebench": (
+        "livecodebench",
+        "load_livecodebench",
+        {},
+        (
+            "code_generation_lite/test.jsonl",
+            "livecodebench/code_generation_lite/test.jsonl",
+            "livecodebench/test.jsonl",
+        ),
+    ),
+    "codecontests_plus": (
+        "codecontests",
+        "load_codecontests_plus",
+        {},
+        ("Code-Contests-Plus/ccplus_1x", "code_contests_plus/ccplus_1x", "ccplus_1x"),
+    ),
     "leetcode": ("leetcode", "load_leetcode", {}, ("leetcode-2023-07-to-2024-01.jsonl",)),
     "aime24": ("aime", "load_aime24", {}, ("aime24.jsonl",)),
     "microbench": ("microbench", "load_microbench", {}, ()),
@@ -77,10 +101,14 @@ _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
 }
 # benchmarks that share problems (one task set, other tests or a subset): a name -> its family;
 # a name not listed is its own family. Training data must not come from an evaluation's family.
-FAMILIES = {"humanevalplus": "humaneval", "mbppplus": "mbpp", "mbppplus_base": "mbpp",
-            "bigcodebench_hard": "bigcodebench"}
-CALIBRATED = "calibrated:"     # "calibrated:<profile>": the problems the profile's calibration kept
-_CUSTOM: dict[str, Callable[..., list]] = {}   # register_benchmark: name -> your loader
+FAMILIES = {
+    "humanevalplus": "humaneval",
+    "mbppplus": "mbpp",
+    "mbppplus_base": "mbpp",
+    "bigcodebench_hard": "bigcodebench",
+}
+CALIBRATED = "calibrated:"  # "calibrated:<profile>": the problems the profile's calibration kept
+_CUSTOM: dict[str, Callable[..., list]] = {}  # register_benchmark: name -> your loader
 
 
 def register_benchmark(name: str, loader: Callable[..., list] | None = None):
@@ -89,14 +117,19 @@ def register_benchmark(name: str, loader: Callable[..., list] | None = None):
     if loader is None:
         return lambda fn: register_benchmark(name, fn)
     if not isinstance(name, str) or not name.strip() or ":" in name or name != name.strip():
-        raise ValueError(f"register_benchmark: {name!r} is not a benchmark name (a non-empty "
-                         "string without ':' or surrounding spaces)")
+        raise ValueError(
+            f"register_benchmark: {name!r} is not a benchmark name (a non-empty "
+            "string without ':' or surrounding spaces)"
+        )
     if name in _REGISTRY:
-        raise ValueError(f"register_benchmark: {name!r} is a built-in benchmark; choose "
-                         "another name")
+        raise ValueError(
+            f"register_benchmark: {name!r} is a built-in benchmark; choose another name"
+        )
     if not callable(loader):
-        raise TypeError(f"register_benchmark({name!r}): the loader must be callable, got "
-                        f"{type(loader).__name__}")
+        raise TypeError(
+            f"register_benchmark({name!r}): the loader must be callable, got "
+            f"{type(loader).__name__}"
+        )
     _CUSTOM[name] = loader
     return loader
 
@@ -122,8 +155,10 @@ def _custom_problems(name: str, fn, limit, data_dir, options) -> list[Problem]:
     extra = {k: v for k, v in (("limit", limit), ("data_dir", data_dir)) if k in takes}
     got = fn(**extra, **options)
     if isinstance(got, (str, bytes, dict)) or not hasattr(got, "__iter__"):
-        raise ProblemError(f"benchmark {name!r}: the loader must return a list of Problem, got "
-                           f"{type(got).__name__}")
+        raise ProblemError(
+            f"benchmark {name!r}: the loader must return a list of Problem, got "
+            f"{type(got).__name__}"
+        )
     out, seen = [], set()
     for i, p in enumerate(got):
         where = f"benchmark {name!r}, problem {i}"
@@ -141,7 +176,7 @@ def _custom_problems(name: str, fn, limit, data_dir, options) -> list[Problem]:
 
 def _loader(name: str):
     if name.startswith(CALIBRATED):
-        profile, _, order = name[len(CALIBRATED):].partition(":")
+        profile, _, order = name[len(CALIBRATED) :].partition(":")
         return load_calibrated, {"profile": profile, **({"order": order} if order else {})}
     if name not in _REGISTRY:
         raise ValueError(f"unknown benchmark {name!r}; choose from {list_benchmarks()}")
@@ -149,8 +184,9 @@ def _loader(name: str):
     return getattr(importlib.import_module(f"recode_lib.data.{mod}"), fn), fixed
 
 
-def load_benchmark(name: str, *, limit: int | None = None, data_dir=None,
-                   **options) -> list[Problem]:
+def load_benchmark(
+    name: str, *, limit: int | None = None, data_dir=None, **options
+) -> list[Problem]:
     """Problems of benchmark `name`; options go to its loader (see the loader's docstring)."""
     load_plugins()
     if name in _CUSTOM and name not in _REGISTRY:
@@ -185,6 +221,15 @@ def available_benchmarks(data_dir=None) -> list[str]:
     return out + [n for n in _CUSTOM if n not in _REGISTRY]
 
 
-__all__ = ["Problem", "ProblemError", "DataError", "load_benchmark", "list_benchmarks",
-           "available_benchmarks", "register_benchmark", "unregister_benchmark",
-           "benchmark_family", "FAMILIES"]
+__all__ = [
+    "Problem",
+    "ProblemError",
+    "DataError",
+    "load_benchmark",
+    "list_benchmarks",
+    "available_benchmarks",
+    "register_benchmark",
+    "unregister_benchmark",
+    "benchmark_family",
+    "FAMILIES",
+]

@@ -17,8 +17,9 @@ import gzip
 import json
 import os
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from recode_lib.data.schema import ProblemError
 from recode_lib.paths import cache_dir
@@ -39,6 +40,7 @@ def read_records(path: str | os.PathLike) -> list[dict]:
     name = path.name
     if name.endswith(".parquet"):
         import pyarrow.parquet as pq  # lazy: only parquet sources need it
+
         return pq.read_table(path).to_pylist()
     if name.endswith(".json"):
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -61,8 +63,9 @@ def read_records(path: str | os.PathLike) -> list[dict]:
     return out
 
 
-def require(rec: dict, field: str, where: str, types: type | tuple = object,
-            allow_none: bool = False) -> Any:
+def require(
+    rec: dict, field: str, where: str, types: type | tuple = object, allow_none: bool = False
+) -> Any:
     """rec[field], checked for presence and type; DataError naming `where` and the field."""
     if not isinstance(rec, dict):
         raise DataError(f"{where}: expected an object, got {type(rec).__name__}")
@@ -72,8 +75,10 @@ def require(rec: dict, field: str, where: str, types: type | tuple = object,
     if val is None and allow_none:
         return None
     if not isinstance(val, types) or isinstance(val, bool) and types in (int, (int, float)):
-        raise DataError(f"{where}: field {field!r} has type {type(val).__name__}, expected "
-                        f"{getattr(types, '__name__', types)}")
+        raise DataError(
+            f"{where}: field {field!r} has type {type(val).__name__}, expected "
+            f"{getattr(types, '__name__', types)}"
+        )
     return val
 
 
@@ -81,8 +86,13 @@ def downloads_dir() -> Path:
     return cache_dir() / "downloads"
 
 
-def find_file(data_dir: str | os.PathLike | None, names: Iterable[str], *,
-              fetch_url: str | None = None, download: bool = True) -> Path:
+def find_file(
+    data_dir: str | os.PathLike | None,
+    names: Iterable[str],
+    *,
+    fetch_url: str | None = None,
+    download: bool = True,
+) -> Path:
     """The first existing file among `names` under the data dir or the download cache;
     otherwise download `fetch_url` into the cache (when allowed) or raise DataError."""
     names = list(names)
@@ -99,28 +109,36 @@ def find_file(data_dir: str | os.PathLike | None, names: Iterable[str], *,
         try:
             urllib.request.urlretrieve(fetch_url, tmp)
         except OSError as exc:
-            raise DataError(f"{names[0]} not found (looked at {looked}) and downloading "
-                            f"{fetch_url} failed: {exc}") from None
+            raise DataError(
+                f"{names[0]} not found (looked at {looked}) and downloading "
+                f"{fetch_url} failed: {exc}"
+            ) from None
         os.replace(tmp, dest)
         return dest
-    raise DataError(f"{names[0]} not found; looked at {looked}"
-                    + (f"; download it from {fetch_url}" if fetch_url else ""))
+    raise DataError(
+        f"{names[0]} not found; looked at {looked}"
+        + (f"; download it from {fetch_url}" if fetch_url else "")
+    )
 
 
-def hf_rows(hub_id: str, config: str | None = None, split: str = "test", *,
-            limit: int | None = None) -> list[dict]:
+def hf_rows(
+    hub_id: str, config: str | None = None, split: str = "test", *, limit: int | None = None
+) -> list[dict]:
     """Rows of a Hugging Face dataset via `datasets.load_dataset` (imported lazily); streamed
     when a limit is given. Failure raises DataError naming the hub id and config."""
     try:
         import datasets  # lazy: offline users and tests never import it here
+
         if limit is not None:
             ds = datasets.load_dataset(hub_id, config, split=split, streaming=True)
             return [dict(r) for _, r in zip(range(limit), ds)]
         ds = datasets.load_dataset(hub_id, config, split=split)
         return [dict(r) for r in ds]
     except Exception as exc:  # network, auth, unknown config: one clear message
-        raise DataError(f"could not load Hugging Face dataset {hub_id!r} (config {config!r}, "
-                        f"split {split!r}): {type(exc).__name__}: {exc}") from None
+        raise DataError(
+            f"could not load Hugging Face dataset {hub_id!r} (config {config!r}, "
+            f"split {split!r}): {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def json_len(value: Any) -> int:

@@ -9,13 +9,13 @@ Only for the benchmarks' own reference code (no isolation: it is trusted, like E
 trusted_exec). A job is stopped after JOB_TIMEOUT_S seconds.
 """
 
+import contextlib
 import copy
 import io
 import json
 import signal
 import sys
 import time
-import contextlib
 
 from recode_lib.data.pyvalues import decode, encode
 from recode_lib.sandbox.codec import digest as output_digest
@@ -38,7 +38,7 @@ def approx_chars(v, budget: int) -> int:
         return len(v) + 2
     if isinstance(v, (list, tuple, set, frozenset, dict)):
         total = 2
-        for x in (v.items() if isinstance(v, dict) else v):
+        for x in v.items() if isinstance(v, dict) else v:
             total += approx_chars(x, budget - total) + 2
             if total > budget:
                 break

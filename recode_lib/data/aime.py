@@ -16,10 +16,11 @@ import re
 from recode_lib.data._io import DataError, find_file, read_records, require, take
 from recode_lib.data.schema import Problem
 
-URL = ("https://raw.githubusercontent.com/QwenLM/Qwen2.5-Math/main/evaluation/data/aime24/"
-       "test.jsonl")
-NOT_CODE = {"kind": "script",
-            "script": "raise SystemExit('math problem: grade with recode_lib.data.aime.check_answer')"}
+URL = "https://raw.githubusercontent.com/QwenLM/Qwen2.5-Math/main/evaluation/data/aime24/test.jsonl"
+NOT_CODE = {
+    "kind": "script",
+    "script": "raise SystemExit('math problem: grade with recode_lib.data.aime.check_answer')",
+}
 
 
 def normalize_answer(ans) -> str:
@@ -45,7 +46,7 @@ def extract_boxed(text: str) -> str | None:
     for j in range(i, len(text)):
         depth += {"{": 1, "}": -1}.get(text[j], 0)
         if depth == 0:
-            return text[i + 1:j]
+            return text[i + 1 : j]
     return None
 
 
@@ -57,8 +58,7 @@ def check_answer(response: str, answer: str) -> bool:
     return got is not None and normalize_answer(got) == normalize_answer(answer)
 
 
-def load_aime24(data_dir=None, limit: int | None = None, download: bool = True
-                ) -> list[Problem]:
+def load_aime24(data_dir=None, limit: int | None = None, download: bool = True) -> list[Problem]:
     path = find_file(data_dir, ["aime24.jsonl"], fetch_url=URL, download=download)
     out = []
     for i, rec in enumerate(take(read_records(path), limit)):
@@ -67,9 +67,22 @@ def load_aime24(data_dir=None, limit: int | None = None, download: bool = True
         answer = normalize_answer(require(rec, "answer", where, (str, int)))
         if not answer.isdigit():
             raise DataError(f"{where}: field 'answer' {rec['answer']!r} is not an integer")
-        out.append(Problem.from_dict(dict(
-            id=f"aime24/{pid}", source="aime24", prompt=require(rec, "problem", where, str),
-            tests=dict(NOT_CODE), answer=answer, reference_solution=None,
-            metadata={"solution": rec.get("solution"), "url": rec.get("url"),
-                      "raw_answer": rec["answer"]}), where))
+        out.append(
+            Problem.from_dict(
+                dict(
+                    id=f"aime24/{pid}",
+                    source="aime24",
+                    prompt=require(rec, "problem", where, str),
+                    tests=dict(NOT_CODE),
+                    answer=answer,
+                    reference_solution=None,
+                    metadata={
+                        "solution": rec.get("solution"),
+                        "url": rec.get("url"),
+                        "raw_answer": rec["answer"],
+                    },
+                ),
+                where,
+            )
+        )
     return out

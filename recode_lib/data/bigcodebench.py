@@ -29,8 +29,10 @@ import warnings
 from recode_lib.data._io import DataError, find_file, hf_rows, read_records, require, take
 from recode_lib.data.schema import Problem
 
-SUBSETS = {"full": ("BigCodeBench", "bigcode/bigcodebench"),
-           "hard": ("BigCodeBench-Hard", "bigcode/bigcodebench-hard")}
+SUBSETS = {
+    "full": ("BigCodeBench", "bigcode/bigcodebench"),
+    "hard": ("BigCodeBench-Hard", "bigcode/bigcodebench-hard"),
+}
 SPLITS = ("complete", "instruct")
 RUNNER = """
 
@@ -66,7 +68,7 @@ def script_imports(source: str) -> list[str]:
     """The top-level modules a test script imports at module level (not inside a function or a
     try: an optional import), sorted; [] when it does not parse."""
     try:
-        with warnings.catch_warnings():   # the tasks' own invalid escapes are not ours to report
+        with warnings.catch_warnings():  # the tasks' own invalid escapes are not ours to report
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -80,9 +82,14 @@ def script_imports(source: str) -> list[str]:
     return sorted(out)
 
 
-def load_bigcodebench(data_dir=None, limit: int | None = None, subset: str = "full",
-                      split: str = "complete", version: str = "v0.1.0",
-                      download: bool = True) -> list[Problem]:
+def load_bigcodebench(
+    data_dir=None,
+    limit: int | None = None,
+    subset: str = "full",
+    split: str = "complete",
+    version: str = "v0.1.0",
+    download: bool = True,
+) -> list[Problem]:
     if subset not in SUBSETS:
         raise ValueError(f"bigcodebench: unknown subset {subset!r}; choose from {list(SUBSETS)}")
     if split not in SPLITS:
@@ -105,14 +112,28 @@ def load_bigcodebench(data_dir=None, limit: int | None = None, subset: str = "fu
         prompt = require(rec, f"{split}_prompt", where, str)
         test = require(rec, "test", where, str)
         libs = _libs(rec.get("libs"), where)
-        out.append(Problem.from_dict(dict(
-            id=f"bigcodebench/{tid.split('/')[-1]}", source="bigcodebench", prompt=prompt,
-            starter_code=prompt if split == "complete" else code_prompt,
-            entry_point=require(rec, "entry_point", where, str),
-            tests={"kind": "script", "script": test + RUNNER},
-            time_limit_s=240.0, memory_mb=4096,
-            reference_solution=code_prompt + require(rec, "canonical_solution", where, str),
-            metadata={"task_id": tid, "subset": subset, "split": split, "version": version,
-                      "libs": libs,
-                      "requires": sorted(set(libs or ()) | set(script_imports(test)))}), where))
+        out.append(
+            Problem.from_dict(
+                dict(
+                    id=f"bigcodebench/{tid.split('/')[-1]}",
+                    source="bigcodebench",
+                    prompt=prompt,
+                    starter_code=prompt if split == "complete" else code_prompt,
+                    entry_point=require(rec, "entry_point", where, str),
+                    tests={"kind": "script", "script": test + RUNNER},
+                    time_limit_s=240.0,
+                    memory_mb=4096,
+                    reference_solution=code_prompt + require(rec, "canonical_solution", where, str),
+                    metadata={
+                        "task_id": tid,
+                        "subset": subset,
+                        "split": split,
+                        "version": version,
+                        "libs": libs,
+                        "requires": sorted(set(libs or ()) | set(script_imports(test))),
+                    },
+                ),
+                where,
+            )
+        )
     return out

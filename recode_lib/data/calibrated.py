@@ -30,8 +30,9 @@ def rates_disagree(record: dict) -> bool:
     return len(set(rates.values())) > 1
 
 
-def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "laptop",
-                    order: str = "written") -> list[Problem]:
+def load_calibrated(
+    data_dir=None, limit: int | None = None, profile: str = "laptop", order: str = "written"
+) -> list[Problem]:
     """The `calibrated:<profile>` benchmark: the problems in calibrated_path(profile), in the
     order written (DataError naming the file and the notebook that writes it when missing).
     order="disagree" (`calibrated:<profile>:disagree`): first the problems whose start-model pass
@@ -44,12 +45,18 @@ def load_calibrated(data_dir=None, limit: int | None = None, profile: str = "lap
         raise DataError(f"calibrated:{profile}: unknown order {order!r} (written | disagree)")
     path = calibrated_path(profile)
     if not path.is_file():
-        raise DataError(f"{path} is missing: run notebook {DATA} of profile {profile!r} with "
-                        "CALIBRATE = True first")
+        raise DataError(
+            f"{path} is missing: run notebook {DATA} of profile {profile!r} with "
+            "CALIBRATE = True first"
+        )
     rows = read_jsonl(path)
     if order == "disagree":
         if not any(rates_disagree(r) for r in rows):
-            raise DataError(f"{path}: no problem has differing start pass rates per strictness "
-                            "level (calibrate with CAL_KEEP_KS naming a lenient k, e.g. '1,inf')")
+            raise DataError(
+                f"{path}: no problem has differing start pass rates per strictness "
+                "level (calibrate with CAL_KEEP_KS naming a lenient k, e.g. '1,inf')"
+            )
         rows = [r for r in rows if rates_disagree(r)] + [r for r in rows if not rates_disagree(r)]
-    return take([Problem.from_dict(r, f"{path}: problem {r.get('id', '?')!r}") for r in rows], limit)
+    return take(
+        [Problem.from_dict(r, f"{path}: problem {r.get('id', '?')!r}") for r in rows], limit
+    )

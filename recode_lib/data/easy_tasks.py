@@ -35,14 +35,14 @@ import io
 import json
 import random
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from recode_lib.data.schema import Problem
 
-BIG = 50_000                      # the largest test: a quadratic answer takes >> TIME_LIMIT_S
+BIG = 50_000  # the largest test: a quadratic answer takes >> TIME_LIMIT_S
 SIZES = (1, 3, 5, 30, 300, 2000, BIG)  # list lengths: the one-element edge case, small, large
-TIME_LIMIT_S = 2.0                # per test; a linear answer on BIG takes ~0.05 s, the naive ones >= 5 s
+TIME_LIMIT_S = 2.0  # per test; a linear answer on BIG takes ~0.05 s, the naive ones >= 5 s
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,15 @@ class Template:
     """One family of tasks. `statement` and `reference` are format strings over {fn} (the
     function name) and {k} (the seeded constant); `make_args(rng, size, k)` -> the call's
     argument list; `kinds`: the test kinds the template can be posed as."""
+
     name: str
     statement: str
-    params: str                 # the signature's parameters, e.g. "nums"
-    reference: str              # body of the function, indented 4 spaces
+    params: str  # the signature's parameters, e.g. "nums"
+    reference: str  # body of the function, indented 4 spaces
     make_args: Callable
     k_range: tuple = (2, 9)
     kinds: tuple = ("call", "stdio")
-    naive: str = ""             # a correct but quadratic body (efficiency templates); "" = none
+    naive: str = ""  # a correct but quadratic body (efficiency templates); "" = none
 
 
 def ints(rng, size, lo=-50, hi=50):
@@ -69,44 +70,135 @@ def word(rng, size):
 
 
 TEMPLATES: tuple[Template, ...] = (
-    Template("sum_list", "returns the sum of the numbers in the list `nums`.", "nums",
-             "    return sum(nums)", lambda r, n, k: [ints(r, n)], (0, 0)),
-    Template("max_list", "returns the largest number in the non-empty list `nums`.", "nums",
-             "    return max(nums)", lambda r, n, k: [ints(r, n)], (0, 0)),
-    Template("min_list", "returns the smallest number in the non-empty list `nums`.", "nums",
-             "    return min(nums)", lambda r, n, k: [ints(r, n)], (0, 0)),
-    Template("count_even", "returns how many numbers in the list `nums` are even.", "nums",
-             "    return sum(1 for x in nums if x % 2 == 0)", lambda r, n, k: [ints(r, n)], (0, 0)),
-    Template("sum_even", "returns the sum of the even numbers in the list `nums`.", "nums",
-             "    return sum(x for x in nums if x % 2 == 0)", lambda r, n, k: [ints(r, n)], (0, 0)),
-    Template("add_k", "returns a new list with {k} added to every number of the list `nums`.",
-             "nums", "    return [x + {k} for x in nums]", lambda r, n, k: [ints(r, n)],
-             kinds=("call",)),
-    Template("times_k", "returns a new list with every number of the list `nums` multiplied by {k}.",
-             "nums", "    return [x * {k} for x in nums]", lambda r, n, k: [ints(r, n)],
-             kinds=("call",)),
-    Template("count_k", "returns how many times the number {k} appears in the list `nums`.",
-             "nums", "    return nums.count({k})", lambda r, n, k: [ints(r, n, 0, 12)]),
-    Template("greater_k", "returns how many numbers in the list `nums` are greater than {k}.",
-             "nums", "    return sum(1 for x in nums if x > {k})", lambda r, n, k: [ints(r, n, 0, 20)]),
-    Template("reverse_list", "returns the list `nums` in reverse order.", "nums",
-             "    return nums[::-1]", lambda r, n, k: [ints(r, n)], (0, 0), ("call",)),
-    Template("reverse_str", "returns the string `s` reversed.", "s", "    return s[::-1]",
-             lambda r, n, k: [word(r, n)], (0, 0)),
-    Template("count_vowels", "returns how many characters of the string `s` are vowels "
-             "(a, e, i, o, u).", "s", "    return sum(1 for c in s if c in 'aeiou')",
-             lambda r, n, k: [word(r, n)], (0, 0)),
-    Template("distinct", "returns how many different numbers the list `nums` contains.", "nums",
-             "    return len(set(nums))", lambda r, n, k: [ints(r, n, 0, 3 * n)], (0, 0)),
-    Template("first_k", "returns the first {k} elements of the list `nums` (all of them when it "
-             "is shorter).", "nums", "    return nums[:{k}]", lambda r, n, k: [ints(r, n)],
-             kinds=("call",)),
-    Template("square_sum", "returns the sum of the squares of the numbers in the list `nums`.",
-             "nums", "    return sum(x * x for x in nums)", lambda r, n, k: [ints(r, n)], (0, 0)),
-    Template("mult_k", "returns the sum of the numbers in the list `nums` that are divisible "
-             "by {k}.", "nums", "    return sum(x for x in nums if x % {k} == 0)",
-             lambda r, n, k: [ints(r, n)]),
+    Template(
+        "sum_list",
+        "returns the sum of the numbers in the list `nums`.",
+        "nums",
+        "    return sum(nums)",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "max_list",
+        "returns the largest number in the non-empty list `nums`.",
+        "nums",
+        "    return max(nums)",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "min_list",
+        "returns the smallest number in the non-empty list `nums`.",
+        "nums",
+        "    return min(nums)",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "count_even",
+        "returns how many numbers in the list `nums` are even.",
+        "nums",
+        "    return sum(1 for x in nums if x % 2 == 0)",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "sum_even",
+        "returns the sum of the even numbers in the list `nums`.",
+        "nums",
+        "    return sum(x for x in nums if x % 2 == 0)",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "add_k",
+        "returns a new list with {k} added to every number of the list `nums`.",
+        "nums",
+        "    return [x + {k} for x in nums]",
+        lambda r, n, k: [ints(r, n)],
+        kinds=("call",),
+    ),
+    Template(
+        "times_k",
+        "returns a new list with every number of the list `nums` multiplied by {k}.",
+        "nums",
+        "    return [x * {k} for x in nums]",
+        lambda r, n, k: [ints(r, n)],
+        kinds=("call",),
+    ),
+    Template(
+        "count_k",
+        "returns how many times the number {k} appears in the list `nums`.",
+        "nums",
+        "    return nums.count({k})",
+        lambda r, n, k: [ints(r, n, 0, 12)],
+    ),
+    Template(
+        "greater_k",
+        "returns how many numbers in the list `nums` are greater than {k}.",
+        "nums",
+        "    return sum(1 for x in nums if x > {k})",
+        lambda r, n, k: [ints(r, n, 0, 20)],
+    ),
+    Template(
+        "reverse_list",
+        "returns the list `nums` in reverse order.",
+        "nums",
+        "    return nums[::-1]",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+        ("call",),
+    ),
+    Template(
+        "reverse_str",
+        "returns the string `s` reversed.",
+        "s",
+        "    return s[::-1]",
+        lambda r, n, k: [word(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "count_vowels",
+        "returns how many characters of the string `s` are vowels (a, e, i, o, u).",
+        "s",
+        "    return sum(1 for c in s if c in 'aeiou')",
+        lambda r, n, k: [word(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "distinct",
+        "returns how many different numbers the list `nums` contains.",
+        "nums",
+        "    return len(set(nums))",
+        lambda r, n, k: [ints(r, n, 0, 3 * n)],
+        (0, 0),
+    ),
+    Template(
+        "first_k",
+        "returns the first {k} elements of the list `nums` (all of them when it is shorter).",
+        "nums",
+        "    return nums[:{k}]",
+        lambda r, n, k: [ints(r, n)],
+        kinds=("call",),
+    ),
+    Template(
+        "square_sum",
+        "returns the sum of the squares of the numbers in the list `nums`.",
+        "nums",
+        "    return sum(x * x for x in nums)",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+    ),
+    Template(
+        "mult_k",
+        "returns the sum of the numbers in the list `nums` that are divisible by {k}.",
+        "nums",
+        "    return sum(x for x in nums if x % {k} == 0)",
+        lambda r, n, k: [ints(r, n)],
+    ),
 )
+
+
 def unique_mode(rng, n):
     """n numbers in which one value appears 3 times (all of them when n <= 3) and every other
     value once: "the number that appears most often" has one answer."""
@@ -118,35 +210,68 @@ def unique_mode(rng, n):
 
 
 EFFICIENCY: tuple[Template, ...] = (
-    Template("mode", "returns the number that appears most often in the list `nums` (exactly one "
-             "number does).", "nums", "    from collections import Counter\n"
-             "    return Counter(nums).most_common(1)[0][0]",
-             lambda r, n, k: [unique_mode(r, n)], (0, 0),
-             naive="    return max(nums, key=nums.count)"),
-    Template("count_once", "returns how many numbers in the list `nums` appear exactly once.",
-             "nums", "    from collections import Counter\n    c = Counter(nums)\n"
-             "    return sum(1 for v in c.values() if v == 1)",
-             lambda r, n, k: [ints(r, n, 0, n)], (0, 0),
-             naive="    return sum(1 for x in nums if nums.count(x) == 1)"),
-    Template("dedupe", "returns the list `nums` without repeated numbers, keeping the first "
-             "occurrence of each number in its original order.", "nums",
-             "    return list(dict.fromkeys(nums))", lambda r, n, k: [ints(r, n, 0, n)], (0, 0),
-             ("call",), naive="    out = []\n    for x in nums:\n        if x not in out:\n"
-             "            out.append(x)\n    return out"),
-    Template("running_sum", "returns the list of running totals of the list `nums`: element i "
-             "is nums[0] + nums[1] + ... + nums[i].", "nums",
-             "    from itertools import accumulate\n    return list(accumulate(nums))",
-             lambda r, n, k: [ints(r, n)], (0, 0), ("call",),
-             naive="    return [sum(nums[:i + 1]) for i in range(len(nums))]"),
-    Template("has_duplicate", "returns True if some number appears more than once in the list "
-             "`nums`, and False otherwise.", "nums", "    return len(set(nums)) != len(nums)",
-             lambda r, n, k: [ints(r, n, 0, 2 * n) if n < 100 else r.sample(range(10 * n), n)],
-             (0, 0), naive="    return any(nums.count(x) > 1 for x in nums)"),
-    Template("sum_distinct", "returns the sum of the different numbers in the list `nums` (each "
-             "value counted once).", "nums", "    return sum(set(nums))",
-             lambda r, n, k: [ints(r, n, 0, n)], (0, 0),
-             naive="    seen = []\n    for x in nums:\n        if x not in seen:\n"
-             "            seen.append(x)\n    return sum(seen)"),
+    Template(
+        "mode",
+        "returns the number that appears most often in the list `nums` (exactly one number does).",
+        "nums",
+        "    from collections import Counter\n    return Counter(nums).most_common(1)[0][0]",
+        lambda r, n, k: [unique_mode(r, n)],
+        (0, 0),
+        naive="    return max(nums, key=nums.count)",
+    ),
+    Template(
+        "count_once",
+        "returns how many numbers in the list `nums` appear exactly once.",
+        "nums",
+        "    from collections import Counter\n    c = Counter(nums)\n"
+        "    return sum(1 for v in c.values() if v == 1)",
+        lambda r, n, k: [ints(r, n, 0, n)],
+        (0, 0),
+        naive="    return sum(1 for x in nums if nums.count(x) == 1)",
+    ),
+    Template(
+        "dedupe",
+        "returns the list `nums` without repeated numbers, keeping the first "
+        "occurrence of each number in its original order.",
+        "nums",
+        "    return list(dict.fromkeys(nums))",
+        lambda r, n, k: [ints(r, n, 0, n)],
+        (0, 0),
+        ("call",),
+        naive="    out = []\n    for x in nums:\n        if x not in out:\n"
+        "            out.append(x)\n    return out",
+    ),
+    Template(
+        "running_sum",
+        "returns the list of running totals of the list `nums`: element i "
+        "is nums[0] + nums[1] + ... + nums[i].",
+        "nums",
+        "    from itertools import accumulate\n    return list(accumulate(nums))",
+        lambda r, n, k: [ints(r, n)],
+        (0, 0),
+        ("call",),
+        naive="    return [sum(nums[:i + 1]) for i in range(len(nums))]",
+    ),
+    Template(
+        "has_duplicate",
+        "returns True if some number appears more than once in the list "
+        "`nums`, and False otherwise.",
+        "nums",
+        "    return len(set(nums)) != len(nums)",
+        lambda r, n, k: [ints(r, n, 0, 2 * n) if n < 100 else r.sample(range(10 * n), n)],
+        (0, 0),
+        naive="    return any(nums.count(x) > 1 for x in nums)",
+    ),
+    Template(
+        "sum_distinct",
+        "returns the sum of the different numbers in the list `nums` (each value counted once).",
+        "nums",
+        "    return sum(set(nums))",
+        lambda r, n, k: [ints(r, n, 0, n)],
+        (0, 0),
+        naive="    seen = []\n    for x in nums:\n        if x not in seen:\n"
+        "            seen.append(x)\n    return sum(seen)",
+    ),
 )
 ALL_TEMPLATES: tuple[Template, ...] = TEMPLATES + EFFICIENCY
 FN_NAMES = ("solve", "compute", "answer", "f", "process")
@@ -160,10 +285,15 @@ def stdio_reference(t: Template, k: int) -> str:
     """The stdin/stdout program of a template: read the list (numbers on one line or one word),
     print the result (a list as space-separated numbers)."""
     body = t.reference.format(fn="f", k=k)
-    read = "s = sys.stdin.read().strip()" if t.params == "s" else \
-        "nums = list(map(int, sys.stdin.read().split()))"
-    return (f"import sys\n\ndef f({t.params}):\n{body}\n\n{read}\n"
-            f"r = f({t.params})\nprint(' '.join(map(str, r)) if isinstance(r, list) else r)\n")
+    read = (
+        "s = sys.stdin.read().strip()"
+        if t.params == "s"
+        else "nums = list(map(int, sys.stdin.read().split()))"
+    )
+    return (
+        f"import sys\n\ndef f({t.params}):\n{body}\n\n{read}\n"
+        f"r = f({t.params})\nprint(' '.join(map(str, r)) if isinstance(r, list) else r)\n"
+    )
 
 
 def stdio_input(t: Template, args: list) -> str:
@@ -191,30 +321,63 @@ def make_task(t: Template, kind: str, k: int, fn: str, rng: random.Random, pid: 
         ref = f"def {fn}({t.params}):\n{t.reference.format(fn=fn, k=k)}\n"
         env: dict = {}
         exec(compile(ref, "<easy reference>", "exec"), env)
-        cases = [{"args": a, "expected": env[fn](*json.loads(json.dumps(a))),
-                  "input_len": len(json.dumps(a))} for a in arglists]
-        return Problem.from_dict(dict(
-            id=pid, source="easy", prompt=f"Write a Python function `{fn}({t.params})` that {what}",
-            tests={"kind": "call", "fn_name": fn, "cases": cases},
-            starter_code=f"def {fn}({t.params}):\n", entry_point=fn, time_limit_s=TIME_LIMIT_S,
-            memory_mb=512, difficulty="easy", reference_solution=ref, metadata=meta), pid)
+        cases = [
+            {
+                "args": a,
+                "expected": env[fn](*json.loads(json.dumps(a))),
+                "input_len": len(json.dumps(a)),
+            }
+            for a in arglists
+        ]
+        return Problem.from_dict(
+            dict(
+                id=pid,
+                source="easy",
+                prompt=f"Write a Python function `{fn}({t.params})` that {what}",
+                tests={"kind": "call", "fn_name": fn, "cases": cases},
+                starter_code=f"def {fn}({t.params}):\n",
+                entry_point=fn,
+                time_limit_s=TIME_LIMIT_S,
+                memory_mb=512,
+                difficulty="easy",
+                reference_solution=ref,
+                metadata=meta,
+            ),
+            pid,
+        )
     ref = stdio_reference(t, k)
-    what_io = what.replace("returns", "prints").replace("the list `nums`", "the numbers").replace(
-        "the string `s`", "the word")
+    what_io = (
+        what.replace("returns", "prints")
+        .replace("the list `nums`", "the numbers")
+        .replace("the string `s`", "the word")
+    )
     src = "a line of integers separated by spaces" if t.params == "nums" else "one word"
     cases = []
     for a in arglists:
         inp = stdio_input(t, a)
         cases.append({"input": inp, "output": run_reference(ref, inp), "input_len": len(inp)})
-    return Problem.from_dict(dict(
-        id=pid, source="easy",
-        prompt=f"Write a Python program that reads {src} from standard input and {what_io}",
-        tests={"kind": "stdio", "cases": cases}, time_limit_s=TIME_LIMIT_S, memory_mb=512,
-        difficulty="easy", reference_solution=ref, metadata=meta), pid)
+    return Problem.from_dict(
+        dict(
+            id=pid,
+            source="easy",
+            prompt=f"Write a Python program that reads {src} from standard input and {what_io}",
+            tests={"kind": "stdio", "cases": cases},
+            time_limit_s=TIME_LIMIT_S,
+            memory_mb=512,
+            difficulty="easy",
+            reference_solution=ref,
+            metadata=meta,
+        ),
+        pid,
+    )
 
 
-def generate_easy_tasks(n: int = 40, seed: int = 0, kinds=("call", "stdio"),
-                        templates: tuple[Template, ...] | None = None) -> list[Problem]:
+def generate_easy_tasks(
+    n: int = 40,
+    seed: int = 0,
+    kinds=("call", "stdio"),
+    templates: tuple[Template, ...] | None = None,
+) -> list[Problem]:
     """n tasks, the same for the same (n, seed, kinds): templates in a seeded order (cycled),
     each with a seeded constant, function name and kind (among `kinds` it supports); ids
     "easy/<seed>-<i>-<template>-<kind>"."""
@@ -239,8 +402,9 @@ def generate_easy_tasks(n: int = 40, seed: int = 0, kinds=("call", "stdio"),
     return out
 
 
-def load_easy_tasks(data_dir=None, limit: int | None = None, seed: int = 0,
-                    kinds=("call", "stdio")) -> list[Problem]:
+def load_easy_tasks(
+    data_dir=None, limit: int | None = None, seed: int = 0, kinds=("call", "stdio")
+) -> list[Problem]:
     """The `easy` benchmark: generate_easy_tasks(limit or 2 x len(TEMPLATES), seed, kinds);
     data_dir is accepted for the registry's uniform call and ignored."""
     if isinstance(kinds, str):

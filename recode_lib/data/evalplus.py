@@ -71,10 +71,37 @@ def _tuple_all(x):
 
 
 _MBPP_CONVERT = [
-    ({2, 116, 132, 143, 222, 261, 273, 394, 399, 421, 424, 429, 470, 560, 579, 596, 616, 630,
-      726, 740, 744, 809}, lambda inp: [_T(a) for a in inp]),
-    ({63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614, 780},
-     lambda inp: [[_T(a) for a in ll] for ll in inp]),
+    (
+        {
+            2,
+            116,
+            132,
+            143,
+            222,
+            261,
+            273,
+            394,
+            399,
+            421,
+            424,
+            429,
+            470,
+            560,
+            579,
+            596,
+            616,
+            630,
+            726,
+            740,
+            744,
+            809,
+        },
+        lambda inp: [_T(a) for a in inp],
+    ),
+    (
+        {63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614, 780},
+        lambda inp: [[_T(a) for a in ll] for ll in inp],
+    ),
     ({75, 413, 444, 753}, lambda inp: [[_T(a) for a in inp[0]]] + [inp[1]]),
     ({106, 750}, lambda inp: [inp[0]] + [_T(inp[1])]),
     ({115}, lambda inp: [[set(i) if isinstance(i, list) and len(i) else {} for i in inp[0]]]),
@@ -106,8 +133,9 @@ def file_digest(path: str | os.PathLike) -> str:
 
 
 # ---- expected outputs ----------------------------------------------------------------------
-def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
-                     progress: bool = True) -> dict[str, tuple[list, list]]:
+def expected_outputs(
+    jobs: list[dict], cache_name: str, *, workers: int = 2, progress: bool = True
+) -> dict[str, tuple[list, list]]:
     """{id: (decoded outputs or None when too large, reference times)} for jobs {"id","code","entry_point","inputs",
     "output_not_none"?}; computes the missing ones in `workers` subprocesses and caches them.
     A reference that fails raises DataError naming the task and input. The digests of outputs
@@ -122,8 +150,14 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
     by_id = {r["id"]: r for r in store.records()}
     # caches written before digests were recorded: the digests go to a store of their own
     dstore = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.digests.jsonl")
-    stale = [j for j in jobs if "error" not in by_id[j["id"]] and "digests" not in by_id[j["id"]]
-             and by_id[j["id"]].get("outputs") is None and j["id"] not in dstore]
+    stale = [
+        j
+        for j in jobs
+        if "error" not in by_id[j["id"]]
+        and "digests" not in by_id[j["id"]]
+        and by_id[j["id"]].get("outputs") is None
+        and j["id"] not in dstore
+    ]
     if stale:
         _run_workers(stale, dstore, workers, progress, cache_name + " (digests)")
     digests = {r["id"]: r["digests"] for r in dstore.records() if r.get("digests")}
@@ -132,8 +166,10 @@ def expected_outputs(jobs: list[dict], cache_name: str, *, workers: int = 2,
     for j in jobs:
         rec = by_id[j["id"]]
         if "error" in rec:
-            raise DataError(f"{cache_name}: reference solution of {j['id']} fails: "
-                            f"{rec['error']} (cached in {store.path}; delete it to retry)")
+            raise DataError(
+                f"{cache_name}: reference solution of {j['id']} fails: "
+                f"{rec['error']} (cached in {store.path}; delete it to retry)"
+            )
         outs = rec["outputs"]
         out[j["id"]] = (None if outs is None else decode(outs), rec["times"])
     return out
@@ -148,27 +184,39 @@ def output_digests(cache_name: str) -> dict[str, list]:
     return _DIGESTS.get(cache_name, {})
 
 
-def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bool,
-                 name: str) -> None:
+def _run_workers(
+    todo: list[dict], store: JsonlStore, workers: int, progress: bool, name: str
+) -> None:
     from tqdm.auto import tqdm
-    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT) + os.pathsep
-               + os.environ.get("PYTHONPATH", ""))
-    chunks = [todo[i::max(1, workers)] for i in range(max(1, workers))]
+
+    env = dict(
+        os.environ, PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    )
+    chunks = [todo[i :: max(1, workers)] for i in range(max(1, workers))]
     procs = []
     for chunk in chunks:
         if not chunk:
             continue
-        p = subprocess.Popen([sys.executable, "-m", "recode_lib.data._reference_worker"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-                             cwd=str(PROJECT_ROOT))
+        p = subprocess.Popen(
+            [sys.executable, "-m", "recode_lib.data._reference_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=str(PROJECT_ROOT),
+        )
         procs.append((p, chunk))
     bar = tqdm(total=len(todo), desc=f"reference outputs {name}", disable=not progress)
     import threading
 
     def feed(p, chunk):
         for j in chunk:
-            p.stdin.write(json.dumps({**j, "inputs": encode(j["inputs"]),
-                                      "max_output_chars": MAX_OUTPUT_CHARS}) + "\n")
+            p.stdin.write(
+                json.dumps(
+                    {**j, "inputs": encode(j["inputs"]), "max_output_chars": MAX_OUTPUT_CHARS}
+                )
+                + "\n"
+            )
         p.stdin.close()
 
     lock = threading.Lock()
@@ -180,8 +228,11 @@ def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bo
                 store.append(rec)
                 bar.update(1)
 
-    threads = [threading.Thread(target=f, args=a) for p, c in procs
-               for f, a in ((feed, (p, c)), (drain, (p,)))]
+    threads = [
+        threading.Thread(target=f, args=a)
+        for p, c in procs
+        for f, a in ((feed, (p, c)), (drain, (p,)))
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -193,27 +244,36 @@ def _run_workers(todo: list[dict], store: JsonlStore, workers: int, progress: bo
 
 
 # ---- tests ---------------------------------------------------------------------------------
-TIME_RULES = ("evalplus", "recode")   # see the module doc
+TIME_RULES = ("evalplus", "recode")  # see the module doc
 DEFAULT_TIME_RULE = "evalplus"
-EVALPLUS_MIN_TIME_LIMIT_S = 1.0   # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (0.3.1)
-EVALPLUS_TIME_FACTOR = 4.0        # evalplus/config.py DEFAULT_GT_TIME_LIMIT_FACTOR (0.3.1)
+EVALPLUS_MIN_TIME_LIMIT_S = 1.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (0.3.1)
+EVALPLUS_TIME_FACTOR = 4.0  # evalplus/config.py DEFAULT_GT_TIME_LIMIT_FACTOR (0.3.1)
 
 
 def _ceil_ms(x: float) -> float:
     return math.ceil(round(x * 1000.0, 6)) / 1000.0
 
 
-def evalplus_time_limits(times: list, min_s: float = EVALPLUS_MIN_TIME_LIMIT_S,
-                         factor: float = EVALPLUS_TIME_FACTOR) -> list[float]:
+def evalplus_time_limits(
+    times: list, min_s: float = EVALPLUS_MIN_TIME_LIMIT_S, factor: float = EVALPLUS_TIME_FACTOR
+) -> list[float]:
     """EvalPlus 0.3.1's per-test limits, `[max(min_time_limit, gt_time_limit_factor * t) for t
     in ref_time]`, rounded up to the millisecond."""
     return [_ceil_ms(max(min_s, factor * float(t))) for t in times]
 
 
-def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
-                outputs: list | None, times: list, atol: float,
-                reference: str | None = None, digests: list | None = None,
-                time_rule: str = DEFAULT_TIME_RULE) -> tuple[dict, float]:
+def build_tests(
+    dataset: str,
+    task_id: str,
+    entry_point: str,
+    inputs: list,
+    outputs: list | None,
+    times: list,
+    atol: float,
+    reference: str | None = None,
+    digests: list | None = None,
+    time_rule: str = DEFAULT_TIME_RULE,
+) -> tuple[dict, float]:
     """(tests spec, the record's time limit) for one HumanEval+/MBPP+ task; see module doc.
     outputs=None (too large to store) needs `reference`: the judge's checker recomputes them.
     time_rule "evalplus" gives each case its own time_limit_s (EvalPlus's rule; the record's
@@ -228,9 +288,12 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
         if (dataset, entry_point) in SCRIPT_ONLY:
             # one script runs every input twice (reference + submission): limit on the total
             time_limit = round(max(1.0, 4.0 * 2 * sum(times)), 3)
-            return {"kind": "script", "script": _script(dataset, entry_point, inputs, None, atol,
-                                                        reference), "separate": False,
-                    "time_rule": "recode"}, time_limit
+            return {
+                "kind": "script",
+                "script": _script(dataset, entry_point, inputs, None, atol, reference),
+                "separate": False,
+                "time_rule": "recode",
+            }, time_limit
         # the judge recomputes each expected value with the trusted reference (in its
         # `checker`): neither the reference nor the expected values ever reach the sandbox
         ok = digests is not None and len(digests) == len(inputs)
@@ -256,12 +319,22 @@ def build_tests(dataset: str, task_id: str, entry_point: str, inputs: list,
     cases = []
     for j, (a, o) in enumerate(zip(inputs, outputs)):
         args = a if json_exact(a) else encode(a)
-        cases.append({"args": args, "expected": o if json_exact(o) else encode(o),
-                      "input_len": json_len(args)})
+        cases.append(
+            {
+                "args": args,
+                "expected": o if json_exact(o) else encode(o),
+                "input_len": json_len(args),
+            }
+        )
         if limits is not None:
             cases[-1]["time_limit_s"] = limits[j]
-    spec = {"kind": "call", "fn_name": entry_point, "cases": cases, "atol": float(atol),
-            "time_rule": time_rule}
+    spec = {
+        "kind": "call",
+        "fn_name": entry_point,
+        "cases": cases,
+        "atol": float(atol),
+        "time_rule": time_rule,
+    }
     if checker:
         spec["checker"] = checker
     return spec, time_limit
@@ -331,8 +404,10 @@ def reference_checker(dataset: str, entry_point: str, reference: str) -> str:
     for tasks whose outputs are too large to store."""
     oracle = oracle_checker(dataset, entry_point)
     not_none = dataset == "mbpp" and entry_point in MBPP_NOT_NONE
-    head = ("import copy as _copy\nfrom recode_lib.sandbox.codec import digest as _digest\n"
-            f"_REF_NS = {{'__name__': '__reference__'}}\nexec({reference!r}, _REF_NS)\n")
+    head = (
+        "import copy as _copy\nfrom recode_lib.sandbox.codec import digest as _digest\n"
+        f"_REF_NS = {{'__name__': '__reference__'}}\nexec({reference!r}, _REF_NS)\n"
+    )
     if oracle:
         head += oracle.replace("def check(", "def _oracle(") + "\n"
     call = "_oracle(args, output, exp, atol)" if oracle else "default_equal(output, exp, atol)"
@@ -342,11 +417,13 @@ def reference_checker(dataset: str, entry_point: str, reference: str) -> str:
         "        return True   # the reference's very output (its digest, computed once)\n"
         f"    exp = _REF_NS[{entry_point!r}](*_copy.deepcopy(args))\n"
         + ("    exp = exp is not None\n" if not_none else "")
-        + f"    return {call}\n")
+        + f"    return {call}\n"
+    )
 
 
-def problems_with_tests(family: str, items, jobs, cache_key: str, workers,
-                        time_rule: str = DEFAULT_TIME_RULE) -> list:
+def problems_with_tests(
+    family: str, items, jobs, cache_key: str, workers, time_rule: str = DEFAULT_TIME_RULE
+) -> list:
     """Problem records (dict, inputs, where) + reference jobs -> Problems with `call` tests whose
     expected outputs come from the (cached) reference runs; shared by HumanEval+ and MBPP+.
     time_rule: "evalplus" (per-test limits, the default) or "recode" (module doc)."""
@@ -355,9 +432,17 @@ def problems_with_tests(family: str, items, jobs, cache_key: str, workers,
     for (d, inputs, where), job in zip(items, jobs):
         outs, times = expected[job["id"]]
         d["tests"], d["time_limit_s"] = build_tests(
-            family, job["id"], d["entry_point"], inputs, outs, times, d["metadata"]["atol"],
-            reference=job["code"], digests=output_digests(cache_key).get(job["id"]),
-            time_rule=time_rule)
+            family,
+            job["id"],
+            d["entry_point"],
+            inputs,
+            outs,
+            times,
+            d["metadata"]["atol"],
+            reference=job["code"],
+            digests=output_digests(cache_key).get(job["id"]),
+            time_rule=time_rule,
+        )
         if "_REF_NS" in (d["tests"].get("checker") or d["tests"].get("script") or ""):
             # huge outputs: more memory
             d["memory_mb"] = 4096
@@ -370,6 +455,13 @@ def sandbox_records(problems, code_of=None) -> list[dict]:
     """`recode sandbox` input records for Problems built here (load_humanevalplus /
     load_mbppplus): the submission is `code_of(problem)`, by default the reference solution.
     The one EvalPlus record builder: the real-data tests and benchmarks/bench_sandbox.py use it."""
-    return [{"id": p.id, "code": code_of(p) if code_of else p.reference_solution,
-             "tests": p.tests, "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb}
-            for p in problems]
+    return [
+        {
+            "id": p.id,
+            "code": code_of(p) if code_of else p.reference_solution,
+            "tests": p.tests,
+            "time_limit_s": p.time_limit_s,
+            "memory_mb": p.memory_mb,
+        }
+        for p in problems
+    ]

@@ -16,10 +16,18 @@ from __future__ import annotations
 from recode_lib.data.pyvalues import literal
 
 MBPP_NOT_NONE = {"check_str", "text_match_three", "text_starta_endb"}
-MBPP_SET_EQ = {"similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
-               "larg_nnum", "intersection_array", "find_dissimilar", "Diff"}
+MBPP_SET_EQ = {
+    "similar_elements",
+    "find_char_long",
+    "common_in_nested_lists",
+    "extract_singly",
+    "larg_nnum",
+    "intersection_array",
+    "find_dissimilar",
+    "Diff",
+}
 
-_SCRIPT_HEAD = '''
+_SCRIPT_HEAD = """
 import math as _math
 inf = float("inf"); nan = float("nan")
 
@@ -52,9 +60,9 @@ def _digit_distance_nums(a, b):
     x, y = str(a), str(b)
     m = max(len(x), len(y))
     return sum(abs(int(p) - int(q)) for p, q in zip(x.zfill(m), y.zfill(m)))
-'''
+"""
 
-_SCRIPT_LOOP = '''
+_SCRIPT_LOOP = """
 for _i, _inp in enumerate(_INPUTS):
     _atol = _ATOL
     _exp = _OUTPUTS[_i] if _OUTPUTS is not None else _expected(_inp)
@@ -66,13 +74,12 @@ for _i, _inp in enumerate(_INPUTS):
     if not _ok and _atol != 0:
         _ok = _close(_out, _exp, _atol)
     assert _ok, f"test {{_i}}: got {{_out!r:.200}}, expected {{_exp!r:.200}}"
-'''
+"""
 
 
 def oracle(dataset: str, fn: str) -> str:
     if dataset == "humaneval" and fn == "find_zero":
-        return ("assert abs(_poly(*_inp, _out)) <= _atol, f'test {_i}: not a root'\n"
-                "    continue")
+        return "assert abs(_poly(*_inp, _out)) <= _atol, f'test {_i}: not a root'\n    continue"
     if dataset != "mbpp":
         return "pass"
     table = {
@@ -90,7 +97,7 @@ def oracle(dataset: str, fn: str) -> str:
     return "pass"
 
 
-_SCRIPT_REF = '''
+_SCRIPT_REF = """
 import copy as _copy
 _REF_NS = {{"__name__": "__reference__"}}
 exec({code}, _REF_NS)
@@ -99,13 +106,26 @@ exec({code}, _REF_NS)
 def _expected(inp):
     out = _REF_NS[{fn!r}](*_copy.deepcopy(inp))
     return (out is not None) if {not_none} else out
-'''
+"""
 
 
-def script(dataset: str, fn: str, inputs: list, outputs: list | None, atol: float,
-            reference: str | None = None) -> str:
-    ref = "" if outputs is not None else _SCRIPT_REF.format(
-        code=repr(reference), fn=fn, not_none=dataset == "mbpp" and fn in MBPP_NOT_NONE)
-    return (_SCRIPT_HEAD + ref + f"\n_ATOL = {literal(float(atol))}\n"
-            f"_INPUTS = {literal(inputs)}\n_OUTPUTS = {literal(outputs)}\n"
-            + _SCRIPT_LOOP.format(fn=fn, oracle=oracle(dataset, fn)))
+def script(
+    dataset: str,
+    fn: str,
+    inputs: list,
+    outputs: list | None,
+    atol: float,
+    reference: str | None = None,
+) -> str:
+    ref = (
+        ""
+        if outputs is not None
+        else _SCRIPT_REF.format(
+            code=repr(reference), fn=fn, not_none=dataset == "mbpp" and fn in MBPP_NOT_NONE
+        )
+    )
+    return (
+        _SCRIPT_HEAD + ref + f"\n_ATOL = {literal(float(atol))}\n"
+        f"_INPUTS = {literal(inputs)}\n_OUTPUTS = {literal(outputs)}\n"
+        + _SCRIPT_LOOP.format(fn=fn, oracle=oracle(dataset, fn))
+    )

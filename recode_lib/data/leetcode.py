@@ -20,11 +20,15 @@ from recode_lib.data._io import DataError, find_file, read_records, require
 from recode_lib.data.schema import Problem
 
 FILE = "leetcode-2023-07-to-2024-01.jsonl"
-URL = ("https://raw.githubusercontent.com/deepseek-ai/DeepSeek-Coder/main/Evaluation/LeetCode/"
-       "data/20240121-Jul.jsonl")
-PRELUDE = ("from typing import *\nfrom collections import *\nfrom functools import *\n"
-           "from itertools import *\nfrom heapq import *\nfrom bisect import *\n"
-           "import math\nimport string\nimport re\n")
+URL = (
+    "https://raw.githubusercontent.com/deepseek-ai/DeepSeek-Coder/main/Evaluation/LeetCode/"
+    "data/20240121-Jul.jsonl"
+)
+PRELUDE = (
+    "from typing import *\nfrom collections import *\nfrom functools import *\n"
+    "from itertools import *\nfrom heapq import *\nfrom bisect import *\n"
+    "import math\nimport string\nimport re\n"
+)
 
 
 def parse_date(value: str | None, what: str) -> _dt.date | None:
@@ -36,9 +40,14 @@ def parse_date(value: str | None, what: str) -> _dt.date | None:
         raise ValueError(f"{what} must be an ISO date (YYYY-MM-DD), got {value!r}") from None
 
 
-def load_leetcode(data_dir=None, limit: int | None = None, start_date: str | None = None,
-                  end_date: str | None = None, difficulty: str | None = None,
-                  download: bool = True) -> list[Problem]:
+def load_leetcode(
+    data_dir=None,
+    limit: int | None = None,
+    start_date: str | None = None,
+    end_date: str | None = None,
+    difficulty: str | None = None,
+    download: bool = True,
+) -> list[Problem]:
     lo, hi = parse_date(start_date, "start_date"), parse_date(end_date, "end_date")
     path = find_file(data_dir, [FILE], fetch_url=URL, download=download)
     out = []
@@ -48,21 +57,35 @@ def load_leetcode(data_dir=None, limit: int | None = None, start_date: str | Non
         prompt = require(rec, "prompt", where, str)
         meta = require(rec, "meta", where, dict)
         start = require(rec, "start_time", where, int)
-        date = _dt.datetime.fromtimestamp(start, _dt.timezone.utc).date()
+        date = _dt.datetime.fromtimestamp(start, _dt.UTC).date()
         diff = require(meta, "difficulty", f"{where} meta", str).lower()
         if (lo and date < lo) or (hi and date > hi) or (difficulty and diff != difficulty):
             continue
         if '"""' not in prompt or "class Solution" not in prompt:
             raise DataError(f"{where}: field 'prompt' has no docstring + class Solution stub")
-        stub = prompt[prompt.rindex('"""') + 3:].strip("\n")
+        stub = prompt[prompt.rindex('"""') + 3 :].strip("\n")
         method = stub.split("def ", 1)[1].split("(", 1)[0].strip() if "def " in stub else None
-        out.append(Problem.from_dict(dict(
-            id=f"leetcode/{tid}", source="leetcode",
-            prompt=require(rec, "prompt_sft", where, str), starter_code=stub,
-            entry_point=method, difficulty=diff, release_date=date.isoformat(),
-            tests={"kind": "script", "script": require(rec, "test", where, str)},
-            metadata={"task_id": tid, "url": rec.get("url"), "prelude": PRELUDE,
-                      "title": meta.get("title")}), where))
+        out.append(
+            Problem.from_dict(
+                dict(
+                    id=f"leetcode/{tid}",
+                    source="leetcode",
+                    prompt=require(rec, "prompt_sft", where, str),
+                    starter_code=stub,
+                    entry_point=method,
+                    difficulty=diff,
+                    release_date=date.isoformat(),
+                    tests={"kind": "script", "script": require(rec, "test", where, str)},
+                    metadata={
+                        "task_id": tid,
+                        "url": rec.get("url"),
+                        "prelude": PRELUDE,
+                        "title": meta.get("title"),
+                    },
+                ),
+                where,
+            )
+        )
         if limit is not None and len(out) >= limit:
             break
     return out

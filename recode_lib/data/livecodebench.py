@@ -34,7 +34,7 @@ FILES = ["test.jsonl"] + [f"test{i}.jsonl" for i in range(2, 7)]
 RELEASES = {f"release_v{i}": FILES[:i] for i in range(1, 7)}
 RELEASES["release_latest"] = FILES
 RELEASES.update({f"v{i}": [FILES[i - 1]] for i in range(1, 7)})
-RELEASES.update({f"v{a}_v{b}": FILES[a - 1:b] for a in range(1, 7) for b in range(a + 1, 7)})
+RELEASES.update({f"v{a}_v{b}": FILES[a - 1 : b] for a in range(1, 7) for b in range(a + 1, 7)})
 DIFFICULTIES = ("easy", "medium", "hard")
 TIME_LIMIT_S = 6.0  # lcb_runner's default per-test timeout
 
@@ -56,14 +56,23 @@ def decode_private(raw: str, where: str) -> list:
             obj = obj.decode("utf-8")
         return json.loads(obj) if isinstance(obj, str) else obj
     except Exception as exc:
-        raise DataError(f"{where}: field 'private_test_cases' is neither JSON nor "
-                        f"base64/zlib/pickle JSON ({type(exc).__name__}: {exc})") from None
+        raise DataError(
+            f"{where}: field 'private_test_cases' is neither JSON nor "
+            f"base64/zlib/pickle JSON ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _local_dir(data_dir) -> Path | None:
     root = resolve_data_dir(data_dir)
-    for cand in (root / "code_generation_lite", root / "livecodebench" / "code_generation_lite",
-                 root / "livecodebench") if root else ():
+    for cand in (
+        (
+            root / "code_generation_lite",
+            root / "livecodebench" / "code_generation_lite",
+            root / "livecodebench",
+        )
+        if root
+        else ()
+    ):
         if (cand / "test.jsonl").is_file():
             return cand
     return None
@@ -80,8 +89,10 @@ def _rows(data_dir, release: str, download: bool) -> list[tuple[str, dict]]:
             rows += [(f"{path} record {i}", r) for i, r in enumerate(read_records(path))]
         return rows
     if not download:
-        raise DataError(f"LiveCodeBench files not found under {resolve_data_dir(data_dir)} "
-                        f"(expected code_generation_lite/test.jsonl ...)")
+        raise DataError(
+            f"LiveCodeBench files not found under {resolve_data_dir(data_dir)} "
+            f"(expected code_generation_lite/test.jsonl ...)"
+        )
     return [(f"{HUB_ID}:{release} row {i}", r) for i, r in enumerate(hf_rows(HUB_ID, release))]
 
 
@@ -105,13 +116,21 @@ def _tests(cases: list, kind: str, fn_name: str | None, where: str) -> list[dict
     return out
 
 
-def load_livecodebench(data_dir=None, limit: int | None = None, release: str = "release_v6",
-                       start_date: str | None = None, end_date: str | None = None,
-                       difficulty: str | None = None, platform: str | None = None,
-                       tests: str = "all", download: bool = True) -> list[Problem]:
+def load_livecodebench(
+    data_dir=None,
+    limit: int | None = None,
+    release: str = "release_v6",
+    start_date: str | None = None,
+    end_date: str | None = None,
+    difficulty: str | None = None,
+    platform: str | None = None,
+    tests: str = "all",
+    download: bool = True,
+) -> list[Problem]:
     if release not in RELEASES:
-        raise ValueError(f"livecodebench: unknown release {release!r}; choose from "
-                         f"{sorted(RELEASES)}")
+        raise ValueError(
+            f"livecodebench: unknown release {release!r}; choose from {sorted(RELEASES)}"
+        )
     if difficulty is not None and difficulty not in DIFFICULTIES:
         raise ValueError(f"livecodebench: difficulty must be one of {DIFFICULTIES}")
     if tests not in ("all", "public"):
@@ -122,23 +141,33 @@ def load_livecodebench(data_dir=None, limit: int | None = None, release: str = "
         qid = require(rec, "question_id", where, str)
         where = f"{where} (question_id {qid})"
         date_s = require(rec, "contest_date", where, (str, _dt.datetime))
-        date = parse_date(date_s.isoformat() if isinstance(date_s, _dt.datetime) else date_s,
-                          f"{where}: field 'contest_date'")
+        date = parse_date(
+            date_s.isoformat() if isinstance(date_s, _dt.datetime) else date_s,
+            f"{where}: field 'contest_date'",
+        )
         diff = require(rec, "difficulty", where, str)
         if diff not in DIFFICULTIES:
             raise DataError(f"{where}: field 'difficulty' is {diff!r}")
         plat = require(rec, "platform", where, str)
-        if (lo and date < lo) or (hi and date > hi) or (difficulty and diff != difficulty) \
-                or (platform and plat != platform):
+        if (
+            (lo and date < lo)
+            or (hi and date > hi)
+            or (difficulty and diff != difficulty)
+            or (platform and plat != platform)
+        ):
             continue
         try:
             public = json.loads(require(rec, "public_test_cases", where, str))
             meta = json.loads(require(rec, "metadata", where, str) or "{}")
         except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: public_test_cases/metadata is not JSON ({exc.msg})") \
-                from None
-        private = [] if tests == "public" else decode_private(
-            require(rec, "private_test_cases", where, str), where)
+            raise DataError(
+                f"{where}: public_test_cases/metadata is not JSON ({exc.msg})"
+            ) from None
+        private = (
+            []
+            if tests == "public"
+            else decode_private(require(rec, "private_test_cases", where, str), where)
+        )
         cases = public + private
         if not cases:
             raise DataError(f"{where}: no test cases")
@@ -149,17 +178,35 @@ def load_livecodebench(data_dir=None, limit: int | None = None, release: str = "
         if kind not in ("stdin", "functional"):
             raise DataError(f"{where}: unknown testtype {kind!r}")
         converted = _tests(cases, kind, fn, where)
-        spec = ({"kind": "stdio", "cases": converted} if kind == "stdin"
-                else {"kind": "call", "fn_name": fn, "cases": converted})
-        out.append(Problem.from_dict(dict(
-            id=f"livecodebench/{qid}", source="livecodebench",
-            prompt=require(rec, "question_content", where, str),
-            starter_code=require(rec, "starter_code", where, str), entry_point=fn,
-            tests=spec, time_limit_s=TIME_LIMIT_S, difficulty=diff,
-            release_date=date.isoformat(),
-            metadata={"title": rec.get("question_title"), "platform": plat,
-                      "contest_id": rec.get("contest_id"), "n_public": len(public),
-                      "release": release, **({"prelude": PRELUDE} if fn else {})}), where))
+        spec = (
+            {"kind": "stdio", "cases": converted}
+            if kind == "stdin"
+            else {"kind": "call", "fn_name": fn, "cases": converted}
+        )
+        out.append(
+            Problem.from_dict(
+                dict(
+                    id=f"livecodebench/{qid}",
+                    source="livecodebench",
+                    prompt=require(rec, "question_content", where, str),
+                    starter_code=require(rec, "starter_code", where, str),
+                    entry_point=fn,
+                    tests=spec,
+                    time_limit_s=TIME_LIMIT_S,
+                    difficulty=diff,
+                    release_date=date.isoformat(),
+                    metadata={
+                        "title": rec.get("question_title"),
+                        "platform": plat,
+                        "contest_id": rec.get("contest_id"),
+                        "n_public": len(public),
+                        "release": release,
+                        **({"prelude": PRELUDE} if fn else {}),
+                    },
+                ),
+                where,
+            )
+        )
         if limit is not None and len(out) >= limit:
             break
     return out

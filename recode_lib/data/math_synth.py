@@ -37,15 +37,20 @@ def _arithmetic(rng: random.Random) -> tuple[str, int]:
 
 def _modular(rng: random.Random) -> tuple[str, int]:
     base, exp, mod = rng.randint(2, 12), rng.randint(5, 40), rng.choice([7, 9, 11, 13, 17, 19, 23])
-    return (f"What is the remainder when ${base}^{{{exp}}}$ is divided by ${mod}$?",
-            pow(base, exp, mod))
+    return (
+        f"What is the remainder when ${base}^{{{exp}}}$ is divided by ${mod}$?",
+        pow(base, exp, mod),
+    )
 
 
 def _combinatorics(rng: random.Random) -> tuple[str, int]:
     n = rng.randint(5, 14)
     k = rng.randint(2, min(5, n - 1))
-    return (f"How many ways are there to choose ${k}$ objects from ${n}$ distinct objects "
-            f"(order does not matter)?", math.comb(n, k))
+    return (
+        f"How many ways are there to choose ${k}$ objects from ${n}$ distinct objects "
+        f"(order does not matter)?",
+        math.comb(n, k),
+    )
 
 
 def _linear(rng: random.Random) -> tuple[str, int]:
@@ -54,8 +59,12 @@ def _linear(rng: random.Random) -> tuple[str, int]:
     return f"If ${a}x {sign} {abs(b)} = {a * x + b}$, what is $x$?", x
 
 
-_MAKERS = {"arithmetic": _arithmetic, "modular": _modular, "combinatorics": _combinatorics,
-           "linear": _linear}
+_MAKERS = {
+    "arithmetic": _arithmetic,
+    "modular": _modular,
+    "combinatorics": _combinatorics,
+    "linear": _linear,
+}
 
 
 def make_problem(seed: int, index: int) -> Problem:
@@ -63,14 +72,21 @@ def make_problem(seed: int, index: int) -> Problem:
     rng = random.Random(f"math_synth:{seed}:{index}")
     family = FAMILIES[rng.randrange(len(FAMILIES))]
     text, value = _MAKERS[family](rng)
-    return Problem.from_dict(dict(
-        id=f"math_synth/{seed}-{index}", source="math_synth",
-        prompt=f"{text} Give the final answer as an integer.", tests=dict(NOT_CODE),
-        answer=str(int(value)), metadata={"family": family, "seed": seed}))
+    return Problem.from_dict(
+        dict(
+            id=f"math_synth/{seed}-{index}",
+            source="math_synth",
+            prompt=f"{text} Give the final answer as an integer.",
+            tests=dict(NOT_CODE),
+            answer=str(int(value)),
+            metadata={"family": family, "seed": seed},
+        )
+    )
 
 
-def load_math_synth(data_dir=None, limit: int | None = None, seed: int = 0,
-                    size: int = 256) -> list[Problem]:
+def load_math_synth(
+    data_dir=None, limit: int | None = None, seed: int = 0, size: int = 256
+) -> list[Problem]:
     """The first `limit` (default `size`) problems of the set drawn with `seed`. `data_dir` is
     accepted for the registry's signature and ignored (nothing is read)."""
     n = size if limit is None else limit

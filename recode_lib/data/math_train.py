@@ -43,12 +43,17 @@ _EXTS = (".parquet", ".jsonl", ".jsonl.gz", ".json")
 def _local_files(path: Path, split: str) -> list[Path]:
     if path.is_file():
         return [path]
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_EXTS)
-                   and not p.name.startswith("."))
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file() and p.name.endswith(_EXTS) and not p.name.startswith(".")
+    )
     chosen = [p for p in files if split in p.name]
     if not chosen:
-        raise DataError(f"{path}: no {'/'.join(_EXTS)} file whose name contains split {split!r} "
-                        f"(found {[p.name for p in files][:10]})")
+        raise DataError(
+            f"{path}: no {'/'.join(_EXTS)} file whose name contains split {split!r} "
+            f"(found {[p.name for p in files][:10]})"
+        )
     return chosen
 
 
@@ -64,8 +69,10 @@ def _rows(dataset: str, split: str, data_dir, limit: int | None) -> list[tuple[s
             for f in _local_files(cand, split):
                 out += [(f"{f} record {i}", r) for i, r in enumerate(read_records(f))]
             return out if limit is None else out[:limit]
-    return [(f"{dataset}:{split} row {i}", r)
-            for i, r in enumerate(hf_rows(dataset, None, split, limit=limit))]
+    return [
+        (f"{dataset}:{split} row {i}", r)
+        for i, r in enumerate(hf_rows(dataset, None, split, limit=limit))
+    ]
 
 
 def row_answer(row: dict, where: str) -> str:
@@ -74,7 +81,7 @@ def row_answer(row: dict, where: str) -> str:
     if isinstance(ans, (int, float)) and not isinstance(ans, bool):
         ans = str(ans)
     if isinstance(ans, str) and ans.strip():
-        if "####" in ans:                                   # GSM8K: "... #### 72"
+        if "####" in ans:  # GSM8K: "... #### 72"
             ans = ans.rsplit("####", 1)[1]
         boxed = extract_boxed(ans)
         return normalize_answer(boxed if boxed is not None else ans)
@@ -83,12 +90,15 @@ def row_answer(row: dict, where: str) -> str:
         boxed = extract_boxed(sol)
         if boxed is not None and boxed.strip():
             return normalize_answer(boxed)
-    raise DataError(f"{where}: no answer (needs a non-empty 'answer', or a 'solution' with a "
-                    f"\\boxed{{}} answer)")
+    raise DataError(
+        f"{where}: no answer (needs a non-empty 'answer', or a 'solution' with a "
+        f"\\boxed{{}} answer)"
+    )
 
 
-def load_math_train(data_dir=None, limit: int | None = None, dataset: str = DEFAULT_DATASET,
-                    split: str = "train") -> list[Problem]:
+def load_math_train(
+    data_dir=None, limit: int | None = None, dataset: str = DEFAULT_DATASET, split: str = "train"
+) -> list[Problem]:
     """Training problems with gold `answer`s; see the module docstring for sources and formats."""
     out = []
     for i, (where, row) in enumerate(_rows(dataset, split, data_dir, limit)):
@@ -96,12 +106,25 @@ def load_math_train(data_dir=None, limit: int | None = None, dataset: str = DEFA
         if not isinstance(text, str) or not text.strip():
             raise DataError(f"{where}: missing field 'problem' (or 'question')")
         native = row.get("unique_id", row.get("id", i))
-        out.append(Problem.from_dict(dict(
-            id=f"math_train/{native}", source="math_train", prompt=text.strip(),
-            tests=dict(NOT_CODE), answer=row_answer(row, where),
-            difficulty=str(row["level"]) if row.get("level") is not None else None,
-            metadata={"dataset": dataset, "split": split, "row": i,
-                      "type": row.get("type", row.get("subject"))}), where))
+        out.append(
+            Problem.from_dict(
+                dict(
+                    id=f"math_train/{native}",
+                    source="math_train",
+                    prompt=text.strip(),
+                    tests=dict(NOT_CODE),
+                    answer=row_answer(row, where),
+                    difficulty=str(row["level"]) if row.get("level") is not None else None,
+                    metadata={
+                        "dataset": dataset,
+                        "split": split,
+                        "row": i,
+                        "type": row.get("type", row.get("subject")),
+                    },
+                ),
+                where,
+            )
+        )
     return out
 
 
@@ -111,7 +134,7 @@ def normalise_statement(text: str) -> str:
 
 def _ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
     words = re.findall(r"\w+", normalise_statement(text))
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def overlap_reason(a: Problem, b: Problem, n: int = NGRAM) -> str:
@@ -156,12 +179,21 @@ def assert_disjoint(train, held_out, n: int = NGRAM) -> None:
     _, removed = decontaminate(train, held_out, n)
     if removed:
         r = removed[0]
-        raise ValueError(f"{len(removed)} training problem(s) overlap the held-out set, first: "
-                         f"{r['id']} vs {r['held_out_id']} ({r['reason']})")
+        raise ValueError(
+            f"{len(removed)} training problem(s) overlap the held-out set, first: "
+            f"{r['id']} vs {r['held_out_id']} ({r['reason']})"
+        )
 
 
-def math_train_eval(train_set: str, n_train: int, n_eval: int, *, eval_benchmark: str = "aime24",
-                    data_dir=None, **train_options) -> tuple[list[Problem], list[Problem], dict]:
+def math_train_eval(
+    train_set: str,
+    n_train: int,
+    n_eval: int,
+    *,
+    eval_benchmark: str = "aime24",
+    data_dir=None,
+    **train_options,
+) -> tuple[list[Problem], list[Problem], dict]:
     """(training problems, held-out problems, report). n = 0 means all. The training side is
     loaded with `train_options` (e.g. dataset=, split= for math_train; seed= for math_synth),
     decontaminated against the held-out side, then cut to n_train; report counts what was
@@ -169,8 +201,10 @@ def math_train_eval(train_set: str, n_train: int, n_eval: int, *, eval_benchmark
     if n_train < 0 or n_eval < 0:
         raise ValueError(f"n_train and n_eval must be >= 0, got {n_train}, {n_eval}")
     if train_set == eval_benchmark:
-        raise ValueError(f"train_set and eval_benchmark are both {train_set!r}: never train on "
-                         "the evaluation benchmark")
+        raise ValueError(
+            f"train_set and eval_benchmark are both {train_set!r}: never train on "
+            "the evaluation benchmark"
+        )
     held_out = load_benchmark(eval_benchmark, limit=n_eval or None, data_dir=data_dir)
     if train_set == "math_synth" and n_train:
         train_options.setdefault("size", n_train)
@@ -178,11 +212,19 @@ def math_train_eval(train_set: str, n_train: int, n_eval: int, *, eval_benchmark
     kept, removed = decontaminate(pool, held_out)
     train = kept[:n_train] if n_train else kept
     if not train or not held_out:
-        raise ValueError(f"no {'training' if not train else 'held-out'} problems: "
-                         f"train_set={train_set!r} eval_benchmark={eval_benchmark!r} "
-                         f"n_train={n_train} n_eval={n_eval} (removed as overlapping: {len(removed)})")
+        raise ValueError(
+            f"no {'training' if not train else 'held-out'} problems: "
+            f"train_set={train_set!r} eval_benchmark={eval_benchmark!r} "
+            f"n_train={n_train} n_eval={n_eval} (removed as overlapping: {len(removed)})"
+        )
     assert_disjoint(train, held_out)
-    report = {"train_set": train_set, "eval_benchmark": eval_benchmark, "pool": len(pool),
-              "removed_overlapping": removed, "n_train": len(train), "n_eval": len(held_out),
-              "short": max(0, n_train - len(train)) if n_train else 0}
+    report = {
+        "train_set": train_set,
+        "eval_benchmark": eval_benchmark,
+        "pool": len(pool),
+        "removed_overlapping": removed,
+        "n_train": len(train),
+        "n_eval": len(held_out),
+        "short": max(0, n_train - len(train)) if n_train else 0,
+    }
     return train, held_out, report

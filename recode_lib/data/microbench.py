@@ -37,8 +37,17 @@ ROOT = PROJECT_ROOT / "data" / "microbench"
 PROBLEMS_DIR = ROOT / "problems"
 LIMITS_FILE = ROOT / "limits.json"
 TARGET_LENGTHS = (12, 40, 120, 400, 1200, 4000, 12000, 40000, 120000)
-FIELDS = ("TITLE", "STATEMENT", "EFFICIENT", "NAIVE_COMPLEXITY", "EXAMPLES", "REFERENCE",
-          "NAIVE", "WRONG", "generate")
+FIELDS = (
+    "TITLE",
+    "STATEMENT",
+    "EFFICIENT",
+    "NAIVE_COMPLEXITY",
+    "EXAMPLES",
+    "REFERENCE",
+    "NAIVE",
+    "WRONG",
+    "generate",
+)
 
 
 def problem_names() -> list[str]:
@@ -48,8 +57,9 @@ def problem_names() -> list[str]:
 def load_spec(name: str):
     path = PROBLEMS_DIR / f"{name}.py"
     if not path.is_file():
-        raise DataError(f"microbench: no problem {name!r} (no file {path}); "
-                        f"available: {problem_names()}")
+        raise DataError(
+            f"microbench: no problem {name!r} (no file {path}); available: {problem_names()}"
+        )
     spec = importlib.util.spec_from_file_location(f"recode_microbench_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -75,8 +85,10 @@ def run_inprocess(code: str, stdin: str) -> str:
 def make_inputs(spec, seed: int = 0, lengths=TARGET_LENGTHS) -> list[str]:
     inputs = list(spec.EXAMPLES)
     for i, length in enumerate(lengths):
+
         def gen(target):
             return spec.generate(random.Random(f"{seed}:{spec.NAME}:{i}:{length}"), target)
+
         text = gen(length)
         if not 0.9 * length <= len(text) <= 1.1 * length:  # rescale the size once
             text = gen(max(1, round(length * length / max(1, len(text)))))
@@ -86,8 +98,9 @@ def make_inputs(spec, seed: int = 0, lengths=TARGET_LENGTHS) -> list[str]:
 
 def make_cases(spec, seed: int = 0, lengths=TARGET_LENGTHS) -> list[dict]:
     """[{input, output, input_len}] with outputs from the reference, cached by content hash."""
-    key = hashlib.sha256(json.dumps([spec.PATH.read_text(), seed, list(lengths)]).encode()
-                         ).hexdigest()[:16]
+    key = hashlib.sha256(
+        json.dumps([spec.PATH.read_text(), seed, list(lengths)]).encode()
+    ).hexdigest()[:16]
     path = cache_dir() / "microbench" / f"{spec.NAME}-{key}.json"
     if path.is_file():
         return read_json(path)
@@ -96,8 +109,9 @@ def make_cases(spec, seed: int = 0, lengths=TARGET_LENGTHS) -> list[dict]:
         try:
             out = run_inprocess(spec.REFERENCE, inp)
         except Exception as exc:
-            raise DataError(f"{spec.PATH}: REFERENCE fails on test {j}: "
-                            f"{type(exc).__name__}: {exc}") from None
+            raise DataError(
+                f"{spec.PATH}: REFERENCE fails on test {j}: {type(exc).__name__}: {exc}"
+            ) from None
         cases.append({"input": inp, "output": out, "input_len": len(inp)})
     write_json_atomic(path, cases)
     return cases
@@ -105,13 +119,19 @@ def make_cases(spec, seed: int = 0, lengths=TARGET_LENGTHS) -> list[dict]:
 
 def read_limits() -> dict:
     if not LIMITS_FILE.is_file():
-        raise DataError(f"{LIMITS_FILE} is missing: run `python -m recode_lib.data.microbench "
-                        f"calibrate`")
+        raise DataError(
+            f"{LIMITS_FILE} is missing: run `python -m recode_lib.data.microbench calibrate`"
+        )
     return read_json(LIMITS_FILE).get("problems", {})
 
 
-def load_microbench(data_dir=None, limit: int | None = None, names: list[str] | None = None,
-                    seed: int = 0, lengths=TARGET_LENGTHS) -> list[Problem]:
+def load_microbench(
+    data_dir=None,
+    limit: int | None = None,
+    names: list[str] | None = None,
+    seed: int = 0,
+    lengths=TARGET_LENGTHS,
+) -> list[Problem]:
     """data_dir is accepted for the registry's uniform call and ignored (the files live in the
     project's data/microbench)."""
     limits = read_limits()
@@ -119,19 +139,34 @@ def load_microbench(data_dir=None, limit: int | None = None, names: list[str] | 
     for name in take(list(names) if names is not None else problem_names(), limit):
         spec = load_spec(name)
         if name not in limits or "time_limit_s" not in limits[name]:
-            raise DataError(f"{LIMITS_FILE}: no record for problem {name!r}: run "
-                            f"`python -m recode_lib.data.microbench calibrate`")
+            raise DataError(
+                f"{LIMITS_FILE}: no record for problem {name!r}: run "
+                f"`python -m recode_lib.data.microbench calibrate`"
+            )
         cal = limits[name]
-        out.append(Problem.from_dict(dict(
-            id=f"microbench/{name}", source="microbench",
-            prompt=f"{spec.TITLE}\n\n{spec.STATEMENT.strip()}",
-            tests={"kind": "stdio", "cases": make_cases(spec, seed, lengths)},
-            time_limit_s=float(cal["time_limit_s"]), memory_mb=512,
-            reference_solution=spec.REFERENCE.strip() + "\n",
-            metadata={"naive": spec.NAIVE.strip() + "\n", "wrong": spec.WRONG.strip() + "\n",
-                      "efficient": spec.EFFICIENT, "naive_complexity": spec.NAIVE_COMPLEXITY,
-                      "seed": seed, "n_examples": len(spec.EXAMPLES),
-                      "calibration": cal}), f"microbench problem {name!r}"))
+        out.append(
+            Problem.from_dict(
+                dict(
+                    id=f"microbench/{name}",
+                    source="microbench",
+                    prompt=f"{spec.TITLE}\n\n{spec.STATEMENT.strip()}",
+                    tests={"kind": "stdio", "cases": make_cases(spec, seed, lengths)},
+                    time_limit_s=float(cal["time_limit_s"]),
+                    memory_mb=512,
+                    reference_solution=spec.REFERENCE.strip() + "\n",
+                    metadata={
+                        "naive": spec.NAIVE.strip() + "\n",
+                        "wrong": spec.WRONG.strip() + "\n",
+                        "efficient": spec.EFFICIENT,
+                        "naive_complexity": spec.NAIVE_COMPLEXITY,
+                        "seed": seed,
+                        "n_examples": len(spec.EXAMPLES),
+                        "calibration": cal,
+                    },
+                ),
+                f"microbench problem {name!r}",
+            )
+        )
     return out
 
 
@@ -140,23 +175,35 @@ def _timed_run(code: str, stdin: str, timeout: float) -> tuple[float, str | None
     """Wall time of `python -c code` (None output when it timed out)."""
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True,
-                           text=True, timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, "-c", code],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return time.perf_counter() - t0, None
     return time.perf_counter() - t0, p.stdout if p.returncode == 0 else f"<rc {p.returncode}>"
 
 
-def calibrate(names: list[str] | None = None, seed: int = 0, repeats: int = 3,
-              factor: float = 8.0, floor_s: float = 1.0) -> dict:
+def calibrate(
+    names: list[str] | None = None,
+    seed: int = 0,
+    repeats: int = 3,
+    factor: float = 8.0,
+    floor_s: float = 1.0,
+) -> dict:
     from tqdm.auto import tqdm
+
     old = read_json(LIMITS_FILE).get("problems", {}) if LIMITS_FILE.is_file() else {}
     for name in tqdm(names or problem_names(), desc="calibrate microbench"):
         spec = load_spec(name)
         cases = make_cases(spec, seed)
         big = cases[-1]
-        t_ref = statistics.median(_timed_run(spec.REFERENCE, big["input"], 60)[0]
-                                  for _ in range(repeats))
+        t_ref = statistics.median(
+            _timed_run(spec.REFERENCE, big["input"], 60)[0] for _ in range(repeats)
+        )
         limit = max(floor_s, round(factor * t_ref, 2))
         naive_pass, naive_fail, wrong_fail = 0, None, None
         for c in cases:
@@ -170,14 +217,22 @@ def calibrate(names: list[str] | None = None, seed: int = 0, repeats: int = 3,
             if out is None or out.split() != c["output"].split():
                 wrong_fail = c["input_len"]
                 break
-        old[name] = {"time_limit_s": limit, "reference_s_largest": round(t_ref, 4),
-                     "largest_input_len": big["input_len"],
-                     "naive_max_passing_len": naive_pass, "naive_first_failing_len": naive_fail,
-                     "wrong_first_failing_len": wrong_fail}
-    doc = {"rule": f"time_limit_s = max({floor_s}, {factor} x median wall time of REFERENCE on "
-                   f"the largest input, {repeats} runs, python start included)",
-           "seed": seed, "target_lengths": list(TARGET_LENGTHS), "python": sys.version.split()[0],
-           "problems": dict(sorted(old.items()))}
+        old[name] = {
+            "time_limit_s": limit,
+            "reference_s_largest": round(t_ref, 4),
+            "largest_input_len": big["input_len"],
+            "naive_max_passing_len": naive_pass,
+            "naive_first_failing_len": naive_fail,
+            "wrong_first_failing_len": wrong_fail,
+        }
+    doc = {
+        "rule": f"time_limit_s = max({floor_s}, {factor} x median wall time of REFERENCE on "
+        f"the largest input, {repeats} runs, python start included)",
+        "seed": seed,
+        "target_lengths": list(TARGET_LENGTHS),
+        "python": sys.version.split()[0],
+        "problems": dict(sorted(old.items())),
+    }
     write_json_atomic(LIMITS_FILE, doc)
     return doc
 

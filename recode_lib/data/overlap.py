@@ -23,7 +23,7 @@ import re
 
 from recode_lib.data import benchmark_family
 
-MIN_KEY = 16     # shorter opening lines ("Examples:") say nothing about the task
+MIN_KEY = 16  # shorter opening lines ("Examples:") say nothing about the task
 CODE_STARTS = ("from ", "import ", "def ", "class ", "@", "#", ">>>", "assert ", "```")
 
 

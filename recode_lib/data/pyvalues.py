@@ -43,7 +43,7 @@ def decode(o: Any) -> Any:
         return [decode(x) for x in o]
     if isinstance(o, dict):
         if len(o) == 1:
-            (tag, val), = o.items()
+            ((tag, val),) = o.items()
             if tag == "__tuple__":
                 return tuple(decode(x) for x in val)
             if tag == "__set__":

@@ -31,25 +31,25 @@ class ProblemError(RecodeError, ValueError):
 
 @dataclass
 class Problem:
-    id: str                      # globally unique, "<source>/<native id>"
-    source: str                  # humaneval | humanevalplus | mbpp | mbppplus | bigcodebench | ...
-    prompt: str                  # the statement shown to the model (natural language and/or code)
-    tests: dict                  # sandbox test spec, see module docstring
-    starter_code: str = ""       # code the answer must complete (function signature, class stub)
-    entry_point: str | None = None   # function / method name the tests call
-    time_limit_s: float = 10.0   # per test
+    id: str  # globally unique, "<source>/<native id>"
+    source: str  # humaneval | humanevalplus | mbpp | mbppplus | bigcodebench | ...
+    prompt: str  # the statement shown to the model (natural language and/or code)
+    tests: dict  # sandbox test spec, see module docstring
+    starter_code: str = ""  # code the answer must complete (function signature, class stub)
+    entry_point: str | None = None  # function / method name the tests call
+    time_limit_s: float = 10.0  # per test
     memory_mb: int = 1024
-    difficulty: str | None = None    # easy | medium | hard (where the source says)
+    difficulty: str | None = None  # easy | medium | hard (where the source says)
     release_date: str | None = None  # ISO date, for contamination windows
     reference_solution: str | None = None
-    answer: str | None = None        # math problems: the normalised final answer
+    answer: str | None = None  # math problems: the normalised final answer
     metadata: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "") -> "Problem":
+    def from_dict(cls, d: dict, where: str = "") -> Problem:
         where = where or f"problem {d.get('id', '?')!r}"
         if not isinstance(d, dict):
             raise ProblemError(f"{where}: expected an object, got {type(d).__name__}")

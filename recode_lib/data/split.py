@@ -18,16 +18,26 @@ from recode_lib.data import load_benchmark
 from recode_lib.data.schema import Problem
 
 
-def train_eval_split(benchmark: str, n_train: int, n_eval: int, *, eval_benchmark: str = "",
-                     require_train: bool = False, data_dir=None, eval_difficulty: str = ""
-                     ) -> tuple[list[Problem], list[Problem]]:
+def train_eval_split(
+    benchmark: str,
+    n_train: int,
+    n_eval: int,
+    *,
+    eval_benchmark: str = "",
+    require_train: bool = False,
+    data_dir=None,
+    eval_difficulty: str = "",
+) -> tuple[list[Problem], list[Problem]]:
     """(training problems, held-out problems); see the module docstring."""
     if n_train < 0 or n_eval < 0:
         raise ValueError(f"n_train and n_eval must be >= 0, got {n_train}, {n_eval}")
     if eval_difficulty:
         train = load_benchmark(benchmark, limit=n_train or None, data_dir=data_dir)
-        pool = (load_benchmark(eval_benchmark, data_dir=data_dir) if eval_benchmark
-                else load_benchmark(benchmark, data_dir=data_dir)[n_train:])
+        pool = (
+            load_benchmark(eval_benchmark, data_dir=data_dir)
+            if eval_benchmark
+            else load_benchmark(benchmark, data_dir=data_dir)[n_train:]
+        )
         held_out = [p for p in pool if p.difficulty == eval_difficulty][: n_eval or None]
         if not eval_benchmark and not n_eval:
             held_out = []
@@ -36,9 +46,11 @@ def train_eval_split(benchmark: str, n_train: int, n_eval: int, *, eval_benchmar
         held_out = load_benchmark(eval_benchmark, limit=n_eval or None, data_dir=data_dir)
     else:
         problems = load_benchmark(benchmark, limit=n_train + n_eval, data_dir=data_dir)
-        train, held_out = problems[:n_train], problems[n_train:n_train + n_eval]
+        train, held_out = problems[:n_train], problems[n_train : n_train + n_eval]
     if not held_out or (require_train and not train):
         what = "training and held-out problems" if require_train else "held-out problems"
-        raise ValueError(f"no {what}: benchmark={benchmark!r} eval_benchmark={eval_benchmark!r} "
-                         f"n_train={n_train} n_eval={n_eval} eval_difficulty={eval_difficulty!r}")
+        raise ValueError(
+            f"no {what}: benchmark={benchmark!r} eval_benchmark={eval_benchmark!r} "
+            f"n_train={n_train} n_eval={n_eval} eval_difficulty={eval_difficulty!r}"
+        )
     return train, held_out

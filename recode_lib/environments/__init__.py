@@ -15,10 +15,24 @@ GRPOTrainer(environment_factory=environment_factory(setting, ...)) with
 
 from recode_lib.environments.chat import CHATML_TOOLS, prepare_tool_tokenizer
 from recode_lib.environments.python_tool import PythonToolEnv, ToolError
-from recode_lib.environments.settings import (SETTINGS, SettingReward, environment_factory,
-                                              final_answer, setting_reward)
+from recode_lib.environments.settings import (
+    SETTINGS,
+    SettingReward,
+    environment_factory,
+    final_answer,
+    setting_reward,
+)
 from recode_lib.environments.terminal import TerminalEnv
 
-__all__ = ["CHATML_TOOLS", "SETTINGS", "PythonToolEnv", "SettingReward", "TerminalEnv",
-           "ToolError", "environment_factory", "final_answer", "prepare_tool_tokenizer",
-           "setting_reward"]
+__all__ = [
+    "CHATML_TOOLS",
+    "SETTINGS",
+    "PythonToolEnv",
+    "SettingReward",
+    "TerminalEnv",
+    "ToolError",
+    "environment_factory",
+    "final_answer",
+    "prepare_tool_tokenizer",
+    "setting_reward",
+]

@@ -44,6 +44,8 @@ def prepare_tool_tokenizer(tok):
     try:
         return add_response_schema(tok)
     except ValueError as exc:
-        raise ValueError(f"no tool-calling template known for this tokenizer (template starts "
-                         f"{str(template)[:80]!r}): set tok.chat_template and "
-                         f"tok.response_template yourself ({exc})") from None
+        raise ValueError(
+            f"no tool-calling template known for this tokenizer (template starts "
+            f"{str(template)[:80]!r}): set tok.chat_template and "
+            f"tok.response_template yourself ({exc})"
+        ) from None

@@ -23,9 +23,11 @@ from __future__ import annotations
 from recode_lib.errors import RecodeError
 from recode_lib.sandbox.tools import ToolLimits, run_command
 
-NOTE = ("\n\nYou may call the tool run_python(code, stdin) up to {n} times to test your code "
-        "before answering; it returns the program's status, stdout and stderr. Then give your "
-        "final answer as a single ```python code block, without a tool call.")
+NOTE = (
+    "\n\nYou may call the tool run_python(code, stdin) up to {n} times to test your code "
+    "before answering; it returns the program's status, stdout and stderr. Then give your "
+    "final answer as a single ```python code block, without a tool call."
+)
 
 
 class ToolError(RecodeError, ValueError):
@@ -71,16 +73,22 @@ class PythonToolEnv:
         if not isinstance(stdin, str):
             self._fail(f"run_python: stdin must be a string, got {type(stdin).__name__}")
         if self.calls >= self.max_calls:
-            self._fail(f"run_python: the budget of {self.max_calls} calls is used up; "
-                       "give your final answer now")
+            self._fail(
+                f"run_python: the budget of {self.max_calls} calls is used up; "
+                "give your final answer now"
+            )
         self.calls += 1
-        res = run_command(["python", "main.py"], files={"main.py": code}, stdin=stdin,
-                          limits=self.limits)
+        res = run_command(
+            ["python", "main.py"], files={"main.py": code}, stdin=stdin, limits=self.limits
+        )
         self.statuses.append(res.status)
         return res.text()
 
     @property
     def stats(self) -> dict:
         """Counters of this rollout (a property: TRL takes every public method for a tool)."""
-        return {"tool_calls": self.calls + self.errors, "tool_errors": self.errors,
-                "statuses": list(self.statuses)}
+        return {
+            "tool_calls": self.calls + self.errors,
+            "tool_errors": self.errors,
+            "statuses": list(self.statuses),
+        }

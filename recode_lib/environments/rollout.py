@@ -40,8 +40,11 @@ HIDDEN_METHODS = ("reset", "get_reward")
 def tool_methods(env) -> dict:
     """{name: bound method}: the environment's tools, by TRL's rule (public functions of its
     class except reset and get_reward)."""
-    return {name: getattr(env, name) for name, _ in inspect.getmembers(type(env), inspect.isfunction)
-            if name not in HIDDEN_METHODS and not name.startswith("_")}
+    return {
+        name: getattr(env, name)
+        for name, _ in inspect.getmembers(type(env), inspect.isfunction)
+        if name not in HIDDEN_METHODS and not name.startswith("_")
+    }
 
 
 def parse_turn(text: str) -> tuple[str, list[dict], list[str]]:
@@ -95,7 +98,7 @@ class Episode:
     sample: int
     env: object
     messages: list
-    start: int                       # index of the first generated message in `messages`
+    start: int  # index of the first generated message in `messages`
     turns: int = 0
     tool_calls: int = 0
     tool_errors: int = 0
@@ -103,12 +106,12 @@ class Episode:
     finish_reason: str = "stop"
     done: bool = False
     answer: str = ""
-    no_answer: str = ""              # why there is no answer ("" when there is one)
+    no_answer: str = ""  # why there is no answer ("" when there is one)
     statuses: list = field(default_factory=list)
 
     @property
     def transcript(self) -> list:
-        return self.messages[self.start:]
+        return self.messages[self.start :]
 
 
 def start_messages(row: dict, note) -> list:
@@ -118,8 +121,17 @@ def start_messages(row: dict, note) -> list:
     return msgs
 
 
-def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_turns: int = 5,
-                 factory=None, progress: bool = False) -> list[Episode]:
+def run_episodes(
+    generator,
+    rows,
+    setting: str,
+    sampling,
+    *,
+    n: int = 1,
+    max_turns: int = 5,
+    factory=None,
+    progress: bool = False,
+) -> list[Episode]:
     """Run n episodes per row (rows: dicts with `prompt` messages and the reset columns)."""
     check_setting(setting)
     if setting == "single":
@@ -137,13 +149,16 @@ def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_tur
     bar = None
     if progress:
         from tqdm.auto import tqdm
+
         bar = tqdm(total=len(episodes), desc=f"episodes ({setting})", unit="episode")
     for _turn in range(max_turns):
         active = [e for e in episodes if not e.done]
         if not active:
             break
-        reqs = [SampleRequest(e.messages, e.sample, sample_seed(sampling.seed, e.messages, e.sample))
-                for e in active]
+        reqs = [
+            SampleRequest(e.messages, e.sample, sample_seed(sampling.seed, e.messages, e.sample))
+            for e in active
+        ]
         comps = generator.generate_samples(reqs, sampling)
         for e, comp in zip(active, comps):
             e.turns += 1
@@ -154,8 +169,13 @@ def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_tur
                 e.messages.append({"role": "assistant", "content": comp.text})
                 e.done = True
                 continue
-            e.messages.append({"role": "assistant", "content": content, "tool_calls": [
-                {"type": "function", "function": c} for c in calls]})
+            e.messages.append(
+                {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [{"type": "function", "function": c} for c in calls],
+                }
+            )
             tools = tool_methods(e.env)
             for err in errors:
                 e.tool_calls += 1
@@ -176,7 +196,7 @@ def run_episodes(generator, rows, setting: str, sampling, *, n: int = 1, max_tur
         if isinstance(stats, dict):
             e.statuses = list(stats.get("statuses", []))
         e.done = True
-        e.env = None               # the environment (and a workspace's files) ends with it
+        e.env = None  # the environment (and a workspace's files) ends with it
     if bar is not None:
         bar.close()
     return episodes
@@ -187,8 +207,10 @@ def tool_options(setting: str) -> dict:
     rule, tool_methods, on a probe environment) and the tokenizer hook that gives it a tool
     template (recode_lib.environments.chat.prepare_tool_tokenizer)."""
     probe = environment_factory(check_setting(setting))()
-    return {"tools": list(tool_methods(probe).values()),
-            "prepare_tokenizer": prepare_tool_tokenizer}
+    return {
+        "tools": list(tool_methods(probe).values()),
+        "prepare_tokenizer": prepare_tool_tokenizer,
+    }
 
 
 def tool_generator(backend: str, model, setting: str, **kwargs):

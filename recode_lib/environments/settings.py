@@ -40,12 +40,13 @@ from recode_lib.sandbox.tools import ToolLimits
 
 class Setting(StrEnum):
     """Paper B's three settings: single-turn, Python tool use, agentic terminal."""
+
     SINGLE = "single"
     TOOL = "tool"
     AGENTIC = "agentic"
 
 
-SETTINGS = tuple(s.value for s in Setting)   # plain strings: error messages show them
+SETTINGS = tuple(s.value for s in Setting)  # plain strings: error messages show them
 ENVIRONMENTS = {Setting.TOOL: PythonToolEnv, Setting.AGENTIC: TerminalEnv}
 NO_ANSWER = "ran out of turns without an answer"
 NO_SUBMISSION = "no file submitted"
@@ -57,8 +58,9 @@ def check_setting(setting: str) -> str:
     return Setting(setting)
 
 
-def environment_factory(setting: str, max_calls: int | None = None,
-                        limits: ToolLimits | None = None):
+def environment_factory(
+    setting: str, max_calls: int | None = None, limits: ToolLimits | None = None
+):
     """A zero-argument factory of the setting's environment (TRL's environment_factory), or
     None for the single-turn setting."""
     check_setting(setting)
@@ -76,7 +78,7 @@ def final_answer(setting: str, completion, env=None) -> tuple[str, str]:
     check_setting(setting)
     try:
         return _final_answer(setting, completion, env)
-    except Exception as exc:       # one rollout's failure is its own format error
+    except Exception as exc:  # one rollout's failure is its own format error
         return "", failure_reason(exc)
 
 
@@ -95,8 +97,9 @@ def _final_answer(setting: str, completion, env) -> tuple[str, str]:
     if not isinstance(code, str) or not code.strip():
         return "", NO_SUBMISSION
     path = getattr(env, "submitted_path", None)
-    return CodeAnswer(f"Submitted {path if isinstance(path, str) and path else 'a file'}.",
-                      code), ""
+    return CodeAnswer(
+        f"Submitted {path if isinstance(path, str) and path else 'a file'}.", code
+    ), ""
 
 
 class SettingReward:
@@ -132,8 +135,12 @@ class SettingReward:
         texts = self._texts(completions, kwargs)
         ids = kwargs.get("completion_ids")
         if self.setting == Setting.AGENTIC and ids is not None and len(ids) == len(texts):
-            kwargs = {**kwargs, "completion_ids": [[] if isinstance(t, CodeAnswer) else row
-                                                   for t, row in zip(texts, ids)]}
+            kwargs = {
+                **kwargs,
+                "completion_ids": [
+                    [] if isinstance(t, CodeAnswer) else row for t, row in zip(texts, ids)
+                ],
+            }
         return texts, kwargs
 
     def __call__(self, prompts, completions, **kwargs):

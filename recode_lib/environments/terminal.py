@@ -30,16 +30,21 @@ from recode_lib.environments.python_tool import ToolError
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.sandbox.workspace import PathError, Workspace, check_path
 
-NOTE = ("\n\nYou work in a terminal. Your workspace holds {files}. Tools: run(command) runs a "
-        "shell command there, write_file(path, text), read_file(path), and submit(path) submits "
-        "the file holding your complete solution (this ends the task). You have {n} tool calls.")
+NOTE = (
+    "\n\nYou work in a terminal. Your workspace holds {files}. Tools: run(command) runs a "
+    "shell command there, write_file(path, text), read_file(path), and submit(path) submits "
+    "the file holding your complete solution (this ends the task). You have {n} tool calls."
+)
 
 
 def statement_text(row: dict) -> str:
     prompt = row.get("prompt")
     if isinstance(prompt, list):
-        users = [m.get("content") or "" for m in prompt if isinstance(m, dict)
-                 and m.get("role") == "user"]
+        users = [
+            m.get("content") or ""
+            for m in prompt
+            if isinstance(m, dict) and m.get("role") == "user"
+        ]
         return users[-1] if users else ""
     return str(prompt or "")
 
@@ -95,8 +100,10 @@ class TerminalEnv:
             raise ToolError(f"{name}: the episode is over (a file was submitted)")
         if self.calls >= self.max_calls:
             self.errors += 1
-            raise ToolError(f"{name}: the budget of {self.max_calls} tool calls is used up; "
-                            "submit your solution now")
+            raise ToolError(
+                f"{name}: the budget of {self.max_calls} tool calls is used up; "
+                "submit your solution now"
+            )
         self.calls += 1
         return self.workspace
 
@@ -174,5 +181,9 @@ class TerminalEnv:
     @property
     def stats(self) -> dict:
         """Counters of this rollout (a property: TRL takes every public method for a tool)."""
-        return {"tool_calls": self.calls + self.errors, "tool_errors": self.errors,
-                "statuses": list(self.statuses), "submitted": self.submission is not None}
+        return {
+            "tool_calls": self.calls + self.errors,
+            "tool_errors": self.errors,
+            "statuses": list(self.statuses),
+            "submitted": self.submission is not None,
+        }

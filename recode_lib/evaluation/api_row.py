@@ -33,9 +33,9 @@ import datetime
 import os
 import re
 import urllib.parse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from recode_lib.errors import RecodeError
 from recode_lib.evaluation.headline import evaluate_policies
@@ -68,11 +68,13 @@ class ApiRow:
         """One line naming the unset variables, or None when the row can run."""
         if not self.missing:
             return None
-        return (f"not run: {', '.join(self.missing)} unset (the {self.model!r} row reads the "
-                f"API key from ${KEY_ENV} and the server from ${URL_ENV}, e.g. "
-                "https://api.openai.com/v1)")
+        return (
+            f"not run: {', '.join(self.missing)} unset (the {self.model!r} row reads the "
+            f"API key from ${KEY_ENV} and the server from ${URL_ENV}, e.g. "
+            "https://api.openai.com/v1)"
+        )
 
-    def require(self) -> "ApiRow":
+    def require(self) -> ApiRow:
         """Itself when it can run; ApiRowRefused (its refusal line) when not."""
         if self.refusal:
             raise ApiRowRefused(self.refusal)
@@ -81,9 +83,14 @@ class ApiRow:
     def record(self, status: str | None = None) -> dict:
         """{"policy", "model", "base_url", "status", "env", "date"}: what the results keep (no
         key). status: the refusal line, else the given one (default "run")."""
-        return {"policy": self.policy, "model": self.model, "base_url": public_url(self.base_url),
-                "status": self.refusal or status or "run", "env": list(API_ENV),
-                "date": datetime.date.today().isoformat()}
+        return {
+            "policy": self.policy,
+            "model": self.model,
+            "base_url": public_url(self.base_url),
+            "status": self.refusal or status or "run",
+            "env": list(API_ENV),
+            "date": datetime.date.today().isoformat(),
+        }
 
 
 def public_url(url: str | None) -> str | None:
@@ -120,14 +127,30 @@ def folder_name(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "api_model"
 
 
-def evaluate_api_row(row: ApiRow, benchmarks: Sequence[str], spec, out_root, *,
-                     limit: int | None = None, options: Mapping[str, Mapping] | None = None,
-                     greedy: bool = False, log=print) -> dict[str, dict]:
+def evaluate_api_row(
+    row: ApiRow,
+    benchmarks: Sequence[str],
+    spec,
+    out_root,
+    *,
+    limit: int | None = None,
+    options: Mapping[str, Mapping] | None = None,
+    greedy: bool = False,
+    log=print,
+) -> dict[str, dict]:
     """{benchmark: summary + "per_problem"} of the API model, evaluated by
     headline.evaluate_policies with api_spec(spec, row) into out_root/<model folder>/<benchmark>
     (resumable like every policy). ApiRowRefused when the environment lacks the key or URL; a
     server error is the backend's GenerationError."""
     spec = api_spec(spec, row)
     folder = Path(out_root) / folder_name(row.model)
-    return evaluate_policies({row.policy: row.model}, benchmarks, spec, {row.policy: folder},
-                             limit=limit, options=options, greedy=greedy, log=log)[row.policy]
+    return evaluate_policies(
+        {row.policy: row.model},
+        benchmarks,
+        spec,
+        {row.policy: folder},
+        limit=limit,
+        options=options,
+        greedy=greedy,
+        log=log,
+    )[row.policy]

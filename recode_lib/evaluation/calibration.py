@@ -33,7 +33,7 @@ from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
 class Calibration:
     kept: list
     rates: dict[str, float]
-    counts: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (passed, n)
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (passed, n)
     path: Path | None = None
     rates_k: dict[str, dict[str, float]] = field(default_factory=dict)  # id -> {k: rate under R_k}
 
@@ -58,9 +58,21 @@ def keep(rate: float, lo: float = 0.0, hi: float = 1.0) -> bool:
     return lo < rate < hi
 
 
-def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
-              backend: str = "hf", generator_kwargs: dict | None = None, workers: int | None = None,
-              lo: float = 0.0, hi: float = 1.0, generator=None, keep_ks=("inf",)) -> Calibration:
+def calibrate(
+    model,
+    candidates,
+    *,
+    out_dir,
+    sampling,
+    reasoning: bool = True,
+    backend: str = "hf",
+    generator_kwargs: dict | None = None,
+    workers: int | None = None,
+    lo: float = 0.0,
+    hi: float = 1.0,
+    generator=None,
+    keep_ks=("inf",),
+) -> Calibration:
     """Sample `model` sampling.n times per candidate (resumable), write out_dir/rates.jsonl and
     return the candidates with lo < pass rate < hi under at least one reward of `keep_ks`
     ("inf" = every test; "2" = paper B's lenient R_2, tests with input_len < 100): with ("2",
@@ -68,14 +80,27 @@ def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
     lenient run learns from it. `rates` stays the strict rate. ValueError for n < 2 (a rate of
     one sample is 0 or 1: nothing could be kept)."""
     if sampling.n < 2:
-        raise ValueError(f"calibrate: sampling.n must be >= 2 to measure a pass rate, got {sampling.n}")
+        raise ValueError(
+            f"calibrate: sampling.n must be >= 2 to measure a pass rate, got {sampling.n}"
+        )
     if not 0.0 <= lo < hi <= 1.0:
         raise ValueError(f"calibrate: need 0 <= lo < hi <= 1, got lo={lo}, hi={hi}")
     problems = as_problems(candidates)
     out = Path(out_dir)
-    evaluate(model, problems, backend=backend, sampling=sampling, out_dir=out / "samples",
-             k=(1,), reasoning=reasoning, generator_kwargs=generator_kwargs, workers=workers,
-             early_stop=True, generator=generator, on_config_change="set_aside")
+    evaluate(
+        model,
+        problems,
+        backend=backend,
+        sampling=sampling,
+        out_dir=out / "samples",
+        k=(1,),
+        reasoning=reasoning,
+        generator_kwargs=generator_kwargs,
+        workers=workers,
+        early_stop=True,
+        generator=generator,
+        on_config_change="set_aside",
+    )
     keep_ks = [str(k) for k in keep_ks]
     if not keep_ks:
         raise ValueError("calibrate: keep_ks must name at least one strictness level")
@@ -91,23 +116,42 @@ def calibrate(model, candidates, *, out_dir, sampling, reasoning: bool = True,
     kept_ids = {pid for pid, rk in rates_k.items() if any(keep(r, lo, hi) for r in rk.values())}
     kept = [p for p in problems if p.id in kept_ids]
     lenient = keep_ks != ["inf"]
-    path = write_jsonl_atomic(out / "rates.jsonl", [
-        {"id": p.id, "source": p.source, "n": counts[p.id][1], "passed": counts[p.id][0],
-         "rate": rates[p.id], **({"rates_k": rates_k[p.id]} if lenient else {}),
-         "kept": p.id in kept_ids} for p in problems])
+    path = write_jsonl_atomic(
+        out / "rates.jsonl",
+        [
+            {
+                "id": p.id,
+                "source": p.source,
+                "n": counts[p.id][1],
+                "passed": counts[p.id][0],
+                "rate": rates[p.id],
+                **({"rates_k": rates_k[p.id]} if lenient else {}),
+                "kept": p.id in kept_ids,
+            }
+            for p in problems
+        ],
+    )
     return Calibration(kept, rates, counts, path, rates_k)
 
 
 def easiest(problems, n: int) -> list:
     """The n problems with the shortest reference solution (else prompt): a proxy for "easy"
     on benchmarks without a difficulty label (MBPP+, HumanEval+); ties keep the input order."""
+
     def size(p):
         return len((p.reference_solution or "").strip() or p.prompt)
-    return sorted(problems, key=size)[:max(0, int(n))]
+
+    return sorted(problems, key=size)[: max(0, int(n))]
 
 
-def candidate_problems(n_easy: int, seed: int = 0, easiest_from=("mbppplus", "humanevalplus"),
-                       n_easiest: int = 0, n_efficiency: int = 0, log=print) -> list:
+def candidate_problems(
+    n_easy: int,
+    seed: int = 0,
+    easiest_from=("mbppplus", "humanevalplus"),
+    n_easiest: int = 0,
+    n_efficiency: int = 0,
+    log=print,
+) -> list:
     """Calibration candidates: n_easy seeded easy tasks (recode_lib.data.easy_tasks), n_efficiency
     of its efficiency tasks (a quadratic answer times out on the largest input), and the
     n_easiest easiest problems of each benchmark in easiest_from whose files are present (a
@@ -136,7 +180,10 @@ def write_calibrated(cal: Calibration, path, seed: int = 0, max_keep: int | None
     rows = []
     for p in kept:
         d = p.to_dict()
-        d["metadata"] = {**d.get("metadata", {}), "start_pass_rate": cal.rates[p.id],
-                         **({"start_pass_rate_k": cal.rates_k[p.id]} if cal.rates_k.get(p.id) else {})}
+        d["metadata"] = {
+            **d.get("metadata", {}),
+            "start_pass_rate": cal.rates[p.id],
+            **({"start_pass_rate_k": cal.rates_k[p.id]} if cal.rates_k.get(p.id) else {}),
+        }
         rows.append(d)
     return write_jsonl_atomic(path, rows)

@@ -39,29 +39,35 @@ from recode_lib.environments.rollout import run_episodes, tool_generator
 from recode_lib.environments.settings import Setting, environment_factory
 from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.evaluation.summary import episode_summary
-from recode_lib.generation import (CachedGenerator, Generator, SampleRequest, get_generator,
-                                   sample_seed)
+from recode_lib.generation import (
+    CachedGenerator,
+    Generator,
+    SampleRequest,
+    get_generator,
+    sample_seed,
+)
 from recode_lib.prompts import build_messages
 
-FLUSH_EPISODES = 256      # single setting: finished samples handed to the judge at once
+FLUSH_EPISODES = 256  # single setting: finished samples handed to the judge at once
 
 
 @dataclass
 class FinishedEpisode:
     """One sample's final answer and how the episode went (single: one turn, no tools)."""
-    problem: object                  # the Problem
+
+    problem: object  # the Problem
     sample: int
     setting: str
-    response: str                    # the final answer's text ("" when there is none)
-    n_tokens: int                    # the model's tokens over every turn
-    finish_reason: str               # of the last turn
-    truncated: bool = False          # the answer hit the token limit: a format error
-    no_answer: str = ""              # why there is no answer ("" when there is one)
+    response: str  # the final answer's text ("" when there is none)
+    n_tokens: int  # the model's tokens over every turn
+    finish_reason: str  # of the last turn
+    truncated: bool = False  # the answer hit the token limit: a format error
+    no_answer: str = ""  # why there is no answer ("" when there is one)
     turns: int = 1
     tool_calls: int = 0
     tool_errors: int = 0
     tool_statuses: list = field(default_factory=list)
-    transcript: list | None = None   # generated messages and tool results (None: single)
+    transcript: list | None = None  # generated messages and tool results (None: single)
 
 
 def generator_for(spec, model, generator_kwargs: dict | None = None) -> Generator:
@@ -95,11 +101,11 @@ class LazyGenerator(Generator):
 class SingleTurn:
     """One generation per sample; its text is the answer."""
 
-    runs_tools = False     # only the sandbox judging answers needs Linux (not with remote Ray)
+    runs_tools = False  # only the sandbox judging answers needs Linux (not with remote Ray)
 
     def __init__(self, spec, model, generator=None, generator_kwargs=None):
         self.spec, self.model = spec, model
-        self.own = generator is None        # built here: closed after the run (its engines)
+        self.own = generator is None  # built here: closed after the run (its engines)
         self.generator = generator or LazyGenerator(spec, model, generator_kwargs)
 
     def guard_fields(self) -> dict:
@@ -111,18 +117,27 @@ class SingleTurn:
     def summary_fields(self, rows: list[dict]) -> dict:
         return {}
 
-    def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None,
-            flush: int | None = None) -> list[FinishedEpisode]:
+    def run(
+        self,
+        missing: list,
+        out_dir,
+        progress: bool = False,
+        on_episodes=None,
+        flush: int | None = None,
+    ) -> list[FinishedEpisode]:
         """The episodes of `missing`; with `on_episodes`, finished ones are also handed to it in
         batches of `flush` (default FLUSH_EPISODES) as the generator reports them (the loop
         judges them meanwhile)."""
         flush = flush or FLUSH_EPISODES
         sampling = self.spec.sampling()
         msgs = {p.id: build_messages(p, reasoning=self.spec.reasoning) for p, _ in missing}
-        cached = CachedGenerator(self.generator, out_dir / "generations.jsonl",
-                                 model_key=str(self.model))
-        reqs = [SampleRequest(msgs[p.id], i, sample_seed(sampling.seed, msgs[p.id], i))
-                for p, i in missing]
+        cached = CachedGenerator(
+            self.generator, out_dir / "generations.jsonl", model_key=str(self.model)
+        )
+        reqs = [
+            SampleRequest(msgs[p.id], i, sample_seed(sampling.seed, msgs[p.id], i))
+            for p, i in missing
+        ]
         buffer: list = []
 
         def done(j: int, c) -> None:
@@ -132,8 +147,9 @@ class SingleTurn:
                 buffer.clear()
 
         try:
-            comps = cached.generate_samples(reqs, sampling, progress=progress,
-                                            callback=done if on_episodes else None)
+            comps = cached.generate_samples(
+                reqs, sampling, progress=progress, callback=done if on_episodes else None
+            )
         finally:
             if self.own:
                 self.generator.close()
@@ -145,16 +161,26 @@ class SingleTurn:
 def single_episode(item, comp) -> FinishedEpisode:
     """The single setting's episode of one (problem, sample) and its completion."""
     p, i = item
-    return FinishedEpisode(problem=p, sample=i, setting="single", response=comp.text,
-                           n_tokens=comp.n_tokens, finish_reason=comp.finish_reason,
-                           truncated=comp.finish_reason == TRUNCATED)
+    return FinishedEpisode(
+        problem=p,
+        sample=i,
+        setting="single",
+        response=comp.text,
+        n_tokens=comp.n_tokens,
+        finish_reason=comp.finish_reason,
+        truncated=comp.finish_reason == TRUNCATED,
+    )
 
 
 def problem_row(p, reasoning: bool = True) -> dict:
     """The row an environment is reset with: the training row's columns (recode_lib.training.grpo
     .code_row) plus `public_examples` from the problem's metadata when it has them."""
-    row = {"prompt": build_messages(p, reasoning=reasoning), "problem_id": p.id,
-           "starter_code": p.starter_code or "", "entry_point": p.entry_point or ""}
+    row = {
+        "prompt": build_messages(p, reasoning=reasoning),
+        "problem_id": p.id,
+        "starter_code": p.starter_code or "",
+        "entry_point": p.entry_point or "",
+    }
     examples = (p.metadata or {}).get("public_examples")
     if isinstance(examples, list):
         row["public_examples"] = examples
@@ -164,7 +190,7 @@ def problem_row(p, reasoning: bool = True) -> dict:
 class MultiTurn:
     """Episodes in the tool or agentic environment; the final answer is the setting's."""
 
-    runs_tools = True      # tool calls run in this machine's sandbox
+    runs_tools = True  # tool calls run in this machine's sandbox
 
     def __init__(self, spec, model, generator=None, generator_kwargs=None, factory=None):
         self.spec, self.model, self.setting = spec, model, spec.setting
@@ -173,10 +199,14 @@ class MultiTurn:
 
     def guard_fields(self) -> dict:
         limits = self.spec.tool_limits()
-        return {"setting": self.setting, "max_turns": int(self.spec.max_turns),
-                "max_tool_calls": int(self.spec.max_tool_calls),
-                "limits": {f: getattr(limits, f) for f in ("time_limit_s", "memory_mb",
-                                                           "max_output_chars")}}
+        return {
+            "setting": self.setting,
+            "max_turns": int(self.spec.max_turns),
+            "max_tool_calls": int(self.spec.max_tool_calls),
+            "limits": {
+                f: getattr(limits, f) for f in ("time_limit_s", "memory_mb", "max_output_chars")
+            },
+        }
 
     def config_fields(self) -> dict:
         return {"max_turns": self.spec.max_turns, "max_tool_calls": self.spec.max_tool_calls}
@@ -184,33 +214,52 @@ class MultiTurn:
     def summary_fields(self, rows: list[dict]) -> dict:
         return {"episodes": episode_summary(rows)}
 
-    def run(self, missing: list, out_dir, progress: bool = False, on_episodes=None
-            ) -> list[FinishedEpisode]:
+    def run(
+        self, missing: list, out_dir, progress: bool = False, on_episodes=None
+    ) -> list[FinishedEpisode]:
         spec = self.spec
         gen = self.generator or generator_for(spec, self.model, self.generator_kwargs)
-        factory = self.factory or environment_factory(self.setting, max_calls=spec.max_tool_calls,
-                                                      limits=spec.tool_limits())
+        factory = self.factory or environment_factory(
+            self.setting, max_calls=spec.max_tool_calls, limits=spec.tool_limits()
+        )
         problems = list({p.id: p for p, _ in missing}.values())
         wanted = {(p.id, i) for p, i in missing}
         sampling = spec.sampling()
         try:
-            eps = run_episodes(gen, [problem_row(p, spec.reasoning) for p in problems],
-                               self.setting, sampling, n=sampling.n, max_turns=spec.max_turns,
-                               factory=factory, progress=progress)
+            eps = run_episodes(
+                gen,
+                [problem_row(p, spec.reasoning) for p in problems],
+                self.setting,
+                sampling,
+                n=sampling.n,
+                max_turns=spec.max_turns,
+                factory=factory,
+                progress=progress,
+            )
         finally:
-            if self.generator is None:      # built here: its engines go with the run
+            if self.generator is None:  # built here: its engines go with the run
                 gen.close()
         by_id = {p.id: p for p in problems}
-        cut_answer = self.setting == Setting.TOOL      # the answer is the last (cut) turn's text
-        return [FinishedEpisode(problem=by_id[e.row["problem_id"]], sample=e.sample,
-                                setting=self.setting, response=e.answer, n_tokens=e.n_tokens,
-                                finish_reason=e.finish_reason, no_answer=e.no_answer,
-                                truncated=(cut_answer and not e.no_answer
-                                           and e.finish_reason == TRUNCATED),
-                                turns=e.turns, tool_calls=e.tool_calls,
-                                tool_errors=e.tool_errors, tool_statuses=list(e.statuses),
-                                transcript=e.transcript)
-                for e in eps if (e.row["problem_id"], e.sample) in wanted]
+        cut_answer = self.setting == Setting.TOOL  # the answer is the last (cut) turn's text
+        return [
+            FinishedEpisode(
+                problem=by_id[e.row["problem_id"]],
+                sample=e.sample,
+                setting=self.setting,
+                response=e.answer,
+                n_tokens=e.n_tokens,
+                finish_reason=e.finish_reason,
+                no_answer=e.no_answer,
+                truncated=(cut_answer and not e.no_answer and e.finish_reason == TRUNCATED),
+                turns=e.turns,
+                tool_calls=e.tool_calls,
+                tool_errors=e.tool_errors,
+                tool_statuses=list(e.statuses),
+                transcript=e.transcript,
+            )
+            for e in eps
+            if (e.row["problem_id"], e.sample) in wanted
+        ]
 
 
 def episode_strategy(spec, model, generator=None, generator_kwargs=None, factory=None):

@@ -19,7 +19,7 @@ reads and writes no files.
 from __future__ import annotations
 
 import statistics
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -57,17 +57,24 @@ def seed_std(values: Sequence[float | None]) -> float | None:
     return statistics.stdev(vals)
 
 
-def paired_relative_gain(policy: Mapping[str, Mapping[str, float]],
-                         reference: Mapping[str, Mapping[str, float]], *, n_boot: int = 2000,
-                         alpha: float = 0.05, seed: int = 0) -> dict:
+def paired_relative_gain(
+    policy: Mapping[str, Mapping[str, float]],
+    reference: Mapping[str, Mapping[str, float]],
+    *,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict:
     """{"value": average(policy) / average(reference) - 1 (None when the reference's is 0),
     "ci": [low, high] (paired, stratified percentile bootstrap over problems; None when no
     resample has a non-zero reference), "policy_average", "reference_average", "n_problems"}.
     `policy` and `reference` map each benchmark to {problem id: value}."""
     benchmarks = list(policy)
     if not benchmarks or set(benchmarks) != set(reference):
-        raise ValueError(f"paired_relative_gain: the two sides have different benchmarks "
-                         f"({sorted(policy)} vs {sorted(reference)})")
+        raise ValueError(
+            f"paired_relative_gain: the two sides have different benchmarks "
+            f"({sorted(policy)} vs {sorted(reference)})"
+        )
     rng = np.random.default_rng(seed)
     num, den = np.zeros(n_boot), np.zeros(n_boot)
     avg_p, avg_r, n_total = 0.0, 0.0, 0
@@ -75,8 +82,10 @@ def paired_relative_gain(policy: Mapping[str, Mapping[str, float]],
         ids = sorted(policy[b])
         if set(ids) != set(reference[b]):
             diff = sorted(set(ids) ^ set(reference[b]))[:3]
-            raise ValueError(f"paired_relative_gain: benchmark {b!r} has different problems on "
-                             f"the two sides (e.g. {diff})")
+            raise ValueError(
+                f"paired_relative_gain: benchmark {b!r} has different problems on "
+                f"the two sides (e.g. {diff})"
+            )
         if not ids:
             raise ValueError(f"paired_relative_gain: benchmark {b!r} has no problems")
         p = np.array([policy[b][i] for i in ids], dtype=float)
@@ -94,6 +103,10 @@ def paired_relative_gain(policy: Mapping[str, Mapping[str, float]],
         gains = num[ok] / den[ok] - 1.0
         lo, hi = np.quantile(gains, [alpha / 2, 1 - alpha / 2])
         ci = [float(lo), float(hi)]
-    return {"value": (avg_p / avg_r - 1.0) if avg_r > 0 else None, "ci": ci,
-            "policy_average": float(avg_p), "reference_average": float(avg_r),
-            "n_problems": n_total}
+    return {
+        "value": (avg_p / avg_r - 1.0) if avg_r > 0 else None,
+        "ci": ci,
+        "policy_average": float(avg_p),
+        "reference_average": float(avg_r),
+        "n_problems": n_total,
+    }

@@ -56,10 +56,12 @@ def describe_problem_sets(old_ids, new_ids, old_set: dict | None = None) -> str:
     old_set = problem_set(old_ids)
     only_old = sorted(set(map(str, old_ids)) - set(map(str, new_ids)))
     only_new = sorted(set(map(str, new_ids)) - set(map(str, old_ids)))
-    return (f"recorded {old_set['n']} problems (sha256 {old_set['sha256']}), this call "
-            f"{new_set['n']} (sha256 {new_set['sha256']}); only recorded: {only_old[:5]}"
-            f"{' ...' if len(only_old) > 5 else ''}, only in this call: {only_new[:5]}"
-            f"{' ...' if len(only_new) > 5 else ''}")
+    return (
+        f"recorded {old_set['n']} problems (sha256 {old_set['sha256']}), this call "
+        f"{new_set['n']} (sha256 {new_set['sha256']}); only recorded: {only_old[:5]}"
+        f"{' ...' if len(only_old) > 5 else ''}, only in this call: {only_new[:5]}"
+        f"{' ...' if len(only_new) > 5 else ''}"
+    )
 
 
 def recorded_problem_ids(out_dir) -> list[str] | None:
@@ -92,12 +94,16 @@ def guard_run(out_dir: str | Path, cfg: dict, on_change: str = "raise", problems
     diff = sorted(k for k in cfg if old.get(k) != cfg[k])
     if diff:
         shown = [k for k in diff if k != "problem_set"]
-        what = f"{path}: this folder holds results for another configuration (differs in " \
-               f"{', '.join(diff)}"
-        what += (f": {[old.get(k) for k in shown]} vs {[cfg[k] for k in shown]}" if shown else "")
+        what = (
+            f"{path}: this folder holds results for another configuration (differs in "
+            f"{', '.join(diff)}"
+        )
+        what += f": {[old.get(k) for k in shown]} vs {[cfg[k] for k in shown]}" if shown else ""
         if "problem_set" in diff:
-            what += (f"; problem sets differ: "
-                     f"{describe_problem_sets(old.get('problem_ids'), ids, old.get('problem_set'))}")
+            what += (
+                f"; problem sets differ: "
+                f"{describe_problem_sets(old.get('problem_ids'), ids, old.get('problem_set'))}"
+            )
         what += ")"
         if on_change != "set_aside":
             raise ValueError(f"{what}; use another output folder")

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.evaluation.gains import paired_relative_gain, per_problem_pass1
 from recode_lib.evaluation.guard import guard_run, precision_field
+from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.generation import SamplingConfig, get_generator
 from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import answer_correct, math_messages, parse_math_response
@@ -46,8 +46,15 @@ def score_math_response(text: str, gold, finish_reason: str | None = None) -> di
     else:
         ok, why = answer_correct(text, gold)
         fmt, why = parsed.format_ok, why or parsed.reason
-    return {"response": text, "answer": parsed.answer, "gold": gold, "correct": ok,
-            "format_ok": fmt, "reason": why, "finish_reason": finish_reason}
+    return {
+        "response": text,
+        "answer": parsed.answer,
+        "gold": gold,
+        "correct": ok,
+        "format_ok": fmt,
+        "reason": why,
+        "finish_reason": finish_reason,
+    }
 
 
 def math_summary(samples, ks=(1,), *, n_boot: int = 2000, seed: int = 0) -> dict:
@@ -65,25 +72,46 @@ def math_summary(samples, ks=(1,), *, n_boot: int = 2000, seed: int = 0) -> dict
     n = ns[0]
     bad = [k for k in ks if k > n]
     if bad:
-        raise ValueError(f"pass@k with k={bad} needs at least that many samples per problem "
-                         f"(n={n})")
+        raise ValueError(
+            f"pass@k with k={bad} needs at least that many samples per problem (n={n})"
+        )
     m = len(samples)
     avg, lo, hi = pass_at_k_ci(counts, 1, n_boot=n_boot, seed=seed)
-    out = {"n_problems": len(counts), "n_samples": m, "n_per_problem": n,
-           f"avg@{n}": avg, f"avg@{n}_ci": [lo, hi], "pass@1": avg, "pass@1_ci": [lo, hi],
-           "ci_method": "95% percentile bootstrap over problems"}
+    out = {
+        "n_problems": len(counts),
+        "n_samples": m,
+        "n_per_problem": n,
+        f"avg@{n}": avg,
+        f"avg@{n}_ci": [lo, hi],
+        "pass@1": avg,
+        "pass@1_ci": [lo, hi],
+        "ci_method": "95% percentile bootstrap over problems",
+    }
     for k in sorted(set(ks) - {1}):
         v, lo, hi = pass_at_k_ci(counts, k, n_boot=n_boot, seed=seed)
         out[f"pass@{k}"], out[f"pass@{k}_ci"] = v, [lo, hi]
-    out.update({"format_rate": sum(bool(s["format_ok"]) for s in samples) / m,
-                "tokens_per_response": sum(s["n_tokens"] for s in samples) / m,
-                "truncated": sum(s.get("finish_reason") == "length" for s in samples)})
+    out.update(
+        {
+            "format_rate": sum(bool(s["format_ok"]) for s in samples) / m,
+            "tokens_per_response": sum(s["n_tokens"] for s in samples) / m,
+            "truncated": sum(s.get("finish_reason") == "length" for s in samples),
+        }
+    )
     return out
 
 
-def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, out_dir,
-                  k=(1,), generator_kwargs: dict | None = None, on_config_change: str = "raise",
-                  n_boot: int = 2000) -> dict:
+def evaluate_math(
+    model: str,
+    problems,
+    *,
+    backend: str = "hf",
+    sampling=None,
+    out_dir,
+    k=(1,),
+    generator_kwargs: dict | None = None,
+    on_config_change: str = "raise",
+    n_boot: int = 2000,
+) -> dict:
     """Generate sampling.n samples per problem, check each with math-verify, write samples.jsonl
     and summary.json (math_summary: avg@n, pass@k for each k, bootstrap CIs); returns the summary.
     The output folder goes through recode_lib.evaluation.guard like every code evaluation: a
@@ -92,42 +120,74 @@ def evaluate_math(model: str, problems, *, backend: str = "hf", sampling=None, o
     reused across models."""
     sampling = sampling or SamplingConfig(temperature=0.0, max_new_tokens=512)
     if any(kk > sampling.n for kk in k):
-        raise ValueError(f"pass@k with k={list(k)} needs n >= k samples per problem, "
-                         f"sampling.n={sampling.n}")
-    out = guard_run(out_dir, {"model": str(model), "model_stamp": model_stamp(model),
-                              "sampling": sampling.sample_key(), "prompt": "math",
-                              **precision_field((generator_kwargs or {}).get("precision",
-                                                                             "native"))},
-                    on_config_change)
-    gen = get_generator(backend, resolve_model(model), cache=out / "generations.jsonl",
-                        **dict(generator_kwargs or {}))
+        raise ValueError(
+            f"pass@k with k={list(k)} needs n >= k samples per problem, sampling.n={sampling.n}"
+        )
+    out = guard_run(
+        out_dir,
+        {
+            "model": str(model),
+            "model_stamp": model_stamp(model),
+            "sampling": sampling.sample_key(),
+            "prompt": "math",
+            **precision_field((generator_kwargs or {}).get("precision", "native")),
+        },
+        on_config_change,
+    )
+    gen = get_generator(
+        backend,
+        resolve_model(model),
+        cache=out / "generations.jsonl",
+        **dict(generator_kwargs or {}),
+    )
     try:
         outs = gen.generate([math_messages(p) for p in problems], sampling)
     finally:
-        gen.close()                 # its engines release their devices before the next stage
+        gen.close()  # its engines release their devices before the next stage
     samples = []
     for p, comps in zip(problems, outs):
         for i, comp in enumerate(comps):
-            samples.append({"id": f"{p.id}#{i}", "problem_id": p.id, "sample": i,
-                            **score_math_response(comp.text, p.answer, comp.finish_reason),
-                            "n_tokens": comp.n_tokens})
+            samples.append(
+                {
+                    "id": f"{p.id}#{i}",
+                    "problem_id": p.id,
+                    "sample": i,
+                    **score_math_response(comp.text, p.answer, comp.finish_reason),
+                    "n_tokens": comp.n_tokens,
+                }
+            )
     write_jsonl_atomic(out / "samples.jsonl", samples)
-    summary = {"setting": "single", "model": str(model), **math_summary(samples, k, n_boot=n_boot, seed=sampling.seed),
-               "sampling": {"temperature": sampling.temperature, "top_p": sampling.top_p,
-                            "max_new_tokens": sampling.max_new_tokens, "n": sampling.n,
-                            "seed": sampling.seed}}
+    summary = {
+        "setting": "single",
+        "model": str(model),
+        **math_summary(samples, k, n_boot=n_boot, seed=sampling.seed),
+        "sampling": {
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_new_tokens": sampling.max_new_tokens,
+            "n": sampling.n,
+            "seed": sampling.seed,
+        },
+    }
     write_json_atomic(out / "summary.json", summary)
     return summary
 
 
-MATH_BASELINE = "math_outcome_only"   # notebook 10's run without the process reward
+MATH_BASELINE = "math_outcome_only"  # notebook 10's run without the process reward
 # ReCode: "Transfers to math (Qwen2.5-Math-7B, AIME 2024: +7.4% relative over RL without the
 # process reward)"
 PAPER_AIME_GAIN = 0.074
 
 
-def math_gains(eval_root, models, baseline: str = MATH_BASELINE, start: str = "start", *,
-               n_boot: int = 2000, seed: int = 0) -> dict:
+def math_gains(
+    eval_root,
+    models,
+    baseline: str = MATH_BASELINE,
+    start: str = "start",
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict:
     """{"relative_gain_over_outcome_only": {model: gain}, "relative_gain_over_start": {model:
     gain}, "paper": PAPER_AIME_GAIN} over the models evaluated under eval_root/<model>
     (samples.jsonl, one avg@n per problem); a gain is paired_relative_gain's record plus
@@ -139,13 +199,21 @@ def math_gains(eval_root, models, baseline: str = MATH_BASELINE, start: str = "s
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no math samples of {m!r} (evaluate it first)")
         values[m] = {"aime": per_problem_pass1(read_jsonl(path), lambda r: bool(r["correct"]))}
-    out: dict = {"relative_gain_over_outcome_only": {}, "relative_gain_over_start": {},
-                 "paper": PAPER_AIME_GAIN}
-    for key, ref in (("relative_gain_over_outcome_only", baseline), ("relative_gain_over_start", start)):
+    out: dict = {
+        "relative_gain_over_outcome_only": {},
+        "relative_gain_over_start": {},
+        "paper": PAPER_AIME_GAIN,
+    }
+    for key, ref in (
+        ("relative_gain_over_outcome_only", baseline),
+        ("relative_gain_over_start", start),
+    ):
         if ref not in values:
             continue
         for m in models:
             if m not in (ref, start):
-                out[key][m] = {"reference": ref, **paired_relative_gain(
-                    values[m], values[ref], n_boot=n_boot, seed=seed)}
+                out[key][m] = {
+                    "reference": ref,
+                    **paired_relative_gain(values[m], values[ref], n_boot=n_boot, seed=seed),
+                }
     return out

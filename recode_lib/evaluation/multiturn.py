@@ -18,7 +18,7 @@ reset with) is episodes'.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from recode_lib.environments.settings import check_setting, environment_factory
 from recode_lib.evaluation.episodes import problem_row
@@ -31,29 +31,63 @@ from recode_lib.sandbox.tools import ToolLimits
 __all__ = ["evaluate_setting", "problem_row", "episode_summary"]
 
 
-def evaluate_setting(model, problems: Sequence, *, setting: str, out_dir, backend: str = "hf",
-                     sampling: SamplingConfig | None = None, k: Sequence[int] = (1,),
-                     reasoning: bool = True, benchmark: str | None = None, generator=None,
-                     generator_kwargs: dict | None = None, max_turns: int = 5,
-                     max_tool_calls: int = 4, limits=None, workers: int | None = None,
-                     early_stop: bool = False, progress: bool = True,
-                     on_config_change: str = "raise", factory=None) -> dict:
+def evaluate_setting(
+    model,
+    problems: Sequence,
+    *,
+    setting: str,
+    out_dir,
+    backend: str = "hf",
+    sampling: SamplingConfig | None = None,
+    k: Sequence[int] = (1,),
+    reasoning: bool = True,
+    benchmark: str | None = None,
+    generator=None,
+    generator_kwargs: dict | None = None,
+    max_turns: int = 5,
+    max_tool_calls: int = 4,
+    limits=None,
+    workers: int | None = None,
+    early_stop: bool = False,
+    progress: bool = True,
+    on_config_change: str = "raise",
+    factory=None,
+) -> dict:
     """Evaluate `model` in the tool or agentic setting; returns (and writes) the summary.
     `generator` (e.g. a scripted policy, or a loaded backend from rollout.tool_generator)
     replaces building one; `factory` replaces the setting's environment factory (default: one
     with `limits`, a ToolLimits, all of its fields)."""
     check_setting(setting)
     if setting == "single":
-        raise ValueError("evaluate_setting is for the tool and agentic settings; single-turn "
-                         "evaluation is recode_lib.evaluation.codegen.evaluate")
+        raise ValueError(
+            "evaluate_setting is for the tool and agentic settings; single-turn "
+            "evaluation is recode_lib.evaluation.codegen.evaluate"
+        )
     limits = limits or ToolLimits()
     spec = EvalSpec.from_sampling(
-        sampling, backend=backend, k=tuple(k), reasoning=reasoning, workers=workers,
-        early_stop=early_stop, progress=progress, on_config_change=on_config_change,
-        setting=setting, max_turns=max_turns, max_tool_calls=max_tool_calls,
-        tool_time_limit_s=limits.time_limit_s, tool_memory_mb=limits.memory_mb,
-        tool_max_output_chars=limits.max_output_chars)
+        sampling,
+        backend=backend,
+        k=tuple(k),
+        reasoning=reasoning,
+        workers=workers,
+        early_stop=early_stop,
+        progress=progress,
+        on_config_change=on_config_change,
+        setting=setting,
+        max_turns=max_turns,
+        max_tool_calls=max_tool_calls,
+        tool_time_limit_s=limits.time_limit_s,
+        tool_memory_mb=limits.memory_mb,
+        tool_max_output_chars=limits.max_output_chars,
+    )
     factory = factory or environment_factory(setting, max_calls=max_tool_calls, limits=limits)
-    return run_evaluation(spec, model, problems, out_dir, benchmark=benchmark,
-                          generator=generator, generator_kwargs=dict(generator_kwargs or {}),
-                          factory=factory)
+    return run_evaluation(
+        spec,
+        model,
+        problems,
+        out_dir,
+        benchmark=benchmark,
+        generator=generator,
+        generator_kwargs=dict(generator_kwargs or {}),
+        factory=factory,
+    )

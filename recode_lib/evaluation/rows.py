@@ -39,13 +39,23 @@ from recode_lib.generation.base import FinishReason
 from recode_lib.jsonl import JsonlError, JsonlStore
 from recode_lib.prompts import failure_reason
 from recode_lib.sandbox import first_failure, strictness
-from recode_lib.sandbox.strictness import DEFAULT_RK_RULE
 from recode_lib.sandbox.records import time_rule_of
+from recode_lib.sandbox.strictness import DEFAULT_RK_RULE
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
-TRUNCATED = FinishReason.LENGTH   # the finish_reason of a response that hit max_new_tokens
-REQUIRED = ("problem_id", "sample", "response", "code", "status", "outcome", "passed", "total",
-            "n_tokens", "finish_reason")
+TRUNCATED = FinishReason.LENGTH  # the finish_reason of a response that hit max_new_tokens
+REQUIRED = (
+    "problem_id",
+    "sample",
+    "response",
+    "code",
+    "status",
+    "outcome",
+    "passed",
+    "total",
+    "n_tokens",
+    "finish_reason",
+)
 RESULT_FIELDS = ("status", "outcome", "passed", "total", "time_s", "memory_mb")
 
 
@@ -75,8 +85,13 @@ def sandbox_record(sid: str, code: str | None, p) -> dict:
     with p's bench_env.record_extras ("requires": the modules it needs, so that a problem the
     sandbox's interpreter cannot run is `env_missing`; "python": BigCodeBench's own
     environment for its problems when built) — the same extras the GRPO rewards give it."""
-    rec = {"id": sid, "code": code, "tests": p.tests, "time_limit_s": p.time_limit_s,
-           "memory_mb": p.memory_mb}
+    rec = {
+        "id": sid,
+        "code": code,
+        "tests": p.tests,
+        "time_limit_s": p.time_limit_s,
+        "memory_mb": p.memory_mb,
+    }
     rec.update(record_extras(p))
     return rec
 
@@ -87,16 +102,29 @@ def episode_row(p, episode) -> tuple[dict, dict]:
     prog = assemble(p, episode.response)
     sid = sample_id(p.id, episode.sample)
     cut = episode.truncated
-    row = {"id": sid, "problem_id": p.id, "sample": episode.sample, "setting": episode.setting,
-           "response": episode.response, "code": None if cut else prog.code,
-           "n_tokens": episode.n_tokens, "finish_reason": episode.finish_reason,
-           "format_ok": prog.parsed.format_ok and not cut,
-           "format_reason": f"truncated at the token limit ({episode.n_tokens} tokens)" if cut
-           else episode.no_answer or prog.parsed.reason,
-           "assembly": prog.how, "dropped": prog.dropped, "time_rule": time_rule_of(p.tests),
-           "turns": episode.turns, "tool_calls": episode.tool_calls,
-           "tool_errors": episode.tool_errors, "tool_statuses": list(episode.tool_statuses),
-           "no_answer": episode.no_answer, "transcript": episode.transcript}
+    row = {
+        "id": sid,
+        "problem_id": p.id,
+        "sample": episode.sample,
+        "setting": episode.setting,
+        "response": episode.response,
+        "code": None if cut else prog.code,
+        "n_tokens": episode.n_tokens,
+        "finish_reason": episode.finish_reason,
+        "format_ok": prog.parsed.format_ok and not cut,
+        "format_reason": f"truncated at the token limit ({episode.n_tokens} tokens)"
+        if cut
+        else episode.no_answer or prog.parsed.reason,
+        "assembly": prog.how,
+        "dropped": prog.dropped,
+        "time_rule": time_rule_of(p.tests),
+        "turns": episode.turns,
+        "tool_calls": episode.tool_calls,
+        "tool_errors": episode.tool_errors,
+        "tool_statuses": list(episode.tool_statuses),
+        "no_answer": episode.no_answer,
+        "transcript": episode.transcript,
+    }
     return storable(row), sandbox_record(sid, row["code"], p)
 
 
@@ -130,11 +158,15 @@ def result_fields(res: dict) -> dict:
     first_failure (None for no code), and checker when the result has one."""
     out = {f: res[f] for f in RESULT_FIELDS}
     out["trust"] = res.get("trust")
-    out["reason"] = res.get("reason")   # why it failed (sandbox.result.Result.reason); None if passed
+    out["reason"] = res.get(
+        "reason"
+    )  # why it failed (sandbox.result.Result.reason); None if passed
     out["strictness"] = strictness(res, STRICTNESS_KS, DEFAULT_RK_RULE)
-    out["strictness_rule"] = DEFAULT_RK_RULE   # sandbox.strictness.RK_RULES: how R_k reads small-test-less problems
+    out["strictness_rule"] = (
+        DEFAULT_RK_RULE  # sandbox.strictness.RK_RULES: how R_k reads small-test-less problems
+    )
     out["first_failure"] = None if res["status"] == "no_code" else first_failure(res)
-    if "checker" in res:   # testlib | exact_fallback (CodeContests+; fallback only when asked)
+    if "checker" in res:  # testlib | exact_fallback (CodeContests+; fallback only when asked)
         out["checker"] = res["checker"]
         if res.get("checker_reason"):
             out["checker_reason"] = res["checker_reason"]

@@ -37,14 +37,31 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, pass_at_k_table
-from recode_lib.sandbox.result import (HANG, NOT_COUNTED, OUTCOMES, STATUSES, TRUST_LEVELS,
-                                       failure_kind)
+from recode_lib.sandbox.result import (
+    HANG,
+    NOT_COUNTED,
+    OUTCOMES,
+    STATUSES,
+    TRUST_LEVELS,
+    failure_kind,
+)
 
-__all__ = ["summarize", "not_counted", "summary_table", "pooled_summary", "episode_summary", "trust_counts",
-           "time_rule_counts", "OUTCOMES", "STATUSES", "HANG", "TRUST_LEVELS"]
+__all__ = [
+    "summarize",
+    "not_counted",
+    "summary_table",
+    "pooled_summary",
+    "episode_summary",
+    "trust_counts",
+    "time_rule_counts",
+    "OUTCOMES",
+    "STATUSES",
+    "HANG",
+    "TRUST_LEVELS",
+]
 FAILURE_KINDS = OUTCOMES + (HANG,)
 
 
@@ -80,23 +97,30 @@ def not_counted(rows: Iterable[Mapping]) -> dict:
         reason = r.get("reason") or ""
         for m in reason.partition(": ")[2].split(", ") if "not installed" in reason else ["?"]:
             mods[m.strip() or "?"] += 1
-    return {"samples": len(rows), "problems": len({r.get("problem_id") for r in rows}),
-            "modules": dict(sorted(mods.items()))}
+    return {
+        "samples": len(rows),
+        "problems": len({r.get("problem_id") for r in rows}),
+        "modules": dict(sorted(mods.items())),
+    }
 
 
-def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
-              seed: int = 0) -> dict:
+def summarize(
+    rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000, seed: int = 0
+) -> dict:
     if not rows:
         raise ValueError("summarize: no per-sample results")
     counts = counts_from_records([r for r in rows if r.get("outcome") != NOT_COUNTED])
     ks = sorted(set(int(k) for k in ks))
-    out: dict = {"n_problems": len(counts), "n_samples": len(rows),
-                 "samples_per_problem": sorted(set(n for n, _ in counts.values()))}
+    out: dict = {
+        "n_problems": len(counts),
+        "n_samples": len(rows),
+        "samples_per_problem": sorted(set(n for n, _ in counts.values())),
+    }
     out["not_counted"] = not_counted(rows)
     if counts:
         out.update(pass_at_k_table(counts, ks))
     for k in ks:
-        if not counts:   # every problem was left out: pass@k is undefined, not 0
+        if not counts:  # every problem was left out: pass@k is undefined, not 0
             out[f"pass@{k}"], out[f"pass@{k}_ci"] = None, None
             continue
         vals = [pass_at_k(n, c, k) for n, c in counts.values()]
@@ -105,38 +129,50 @@ def summarize(rows: list[Mapping], ks: Iterable[int] = (1,), n_boot: int = 1000,
     out["solved"] = sorted(p for p, (_, c) in counts.items() if c > 0)
     out["outcomes"] = _rates([r["outcome"] for r in rows], OUTCOMES)
     out["statuses"] = _rates([r["status"] for r in rows], STATUSES)
-    out["failure_kinds"] = _rates([failure_kind(r["status"], r["outcome"]) for r in rows],
-                                  FAILURE_KINDS)
+    out["failure_kinds"] = _rates(
+        [failure_kind(r["status"], r["outcome"]) for r in rows], FAILURE_KINDS
+    )
     out["trust"] = trust_counts(rows)
     out["time_rules"] = time_rule_counts(rows)
     truncated = sum(r.get("finish_reason") == "length" for r in rows)
     out["truncation"] = {"count": truncated, "rate": truncated / len(rows)}
     fallbacks = sum(r.get("checker") == "exact_fallback" for r in rows)
     if fallbacks or any("checker" in r for r in rows):
-        out["checker_fallbacks"] = fallbacks   # testlib checker not built: exact match used
+        out["checker_fallbacks"] = fallbacks  # testlib checker not built: exact match used
     toks = [int(r["n_tokens"]) for r in rows]
     correct_toks = [int(r["n_tokens"]) for r in rows if r["outcome"] == "correct"]
     out["tokens"] = {
-        "mean": statistics.fmean(toks), "median": statistics.median(toks), "max": max(toks),
+        "mean": statistics.fmean(toks),
+        "median": statistics.median(toks),
+        "max": max(toks),
         "mean_correct": statistics.fmean(correct_toks) if correct_toks else None,
-        "truncated_rate": truncated / len(rows)}
+        "truncated_rate": truncated / len(rows),
+    }
     out["format"] = {
         "no_code_rate": sum(r["code"] is None for r in rows) / len(rows),
         "format_ok_rate": sum(bool(r.get("format_ok")) for r in rows) / len(rows),
-        "assembly": dict(Counter(r.get("assembly", "?") for r in rows))}
+        "assembly": dict(Counter(r.get("assembly", "?") for r in rows)),
+    }
     return out
 
 
 def episode_summary(rows: list[Mapping]) -> dict:
     """Means over the rows of a multi-turn evaluation: turns, tool calls, tool errors; the tool
     error rate (errors per call) and the no-answer rate."""
+
     def mean(key):
         return statistics.fmean(float(r.get(key) or 0) for r in rows) if rows else 0.0
-    return {"mean_turns": mean("turns"), "mean_tool_calls": mean("tool_calls"),
-            "mean_tool_errors": mean("tool_errors"),
-            "tool_error_rate": (sum(r.get("tool_errors") or 0 for r in rows)
-                                / max(1, sum(r.get("tool_calls") or 0 for r in rows))),
-            "no_answer_rate": sum(bool(r.get("no_answer")) for r in rows) / max(1, len(rows))}
+
+    return {
+        "mean_turns": mean("turns"),
+        "mean_tool_calls": mean("tool_calls"),
+        "mean_tool_errors": mean("tool_errors"),
+        "tool_error_rate": (
+            sum(r.get("tool_errors") or 0 for r in rows)
+            / max(1, sum(r.get("tool_calls") or 0 for r in rows))
+        ),
+        "no_answer_rate": sum(bool(r.get("no_answer")) for r in rows) / max(1, len(rows)),
+    }
 
 
 def summary_table(summaries: Mapping[str, Mapping], ks: Iterable[int] = (1,)) -> list[dict]:
@@ -169,17 +205,29 @@ def pooled_summary(summaries: Iterable[Mapping]) -> dict:
 
     def mean(get):
         return sum(get(s) * int(s["n_samples"]) for s in summaries) / n
+
     episodes = [s.get("episodes") or {} for s in summaries]
     new = sum(int((s.get("timing") or {}).get("new_samples") or 0) for s in summaries)
-    secs = sum(float((s.get("timing") or {}).get("generation_s") or 0)
-               + float((s.get("timing") or {}).get("execution_s") or 0) for s in summaries
-               if (s.get("timing") or {}).get("new_samples"))
-    return {"n_rollouts": n,
-            "outcomes": {o: mean(lambda s, o=o: s["outcomes"].get(o, 0.0)) for o in OUTCOMES},
-            "hang": mean(lambda s: s.get("failure_kinds", {}).get(HANG, 0.0)),
-            "tool_calls": sum(e.get("mean_tool_calls", 0.0) * int(s["n_samples"])
-                              for e, s in zip(episodes, summaries)) / n,
-            "tool_errors": sum(e.get("mean_tool_errors", 0.0) * int(s["n_samples"])
-                               for e, s in zip(episodes, summaries)) / n,
-            "tokens": mean(lambda s: s["tokens"]["mean"]),
-            "new_rollouts": new, "seconds_per_rollout": secs / new if new else None}
+    secs = sum(
+        float((s.get("timing") or {}).get("generation_s") or 0)
+        + float((s.get("timing") or {}).get("execution_s") or 0)
+        for s in summaries
+        if (s.get("timing") or {}).get("new_samples")
+    )
+    return {
+        "n_rollouts": n,
+        "outcomes": {o: mean(lambda s, o=o: s["outcomes"].get(o, 0.0)) for o in OUTCOMES},
+        "hang": mean(lambda s: s.get("failure_kinds", {}).get(HANG, 0.0)),
+        "tool_calls": sum(
+            e.get("mean_tool_calls", 0.0) * int(s["n_samples"]) for e, s in zip(episodes, summaries)
+        )
+        / n,
+        "tool_errors": sum(
+            e.get("mean_tool_errors", 0.0) * int(s["n_samples"])
+            for e, s in zip(episodes, summaries)
+        )
+        / n,
+        "tokens": mean(lambda s: s["tokens"]["mean"]),
+        "new_rollouts": new,
+        "seconds_per_rollout": secs / new if new else None,
+    }

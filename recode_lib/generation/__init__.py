@@ -29,21 +29,40 @@ model code.
 
 from __future__ import annotations
 
-from recode_lib.generation.base import (Backend, Completion, FinishReason, GenerationError,
-                                        Generator, SampleRequest, SamplingConfig, sample_seed)
+from recode_lib.generation.base import (
+    Backend,
+    Completion,
+    FinishReason,
+    GenerationError,
+    Generator,
+    SampleRequest,
+    SamplingConfig,
+    sample_seed,
+)
 from recode_lib.generation.cache import CachedGenerator
-from recode_lib.generation.data_parallel import (DataParallelGenerator,
-                                                 resolve_data_parallel_size)
+from recode_lib.generation.data_parallel import DataParallelGenerator, resolve_data_parallel_size
 from recode_lib.generation.hf import HFGenerator
 from recode_lib.generation.openai_backend import OpenAIGenerator
 from recode_lib.generation.vllm_backend import VLLMGenerator
 
-BACKENDS = tuple(b.value for b in Backend)   # plain strings: error messages show them
+BACKENDS = tuple(b.value for b in Backend)  # plain strings: error messages show them
 
-__all__ = ["BACKENDS", "Backend", "CachedGenerator", "Completion", "DataParallelGenerator",
-           "FinishReason",
-           "GenerationError", "Generator", "SampleRequest", "SamplingConfig", "backend_options",
-           "check_backend", "get_generator", "sample_seed"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "CachedGenerator",
+    "Completion",
+    "DataParallelGenerator",
+    "FinishReason",
+    "GenerationError",
+    "Generator",
+    "SampleRequest",
+    "SamplingConfig",
+    "backend_options",
+    "check_backend",
+    "get_generator",
+    "sample_seed",
+]
 
 
 def check_backend(backend) -> Backend:
@@ -51,51 +70,95 @@ def check_backend(backend) -> Backend:
     try:
         return Backend(backend)
     except ValueError:
-        raise ValueError(f"unknown generation backend {backend!r}; choose one of {BACKENDS}"
-                         ) from None
+        raise ValueError(
+            f"unknown generation backend {backend!r}; choose one of {BACKENDS}"
+        ) from None
 
 
-def get_generator(backend: str, model: str, *, tools=None, prepare_tokenizer=None,
-                  model_obj=None, tokenizer=None, cache=None, cache_model_key: str | None = None,
-                  **backend_options) -> Generator:
+def get_generator(
+    backend: str,
+    model: str,
+    *,
+    tools=None,
+    prepare_tokenizer=None,
+    model_obj=None,
+    tokenizer=None,
+    cache=None,
+    cache_model_key: str | None = None,
+    **backend_options,
+) -> Generator:
     """The generator of `backend` for `model` (see the module docstring for the options)."""
     backend = check_backend(backend)
     if backend == Backend.OPENAI:
         if tools is not None:
-            raise ValueError("the openai backend does not render tools: a generator with tools "
-                             "runs on the hf or vllm backend")
-        given = [n for n, v in (("prepare_tokenizer", prepare_tokenizer), ("model_obj", model_obj),
-                                ("tokenizer", tokenizer)) if v is not None]
+            raise ValueError(
+                "the openai backend does not render tools: a generator with tools "
+                "runs on the hf or vllm backend"
+            )
+        given = [
+            n
+            for n, v in (
+                ("prepare_tokenizer", prepare_tokenizer),
+                ("model_obj", model_obj),
+                ("tokenizer", tokenizer),
+            )
+            if v is not None
+        ]
         if given:
             raise ValueError(f"the openai backend takes no {given} (the server holds the model)")
         gen = OpenAIGenerator(model, **backend_options)
     elif backend == Backend.HF:
-        gen = HFGenerator(model, model_obj=model_obj, tokenizer=tokenizer, tools=tools,
-                          prepare_tokenizer=prepare_tokenizer, **backend_options)
+        gen = HFGenerator(
+            model,
+            model_obj=model_obj,
+            tokenizer=tokenizer,
+            tools=tools,
+            prepare_tokenizer=prepare_tokenizer,
+            **backend_options,
+        )
     else:
         if model_obj is not None:
             raise ValueError(f"the {backend} backend loads its own engine: model_obj is for hf")
         if backend == Backend.VLLM_STANDIN:
             backend_options["engine"] = "standin"
-        dp = resolve_data_parallel_size(backend_options.pop("data_parallel_size", 1),
-                                        backend_options.get("tensor_parallel_size", 1),
-                                        backend_options.get("engine", "vllm"),
-                                        backend_options.get("ray_address"))
+        dp = resolve_data_parallel_size(
+            backend_options.pop("data_parallel_size", 1),
+            backend_options.get("tensor_parallel_size", 1),
+            backend_options.get("engine", "vllm"),
+            backend_options.get("ray_address"),
+        )
         if dp > 1:
-            gen = DataParallelGenerator(model, data_parallel_size=dp, tokenizer=tokenizer,
-                                        tools=tools, prepare_tokenizer=prepare_tokenizer,
-                                        **backend_options)
-        else:                # one engine in this process: no cluster, no engine processes
+            gen = DataParallelGenerator(
+                model,
+                data_parallel_size=dp,
+                tokenizer=tokenizer,
+                tools=tools,
+                prepare_tokenizer=prepare_tokenizer,
+                **backend_options,
+            )
+        else:  # one engine in this process: no cluster, no engine processes
             backend_options.pop("ray_address", None)
             backend_options.pop("engine_env", None)
-            gen = VLLMGenerator(model, tokenizer=tokenizer, tools=tools,
-                                prepare_tokenizer=prepare_tokenizer, **backend_options)
+            gen = VLLMGenerator(
+                model,
+                tokenizer=tokenizer,
+                tools=tools,
+                prepare_tokenizer=prepare_tokenizer,
+                **backend_options,
+            )
     return CachedGenerator(gen, cache, model_key=cache_model_key) if cache is not None else gen
 
 
-def backend_options(backend: str, *, batch_size: int, tensor_parallel_size: int, base_url: str,
-                    concurrency: int, precision: str = "native",
-                    data_parallel_size: int = 1) -> dict:
+def backend_options(
+    backend: str,
+    *,
+    batch_size: int,
+    tensor_parallel_size: int,
+    base_url: str,
+    concurrency: int,
+    precision: str = "native",
+    data_parallel_size: int = 1,
+) -> dict:
     """The constructor options an evaluation spec sets for `backend` (hf: batch_size, precision;
     vllm and vllm_standin: tensor_parallel_size, data_parallel_size (0: automatic, see
     resolve_data_parallel_size); openai: base_url, concurrency). A precision other than

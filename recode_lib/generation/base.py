@@ -18,9 +18,9 @@ import dataclasses
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable, Sequence
 
 from recode_lib.errors import RecodeError
 
@@ -31,6 +31,7 @@ class Backend(StrEnum):
     """A generation backend: hf (transformers, CPU or one GPU), vllm (GPUs or vLLM's CPU
     build), openai (an OpenAI-compatible endpoint), vllm_standin (vLLM's request path on CPU
     with a transformers engine: the dry run)."""
+
     HF = "hf"
     VLLM = "vllm"
     OPENAI = "openai"
@@ -39,6 +40,7 @@ class Backend(StrEnum):
 
 class FinishReason(StrEnum):
     """Why a completion ended: STOP (end of turn or a stop string) or LENGTH (the budget)."""
+
     STOP = "stop"
     LENGTH = "length"
 
@@ -102,8 +104,8 @@ class SamplingConfig:
 @dataclass
 class Completion:
     text: str
-    n_tokens: int               # generated tokens, the end-of-turn / stop tokens included
-    finish_reason: str          # a FinishReason: "stop" (end of turn, stop string) | "length"
+    n_tokens: int  # generated tokens, the end-of-turn / stop tokens included
+    finish_reason: str  # a FinishReason: "stop" (end of turn, stop string) | "length"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -112,13 +114,19 @@ class Completion:
 def prompt_fingerprint(messages: Messages) -> str:
     """A stable hash of a chat prompt (role and content of every message, in order)."""
     if not isinstance(messages, (list, tuple)) or not messages:
-        raise ValueError("a prompt must be a non-empty list of chat messages, got "
-                         f"{messages!r:.200}")
+        raise ValueError(
+            f"a prompt must be a non-empty list of chat messages, got {messages!r:.200}"
+        )
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str) \
-                or not isinstance(m.get("content"), str):
-            raise ValueError(f"prompt message {i} must be a dict with string 'role' and "
-                             f"'content', got {m!r:.200}")
+        if (
+            not isinstance(m, dict)
+            or not isinstance(m.get("role"), str)
+            or not isinstance(m.get("content"), str)
+        ):
+            raise ValueError(
+                f"prompt message {i} must be a dict with string 'role' and "
+                f"'content', got {m!r:.200}"
+            )
     canon = json.dumps([[m["role"], m["content"]] for m in messages], ensure_ascii=False)
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()
 
@@ -150,27 +158,36 @@ class Generator(ABC):
 
     backend: str = "?"
     model: str = "?"
-    precision: str = "native"     # how the weights are held (hf: recode_lib.models.PRECISIONS)
+    precision: str = "native"  # how the weights are held (hf: recode_lib.models.PRECISIONS)
 
     @abstractmethod
-    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                         callback: Callback | None = None, progress: bool = False
-                         ) -> list[Completion]:
+    def generate_samples(
+        self,
+        requests: Sequence[SampleRequest],
+        sampling: SamplingConfig,
+        callback: Callback | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
         """One Completion per request (same order). `callback(i, completion)` is called as soon
         as request i is done, so callers can persist results incrementally."""
 
-    def requests_for(self, prompts: Sequence[Messages], sampling: SamplingConfig,
-                     indices: Sequence[int] | None = None) -> list[SampleRequest]:
+    def requests_for(
+        self,
+        prompts: Sequence[Messages],
+        sampling: SamplingConfig,
+        indices: Sequence[int] | None = None,
+    ) -> list[SampleRequest]:
         idx = range(sampling.n) if indices is None else indices
         return [SampleRequest(p, i, sample_seed(sampling.seed, p, i)) for p in prompts for i in idx]
 
-    def generate(self, prompts: Sequence[Messages], sampling: SamplingConfig,
-                 progress: bool = False) -> list[list[Completion]]:
+    def generate(
+        self, prompts: Sequence[Messages], sampling: SamplingConfig, progress: bool = False
+    ) -> list[list[Completion]]:
         """sampling.n completions for each prompt: [[Completion] * n for each prompt]."""
         reqs = self.requests_for(prompts, sampling)
         flat = self.generate_samples(reqs, sampling, progress=progress)
         n = sampling.n
-        return [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
+        return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
 
     def close(self) -> None:
         """Release resources (engines, pools). Optional."""

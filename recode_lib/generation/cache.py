@@ -20,16 +20,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
-from recode_lib.generation.base import (Callback, Completion, Generator, SampleRequest,
-                                        SamplingConfig, prompt_fingerprint)
+from recode_lib.generation.base import (
+    Callback,
+    Completion,
+    Generator,
+    SampleRequest,
+    SamplingConfig,
+    prompt_fingerprint,
+)
 from recode_lib.jsonl import JsonlError, JsonlStore
 
 
 def cache_key(model: str, messages, sampling: SamplingConfig, index: int) -> str:
-    blob = json.dumps([str(model), prompt_fingerprint(messages), sampling.sample_key(), index],
-                      sort_keys=True)
+    blob = json.dumps(
+        [str(model), prompt_fingerprint(messages), sampling.sample_key(), index], sort_keys=True
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -42,8 +49,9 @@ class CachedGenerator(Generator):
         self.precision = getattr(inner, "precision", "native")
         self.model = model_key or inner.model
         # other numerics, other samples: never mixed with native ones in a file
-        self.key_model = (self.model if self.precision == "native"
-                          else f"{self.model}@{self.precision}")
+        self.key_model = (
+            self.model if self.precision == "native" else f"{self.model}@{self.precision}"
+        )
         self.store = JsonlStore(path)
 
     def _lookup(self, key: str) -> Completion | None:
@@ -51,26 +59,36 @@ class CachedGenerator(Generator):
         if rec is None:
             return None
         try:
-            comp = Completion(text=rec["text"], n_tokens=int(rec["n_tokens"]),
-                              finish_reason=rec["finish_reason"])
+            comp = Completion(
+                text=rec["text"], n_tokens=int(rec["n_tokens"]), finish_reason=rec["finish_reason"]
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise JsonlError(f"{self.store.path}: cached record {key!r} is malformed "
-                             f"(field {exc})") from None
+            raise JsonlError(
+                f"{self.store.path}: cached record {key!r} is malformed (field {exc})"
+            ) from None
         if not isinstance(comp.text, str):
-            raise JsonlError(f"{self.store.path}: cached record {key!r}: field 'text' is not a "
-                             "string")
+            raise JsonlError(
+                f"{self.store.path}: cached record {key!r}: field 'text' is not a string"
+            )
         return comp
 
     def missing(self, requests: Sequence[SampleRequest], sampling: SamplingConfig) -> list[int]:
         """Indices of the requests the file does not hold yet (what generate_samples would
         generate)."""
         have = self.store.ids()
-        return [i for i, r in enumerate(requests)
-                if cache_key(self.key_model, r.messages, sampling, r.index) not in have]
+        return [
+            i
+            for i, r in enumerate(requests)
+            if cache_key(self.key_model, r.messages, sampling, r.index) not in have
+        ]
 
-    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                         callback: Callback | None = None, progress: bool = False
-                         ) -> list[Completion]:
+    def generate_samples(
+        self,
+        requests: Sequence[SampleRequest],
+        sampling: SamplingConfig,
+        callback: Callback | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
         self._by_id = {r["id"]: r for r in self.store.records()}
         keys = [cache_key(self.key_model, r.messages, sampling, r.index) for r in requests]
         results: list[Completion | None] = [self._lookup(k) for k in keys]
@@ -87,21 +105,32 @@ class CachedGenerator(Generator):
         def on_done(j: int, comp: Completion) -> None:
             i = unique[j]
             req = requests[i]
-            self.store.append({"id": keys[i], "model": self.key_model, "backend": self.inner.backend,
-                               "prompt": prompt_fingerprint(req.messages), "index": req.index,
-                               "sampling": sampling.sample_key(), **comp.to_dict()})
+            self.store.append(
+                {
+                    "id": keys[i],
+                    "model": self.key_model,
+                    "backend": self.inner.backend,
+                    "prompt": prompt_fingerprint(req.messages),
+                    "index": req.index,
+                    "sampling": sampling.sample_key(),
+                    **comp.to_dict(),
+                }
+            )
             for t in waiting[keys[i]]:
                 results[t] = comp
                 if callback is not None:
                     callback(t, comp)
 
         if unique:
-            self.inner.generate_samples([requests[i] for i in unique], sampling,
-                                        callback=on_done, progress=progress)
+            self.inner.generate_samples(
+                [requests[i] for i in unique], sampling, callback=on_done, progress=progress
+            )
         missing = [i for i, c in enumerate(results) if c is None]
         if missing:
-            raise RuntimeError(f"{self.inner!r} returned without finishing {len(missing)} "
-                               "samples (its callback was not called for them)")
+            raise RuntimeError(
+                f"{self.inner!r} returned without finishing {len(missing)} "
+                "samples (its callback was not called for them)"
+            )
         return results  # type: ignore[return-value]
 
     def close(self) -> None:

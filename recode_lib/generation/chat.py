@@ -13,7 +13,6 @@ This module does no parsing and no checking of the outputs.
 
 from __future__ import annotations
 
-
 from recode_lib.generation import SamplingConfig, get_generator
 
 VLLM_BACKENDS = ("vllm", "vllm_standin")
@@ -33,8 +32,9 @@ def make_generator(backend: str, model: str, *, tensor_parallel_size: int = 1, *
         if backend == "vllm":
             kw.setdefault("data_parallel_size", 0)
     elif tp != 1:
-        raise ValueError(f"tensor_parallel_size {tp} applies to the vllm backend only, "
-                         f"not {backend!r}")
+        raise ValueError(
+            f"tensor_parallel_size {tp} applies to the vllm backend only, not {backend!r}"
+        )
     return get_generator(backend, model, **kw)
 
 

@@ -54,20 +54,28 @@ import concurrent.futures as cf
 import math
 import multiprocessing
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
-from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
-                                        SampleRequest, SamplingConfig, prompt_fingerprint)
+from recode_lib.generation.base import (
+    Callback,
+    Completion,
+    GenerationError,
+    Generator,
+    SampleRequest,
+    SamplingConfig,
+    prompt_fingerprint,
+)
 from recode_lib.generation.vllm_backend import VLLMGenerator
 from recode_lib.ray_cluster import connect
 
-DEFAULT_CHUNK = 512          # samples per engine call: the unit reported to the cache
+DEFAULT_CHUNK = 512  # samples per engine call: the unit reported to the cache
 
 
 # -- devices ----------------------------------------------------------------------------------
 
+
 def device_kind(engine: str = "vllm") -> str:
-    """"cuda" when torch sees a GPU (and the engine is vLLM), else "cpu"."""
+    """ "cuda" when torch sees a GPU (and the engine is vLLM), else "cpu"."""
     if engine == "standin":
         return "cpu"
     try:
@@ -83,8 +91,11 @@ def visible_devices(kind: str) -> list[int]:
         import torch
 
         return list(range(torch.cuda.device_count()))
-    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        list(range(os.cpu_count() or 1))
+    return (
+        sorted(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else list(range(os.cpu_count() or 1))
+    )
 
 
 def engines_for(devices: int, tensor_parallel_size: int) -> int:
@@ -92,20 +103,28 @@ def engines_for(devices: int, tensor_parallel_size: int) -> int:
     return max(1, int(devices) // max(1, int(tensor_parallel_size)))
 
 
-def engine_devices(data_parallel_size: int, tensor_parallel_size: int, kind: str,
-                   devices: Sequence[int] | None = None) -> list[tuple[int, ...]]:
+def engine_devices(
+    data_parallel_size: int,
+    tensor_parallel_size: int,
+    kind: str,
+    devices: Sequence[int] | None = None,
+) -> list[tuple[int, ...]]:
     """The devices of each engine: on cuda `tensor_parallel_size` GPUs each, in order; on cpu
     an even share of the cores each (the remainder unused). ValueError when too few."""
     dp, tp = int(data_parallel_size), int(tensor_parallel_size)
     if dp < 1 or tp < 1:
-        raise ValueError(f"data_parallel_size and tensor_parallel_size must be >= 1, got {dp}, {tp}")
+        raise ValueError(
+            f"data_parallel_size and tensor_parallel_size must be >= 1, got {dp}, {tp}"
+        )
     devices = list(visible_devices(kind) if devices is None else devices)
     per = tp if kind == "cuda" else len(devices) // dp
     if per < (tp if kind == "cuda" else max(1, tp)) or per * dp > len(devices):
         what = "GPU(s)" if kind == "cuda" else "CPU core(s)"
-        raise ValueError(f"{dp} engine(s) x tensor-parallel {tp} need more than the "
-                         f"{len(devices)} {what} visible")
-    return [tuple(devices[j * per:(j + 1) * per]) for j in range(dp)]
+        raise ValueError(
+            f"{dp} engine(s) x tensor-parallel {tp} need more than the "
+            f"{len(devices)} {what} visible"
+        )
+    return [tuple(devices[j * per : (j + 1) * per]) for j in range(dp)]
 
 
 def engine_env(devices: Sequence[int], kind: str, tensor_parallel_size: int = 1) -> dict:
@@ -116,12 +135,15 @@ def engine_env(devices: Sequence[int], kind: str, tensor_parallel_size: int = 1)
         return {"CUDA_VISIBLE_DEVICES": ",".join(map(str, devices))}
     tp = max(1, int(tensor_parallel_size))
     per = max(1, len(devices) // tp)
-    ranks = [devices[r * per:(r + 1) * per] for r in range(tp)]
-    return {"VLLM_CPU_OMP_THREADS_BIND": "|".join(",".join(map(str, r)) for r in ranks),
-            "OMP_NUM_THREADS": str(per)}
+    ranks = [devices[r * per : (r + 1) * per] for r in range(tp)]
+    return {
+        "VLLM_CPU_OMP_THREADS_BIND": "|".join(",".join(map(str, r)) for r in ranks),
+        "OMP_NUM_THREADS": str(per),
+    }
 
 
 # -- the engine side (runs in the engine's process or Ray actor) -------------------------------
+
 
 class EngineProcess:
     """One engine: a VLLMGenerator built in this process, generating built requests; `call`
@@ -131,7 +153,7 @@ class EngineProcess:
 
     def __init__(self):
         self.gen: VLLMGenerator | None = None
-        self.state: dict = {}         # what `call`ed functions keep between calls
+        self.state: dict = {}  # what `call`ed functions keep between calls
 
     def start(self, model: str, options: dict, env: dict, cores=None) -> dict:
         os.environ.update({str(k): str(v) for k, v in env.items()})
@@ -154,7 +176,7 @@ class EngineProcess:
         self.gen, self.state = None, {}
 
 
-WORKER: EngineProcess | None = None       # the engine of this process (local pools)
+WORKER: EngineProcess | None = None  # the engine of this process (local pools)
 
 
 def engine_call(method: str, *args):
@@ -167,12 +189,14 @@ def engine_call(method: str, *args):
 
 # -- the caller's side ------------------------------------------------------------------------
 
+
 class LocalEngine:
     """An engine in a local process (a one-worker spawn process pool)."""
 
     def __init__(self):
-        self.executor = cf.ProcessPoolExecutor(max_workers=1,
-                                               mp_context=multiprocessing.get_context("spawn"))
+        self.executor = cf.ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn")
+        )
 
     def submit(self, method: str, *args) -> cf.Future:
         return self.executor.submit(engine_call, method, *args)
@@ -180,7 +204,7 @@ class LocalEngine:
     def close(self) -> None:
         try:
             self.submit("stop").result(timeout=120)
-        except Exception:        # noqa: BLE001 - the process goes away below anyway
+        except Exception:  # noqa: BLE001 - the process goes away below anyway
             pass
         self.executor.shutdown(wait=True, cancel_futures=True)
 
@@ -200,7 +224,7 @@ class RayEngine:
     def close(self) -> None:
         try:
             self.submit("stop").result(timeout=120)
-        except Exception:        # noqa: BLE001
+        except Exception:  # noqa: BLE001
             pass
         self.ray.kill(self.actor)
 
@@ -213,10 +237,19 @@ def cluster_address(explicit: str | None = None) -> str | None:
 class EnginePool:
     """`size` engines of one model, started together (local processes or Ray actors)."""
 
-    def __init__(self, model: str, size: int, options: dict, *, kind: str,
-                 tensor_parallel_size: int = 1, ray_address: str | None = None,
-                 devices: Sequence[int] | None = None, cores_per_engine: int = 1,
-                 env: dict | None = None):
+    def __init__(
+        self,
+        model: str,
+        size: int,
+        options: dict,
+        *,
+        kind: str,
+        tensor_parallel_size: int = 1,
+        ray_address: str | None = None,
+        devices: Sequence[int] | None = None,
+        cores_per_engine: int = 1,
+        env: dict | None = None,
+    ):
         self.model, self.size, self.kind = str(model), int(size), kind
         self.options = {**options, "tensor_parallel_size": int(tensor_parallel_size)}
         self.ray_address = ray_address
@@ -224,25 +257,32 @@ class EnginePool:
         self.info: list[dict] = []
         tp = int(tensor_parallel_size)
         if ray_address:
-
             ray = connect(ray_address)
             if kind == "cuda" or self.options.get("engine", "vllm") == "vllm":
                 # the cluster's GPUs decide, not the caller's (a CPU head node drives GPU nodes)
-                self.kind = kind = ("cuda" if ray.cluster_resources().get("GPU", 0) >= tp
-                                    else "cpu")
-            self.engines = [RayEngine(ray, gpus=tp if kind == "cuda" else 0,
-                                      cpus=int(cores_per_engine) * tp) for _ in range(self.size)]
-            envs = [{} if kind == "cuda" else
-                    {"VLLM_CPU_OMP_THREADS_BIND": "nobind",
-                     "OMP_NUM_THREADS": str(int(cores_per_engine))}] * self.size
+                self.kind = kind = "cuda" if ray.cluster_resources().get("GPU", 0) >= tp else "cpu"
+            self.engines = [
+                RayEngine(ray, gpus=tp if kind == "cuda" else 0, cpus=int(cores_per_engine) * tp)
+                for _ in range(self.size)
+            ]
+            envs = [
+                {}
+                if kind == "cuda"
+                else {
+                    "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+                    "OMP_NUM_THREADS": str(int(cores_per_engine)),
+                }
+            ] * self.size
             cores = [None] * self.size
         else:
             slots = engine_devices(self.size, tp, kind, devices)
             envs = [engine_env(s, kind, tp) for s in slots]
             cores = [s if kind == "cpu" else None for s in slots]
             self.engines = [LocalEngine() for _ in range(self.size)]
-        futures = [e.submit("start", self.model, self.options, {**(env or {}), **own}, c)
-                   for e, own, c in zip(self.engines, envs, cores)]
+        futures = [
+            e.submit("start", self.model, self.options, {**(env or {}), **own}, c)
+            for e, own, c in zip(self.engines, envs, cores)
+        ]
         try:
             self.info = [self.result(j, f) for j, f in enumerate(futures)]
         except BaseException:
@@ -253,8 +293,9 @@ class EnginePool:
         try:
             return future.result()
         except Exception as exc:
-            raise GenerationError(f"engine {j} of {self.size} ({self.model}): "
-                                  f"{type(exc).__name__}: {exc}") from exc
+            raise GenerationError(
+                f"engine {j} of {self.size} ({self.model}): {type(exc).__name__}: {exc}"
+            ) from exc
 
     def submit(self, j: int, method: str, *args) -> cf.Future:
         return self.engines[j].submit(method, *args)
@@ -272,6 +313,7 @@ class EnginePool:
 
 # -- splitting the work -----------------------------------------------------------------------
 
+
 def episode_key(request: SampleRequest) -> tuple[str, int]:
     """(fingerprint of the conversation up to its first assistant message, sample index): the
     same for every turn of one episode."""
@@ -284,8 +326,7 @@ def is_continuation(request: SampleRequest) -> bool:
     return any(m.get("role") == "assistant" for m in request.messages)
 
 
-def assign(keys: Sequence[tuple[str, int]], engines: int,
-           placed: dict | None = None) -> list[int]:
+def assign(keys: Sequence[tuple[str, int]], engines: int, placed: dict | None = None) -> list[int]:
     """The engine of each request: `placed` ones keep theirs; the others are grouped by prompt
     (all samples of a prompt together), groups larger than an even share are cut into pieces
     of that share, and pieces go largest first to the least loaded engine. Records the new
@@ -303,8 +344,8 @@ def assign(keys: Sequence[tuple[str, int]], engines: int,
     new = sum(len(g) for g in groups.values())
     if new:
         cap = max(1, math.ceil(new / engines))
-        pieces = [g[s:s + cap] for g in groups.values() for s in range(0, len(g), cap)]
-        pieces.sort(key=len, reverse=True)          # stable: ties keep request order
+        pieces = [g[s : s + cap] for g in groups.values() for s in range(0, len(g), cap)]
+        pieces.sort(key=len, reverse=True)  # stable: ties keep request order
         for piece in pieces:
             j = min(range(engines), key=lambda e: (load[e], e))
             for i in piece:
@@ -323,16 +364,34 @@ class DataParallelGenerator(Generator):
 
     backend = "vllm"
 
-    def __init__(self, model: str, *, data_parallel_size: int, tensor_parallel_size: int = 1,
-                 chunk_size: int = DEFAULT_CHUNK, tokenizer=None, engine: str = "vllm",
-                 tools=None, prepare_tokenizer=None, ray_address: str | None = None,
-                 devices: Sequence[int] | None = None, cores_per_engine: int = 1,
-                 engine_env: dict | None = None, **engine_kwargs):
+    def __init__(
+        self,
+        model: str,
+        *,
+        data_parallel_size: int,
+        tensor_parallel_size: int = 1,
+        chunk_size: int = DEFAULT_CHUNK,
+        tokenizer=None,
+        engine: str = "vllm",
+        tools=None,
+        prepare_tokenizer=None,
+        ray_address: str | None = None,
+        devices: Sequence[int] | None = None,
+        cores_per_engine: int = 1,
+        engine_env: dict | None = None,
+        **engine_kwargs,
+    ):
         if isinstance(data_parallel_size, bool) or int(data_parallel_size) < 1:
             raise ValueError(f"data_parallel_size must be >= 1, got {data_parallel_size!r}")
-        self.front = VLLMGenerator(model, tensor_parallel_size=tensor_parallel_size,
-                                   tokenizer=tokenizer, engine=engine, tools=tools,
-                                   prepare_tokenizer=prepare_tokenizer, **engine_kwargs)
+        self.front = VLLMGenerator(
+            model,
+            tensor_parallel_size=tensor_parallel_size,
+            tokenizer=tokenizer,
+            engine=engine,
+            tools=tools,
+            prepare_tokenizer=prepare_tokenizer,
+            **engine_kwargs,
+        )
         self.model = self.front.model
         self.data_parallel_size = int(data_parallel_size)
         self.tensor_parallel_size = int(tensor_parallel_size)
@@ -349,36 +408,59 @@ class DataParallelGenerator(Generator):
     def pool(self) -> EnginePool:
         """The engines, started on first use (all at once)."""
         if self._pool is None:
-            options = {"engine": self.engine_name, "chunk_size": self.chunk_size,
-                       **self.front.engine_kwargs}
-            self._pool = EnginePool(self.front.path, self.data_parallel_size, options,
-                                    kind=self.kind, tensor_parallel_size=self.tensor_parallel_size,
-                                    ray_address=self.ray_address, devices=self.devices,
-                                    cores_per_engine=self.cores_per_engine, env=self.engine_env)
+            options = {
+                "engine": self.engine_name,
+                "chunk_size": self.chunk_size,
+                **self.front.engine_kwargs,
+            }
+            self._pool = EnginePool(
+                self.front.path,
+                self.data_parallel_size,
+                options,
+                kind=self.kind,
+                tensor_parallel_size=self.tensor_parallel_size,
+                ray_address=self.ray_address,
+                devices=self.devices,
+                cores_per_engine=self.cores_per_engine,
+                env=self.engine_env,
+            )
         return self._pool
 
     def assign(self, requests: Sequence[SampleRequest]) -> list[int]:
         """The engine of each request (placements kept for the next call's continuations)."""
         if not any(is_continuation(r) for r in requests):
-            self.placed = {}             # a new batch: forget the previous call's episodes
+            self.placed = {}  # a new batch: forget the previous call's episodes
         return assign([episode_key(r) for r in requests], self.data_parallel_size, self.placed)
 
-    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                         callback: Callback | None = None, progress: bool = False
-                         ) -> list[Completion]:
+    def generate_samples(
+        self,
+        requests: Sequence[SampleRequest],
+        sampling: SamplingConfig,
+        callback: Callback | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
         return self.generate_via(requests, sampling, callback)
 
-    def generate_via(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                     callback: Callback | None = None, call: tuple | None = None
-                     ) -> list[Completion]:
+    def generate_via(
+        self,
+        requests: Sequence[SampleRequest],
+        sampling: SamplingConfig,
+        callback: Callback | None = None,
+        call: tuple | None = None,
+    ) -> list[Completion]:
         """generate_samples, each engine call made as run_on's `call` says."""
         built = self.front.build(requests, sampling)
         if not built:
             return []
         return self.run_on(self.assign(requests), built, callback, call)
 
-    def run_on(self, engine_of: Sequence[int], built: Sequence, callback: Callback | None = None,
-               call: tuple | None = None) -> list[Completion]:
+    def run_on(
+        self,
+        engine_of: Sequence[int],
+        built: Sequence,
+        callback: Callback | None = None,
+        call: tuple | None = None,
+    ) -> list[Completion]:
         """Generate built[i] on engine engine_of[i], chunk by chunk, all engines at once. With
         `call` = (fn, *args) each chunk is generated by fn(engine, *args, chunk) in the engine
         (EngineProcess.call) instead of EngineProcess.generate: one engine call, so what fn
@@ -388,10 +470,13 @@ class DataParallelGenerator(Generator):
         for j in range(pool.size):
             mine = [i for i, e in enumerate(engine_of) if e == j]
             for s in range(0, len(mine), self.chunk_size):
-                idx = mine[s:s + self.chunk_size]
+                idx = mine[s : s + self.chunk_size]
                 chunk = [built[i] for i in idx]
-                fut = (pool.submit(j, "call", *call, chunk) if call
-                       else pool.submit(j, "generate", chunk))
+                fut = (
+                    pool.submit(j, "call", *call, chunk)
+                    if call
+                    else pool.submit(j, "generate", chunk)
+                )
                 futures[fut] = (j, idx)
         results: list[Completion | None] = [None] * len(built)
         try:
@@ -399,8 +484,9 @@ class DataParallelGenerator(Generator):
                 j, idx = futures[fut]
                 comps = pool.result(j, fut)
                 if len(comps) != len(idx):
-                    raise GenerationError(f"engine {j} returned {len(comps)} completions for "
-                                          f"{len(idx)} requests")
+                    raise GenerationError(
+                        f"engine {j} returned {len(comps)} completions for {len(idx)} requests"
+                    )
                 for i, c in zip(idx, comps):
                     results[i] = c
                     if callback is not None:
@@ -417,12 +503,15 @@ class DataParallelGenerator(Generator):
             pool.close()
 
     def __repr__(self) -> str:
-        return (f"DataParallelGenerator(model={self.model!r}, engines={self.data_parallel_size}, "
-                f"tp={self.tensor_parallel_size}, ray={self.ray_address!r})")
+        return (
+            f"DataParallelGenerator(model={self.model!r}, engines={self.data_parallel_size}, "
+            f"tp={self.tensor_parallel_size}, ray={self.ray_address!r})"
+        )
 
 
-def resolve_data_parallel_size(requested, tensor_parallel_size: int = 1, engine: str = "vllm",
-                               ray_address: str | None = None) -> int:
+def resolve_data_parallel_size(
+    requested, tensor_parallel_size: int = 1, engine: str = "vllm", ray_address: str | None = None
+) -> int:
     """The engines to run: `requested` when >= 1; 0 (or None) = as many as the GPUs hold at
     `tensor_parallel_size` each — the Ray cluster's (ray_address or RAY_ADDRESS) when one is
     given, else this machine's visible ones — and 1 without GPUs (one engine on the CPU; ask
@@ -437,7 +526,6 @@ def resolve_data_parallel_size(requested, tensor_parallel_size: int = 1, engine:
         return 1
     address = cluster_address(ray_address)
     if address:
-
         gpus = int(connect(address).cluster_resources().get("GPU", 0))
         return engines_for(gpus, tensor_parallel_size) if gpus else 1
     if device_kind(engine) != "cuda":

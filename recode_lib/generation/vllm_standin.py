@@ -22,20 +22,57 @@ from dataclasses import dataclass, field
 from recode_lib.errors import RecodeError
 
 # vllm.LLM keyword arguments the project may pass (vllm 0.31 names; EngineArgs fields)
-LLM_KEYWORDS = frozenset({
-    "model", "tokenizer", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "seed",
-    "gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-    "enable_prefix_caching", "enforce_eager", "trust_remote_code", "swap_space",
-    "distributed_executor_backend", "quantization", "download_dir", "enable_chunked_prefill",
-    "generation_config", "disable_log_stats", "kv_cache_dtype",
-})
+LLM_KEYWORDS = frozenset(
+    {
+        "model",
+        "tokenizer",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "dtype",
+        "seed",
+        "gpu_memory_utilization",
+        "max_model_len",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "enable_prefix_caching",
+        "enforce_eager",
+        "trust_remote_code",
+        "swap_space",
+        "distributed_executor_backend",
+        "quantization",
+        "download_dir",
+        "enable_chunked_prefill",
+        "generation_config",
+        "disable_log_stats",
+        "kv_cache_dtype",
+    }
+)
 # vllm.SamplingParams keyword arguments (vllm 0.31)
-SAMPLING_KEYWORDS = frozenset({
-    "n", "best_of", "presence_penalty", "frequency_penalty", "repetition_penalty",
-    "temperature", "top_p", "top_k", "min_p", "seed", "stop", "stop_token_ids",
-    "ignore_eos", "max_tokens", "min_tokens", "logprobs", "prompt_logprobs", "detokenize",
-    "skip_special_tokens", "spaces_between_special_tokens", "include_stop_str_in_output",
-})
+SAMPLING_KEYWORDS = frozenset(
+    {
+        "n",
+        "best_of",
+        "presence_penalty",
+        "frequency_penalty",
+        "repetition_penalty",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "stop",
+        "stop_token_ids",
+        "ignore_eos",
+        "max_tokens",
+        "min_tokens",
+        "logprobs",
+        "prompt_logprobs",
+        "detokenize",
+        "skip_special_tokens",
+        "spaces_between_special_tokens",
+        "include_stop_str_in_output",
+    }
+)
 
 
 class StandinError(RecodeError, ValueError):
@@ -46,7 +83,7 @@ class StandinError(RecodeError, ValueError):
 class StandinCompletion:
     text: str
     token_ids: list
-    finish_reason: str              # "stop" | "length", like vllm's CompletionOutput
+    finish_reason: str  # "stop" | "length", like vllm's CompletionOutput
 
 
 @dataclass
@@ -81,8 +118,10 @@ class StandinLLM:
         import torch
 
         if not isinstance(prompt, dict) or not isinstance(prompt.get("prompt_token_ids"), list):
-            raise StandinError(f"expected a TokensPrompt dict {{'prompt_token_ids': [...]}}, "
-                               f"got {type(prompt).__name__}")
+            raise StandinError(
+                f"expected a TokensPrompt dict {{'prompt_token_ids': [...]}}, "
+                f"got {type(prompt).__name__}"
+            )
         unknown = sorted(set(params) - SAMPLING_KEYWORDS)
         if unknown:
             raise StandinError(f"vllm.SamplingParams has no keyword(s) {unknown}")
@@ -93,23 +132,35 @@ class StandinLLM:
         max_tokens = int(params.get("max_tokens") or 16)
         if params.get("seed") is not None:
             torch.manual_seed(int(params["seed"]))
-        eos = [t for t in (self.tokenizer.eos_token_id, self.tokenizer.pad_token_id) if t is not None]
-        kw = dict(max_new_tokens=max_tokens, eos_token_id=eos or None,
-                  pad_token_id=self.tokenizer.pad_token_id, attention_mask=torch.ones_like(ids))
+        eos = [
+            t for t in (self.tokenizer.eos_token_id, self.tokenizer.pad_token_id) if t is not None
+        ]
+        kw = dict(
+            max_new_tokens=max_tokens,
+            eos_token_id=eos or None,
+            pad_token_id=self.tokenizer.pad_token_id,
+            attention_mask=torch.ones_like(ids),
+        )
         if temperature > 0:
-            kw.update(do_sample=True, temperature=temperature,
-                      top_p=float(params.get("top_p", 1.0)), top_k=0)
+            kw.update(
+                do_sample=True,
+                temperature=temperature,
+                top_p=float(params.get("top_p", 1.0)),
+                top_k=0,
+            )
         else:
             kw.update(do_sample=False)
         with torch.no_grad():
-            out = self.model.generate(ids, **kw)[0, ids.shape[1]:].tolist()
+            out = self.model.generate(ids, **kw)[0, ids.shape[1] :].tolist()
         finish = "stop" if out and out[-1] in eos else "length"
         if finish == "stop":
             out = out[:-1]
-        text = self.tokenizer.decode(out, skip_special_tokens=bool(params.get("skip_special_tokens", True)))
+        text = self.tokenizer.decode(
+            out, skip_special_tokens=bool(params.get("skip_special_tokens", True))
+        )
         for s in params.get("stop") or []:
             if s in text:
-                text, finish = text[:text.index(s)], "stop"
+                text, finish = text[: text.index(s)], "stop"
         if len(out) < max_tokens and finish == "length":
             finish = "stop"
         return StandinOutput(prompt["prompt_token_ids"], [StandinCompletion(text, out, finish)])

@@ -36,7 +36,7 @@ It does not choose what to load (recode_lib.weights.live, recode_lib.training.vl
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def has_repacked_layers(model) -> bool:
@@ -56,8 +56,12 @@ def repack_kept_weights(model) -> int:
     for module in model.modules():
         weight = getattr(module, "weight", None)
         method = getattr(module, "quant_method", None)
-        if (not hasattr(module, "cpu_linear") or weight is None or weight.numel() == 0
-                or not type(method).__name__.startswith("Unquantized")):
+        if (
+            not hasattr(module, "cpu_linear")
+            or weight is None
+            or weight.numel() == 0
+            or not type(method).__name__.startswith("Unquantized")
+        ):
             continue
         method.process_weights_after_loading(module)
         n += 1

@@ -39,17 +39,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib import data   # looked up per call: tests replace its loaders
+from recode_lib import data  # looked up per call: tests replace its loaders
 from recode_lib.errors import RecodeError
 from recode_lib.jsonl import read_json
 from recode_lib.models import load_tokenizer
 from recode_lib.prompts import build_messages, format_response
 from recode_lib.training.plain_sft import finetune_one
 
-K_IN_NAME = re.compile(r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|"
-                       r"(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])", re.IGNORECASE)
-META = "metrics.json"        # the sweep's run list (orchestration.sweep.StrictnessSweep.metrics)
-FRONTIER = "frontier.json"   # the sweep's frontier (analysis.frontier.write_sweep_frontier)
+K_IN_NAME = re.compile(
+    r"(?:^|[_\-])(?:r_?)?k_?(\d+)(?:$|[_\-])|"
+    r"(?:^|[_\-])(?:r_?)?k?_?(inf)(?:$|[_\-])",
+    re.IGNORECASE,
+)
+META = "metrics.json"  # the sweep's run list (orchestration.sweep.StrictnessSweep.metrics)
+FRONTIER = "frontier.json"  # the sweep's frontier (analysis.frontier.write_sweep_frontier)
 
 
 class EndpointError(RecodeError, ValueError):
@@ -114,8 +117,10 @@ def sweep_endpoints(sweep_dir: str | Path, seed: int | None = None) -> tuple[Pat
     if len(runs) < 2:
         seeds = sweep_seeds(sweep_dir)
         of = f" of seed {seeds[0] if seed is None else seed}" if len(seeds) > 1 else ""
-        raise EndpointError(f"{sweep_dir}: need two finished runs{of} (<run>/final/.complete with "
-                            f"k or inf in the run name), found {sorted(runs) or 'none'}")
+        raise EndpointError(
+            f"{sweep_dir}: need two finished runs{of} (<run>/final/.complete with "
+            f"k or inf in the run name), found {sorted(runs) or 'none'}"
+        )
     low = min(runs, key=runs.get)
     high = max(runs, key=runs.get)
     if runs[low] == runs[high]:
@@ -150,15 +155,27 @@ def sft_texts(tok, problems) -> list[str]:
     texts = []
     for p in problems:
         if p.reference_solution:
-            msgs = build_messages(p) + [{"role": "assistant", "content": format_response(
-                "Write a direct solution.", p.reference_solution)}]
+            msgs = build_messages(p) + [
+                {
+                    "role": "assistant",
+                    "content": format_response("Write a direct solution.", p.reference_solution),
+                }
+            ]
             texts.append(tok.apply_chat_template(msgs, tokenize=False))
     return texts
 
 
-def finetune_endpoints(model: str, problems, out_dir: str | Path, *, steps: int = 4,
-                       lr: float = 1e-5, seed: int = 0, max_length: int = 384,
-                       batch_size: int = 2) -> tuple[Path, Path]:
+def finetune_endpoints(
+    model: str,
+    problems,
+    out_dir: str | Path,
+    *,
+    steps: int = 4,
+    lr: float = 1e-5,
+    seed: int = 0,
+    max_length: int = 384,
+    batch_size: int = 2,
+) -> tuple[Path, Path]:
     """Two short fine-tunes of `model` on disjoint halves of the problems (stand-in endpoints):
     out_dir/low and out_dir/high, reused when present."""
     out_dir = Path(out_dir)
@@ -177,6 +194,7 @@ def finetune_endpoints(model: str, problems, out_dir: str | Path, *, steps: int 
 class Endpoints:
     """The two ends of the weight-averaging axis: source "sweep" or "finetune" (stand-ins);
     `note` says why stand-ins were used when the sweep was asked for."""
+
     source: str
     low: Path
     high: Path
@@ -187,9 +205,20 @@ class Endpoints:
         return {"source": self.source, "low": str(self.low), "high": str(self.high)}
 
 
-def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluated, out_dir,
-                     finetune_source: str, finetune_problems: int = 8, steps: int = 4,
-                     lr: float = 1e-5, seed: int = 0, log=print) -> Endpoints:
+def choose_endpoints(
+    source: str,
+    sweep_dir: str | Path,
+    *,
+    model: str,
+    evaluated,
+    out_dir,
+    finetune_source: str,
+    finetune_problems: int = 8,
+    steps: int = 4,
+    lr: float = 1e-5,
+    seed: int = 0,
+    log=print,
+) -> Endpoints:
     """source "sweep": sweep_endpoints(sweep_dir), falling back to stand-ins (with a banner) when
     the sweep has no two finished runs; "finetune": stand-ins, two short fine-tunes of `model` on
     the first `finetune_problems` problems of `finetune_source` that are not in `evaluated`
@@ -203,9 +232,11 @@ def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluate
             return Endpoints("sweep", low, high)
         except EndpointError as exc:
             note = str(exc)
-            log("!" * 100 + f"\nWARNING: NO STRICTNESS-SWEEP ENDPOINTS ({exc}).\nUSING STAND-IN "
+            log(
+                "!" * 100 + f"\nWARNING: NO STRICTNESS-SWEEP ENDPOINTS ({exc}).\nUSING STAND-IN "
                 f"ENDPOINTS: two short fine-tunes of {model} - NOT strictness endpoints.\nRe-run "
-                "after the strictness sweep to get the real frontier.\n" + "!" * 100)
+                "after the strictness sweep to get the real frontier.\n" + "!" * 100
+            )
 
     ids = {p.id for p in evaluated}
     candidates = data.load_benchmark(finetune_source, limit=(len(ids) + finetune_problems) or None)
@@ -213,13 +244,15 @@ def choose_endpoints(source: str, sweep_dir: str | Path, *, model: str, evaluate
     if len(pool) < 2:
         log(f"WARNING: fewer than 2 unevaluated {finetune_source} problems; fine-tuning on all")
         pool = [p for p in candidates if p.reference_solution]
-    low, high = finetune_endpoints(model, pool[: finetune_problems or None], out_dir,
-                                   steps=steps, lr=lr, seed=seed)
+    low, high = finetune_endpoints(
+        model, pool[: finetune_problems or None], out_dir, steps=steps, lr=lr, seed=seed
+    )
     return Endpoints("finetune", low, high, note)
 
 
-def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default_benchmark=None,
-                        difficulty: str = ""):
+def sweep_eval_problems(
+    sweep_dir: str | Path, limit: int | None = None, default_benchmark=None, difficulty: str = ""
+):
     """(benchmark, problems) the sweep evaluated on (its frontier.json "eval_problems" and
     "eval_benchmark"), only those of `difficulty` when given, then the first `limit`; None when
     the sweep recorded none. Raises KeyError naming ids the benchmark no longer has, and
@@ -240,10 +273,12 @@ def sweep_eval_problems(sweep_dir: str | Path, limit: int | None = None, default
         kept = [p for p in problems if p.difficulty == difficulty]
         if not kept:
             have = sorted({str(p.difficulty) for p in problems})
-            raise ValueError(f"{front}: none of the sweep's {len(problems)} {bench} problems has "
-                             f"difficulty {difficulty!r} (they have {have}); evaluate the sweep "
-                             f"on {difficulty} problems (notebook 06 EVAL_DIFFICULTY) or clear "
-                             "DIFFICULTY")
+            raise ValueError(
+                f"{front}: none of the sweep's {len(problems)} {bench} problems has "
+                f"difficulty {difficulty!r} (they have {have}); evaluate the sweep "
+                f"on {difficulty} problems (notebook 06 EVAL_DIFFICULTY) or clear "
+                "DIFFICULTY"
+            )
         problems = kept
     return bench, problems[: limit or None]
 
@@ -264,7 +299,9 @@ def sweep_protocol_spec(spec, sweep_dir: str | Path):
     recorded no spec (re-run notebook 06's evaluation)."""
     recorded = sweep_eval_spec(sweep_dir)
     if recorded is None:
-        raise EndpointError(f"{Path(sweep_dir) / FRONTIER}: no recorded eval_spec (written "
-                            "before specs were recorded); re-run notebook 06's evaluation, or set "
-                            "SPEC_FROM_SWEEP = False to sample with notebook 07's own parameters")
+        raise EndpointError(
+            f"{Path(sweep_dir) / FRONTIER}: no recorded eval_spec (written "
+            "before specs were recorded); re-run notebook 06's evaluation, or set "
+            "SPEC_FROM_SWEEP = False to sample with notebook 07's own parameters"
+        )
     return spec.with_protocol(recorded)

@@ -47,12 +47,18 @@ from pathlib import Path
 from recode_lib.jsonl import read_jsonl, write_json_atomic
 from recode_lib.metrics import bootstrap_ci, sigmoid
 from recode_lib.process_reward.scale import paired_difference
-from recode_lib.run_files import (FIGURES, GRPO, REWARD_MODEL, SETTINGS_SWEEP, WEIGHT_AVERAGING,
-                                  read_metrics)
+from recode_lib.run_files import (
+    FIGURES,
+    GRPO,
+    REWARD_MODEL,
+    SETTINGS_SWEEP,
+    WEIGHT_AVERAGING,
+    read_metrics,
+)
 
 RM_CHANCE = 0.55
-MULTI_TURN = ("tool", "agentic")     # the settings whose rollouts call tools
-STALE = ".stale-"                    # recode_lib.paths.set_aside's suffix: an older evaluation
+MULTI_TURN = ("tool", "agentic")  # the settings whose rollouts call tools
+STALE = ".stale-"  # recode_lib.paths.set_aside's suffix: an older evaluation
 
 
 def read_json_or_none(path: Path):
@@ -81,12 +87,19 @@ def thirds_rise(values: list[float], n_boot: int = 1000, seed: int = 0) -> dict 
     k = max(1, len(vals) // 3)
     first, last = np.array(vals[:k]), np.array(vals[-k:])
     rng = np.random.default_rng(seed)
-    boots = [rng.choice(last, last.size).mean() - rng.choice(first, first.size).mean()
-             for _ in range(n_boot)]
+    boots = [
+        rng.choice(last, last.size).mean() - rng.choice(first, first.size).mean()
+        for _ in range(n_boot)
+    ]
     lo, hi = np.quantile(boots, [0.025, 0.975])
-    return {"first": float(first.mean()), "last": float(last.mean()),
-            "rise": float(last.mean() - first.mean()), "ci": [float(lo), float(hi)],
-            "steps": len(vals), "window": k}
+    return {
+        "first": float(first.mean()),
+        "last": float(last.mean()),
+        "rise": float(last.mean() - first.mean()),
+        "ci": [float(lo), float(hi)],
+        "steps": len(vals),
+        "window": k,
+    }
 
 
 def metric_series(run_dir: Path, key: str) -> list[float]:
@@ -95,37 +108,58 @@ def metric_series(run_dir: Path, key: str) -> list[float]:
 
 def claim_learning(run: Path) -> dict:
     d = run / GRPO
-    evals = {p.parent.name: read_json_or_none(p) for p in sorted((d / "eval").glob("*/summary.json"))
-             if "." not in p.parent.name}
+    evals = {
+        p.parent.name: read_json_or_none(p)
+        for p in sorted((d / "eval").glob("*/summary.json"))
+        if "." not in p.parent.name
+    }
     start = evals.get("start")
     declared = (read_json_or_none(d / "metrics.json") or {}).get("seed_runs") or {}
-    if declared:        # the runs 04 trained last (a folder of an earlier SEEDS is not one of them)
+    if declared:  # the runs 04 trained last (a folder of an earlier SEEDS is not one of them)
         variants = sorted({run for by in declared.values() for run in by.values()})
     else:
-        variants = sorted(p.parent.name for p in d.glob("*/metrics.jsonl")
-                          if "." not in p.parent.name)      # not runs set aside (<name>.stale-<k>)
-    out = {"claim": "GRPO learns: training reward and held-out pass@1 rise over the start model",
-           "variants": {}}
+        variants = sorted(
+            p.parent.name for p in d.glob("*/metrics.jsonl") if "." not in p.parent.name
+        )  # not runs set aside (<name>.stale-<k>)
+    out = {
+        "claim": "GRPO learns: training reward and held-out pass@1 rise over the start model",
+        "variants": {},
+    }
     if not variants or not start:
-        return out | {"observed": None, "why": f"no trained runs or no start-model evaluation in {d}"}
-    out["start"] = {"pass@1": start["pass@1"], "ci": start.get("pass@1_ci"),
-                    "n_problems": start.get("n_problems"), "n_samples": start.get("n_samples")}
+        return out | {
+            "observed": None,
+            "why": f"no trained runs or no start-model evaluation in {d}",
+        }
+    out["start"] = {
+        "pass@1": start["pass@1"],
+        "ci": start.get("pass@1_ci"),
+        "n_problems": start.get("n_problems"),
+        "n_samples": start.get("n_samples"),
+    }
     for v in variants:
         s = evals.get(v)
         rise = thirds_rise(metric_series(d / v, "reward"))
         row = {"train_reward": rise}
         if s:
-            row |= {"pass@1": s["pass@1"], "ci": s.get("pass@1_ci"),
-                    "delta_pass@1": s["pass@1"] - start["pass@1"],
-                    "ci_separated": bool(s.get("pass@1_ci") and s["pass@1_ci"][0] > start["pass@1"])}
+            row |= {
+                "pass@1": s["pass@1"],
+                "ci": s.get("pass@1_ci"),
+                "delta_pass@1": s["pass@1"] - start["pass@1"],
+                "ci_separated": bool(s.get("pass@1_ci") and s["pass@1_ci"][0] > start["pass@1"]),
+            }
         row["observed"] = bool(rise and rise["rise"] > 0 and s and row["delta_pass@1"] > 0)
         out["variants"][v] = row
     out["observed"] = any(r["observed"] for r in out["variants"].values())
     seed_runs = (read_json_or_none(d / "metrics.json") or {}).get("seed_runs") or {}
     seeds = sorted({s for by in seed_runs.values() for s in by}, key=str)
-    if len(seeds) > 1:       # replication: some variant learns on every seed
-        out["observed_per_seed"] = {s: any(out["variants"].get(by.get(s), {}).get("observed", False)
-                                           for by in seed_runs.values()) for s in seeds}
+    if len(seeds) > 1:  # replication: some variant learns on every seed
+        out["observed_per_seed"] = {
+            s: any(
+                out["variants"].get(by.get(s), {}).get("observed", False)
+                for by in seed_runs.values()
+            )
+            for s in seeds
+        }
         out["replicated"] = all(out["observed_per_seed"].values())
     return out
 
@@ -146,21 +180,34 @@ def gate_of_seed(d: Path, names: dict, metrics: dict, margin: float) -> dict:
     comp = {}
     for v in ("additive", "gated"):
         if (d / names[v] / "metrics.jsonl").is_file():
-            comp[v] = {c: thirds_rise(metric_series(d / names[v], f"{v}/{c}")) for c in ("proc", "out")}
+            comp[v] = {
+                c: thirds_rise(metric_series(d / names[v], f"{v}/{c}")) for c in ("proc", "out")
+            }
     out = {"runs": dict(names), "components": comp}
-    if set(comp) != {"additive", "gated"} or not all(comp[v]["proc"] and comp[v]["out"] for v in comp):
-        return out | {"observed": None, "why": f"needs additive and gated runs with proc/out in {d}"}
+    if set(comp) != {"additive", "gated"} or not all(
+        comp[v]["proc"] and comp[v]["out"] for v in comp
+    ):
+        return out | {
+            "observed": None,
+            "why": f"needs additive and gated runs with proc/out in {d}",
+        }
     held_all = (metrics.get("held_out_proc") or {}).get("models", {})
     models = {"start": "start", **names}
     held = {role: held_all[m] for role, m in models.items() if m in held_all}
     scores = {role: d / "eval" / m / "rm_scores.jsonl" for role, m in models.items()}
     if set(held) == set(models) and all(p.is_file() for p in scores.values()):
-        return out | held_out_gate(held, scores,
-                                   (metrics.get("held_out_proc") or {}).get("scale") or {}, margin)
+        return out | held_out_gate(
+            held, scores, (metrics.get("held_out_proc") or {}).get("scale") or {}, margin
+        )
     add, gat = comp["additive"], comp["gated"]
-    return out | {"basis": "training_curves",
-                  "observed": bool(add["proc"]["rise"] > margin and abs(add["out"]["rise"]) < margin
-                                   and gat["proc"]["rise"] < add["proc"]["rise"])}
+    return out | {
+        "basis": "training_curves",
+        "observed": bool(
+            add["proc"]["rise"] > margin
+            and abs(add["out"]["rise"]) < margin
+            and gat["proc"]["rise"] < add["proc"]["rise"]
+        ),
+    }
 
 
 def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) -> dict:
@@ -168,14 +215,22 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     several seeds `seeds` holds each and `observed` needs every seed's."""
     d = run / GRPO
     rm = read_json_or_none(run / REWARD_MODEL / "headline.json")
-    out = {"claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
-           "margin": margin, "rm_accuracy": rm.get("accuracy") if rm else None,
-           "rm_n_eval": rm.get("n_eval") if rm else None}
+    out = {
+        "claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
+        "margin": margin,
+        "rm_accuracy": rm.get("accuracy") if rm else None,
+        "rm_n_eval": rm.get("n_eval") if rm else None,
+    }
     acc, n = out["rm_accuracy"], out["rm_n_eval"]
     out["rm_ci"] = wilson(acc * n, n) if acc is not None and n else [None, None]
     # usable signal: the accuracy's 95% interval lies above chance (without n: above rm_chance)
-    out["rm_signal"] = (None if acc is None else
-                        out["rm_ci"][0] > 0.5 if out["rm_ci"][0] is not None else acc > rm_chance)
+    out["rm_signal"] = (
+        None
+        if acc is None
+        else out["rm_ci"][0] > 0.5
+        if out["rm_ci"][0] is not None
+        else acc > rm_chance
+    )
     metrics = read_json_or_none(d / "metrics.json") or {}
     out["proc_scale"] = metrics.get("proc_scale")
     per_seed = {s: gate_of_seed(d, names, metrics, margin) for s, names in gate_runs(d).items()}
@@ -188,9 +243,11 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     if out["rm_signal"] and out.get("observed") is False:
         out["why"] = gate_why(per_seed, margin)
     if out["rm_signal"] is False:
-        out["why"] = (f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} "
-                      f"(95% CI {fmt_ci(out['rm_ci'])}, n={out['rm_n_eval']}) does not exclude "
-                      f"chance: R_proc carries no usable signal")
+        out["why"] = (
+            f"the reward model's held-out pair accuracy {out['rm_accuracy']:.2f} "
+            f"(95% CI {fmt_ci(out['rm_ci'])}, n={out['rm_n_eval']}) does not exclude "
+            f"chance: R_proc carries no usable signal"
+        )
     return out
 
 
@@ -207,27 +264,37 @@ def gate_why(per_seed: dict, margin: float = 0.05) -> str:
         for key, who in (("additive-start", "the start's"), ("additive-gated", "gated's")):
             d = (paired.get(key) or {}).get("proc")
             if d and not d["ci"][0] > 0:
-                failed.append(f"additive's R_proc - {who} {d['mean']:+.3f} CI {fmt_ci(d['ci'])} "
-                              f"(not above 0)")
+                failed.append(
+                    f"additive's R_proc - {who} {d['mean']:+.3f} CI {fmt_ci(d['ci'])} (not above 0)"
+                )
         d = (paired.get("additive-gated") or {}).get("out")
         if d and d["mean"] > margin:
-            failed.append(f"additive's R_out - gated's {d['mean']:+.3f} (more correct, by more "
-                          f"than {margin})")
+            failed.append(
+                f"additive's R_out - gated's {d['mean']:+.3f} (more correct, by more than {margin})"
+            )
         if failed:
             parts.append(f"{label}: " + "; ".join(failed))
     why = "not every condition held (" + " | ".join(parts) + ")" if parts else "not observed"
-    prefers = [v for r in per_seed.values() for m, v in (r.get("rm_prefers_passing") or {}).items()
-               if m != "start"]
+    prefers = [
+        v
+        for r in per_seed.values()
+        for m, v in (r.get("rm_prefers_passing") or {}).items()
+        if m != "start"
+    ]
     if prefers and all(v > 0 for v in prefers):
-        why += ("; the RM scores the trained policies' passing held-out samples above their failing "
-                "ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "), so raising R_proc and "
-                "raising R_out go together here: gated, rewarded R_proc on its passing samples, "
-                "raises it as much, and additive found no direction the RM rewards that costs "
-                "correctness within these steps")
+        why += (
+            "; the RM scores the trained policies' passing held-out samples above their failing "
+            "ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "), so raising R_proc and "
+            "raising R_out go together here: gated, rewarded R_proc on its passing samples, "
+            "raises it as much, and additive found no direction the RM rewards that costs "
+            "correctness within these steps"
+        )
     elif prefers and all(v < 0 for v in prefers):
-        why += ("; the RM scores the trained policies' failing held-out samples above their "
-                "passing ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "): R_proc rewards "
-                "something other than correctness on these samples")
+        why += (
+            "; the RM scores the trained policies' failing held-out samples above their "
+            "passing ones (" + ", ".join(f"{v:+.3f}" for v in prefers) + "): R_proc rewards "
+            "something other than correctness on these samples"
+        )
     return why
 
 
@@ -249,23 +316,37 @@ def held_out_gate(held: dict, scores: dict, scale: dict, margin: float) -> dict:
     def out_(r):
         return float(r["passed"])
 
-    pairs = {f"{a}-{b}": {"proc": paired_difference(rows[a], rows[b], proc),
-                          "out": paired_difference(rows[a], rows[b], out_)}
-             for a, b in (("additive", "start"), ("gated", "start"), ("additive", "gated"))}
-    add_up = all(pairs[k]["proc"] and pairs[k]["proc"]["ci"][0] > 0
-                 for k in ("additive-start", "additive-gated"))
-    no_more_correct = bool(pairs["additive-gated"]["out"]
-                           and pairs["additive-gated"]["out"]["mean"] <= margin)
-    flat_vs_start = bool(pairs["additive-start"]["out"]
-                         and abs(pairs["additive-start"]["out"]["mean"]) <= margin)
+    pairs = {
+        f"{a}-{b}": {
+            "proc": paired_difference(rows[a], rows[b], proc),
+            "out": paired_difference(rows[a], rows[b], out_),
+        }
+        for a, b in (("additive", "start"), ("gated", "start"), ("additive", "gated"))
+    }
+    add_up = all(
+        pairs[k]["proc"] and pairs[k]["proc"]["ci"][0] > 0
+        for k in ("additive-start", "additive-gated")
+    )
+    no_more_correct = bool(
+        pairs["additive-gated"]["out"] and pairs["additive-gated"]["out"]["mean"] <= margin
+    )
+    flat_vs_start = bool(
+        pairs["additive-start"]["out"] and abs(pairs["additive-start"]["out"]["mean"]) <= margin
+    )
     keep = ("proc", "proc_ci", "out", "out_ci", "proc_passed", "proc_failed", "proc_failed_ci")
-    prefers = {m: held[m]["proc_passed"] - held[m]["proc_failed"]
-               for m in ("start", "additive", "gated")
-               if held[m].get("proc_passed") is not None and held[m].get("proc_failed") is not None}
-    return {"basis": "held_out", "rm_prefers_passing": prefers,
-            "held_out": {m: {k: held[m].get(k) for k in keep} for m in ("start", "additive", "gated")},
-            "paired": pairs, "observed": add_up and no_more_correct,
-            "observed_literal": add_up and no_more_correct and flat_vs_start}
+    prefers = {
+        m: held[m]["proc_passed"] - held[m]["proc_failed"]
+        for m in ("start", "additive", "gated")
+        if held[m].get("proc_passed") is not None and held[m].get("proc_failed") is not None
+    }
+    return {
+        "basis": "held_out",
+        "rm_prefers_passing": prefers,
+        "held_out": {m: {k: held[m].get(k) for k in keep} for m in ("start", "additive", "gated")},
+        "paired": pairs,
+        "observed": add_up and no_more_correct,
+        "observed_literal": add_up and no_more_correct and flat_vs_start,
+    }
 
 
 def weights_digest(folder) -> str | None:
@@ -289,16 +370,25 @@ def claim_extrapolation(run: Path) -> dict:
     """Claim (c) on 07's frontier (the sweep's first seed) and, when 07 replicated the grid on
     the sweep's other seeds (07_weight_averaging/seed<s>/frontier.json), on each of them:
     `seeds` {s: result}, `replicated` when every replica is observed too."""
-    out = {"claim": "merging the two trained endpoints: the format-error share grows for |alpha| "
-                    "beyond the stable range"}
-    out |= extrapolation_of(read_json_or_none(run / WEIGHT_AVERAGING / "frontier.json"),
-                            "07_weight_averaging/frontier.json")
-    replicas = {p.parent.name.removeprefix("seed"): p
-                for p in sorted((run / WEIGHT_AVERAGING).glob("seed*/frontier.json"))}
+    out = {
+        "claim": "merging the two trained endpoints: the format-error share grows for |alpha| "
+        "beyond the stable range"
+    }
+    out |= extrapolation_of(
+        read_json_or_none(run / WEIGHT_AVERAGING / "frontier.json"),
+        "07_weight_averaging/frontier.json",
+    )
+    replicas = {
+        p.parent.name.removeprefix("seed"): p
+        for p in sorted((run / WEIGHT_AVERAGING).glob("seed*/frontier.json"))
+    }
     if replicas:
-        out["seeds"] = {s: extrapolation_of(read_json_or_none(p), str(p)) for s, p in replicas.items()}
+        out["seeds"] = {
+            s: extrapolation_of(read_json_or_none(p), str(p)) for s, p in replicas.items()
+        }
         out["replicated"] = bool(out.get("observed")) and all(
-            r.get("observed") for r in out["seeds"].values())
+            r.get("observed") for r in out["seeds"].values()
+        )
     return out
 
 
@@ -311,10 +401,16 @@ def extrapolation_of(front: dict | None, where: str) -> dict:
     t = float(front.get("format_error_rise", {}).get("threshold", 2.0))
     out["threshold"] = t
     out["endpoints"] = front.get("endpoints")
-    out["by_alpha"] = [{"alpha": r["alpha"], "format_error": r["format_error"],
-                        "n_samples": r["n_samples"], "pass@1": r.get("pass@1"),
-                        "ci": wilson(r["format_error"] * r["n_samples"], r["n_samples"])}
-                       for r in rows]
+    out["by_alpha"] = [
+        {
+            "alpha": r["alpha"],
+            "format_error": r["format_error"],
+            "n_samples": r["n_samples"],
+            "pass@1": r.get("pass@1"),
+            "ci": wilson(r["format_error"] * r["n_samples"], r["n_samples"]),
+        }
+        for r in rows
+    ]
     for side, pick in (("inside", lambda a: abs(a) <= t), ("beyond", lambda a: abs(a) > t)):
         sel = [r for r in rows if pick(r["alpha"])]
         n = sum(r["n_samples"] for r in sel)
@@ -326,12 +422,17 @@ def extrapolation_of(front: dict | None, where: str) -> dict:
     low, high = weights_digest(ends.get("low")), weights_digest(ends.get("high"))
     out["endpoints_identical"] = low is not None and low == high
     if out["endpoints_identical"]:
-        return out | {"observed": False, "observed_point": False,
-                      "why": "the two endpoints have identical weights (their runs got the same "
-                             "reward at every step: the lenient and the strict reward agreed on "
-                             "every sampled completion), so every alpha is the same model"}
+        return out | {
+            "observed": False,
+            "observed_point": False,
+            "why": "the two endpoints have identical weights (their runs got the same "
+            "reward at every step: the lenient and the strict reward agreed on "
+            "every sampled completion), so every alpha is the same model",
+        }
     out["observed_point"] = out["beyond"]["format_error"] > out["inside"]["format_error"]
-    out["observed"] = bool(out["observed_point"] and out["beyond"]["ci"][0] > out["inside"]["ci"][1])
+    out["observed"] = bool(
+        out["observed_point"] and out["beyond"]["ci"][0] > out["inside"]["ci"][1]
+    )
     return out
 
 
@@ -360,26 +461,45 @@ def setting_tool_use(folder: Path) -> dict:
     calls = [int(r.get("tool_calls") or 0) for r in rows]
     errors = [int(r.get("tool_errors") or 0) for r in rows]
     with_call = sum(c > 0 for c in calls)
-    ran = [max(0, c - e) for c, e in zip(calls, errors)]     # parsed, known tool, ran without error
+    ran = [max(0, c - e) for c, e in zip(calls, errors)]  # parsed, known tool, ran without error
     front = read_json_or_none(folder / "frontier.json") or {}
     alpha = read_json_or_none(folder / "alpha" / "frontier.json") or {}
-    return {"n_rollouts": len(rows), "tool_calls": mean_ci(calls), "tool_errors": mean_ci(errors),
-            "tool_calls_ran": mean_ci(ran),
-            "with_tool_call_ran": {"share": sum(r > 0 for r in ran) / len(rows) if rows else None,
-                                   "ci": wilson(sum(r > 0 for r in ran), len(rows))},
-            "with_tool_call": {"share": with_call / len(rows) if rows else None,
-                               "ci": wilson(with_call, len(rows))},
-            "runs": [{"run": r.get("run"), "pass@1": r.get("pass@1")} for r in front.get("rows", [])],
-            "alphas": [{"alpha": r.get("alpha"), "pass@1": r.get("pass@1"),
-                        "format_error": r.get("format_error")} for r in alpha.get("rows", [])]}
+    return {
+        "n_rollouts": len(rows),
+        "tool_calls": mean_ci(calls),
+        "tool_errors": mean_ci(errors),
+        "tool_calls_ran": mean_ci(ran),
+        "with_tool_call_ran": {
+            "share": sum(r > 0 for r in ran) / len(rows) if rows else None,
+            "ci": wilson(sum(r > 0 for r in ran), len(rows)),
+        },
+        "with_tool_call": {
+            "share": with_call / len(rows) if rows else None,
+            "ci": wilson(with_call, len(rows)),
+        },
+        "runs": [{"run": r.get("run"), "pass@1": r.get("pass@1")} for r in front.get("rows", [])],
+        "alphas": [
+            {
+                "alpha": r.get("alpha"),
+                "pass@1": r.get("pass@1"),
+                "format_error": r.get("format_error"),
+            }
+            for r in alpha.get("rows", [])
+        ],
+    }
 
 
 def claim_tool_use(run: Path) -> dict:
     sweep = run / SETTINGS_SWEEP
-    out = {"claim": "starting from the SFT checkpoint, the tool and agentic settings' rollouts "
-                    "call tools"}
-    settings = {p.name: setting_tool_use(p) for p in sorted(sweep.iterdir()) if p.is_dir()} \
-        if sweep.is_dir() else {}
+    out = {
+        "claim": "starting from the SFT checkpoint, the tool and agentic settings' rollouts "
+        "call tools"
+    }
+    settings = (
+        {p.name: setting_tool_use(p) for p in sorted(sweep.iterdir()) if p.is_dir()}
+        if sweep.is_dir()
+        else {}
+    )
     settings = {s: v for s, v in settings.items() if v["n_rollouts"]}
     out["settings"] = settings
     multi = [s for s in MULTI_TURN if s in settings]
@@ -387,17 +507,24 @@ def claim_tool_use(run: Path) -> dict:
         return out | {"observed": None, "why": "no tool or agentic rollouts in 11_settings_sweep"}
     below = [s for s in multi if settings[s]["tool_calls"]["ci"][0] <= 0]
     if below:
-        return out | {"observed": False,
-                      "why": f"tool calls per rollout not above 0 (CI reaches 0) in: {', '.join(below)}"}
+        return out | {
+            "observed": False,
+            "why": f"tool calls per rollout not above 0 (CI reaches 0) in: {', '.join(below)}",
+        }
     return out | {"observed": True}
 
 
 def build_report(run_dir) -> dict:
     run = Path(run_dir)
-    return {"run_dir": str(run), "claims": {"learning": claim_learning(run),
-                                            "gate_signature": claim_gate(run),
-                                            "extrapolation": claim_extrapolation(run),
-                                            "tool_use": claim_tool_use(run)}}
+    return {
+        "run_dir": str(run),
+        "claims": {
+            "learning": claim_learning(run),
+            "gate_signature": claim_gate(run),
+            "extrapolation": claim_extrapolation(run),
+            "tool_use": claim_tool_use(run),
+        },
+    }
 
 
 def fmt(x, nd=3):
@@ -418,25 +545,35 @@ def gate_lines(g: dict) -> list[str]:
     if g.get("basis"):
         lines.append(f"- judged on: {g['basis'].replace('_', ' ')}")
     for v, h in g.get("held_out", {}).items():
-        lines.append(f"- held-out {v}: R_proc {fmt(h['proc'])} CI {fmt_ci(h['proc_ci'])} "
-                     f"(passing samples {fmt(h['proc_passed'])}, failing {fmt(h['proc_failed'])}), "
-                     f"R_out {fmt(h['out'])} CI {fmt_ci(h['out_ci'])}")
+        lines.append(
+            f"- held-out {v}: R_proc {fmt(h['proc'])} CI {fmt_ci(h['proc_ci'])} "
+            f"(passing samples {fmt(h['proc_passed'])}, failing {fmt(h['proc_failed'])}), "
+            f"R_out {fmt(h['out'])} CI {fmt_ci(h['out_ci'])}"
+        )
     for pair, d in g.get("paired", {}).items():
         for c in ("proc", "out"):
             if d.get(c):
-                lines.append(f"- paired by problem, {pair.replace('-', ' - ')}: R_{c} "
-                             f"{d[c]['mean']:+.3f} CI {fmt_ci(d[c]['ci'])} ({d[c]['n_problems']} problems)")
+                lines.append(
+                    f"- paired by problem, {pair.replace('-', ' - ')}: R_{c} "
+                    f"{d[c]['mean']:+.3f} CI {fmt_ci(d[c]['ci'])} ({d[c]['n_problems']} problems)"
+                )
     if g.get("rm_prefers_passing"):
-        lines.append("- what the RM prefers: R_proc of passing minus failing held-out samples, " +
-                     ", ".join(f"{m} {v:+.3f}" for m, v in g["rm_prefers_passing"].items()))
+        lines.append(
+            "- what the RM prefers: R_proc of passing minus failing held-out samples, "
+            + ", ".join(f"{m} {v:+.3f}" for m, v in g["rm_prefers_passing"].items())
+        )
     if "observed_literal" in g:
-        lines.append(f"- the stricter reading (additive's R_out also flat against the start model's): "
-                     f"{'observed' if g['observed_literal'] else 'NOT observed'}")
+        lines.append(
+            f"- the stricter reading (additive's R_out also flat against the start model's): "
+            f"{'observed' if g['observed_literal'] else 'NOT observed'}"
+        )
     for v, comp in g.get("components", {}).items():
         for c, s in comp.items():
             if s:
-                lines.append(f"- training {v} R_{c}: {fmt(s['first'])} -> {fmt(s['last'])} "
-                             f"(rise {fmt(s['rise'])} CI {fmt_ci(s['ci'])})")
+                lines.append(
+                    f"- training {v} R_{c}: {fmt(s['first'])} -> {fmt(s['last'])} "
+                    f"(rise {fmt(s['rise'])} CI {fmt_ci(s['ci'])})"
+                )
     if g.get("why") and g.get("observed") is None:
         lines.append(f"- {g['why']}")
     return lines
@@ -444,9 +581,12 @@ def gate_lines(g: dict) -> list[str]:
 
 def side_lines(e: dict) -> list[str]:
     """Claim (c)'s two lines: the format-error share inside and beyond the threshold."""
-    return [f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error share "
-            f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} ({e[side]['n_samples']} samples)"
-            for side in ("inside", "beyond") if e.get(side)]
+    return [
+        f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error share "
+        f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} ({e[side]['n_samples']} samples)"
+        for side in ("inside", "beyond")
+        if e.get(side)
+    ]
 
 
 def report_markdown(rep: dict) -> str:
@@ -454,33 +594,49 @@ def report_markdown(rep: dict) -> str:
     a = rep["claims"]["learning"]
     lines += [f"## (a) {a['claim']}: **{verdict(a)}**", ""]
     if a.get("start"):
-        lines.append(f"- start model held-out pass@1 {fmt(a['start']['pass@1'])} "
-                     f"CI {fmt_ci(a['start']['ci'])} ({a['start']['n_problems']} problems, "
-                     f"{a['start']['n_samples']} samples)")
+        lines.append(
+            f"- start model held-out pass@1 {fmt(a['start']['pass@1'])} "
+            f"CI {fmt_ci(a['start']['ci'])} ({a['start']['n_problems']} problems, "
+            f"{a['start']['n_samples']} samples)"
+        )
     for v, r in a["variants"].items():
         tr = r.get("train_reward") or {}
-        lines.append(f"- {v}: training reward {fmt(tr.get('first'))} -> {fmt(tr.get('last'))} "
-                     f"(rise {fmt(tr.get('rise'))} CI {fmt_ci(tr.get('ci'))}, {tr.get('steps')} steps); "
-                     f"held-out pass@1 {fmt(r.get('pass@1'))} CI {fmt_ci(r.get('ci'))}, "
-                     f"delta {fmt(r.get('delta_pass@1'))}; CI above start: {r.get('ci_separated')}")
+        lines.append(
+            f"- {v}: training reward {fmt(tr.get('first'))} -> {fmt(tr.get('last'))} "
+            f"(rise {fmt(tr.get('rise'))} CI {fmt_ci(tr.get('ci'))}, {tr.get('steps')} steps); "
+            f"held-out pass@1 {fmt(r.get('pass@1'))} CI {fmt_ci(r.get('ci'))}, "
+            f"delta {fmt(r.get('delta_pass@1'))}; CI above start: {r.get('ci_separated')}"
+        )
     if a.get("observed_per_seed"):
-        per = ", ".join(f"seed {k}: {verdict({'observed': v})}" for k, v in a["observed_per_seed"].items())
+        per = ", ".join(
+            f"seed {k}: {verdict({'observed': v})}" for k, v in a["observed_per_seed"].items()
+        )
         lines.append(f"- replicated on every seed: {a['replicated']} ({per})")
     if a.get("why"):
         lines.append(f"- {a['why']}")
     g = rep["claims"]["gate_signature"]
-    lines += ["", f"## (b) {g['claim']}: **{verdict(g)}**", "",
-              f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
-              f"CI {fmt_ci(g.get('rm_ci'))} (n={g.get('rm_n_eval')}); usable signal (CI above 0.5): "
-              f"{g.get('rm_signal')}"]
+    lines += [
+        "",
+        f"## (b) {g['claim']}: **{verdict(g)}**",
+        "",
+        f"- reward model held-out pair accuracy {fmt(g.get('rm_accuracy'))} "
+        f"CI {fmt_ci(g.get('rm_ci'))} (n={g.get('rm_n_eval')}); usable signal (CI above 0.5): "
+        f"{g.get('rm_signal')}",
+    ]
     if g.get("proc_scale"):
-        lines.append(f"- R_proc = sigmoid((score - {g['proc_scale']['proc_center']:.3f}) / "
-                     f"{g['proc_scale']['proc_temperature']:.3f}) (scaled on the start model's samples)")
+        lines.append(
+            f"- R_proc = sigmoid((score - {g['proc_scale']['proc_center']:.3f}) / "
+            f"{g['proc_scale']['proc_temperature']:.3f}) (scaled on the start model's samples)"
+        )
     if g.get("seeds"):
         lines.append(f"- observed on {g['observed_seeds']} of {len(g['seeds'])} seeds")
         for seed, sub in g["seeds"].items():
-            lines += ["", f"### seed {seed} ({sub['runs']['additive']} vs {sub['runs']['gated']}): "
-                      f"**{verdict(sub)}**", ""] + gate_lines(sub)
+            lines += [
+                "",
+                f"### seed {seed} ({sub['runs']['additive']} vs {sub['runs']['gated']}): "
+                f"**{verdict(sub)}**",
+                "",
+            ] + gate_lines(sub)
         lines.append("")
     else:
         lines += gate_lines(g)
@@ -490,12 +646,18 @@ def report_markdown(rep: dict) -> str:
     lines += ["", f"## (c) {e['claim']}: **{verdict(e)}**", ""]
     lines += side_lines(e)
     for r in e.get("by_alpha", []):
-        lines.append(f"  - alpha {r['alpha']:+.2f}: format errors {fmt(r['format_error'])} "
-                     f"CI {fmt_ci(r['ci'])}, pass@1 {fmt(r['pass@1'])}")
+        lines.append(
+            f"  - alpha {r['alpha']:+.2f}: format errors {fmt(r['format_error'])} "
+            f"CI {fmt_ci(r['ci'])}, pass@1 {fmt(r['pass@1'])}"
+        )
     if e.get("why"):
         lines.append(f"- {e['why']}")
     for seed, sub in (e.get("seeds") or {}).items():
-        lines += ["", f"### seed {seed} (07's grid between that seed's endpoints): **{verdict(sub)}**", ""]
+        lines += [
+            "",
+            f"### seed {seed} (07's grid between that seed's endpoints): **{verdict(sub)}**",
+            "",
+        ]
         lines += side_lines(sub)
         if sub.get("why"):
             lines.append(f"- {sub['why']}")
@@ -506,21 +668,27 @@ def report_markdown(rep: dict) -> str:
         lines += ["", f"## (d) {t['claim']}: **{verdict(t)}**", ""]
         for s, v in t.get("settings", {}).items():
             calls, errs, share = v["tool_calls"], v["tool_errors"], v["with_tool_call"]
-            lines.append(f"- {s}: {v['n_rollouts']} rollouts; tool calls per rollout {fmt(calls['mean'])} "
-                         f"CI {fmt_ci(calls['ci'])}, tool errors per rollout {fmt(errs['mean'])} "
-                         f"CI {fmt_ci(errs['ci'])}; rollouts with a tool call {fmt(share['share'])} "
-                         f"CI {fmt_ci(share['ci'])}")
+            lines.append(
+                f"- {s}: {v['n_rollouts']} rollouts; tool calls per rollout {fmt(calls['mean'])} "
+                f"CI {fmt_ci(calls['ci'])}, tool errors per rollout {fmt(errs['mean'])} "
+                f"CI {fmt_ci(errs['ci'])}; rollouts with a tool call {fmt(share['share'])} "
+                f"CI {fmt_ci(share['ci'])}"
+            )
             ran = v.get("tool_calls_ran")
             if ran:
-                lines.append(f"  - calls that ran (parsed, a known tool, no tool error) per rollout "
-                             f"{fmt(ran['mean'])} CI {fmt_ci(ran['ci'])}; rollouts with one "
-                             f"{fmt(v['with_tool_call_ran']['share'])} "
-                             f"CI {fmt_ci(v['with_tool_call_ran']['ci'])}")
+                lines.append(
+                    f"  - calls that ran (parsed, a known tool, no tool error) per rollout "
+                    f"{fmt(ran['mean'])} CI {fmt_ci(ran['ci'])}; rollouts with one "
+                    f"{fmt(v['with_tool_call_ran']['share'])} "
+                    f"CI {fmt_ci(v['with_tool_call_ran']['ci'])}"
+                )
             for r in v["runs"]:
                 lines.append(f"  - run {r['run']}: pass@1 {fmt(r['pass@1'])}")
             for r in v["alphas"]:
-                lines.append(f"  - alpha {r['alpha']:+.2f}: pass@1 {fmt(r['pass@1'])}, "
-                             f"format errors {fmt(r['format_error'])}")
+                lines.append(
+                    f"  - alpha {r['alpha']:+.2f}: pass@1 {fmt(r['pass@1'])}, "
+                    f"format errors {fmt(r['format_error'])}"
+                )
         if t.get("why"):
             lines.append(f"- {t['why']}")
     return "\n".join(lines) + "\n"

@@ -51,22 +51,47 @@ def proc_runs(profile_params: dict) -> list[dict]:
         rewards = parse_list(p.get("VARIANTS", "")) or [r["name"] for r in recipe.rewards]
         for reward in rewards:
             if uses_rm(reward):
-                out.append({"notebook": nb, "run": reward, "policy": p.get("MODEL"),
-                            "recipe": p["RECIPE"], "reward": reward,
-                            "rule": scale_rule(mode, recipe)})
+                out.append(
+                    {
+                        "notebook": nb,
+                        "run": reward,
+                        "policy": p.get("MODEL"),
+                        "recipe": p["RECIPE"],
+                        "reward": reward,
+                        "rule": scale_rule(mode, recipe),
+                    }
+                )
         if nb.startswith("04") and p.get("TRANSFER_MODEL"):
             name = p.get("TRANSFER_RECIPE") or p["RECIPE"]
             t_recipe = run_recipe(name, p, p["TRANSFER_MODEL"])
-            out.append({"notebook": nb, "run": TRANSFER, "policy": p["TRANSFER_MODEL"],
-                        "recipe": name, "reward": "gated", "rule": scale_rule(mode, t_recipe)})
+            out.append(
+                {
+                    "notebook": nb,
+                    "run": TRANSFER,
+                    "policy": p["TRANSFER_MODEL"],
+                    "recipe": name,
+                    "reward": "gated",
+                    "rule": scale_rule(mode, t_recipe),
+                }
+            )
     return out
 
 
-def pair_scale(mode: str, policy, problems, spec, rm_path, out_dir, recipe, placement=None,
-               domain: str = "code") -> tuple[dict, dict | None]:
+def pair_scale(
+    mode: str,
+    policy,
+    problems,
+    spec,
+    rm_path,
+    out_dir,
+    recipe,
+    placement=None,
+    domain: str = "code",
+) -> tuple[dict, dict | None]:
     """(rm_options, provenance) of one policy/RM pair: start_scale's reward options (the
     centre and temperature; {} for mode "") and what each run of that pair records as its
     `rproc_scale` recipe field (provenance_of the out_dir/proc_scale.json it wrote)."""
-    opts = start_scale(mode, policy, problems, spec, rm_path, out_dir, placement,
-                       recipe=recipe, domain=domain)
+    opts = start_scale(
+        mode, policy, problems, spec, rm_path, out_dir, placement, recipe=recipe, domain=domain
+    )
     return opts, provenance_of(scale_record(out_dir))

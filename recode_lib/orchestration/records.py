@@ -28,8 +28,10 @@ def write_records(out_dir: str | Path, metrics: dict | None, headline: dict | No
         if record is None:
             continue
         if not isinstance(record, dict) or not all(isinstance(k, str) for k in record):
-            raise TypeError(f"{out_dir / name}: a record is a dict with string keys, got "
-                            f"{type(record).__name__}")
+            raise TypeError(
+                f"{out_dir / name}: a record is a dict with string keys, got "
+                f"{type(record).__name__}"
+            )
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out_dir / name, record)
         written.append(out_dir / name)

@@ -24,9 +24,9 @@ from recode_lib.run_files import CRPL
 
 __all__ = ["ABLATION_SINGLE_FILE", "CROSS_FILE", "PAIRS_FILE", "ablation_sets"]
 
-PAIRS_FILE = "pairs.jsonl"                          # the main RM's pairs (single generator)
-CROSS_FILE = "pairs_cross.jsonl"                    # the cross-generator set, count-matched
-ABLATION_SINGLE_FILE = "pairs_ablation_single.jsonl"   # the single set cut to the cross count
+PAIRS_FILE = "pairs.jsonl"  # the main RM's pairs (single generator)
+CROSS_FILE = "pairs_cross.jsonl"  # the cross-generator set, count-matched
+ABLATION_SINGLE_FILE = "pairs_ablation_single.jsonl"  # the single set cut to the cross count
 METRICS_FILE = "metrics.json"
 
 
@@ -44,8 +44,10 @@ def ablation_sets(run_dir) -> dict:
         raise FileNotFoundError(f"{metrics_path}: notebook 01's record is missing (run 01 first)")
     report = read_json(metrics_path).get("ablation_equal_pairs")
     if not report:
-        raise ValueError(f"{metrics_path}: no 'ablation_equal_pairs' (01 ran without "
-                         "SECOND_GENERATOR: there is no ablation to train)")
+        raise ValueError(
+            f"{metrics_path}: no 'ablation_equal_pairs' (01 ran without "
+            "SECOND_GENERATOR: there is no ablation to train)"
+        )
     cut = report.get("cut")
     single_file = crpl / (ABLATION_SINGLE_FILE if cut == "single" else PAIRS_FILE)
     for f in (single_file, crpl / CROSS_FILE):
@@ -53,8 +55,14 @@ def ablation_sets(run_dir) -> dict:
             raise FileNotFoundError(f"{f}: missing (notebook 01 records cut={cut!r}; run 01 again)")
     single, cross = _train(read_jsonl(single_file)), _train(read_jsonl(crpl / CROSS_FILE))
     if len(single) != len(cross) or len(single) != int(report.get("train_pairs", -1)):
-        raise ValueError(f"generator ablation: {single_file.name} has {len(single)} training "
-                         f"pairs, {CROSS_FILE} {len(cross)}, {metrics_path.name} records "
-                         f"{report.get('train_pairs')}: not count-matched (run 01 again)")
-    return {"single": {"file": single_file.name, "train": single, "own_rm": cut == "single"},
-            "cross": {"file": CROSS_FILE, "train": cross}, "train_pairs": len(single), "cut": cut}
+        raise ValueError(
+            f"generator ablation: {single_file.name} has {len(single)} training "
+            f"pairs, {CROSS_FILE} {len(cross)}, {metrics_path.name} records "
+            f"{report.get('train_pairs')}: not count-matched (run 01 again)"
+        )
+    return {
+        "single": {"file": single_file.name, "train": single, "own_rm": cut == "single"},
+        "cross": {"file": CROSS_FILE, "train": cross},
+        "train_pairs": len(single),
+        "cut": cut,
+    }

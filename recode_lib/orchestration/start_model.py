@@ -43,7 +43,7 @@ from recode_lib.training.sft_data import FORMAT_VERSION, TranscriptConfig, build
 from recode_lib.training.sft_start import SFTStartConfig, train_sft
 
 START_FILE = "start_model.json"
-SFT_DIR = "sft"                      # the SFT run (train_sft's output_dir; final/ = the start)
+SFT_DIR = "sft"  # the SFT run (train_sft's output_dir; final/ = the start)
 TRANSCRIPTS_DIR = "sft_transcripts"  # its data (kept apart: a run folder holds one run only)
 
 
@@ -87,7 +87,7 @@ def sft_problems(benchmark: str, n_problems: int, held_out) -> tuple[list, dict[
     pool = load_benchmark(benchmark)
     held = [p for name in parse_names(held_out) for p in load_benchmark(name)]
     kept, dropped = drop_overlap(pool, held)
-    return kept[:n_problems or None], dropped
+    return kept[: n_problems or None], dropped
 
 
 def cached_transcripts(out: Path, problems, cfg: TranscriptConfig) -> tuple[list, list]:
@@ -102,8 +102,9 @@ def cached_transcripts(out: Path, problems, cfg: TranscriptConfig) -> tuple[list
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl_atomic(data, built.transcripts)
     write_jsonl_atomic(drops, built.dropped)
-    write_json_atomic(meta, {"fingerprint": key, "counts": built.counts(),
-                             "n_dropped": len(built.dropped)})
+    write_json_atomic(
+        meta, {"fingerprint": key, "counts": built.counts(), "n_dropped": len(built.dropped)}
+    )
     return built.transcripts, built.dropped
 
 
@@ -112,43 +113,67 @@ def losses(metrics_path: Path) -> list[float]:
     return [float(r["loss"]) for r in rows if isinstance(r.get("loss"), (int, float))]
 
 
-def prepare_start_model(profile: str, model: str, *, sft: SFTStartConfig | None = None,
-                        transcripts: TranscriptConfig | None = None,
-                        benchmark: str = "mbpp_train", n_problems: int = 0, held_out="",
-                        sft_model: str = "") -> dict:
+def prepare_start_model(
+    profile: str,
+    model: str,
+    *,
+    sft: SFTStartConfig | None = None,
+    transcripts: TranscriptConfig | None = None,
+    benchmark: str = "mbpp_train",
+    n_problems: int = 0,
+    held_out="",
+    sft_model: str = "",
+) -> dict:
     """Build (sft) or point at (sft_model) the profile's start model, or record that there is
     none; writes and returns the start_model.json record (module docstring)."""
     if sft is not None and sft_model:
-        raise RecodeError(f"SFT_START and SFT_MODEL={sft_model!r} are both set: train an SFT "
-                          "start or point at one, not both")
+        raise RecodeError(
+            f"SFT_START and SFT_MODEL={sft_model!r} are both set: train an SFT "
+            "start or point at one, not both"
+        )
     rec: dict = {"base": str(model), "start": str(model), "source": "model"}
     if sft_model:
         rec |= {"start": resolve_model(sft_model), "source": "sft_model"}
     elif sft is not None:
         if sft.model != str(model):
-            raise RecodeError(f"SFTStartConfig.model {sft.model!r} is not the profile's MODEL "
-                              f"{model!r}")
+            raise RecodeError(
+                f"SFTStartConfig.model {sft.model!r} is not the profile's MODEL {model!r}"
+            )
         out = sft_dir(profile)
         problems, held_dropped = sft_problems(benchmark, n_problems, held_out)
         if not problems:
-            raise RecodeError(f"no SFT problems: benchmark {benchmark!r} holds none outside the "
-                              f"held-out benchmarks {parse_names(held_out)}")
-        data, dropped = cached_transcripts(transcripts_dir(profile), problems,
-                                           transcripts or TranscriptConfig())
+            raise RecodeError(
+                f"no SFT problems: benchmark {benchmark!r} holds none outside the "
+                f"held-out benchmarks {parse_names(held_out)}"
+            )
+        data, dropped = cached_transcripts(
+            transcripts_dir(profile), problems, transcripts or TranscriptConfig()
+        )
         t0 = time.perf_counter()
         result = train_sft(sft, data, out)
         loss = losses(result.metrics_path)
         counts: dict = {}
         for t in data:
             counts[t["setting"]] = counts.get(t["setting"], 0) + 1
-        rec |= {"start": str(result.final_dir), "source": "sft", "sft": {
-            "benchmark": benchmark, "held_out": parse_names(held_out),
-            "n_problems": len(problems), "n_held_out_tasks_dropped": len(held_dropped),
-            "transcripts": counts, "n_transcripts_dropped": len(dropped),
-            "n_trained": result.n_examples, "n_too_long": result.n_too_long,
-            "steps": len(loss), "loss_first": loss[0] if loss else None,
-            "loss_last": loss[-1] if loss else None, "skipped": result.skipped,
-            "train_s": None if result.skipped else time.perf_counter() - t0,
-            "config": asdict(sft)}}
+        rec |= {
+            "start": str(result.final_dir),
+            "source": "sft",
+            "sft": {
+                "benchmark": benchmark,
+                "held_out": parse_names(held_out),
+                "n_problems": len(problems),
+                "n_held_out_tasks_dropped": len(held_dropped),
+                "transcripts": counts,
+                "n_transcripts_dropped": len(dropped),
+                "n_trained": result.n_examples,
+                "n_too_long": result.n_too_long,
+                "steps": len(loss),
+                "loss_first": loss[0] if loss else None,
+                "loss_last": loss[-1] if loss else None,
+                "skipped": result.skipped,
+                "train_s": None if result.skipped else time.perf_counter() - t0,
+                "config": asdict(sft),
+            },
+        }
     write_json_atomic(start_record_path(profile), rec)
     return rec

@@ -22,13 +22,33 @@ maximum length); it checks one pipeline run's stages, not concurrent jobs.
 
 from recode_lib.plan.architectures import Architecture, ArchitectureError, model_arch
 from recode_lib.plan.budget import Throughputs
-from recode_lib.plan.core import (BudgetOptions, ClusterSpec, Plan, PlanError, format_budget,
-                                  format_plan, make_plan)
+from recode_lib.plan.core import (
+    BudgetOptions,
+    ClusterSpec,
+    Plan,
+    PlanError,
+    format_budget,
+    format_plan,
+    make_plan,
+)
 from recode_lib.plan.stages import notebook_stages
 
-__all__ = ["Architecture", "ArchitectureError", "BudgetOptions", "ClusterSpec", "Plan",
-           "PlanError", "Throughputs", "detect_cluster", "format_budget", "format_plan",
-           "is_gpu_profile", "make_plan", "model_arch", "notebook_stages"]
+__all__ = [
+    "Architecture",
+    "ArchitectureError",
+    "BudgetOptions",
+    "ClusterSpec",
+    "Plan",
+    "PlanError",
+    "Throughputs",
+    "detect_cluster",
+    "format_budget",
+    "format_plan",
+    "is_gpu_profile",
+    "make_plan",
+    "model_arch",
+    "notebook_stages",
+]
 
 
 GPU_BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")

@@ -22,8 +22,19 @@ from pathlib import Path
 
 from recode_lib.errors import RecodeError
 
-DTYPE_BYTES = {"float32": 4, "float": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2,
-               "fp16": 2, "half": 2, "float8": 1, "fp8": 1, "int8": 1}
+DTYPE_BYTES = {
+    "float32": 4,
+    "float": 4,
+    "fp32": 4,
+    "bfloat16": 2,
+    "bf16": 2,
+    "float16": 2,
+    "fp16": 2,
+    "half": 2,
+    "float8": 1,
+    "fp8": 1,
+    "int8": 1,
+}
 
 
 class ArchitectureError(RecodeError, ValueError):
@@ -43,6 +54,7 @@ def dtype_bytes(dtype) -> int:
 @dataclass(frozen=True)
 class Architecture:
     """A decoder-only transformer's shape (the config.json fields the memory math needs)."""
+
     name: str
     hidden_size: int
     num_layers: int
@@ -53,12 +65,12 @@ class Architecture:
     intermediate_size: int
     tied_embeddings: bool = False
     qkv_bias: bool = False
-    qk_norm: bool = False                 # Qwen3: RMSNorm on q and k per head
+    qk_norm: bool = False  # Qwen3: RMSNorm on q and k per head
     max_position_embeddings: int = 32768
     dtype: str = "bfloat16"
-    stated_params: float | None = None    # the model card's count (KNOWN only)
-    source: str = ""                      # where the shape came from
-    score_head: bool = False              # a reward model: LM head replaced by hidden -> 1
+    stated_params: float | None = None  # the model card's count (KNOWN only)
+    source: str = ""  # where the shape came from
+    score_head: bool = False  # a reward model: LM head replaced by hidden -> 1
 
     @property
     def params(self) -> int:
@@ -90,11 +102,12 @@ class Architecture:
         heads = max(1, self.num_kv_heads // tp) if tp > 1 else self.num_kv_heads
         return 2 * self.num_layers * heads * self.head_dim * dtype_bytes(dtype or self.dtype)
 
-    def reward_model(self) -> "Architecture":
+    def reward_model(self) -> Architecture:
         """The Bradley-Terry reward model on this backbone (AutoModelForSequenceClassification,
         num_labels=1): the same body, a hidden -> 1 score head instead of the LM head."""
-        return replace(self, name=f"{self.name} (reward model)", score_head=True,
-                       stated_params=None)
+        return replace(
+            self, name=f"{self.name} (reward model)", score_head=True, stated_params=None
+        )
 
     def tp_sizes(self, limit: int) -> list[int]:
         """Powers of two up to `limit` that vLLM accepts for this model (they must divide the
@@ -107,10 +120,40 @@ class Architecture:
         return out
 
 
-def _arch(name, h, layers, heads, kv, vocab, inter, *, head_dim=None, tied=False, bias=False,
-          qk_norm=False, max_pos=32768, params=None, source="") -> Architecture:
-    return Architecture(name, h, layers, heads, kv, head_dim or h // heads, vocab, inter, tied,
-                        bias, qk_norm, max_pos, "bfloat16", params, source)
+def _arch(
+    name,
+    h,
+    layers,
+    heads,
+    kv,
+    vocab,
+    inter,
+    *,
+    head_dim=None,
+    tied=False,
+    bias=False,
+    qk_norm=False,
+    max_pos=32768,
+    params=None,
+    source="",
+) -> Architecture:
+    return Architecture(
+        name,
+        h,
+        layers,
+        heads,
+        kv,
+        head_dim or h // heads,
+        vocab,
+        inter,
+        tied,
+        bias,
+        qk_norm,
+        max_pos,
+        "bfloat16",
+        params,
+        source,
+    )
 
 
 _QWEN25_7B = dict(h=3584, layers=28, heads=28, kv=4, vocab=152064, inter=18944, bias=True)
@@ -118,32 +161,97 @@ _QWEN25_7B = dict(h=3584, layers=28, heads=28, kv=4, vocab=152064, inter=18944, 
 # The models the profiles name: fields from each model's config.json on the Hugging Face hub,
 # `params` from its model card ("Number of Parameters"), checked against the shape in
 # tests/test_plan.py.
-KNOWN: dict[str, Architecture] = {a.name: a for a in [
-    _arch("Qwen/Qwen2.5-Coder-7B-Instruct", **_QWEN25_7B, params=7.61e9,
-          source="hf.co/Qwen/Qwen2.5-Coder-7B-Instruct config.json; card: 7.61B parameters"),
-    _arch("Qwen/Qwen2.5-7B-Instruct", **_QWEN25_7B, params=7.61e9,
-          source="hf.co/Qwen/Qwen2.5-7B-Instruct config.json; card: 7.61B parameters"),
-    _arch("Qwen/Qwen2.5-Math-7B", **_QWEN25_7B, max_pos=4096, params=7.61e9,
-          source="hf.co/Qwen/Qwen2.5-Math-7B config.json (4,096-token context); "
-                 "the Qwen2.5-7B body, 7.61B parameters"),
-    _arch("Qwen/Qwen2.5-Coder-32B-Instruct", 5120, 64, 40, 8, 152064, 27648, bias=True,
-          params=32.5e9,
-          source="hf.co/Qwen/Qwen2.5-Coder-32B-Instruct config.json; card: 32.5B parameters"),
-    _arch("Qwen/Qwen2.5-32B-Instruct", 5120, 64, 40, 8, 152064, 27648, bias=True,
-          params=32.5e9,
-          source="hf.co/Qwen/Qwen2.5-32B-Instruct config.json; card: 32.5B parameters"),
-    _arch("meta-llama/Llama-3.1-70B-Instruct", 8192, 80, 64, 8, 128256, 28672, max_pos=131072,
-          params=70.6e9,
-          source="hf.co/meta-llama/Llama-3.1-70B-Instruct config.json; card: 70B "
-                 "(70,553,706,496) parameters"),
-    _arch("Qwen/Qwen3-4B-Instruct-2507", 2560, 36, 32, 8, 151936, 9728, head_dim=128, tied=True,
-          qk_norm=True, max_pos=262144, params=4.0e9,
-          source="hf.co/Qwen/Qwen3-4B-Instruct-2507 config.json (262,144-token context); "
-                 "card: 4.0B parameters"),
-    _arch("HuggingFaceTB/SmolLM2-135M-Instruct", 576, 30, 9, 3, 49152, 1536, tied=True,
-          max_pos=8192, params=135e6,
-          source="hf.co/HuggingFaceTB/SmolLM2-135M-Instruct config.json; card: 135M parameters"),
-]}
+KNOWN: dict[str, Architecture] = {
+    a.name: a
+    for a in [
+        _arch(
+            "Qwen/Qwen2.5-Coder-7B-Instruct",
+            **_QWEN25_7B,
+            params=7.61e9,
+            source="hf.co/Qwen/Qwen2.5-Coder-7B-Instruct config.json; card: 7.61B parameters",
+        ),
+        _arch(
+            "Qwen/Qwen2.5-7B-Instruct",
+            **_QWEN25_7B,
+            params=7.61e9,
+            source="hf.co/Qwen/Qwen2.5-7B-Instruct config.json; card: 7.61B parameters",
+        ),
+        _arch(
+            "Qwen/Qwen2.5-Math-7B",
+            **_QWEN25_7B,
+            max_pos=4096,
+            params=7.61e9,
+            source="hf.co/Qwen/Qwen2.5-Math-7B config.json (4,096-token context); "
+            "the Qwen2.5-7B body, 7.61B parameters",
+        ),
+        _arch(
+            "Qwen/Qwen2.5-Coder-32B-Instruct",
+            5120,
+            64,
+            40,
+            8,
+            152064,
+            27648,
+            bias=True,
+            params=32.5e9,
+            source="hf.co/Qwen/Qwen2.5-Coder-32B-Instruct config.json; card: 32.5B parameters",
+        ),
+        _arch(
+            "Qwen/Qwen2.5-32B-Instruct",
+            5120,
+            64,
+            40,
+            8,
+            152064,
+            27648,
+            bias=True,
+            params=32.5e9,
+            source="hf.co/Qwen/Qwen2.5-32B-Instruct config.json; card: 32.5B parameters",
+        ),
+        _arch(
+            "meta-llama/Llama-3.1-70B-Instruct",
+            8192,
+            80,
+            64,
+            8,
+            128256,
+            28672,
+            max_pos=131072,
+            params=70.6e9,
+            source="hf.co/meta-llama/Llama-3.1-70B-Instruct config.json; card: 70B "
+            "(70,553,706,496) parameters",
+        ),
+        _arch(
+            "Qwen/Qwen3-4B-Instruct-2507",
+            2560,
+            36,
+            32,
+            8,
+            151936,
+            9728,
+            head_dim=128,
+            tied=True,
+            qk_norm=True,
+            max_pos=262144,
+            params=4.0e9,
+            source="hf.co/Qwen/Qwen3-4B-Instruct-2507 config.json (262,144-token context); "
+            "card: 4.0B parameters",
+        ),
+        _arch(
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+            576,
+            30,
+            9,
+            3,
+            49152,
+            1536,
+            tied=True,
+            max_pos=8192,
+            params=135e6,
+            source="hf.co/HuggingFaceTB/SmolLM2-135M-Instruct config.json; card: 135M parameters",
+        ),
+    ]
+}
 ALIASES = {"smollm2": "HuggingFaceTB/SmolLM2-135M-Instruct"}
 
 
@@ -154,9 +262,13 @@ def from_config(cfg: dict, name: str, source: str = "") -> Architecture:
     try:
         h, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
         arch = Architecture(
-            name=name, hidden_size=h, num_layers=int(cfg["num_hidden_layers"]), num_heads=heads,
+            name=name,
+            hidden_size=h,
+            num_layers=int(cfg["num_hidden_layers"]),
+            num_heads=heads,
             num_kv_heads=int(cfg.get("num_key_value_heads") or heads),
-            head_dim=int(cfg.get("head_dim") or h // heads), vocab_size=int(cfg["vocab_size"]),
+            head_dim=int(cfg.get("head_dim") or h // heads),
+            vocab_size=int(cfg["vocab_size"]),
             intermediate_size=int(cfg.get("intermediate_size") or 4 * h),
             tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
             qkv_bias=bool(cfg.get("attention_bias", cfg.get("model_type") == "qwen2")),
@@ -164,11 +276,13 @@ def from_config(cfg: dict, name: str, source: str = "") -> Architecture:
             max_position_embeddings=int(cfg.get("max_position_embeddings") or 32768),
             dtype=str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"),
             source=source or "config.json",
-            score_head="ForSequenceClassification" in " ".join(cfg.get("architectures") or []))
+            score_head="ForSequenceClassification" in " ".join(cfg.get("architectures") or []),
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ArchitectureError(f"{name}: config.json lacks a field the plan needs: "
-                                f"{type(exc).__name__}: {exc}") from None
-    dtype_bytes(arch.dtype)                               # a dtype the plan knows
+        raise ArchitectureError(
+            f"{name}: config.json lacks a field the plan needs: {type(exc).__name__}: {exc}"
+        ) from None
+    dtype_bytes(arch.dtype)  # a dtype the plan knows
     return arch
 
 
@@ -186,7 +300,7 @@ def local_config(name: str) -> Path | None:
         return None
     try:
         hit = try_to_load_from_cache(name, "config.json")
-    except Exception:           # a malformed id, an unreadable cache: the table decides
+    except Exception:  # a malformed id, an unreadable cache: the table decides
         return None
     return Path(hit) if isinstance(hit, str) and Path(hit).is_file() else None
 
@@ -209,4 +323,5 @@ def model_arch(name: str) -> Architecture:
     raise ArchitectureError(
         f"model {name!r}: no local config.json and not in the plan's table of known models "
         f"({', '.join(sorted(KNOWN))}); give a local folder with its config.json "
-        "(or download the config into the Hugging Face cache)")
+        "(or download the config into the Hugging Face cache)"
+    )

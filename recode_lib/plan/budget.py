@@ -49,27 +49,42 @@ SIZE_CLASSES: list[tuple[str, float, float, str]] = [
     # TP 1, 2,048 in / 2,048 out, batch 32: 2,230 output tok/s (FP8); third-party vLLM V1 runs of
     # Llama-3.1-8B on one H100 reach ~12,500 tok/s on short ShareGPT outputs. For 2k-8k-token
     # code responses at batch 64-256 we take 3,000.
-    ("up_to_10b", 10.0, 3000.0, "TensorRT-LLM 0.5.0 H100 table (LLaMA-7B 2,230 tok/s at batch "
-                                "32, 2k/2k) and vLLM Llama-3.1-8B 1xH100 (~12.5k tok/s, short)"),
+    (
+        "up_to_10b",
+        10.0,
+        3000.0,
+        "TensorRT-LLM 0.5.0 H100 table (LLaMA-7B 2,230 tok/s at batch "
+        "32, 2k/2k) and vLLM Llama-3.1-8B 1xH100 (~12.5k tok/s, short)",
+    ),
     # decode is bound by reading the weights: scaled from the 70B row by parameter count
     # (third-party vLLM: DeepSeek-R1-Distill-Qwen-32B, one A100, ~580 tok/s)
-    ("up_to_40b", 40.0, 800.0, "70B row scaled by size; vLLM R1-Distill-Qwen-32B 1xA100 ~580 "
-                               "tok/s"),
+    (
+        "up_to_40b",
+        40.0,
+        800.0,
+        "70B row scaled by size; vLLM R1-Distill-Qwen-32B 1xA100 ~580 tok/s",
+    ),
     # TensorRT-LLM 0.5.0 H100 table: LLaMA-70B, TP 4, 2,048 in / 2,048 out: 1,583 tok/s = ~400
     # per GPU
-    ("up_to_100b", 100.0, 400.0, "TensorRT-LLM 0.5.0 H100 table (LLaMA-70B TP4 2k/2k: 1,583 "
-                                 "tok/s = ~400/GPU)"),
+    (
+        "up_to_100b",
+        100.0,
+        400.0,
+        "TensorRT-LLM 0.5.0 H100 table (LLaMA-70B TP4 2k/2k: 1,583 tok/s = ~400/GPU)",
+    ),
 ]
-PREFILL_WEIGHT = 0.1        # a prompt token costs ~1/10 of a generated one (compute-bound)
-FULL_BATCH = 32             # the defaults assume at least this many sequences in flight
-GPU_TFLOPS = 989.0          # H100 SXM dense BF16 (NVIDIA H100 datasheet); A100: 312
-MFU = 0.25                  # Llama 3 trained at 38-43% MFU on 16k H100s ("The Llama 3 Herd of
-                            # Models", table 4); ZeRO-3 with small micro-batches and
-                            # checkpointing runs well below that
-SANDBOX_S_PER_RECORD = 1.0  # measured (docs/measured.md): EvalPlus runs 164 HumanEval+ records (124k inputs) in
-                            # 15.4 s on 2 workers (~0.2 s per record and worker); CodeContests+
-                            # and LiveCodeBench tests are larger
-MEASURED_NAME = "throughput.json"   # under runs_dir("gpu_check"): runs/gpu_check/throughput.json
+PREFILL_WEIGHT = 0.1  # a prompt token costs ~1/10 of a generated one (compute-bound)
+FULL_BATCH = 32  # the defaults assume at least this many sequences in flight
+GPU_TFLOPS = 989.0  # H100 SXM dense BF16 (NVIDIA H100 datasheet); A100: 312
+MFU = 0.25  # Llama 3 trained at 38-43% MFU on 16k H100s ("The Llama 3 Herd of
+# Models", table 4); ZeRO-3 with small micro-batches and
+# checkpointing runs well below that
+SANDBOX_S_PER_RECORD = (
+    1.0  # measured (docs/measured.md): EvalPlus runs 164 HumanEval+ records (124k inputs) in
+)
+# 15.4 s on 2 workers (~0.2 s per record and worker); CodeContests+
+# and LiveCodeBench tests are larger
+MEASURED_NAME = "throughput.json"  # under runs_dir("gpu_check"): runs/gpu_check/throughput.json
 
 
 def size_class(arch: Architecture) -> tuple[str, float, str]:
@@ -83,17 +98,18 @@ def size_class(arch: Architecture) -> tuple[str, float, str]:
 
 @dataclass
 class Throughputs:
-    generation: dict = field(default_factory=dict)     # model id / size class -> tok/s per GPU
+    generation: dict = field(default_factory=dict)  # model id / size class -> tok/s per GPU
     train: dict = field(default_factory=dict)
     sandbox_s_per_record: float = SANDBOX_S_PER_RECORD
-    data_parallel_efficiency: float = 1.0   # speed-up / engines (measured: make gpu-check)
+    data_parallel_efficiency: float = 1.0  # speed-up / engines (measured: make gpu-check)
     gpu_tflops: float = GPU_TFLOPS
     mfu: float = MFU
     source: str = "defaults"
 
     @classmethod
-    def load(cls, path: str | Path | None = None, *, gpu_tflops: float = GPU_TFLOPS,
-             mfu: float = MFU) -> "Throughputs":
+    def load(
+        cls, path: str | Path | None = None, *, gpu_tflops: float = GPU_TFLOPS, mfu: float = MFU
+    ) -> Throughputs:
         """Defaults, updated from the measured file (`path`, else runs/gpu_check/
         throughput.json) when it exists; ValueError for a file that is not such a mapping."""
         explicit = path is not None
@@ -109,10 +125,14 @@ class Throughputs:
             raise ValueError(f"{p}: not JSON: {exc}") from None
         if not isinstance(data, dict):
             raise ValueError(f"{p}: expected a mapping")
-        for key, attr in (("generation_tokens_per_s", "generation"), ("train_tokens_per_s", "train")):
+        for key, attr in (
+            ("generation_tokens_per_s", "generation"),
+            ("train_tokens_per_s", "train"),
+        ):
             got = data.get(key) or {}
-            if not isinstance(got, dict) or not all(isinstance(v, (int, float)) and v > 0
-                                                    for v in got.values()):
+            if not isinstance(got, dict) or not all(
+                isinstance(v, (int, float)) and v > 0 for v in got.values()
+            ):
                 raise ValueError(f"{p}: {key} must map names to positive tokens/s")
             setattr(out, attr, {str(k): float(v) for k, v in got.items()})
         if data.get("sandbox_s_per_record") is not None:
@@ -120,8 +140,9 @@ class Throughputs:
         eff = data.get("data_parallel_efficiency")
         if eff is not None:
             if isinstance(eff, bool) or not isinstance(eff, (int, float)) or not 0 < eff <= 1.5:
-                raise ValueError(f"{p}: data_parallel_efficiency must be a number in (0, 1.5], "
-                                 f"got {eff!r}")
+                raise ValueError(
+                    f"{p}: data_parallel_efficiency must be a number in (0, 1.5], got {eff!r}"
+                )
             out.data_parallel_efficiency = float(eff)
         out.source = f"measured ({p})"
         return out
@@ -144,15 +165,15 @@ class Throughputs:
 
 @dataclass
 class StageHours:
-    wall_h: float                 # hours the stage occupies the cluster
-    gpus: int                     # GPUs busy meanwhile (every engine's, every concurrent run's)
-    generation_h: float = 0.0     # wall hours spent generating
+    wall_h: float  # hours the stage occupies the cluster
+    gpus: int  # GPUs busy meanwhile (every engine's, every concurrent run's)
+    generation_h: float = 0.0  # wall hours spent generating
     train_h: float = 0.0
     sandbox_h: float = 0.0
-    engines: int = 1              # vLLM engines side by side (data parallel)
-    concurrent_runs: int = 1      # training runs side by side (one per node)
-    cluster_gpus: int = 0         # GPUs the stage holds (0: just `gpus`)
-    busy_gpu_h: float | None = None   # GPU-hours busy when not (generation + train) x gpus
+    engines: int = 1  # vLLM engines side by side (data parallel)
+    concurrent_runs: int = 1  # training runs side by side (one per node)
+    cluster_gpus: int = 0  # GPUs the stage holds (0: just `gpus`)
+    busy_gpu_h: float | None = None  # GPU-hours busy when not (generation + train) x gpus
 
     @property
     def gpu_h(self) -> float:
@@ -167,9 +188,18 @@ class StageHours:
         return self.gpu_h / held if held > 0 else 0.0
 
 
-def spread_engines(h: StageHours, *, tp: int, engines: int, requests: float,
-                   cluster_gpus: int, overlap_sandbox: bool = False,
-                   flush: float = 256, efficiency: float = 1.0, nodes: int = 1) -> StageHours:
+def spread_engines(
+    h: StageHours,
+    *,
+    tp: int,
+    engines: int,
+    requests: float,
+    cluster_gpus: int,
+    overlap_sandbox: bool = False,
+    flush: float = 256,
+    efficiency: float = 1.0,
+    nodes: int = 1,
+) -> StageHours:
     """A generation stage's hours with `engines` data-parallel engines (one engine's hours in
     `h`): the requests split evenly (recode_lib.generation.data_parallel; an alpha grid's last
     wave splits its alphas too), so generation divides by the engines used (at most one per
@@ -186,12 +216,14 @@ def spread_engines(h: StageHours, *, tp: int, engines: int, requests: float,
         wall = max(gen, box) + tail
     else:
         wall = gen + box
-    return StageHours(wall, tp * k, generation_h=gen, sandbox_h=box, engines=k,
-                      cluster_gpus=cluster_gpus)
+    return StageHours(
+        wall, tp * k, generation_h=gen, sandbox_h=box, engines=k, cluster_gpus=cluster_gpus
+    )
 
 
-def spread_runs(h: StageHours, *, runs: int, per_node: int, nodes: int,
-                cluster_gpus: int) -> StageHours:
+def spread_runs(
+    h: StageHours, *, runs: int, per_node: int, nodes: int, cluster_gpus: int
+) -> StageHours:
     """A training stage of `runs` independent runs (h: all of them one after another) with
     `per_node` runs fitting a node at once on `nodes` nodes: ceil(runs / slots) waves."""
     runs = max(1, int(runs))
@@ -199,31 +231,51 @@ def spread_runs(h: StageHours, *, runs: int, per_node: int, nodes: int,
     side = min(runs, slots)
     waves = math.ceil(runs / slots)
     f = waves / runs
-    return StageHours(h.wall_h * f, h.gpus * side, generation_h=h.generation_h * f,
-                      train_h=h.train_h * f, sandbox_h=h.sandbox_h * f, concurrent_runs=side,
-                      cluster_gpus=cluster_gpus, busy_gpu_h=h.gpu_h)
+    return StageHours(
+        h.wall_h * f,
+        h.gpus * side,
+        generation_h=h.generation_h * f,
+        train_h=h.train_h * f,
+        sandbox_h=h.sandbox_h * f,
+        concurrent_runs=side,
+        cluster_gpus=cluster_gpus,
+        busy_gpu_h=h.gpu_h,
+    )
 
 
-def gen_seconds(tokens_out: float, tokens_in: float, rate: float, gpus: int,
-                concurrent: int | None, length_fraction: float) -> float:
+def gen_seconds(
+    tokens_out: float,
+    tokens_in: float,
+    rate: float,
+    gpus: int,
+    concurrent: int | None,
+    length_fraction: float,
+) -> float:
     slow = 1.0 if concurrent is None else min(1.0, max(concurrent, 1) / FULL_BATCH)
     return (tokens_out * length_fraction + PREFILL_WEIGHT * tokens_in) / (rate * gpus * slow)
 
 
-def stage_hours(stage: Stage, *, tp: int, concurrent: int | None, rates: Throughputs,
-                length_fraction: float = 1.0) -> StageHours:
+def stage_hours(
+    stage: Stage,
+    *,
+    tp: int,
+    concurrent: int | None,
+    rates: Throughputs,
+    length_fraction: float = 1.0,
+) -> StageHours:
     w = stage.work
     sandbox = w.sandbox_records * rates.sandbox_s_per_record / max(1, w.sandbox_workers)
     if stage.engine is not None and stage.trainer is None:
         rate, _ = rates.generation_rate(stage.model, stage.engine.arch)
         gen = gen_seconds(w.gen_out_tokens, w.gen_in_tokens, rate, tp, concurrent, length_fraction)
-        return StageHours((gen + sandbox) / 3600, tp, generation_h=gen / 3600,
-                          sandbox_h=sandbox / 3600)
+        return StageHours(
+            (gen + sandbox) / 3600, tp, generation_h=gen / 3600, sandbox_h=sandbox / 3600
+        )
     t = stage.trainer
     gpus = t.processes
     peak = rates.gpu_tflops * 1e12 * rates.mfu
     n = t.arch.params
-    if w.train_tokens:                       # the reward model: pairs x epochs x tokens
+    if w.train_tokens:  # the reward model: pairs x epochs x tokens
         flops = (6 + (2 if t.gradient_checkpointing else 0)) * n * w.train_tokens
         train = flops / (gpus * peak) * stage.runs
         return StageHours(train / 3600, gpus, train_h=train / 3600)
@@ -234,8 +286,14 @@ def stage_hours(stage: Stage, *, tp: int, concurrent: int | None, rates: Through
     if t.engine is not None:
         rate, _ = rates.generation_rate(stage.model, t.arch)
         engine_gpus = gpus if t.engine.colocated else int(t.engine.tp)
-        gen = gen_seconds(per_step * w.completion_tokens, per_step * w.prompt_tokens, rate,
-                          engine_gpus, concurrent, length_fraction)
+        gen = gen_seconds(
+            per_step * w.completion_tokens,
+            per_step * w.prompt_tokens,
+            rate,
+            engine_gpus,
+            concurrent,
+            length_fraction,
+        )
     measured = rates.train_rate(stage.model, t.arch)
     if measured:
         train = tokens / (measured * gpus)
@@ -246,10 +304,15 @@ def stage_hours(stage: Stage, *, tp: int, concurrent: int | None, rates: Through
             flops += 2 * t.reward_model.arch.params * tokens
         train = flops / (gpus * peak)
     steps = w.steps * stage.runs
-    box = (per_step * rates.sandbox_s_per_record / max(1, w.sandbox_workers)
-           if w.sandbox_records else 0.0)
-    return StageHours(steps * (gen + train + box) / 3600, gpus + (0 if t.engine is None or
-                                                                   t.engine.colocated
-                                                                   else int(t.engine.tp)),
-                      generation_h=steps * gen / 3600, train_h=steps * train / 3600,
-                      sandbox_h=steps * box / 3600)
+    box = (
+        per_step * rates.sandbox_s_per_record / max(1, w.sandbox_workers)
+        if w.sandbox_records
+        else 0.0
+    )
+    return StageHours(
+        steps * (gen + train + box) / 3600,
+        gpus + (0 if t.engine is None or t.engine.colocated else int(t.engine.tp)),
+        generation_h=steps * gen / 3600,
+        train_h=steps * train / 3600,
+        sandbox_h=steps * box / 3600,
+    )

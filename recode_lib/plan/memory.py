@@ -33,23 +33,23 @@ from recode_lib.plan.architectures import dtype_bytes
 from recode_lib.plan.stages import Engine, Trainer
 
 GB = 1e9
-VLLM_RESERVE = 2.0 * GB       # vLLM's profiling-run activations and sampler buffers, per GPU
-CUDA_CONTEXT = 1.0 * GB       # per training process: CUDA context, cuBLAS/NCCL workspaces
+VLLM_RESERVE = 2.0 * GB  # vLLM's profiling-run activations and sampler buffers, per GPU
+CUDA_CONTEXT = 1.0 * GB  # per training process: CUDA context, cuBLAS/NCCL workspaces
 LM_HEAD_WORKSPACE = 1.0 * GB  # TRL's fused LM head works through the vocabulary in chunks
-MIN_CONCURRENT = 8            # below this many sequences at once, generation is latency-bound
-VLLM_MAX_NUM_SEQS = 256       # vLLM's default scheduler limit (max_num_seqs)
-ACT_BYTES = 34                # activation bytes per token x hidden per layer (Korthikanti)
+MIN_CONCURRENT = 8  # below this many sequences at once, generation is latency-bound
+VLLM_MAX_NUM_SEQS = 256  # vLLM's default scheduler limit (max_num_seqs)
+ACT_BYTES = 34  # activation bytes per token x hidden per layer (Korthikanti)
 
 
 @dataclass
 class EngineNeed:
     tp: int
-    budget: float                 # utilization x GPU
-    weights: float                # per GPU
-    kv_min: float                 # per GPU
-    kv_batch: float               # the stage's batch at full length, all GPUs together
-    kv_free: float                # per GPU, what is left for KV after weights and reserve
-    concurrent: int               # sequences of the stage's length that fit at once
+    budget: float  # utilization x GPU
+    weights: float  # per GPU
+    kv_min: float  # per GPU
+    kv_batch: float  # the stage's batch at full length, all GPUs together
+    kv_free: float  # per GPU, what is left for KV after weights and reserve
+    concurrent: int  # sequences of the stage's length that fit at once
     max_model_len: int
 
     @property
@@ -71,10 +71,16 @@ def engine_need(e: Engine, tp: int, gpu_bytes: float) -> EngineNeed:
     budget = float(e.utilization) * gpu_bytes
     free = budget - weights - VLLM_RESERVE
     batch = min(int(e.batch), VLLM_MAX_NUM_SEQS)
-    return EngineNeed(tp=tp, budget=budget, weights=weights, kv_min=kv_min,
-                      kv_batch=batch * seq * arch.kv_bytes_per_token(),
-                      kv_free=free, concurrent=max(0, int(free // (seq * per_tok))),
-                      max_model_len=max_len)
+    return EngineNeed(
+        tp=tp,
+        budget=budget,
+        weights=weights,
+        kv_min=kv_min,
+        kv_batch=batch * seq * arch.kv_bytes_per_token(),
+        kv_free=free,
+        concurrent=max(0, int(free // (seq * per_tok))),
+        max_model_len=max_len,
+    )
 
 
 def choose_tp(e: Engine, gpus_per_node: int, gpu_bytes: float) -> int | None:
@@ -88,7 +94,7 @@ def choose_tp(e: Engine, gpus_per_node: int, gpu_bytes: float) -> int | None:
 
 @dataclass
 class TrainerNeed:
-    parts: dict                   # name -> bytes per GPU
+    parts: dict  # name -> bytes per GPU
     gpu_bytes: float
 
     @property
@@ -114,15 +120,16 @@ def trainer_need(t: Trainer, gpu_bytes: float, engine_tp: int | None = None) -> 
     arch = t.arch
     shard = t.processes if t.zero3 else 1
     parts: dict[str, float] = {}
-    if t.lora:      # frozen bf16 base (sharded) + adapter states (small)
+    if t.lora:  # frozen bf16 base (sharded) + adapter states (small)
         parts["weights (LoRA base)"] = 2 * arch.params / shard
     else:
         parts["weights+grads+Adam"] = t.bytes_per_param * arch.params / shard
     if t.zero3 and shard > 1:
         parts["ZeRO-3 gathered"] = 2 * min(arch.params, t.live_params)
     tokens = t.micro_batch * t.seq_len
-    parts["activations"] = activation_bytes(arch.hidden_size, arch.num_layers, tokens,
-                                            t.gradient_checkpointing)
+    parts["activations"] = activation_bytes(
+        arch.hidden_size, arch.num_layers, tokens, t.gradient_checkpointing
+    )
     if t.lm_head:
         parts["LM head"] = LM_HEAD_WORKSPACE
     parts["CUDA context"] = CUDA_CONTEXT
@@ -131,8 +138,9 @@ def trainer_need(t: Trainer, gpu_bytes: float, engine_tp: int | None = None) -> 
     rm = t.reward_model
     if rm is not None and rm.placement == "trainer":
         parts["reward model"] = dtype_bytes(rm.dtype) * rm.arch.params / (shard if rm.zero3 else 1)
-        parts["RM forward"] = (rm.batch * t.seq_len * (4 * rm.arch.hidden_size
-                                                      + 2 * rm.arch.intermediate_size) * 2)
+        parts["RM forward"] = (
+            rm.batch * t.seq_len * (4 * rm.arch.hidden_size + 2 * rm.arch.intermediate_size) * 2
+        )
     e = t.engine
     if e is not None and e.colocated:
         parts["vLLM (colocated)"] = e.utilization * gpu_bytes

@@ -26,8 +26,9 @@ def testlib_notebooks(params: dict[str, dict]) -> dict[str, list[str]]:
     """{notebook: [its parameters naming a benchmark with testlib checkers]}."""
     out = {}
     for stem, p in params.items():
-        keys = [k for k in BENCHMARK_KEYS
-                if str(p.get(k) or "").split(":")[0] in TESTLIB_BENCHMARKS]
+        keys = [
+            k for k in BENCHMARK_KEYS if str(p.get(k) or "").split(":")[0] in TESTLIB_BENCHMARKS
+        ]
         if keys:
             out[stem] = keys
     return out
@@ -47,14 +48,19 @@ def asks_fallback(p: dict) -> bool:
 def checker_preflight(params: dict[str, dict]) -> list[str]:
     """One refusal per notebook that judges testlib-checker problems without a working C++
     compiler on this machine and without asking for the fallback; [] otherwise."""
-    needing = {s: k for s, k in testlib_notebooks(params).items()
-               if not (k == ["BENCHMARK"] and asks_fallback(params[s]))}
+    needing = {
+        s: k
+        for s, k in testlib_notebooks(params).items()
+        if not (k == ["BENCHMARK"] and asks_fallback(params[s]))
+    }
     if not needing:
         return []
     why = compiler_problem()
     if why is None:
         return []
-    return [f"{stem}: {', '.join(f'{k}={params[stem][k]}' for k in keys)} has testlib checkers, "
-            f"and {why} (or set RECIPE_FIELDS: {{checker_fallback: true}} for the exact-match "
-            "fallback, which judges problems with several right answers wrongly)"
-            for stem, keys in needing.items()]
+    return [
+        f"{stem}: {', '.join(f'{k}={params[stem][k]}' for k in keys)} has testlib checkers, "
+        f"and {why} (or set RECIPE_FIELDS: {{checker_fallback: true}} for the exact-match "
+        "fallback, which judges problems with several right answers wrongly)"
+        for stem, keys in needing.items()
+    ]

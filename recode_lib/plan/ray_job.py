@@ -39,24 +39,27 @@ class RayJobError(RecodeError, ValueError):
 @dataclass(frozen=True)
 class RayJob:
     """What the batch job asks Slurm for and what it runs."""
+
     profile: str = "paper"
     nodes: int = 2
     gpus_per_node: int = 8
-    cpus_per_node: int | None = None      # --cpus-per-task (None: Slurm's default)
-    hours: float = 48.0                   # --time
+    cpus_per_node: int | None = None  # --cpus-per-task (None: Slurm's default)
+    hours: float = 48.0  # --time
     partition: str | None = None
     account: str | None = None
     port: int = RAY_PORT
-    join_timeout_s: int = 600             # every node must have joined by then
-    python: str = ".venv/bin/python"      # relative to the project root
-    setup: str = ""                       # shell run on every node first (modules, conda)
-    extra_args: tuple[str, ...] = field(default_factory=tuple)   # more `recode reproduce` args
+    join_timeout_s: int = 600  # every node must have joined by then
+    python: str = ".venv/bin/python"  # relative to the project root
+    setup: str = ""  # shell run on every node first (modules, conda)
+    extra_args: tuple[str, ...] = field(default_factory=tuple)  # more `recode reproduce` args
 
     def __post_init__(self):
         if self.nodes < 1 or self.gpus_per_node < 0 or self.hours <= 0:
-            raise RayJobError(f"a Ray job needs nodes >= 1, gpus_per_node >= 0 and hours > 0, "
-                              f"got nodes={self.nodes}, gpus_per_node={self.gpus_per_node}, "
-                              f"hours={self.hours}")
+            raise RayJobError(
+                f"a Ray job needs nodes >= 1, gpus_per_node >= 0 and hours > 0, "
+                f"got nodes={self.nodes}, gpus_per_node={self.gpus_per_node}, "
+                f"hours={self.hours}"
+            )
         if not 1024 <= self.port <= 65535:
             raise RayJobError(f"Ray port {self.port}: choose one in 1024-65535")
 
@@ -75,9 +78,21 @@ def ray_job_script(job: RayJob, root=PROJECT_ROOT) -> str:
     py = q(job.python)
     gpus = f" --num-gpus={job.gpus_per_node}"
     cpus = f" --num-cpus={job.cpus_per_node}" if job.cpus_per_node else ""
-    reproduce = " ".join([py, "-m", "recode_lib", "reproduce", "--profile", q(job.profile),
-                          "--nodes", str(job.nodes), "--gpus", str(job.gpus_per_node),
-                          *(q(a) for a in job.extra_args)])
+    reproduce = " ".join(
+        [
+            py,
+            "-m",
+            "recode_lib",
+            "reproduce",
+            "--profile",
+            q(job.profile),
+            "--nodes",
+            str(job.nodes),
+            "--gpus",
+            str(job.gpus_per_node),
+            *(q(a) for a in job.extra_args),
+        ]
+    )
     head = [
         "#!/bin/bash",
         f"#SBATCH --job-name=recode-{job.profile}",
@@ -123,8 +138,12 @@ done
     return "\n".join(line for line in head if line) + "\n" + body
 
 
-NUMBERS = {"nodes": r"#SBATCH --nodes=(\d+)", "wait": r"ray_cluster wait --nodes (\d+)",
-           "reproduce": r"reproduce --profile \S+ --nodes (\d+)", "port": r"--head .*--port=(\d+)"}
+NUMBERS = {
+    "nodes": r"#SBATCH --nodes=(\d+)",
+    "wait": r"ray_cluster wait --nodes (\d+)",
+    "reproduce": r"reproduce --profile \S+ --nodes (\d+)",
+    "port": r"--head .*--port=(\d+)",
+}
 
 
 def check_ray_job(text: str, job: RayJob) -> dict:
@@ -140,8 +159,9 @@ def check_ray_job(text: str, job: RayJob) -> dict:
         found[key] = int(m.group(1))
     for key in ("nodes", "wait", "reproduce"):
         if found[key] != job.nodes:
-            raise RayJobError(f"Ray job script: {key} says {found[key]} node(s), the job "
-                              f"{job.nodes}")
+            raise RayJobError(
+                f"Ray job script: {key} says {found[key]} node(s), the job {job.nodes}"
+            )
     if found["port"] != job.port or f'RAY_ADDRESS="$head_ip:{job.port}"' not in text:
         raise RayJobError(f"Ray job script: the workers do not join the head's port {job.port}")
     if any(" -w " not in line for line in text.splitlines() if line.lstrip().startswith("srun")):

@@ -37,7 +37,7 @@ from recode_lib.training.grpo import RECIPES_DIR, config_fields, field_default
 from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
 from recode_lib.training.recipe_fields import recipe_fields
 
-VLLM_DEFAULT_UTILIZATION = 0.9      # vllm.LLM's gpu_memory_utilization default
+VLLM_DEFAULT_UTILIZATION = 0.9  # vllm.LLM's gpu_memory_utilization default
 
 # problems per benchmark (the loaders' default split/release); "~" marks an estimate
 BENCHMARK_SIZES: dict[str, tuple[int, str]] = {
@@ -61,7 +61,8 @@ UNKNOWN_BENCHMARK_SIZE = 1000
 PROMPT_TOKENS = {"contest": 768, "function": 384, "math": 256}
 CONTEST = {"livecodebench", "codecontests_plus", "leetcode", "microbench"}
 MATH = {"aime24", "math_train", "math_synth"}
-INSTRUCTION_TOKENS = 400            # a rewrite / judge / repair instruction around the content
+INSTRUCTION_TOKENS = 400  # a rewrite / judge / repair instruction around the content
+
 
 class StageError(RecodeError, ValueError):
     """A profile the plan cannot read (a missing recipe, an unknown model)."""
@@ -71,10 +72,11 @@ class StageError(RecodeError, ValueError):
 class Engine:
     """One vLLM engine: `tp` is what the notebook will use, `tp_param` the parameter that sets
     it (None: fixed at 1 by the notebook)."""
+
     model: str
     arch: Architecture
-    seq_len: int                      # prompt + new tokens of the stage's longest request
-    batch: int                        # requests in flight (the stage's batch, capped by vLLM)
+    seq_len: int  # prompt + new tokens of the stage's longest request
+    batch: int  # requests in flight (the stage's batch, capped by vLLM)
     utilization: float = VLLM_DEFAULT_UTILIZATION
     tp: int = 1
     tp_param: str | None = None
@@ -85,7 +87,7 @@ class Engine:
 @dataclass
 class RewardModel:
     arch: Architecture
-    placement: str = "trainer"        # trainer | endpoint | device:N | cpu
+    placement: str = "trainer"  # trainer | endpoint | device:N | cpu
     dtype: str = "bfloat16"
     batch: int = 8
     zero3: bool = False
@@ -95,52 +97,54 @@ class RewardModel:
 class Trainer:
     """The trained model of one process group: `bytes_per_param` of weights + gradients +
     optimizer state, sharded over `processes` under ZeRO-3."""
+
     model: str
     arch: Architecture
     processes: int
-    bytes_per_param: int              # 16: fp32 master weights + fp32 Adam (every trainer here)
+    bytes_per_param: int  # 16: fp32 master weights + fp32 Adam (every trainer here)
     precision: str
     zero3: bool
-    micro_batch: int                  # sequences per forward/backward
+    micro_batch: int  # sequences per forward/backward
     seq_len: int
     gradient_checkpointing: bool
-    live_params: float = 1e9          # ZeRO-3 stage3_max_live_parameters (gathered, bf16)
-    reference_model: bool = False     # beta > 0
+    live_params: float = 1e9  # ZeRO-3 stage3_max_live_parameters (gathered, bf16)
+    reference_model: bool = False  # beta > 0
     lora: bool = False
-    lm_head: bool = True              # a causal-LM loss (TRL's fused head) vs a score head
-    engine: Engine | None = None      # vLLM colocated on the training GPUs (or a server)
+    lm_head: bool = True  # a causal-LM loss (TRL's fused head) vs a score head
+    engine: Engine | None = None  # vLLM colocated on the training GPUs (or a server)
     reward_model: RewardModel | None = None
-    one_machine: bool = True          # the accelerate config's num_machines == 1
-    fix: str | None = None            # what to change when it does not fit (the refusal says it)
+    one_machine: bool = True  # the accelerate config's num_machines == 1
+    fix: str | None = None  # what to change when it does not fit (the refusal says it)
 
 
 @dataclass
 class Work:
     """Token counts of a stage, for the budget (upper bounds)."""
-    gen_out_tokens: float = 0.0       # generated tokens (all requests x max new tokens)
-    gen_in_tokens: float = 0.0        # prompt tokens (prefill)
-    steps: int = 0                    # optimizer steps (training)
+
+    gen_out_tokens: float = 0.0  # generated tokens (all requests x max new tokens)
+    gen_in_tokens: float = 0.0  # prompt tokens (prefill)
+    steps: int = 0  # optimizer steps (training)
     completions_per_step: int = 0
-    prompt_tokens: int = 0            # per completion (training)
-    completion_tokens: int = 0        # per completion, maximum (training)
-    rm_scored: bool = False           # the reward model scores every completion
-    train_tokens: float = 0.0         # tokens trained on outside GRPO (the reward model)
-    sandbox_records: float = 0.0      # programs executed (tests run)
+    prompt_tokens: int = 0  # per completion (training)
+    completion_tokens: int = 0  # per completion, maximum (training)
+    rm_scored: bool = False  # the reward model scores every completion
+    train_tokens: float = 0.0  # tokens trained on outside GRPO (the reward model)
+    sandbox_records: float = 0.0  # programs executed (tests run)
     sandbox_workers: int = 1
-    requests: float = 0.0             # generation requests (the units engines split)
-    overlap_sandbox: bool = False     # judged while generating (single-setting evaluations)
-    judge_batch: float = 256          # requests judged after the last generation finishes
-    formula: str = ""                 # what the count is made of (the knobs that trade it down)
+    requests: float = 0.0  # generation requests (the units engines split)
+    overlap_sandbox: bool = False  # judged while generating (single-setting evaluations)
+    judge_batch: float = 256  # requests judged after the last generation finishes
+    formula: str = ""  # what the count is made of (the knobs that trade it down)
 
 
 @dataclass
 class Stage:
     notebook: str
     name: str
-    engine: Engine | None = None      # a generation stage
-    trainer: Trainer | None = None    # a training stage
+    engine: Engine | None = None  # a generation stage
+    trainer: Trainer | None = None  # a training stage
     work: Work = field(default_factory=Work)
-    runs: int = 1                     # identical runs this stage stands for (variants)
+    runs: int = 1  # identical runs this stage stands for (variants)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -149,6 +153,7 @@ class Stage:
 
 
 # --- small helpers -------------------------------------------------------------------------
+
 
 def _list(value) -> list[str]:
     items = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
@@ -183,8 +188,9 @@ def eval_problems(p: dict) -> tuple[str, int]:
     difficulty = p.get("EVAL_DIFFICULTY", "") or ""
     if p.get("EVAL_BENCHMARK"):
         return bench, n_problems(bench, p.get("N_EVAL", 0), difficulty)
-    return bench, min(int(p.get("N_EVAL", 0)),
-                      max(0, benchmark_size(bench) - int(p.get("N_TRAIN", 0))))
+    return bench, min(
+        int(p.get("N_EVAL", 0)), max(0, benchmark_size(bench) - int(p.get("N_TRAIN", 0)))
+    )
 
 
 def is_vllm(backend: str | None) -> bool:
@@ -222,9 +228,13 @@ def launch_config() -> dict:
         ds_path = Path(ds_file) if Path(ds_file).is_absolute() else PROJECT_ROOT / ds_file
         ds = json.loads(ds_path.read_text())
     zero = ds.get("zero_optimization", {})
-    return {"num_machines": int(acc.get("num_machines", 1) or 1),
-            "zero_stage": int(zero.get("stage", 0) or 0) if acc.get("distributed_type") == "DEEPSPEED" else 0,
-            "live_params": float(zero.get("stage3_max_live_parameters", 1e9) or 1e9)}
+    return {
+        "num_machines": int(acc.get("num_machines", 1) or 1),
+        "zero_stage": int(zero.get("stage", 0) or 0)
+        if acc.get("distributed_type") == "DEEPSPEED"
+        else 0,
+        "live_params": float(zero.get("stage3_max_live_parameters", 1e9) or 1e9),
+    }
 
 
 def _arch(name: str, notebook: str) -> Architecture:
@@ -234,28 +244,51 @@ def _arch(name: str, notebook: str) -> Architecture:
         raise StageError(f"{notebook}: {exc}") from None
 
 
-def _engine_stage(notebook, name, model, *, requests, max_new, prompt, batch, tp=1,
-                  tp_param=None, samples_per_request=1, sandbox=0.0, workers=1,
-                  notes=(), formula: str = "") -> Stage:
+def _engine_stage(
+    notebook,
+    name,
+    model,
+    *,
+    requests,
+    max_new,
+    prompt,
+    batch,
+    tp=1,
+    tp_param=None,
+    samples_per_request=1,
+    sandbox=0.0,
+    workers=1,
+    notes=(),
+    formula: str = "",
+) -> Stage:
     arch = _arch(model, notebook)
-    engine = Engine(model, arch, seq_len=int(prompt + max_new), batch=int(batch), tp=int(tp),
-                    tp_param=tp_param)
-    work = Work(gen_out_tokens=float(requests) * samples_per_request * max_new,
-                gen_in_tokens=float(requests) * prompt, sandbox_records=float(sandbox),
-                sandbox_workers=int(workers or 1), requests=float(requests) * samples_per_request,
-                formula=formula or (f"{int(requests):,} requests"
-                                    + (f" x {samples_per_request}" if samples_per_request > 1 else "")
-                                    + f" x {int(max_new):,} tok"))
+    engine = Engine(
+        model, arch, seq_len=int(prompt + max_new), batch=int(batch), tp=int(tp), tp_param=tp_param
+    )
+    work = Work(
+        gen_out_tokens=float(requests) * samples_per_request * max_new,
+        gen_in_tokens=float(requests) * prompt,
+        sandbox_records=float(sandbox),
+        sandbox_workers=int(workers or 1),
+        requests=float(requests) * samples_per_request,
+        formula=formula
+        or (
+            f"{int(requests):,} requests"
+            + (f" x {samples_per_request}" if samples_per_request > 1 else "")
+            + f" x {int(max_new):,} tok"
+        ),
+    )
     return Stage(notebook, name, engine=engine, work=work, notes=list(notes))
 
 
 # --- GRPO training --------------------------------------------------------------------------
 
+
 def rm_arch(profile_params: dict, recipe: dict, notebook: str) -> Architecture:
     """The reward model a run loads: the recipe's rm_path when it holds a checkpoint, else
     notebook 02's backbone as a reward model."""
     path = recipe.get("rm_path")
-    for cand in ([Path(path), PROJECT_ROOT / path] if path else []):
+    for cand in [Path(path), PROJECT_ROOT / path] if path else []:
         if (cand / "config.json").is_file():
             return _arch(str(cand), notebook)
     backbone = profile_params.get("02_reward_model", {}).get("MODEL", "smollm2")
@@ -270,17 +303,30 @@ def run_fields(p: dict, model: str, extra: dict | None = None) -> dict:
     return recipe_fields(p.get("RECIPE_FIELDS"), **own)
 
 
-def grpo_stage(notebook: str, name: str, p: dict, profile_params: dict, *, recipe_name: str,
-               model: str, rewards: list[str], runs: int = 1, steps: int | None = None,
-               extra: dict | None = None) -> Stage | None:
+def grpo_stage(
+    notebook: str,
+    name: str,
+    p: dict,
+    profile_params: dict,
+    *,
+    recipe_name: str,
+    model: str,
+    rewards: list[str],
+    runs: int = 1,
+    steps: int | None = None,
+    extra: dict | None = None,
+) -> Stage | None:
     """One GRPO training configuration (None when it trains on CPU)."""
     r = read_recipe(recipe_name, run_fields(p, model, extra))
     launcher = p.get("LAUNCHER", "inprocess")
     if launcher not in ("accelerate", "inprocess") or r["use_cpu"]:
         return None
     procs = int(p.get("NUM_PROCESSES", 1)) if launcher == "accelerate" else 1
-    cfg = launch_config() if launcher == "accelerate" else {"num_machines": 1, "zero_stage": 0,
-                                                            "live_params": 1e9}
+    cfg = (
+        launch_config()
+        if launcher == "accelerate"
+        else {"num_machines": 1, "zero_stage": 0, "live_params": 1e9}
+    )
     arch = _arch(model, notebook)
     prompt = prompt_tokens(r.get("benchmark") or p.get("BENCHMARK", ""))
     completion = int(r["max_completion_length"])
@@ -289,38 +335,61 @@ def grpo_stage(notebook: str, name: str, p: dict, profile_params: dict, *, recip
     engine = None
     if r["use_vllm"]:
         tp = int(r["vllm_tensor_parallel_size"])
-        engine = Engine(model, arch, seq_len=seq,
-                        batch=int(r["per_device_train_batch_size"]) * tp * spg,
-                        utilization=float(r["vllm_gpu_memory_utilization"]), tp=tp,
-                        tp_param=f"vllm_tensor_parallel_size (recipe {r['name']})",
-                        max_model_len=r["vllm_max_model_length"],
-                        colocated=r["vllm_mode"] == "colocate")
+        engine = Engine(
+            model,
+            arch,
+            seq_len=seq,
+            batch=int(r["per_device_train_batch_size"]) * tp * spg,
+            utilization=float(r["vllm_gpu_memory_utilization"]),
+            tp=tp,
+            tp_param=f"vllm_tensor_parallel_size (recipe {r['name']})",
+            max_model_len=r["vllm_max_model_length"],
+            colocated=r["vllm_mode"] == "colocate",
+        )
     needs_rm = any(Need.REWARD_MODEL in reward_needs(x) for x in rewards)
     rm = None
     if needs_rm and r["rm_placement"] != "cpu":
-        rm = RewardModel(rm_arch(profile_params, r, notebook), placement=str(r["rm_placement"]),
-                         dtype="bfloat16" if r["rm_dtype"] in ("auto", None) else r["rm_dtype"],
-                         batch=int(r["rm_batch_size"]), zero3=bool(r["rm_zero3"]))
+        rm = RewardModel(
+            rm_arch(profile_params, r, notebook),
+            placement=str(r["rm_placement"]),
+            dtype="bfloat16" if r["rm_dtype"] in ("auto", None) else r["rm_dtype"],
+            batch=int(r["rm_batch_size"]),
+            zero3=bool(r["rm_zero3"]),
+        )
     zero3 = cfg["zero_stage"] == 3
     mixed = bool(r["bf16"])
     # DeepSpeed's bf16 optimizer keeps fp32 master weights: bf16 weights 2 + bf16 grads 2 +
     # fp32 master 4 + fp32 Adam m, v 8 = 16 bytes; in float32, 4 + 4 + 8 = 16 as well
-    trainer = Trainer(model, arch, processes=procs, bytes_per_param=16,
-                      precision="bf16 + fp32 master + fp32 Adam" if mixed else "fp32 + fp32 Adam",
-                      zero3=zero3, micro_batch=int(r["per_device_train_batch_size"]),
-                      seq_len=seq, gradient_checkpointing=bool(r["gradient_checkpointing"]),
-                      live_params=cfg["live_params"], reference_model=float(r["beta"]) > 0,
-                      lora=bool(r.get("lora")), engine=engine, reward_model=rm,
-                      one_machine=cfg["num_machines"] == 1)
+    trainer = Trainer(
+        model,
+        arch,
+        processes=procs,
+        bytes_per_param=16,
+        precision="bf16 + fp32 master + fp32 Adam" if mixed else "fp32 + fp32 Adam",
+        zero3=zero3,
+        micro_batch=int(r["per_device_train_batch_size"]),
+        seq_len=seq,
+        gradient_checkpointing=bool(r["gradient_checkpointing"]),
+        live_params=cfg["live_params"],
+        reference_model=float(r["beta"]) > 0,
+        lora=bool(r.get("lora")),
+        engine=engine,
+        reward_model=rm,
+        one_machine=cfg["num_machines"] == 1,
+    )
     per_step = int(r["per_device_train_batch_size"]) * procs * int(r["gradient_accumulation_steps"])
     n_steps = int(steps if steps is not None else r["max_steps"])
     code = r.get("domain", "code") == "code"
-    work = Work(steps=n_steps, completions_per_step=per_step, prompt_tokens=prompt,
-                completion_tokens=completion, rm_scored=rm is not None,
-                sandbox_records=float(per_step * n_steps) if code else 0.0,
-                sandbox_workers=int(r["sandbox_workers"] or p.get("WORKERS", 1) or 1),
-                formula=(f"{runs} run(s) x {n_steps} steps x {per_step} completions x "
-                         f"{completion:,} tok"))
+    work = Work(
+        steps=n_steps,
+        completions_per_step=per_step,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        rm_scored=rm is not None,
+        sandbox_records=float(per_step * n_steps) if code else 0.0,
+        sandbox_workers=int(r["sandbox_workers"] or p.get("WORKERS", 1) or 1),
+        formula=(f"{runs} run(s) x {n_steps} steps x {per_step} completions x {completion:,} tok"),
+    )
     notes = []
     if needs_rm and rm is None:
         notes.append("the reward model scores on CPU (rm_placement cpu)")
@@ -329,8 +398,9 @@ def grpo_stage(notebook: str, name: str, p: dict, profile_params: dict, *, recip
     return Stage(notebook, name, trainer=trainer, work=work, runs=runs, notes=notes)
 
 
-def _grpo_group(notebook, p, profile_params, recipe, model, runs: dict[str, list[str]],
-                steps=None, extra=None) -> list[Stage]:
+def _grpo_group(
+    notebook, p, profile_params, recipe, model, runs: dict[str, list[str]], steps=None, extra=None
+) -> list[Stage]:
     """One stage per distinct memory configuration (runs that need the RM vs not)."""
     groups: dict[bool, list[str]] = {}
     for run, rewards in runs.items():
@@ -338,19 +408,42 @@ def _grpo_group(notebook, p, profile_params, recipe, model, runs: dict[str, list
         groups.setdefault(rm, []).append(run)
     out = []
     for rm, names in groups.items():
-        label = (", ".join(names) if len(names) <= 3
-                 else f"{len(names)} runs: {names[0]} .. {names[-1]}")
-        st = grpo_stage(notebook, f"GRPO {label}", p, profile_params,
-                        recipe_name=recipe, model=model, rewards=runs[names[0]],
-                        runs=len(names), steps=steps, extra=extra)
+        label = (
+            ", ".join(names) if len(names) <= 3 else f"{len(names)} runs: {names[0]} .. {names[-1]}"
+        )
+        st = grpo_stage(
+            notebook,
+            f"GRPO {label}",
+            p,
+            profile_params,
+            recipe_name=recipe,
+            model=model,
+            rewards=runs[names[0]],
+            runs=len(names),
+            steps=steps,
+            extra=extra,
+        )
         if st is not None:
             out.append(st)
     return out
 
 
-def _eval_stages(notebook, p, models: dict[str, int], *, bench: str, problems: int, samples: int,
-                 max_new: int, backend: str, tp: int = 1, tp_param=None, turns: int = 1,
-                 name: str = "evaluation", workers=None) -> list[Stage]:
+def _eval_stages(
+    notebook,
+    p,
+    models: dict[str, int],
+    *,
+    bench: str,
+    problems: int,
+    samples: int,
+    max_new: int,
+    backend: str,
+    tp: int = 1,
+    tp_param=None,
+    turns: int = 1,
+    name: str = "evaluation",
+    workers=None,
+) -> list[Stage]:
     """Evaluation generation: `models` maps a model (its shape) to how many checkpoints of it
     are evaluated."""
     if not is_vllm(backend):
@@ -359,12 +452,24 @@ def _eval_stages(notebook, p, models: dict[str, int], *, bench: str, problems: i
     for model, count in models.items():
         requests = count * problems * samples
         label = name if len(models) == 1 else f"{name} ({model.split('/')[-1]})"
-        formula = (f"{count} checkpoint(s) x {problems:,} {bench} x {samples} samples x "
-                   f"{max_new:,} tok" + (f" x {turns} turns" if turns > 1 else ""))
-        st = _engine_stage(notebook, label, model, requests=requests, max_new=max_new * turns,
-                           prompt=prompt_tokens(bench), batch=256, tp=tp, tp_param=tp_param,
-                           sandbox=requests, workers=workers or p.get("WORKERS", 1),
-                           formula=formula)
+        formula = (
+            f"{count} checkpoint(s) x {problems:,} {bench} x {samples} samples x "
+            f"{max_new:,} tok" + (f" x {turns} turns" if turns > 1 else "")
+        )
+        st = _engine_stage(
+            notebook,
+            label,
+            model,
+            requests=requests,
+            max_new=max_new * turns,
+            prompt=prompt_tokens(bench),
+            batch=256,
+            tp=tp,
+            tp_param=tp_param,
+            sandbox=requests,
+            workers=workers or p.get("WORKERS", 1),
+            formula=formula,
+        )
         st.runs = count
         # single-turn: recode_lib.evaluation.loop judges batches while the rest generate, an
         # alpha grid (weights.sweep) each wave's alphas while the next wave generates
@@ -377,20 +482,41 @@ def _eval_stages(notebook, p, models: dict[str, int], *, bench: str, problems: i
 
 # --- the notebooks ---------------------------------------------------------------------------
 
+
 def _00(nb, p, pp):
     out = []
     if is_vllm(p.get("BACKEND")):
-        out.append(_engine_stage(nb, "chat generation", p["MODEL"], requests=1,
-                                 max_new=p.get("MAX_NEW_TOKENS", 96), prompt=128, batch=1))
+        out.append(
+            _engine_stage(
+                nb,
+                "chat generation",
+                p["MODEL"],
+                requests=1,
+                max_new=p.get("MAX_NEW_TOKENS", 96),
+                prompt=128,
+                batch=1,
+            )
+        )
         if p.get("CALIBRATE"):
-            n = (p.get("CAL_N_EASY", 0) + p.get("CAL_N_EFFICIENCY", 0)
-                 + 2 * p.get("CAL_N_EASIEST", 0))
-            out.append(_engine_stage(nb, "calibration", p["MODEL"], requests=n,
-                                     samples_per_request=p.get("CAL_N_SAMPLES", 1),
-                                     max_new=p.get("CAL_MAX_NEW_TOKENS", 128),
-                                     prompt=PROMPT_TOKENS["function"], batch=256,
-                                     sandbox=n * p.get("CAL_N_SAMPLES", 1),
-                                     workers=p.get("WORKERS", 1)))
+            n = (
+                p.get("CAL_N_EASY", 0)
+                + p.get("CAL_N_EFFICIENCY", 0)
+                + 2 * p.get("CAL_N_EASIEST", 0)
+            )
+            out.append(
+                _engine_stage(
+                    nb,
+                    "calibration",
+                    p["MODEL"],
+                    requests=n,
+                    samples_per_request=p.get("CAL_N_SAMPLES", 1),
+                    max_new=p.get("CAL_MAX_NEW_TOKENS", 128),
+                    prompt=PROMPT_TOKENS["function"],
+                    batch=256,
+                    sandbox=n * p.get("CAL_N_SAMPLES", 1),
+                    workers=p.get("WORKERS", 1),
+                )
+            )
     return out
 
 
@@ -401,24 +527,43 @@ def _01(nb, p, pp):
     traces = problems * int(p.get("TRACES_PER_PROBLEM", 1))
     prompt = prompt_tokens(source)
     if is_vllm(p.get("BACKEND")):
-        out.append(_engine_stage(nb, "base traces", p["MODEL"], requests=traces,
-                                 max_new=p.get("POLICY_MAX_NEW_TOKENS", 256), prompt=prompt,
-                                 batch=p.get("BATCH_SIZE", 8), sandbox=traces,
-                                 workers=1))   # 01 declares no WORKERS
+        out.append(
+            _engine_stage(
+                nb,
+                "base traces",
+                p["MODEL"],
+                requests=traces,
+                max_new=p.get("POLICY_MAX_NEW_TOKENS", 256),
+                prompt=prompt,
+                batch=p.get("BATCH_SIZE", 8),
+                sandbox=traces,
+                workers=1,
+            )
+        )  # 01 declares no WORKERS
     dims = len(_list(p.get("DIMENSIONS", "factual_correctness,logical_rigor,logical_coherence")))
-    requests = traces * dims * 2          # every trace usable: an upper bound
+    requests = traces * dims * 2  # every trace usable: an upper bound
     rewrite_prompt = prompt + int(p.get("POLICY_MAX_NEW_TOKENS", 256)) + INSTRUCTION_TOKENS
-    for label, key, tp_key in (("main", "GENERATOR_MODEL", "GENERATOR_TP"),
-                               ("second", "SECOND_GENERATOR", "SECOND_GENERATOR_TP")):
+    for label, key, tp_key in (
+        ("main", "GENERATOR_MODEL", "GENERATOR_TP"),
+        ("second", "SECOND_GENERATOR", "SECOND_GENERATOR_TP"),
+    ):
         model = p.get(key)
         if not model or model == "rules" or not is_vllm(p.get("GENERATOR_BACKEND")):
             continue
-        out.append(_engine_stage(
-            nb, f"rewrites [{label}]", model, requests=requests,
-            samples_per_request=int(p.get("N_CANDIDATES", 1)),
-            max_new=p.get("REWRITE_MAX_NEW_TOKENS", 384), prompt=rewrite_prompt,
-            batch=int(p.get("BATCH_SIZE", 8)) * int(p.get("N_CANDIDATES", 1)),
-            tp=p.get(tp_key, 1), tp_param=tp_key if tp_key in p else None))
+        out.append(
+            _engine_stage(
+                nb,
+                f"rewrites [{label}]",
+                model,
+                requests=requests,
+                samples_per_request=int(p.get("N_CANDIDATES", 1)),
+                max_new=p.get("REWRITE_MAX_NEW_TOKENS", 384),
+                prompt=rewrite_prompt,
+                batch=int(p.get("BATCH_SIZE", 8)) * int(p.get("N_CANDIDATES", 1)),
+                tp=p.get(tp_key, 1),
+                tp_param=tp_key if tp_key in p else None,
+            )
+        )
     return out
 
 
@@ -437,7 +582,7 @@ def crpl_pairs(pp: dict) -> tuple[float, int]:
 def _02(nb, p, pp):
     launcher = p.get("LAUNCHER", "inprocess")
     if p.get("USE_CPU", True) or launcher not in ("accelerate", "inprocess"):
-        return []                                  # CPU, or the dry run's CPU stand-in
+        return []  # CPU, or the dry run's CPU stand-in
     arch = _arch(p["MODEL"], nb).reward_model()
     bf16 = bool(p.get("BF16"))
     sharded = launcher == "accelerate"
@@ -457,31 +602,60 @@ def _02(nb, p, pp):
     batch = int(p.get("BATCH_SIZE", 4))
     max_len = int(p.get("MAX_LENGTH", 1024))
     total = 16 * arch.params
-    trainer = Trainer(p["MODEL"], arch, processes=procs, bytes_per_param=16, precision=precision,
-                      zero3=zero3, micro_batch=2 * batch, seq_len=max_len,
-                      gradient_checkpointing=bool(p.get("GRADIENT_CHECKPOINTING")),
-                      live_params=cfg["live_params"], lm_head=False,
-                      one_machine=cfg["num_machines"] == 1,
-                      fix=None if zero3 and procs > 1 else
-                      (f"shard the {total / 1e9:.0f} GB with ZeRO-3: set LAUNCHER: accelerate and "
-                       "NUM_PROCESSES: N (16 B/param / N per GPU)"))
+    trainer = Trainer(
+        p["MODEL"],
+        arch,
+        processes=procs,
+        bytes_per_param=16,
+        precision=precision,
+        zero3=zero3,
+        micro_batch=2 * batch,
+        seq_len=max_len,
+        gradient_checkpointing=bool(p.get("GRADIENT_CHECKPOINTING")),
+        live_params=cfg["live_params"],
+        lm_head=False,
+        one_machine=cfg["num_machines"] == 1,
+        fix=None
+        if zero3 and procs > 1
+        else (
+            f"shard the {total / 1e9:.0f} GB with ZeRO-3: set LAUNCHER: accelerate and "
+            "NUM_PROCESSES: N (16 B/param / N per GPU)"
+        ),
+    )
     pairs, side = crpl_pairs(pp)
     epochs = float(p.get("EPOCHS", 1.0))
     if int(p.get("MAX_STEPS", -1)) > 0:
         pairs, epochs = int(p["MAX_STEPS"]) * batch * int(p.get("GRAD_ACCUM", 1)) * procs, 1.0
     models = 2 if p.get("ABLATION") else 1
     tokens = pairs * epochs * 2 * min(side, max_len)
-    work = Work(train_tokens=tokens, formula=(f"{models} RM(s) x {pairs:,.0f} pairs x {epochs:g} "
-                                              f"epoch(s) x 2 sides x {min(side, max_len):,} tok"))
+    work = Work(
+        train_tokens=tokens,
+        formula=(
+            f"{models} RM(s) x {pairs:,.0f} pairs x {epochs:g} "
+            f"epoch(s) x 2 sides x {min(side, max_len):,} tok"
+        ),
+    )
     notes = ["scores with ProcessRewardScorer on its default device (CPU, float32)"]
     if zero3 and procs > 1:
-        notes.append(f"fp32 master weights + Adam: 16 B/param = {total / 1e9:.0f} GB, ZeRO-3 "
-                     f"over {procs} GPUs ({total / procs / 1e9:.1f} GB each; LAUNCHER accelerate)")
+        notes.append(
+            f"fp32 master weights + Adam: 16 B/param = {total / 1e9:.0f} GB, ZeRO-3 "
+            f"over {procs} GPUs ({total / procs / 1e9:.1f} GB each; LAUNCHER accelerate)"
+        )
     else:
-        notes.append(f"fp32 master weights + Adam: 16 B/param = {total / 1e9:.0f} GB in one "
-                     "process; LAUNCHER accelerate shards it with ZeRO-3 over NUM_PROCESSES")
-    return [Stage(nb, "RM training" + (" (x2: ablation)" if models > 1 else ""),
-                  trainer=trainer, work=work, runs=models, notes=notes)]
+        notes.append(
+            f"fp32 master weights + Adam: 16 B/param = {total / 1e9:.0f} GB in one "
+            "process; LAUNCHER accelerate shards it with ZeRO-3 over NUM_PROCESSES"
+        )
+    return [
+        Stage(
+            nb,
+            "RM training" + (" (x2: ablation)" if models > 1 else ""),
+            trainer=trainer,
+            work=work,
+            runs=models,
+            notes=notes,
+        )
+    ]
 
 
 def _03(nb, p, pp):
@@ -493,28 +667,56 @@ def _03(nb, p, pp):
     max_new = int(p.get("MAX_NEW_TOKENS", 256))
     prompt = max([prompt_tokens(s) for s in sources] or [PROMPT_TOKENS["contest"]])
     if is_vllm(p.get("BACKEND")):
-        out.append(_engine_stage(nb, "policy traces", p["MODEL"], requests=problems * samples,
-                                 max_new=max_new, prompt=prompt, batch=p.get("BATCH_SIZE", 8),
-                                 sandbox=problems * samples, workers=1))   # 03 declares no WORKERS
+        out.append(
+            _engine_stage(
+                nb,
+                "policy traces",
+                p["MODEL"],
+                requests=problems * samples,
+                max_new=max_new,
+                prompt=prompt,
+                batch=p.get("BATCH_SIZE", 8),
+                sandbox=problems * samples,
+                workers=1,
+            )
+        )  # 03 declares no WORKERS
         seeded = _list(p.get("SEEDED_SOURCES", ""))
         if seeded:
             n = len(seeded) * int(p.get("N_SEEDED", 0)) * (2 + int(p.get("N_MUTANTS", 0)))
-            out.append(_engine_stage(nb, "seeded traces", p["MODEL"], requests=n,
-                                     max_new=max_new, prompt=prompt + max_new,
-                                     batch=p.get("BATCH_SIZE", 8), sandbox=n))
+            out.append(
+                _engine_stage(
+                    nb,
+                    "seeded traces",
+                    p["MODEL"],
+                    requests=n,
+                    max_new=max_new,
+                    prompt=prompt + max_new,
+                    batch=p.get("BATCH_SIZE", 8),
+                    sandbox=n,
+                )
+            )
     if is_vllm(p.get("JUDGE_BACKEND")):
         pairs = problems * int(p.get("MAX_PAIRS_PER_PROBLEM", 1))
         synth, side = crpl_pairs(pp)
         synth *= float(pp.get("01_crpl_synthesis", {}).get("VAL_FRACTION", 0.25)) / max(
-            1e-9, 1 - float(pp.get("01_crpl_synthesis", {}).get("VAL_FRACTION", 0.25)))
-        calls = pairs * (2 + 2 + 2) + 2 * synth * (2 + 2)   # consistency, pointwise, pairwise
+            1e-9, 1 - float(pp.get("01_crpl_synthesis", {}).get("VAL_FRACTION", 0.25))
+        )
+        calls = pairs * (2 + 2 + 2) + 2 * synth * (2 + 2)  # consistency, pointwise, pairwise
         trace = max(max_new, side)
-        out.append(_engine_stage(
-            nb, "judges", p["JUDGE_MODEL"], requests=calls,
-            max_new=p.get("JUDGE_MAX_NEW_TOKENS", 16),
-            prompt=prompt + 2 * trace + INSTRUCTION_TOKENS, batch=p.get("BATCH_SIZE", 8),
-            tp=p.get("JUDGE_TP", 1), tp_param="JUDGE_TP" if "JUDGE_TP" in p else None,
-            notes=["the RM baselines score on CPU (ProcessRewardScorer's default device)"]))
+        out.append(
+            _engine_stage(
+                nb,
+                "judges",
+                p["JUDGE_MODEL"],
+                requests=calls,
+                max_new=p.get("JUDGE_MAX_NEW_TOKENS", 16),
+                prompt=prompt + 2 * trace + INSTRUCTION_TOKENS,
+                batch=p.get("BATCH_SIZE", 8),
+                tp=p.get("JUDGE_TP", 1),
+                tp_param="JUDGE_TP" if "JUDGE_TP" in p else None,
+                notes=["the RM baselines score on CPU (ProcessRewardScorer's default device)"],
+            )
+        )
     return out
 
 
@@ -540,15 +742,28 @@ def _04(nb, p, pp):
     out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], seeded({v: [v] for v in variants}, seeds))
     transfer = p.get("TRANSFER_MODEL")
     if transfer:
-        out += _grpo_group(nb, p, pp, p.get("TRANSFER_RECIPE") or p["RECIPE"], transfer,
-                           seeded(TRANSFER_RUNS, seeds))
+        out += _grpo_group(
+            nb,
+            p,
+            pp,
+            p.get("TRANSFER_RECIPE") or p["RECIPE"],
+            transfer,
+            seeded(TRANSFER_RUNS, seeds),
+        )
     bench, problems = eval_problems(p)
     models = {p["MODEL"]: 1 + len(variants) * seeds}
-    if transfer:                       # its start model and each transfer run
+    if transfer:  # its start model and each transfer run
         models[transfer] = models.get(transfer, 0) + 1 + len(TRANSFER_RUNS) * seeds
-    out += _eval_stages(nb, p, models, bench=bench, problems=problems,
-                        samples=int(p.get("EVAL_N_SAMPLES", 1)),
-                        max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)), backend=p.get("BACKEND"))
+    out += _eval_stages(
+        nb,
+        p,
+        models,
+        bench=bench,
+        problems=problems,
+        samples=int(p.get("EVAL_N_SAMPLES", 1)),
+        max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)),
+        backend=p.get("BACKEND"),
+    )
     return out
 
 
@@ -556,11 +771,12 @@ def _05(nb, p, pp):
     if not is_vllm(p.get("BACKEND")):
         return []
     p4 = pp.get("04_cg_grpo", {})
-    seeds = n_seeds(p4)                # 05 evaluates every seed's policy of 04
+    seeds = n_seeds(p4)  # 05 evaluates every seed's policy of 04
     models = {p["MODEL"]: 1 + len(_list(p.get("VARIANTS", ""))) * seeds}
     if p.get("TRANSFER") and p4.get("TRANSFER_MODEL"):
-        models[p4["TRANSFER_MODEL"]] = (models.get(p4["TRANSFER_MODEL"], 0) + 1
-                                        + len(TRANSFER_RUNS) * seeds)
+        models[p4["TRANSFER_MODEL"]] = (
+            models.get(p4["TRANSFER_MODEL"], 0) + 1 + len(TRANSFER_RUNS) * seeds
+        )
     out = []
     per = int(p.get("N_PROBLEMS", 0))
     benches = _list(p.get("BENCHMARKS", ""))
@@ -568,16 +784,26 @@ def _05(nb, p, pp):
     prompt = max([prompt_tokens(b) for b in benches] or [PROMPT_TOKENS["function"]])
     for model, count in models.items():
         requests = count * problems * int(p.get("N_SAMPLES", 1))
-        st = _engine_stage(nb, f"evaluation ({model.split('/')[-1]})" if len(models) > 1
-                           else "evaluation", model, requests=requests,
-                           max_new=p.get("MAX_NEW_TOKENS", 320), prompt=prompt, batch=256,
-                           tp=p.get("TENSOR_PARALLEL_SIZE", 1), tp_param="TENSOR_PARALLEL_SIZE",
-                           sandbox=requests, workers=p.get("WORKERS", 1),
-                           formula=(f"{count} checkpoint(s) x {problems:,} problems ({len(benches)} "
-                                    f"benchmarks) x {p.get('N_SAMPLES', 1)} samples x "
-                                    f"{int(p.get('MAX_NEW_TOKENS', 320)):,} tok"))
+        st = _engine_stage(
+            nb,
+            f"evaluation ({model.split('/')[-1]})" if len(models) > 1 else "evaluation",
+            model,
+            requests=requests,
+            max_new=p.get("MAX_NEW_TOKENS", 320),
+            prompt=prompt,
+            batch=256,
+            tp=p.get("TENSOR_PARALLEL_SIZE", 1),
+            tp_param="TENSOR_PARALLEL_SIZE",
+            sandbox=requests,
+            workers=p.get("WORKERS", 1),
+            formula=(
+                f"{count} checkpoint(s) x {problems:,} problems ({len(benches)} "
+                f"benchmarks) x {p.get('N_SAMPLES', 1)} samples x "
+                f"{int(p.get('MAX_NEW_TOKENS', 320)):,} tok"
+            ),
+        )
         st.runs = count
-        st.work.overlap_sandbox = True         # single setting: judged while generating
+        st.work.overlap_sandbox = True  # single setting: judged while generating
         out.append(st)
     return out
 
@@ -589,9 +815,16 @@ def _06(nb, p, pp):
     runs = seeded(runs, n_seeds(p))
     out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], runs)
     bench, problems = eval_problems(p)
-    out += _eval_stages(nb, p, {p["MODEL"]: len(runs)}, bench=bench, problems=problems,
-                        samples=int(p.get("EVAL_N_SAMPLES", 1)),
-                        max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)), backend=p.get("BACKEND"))
+    out += _eval_stages(
+        nb,
+        p,
+        {p["MODEL"]: len(runs)},
+        bench=bench,
+        problems=problems,
+        samples=int(p.get("EVAL_N_SAMPLES", 1)),
+        max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)),
+        backend=p.get("BACKEND"),
+    )
     return out
 
 
@@ -608,8 +841,11 @@ def _07(nb, p, pp):
     else:
         bench = p.get("BENCHMARK", "microbench")
         problems = n_problems(bench, p.get("N_PROBLEMS", 0), p.get("DIFFICULTY", "") or "")
-    max_new = int(p6.get("EVAL_MAX_NEW_TOKENS", p.get("MAX_NEW_TOKENS", 192))
-                  if sweep and p.get("SPEC_FROM_SWEEP", True) else p.get("MAX_NEW_TOKENS", 192))
+    max_new = int(
+        p6.get("EVAL_MAX_NEW_TOKENS", p.get("MAX_NEW_TOKENS", 192))
+        if sweep and p.get("SPEC_FROM_SWEEP", True)
+        else p.get("MAX_NEW_TOKENS", 192)
+    )
     alphas = len(_list(p.get("ALPHAS", "")))
     # with sweep endpoints and SWEEP_RUNS, 06's other runs (every seed's; the two endpoints
     # are alphas 0 and 1) are evaluated with the same spec, for 08's best single checkpoint
@@ -618,15 +854,24 @@ def _07(nb, p, pp):
         ks6 = len(_list(p6.get("KS", ""))) + 1 + len(_list(p6.get("PARTIAL_CREDIT", "")))
         others = max(0, ks6 * n_seeds(p6) - 2)
     requests = (alphas + others) * problems * int(p.get("N_SAMPLES", 1))
-    st = _engine_stage(nb, f"alpha sweep ({alphas} alphas, in place)"
-                       + (f" + {others} sweep runs" if others else ""), model, requests=requests,
-                       max_new=max_new, prompt=prompt_tokens(bench), batch=256,
-                       tp=p.get("TENSOR_PARALLEL_SIZE", 1), tp_param="TENSOR_PARALLEL_SIZE",
-                       sandbox=requests, workers=p.get("WORKERS", 1),
-                       formula=(f"({alphas} alphas + {others} runs) x {problems:,} {bench} x "
-                                f"{p.get('N_SAMPLES', 1)} samples x {max_new:,} tok"),
-                       notes=["both endpoints are read into host memory (float32) for the "
-                              "in-place merge"])
+    st = _engine_stage(
+        nb,
+        f"alpha sweep ({alphas} alphas, in place)" + (f" + {others} sweep runs" if others else ""),
+        model,
+        requests=requests,
+        max_new=max_new,
+        prompt=prompt_tokens(bench),
+        batch=256,
+        tp=p.get("TENSOR_PARALLEL_SIZE", 1),
+        tp_param="TENSOR_PARALLEL_SIZE",
+        sandbox=requests,
+        workers=p.get("WORKERS", 1),
+        formula=(
+            f"({alphas} alphas + {others} runs) x {problems:,} {bench} x "
+            f"{p.get('N_SAMPLES', 1)} samples x {max_new:,} tok"
+        ),
+        notes=["both endpoints are read into host memory (float32) for the in-place merge"],
+    )
     # data parallel: whole alphas per engine in waves, each wave judged while the next one
     # generates (recode_lib.weights.sweep); the other runs' evaluations judge while generating
     st.work.overlap_sandbox = True
@@ -636,45 +881,85 @@ def _07(nb, p, pp):
 
 def _09(nb, p, pp):
     rounds = int(p.get("ROUNDS", 1))
-    steps = int(read_recipe(p["RECIPE"], run_fields(p, p["MODEL"]))["max_steps"])   # per round
+    steps = int(read_recipe(p["RECIPE"], run_fields(p, p["MODEL"]))["max_steps"])  # per round
     reward = p.get("REWARD", "strict_inf")
-    out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"],
-                      {"original_only": [reward], "failure_conditioned": [reward]},
-                      steps=rounds * steps)
+    out = _grpo_group(
+        nb,
+        p,
+        pp,
+        p["RECIPE"],
+        p["MODEL"],
+        {"original_only": [reward], "failure_conditioned": [reward]},
+        steps=rounds * steps,
+    )
     bench, problems = eval_problems(p)
     n_train = n_problems(p.get("BENCHMARK", ""), p.get("N_TRAIN", 0))
     samples = int(p.get("EVAL_N_SAMPLES", 1))
     repair = problems * int(p.get("REPAIR_PER_PROBLEM", 1))
     if is_vllm(p.get("BACKEND")):
-        out += _eval_stages(nb, p, {p["MODEL"]: 1}, bench=bench, problems=n_train * rounds
-                            + problems, samples=samples,
-                            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
-                            backend=p.get("BACKEND"), name="attempts (start + each round)")
-        out += _eval_stages(nb, p, {p["MODEL"]: 3}, bench=bench, problems=problems + repair,
-                            samples=samples, max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
-                            backend=p.get("BACKEND"), name="comparison (original + repair)")
-        if p.get("PAPER_B_EVAL"):     # the same comparison under paper B's protocol, beside it
+        out += _eval_stages(
+            nb,
+            p,
+            {p["MODEL"]: 1},
+            bench=bench,
+            problems=n_train * rounds + problems,
+            samples=samples,
+            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
+            backend=p.get("BACKEND"),
+            name="attempts (start + each round)",
+        )
+        out += _eval_stages(
+            nb,
+            p,
+            {p["MODEL"]: 3},
+            bench=bench,
+            problems=problems + repair,
+            samples=samples,
+            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
+            backend=p.get("BACKEND"),
+            name="comparison (original + repair)",
+        )
+        if p.get("PAPER_B_EVAL"):  # the same comparison under paper B's protocol, beside it
             hard = n_problems(bench, p.get("N_EVAL", 0), p.get("PAPER_B_DIFFICULTY", "") or "")
-            out += _eval_stages(nb, p, {p["MODEL"]: 3}, bench=bench,
-                                problems=hard * (1 + int(p.get("REPAIR_PER_PROBLEM", 1))),
-                                samples=samples, max_new=int(p.get("PAPER_B_MAX_NEW_TOKENS", 8192)),
-                                backend=p.get("BACKEND"),
-                                name="comparison under paper B's protocol (original + repair)")
+            out += _eval_stages(
+                nb,
+                p,
+                {p["MODEL"]: 3},
+                bench=bench,
+                problems=hard * (1 + int(p.get("REPAIR_PER_PROBLEM", 1))),
+                samples=samples,
+                max_new=int(p.get("PAPER_B_MAX_NEW_TOKENS", 8192)),
+                backend=p.get("BACKEND"),
+                name="comparison under paper B's protocol (original + repair)",
+            )
     return out
 
 
 def _10(nb, p, pp):
     variants = _list(p.get("VARIANTS", ""))
-    out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], {v: [v] for v in variants},
-                      extra={"benchmark": p.get("TRAIN_SET", "math_train")})
+    out = _grpo_group(
+        nb,
+        p,
+        pp,
+        p["RECIPE"],
+        p["MODEL"],
+        {v: [v] for v in variants},
+        extra={"benchmark": p.get("TRAIN_SET", "math_train")},
+    )
     bench = p.get("EVAL_BENCHMARK", "aime24")
     problems = n_problems(bench, p.get("N_EVAL", 0))
     if is_vllm(p.get("BACKEND")):
-        for st in _eval_stages(nb, p, {p["MODEL"]: 1 + len(variants)}, bench=bench,
-                               problems=problems, samples=int(p.get("EVAL_N_SAMPLES", 1)),
-                               max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 384)),
-                               backend=p.get("BACKEND")):
-            st.work.sandbox_records = 0.0          # answers are compared, not executed
+        for st in _eval_stages(
+            nb,
+            p,
+            {p["MODEL"]: 1 + len(variants)},
+            bench=bench,
+            problems=problems,
+            samples=int(p.get("EVAL_N_SAMPLES", 1)),
+            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 384)),
+            backend=p.get("BACKEND"),
+        ):
+            st.work.sandbox_records = 0.0  # answers are compared, not executed
             out.append(st)
     return out
 
@@ -686,28 +971,62 @@ def _11(nb, p, pp):
     out = []
     for s in settings:
         recipe = p.get("SINGLE_RECIPE") if s == "single" else str(p.get("RECIPE")).format(setting=s)
-        for st in _grpo_group(nb, p, pp, recipe, p["MODEL"], {f"k{k}": [f"strict_{k}"] for k in ks},
-                              extra={k: v for k, v in extra.items() if v is not None}):
+        for st in _grpo_group(
+            nb,
+            p,
+            pp,
+            recipe,
+            p["MODEL"],
+            {f"k{k}": [f"strict_{k}"] for k in ks},
+            extra={k: v for k, v in extra.items() if v is not None},
+        ):
             st.name = f"{s}: {st.name}"
             out.append(st)
     bench, problems = eval_problems(p)
     max_new = int(p.get("EVAL_MAX_NEW_TOKENS", 192))
     turns_of = {s: (1 if s == "single" else int(p.get("MAX_TURNS", 1))) for s in settings}
     for s in settings:
-        out += _eval_stages(nb, p, {p["MODEL"]: len(ks)}, bench=bench, problems=problems,
-                            samples=int(p.get("EVAL_N_SAMPLES", 1)), max_new=max_new,
-                            backend=p.get("BACKEND"), turns=turns_of[s],
-                            name=f"{s}: evaluation")
+        out += _eval_stages(
+            nb,
+            p,
+            {p["MODEL"]: len(ks)},
+            bench=bench,
+            problems=problems,
+            samples=int(p.get("EVAL_N_SAMPLES", 1)),
+            max_new=max_new,
+            backend=p.get("BACKEND"),
+            turns=turns_of[s],
+            name=f"{s}: evaluation",
+        )
         alphas = len(_list(p.get("ALPHAS", "")))
-        out += _eval_stages(nb, p, {p["MODEL"]: alphas}, bench=bench, problems=problems,
-                            samples=int(p.get("ALPHA_N_SAMPLES", 1)), max_new=max_new,
-                            backend=p.get("BACKEND"), turns=turns_of[s],
-                            name=f"{s}: alpha grid ({alphas} alphas)")
+        out += _eval_stages(
+            nb,
+            p,
+            {p["MODEL"]: alphas},
+            bench=bench,
+            problems=problems,
+            samples=int(p.get("ALPHA_N_SAMPLES", 1)),
+            max_new=max_new,
+            backend=p.get("BACKEND"),
+            turns=turns_of[s],
+            name=f"{s}: alpha grid ({alphas} alphas)",
+        )
     return out
 
 
-BUILDERS = {"00": _00, "01": _01, "02": _02, "03": _03, "04": _04, "05": _05, "06": _06,
-            "07": _07, "09": _09, "10": _10, "11": _11}
+BUILDERS = {
+    "00": _00,
+    "01": _01,
+    "02": _02,
+    "03": _03,
+    "04": _04,
+    "05": _05,
+    "06": _06,
+    "07": _07,
+    "09": _09,
+    "10": _10,
+    "11": _11,
+}
 
 
 def notebook_stages(stem: str, params: dict, profile_params: dict | None = None) -> list[Stage]:

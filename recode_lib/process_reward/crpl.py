@@ -43,11 +43,22 @@ from tqdm.auto import tqdm
 
 from recode_lib.data import benchmark_family
 from recode_lib.generation.chat import generate, make_generator
-from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, DIRECTIONS, TRANSFORMS, rewrite_messages, rule_rewrite
 from recode_lib.jsonl import JsonlStore
 from recode_lib.linux import require_linux
-from recode_lib.prompts import build_messages, canonical_trace, format_response, parse_response, \
-    user_prompt
+from recode_lib.process_reward.rewrite_prompts import (
+    DIMENSIONS,
+    DIRECTIONS,
+    TRANSFORMS,
+    rewrite_messages,
+    rule_rewrite,
+)
+from recode_lib.prompts import (
+    build_messages,
+    canonical_trace,
+    format_response,
+    parse_response,
+    user_prompt,
+)
 from recode_lib.sandbox import execute_many
 
 REJECT_REASONS = ("empty", "format", "unchanged", "changes_problem", "no_rule")
@@ -63,9 +74,11 @@ def check_training_source(source: str, held_out) -> dict:
     fam = benchmark_family(source)
     clash = sorted(b for b in held_out if benchmark_family(b) == fam)
     if clash:
-        raise ValueError(f"CRPL source {source!r} shares its problems with the evaluation "
-                         f"benchmark(s) {clash} (family {fam!r}): take the traces from a training "
-                         "source (e.g. mbpp_train, codecontests_plus)")
+        raise ValueError(
+            f"CRPL source {source!r} shares its problems with the evaluation "
+            f"benchmark(s) {clash} (family {fam!r}): take the traces from a training "
+            "source (e.g. mbpp_train, codecontests_plus)"
+        )
     return {"source": source, "family": fam, "held_out": list(held_out)}
 
 
@@ -74,6 +87,7 @@ class GeneratorSpec:
     """One rewrite generator. name: label stored with every rewrite (the ablation groups by it);
     model: resolve_model name/path, or "rules" for the rule rewriter alone; backend: hf | vllm |
     openai; n_candidates: rewrites sampled per request before falling back."""
+
     name: str
     model: str
     backend: str = "hf"
@@ -96,6 +110,7 @@ class CRPLConfig:
     profile); keep_base_code: an accepted LLM rewrite keeps the base trace's code, so t, t+ and
     t- differ in reasoning only (a changed generator code is stored as "generator_code");
     False uses the generator's code."""
+
     policy: str = "smollm2"
     policy_backend: str = "hf"
     traces_per_problem: int = 1
@@ -122,33 +137,59 @@ def judge_and_store(recs, store, execute=None) -> None:
     `execute` (records -> results) defaults to the sandbox's execute_many."""
     execute = execute or _default_execute
     runnable = [r for r in recs if r["code"]]
-    results = execute([{"id": r["id"], "code": r["code"], "tests": r["tests"],
-                        "time_limit_s": r["time_limit_s"], "memory_mb": r["memory_mb"]}
-                       for r in runnable]) if runnable else []
+    results = (
+        execute(
+            [
+                {
+                    "id": r["id"],
+                    "code": r["code"],
+                    "tests": r["tests"],
+                    "time_limit_s": r["time_limit_s"],
+                    "memory_mb": r["memory_mb"],
+                }
+                for r in runnable
+            ]
+        )
+        if runnable
+        else []
+    )
     by_id = {res["id"]: res for res in results}
     for r in recs:
         res = by_id.get(r["id"])
-        r["verdict"] = ({k: res.get(k) for k in ("status", "outcome", "passed", "total")}
-                        if res else {"status": "no_code", "outcome": "format_error",
-                                     "passed": 0, "total": None})
+        r["verdict"] = (
+            {k: res.get(k) for k in ("status", "outcome", "passed", "total")}
+            if res
+            else {"status": "no_code", "outcome": "format_error", "passed": 0, "total": None}
+        )
         del r["tests"]
     store.extend(recs)
 
 
-def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=None,
-                         execute=None) -> list[dict]:
+def generate_base_traces(
+    problems, cfg: CRPLConfig, store_path, *, generator=None, execute=None
+) -> list[dict]:
     """Stage 1: policy responses + sandbox verdicts, one record per (problem, sample)."""
     store = JsonlStore(store_path)
-    jobs = [(p, k) for p in problems for k in range(cfg.traces_per_problem)
-            if f"{p.id}#s{k}" not in store]
+    jobs = [
+        (p, k)
+        for p in problems
+        for k in range(cfg.traces_per_problem)
+        if f"{p.id}#s{k}" not in store
+    ]
     if jobs and generator is None:
         generator = make_generator(cfg.policy_backend, cfg.policy)
     bar = tqdm(total=len(jobs), desc="base traces", unit="trace")
     for start in range(0, len(jobs), cfg.batch_size):
-        chunk = jobs[start:start + cfg.batch_size]
-        outs = generate(generator, [build_messages(p) for p, _ in chunk],
-                        temperature=cfg.policy_temperature, top_p=0.95,
-                        max_new_tokens=cfg.policy_max_new_tokens, n=1, seed=cfg.seed + start)
+        chunk = jobs[start : start + cfg.batch_size]
+        outs = generate(
+            generator,
+            [build_messages(p) for p, _ in chunk],
+            temperature=cfg.policy_temperature,
+            top_p=0.95,
+            max_new_tokens=cfg.policy_max_new_tokens,
+            n=1,
+            seed=cfg.seed + start,
+        )
         recs = []
         for (p, k), comps in zip(chunk, outs):
             text = comps[0].text
@@ -160,14 +201,27 @@ def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=Non
             usable = trace is not None
             if parsed.has_code and not reasoning.strip():
                 why = parsed.reason or "no reasoning before the code"
-            recs.append({
-                "id": f"{p.id}#s{k}", "problem_id": p.id, "policy": cfg.policy,
-                "prompt": user_prompt(p), "entry_point": p.entry_point, "response": text,
-                "reasoning": reasoning, "reasoning_from": source, "code": parsed.code,
-                "trace": trace, "usable": usable, "format_ok": parsed.format_ok,
-                "reason": "" if usable else (why if parsed.has_code else parsed.reason),
-                "n_tokens": comps[0].n_tokens, "tests": p.tests,
-                "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
+            recs.append(
+                {
+                    "id": f"{p.id}#s{k}",
+                    "problem_id": p.id,
+                    "policy": cfg.policy,
+                    "prompt": user_prompt(p),
+                    "entry_point": p.entry_point,
+                    "response": text,
+                    "reasoning": reasoning,
+                    "reasoning_from": source,
+                    "code": parsed.code,
+                    "trace": trace,
+                    "usable": usable,
+                    "format_ok": parsed.format_ok,
+                    "reason": "" if usable else (why if parsed.has_code else parsed.reason),
+                    "n_tokens": comps[0].n_tokens,
+                    "tests": p.tests,
+                    "time_limit_s": p.time_limit_s,
+                    "memory_mb": p.memory_mb,
+                }
+            )
         judge_and_store(recs, store, execute)
         bar.update(len(chunk))
     bar.close()
@@ -176,6 +230,7 @@ def generate_base_traces(problems, cfg: CRPLConfig, store_path, *, generator=Non
 
 
 # --- checks ------------------------------------------------------------------------------
+
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", (text or "").strip().lower())
@@ -217,18 +272,36 @@ def check_rewrite(base: dict, text: str) -> tuple[str, object]:
 
 # --- stage 2: rewrites -------------------------------------------------------------------
 
+
 def rewrite_id(trace_id: str, dimension: str, direction: str, generator: str) -> str:
     return f"{trace_id}|{dimension}|{direction}|{generator}"
 
 
-def _record(trace, dim, direc, spec, reasons, accepted_parsed=None, source=None, op=None,
-            keep_base_code=True):
-    rec = {"id": rewrite_id(trace["id"], dim, direc, spec.name), "trace_id": trace["id"],
-           "problem_id": trace["problem_id"], "dimension": dim, "direction": direc,
-           "generator": spec.name, "generator_model": spec.model, "candidate_reasons": reasons,
-           "accepted": accepted_parsed is not None, "source": source,
-           "transformation": {"instruction": TRANSFORMS[(dim, direc)], "op": op},
-           "reason": "" if accepted_parsed is not None else (reasons[-1] if reasons else "empty")}
+def _record(
+    trace,
+    dim,
+    direc,
+    spec,
+    reasons,
+    accepted_parsed=None,
+    source=None,
+    op=None,
+    keep_base_code=True,
+):
+    rec = {
+        "id": rewrite_id(trace["id"], dim, direc, spec.name),
+        "trace_id": trace["id"],
+        "problem_id": trace["problem_id"],
+        "dimension": dim,
+        "direction": direc,
+        "generator": spec.name,
+        "generator_model": spec.model,
+        "candidate_reasons": reasons,
+        "accepted": accepted_parsed is not None,
+        "source": source,
+        "transformation": {"instruction": TRANSFORMS[(dim, direc)], "op": op},
+        "reason": "" if accepted_parsed is not None else (reasons[-1] if reasons else "empty"),
+    }
     if accepted_parsed is not None:
         # the pair contrasts reasoning only: the base trace's code is kept, and a code the
         # generator changed is recorded beside it
@@ -258,31 +331,49 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
     generators = dict(generators or {})
     usable = [t for t in traces if t.get("usable")]
     for spec in cfg.generators:
-        jobs = [(t, d, r) for t in usable for d in cfg.dimensions for r in DIRECTIONS
-                if rewrite_id(t["id"], d, r, spec.name) not in store]
+        jobs = [
+            (t, d, r)
+            for t in usable
+            for d in cfg.dimensions
+            for r in DIRECTIONS
+            if rewrite_id(t["id"], d, r, spec.name) not in store
+        ]
         if not jobs:
             continue
         if spec.model != "rules" and spec.name not in generators:
             generators[spec.name] = make_generator(spec.backend, spec.model)
         bar = tqdm(total=len(jobs), desc=f"rewrites [{spec.name}]", unit="rewrite")
         for start in range(0, len(jobs), cfg.batch_size):
-            chunk = jobs[start:start + cfg.batch_size]
+            chunk = jobs[start : start + cfg.batch_size]
             if spec.model == "rules":
                 outs = [[] for _ in chunk]
             else:
-                outs = generate(generators[spec.name],
-                                [rewrite_messages(t["prompt"], t["trace"], d, r) for t, d, r in chunk],
-                                temperature=spec.temperature, top_p=spec.top_p,
-                                max_new_tokens=spec.max_new_tokens, n=spec.n_candidates,
-                                seed=spec.seed + start)
+                outs = generate(
+                    generators[spec.name],
+                    [rewrite_messages(t["prompt"], t["trace"], d, r) for t, d, r in chunk],
+                    temperature=spec.temperature,
+                    top_p=spec.top_p,
+                    max_new_tokens=spec.max_new_tokens,
+                    n=spec.n_candidates,
+                    seed=spec.seed + start,
+                )
             done = []
             for (t, d, r), comps in zip(chunk, outs):
                 reasons, rejected, rec = [], [], None
                 for c in comps:
                     reason, parsed = check_rewrite(t, c.text)
                     if not reason:
-                        rec = _record(t, d, r, spec, reasons, parsed, "model", "llm",
-                                      keep_base_code=cfg.keep_base_code)
+                        rec = _record(
+                            t,
+                            d,
+                            r,
+                            spec,
+                            reasons,
+                            parsed,
+                            "model",
+                            "llm",
+                            keep_base_code=cfg.keep_base_code,
+                        )
                         break
                     reasons.append(reason)
                     rejected.append({"reason": reason, "text": c.text})
@@ -298,8 +389,13 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
             store.extend(done)
             bar.update(len(chunk))
         bar.close()
-    wanted = {rewrite_id(t["id"], d, r, s.name) for t in usable for d in cfg.dimensions
-              for r in DIRECTIONS for s in cfg.generators}
+    wanted = {
+        rewrite_id(t["id"], d, r, s.name)
+        for t in usable
+        for d in cfg.dimensions
+        for r in DIRECTIONS
+        for s in cfg.generators
+    }
     return [r for r in store.records() if r["id"] in wanted]
 
 
@@ -309,16 +405,21 @@ def synthesis_report(traces, rewrites) -> dict:
     tr_reasons = Counter(t["reason"] for t in traces if not t.get("usable"))
     acc = [r for r in rewrites if r["accepted"]]
     return {
-        "traces": {"total": len(traces), "usable": sum(bool(t.get("usable")) for t in traces),
-                   "unusable_by_reason": dict(tr_reasons),
-                   "by_outcome": dict(Counter(t["verdict"]["outcome"] for t in traces))},
+        "traces": {
+            "total": len(traces),
+            "usable": sum(bool(t.get("usable")) for t in traces),
+            "unusable_by_reason": dict(tr_reasons),
+            "by_outcome": dict(Counter(t["verdict"]["outcome"] for t in traces)),
+        },
         "rewrites": {
-            "total": len(rewrites), "accepted": len(acc),
+            "total": len(rewrites),
+            "accepted": len(acc),
             "accepted_by_source": dict(Counter(r["source"] for r in acc)),
             "accepted_by_op": dict(Counter(r["transformation"]["op"] for r in acc)),
             "rejected_by_reason": dict(Counter(r["reason"] for r in rewrites if not r["accepted"])),
-            "candidate_rejections_by_reason": dict(Counter(
-                x for r in rewrites for x in r["candidate_reasons"])),
+            "candidate_rejections_by_reason": dict(
+                Counter(x for r in rewrites for x in r["candidate_reasons"])
+            ),
             "accepted_by_dim_dir": dict(Counter(f"{r['dimension']}/{r['direction']}" for r in acc)),
         },
     }

@@ -59,6 +59,7 @@ class RMConfig:
     use_cpu/bf16: CPU-safe defaults (set use_cpu=False, bf16=True on GPUs). bf16=True computes
     in bf16 (autocast) over float32 master weights (recode_lib.models.training_dtype: pure bf16
     weights round lr-1e-5 steps away) and saves the model in bf16."""
+
     backbone: str = "smollm2"
     output_dir: str = "runs/smoke/02_reward_model/rm"
     max_length: int = 1024
@@ -95,7 +96,8 @@ def encode(tokenizer, prompt: str, trace: str) -> list[int]:
     if tokenizer.chat_template:
         text = tokenizer.apply_chat_template(
             [{"role": "user", "content": prompt}, {"role": "assistant", "content": trace}],
-            tokenize=False)
+            tokenize=False,
+        )
     else:
         text = f"{prompt}\n\n{trace}{tokenizer.eos_token or ''}"
     return tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -107,8 +109,10 @@ def _tokenize_pairs(pairs, tokenizer, max_length):
         for k in ("prompt", "chosen", "rejected"):
             if not isinstance(p.get(k), str) or not p[k]:
                 raise ValueError(f"pair {p.get('id', i)!r}: field {k!r} is missing or empty")
-        c, r = encode(tokenizer, p["prompt"], p["chosen"]), encode(tokenizer, p["prompt"],
-                                                                     p["rejected"])
+        c, r = (
+            encode(tokenizer, p["prompt"], p["chosen"]),
+            encode(tokenizer, p["prompt"], p["rejected"]),
+        )
         if len(c) > max_length or len(r) > max_length:
             dropped.append({"id": p.get("id", i), "chosen_len": len(c), "rejected_len": len(r)})
             continue
@@ -155,17 +159,30 @@ def reward_config(cfg: RMConfig, *, save_steps: int = 0):
     if save_steps < 0:
         raise ValueError(f"save_steps must be >= 0, got {save_steps}")
     return RewardConfig(
-        output_dir=str(trainer_dir(cfg)), max_length=cfg.max_length,
-        learning_rate=cfg.learning_rate, num_train_epochs=cfg.num_train_epochs,
-        max_steps=cfg.max_steps, per_device_train_batch_size=cfg.per_device_train_batch_size,
+        output_dir=str(trainer_dir(cfg)),
+        max_length=cfg.max_length,
+        learning_rate=cfg.learning_rate,
+        num_train_epochs=cfg.num_train_epochs,
+        max_steps=cfg.max_steps,
+        per_device_train_batch_size=cfg.per_device_train_batch_size,
         per_device_eval_batch_size=cfg.per_device_train_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        warmup_steps=cfg.warmup_steps, weight_decay=cfg.weight_decay,
+        warmup_steps=cfg.warmup_steps,
+        weight_decay=cfg.weight_decay,
         center_rewards_coefficient=cfg.center_rewards_coefficient,
-        gradient_checkpointing=cfg.gradient_checkpointing, use_cpu=cfg.use_cpu, bf16=cfg.bf16,
-        logging_steps=cfg.logging_steps, report_to=list(REPORT_TO), seed=cfg.seed,
-        save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
-        save_total_limit=1, eval_strategy="no", disable_tqdm=False, dataloader_num_workers=0)
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        use_cpu=cfg.use_cpu,
+        bf16=cfg.bf16,
+        logging_steps=cfg.logging_steps,
+        report_to=list(REPORT_TO),
+        seed=cfg.seed,
+        save_strategy="steps" if save_steps else "no",
+        save_steps=save_steps or 500,
+        save_total_limit=1,
+        eval_strategy="no",
+        disable_tqdm=False,
+        dataloader_num_workers=0,
+    )
 
 
 def _resume_point(folder: Path, fp: str) -> str | None:
@@ -197,56 +214,80 @@ def train_reward_model(train_pairs, cfg: RMConfig, eval_pairs=None, *, save_step
     tok = load_rm_tokenizer(path)
     rows, dropped = _tokenize_pairs(train_pairs, tok, cfg.max_length)
     if not rows:
-        raise ValueError(f"no training pairs left: {len(train_pairs)} given, {len(dropped)} longer "
-                         f"than max_length={cfg.max_length}")
+        raise ValueError(
+            f"no training pairs left: {len(train_pairs)} given, {len(dropped)} longer "
+            f"than max_length={cfg.max_length}"
+        )
     eval_rows, eval_dropped = _tokenize_pairs(eval_pairs or [], tok, cfg.max_length)
     # the arguments first: under an accelerate DeepSpeed ZeRO-3 launch they make
     # from_pretrained partition the weights as it loads them (zero3_init_flag)
     args = reward_config(cfg, save_steps=save_steps)
     last = _resume_point(Path(args.output_dir), training_fingerprint(train_pairs, cfg))
-    torch.manual_seed(cfg.seed)   # the score head is initialised here, before the trainer seeds
+    torch.manual_seed(cfg.seed)  # the score head is initialised here, before the trainer seeds
     # float32 master weights; bf16=True is the trainer's autocast (training_dtype says why)
-    model = load_for_training(path, bf16=cfg.bf16, model_class=AutoModelForSequenceClassification,
-                              num_labels=1)
+    model = load_for_training(
+        path, bf16=cfg.bf16, model_class=AutoModelForSequenceClassification, num_labels=1
+    )
     model.config.pad_token_id = tok.pad_token_id
     out = Path(cfg.output_dir)
-    trainer = RewardTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows),
-                            processing_class=tok)
+    trainer = RewardTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok
+    )
     t0 = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - t0
     main = trainer.is_world_process_zero()
     if main:
         out.mkdir(parents=True, exist_ok=True)
-    if trainer.is_deepspeed_enabled:   # ZeRO-3: gathered in 16 bit by every rank, rank 0 writes
+    if trainer.is_deepspeed_enabled:  # ZeRO-3: gathered in 16 bit by every rank, rank 0 writes
         trainer.model.config.dtype = saved_dtype(cfg.bf16)
         trainer.save_model(str(out))
-        if main and not any((out / n).is_file() for n in ("model.safetensors",
-                                                           "model.safetensors.index.json")):
-            raise RuntimeError(f"DeepSpeed saved no 16-bit weights in {out}: set "
-                               "stage3_gather_16bit_weights_on_model_save in its config")
+        if main and not any(
+            (out / n).is_file() for n in ("model.safetensors", "model.safetensors.index.json")
+        ):
+            raise RuntimeError(
+                f"DeepSpeed saved no 16-bit weights in {out}: set "
+                "stage3_gather_16bit_weights_on_model_save in its config"
+            )
     elif main:
-        trainer.model.to(saved_dtype(cfg.bf16)).save_pretrained(out)   # bf16 runs save bf16
+        trainer.model.to(saved_dtype(cfg.bf16)).save_pretrained(out)  # bf16 runs save bf16
     world = trainer.args.world_size
-    trained = result.global_step - (int(last.rsplit("-", 1)[1]) if last else 0)   # this call's
-    info = {"n_train_given": len(train_pairs), "n_train_used": len(rows),
-            "dropped_too_long": len(dropped), "dropped_ids": [d["id"] for d in dropped],
-            "n_eval_given": len(eval_pairs or []), "eval_dropped_too_long": len(eval_dropped),
-            "train_loss": result.training_loss, "steps": result.global_step,
-            "train_seconds": seconds, "num_processes": world, "resumed_from": last,
-            "zero_stage": (trainer.accelerator.state.deepspeed_plugin.zero_stage
-                           if trainer.is_deepspeed_enabled else None),
-            "pairs_per_second": trained * cfg.per_device_train_batch_size
-            * cfg.gradient_accumulation_steps * world / seconds,
-            "log_history": trainer.state.log_history, "backbone": path, "config": asdict(cfg)}
+    trained = result.global_step - (int(last.rsplit("-", 1)[1]) if last else 0)  # this call's
+    info = {
+        "n_train_given": len(train_pairs),
+        "n_train_used": len(rows),
+        "dropped_too_long": len(dropped),
+        "dropped_ids": [d["id"] for d in dropped],
+        "n_eval_given": len(eval_pairs or []),
+        "eval_dropped_too_long": len(eval_dropped),
+        "train_loss": result.training_loss,
+        "steps": result.global_step,
+        "train_seconds": seconds,
+        "num_processes": world,
+        "resumed_from": last,
+        "zero_stage": (
+            trainer.accelerator.state.deepspeed_plugin.zero_stage
+            if trainer.is_deepspeed_enabled
+            else None
+        ),
+        "pairs_per_second": trained
+        * cfg.per_device_train_batch_size
+        * cfg.gradient_accumulation_steps
+        * world
+        / seconds,
+        "log_history": trainer.state.log_history,
+        "backbone": path,
+        "config": asdict(cfg),
+    }
     if main:
         tok.save_pretrained(out)
-        (out / "training_args.bin").unlink(missing_ok=True)   # Trainer.save_model's, not the RM's
-        (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path},
-                                                       indent=2))
-        if (Path(args.output_dir) / "runs").is_dir():       # the curves outlive the folder
+        (out / "training_args.bin").unlink(missing_ok=True)  # Trainer.save_model's, not the RM's
+        (out / "rm_config.json").write_text(
+            json.dumps({"config": asdict(cfg), "backbone": path}, indent=2)
+        )
+        if (Path(args.output_dir) / "runs").is_dir():  # the curves outlive the folder
             shutil.copytree(Path(args.output_dir) / "runs", tracker_dir(cfg), dirs_exist_ok=True)
-        shutil.rmtree(args.output_dir, ignore_errors=True)   # finished: logs, checkpoints
+        shutil.rmtree(args.output_dir, ignore_errors=True)  # finished: logs, checkpoints
     return info
 
 
@@ -275,8 +316,15 @@ class ProcessRewardScorer:
     model to DeepSpeed ZeRO-3: every rank must then call `score` with the same number of
     traces (the gated reward scores all of them and applies the gate afterwards)."""
 
-    def __init__(self, path, *, batch_size: int = 8, max_length: int | None = None,
-                 device: str = "cpu", dtype=None):
+    def __init__(
+        self,
+        path,
+        *,
+        batch_size: int = 8,
+        max_length: int | None = None,
+        device: str = "cpu",
+        dtype=None,
+    ):
         import torch
         from transformers import AutoModelForSequenceClassification
 
@@ -286,11 +334,16 @@ class ProcessRewardScorer:
         saved = json.loads(cfg_file.read_text())["config"] if cfg_file.is_file() else {}
         self.max_length = max_length or saved.get("max_length", 2048)
         self.dtype = getattr(torch, resolve_dtype(dtype, device))
-        self.model = AutoModelForSequenceClassification.from_pretrained(
-            self.path, dtype=self.dtype).to(device).eval()
+        self.model = (
+            AutoModelForSequenceClassification.from_pretrained(self.path, dtype=self.dtype)
+            .to(device)
+            .eval()
+        )
         if self.model.config.num_labels != 1:
-            raise ValueError(f"{self.path}: a reward model needs num_labels=1, "
-                             f"has {self.model.config.num_labels}")
+            raise ValueError(
+                f"{self.path}: a reward model needs num_labels=1, "
+                f"has {self.model.config.num_labels}"
+            )
         self.model.config.pad_token_id = self.tok.pad_token_id
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -322,7 +375,7 @@ class ProcessRewardScorer:
             x = encode(self.tok, p, t or "")
             if len(x) > self.max_length:
                 self.truncated += 1
-                x = x[-self.max_length:]
+                x = x[-self.max_length :]
             ids.append(x)
         return ids
 
@@ -334,16 +387,17 @@ class ProcessRewardScorer:
         scores = [0.0] * len(ids)
         starts = range(0, len(order), self.batch_size)
         for s in tqdm(starts, desc="RM scoring", disable=not progress):
-            batch = [ids[i] for i in order[s:s + self.batch_size]]
+            batch = [ids[i] for i in order[s : s + self.batch_size]]
             width = max(len(x) for x in batch)
             pad = self.tok.pad_token_id
             inp = torch.tensor([x + [pad] * (width - len(x)) for x in batch], device=self.device)
-            att = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in batch],
-                               device=self.device)
+            att = torch.tensor(
+                [[1] * len(x) + [0] * (width - len(x)) for x in batch], device=self.device
+            )
             with torch.no_grad():
                 logits = self.model(input_ids=inp, attention_mask=att).logits[:, 0].float()
             self.forward_passes += 1
-            for j, i in enumerate(order[s:s + self.batch_size]):
+            for j, i in enumerate(order[s : s + self.batch_size]):
                 scores[i] = float(logits[j])
         return scores
 
@@ -355,16 +409,22 @@ def pairwise_accuracy(scorer, pairs) -> dict:
     if not pairs:
         raise ValueError("pairwise_accuracy: no pairs")
     prompts = [p["prompt"] for p in pairs]
-    sc = scorer.score(prompts + prompts, [p["chosen"] for p in pairs] +
-                      [p["rejected"] for p in pairs])
+    sc = scorer.score(
+        prompts + prompts, [p["chosen"] for p in pairs] + [p["rejected"] for p in pairs]
+    )
     n = len(pairs)
     correct = [preference_outcome(sc[i], sc[n + i]) for i in range(n)]
     by_type = defaultdict(list)
     for p, c in zip(pairs, correct):
         by_type[p.get("pair_type", "all")].append(c)
-    return {"overall": sum(correct) / n, "n": n, "ties": sum(is_tie(sc[i], sc[n + i]) for i in range(n)),
-            "by_type": {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in by_type.items()},
-            "correct": correct, "margins": [sc[i] - sc[n + i] for i in range(n)]}
+    return {
+        "overall": sum(correct) / n,
+        "n": n,
+        "ties": sum(is_tie(sc[i], sc[n + i]) for i in range(n)),
+        "by_type": {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in by_type.items()},
+        "correct": correct,
+        "margins": [sc[i] - sc[n + i] for i in range(n)],
+    }
 
 
 def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
@@ -384,8 +444,9 @@ def save_untrained_reward_model(cfg: RMConfig, reason: str) -> str:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tok.save_pretrained(out)
-    (out / "rm_config.json").write_text(json.dumps({"config": asdict(cfg), "backbone": path,
-                                                    "untrained": reason}, indent=2))
+    (out / "rm_config.json").write_text(
+        json.dumps({"config": asdict(cfg), "backbone": path, "untrained": reason}, indent=2)
+    )
     return str(out)
 
 
@@ -406,8 +467,9 @@ def finished_record(train_pairs, cfg: RMConfig) -> dict | None:
     return info if info.get("fingerprint") == training_fingerprint(train_pairs, cfg) else None
 
 
-def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, save_steps: int = 0,
-                   log=print) -> dict:
+def train_or_reuse(
+    train_pairs, cfg: RMConfig, *, retrain: bool = False, save_steps: int = 0, log=print
+) -> dict:
     """The RM at cfg.output_dir for these pairs and this config: reused when its record
     (record_path, next to the folder) carries the same training_fingerprint and `retrain` is
     False; otherwise trained (train_reward_model, with save_steps), or, with no pairs at all,
@@ -422,18 +484,28 @@ def train_or_reuse(train_pairs, cfg: RMConfig, *, retrain: bool = False, save_st
             log(f"{out.name}: reusing the checkpoint trained on these pairs")
             return {**done, "reused": True}
         if record_path(cfg).is_file():
-            log(f"{out.name}: training pairs or config changed since the saved checkpoint: "
-                "retraining")
+            log(
+                f"{out.name}: training pairs or config changed since the saved checkpoint: "
+                "retraining"
+            )
     if is_main_process():
-        record_path(cfg).unlink(missing_ok=True)   # no stale record while the RM is rewritten
+        record_path(cfg).unlink(missing_ok=True)  # no stale record while the RM is rewritten
     if not train_pairs:
         reason = "no training pairs"
         log(f"WARNING: {reason}: saving the UNTRAINED backbone so later stages can load it")
         if is_main_process():
             save_untrained_reward_model(cfg, reason)
-        info = {"n_train_given": 0, "n_train_used": 0, "dropped_too_long": 0, "dropped_ids": [],
-                "steps": 0, "train_loss": None, "train_seconds": 0.0, "pairs_per_second": None,
-                "untrained": reason}
+        info = {
+            "n_train_given": 0,
+            "n_train_used": 0,
+            "dropped_too_long": 0,
+            "dropped_ids": [],
+            "steps": 0,
+            "train_loss": None,
+            "train_seconds": 0.0,
+            "pairs_per_second": None,
+            "untrained": reason,
+        }
     else:
         info = train_reward_model(train_pairs, cfg, save_steps=save_steps)
     info["fingerprint"] = fp

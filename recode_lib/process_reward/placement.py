@@ -46,20 +46,21 @@ WHERE = ("cpu", "trainer", "device:N", "endpoint")
 @dataclass(frozen=True)
 class RMPlacement:
     """A reward model's placement: where (cpu | trainer | device:N | endpoint), dtype, batching."""
+
     where: str = "cpu"
     dtype: str = "auto"
     batch_size: int = 8
-    endpoint: str | None = None      # base URL of the scorer server (where="endpoint")
-    zero3: bool = False              # shard with DeepSpeed ZeRO-3 (where="trainer" only)
-    timeout_s: float = 300.0         # per endpoint request
+    endpoint: str | None = None  # base URL of the scorer server (where="endpoint")
+    zero3: bool = False  # shard with DeepSpeed ZeRO-3 (where="trainer" only)
+    timeout_s: float = 300.0  # per endpoint request
 
     @property
     def is_endpoint(self) -> bool:
         return self.where == "endpoint"
 
-    def validate(self) -> "RMPlacement":
+    def validate(self) -> RMPlacement:
         """ValueError naming the field and value that cannot work."""
-        device_index(self.where)              # raises on an unknown placement
+        device_index(self.where)  # raises on an unknown placement
         if self.dtype not in DTYPES:
             raise ValueError(f"rm_dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
         if int(self.batch_size) < 1:
@@ -67,13 +68,17 @@ class RMPlacement:
         if self.is_endpoint and not self.endpoint:
             raise ValueError("rm_placement: endpoint needs rm_endpoint (the scorer server's URL)")
         if self.endpoint and not self.is_endpoint:
-            raise ValueError(f"rm_endpoint is set but rm_placement is {self.where!r}: "
-                             "set rm_placement: endpoint to use it")
+            raise ValueError(
+                f"rm_endpoint is set but rm_placement is {self.where!r}: "
+                "set rm_placement: endpoint to use it"
+            )
         if self.endpoint and not self.endpoint.startswith(("http://", "https://")):
             raise ValueError(f"rm_endpoint must be an http(s) URL, got {self.endpoint!r}")
         if self.zero3 and self.where != "trainer":
-            raise ValueError(f"rm_zero3 shards the RM across the training ranks: it needs "
-                             f"rm_placement: trainer, got {self.where!r}")
+            raise ValueError(
+                f"rm_zero3 shards the RM across the training ranks: it needs "
+                f"rm_placement: trainer, got {self.where!r}"
+            )
         return self
 
 
@@ -82,8 +87,8 @@ def device_index(where: str) -> int | None:
     if where in ("cpu", "trainer", "endpoint"):
         return None
     for prefix in ("device:", "cuda:"):
-        if where.startswith(prefix) and where[len(prefix):].isdigit():
-            return int(where[len(prefix):])
+        if where.startswith(prefix) and where[len(prefix) :].isdigit():
+            return int(where[len(prefix) :])
     raise ValueError(f"rm_placement must be one of {list(WHERE)}, got {where!r}")
 
 
@@ -117,9 +122,12 @@ def load_scorer(rm_path, placement: RMPlacement | None = None, *, trainer_device
         return scorer
     device = resolve_device(p.where, trainer_device)
     # ZeRO-3 sharding starts from CPU weights (prepare_deepspeed moves and partitions them)
-    return ProcessRewardScorer(rm_path, batch_size=p.batch_size,
-                               device="cpu" if p.zero3 else device,
-                               dtype=resolve_dtype(p.dtype, device))
+    return ProcessRewardScorer(
+        rm_path,
+        batch_size=p.batch_size,
+        device="cpu" if p.zero3 else device,
+        dtype=resolve_dtype(p.dtype, device),
+    )
 
 
 class RMLoadError(RecodeError, ValueError):
@@ -132,16 +140,21 @@ def load_checked_scorer(rm_path, placement: RMPlacement | None = None, *, traine
     (no config.json), or fails to load ("reward model path P does not load: <why>")."""
     remote = placement is not None and placement.is_endpoint
     if not rm_path and not remote:
-        raise RMLoadError("a process reward needs rm_path (the reward-model checkpoint): pass "
-                          "`--set rm_path=DIR` to `recode grpo` (DIR: a reward model trained by "
-                          "`recode rm` or notebook 02: runs/<profile>/02_reward_model/rm), or "
-                          "choose a recipe without a process reward (`--recipe strictness_smoke`)")
+        raise RMLoadError(
+            "a process reward needs rm_path (the reward-model checkpoint): pass "
+            "`--set rm_path=DIR` to `recode grpo` (DIR: a reward model trained by "
+            "`recode rm` or notebook 02: runs/<profile>/02_reward_model/rm), or "
+            "choose a recipe without a process reward (`--recipe strictness_smoke`)"
+        )
     path = Path(rm_path or placement.endpoint)
     if not remote and (not path.is_dir() or not (path / "config.json").is_file()):
-        raise RMLoadError(f"reward model path {path} does not load: not a Hugging Face "
-                          "checkpoint folder (no config.json)")
+        raise RMLoadError(
+            f"reward model path {path} does not load: not a Hugging Face "
+            "checkpoint folder (no config.json)"
+        )
     try:
         return load_scorer(path, placement, trainer_device=trainer_device)
     except Exception as exc:
-        raise RMLoadError(f"reward model path {path} does not load: "
-                          f"{type(exc).__name__}: {exc}") from exc
+        raise RMLoadError(
+            f"reward model path {path} does not load: {type(exc).__name__}: {exc}"
+        ) from exc

@@ -27,24 +27,36 @@ DIRECTIONS = ("optimize", "degrade")
 
 # (dimension, direction) -> the transformation the generator is asked to apply
 TRANSFORMS: dict[tuple[str, str], str] = {
-    ("factual_correctness", "optimize"):
-        "Fix every factual mistake about the problem, Python semantics or algorithm complexity, "
-        "and state facts precisely.",
-    ("factual_correctness", "degrade"):
-        "Inject one plausible factual error (a wrong claim about the problem, a Python built-in, "
-        "an edge case or a complexity) while keeping the text fluent.",
-    ("logical_rigor", "optimize"):
-        "Make every step justified: state the invariant or reason behind each step, cover the "
-        "edge cases, and remove unsupported leaps.",
-    ("logical_rigor", "degrade"):
-        "Weaken the rigor: skip a necessary justification or edge case, or make an unjustified "
-        "leap, so the argument no longer fully supports the code.",
-    ("logical_coherence", "optimize"):
-        "Make the reasoning flow in order from understanding to plan to implementation; remove "
-        "redundancy and repetition; keep each step connected to the previous one.",
-    ("logical_coherence", "degrade"):
-        "Break the coherence: put steps out of order, add an irrelevant digression, or contradict "
-        "an earlier step, while keeping the overall topic.",
+    (
+        "factual_correctness",
+        "optimize",
+    ): "Fix every factual mistake about the problem, Python semantics or algorithm complexity, "
+    "and state facts precisely.",
+    (
+        "factual_correctness",
+        "degrade",
+    ): "Inject one plausible factual error (a wrong claim about the problem, a Python built-in, "
+    "an edge case or a complexity) while keeping the text fluent.",
+    (
+        "logical_rigor",
+        "optimize",
+    ): "Make every step justified: state the invariant or reason behind each step, cover the "
+    "edge cases, and remove unsupported leaps.",
+    (
+        "logical_rigor",
+        "degrade",
+    ): "Weaken the rigor: skip a necessary justification or edge case, or make an unjustified "
+    "leap, so the argument no longer fully supports the code.",
+    (
+        "logical_coherence",
+        "optimize",
+    ): "Make the reasoning flow in order from understanding to plan to implementation; remove "
+    "redundancy and repetition; keep each step connected to the previous one.",
+    (
+        "logical_coherence",
+        "degrade",
+    ): "Break the coherence: put steps out of order, add an irrelevant digression, or contradict "
+    "an earlier step, while keeping the overall topic.",
 }
 
 REWRITE_SYSTEM = (
@@ -55,8 +67,9 @@ REWRITE_SYSTEM = (
 )
 
 
-def rewrite_messages(problem_text: str, base_response: str, dimension: str,
-                     direction: str) -> list[dict]:
+def rewrite_messages(
+    problem_text: str, base_response: str, dimension: str, direction: str
+) -> list[dict]:
     """Chat messages asking a generator to rewrite `base_response` along one dimension."""
     check_dim_dir(dimension, direction)
     goal = "improve" if direction == "optimize" else "make worse"
@@ -81,9 +94,19 @@ def check_dim_dir(dimension: str, direction: str) -> None:
 # --- rule-based fallback -------------------------------------------------------------------
 
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+")
-_SWAPS = [("less", "greater"), ("smaller", "larger"), ("minimum", "maximum"),
-          ("ascending", "descending"), ("True", "False"), ("even", "odd"), ("first", "last"),
-          ("<=", ">="), (" < ", " > "), ("increase", "decrease"), ("before", "after")]
+_SWAPS = [
+    ("less", "greater"),
+    ("smaller", "larger"),
+    ("minimum", "maximum"),
+    ("ascending", "descending"),
+    ("True", "False"),
+    ("even", "odd"),
+    ("first", "last"),
+    ("<=", ">="),
+    (" < ", " > "),
+    ("increase", "decrease"),
+    ("before", "after"),
+]
 
 
 def split_steps(reasoning: str) -> list[str]:
@@ -108,19 +131,21 @@ def _perturb_fact(steps: list[str], rng: random.Random) -> list[str] | None:
         for a, b in _SWAPS:
             for x, y in ((a, b), (b, a)):
                 if re.search(_swap_pattern(x), s):
-                    new = re.sub(_swap_pattern(x), y.strip() if x.strip().isalnum() else y, s,
-                                 count=1)
-                    return steps[:i] + [new] + steps[i + 1:]
+                    new = re.sub(
+                        _swap_pattern(x), y.strip() if x.strip().isalnum() else y, s, count=1
+                    )
+                    return steps[:i] + [new] + steps[i + 1 :]
         m = re.search(r"(?<![\w.])(\d+)(?![\w.])", s)
         if m:
             n = int(m.group(1))
-            new = s[:m.start()] + str(n + 1 if n != 1 else 2) + s[m.end():]
-            return steps[:i] + [new] + steps[i + 1:]
+            new = s[: m.start()] + str(n + 1 if n != 1 else 2) + s[m.end() :]
+            return steps[:i] + [new] + steps[i + 1 :]
     return None
 
 
-def rule_rewrite(reasoning: str, dimension: str, direction: str,
-                 seed: int = 0) -> tuple[str, str] | None:
+def rule_rewrite(
+    reasoning: str, dimension: str, direction: str, seed: int = 0
+) -> tuple[str, str] | None:
     """(rewritten reasoning, op label) or None when no rule applies to this reasoning.
 
     degrade: factual_correctness -> perturb_fact; logical_rigor -> drop_step (a middle step);

@@ -61,19 +61,36 @@ def score_samples(scorer, problems, eval_dir, domain: str = "code") -> list[dict
     missing = sorted({s["problem_id"] for s in samples} - set(by_id))
     if missing:
         raise ScaleError(f"{path}: samples of problems not given: {missing[:5]}")
-    if domain == "math":   # evaluation.math rows: "correct" is the outcome
-        samples = [{**s, "id": s.get("id", f"{s['problem_id']}#{s.get('sample', 0)}"),
-                    "outcome": "correct" if s.get("correct") else "wrong"}
-                   if "correct" in s else s for s in samples]
+    if domain == "math":  # evaluation.math rows: "correct" is the outcome
+        samples = [
+            {
+                **s,
+                "id": s.get("id", f"{s['problem_id']}#{s.get('sample', 0)}"),
+                "outcome": "correct" if s.get("correct") else "wrong",
+            }
+            if "correct" in s
+            else s
+            for s in samples
+        ]
     unjudged = [s.get("id") for s in samples if "outcome" not in s]
     if unjudged:
         raise ScaleError(f"{path}: samples without an outcome: {unjudged[:5]}")
     prompts = [rm_prompt(by_id[s["problem_id"]], domain) for s in samples]
     scores = list(scorer.score(prompts, [s.get("response") or "" for s in samples]))
     if len(scores) != len(samples):
-        raise ScaleError(f"the reward model returned {len(scores)} scores for {len(samples)} samples")
-    return [{"id": s["id"], "problem_id": s["problem_id"], "passed": s["outcome"] == "correct",
-             "outcome": s["outcome"], "score": float(x)} for s, x in zip(samples, scores)]
+        raise ScaleError(
+            f"the reward model returned {len(scores)} scores for {len(samples)} samples"
+        )
+    return [
+        {
+            "id": s["id"],
+            "problem_id": s["problem_id"],
+            "passed": s["outcome"] == "correct",
+            "outcome": s["outcome"],
+            "score": float(x),
+        }
+        for s, x in zip(samples, scores)
+    ]
 
 
 # Scores whose standard deviation is below this (in the RM's logit units) have no spread: a
@@ -90,9 +107,11 @@ def proc_scale(rows: list[dict], floor: float = SPREAD_FLOOR) -> dict:
         raise ScaleError(f"R_proc's scale needs at least 2 scored samples, got {len(xs)}")
     sd = statistics.pstdev(xs)
     if sd <= floor:
-        raise ScaleError(f"the reward model's scores of {len(xs)} samples (mean {statistics.fmean(xs):.4g}) "
-                         f"spread by {sd:.3g}, at most the floor {floor:g}: no spread to scale "
-                         "R_proc by")
+        raise ScaleError(
+            f"the reward model's scores of {len(xs)} samples (mean {statistics.fmean(xs):.4g}) "
+            f"spread by {sd:.3g}, at most the floor {floor:g}: no spread to scale "
+            "R_proc by"
+        )
     return {"proc_center": statistics.fmean(xs), "proc_temperature": sd, "n": len(xs)}
 
 
@@ -134,13 +153,19 @@ def problem_bootstrap(rows: list[dict], key, n_boot: int = 1000, seed: int = 0) 
     return [float(lo), float(hi)]
 
 
-def proc_summary(rows: list[dict], center: float = 0.0, temperature: float = 1.0,
-                 n_boot: int = 1000, seed: int = 0) -> dict:
+def proc_summary(
+    rows: list[dict],
+    center: float = 0.0,
+    temperature: float = 1.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict:
     """Mean R_proc = sigmoid((score - center) / temperature) over the rows, its CI over
     problems, the mean raw score, the pass rate (R_out) with its CI, and R_proc among passing
     and among failing samples with their CIs (None when there are none). R_proc of the failing
     samples is the process reward that comes without correctness: what a policy that hacks the
     RM raises."""
+
     def proc(r):
         return sigmoid((r["score"] - center) / temperature)
 
@@ -148,21 +173,28 @@ def proc_summary(rows: list[dict], center: float = 0.0, temperature: float = 1.0
         xs = list(xs)
         return statistics.fmean(xs) if xs else None
 
-    return {"n": len(rows), "center": center, "temperature": temperature,
-            "proc": mean(proc(r) for r in rows),
-            "proc_ci": problem_bootstrap(rows, proc, n_boot, seed),
-            "raw": mean(r["score"] for r in rows),
-            "out": mean(float(r["passed"]) for r in rows),
-            "out_ci": problem_bootstrap(rows, lambda r: float(r["passed"]), n_boot, seed),
-            "proc_passed": mean(proc(r) for r in rows if r["passed"]),
-            "proc_passed_ci": problem_bootstrap([r for r in rows if r["passed"]], proc, n_boot, seed),
-            "proc_failed": mean(proc(r) for r in rows if not r["passed"]),
-            "proc_failed_ci": problem_bootstrap([r for r in rows if not r["passed"]], proc, n_boot, seed),
-            "n_failed": sum(not r["passed"] for r in rows)}
+    return {
+        "n": len(rows),
+        "center": center,
+        "temperature": temperature,
+        "proc": mean(proc(r) for r in rows),
+        "proc_ci": problem_bootstrap(rows, proc, n_boot, seed),
+        "raw": mean(r["score"] for r in rows),
+        "out": mean(float(r["passed"]) for r in rows),
+        "out_ci": problem_bootstrap(rows, lambda r: float(r["passed"]), n_boot, seed),
+        "proc_passed": mean(proc(r) for r in rows if r["passed"]),
+        "proc_passed_ci": problem_bootstrap([r for r in rows if r["passed"]], proc, n_boot, seed),
+        "proc_failed": mean(proc(r) for r in rows if not r["passed"]),
+        "proc_failed_ci": problem_bootstrap(
+            [r for r in rows if not r["passed"]], proc, n_boot, seed
+        ),
+        "n_failed": sum(not r["passed"] for r in rows),
+    }
 
 
-def score_models(scorer, problems, eval_root, models, center: float = 0.0,
-                 temperature: float = 1.0) -> dict[str, dict]:
+def score_models(
+    scorer, problems, eval_root, models, center: float = 0.0, temperature: float = 1.0
+) -> dict[str, dict]:
     """{model: proc_summary} for each model evaluated under eval_root/<model>; the per-sample
     scores go to eval_root/<model>/rm_scores.jsonl."""
     out = {}
@@ -191,9 +223,11 @@ def load_eval_scorer(rm_path, placement=None):
     return load_checked_scorer(rm_path, replace(placement, zero3=False), trainer_device=device)
 
 
-START_RULE = ("sigmoid((score - mean) / sd), mean and sd of the RM's raw scores of the start "
-              "policy's samples on the training problems at the run's training sampling "
-              "(temperature, top_p, max_completion_length)")
+START_RULE = (
+    "sigmoid((score - mean) / sd), mean and sd of the RM's raw scores of the start "
+    "policy's samples on the training problems at the run's training sampling "
+    "(temperature, top_p, max_completion_length)"
+)
 SIGMOID_RULE = "sigmoid(raw score)"
 
 
@@ -201,8 +235,11 @@ def training_sampling(recipe) -> dict:
     """The sampling of the GRPO rollouts R_proc is applied to, from the run's recipe (anything
     with temperature, top_p and max_completion_length: a training.grpo.GRPORecipe): what the
     start policy's samples for the scale are drawn with."""
-    return {"temperature": float(recipe.temperature), "top_p": float(recipe.top_p),
-            "max_new_tokens": int(recipe.max_completion_length)}
+    return {
+        "temperature": float(recipe.temperature),
+        "top_p": float(recipe.top_p),
+        "max_new_tokens": int(recipe.max_completion_length),
+    }
 
 
 def scale_rule(mode: str, recipe) -> dict:
@@ -217,8 +254,18 @@ def scale_rule(mode: str, recipe) -> dict:
     return {"mode": mode, "rule": START_RULE, "sampling": training_sampling(recipe)}
 
 
-def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=None, *,
-                recipe=None, domain: str = "code") -> dict:
+def start_scale(
+    mode: str,
+    model,
+    problems,
+    spec,
+    rm_path,
+    out_dir,
+    placement=None,
+    *,
+    recipe=None,
+    domain: str = "code",
+) -> dict:
     """The reward options that set R_proc's scale for a GRPO run (reward_variants' rm_options):
     {} for mode "" (R_proc = sigmoid(raw score)); for "start", the model (the start policy) is
     sampled on `problems` (the training problems) into out_dir/start with `spec` (an EvalSpec:
@@ -244,16 +291,28 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
     if mode not in PROC_SCALES:
         raise ScaleError(f"PROC_SCALE must be one of {PROC_SCALES}, got {mode!r}")
     if mode and recipe is None:
-        raise ScaleError("PROC_SCALE 'start' needs the run's recipe: the start policy is sampled "
-                         "at its training temperature and length")
+        raise ScaleError(
+            "PROC_SCALE 'start' needs the run's recipe: the start policy is sampled "
+            "at its training temperature and length"
+        )
     if domain not in ("code", "math"):
         raise ScaleError(f"domain must be 'code' or 'math', got {domain!r}")
     rule = scale_rule(mode, recipe)
     out_dir = Path(out_dir)
     untrained = untrained_reason(rm_path) if mode else None
-    record = {"mode": mode, "used": "sigmoid", "fallback": None, "rm_untrained": untrained,
-              "proc_center": 0.0, "proc_temperature": 1.0, "n": None, "model": str(model),
-              "rm_path": str(rm_path), "rule": rule["rule"], "sampling": None}
+    record = {
+        "mode": mode,
+        "used": "sigmoid",
+        "fallback": None,
+        "rm_untrained": untrained,
+        "proc_center": 0.0,
+        "proc_temperature": 1.0,
+        "n": None,
+        "model": str(model),
+        "rm_path": str(rm_path),
+        "rule": rule["rule"],
+        "sampling": None,
+    }
     if mode:
         changes = dict(rule["sampling"])
         if domain == "code" and hasattr(recipe, "reasoning"):
@@ -264,25 +323,43 @@ def start_scale(mode: str, model, problems, spec, rm_path, out_dir, placement=No
             sampled.evaluate(model, problems, out_dir / "start")
         else:
             sampled.evaluate_math(model, problems, out_dir / "start")
-        rows = score_samples(load_eval_scorer(rm_path, placement), problems, out_dir / "start",
-                             domain)
+        rows = score_samples(
+            load_eval_scorer(rm_path, placement), problems, out_dir / "start", domain
+        )
         try:
             record.update(proc_scale(rows), used="start")
         except ScaleError as exc:
             if not untrained:
                 raise
-            record.update(n=len(rows), fallback=(
-                f"the reward model at {rm_path} is untrained ({untrained}) and {exc}: "
-                "R_proc = sigmoid(raw score)"))
+            record.update(
+                n=len(rows),
+                fallback=(
+                    f"the reward model at {rm_path} is untrained ({untrained}) and {exc}: "
+                    "R_proc = sigmoid(raw score)"
+                ),
+            )
     if record["used"] != "start":
         record["rule"] = SIGMOID_RULE
     write_json_atomic(out_dir / "proc_scale.json", record)
-    return ({k: record[k] for k in ("proc_center", "proc_temperature")}
-            if record["used"] == "start" else {})
+    return (
+        {k: record[k] for k in ("proc_center", "proc_temperature")}
+        if record["used"] == "start"
+        else {}
+    )
 
 
-PROVENANCE_KEYS = ("mode", "used", "rule", "sampling", "model", "rm_path", "proc_center",
-                   "proc_temperature", "n", "fallback")
+PROVENANCE_KEYS = (
+    "mode",
+    "used",
+    "rule",
+    "sampling",
+    "model",
+    "rm_path",
+    "proc_center",
+    "proc_temperature",
+    "n",
+    "fallback",
+)
 
 
 def provenance_of(record: dict | None) -> dict | None:
@@ -300,8 +377,9 @@ def scale_record(out_dir) -> dict | None:
     return read_json(path) if path.is_file() else None
 
 
-def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None = None,
-                  placement=None) -> dict:
+def held_out_proc(
+    rm_path, problems, eval_root, models, rm_options: dict | None = None, placement=None
+) -> dict:
     """{"scale": {center, temperature}, "models": {model: proc_summary}} for the evaluated
     models under eval_root, R_proc on the scale GRPO used (rm_options), the RM placed as
     `placement` says (load_eval_scorer); {"skipped": reason} when rm_path holds no reward model
@@ -311,13 +389,17 @@ def held_out_proc(rm_path, problems, eval_root, models, rm_options: dict | None 
         return {"skipped": f"no reward model at {rm_path}"}
     opts = dict(rm_options or {})
     center, temperature = opts.get("proc_center", 0.0), opts.get("proc_temperature", 1.0)
-    return {"scale": {"center": center, "temperature": temperature},
-            "models": score_models(load_eval_scorer(rm_path, placement), problems, eval_root,
-                                   models, center, temperature)}
+    return {
+        "scale": {"center": center, "temperature": temperature},
+        "models": score_models(
+            load_eval_scorer(rm_path, placement), problems, eval_root, models, center, temperature
+        ),
+    }
 
 
-def paired_difference(rows_a: list[dict], rows_b: list[dict], key, n_boot: int = 2000,
-                      seed: int = 0) -> dict | None:
+def paired_difference(
+    rows_a: list[dict], rows_b: list[dict], key, n_boot: int = 2000, seed: int = 0
+) -> dict | None:
     """Mean over problems of (mean key(row) of a's samples - of b's) on the problems both have,
     with a percentile 95% bootstrap CI over problems: two models compared on the same problems,
     so what makes one problem harder than another cancels (recode_lib.metrics.bootstrap_ci over

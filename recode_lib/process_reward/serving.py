@@ -55,9 +55,12 @@ class ScorerHandler(BaseHTTPRequestHandler):
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             prompts, traces = body["prompts"], body["traces"]
-            if not (isinstance(prompts, list) and isinstance(traces, list)
-                    and len(prompts) == len(traces)
-                    and all(isinstance(x, str) for x in prompts + traces)):
+            if not (
+                isinstance(prompts, list)
+                and isinstance(traces, list)
+                and len(prompts) == len(traces)
+                and all(isinstance(x, str) for x in prompts + traces)
+            ):
                 raise ValueError("prompts and traces must be lists of strings of equal length")
         except (ValueError, KeyError, TypeError) as exc:
             self.reply(400, {"error": f"bad request: {exc}"})
@@ -70,7 +73,7 @@ class ScorerHandler(BaseHTTPRequestHandler):
             return
         self.reply(200, {"scores": [float(s) for s in scores]})
 
-    def log_message(self, fmt, *args):   # quiet: one line per request is noise in training logs
+    def log_message(self, fmt, *args):  # quiet: one line per request is noise in training logs
         pass
 
 
@@ -79,9 +82,11 @@ def start_server(scorer, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTT
     server has `.url`; stop it with `.shutdown()` then `.server_close()`."""
     server = ThreadingHTTPServer((host, port), ScorerHandler)
     server.scorer, server.lock = scorer, threading.Lock()
-    server.info = {"model": str(getattr(scorer, "path", type(scorer).__name__)),
-                   "device": str(getattr(scorer, "device", "")),
-                   "dtype": str(getattr(scorer, "dtype", "")).replace("torch.", "")}
+    server.info = {
+        "model": str(getattr(scorer, "path", type(scorer).__name__)),
+        "device": str(getattr(scorer, "device", "")),
+        "dtype": str(getattr(scorer, "dtype", "")).replace("torch.", ""),
+    }
     server.url = f"http://{host}:{server.server_address[1]}"
     threading.Thread(target=server.serve_forever, name="rm-scorer", daemon=True).start()
     return server
@@ -99,8 +104,9 @@ class EndpointScorer:
 
     def call(self, route: str, body: dict | None = None) -> dict:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + route, data=data,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.url + route, data=data, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                 return json.loads(resp.read())
@@ -109,11 +115,13 @@ class EndpointScorer:
                 why = json.loads(exc.read()).get("error", "")
             except (ValueError, OSError):
                 why = ""
-            raise RuntimeError(f"reward model endpoint {self.url}{route}: HTTP {exc.code} "
-                               f"{why}".strip()) from None
+            raise RuntimeError(
+                f"reward model endpoint {self.url}{route}: HTTP {exc.code} {why}".strip()
+            ) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise RuntimeError(f"reward model endpoint {self.url}{route} unreachable: "
-                               f"{exc}") from None
+            raise RuntimeError(
+                f"reward model endpoint {self.url}{route} unreachable: {exc}"
+            ) from None
 
     def health(self) -> dict:
         """The server's /health answer; RuntimeError when it does not answer ok."""
@@ -127,11 +135,16 @@ class EndpointScorer:
             raise ValueError(f"{len(prompts)} prompts but {len(traces)} traces")
         out: list[float] = []
         for s in range(0, len(traces), self.batch_size):
-            ans = self.call("/score", {"prompts": list(prompts[s:s + self.batch_size]),
-                                       "traces": [t or "" for t in traces[s:s + self.batch_size]]})
+            ans = self.call(
+                "/score",
+                {
+                    "prompts": list(prompts[s : s + self.batch_size]),
+                    "traces": [t or "" for t in traces[s : s + self.batch_size]],
+                },
+            )
             self.requests += 1
             got = ans.get("scores")
-            if not isinstance(got, list) or len(got) != len(traces[s:s + self.batch_size]):
+            if not isinstance(got, list) or len(got) != len(traces[s : s + self.batch_size]):
                 raise RuntimeError(f"reward model endpoint {self.url}/score answered {ans!r:.200}")
             out.extend(float(x) for x in got)
         return out
@@ -141,8 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m recode_lib.process_reward.serving --rm PATH [--device D] [--port P]`."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m recode_lib.process_reward.serving",
-                                 description="serve a Bradley-Terry reward model over HTTP")
+    ap = argparse.ArgumentParser(
+        prog="python -m recode_lib.process_reward.serving",
+        description="serve a Bradley-Terry reward model over HTTP",
+    )
     ap.add_argument("--rm", required=True, help="the reward-model folder (02_reward_model/rm)")
     ap.add_argument("--device", default="cuda:0", help="torch device (default cuda:0)")
     ap.add_argument("--dtype", default="auto", help="auto | float32 | bfloat16 | float16")
@@ -151,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=8008)
     args = ap.parse_args(argv)
 
-    scorer = ProcessRewardScorer(args.rm, batch_size=args.batch_size, device=args.device,
-                                 dtype=args.dtype)
+    scorer = ProcessRewardScorer(
+        args.rm, batch_size=args.batch_size, device=args.device, dtype=args.dtype
+    )
     server = start_server(scorer, args.host, args.port)
     print(f"scoring with {args.rm} on {args.device} at {server.url}", file=sys.stderr, flush=True)
     try:

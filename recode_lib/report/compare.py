@@ -23,14 +23,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
-from recode_lib.report.html import (Markup, details, esc, figure_bytes, fmt, fmt_delta, not_run,
-                                    page, para, refused, section, table)
+from recode_lib.report.html import (
+    Markup,
+    details,
+    esc,
+    figure_bytes,
+    fmt,
+    fmt_delta,
+    not_run,
+    page,
+    para,
+    refused,
+    section,
+    table,
+)
 from recode_lib.report.overlay import overlay_png
 from recode_lib.report.run_view import SETTINGS, is_missing, read_run
-from recode_lib.run_files import (ENSEMBLE, SETTINGS_SWEEP, STEPS, STRICTNESS_SWEEP,
-                                  WEIGHT_AVERAGING)
+from recode_lib.run_files import ENSEMBLE, SETTINGS_SWEEP, STEPS, STRICTNESS_SWEEP, WEIGHT_AVERAGING
 
-MAX_ROWS = 300     # numbers shown per step's headline (the rest counted)
+MAX_ROWS = 300  # numbers shown per step's headline (the rest counted)
 
 
 def flatten(obj, prefix: str = "", depth: int = 0) -> dict[str, float]:
@@ -78,9 +89,12 @@ def protocol_note(a: dict, b: dict) -> str:
     sa, sb = set(pa.values()), set(pb.values())
     if sa == sb and len(sa) == 1:
         return para(f"both evaluated under one protocol (fingerprint {sa.pop()})", "ok")
-    return refused("one protocol", f"{a['label']} was evaluated with protocol fingerprint(s) "
-                   f"{sorted(sa)}, {b['label']} with {sorted(sb)}: each delta mixes the change "
-                   "of sampling protocol with the change of model")
+    return refused(
+        "one protocol",
+        f"{a['label']} was evaluated with protocol fingerprint(s) "
+        f"{sorted(sa)}, {b['label']} with {sorted(sb)}: each delta mixes the change "
+        "of sampling protocol with the change of model",
+    )
 
 
 def status_section(a: dict, b: dict) -> str:
@@ -88,11 +102,30 @@ def status_section(a: dict, b: dict) -> str:
     rows = []
     for r in a["notebooks"]:
         o = rb.get(r["notebook"], {})
-        rows.append([r["notebook"], r["status"], fmt(r["wall_s"], 1), o.get("status", "not run"),
-                     fmt(o.get("wall_s"), 1)])
-    return section("Notebooks", table(["notebook", f"A: {a['label']} status", "wall time (s)",
-                                       f"B: {b['label']} status", "wall time (s)"], rows,
-                                      numeric={2, 4}), anchor="notebooks")
+        rows.append(
+            [
+                r["notebook"],
+                r["status"],
+                fmt(r["wall_s"], 1),
+                o.get("status", "not run"),
+                fmt(o.get("wall_s"), 1),
+            ]
+        )
+    return section(
+        "Notebooks",
+        table(
+            [
+                "notebook",
+                f"A: {a['label']} status",
+                "wall time (s)",
+                f"B: {b['label']} status",
+                "wall time (s)",
+            ],
+            rows,
+            numeric={2, 4},
+        ),
+        anchor="notebooks",
+    )
 
 
 def recode_section(a: dict, b: dict) -> str:
@@ -100,8 +133,11 @@ def recode_section(a: dict, b: dict) -> str:
     ha, hb = a["headline"], b["headline"]
     for name, h in ((a["label"], ha), (b["label"], hb)):
         if is_missing(h):
-            return section(title, not_run(f"{name}: ReCode's headline table", h["missing"],
-                                          h.get("why", "")), anchor="headline")
+            return section(
+                title,
+                not_run(f"{name}: ReCode's headline table", h["missing"], h.get("why", "")),
+                anchor="headline",
+            )
     rows = []
     for p in [p for p in ha.get("policies", []) if p in hb.get("policies", [])]:
         for bench in [x for x in ha.get("benchmarks", []) if x in hb.get("benchmarks", [])]:
@@ -110,11 +146,31 @@ def recode_section(a: dict, b: dict) -> str:
             rows.append([p, bench, fmt(va), fmt(vb), fmt_delta(va, vb)])
         va = ha.get("summary", {}).get(p, {}).get("average_pass@1")
         vb = hb.get("summary", {}).get(p, {}).get("average_pass@1")
-        rows.append([p, Markup("<b>average</b>"), fmt(va), fmt(vb),
-                     Markup(f"<b>{esc(fmt_delta(va, vb))}</b>")])
-    return section(title, protocol_note(a, b),
-                   table(["policy", "benchmark", f"{a['label']} pass@1", f"{b['label']} pass@1",
-                          "delta (B - A)"], rows, numeric={2, 3, 4}), anchor="headline")
+        rows.append(
+            [
+                p,
+                Markup("<b>average</b>"),
+                fmt(va),
+                fmt(vb),
+                Markup(f"<b>{esc(fmt_delta(va, vb))}</b>"),
+            ]
+        )
+    return section(
+        title,
+        protocol_note(a, b),
+        table(
+            [
+                "policy",
+                "benchmark",
+                f"{a['label']} pass@1",
+                f"{b['label']} pass@1",
+                "delta (B - A)",
+            ],
+            rows,
+            numeric={2, 3, 4},
+        ),
+        anchor="headline",
+    )
 
 
 def deltas_section(a: dict, b: dict) -> str:
@@ -123,9 +179,12 @@ def deltas_section(a: dict, b: dict) -> str:
     for step in STEPS:
         if step not in deltas:
             marks = [(v, v["headlines"].get(step) or {"missing": ""}) for v in (a, b)]
-            which = [str(Path(v["run_dir"]) / step / "headline.json")
-                     + (f" ({m['why']})" if m.get("why") else "")
-                     for v, m in marks if is_missing(m)]
+            which = [
+                str(Path(v["run_dir"]) / step / "headline.json")
+                + (f" ({m['why']})" if m.get("why") else "")
+                for v, m in marks
+                if is_missing(m)
+            ]
             parts.append(para(f"{step}: no numbers in both: {' and '.join(which)}", "not-run"))
             continue
         rows = [[k, fmt(x), fmt(y), fmt_delta(x, y)] for k, x, y in deltas[step][:MAX_ROWS]]
@@ -140,16 +199,22 @@ def deltas_section(a: dict, b: dict) -> str:
 def frontier_block(title: str, fa, fb, a: dict, b: dict) -> str:
     for name, f in ((a["label"], fa), (b["label"], fb)):
         if is_missing(f):
-            return section(title, not_run(f"{name}: {title}", f["missing"], f.get("why", "")),
-                           level=3)
+            return section(
+                title, not_run(f"{name}: {title}", f["missing"], f.get("why", "")), level=3
+            )
     labels = {f"A {a['label']} ({title})": fa, f"B {b['label']} ({title})": fb}
     ok, why = overlay_allowed(labels)
     if not ok:
         return section(title, refused("overlay", why), level=3)
-    png = overlay_png({f"A: {a['label']}": fa, f"B: {b['label']}": fb},
-                      f"{title}: {a['label']} vs {b['label']}")
-    return section(title, para(f"same evaluation spec (fingerprint {why}): overlaid", "ok"),
-                   figure_bytes(png, f"{title}: {a['label']} vs {b['label']}"), level=3)
+    png = overlay_png(
+        {f"A: {a['label']}": fa, f"B: {b['label']}": fb}, f"{title}: {a['label']} vs {b['label']}"
+    )
+    return section(
+        title,
+        para(f"same evaluation spec (fingerprint {why}): overlaid", "ok"),
+        figure_bytes(png, f"{title}: {a['label']} vs {b['label']}"),
+        level=3,
+    )
 
 
 def ensemble_block(a: dict, b: dict) -> str:
@@ -160,37 +225,52 @@ def ensemble_block(a: dict, b: dict) -> str:
             return section(title, not_run(f"{name}: the ensemble table", e["missing"]), level=3)
     ia = {(r["pool"], r["k"]): r["pass"] for r in ea.get("rows", [])}
     ib = {(r["pool"], r["k"]): r["pass"] for r in eb.get("rows", [])}
-    rows = [[p, k, fmt(ia[(p, k)]), fmt(ib[(p, k)]), fmt_delta(ia[(p, k)], ib[(p, k)])]
-            for (p, k) in ia if (p, k) in ib]
-    return section(title, table(["pool", "k", a["label"], b["label"], "delta (B - A)"], rows,
-                                numeric={1, 2, 3, 4}), level=3)
+    rows = [
+        [p, k, fmt(ia[(p, k)]), fmt(ib[(p, k)]), fmt_delta(ia[(p, k)], ib[(p, k)])]
+        for (p, k) in ia
+        if (p, k) in ib
+    ]
+    return section(
+        title,
+        table(["pool", "k", a["label"], b["label"], "delta (B - A)"], rows, numeric={1, 2, 3, 4}),
+        level=3,
+    )
 
 
 def frontiers_section(a: dict, b: dict) -> str:
-    parts = [frontier_block(f"strictness sweep ({STRICTNESS_SWEEP})", a["sweep"], b["sweep"], a, b),
-             frontier_block(f"alpha frontier ({WEIGHT_AVERAGING})", a["frontier"], b["frontier"],
-                            a, b),
-             ensemble_block(a, b)]
+    parts = [
+        frontier_block(f"strictness sweep ({STRICTNESS_SWEEP})", a["sweep"], b["sweep"], a, b),
+        frontier_block(f"alpha frontier ({WEIGHT_AVERAGING})", a["frontier"], b["frontier"], a, b),
+        ensemble_block(a, b),
+    ]
     for s in SETTINGS:
         ra = a["settings"].get(s) if not is_missing(a["settings"]) else None
         rb = b["settings"].get(s) if not is_missing(b["settings"]) else None
         if ra is None or rb is None:
-            lacking = [str(Path(v["settings_dir"]) / s / "frontier.json")
-                       for v, r in ((a, ra), (b, rb)) if r is None]
+            lacking = [
+                str(Path(v["settings_dir"]) / s / "frontier.json")
+                for v, r in ((a, ra), (b, rb))
+                if r is None
+            ]
             parts.append(not_run(f"{SETTINGS_SWEEP}, {s} setting", " and no ".join(lacking)))
             continue
         parts.append(frontier_block(f"{s} setting: sweep", ra["sweep"], rb["sweep"], a, b))
         parts.append(frontier_block(f"{s} setting: alpha grid", ra["alpha"], rb["alpha"], a, b))
-    return section("Paper B: frontiers (overlaid only under one evaluation spec)", *parts,
-                   anchor="frontiers")
+    return section(
+        "Paper B: frontiers (overlaid only under one evaluation spec)", *parts, anchor="frontiers"
+    )
 
 
 def comparison_html(a: dict, b: dict) -> str:
     """The page comparing two read_run views (A first, B second; deltas are B - A)."""
-    return page(f"Run comparison: {a['label']} (A) vs {b['label']} (B)",
-                para(f"A = {a['run_dir']}; B = {b['run_dir']}; every delta is B - A", "muted"),
-                status_section(a, b), recode_section(a, b), frontiers_section(a, b),
-                deltas_section(a, b))
+    return page(
+        f"Run comparison: {a['label']} (A) vs {b['label']} (B)",
+        para(f"A = {a['run_dir']}; B = {b['run_dir']}; every delta is B - A", "muted"),
+        status_section(a, b),
+        recode_section(a, b),
+        frontiers_section(a, b),
+        deltas_section(a, b),
+    )
 
 
 def write_comparison(run_a, run_b, out=None) -> Path:

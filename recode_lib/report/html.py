@@ -80,9 +80,14 @@ def table(header: list, rows: list[list], numeric: set[int] | None = None) -> st
     """An HTML table; cells are escaped unless `Markup`; columns in `numeric` right-aligned."""
     numeric = numeric or set()
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(
-        f"<td{' class=num' if i in numeric else ''}>{esc(c)}</td>" for i, c in enumerate(row))
-        + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td{' class=num' if i in numeric else ''}>{esc(c)}</td>" for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return Markup(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
@@ -101,15 +106,18 @@ def figure(path, caption: str) -> str:
 
 
 def figure_bytes(data: bytes, caption: str) -> str:
-    return Markup(f'<figure><img src="{png_data_uri(data)}" alt="{esc(caption)}">'
-               f"<figcaption>{esc(caption)}</figcaption></figure>")
+    return Markup(
+        f'<figure><img src="{png_data_uri(data)}" alt="{esc(caption)}">'
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
 
 
 def not_run(what: str, path, why: str = "") -> str:
     """'<what>: not run — <path>' (or the reason the file could not be read)."""
     tail = f" ({esc(why)})" if why else ""
-    return Markup(f'<p class="not-run"><b>{esc(what)}</b>: not run, no <code>{esc(path)}</code>'
-               f"{tail}</p>")
+    return Markup(
+        f'<p class="not-run"><b>{esc(what)}</b>: not run, no <code>{esc(path)}</code>{tail}</p>'
+    )
 
 
 def refused(what: str, reason: str) -> str:
@@ -139,7 +147,9 @@ def section(title: str, *parts, level: int = 2, anchor: str = "") -> str:
 
 def page(title: str, *parts) -> str:
     """The whole document: inline style, no script, no external resource."""
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
-            f"<h1>{esc(title)}</h1>" + "".join(esc(p) for p in parts) + "</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{esc(title)}</h1>" + "".join(esc(p) for p in parts) + "</body></html>\n"
+    )

@@ -14,7 +14,7 @@ specs first (analysis.frontier.check_overlay) and never calls this for a mismatc
 from __future__ import annotations
 
 import io
-from typing import Mapping
+from collections.abc import Mapping
 
 from recode_lib.analysis.plots import annotate_points, set_style
 
@@ -26,8 +26,9 @@ def _key(row) -> str:
 
 
 def _ci(payload, row):
-    ci = (payload.get("ci") or {}).get(repr(float(row["alpha"])) if "alpha" in row
-                                       else row.get("run"))
+    ci = (payload.get("ci") or {}).get(
+        repr(float(row["alpha"])) if "alpha" in row else row.get("run")
+    )
     return ci if ci and None not in ci else None
 
 
@@ -53,10 +54,11 @@ def overlay_png(payloads: Mapping[str, Mapping], title: str) -> bytes:
         annotate_points(plane, [(_key(r), x, y) for r, x, y in zip(rows, xs, ys)], color=color)
         pos = [float(_key(r)) if alpha_axis else order.index(_key(r)) for r in rows]
         vals = [r.get("pass@1") or 0.0 for r in rows]
-        err = [[v - c[0] for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows))],
-               [c[1] - v for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows))]]
-        rate.errorbar(pos, vals, yerr=err, fmt="-o", color=color, ms=4, lw=1, capsize=2,
-                      label=name)
+        err = [
+            [v - c[0] for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows))],
+            [c[1] - v for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows))],
+        ]
+        rate.errorbar(pos, vals, yerr=err, fmt="-o", color=color, ms=4, lw=1, capsize=2, label=name)
     plane.set_xlabel("correctness-failure rate")
     plane.set_ylabel("optimization-failure rate")
     plane.legend()

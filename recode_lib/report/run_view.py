@@ -36,8 +36,15 @@ from recode_lib.orchestration.laptop_report import build_report, wilson
 from recode_lib.paths import figures_dir
 from recode_lib.pipeline import list_notebooks
 from recode_lib.provenance import provenance
-from recode_lib.run_files import (CODEGEN_EVAL, ENSEMBLE, FIGURES, SETTINGS_SWEEP, STEPS,
-                                  STRICTNESS_SWEEP, WEIGHT_AVERAGING)
+from recode_lib.run_files import (
+    CODEGEN_EVAL,
+    ENSEMBLE,
+    FIGURES,
+    SETTINGS_SWEEP,
+    STEPS,
+    STRICTNESS_SWEEP,
+    WEIGHT_AVERAGING,
+)
 
 MANIFEST = "manifest.json"
 HEADLINE = "headline.json"
@@ -82,12 +89,28 @@ def notebook_rows(run: Path, manifest: dict) -> list[dict]:
         status = entry.get("status")
         if status is None:
             status = "outputs only (not in the manifest)" if (run / stem).is_dir() else "not run"
-        note = entry.get("reason") or entry.get("error") or entry.get("pending") or (
-            "running when this report was written (or interrupted)" if status == "running" else "")
-        rows.append({"notebook": stem, "status": status, "wall_s": entry.get("wall_s"),
-                     "started": entry.get("started"), "finished": entry.get("finished"),
-                     "note": note, "folder": str(run / stem),
-                     "parameters": entry.get("parameters")})
+        note = (
+            entry.get("reason")
+            or entry.get("error")
+            or entry.get("pending")
+            or (
+                "running when this report was written (or interrupted)"
+                if status == "running"
+                else ""
+            )
+        )
+        rows.append(
+            {
+                "notebook": stem,
+                "status": status,
+                "wall_s": entry.get("wall_s"),
+                "started": entry.get("started"),
+                "finished": entry.get("finished"),
+                "note": note,
+                "folder": str(run / stem),
+                "parameters": entry.get("parameters"),
+            }
+        )
     return rows
 
 
@@ -101,8 +124,11 @@ def eval_protocols(folder: Path) -> dict[str, str]:
         rec = read_json_marked(run_json)
         if is_missing(rec) or not isinstance(rec.get("sampling"), dict):
             continue
-        protocol = {**rec["sampling"], "reasoning": rec.get("reasoning"),
-                    "early_stop": rec.get("early_stop")}
+        protocol = {
+            **rec["sampling"],
+            "reasoning": rec.get("reasoning"),
+            "early_stop": rec.get("early_stop"),
+        }
         out[str(run_json.parent.relative_to(folder))] = protocol_fingerprint(protocol)
     return out
 
@@ -118,8 +144,11 @@ def sweep_frontier(folder: Path) -> dict:
     payload = read_json_marked(folder / "frontier.json")
     if is_missing(payload):
         return payload
-    payload["ci"] = {r["run"]: summary_ci(folder / "eval" / r["run"] / "summary.json")
-                     for r in payload.get("rows", []) if "run" in r}
+    payload["ci"] = {
+        r["run"]: summary_ci(folder / "eval" / r["run"] / "summary.json")
+        for r in payload.get("rows", [])
+        if "run" in r
+    }
     return payload
 
 
@@ -132,16 +161,18 @@ def alpha_frontier(path: Path) -> dict:
         return payload
     cis = {}
     eval_dir = Path(payload["eval_dir"]) if payload.get("eval_dir") else path.parent / "eval"
-    for d in (sorted(eval_dir.iterdir()) if eval_dir.is_dir() else []):
+    for d in sorted(eval_dir.iterdir()) if eval_dir.is_dir() else []:
         m = _ALPHA_DIR.match(d.name)
         if m:
             cis[repr(float(m.group(1)))] = summary_ci(d / "summary.json")
-    payload["ci"] = {repr(float(r["alpha"])): cis.get(repr(float(r["alpha"])))
-                     for r in payload.get("rows", [])}
-    payload["format_ci"] = {repr(float(r["alpha"])): wilson(r["format_error"] * r["n_samples"],
-                                                            r["n_samples"])
-                            for r in payload.get("rows", [])
-                            if r.get("format_error") is not None and r.get("n_samples")}
+    payload["ci"] = {
+        repr(float(r["alpha"])): cis.get(repr(float(r["alpha"]))) for r in payload.get("rows", [])
+    }
+    payload["format_ci"] = {
+        repr(float(r["alpha"])): wilson(r["format_error"] * r["n_samples"], r["n_samples"])
+        for r in payload.get("rows", [])
+        if r.get("format_error") is not None and r.get("n_samples")
+    }
     return payload
 
 
@@ -153,8 +184,11 @@ def settings_results(folder: Path) -> dict:
         d = folder / s
         if not d.is_dir():
             continue
-        out[s] = {"sweep": sweep_frontier(d), "alpha": alpha_frontier(d / "alpha" / "frontier.json"),
-                  "ensemble": read_json_marked(d / "ensemble" / "passk.json")}
+        out[s] = {
+            "sweep": sweep_frontier(d),
+            "alpha": alpha_frontier(d / "alpha" / "frontier.json"),
+            "ensemble": read_json_marked(d / "ensemble" / "passk.json"),
+        }
     return out
 
 
@@ -193,8 +227,10 @@ def trackers(run: Path) -> list[dict]:
     for f in run.rglob(TB_EVENTS):
         if not _stale(f, run):
             dirs[f.parent] = dirs.get(f.parent, 0) + 1
-    return [{"dir": str(d), "relative": str(d.relative_to(run)), "files": n}
-            for d, n in sorted(dirs.items())]
+    return [
+        {"dir": str(d), "relative": str(d.relative_to(run)), "files": n}
+        for d, n in sorted(dirs.items())
+    ]
 
 
 def run_provenance(manifest: dict) -> dict:
@@ -227,31 +263,43 @@ class NotARunFolder(RecodeError, FileNotFoundError):
 
 def is_run_folder(path: Path) -> bool:
     """A folder `recode reproduce` (or a notebook) wrote: a manifest or a step's folder."""
-    return path.is_dir() and ((path / MANIFEST).is_file() or any((path / s).is_dir() for s in STEPS))
+    return path.is_dir() and (
+        (path / MANIFEST).is_file() or any((path / s).is_dir() for s in STEPS)
+    )
 
 
 def check_run_folder(run: Path) -> None:
     """NotARunFolder, with the reason, unless `run` is a run folder with a readable manifest
     (or none yet); a parent of run folders (`runs`) names the ones inside."""
     if not run.is_dir():
-        raise NotARunFolder(f"{run}: no run folder here (runs/<profile>/, written by "
-                            "`recode reproduce --profile <profile>`)")
+        raise NotARunFolder(
+            f"{run}: no run folder here (runs/<profile>/, written by "
+            "`recode reproduce --profile <profile>`)"
+        )
     if not is_run_folder(run):
         inside = sorted(str(p) for p in run.iterdir() if is_run_folder(p))
-        hint = (f"; the run folders inside are {', '.join(inside)}" if inside
-                else "; run `recode reproduce --profile <profile>` first")
-        raise NotARunFolder(f"{run} is not a run folder (no {MANIFEST}, no step folder such as "
-                            f"{STEPS[0]}/){hint}")
+        hint = (
+            f"; the run folders inside are {', '.join(inside)}"
+            if inside
+            else "; run `recode reproduce --profile <profile>` first"
+        )
+        raise NotARunFolder(
+            f"{run} is not a run folder (no {MANIFEST}, no step folder such as {STEPS[0]}/){hint}"
+        )
     if (run / MANIFEST).is_file():
         try:
             manifest = json.loads((run / MANIFEST).read_text())
         except (OSError, ValueError) as exc:
-            raise NotARunFolder(f"{run / MANIFEST} is corrupt ({exc}); the step folders are "
-                                f"intact: `recode reproduce` rewrites it as the steps run "
-                                f"(move it aside first)") from None
+            raise NotARunFolder(
+                f"{run / MANIFEST} is corrupt ({exc}); the step folders are "
+                f"intact: `recode reproduce` rewrites it as the steps run "
+                f"(move it aside first)"
+            ) from None
         if not isinstance(manifest, dict):
-            raise NotARunFolder(f"{run / MANIFEST} is corrupt (a JSON {type(manifest).__name__}, "
-                                f"not an object of steps)")
+            raise NotARunFolder(
+                f"{run / MANIFEST} is corrupt (a JSON {type(manifest).__name__}, "
+                f"not an object of steps)"
+            )
 
 
 def run_label(run: Path, manifest: dict) -> str:
@@ -275,8 +323,12 @@ def current_headline(run: Path, step: str, entries: dict) -> dict:
     if status in (None, "completed", "excluded") or not path.is_file():
         return read_json_marked(path)
     why = entry.get("error") or entry.get("pending") or ""
-    return missing(path, f"its latest run is {status}" + (f" ({why})" if why else "")
-                   + "; the file there is from an earlier run")
+    return missing(
+        path,
+        f"its latest run is {status}"
+        + (f" ({why})" if why else "")
+        + "; the file there is from an earlier run",
+    )
 
 
 def read_run(run_dir) -> dict:
@@ -288,7 +340,9 @@ def read_run(run_dir) -> dict:
     manifest = read_json_marked(run / MANIFEST)
     entries = {} if is_missing(manifest) else manifest
     return {
-        "run_dir": str(run), "name": run.resolve().name, "label": run_label(run, entries),
+        "run_dir": str(run),
+        "name": run.resolve().name,
+        "label": run_label(run, entries),
         "manifest": manifest,
         "notebooks": notebook_rows(run, entries),
         "headlines": {s: current_headline(run, s, entries) for s in STEPS},

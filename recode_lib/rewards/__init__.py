@@ -53,24 +53,72 @@ at construction and raises naming the path if it cannot).
 from __future__ import annotations
 
 from recode_lib.rewards.base import RewardFunction
-from recode_lib.rewards.code import (additive_reward, format_reward, gated_reward, outcome_only_reward,
-                                     outcome_reward)
+from recode_lib.rewards.code import (
+    additive_reward,
+    format_reward,
+    gated_reward,
+    outcome_only_reward,
+    outcome_reward,
+)
 from recode_lib.rewards.composed import always, compose, when_correct
-from recode_lib.rewards.math import (math_additive_reward, math_answer_reward, math_format_reward,
-                                     math_gated_reward, math_outcome_only_reward)
+from recode_lib.rewards.math import (
+    math_additive_reward,
+    math_answer_reward,
+    math_format_reward,
+    math_gated_reward,
+    math_outcome_only_reward,
+)
 from recode_lib.rewards.process import ProcessReward, process_reward
-from recode_lib.rewards.registry import (REGISTRY, Need, RewardConfigError, RewardDataError,
-                                         RewardEntry, RewardResources, build_reward, get_reward,
-                                         register, register_function, reward_needs)
-from recode_lib.rewards.strict import (partial_continuous_reward, partial_discrete_reward,
-                                       strict_reward, sweep_rewards)
+from recode_lib.rewards.registry import (
+    REGISTRY,
+    Need,
+    RewardConfigError,
+    RewardDataError,
+    RewardEntry,
+    RewardResources,
+    build_reward,
+    get_reward,
+    register,
+    register_function,
+    reward_needs,
+)
+from recode_lib.rewards.strict import (
+    partial_continuous_reward,
+    partial_discrete_reward,
+    strict_reward,
+    sweep_rewards,
+)
 
-__all__ = ["REGISTRY", "Need", "ProcessReward", "RewardConfigError", "RewardDataError",
-           "RewardEntry",
-           "RewardFunction", "RewardResources", "additive_reward", "always", "build_reward",
-           "compose", "format_reward", "gated_reward", "get_reward",
-           "math_additive_reward", "math_answer_reward", "math_format_reward",
-           "math_gated_reward", "math_outcome_only_reward", "outcome_only_reward",
-           "outcome_reward", "partial_continuous_reward", "partial_discrete_reward",
-           "process_reward", "register", "register_function", "reward_needs",
-           "strict_reward", "sweep_rewards", "when_correct"]
+__all__ = [
+    "REGISTRY",
+    "Need",
+    "ProcessReward",
+    "RewardConfigError",
+    "RewardDataError",
+    "RewardEntry",
+    "RewardFunction",
+    "RewardResources",
+    "additive_reward",
+    "always",
+    "build_reward",
+    "compose",
+    "format_reward",
+    "gated_reward",
+    "get_reward",
+    "math_additive_reward",
+    "math_answer_reward",
+    "math_format_reward",
+    "math_gated_reward",
+    "math_outcome_only_reward",
+    "outcome_only_reward",
+    "outcome_reward",
+    "partial_continuous_reward",
+    "partial_discrete_reward",
+    "process_reward",
+    "register",
+    "register_function",
+    "reward_needs",
+    "strict_reward",
+    "sweep_rewards",
+    "when_correct",
+]

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Callable
 
 from recode_lib.assemble import assemble
 from recode_lib.errors import RecodeError
@@ -60,12 +60,11 @@ class RewardFunction:
         self.__name__ = name
         self._compute = compute
         self.components = components
-        self.stop_token_ids: list[int] | None = None   # EOS ids + pad: see truncated_flags
+        self.stop_token_ids: list[int] | None = None  # EOS ids + pad: see truncated_flags
 
     def details(self, prompts, completions, **kwargs) -> list[dict]:
         completions = list(completions)
-        flags = truncated_flags(kwargs.get("completion_ids"), self.stop_token_ids,
-                                len(completions))
+        flags = truncated_flags(kwargs.get("completion_ids"), self.stop_token_ids, len(completions))
         if any(flags):
             completions = ["" if f else c for c, f in zip(completions, flags)]
         rows = guarded_rows(self._compute, list(prompts), completions, kwargs)
@@ -93,8 +92,9 @@ class RewardFunction:
                 vals = [r[c] for r in rows if r.get(c) is not None]
                 if vals:
                     log_metric(f"{self.__name__}/{c}", sum(vals) / len(vals))
-            log_metric(f"{self.__name__}/error_rate",
-                       sum(r.get("error", False) for r in rows) / len(rows))
+            log_metric(
+                f"{self.__name__}/error_rate", sum(r.get("error", False) for r in rows) / len(rows)
+            )
         if rows and log_extra is not None:
             for c in self.components:
                 log_extra(f"{self.__name__}/{c}", [r.get(c) for r in rows])
@@ -109,8 +109,10 @@ def failed_row(exc: BaseException) -> dict:
 
 def sample_kwargs(kwargs: dict, i: int, n: int) -> dict:
     """The columns of row i alone: every list or tuple of n values cut to [i:i+1]."""
-    return {k: (v[i:i + 1] if isinstance(v, (list, tuple)) and len(v) == n else v)
-            for k, v in kwargs.items()}
+    return {
+        k: (v[i : i + 1] if isinstance(v, (list, tuple)) and len(v) == n else v)
+        for k, v in kwargs.items()
+    }
 
 
 def guarded_rows(compute, prompts: list, completions: list, kwargs: dict) -> list[dict]:
@@ -136,7 +138,7 @@ def guarded_rows(compute, prompts: list, completions: list, kwargs: dict) -> lis
     out = []
     for i in range(n):
         try:
-            row = compute(prompts[i:i + 1], completions[i:i + 1], sample_kwargs(kwargs, i, n))
+            row = compute(prompts[i : i + 1], completions[i : i + 1], sample_kwargs(kwargs, i, n))
             if len(row) != 1:
                 raise RuntimeError(f"the reward computed {len(row)} rows for one completion")
             out.append(row[0])
@@ -168,17 +170,23 @@ def column(kwargs: dict, name: str, n: int):
 def assembly_columns(problem) -> dict:
     """The dataset columns that hold what recode_lib.assemble reads of `problem`: tests (JSON
     text), starter_code, entry_point and prelude (metadata["prelude"], "" when none)."""
-    return {"tests": json.dumps(problem.tests), "starter_code": problem.starter_code or "",
-            "entry_point": problem.entry_point or "",
-            "prelude": (getattr(problem, "metadata", None) or {}).get("prelude") or ""}
+    return {
+        "tests": json.dumps(problem.tests),
+        "starter_code": problem.starter_code or "",
+        "entry_point": problem.entry_point or "",
+        "prelude": (getattr(problem, "metadata", None) or {}).get("prelude") or "",
+    }
 
 
 def row_problem(tests: dict, starter_code=None, entry_point=None, prelude=None):
     """The problem assemble gets in training, from a row's assembly_columns: the same inputs
     evaluation gives it (the prelude as metadata["prelude"])."""
-    return SimpleNamespace(tests=tests, starter_code=starter_code or "",
-                           entry_point=entry_point or None,
-                           metadata={"prelude": prelude} if prelude else {})
+    return SimpleNamespace(
+        tests=tests,
+        starter_code=starter_code or "",
+        entry_point=entry_point or None,
+        metadata={"prelude": prelude} if prelude else {},
+    )
 
 
 def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[list, list]:
@@ -189,8 +197,10 @@ def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[lis
     n = len(completions)
     texts = texts or [completion_text(c) for c in completions]
     if "tests" not in kwargs:
-        raise RewardDataError("the dataset has no 'tests' column: code rewards need the tests of "
-                         "each problem (see recode_lib.training.grpo.build_dataset)")
+        raise RewardDataError(
+            "the dataset has no 'tests' column: code rewards need the tests of "
+            "each problem (see recode_lib.training.grpo.build_dataset)"
+        )
     pids = column(kwargs, "problem_id", n)
     tests = []
     for i, t in enumerate(kwargs["tests"]):
@@ -199,22 +209,29 @@ def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[lis
         runner.check_tests(tests[-1], where)
     starters, entries = column(kwargs, "starter_code", n), column(kwargs, "entry_point", n)
     preludes = column(kwargs, "prelude", n)
-    progs = [assemble(row_problem(tests[i], starters[i], entries[i], preludes[i]), texts[i])
-             for i in range(n)]
+    progs = [
+        assemble(row_problem(tests[i], starters[i], entries[i], preludes[i]), texts[i])
+        for i in range(n)
+    ]
     parsed = [p.parsed for p in progs]
     state = kwargs.get("trainer_state")
     step = getattr(state, "global_step", None)
     ids = [f"{pids[i] if pids[i] is not None else 'row'}#{i}" for i in range(n)]
-    extras = [extras_spec(e, f"row {i}")
-              for i, e in enumerate(column(kwargs, "sandbox_extras", n))]
-    more = {"extras": extras} if any(extras) else {}   # a runner without extras still serves
-    results = runner.run([p.code for p in progs], tests, ids=ids, step=step,
-                         time_limit_s=column(kwargs, "time_limit_s", n),
-                         memory_mb=column(kwargs, "memory_mb", n), **more)
+    extras = [extras_spec(e, f"row {i}") for i, e in enumerate(column(kwargs, "sandbox_extras", n))]
+    more = {"extras": extras} if any(extras) else {}  # a runner without extras still serves
+    results = runner.run(
+        [p.code for p in progs],
+        tests,
+        ids=ids,
+        step=step,
+        time_limit_s=column(kwargs, "time_limit_s", n),
+        memory_mb=column(kwargs, "memory_mb", n),
+        **more,
+    )
     return parsed, results
 
 
-EXTRA_FIELDS = ("requires", "python")     # what bench_env.record_extras puts in a record
+EXTRA_FIELDS = ("requires", "python")  # what bench_env.record_extras puts in a record
 
 
 def extras_spec(value, where: str) -> dict:
@@ -228,8 +245,9 @@ def extras_spec(value, where: str) -> dict:
         except ValueError as exc:
             raise RewardDataError(f"{where}: sandbox_extras is not JSON ({exc})") from None
     if not isinstance(value, dict) or set(value) - set(EXTRA_FIELDS):
-        raise RewardDataError(f"{where}: sandbox_extras must be a mapping of {EXTRA_FIELDS}, "
-                              f"got {value!r}"[:300])
+        raise RewardDataError(
+            f"{where}: sandbox_extras must be a mapping of {EXTRA_FIELDS}, got {value!r}"[:300]
+        )
     return value
 
 
@@ -239,6 +257,11 @@ def base_row(parsed, result) -> dict:
     reason = result.get("reason", "") if err else ("" if parsed.format_ok else parsed.reason)
     if not err and result.get("status") not in (Status.PASSED, None) and parsed.code is not None:
         reason = (reason + "; " if reason else "") + str(result.get("status"))
-    return {"fmt": float(parsed.format_ok), "out": float(result.get("outcome") == Outcome.CORRECT),
-            "status": result.get("status"), "outcome": result.get("outcome"),
-            "error": err, "reason": reason}
+    return {
+        "fmt": float(parsed.format_ok),
+        "out": float(result.get("outcome") == Outcome.CORRECT),
+        "status": result.get("status"),
+        "outcome": result.get("outcome"),
+        "error": err,
+        "reason": reason,
+    }

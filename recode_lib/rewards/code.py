@@ -38,9 +38,11 @@ format_reward = register_function("format", RewardFunction("format", format_rows
 
 def outcome_rows(runner: SandboxRunner | None):
     """outcome_rows(completions, texts, kwargs) -> fmt/out/status rows, through `runner`."""
+
     def rows(completions, texts, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner(), texts)
         return [base_row(p, r) for p, r in zip(parsed, results)]
+
     return rows
 
 
@@ -54,27 +56,49 @@ def outcome_reward(runner: SandboxRunner | None = None) -> RewardFunction:
         for r in rows:
             r["reward"] = r["out"]
         return rows
+
     return RewardFunction("outcome", compute, ("out",))
 
 
 @register("gated", needs=(Need.SANDBOX, Need.REWARD_MODEL))
-def gated_reward(runner: SandboxRunner | None = None, scorer=None, rm_path=None,
-                 proc_center: float = 0.0, proc_temperature: float = 1.0,
-                 proc_trace: str = "response", proc_weight: float = 1.0) -> RewardFunction:
+def gated_reward(
+    runner: SandboxRunner | None = None,
+    scorer=None,
+    rm_path=None,
+    proc_center: float = 0.0,
+    proc_temperature: float = 1.0,
+    proc_trace: str = "response",
+    proc_weight: float = 1.0,
+) -> RewardFunction:
     """CG-GRPO: R_fmt + R_out + 1[R_out=1] * R_proc."""
-    proc = process_term(scorer, rm_path, proc_center=proc_center,
-                        proc_temperature=proc_temperature, proc_trace=proc_trace)
-    return compose("gated", outcome_rows(runner), proc, gate=when_correct,
-                   proc_weight=proc_weight)
+    proc = process_term(
+        scorer,
+        rm_path,
+        proc_center=proc_center,
+        proc_temperature=proc_temperature,
+        proc_trace=proc_trace,
+    )
+    return compose("gated", outcome_rows(runner), proc, gate=when_correct, proc_weight=proc_weight)
 
 
 @register("additive", needs=(Need.SANDBOX, Need.REWARD_MODEL))
-def additive_reward(runner: SandboxRunner | None = None, scorer=None, rm_path=None,
-                    proc_center: float = 0.0, proc_temperature: float = 1.0,
-                    proc_trace: str = "response", proc_weight: float = 1.0) -> RewardFunction:
+def additive_reward(
+    runner: SandboxRunner | None = None,
+    scorer=None,
+    rm_path=None,
+    proc_center: float = 0.0,
+    proc_temperature: float = 1.0,
+    proc_trace: str = "response",
+    proc_weight: float = 1.0,
+) -> RewardFunction:
     """The ablation without the gate: R_fmt + R_out + R_proc."""
-    proc = process_term(scorer, rm_path, proc_center=proc_center,
-                        proc_temperature=proc_temperature, proc_trace=proc_trace)
+    proc = process_term(
+        scorer,
+        rm_path,
+        proc_center=proc_center,
+        proc_temperature=proc_temperature,
+        proc_trace=proc_trace,
+    )
     return compose("additive", outcome_rows(runner), proc, gate=always, proc_weight=proc_weight)
 
 

@@ -15,7 +15,7 @@ recode_lib.rewards.math); this module neither executes nor checks answers.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from recode_lib.prompts import completion_text, prompt_text
 from recode_lib.rewards.base import RewardFunction
@@ -32,9 +32,16 @@ def always(row: dict) -> bool:
     return True
 
 
-def compose(name: str, outcome_rows: Callable, process: ProcessReward | None = None, *,
-            gate: Callable[[dict], bool] = when_correct, proc_weight: float = 1.0) -> RewardFunction:
+def compose(
+    name: str,
+    outcome_rows: Callable,
+    process: ProcessReward | None = None,
+    *,
+    gate: Callable[[dict], bool] = when_correct,
+    proc_weight: float = 1.0,
+) -> RewardFunction:
     """R_fmt + R_out (+ proc_weight * R_proc where `gate(row)`), named `name`."""
+
     def compute(prompts, completions, kwargs):
         texts = [completion_text(c) for c in completions]
         rows = outcome_rows(completions, texts, kwargs)
@@ -43,8 +50,9 @@ def compose(name: str, outcome_rows: Callable, process: ProcessReward | None = N
         admitted = [bool(process) and gate(r) for r in rows]
         # a ZeRO-3-sharded RM is a collective: every rank scores all its samples, gate after
         ask = [i for i in range(len(rows)) if admitted[i] or (process and process.collective)]
-        scores = process([prompt_text(prompts[i]) for i in ask], [texts[i] for i in ask]) \
-            if ask else []
+        scores = (
+            process([prompt_text(prompts[i]) for i in ask], [texts[i] for i in ask]) if ask else []
+        )
         for i, (s, raw, why) in zip(ask, scores):
             if not admitted[i]:
                 continue
@@ -55,5 +63,6 @@ def compose(name: str, outcome_rows: Callable, process: ProcessReward | None = N
         for r in rows:
             r["reward"] = r["fmt"] + r["out"] + proc_weight * (r["proc"] or 0.0)
         return rows
+
     comps = ("fmt", "out", "proc", "proc_raw") if process else ("fmt", "out")
     return RewardFunction(name, compute, comps)

@@ -41,8 +41,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from recode_lib.errors import RecodeError
 from recode_lib import sandbox
+from recode_lib.errors import RecodeError
 from recode_lib.linux import require_linux
 from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.records import runs_in_process
@@ -64,7 +64,8 @@ def refuse_in_process(tests: dict, where: str) -> None:
             "result lines, patch unittest or the harness) — a reward of 1 would not mean the "
             "code is correct. Set allow_in_process_tests: true in the recipe "
             "(SandboxRunner(allow_in_process_tests=True)) to train on them anyway, or leave "
-            "such problems out")
+            "such problems out"
+        )
 
 
 def tests_spec(value, where: str) -> dict:
@@ -74,31 +75,46 @@ def tests_spec(value, where: str) -> dict:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise RewardDataError(f"{where}: the 'tests' column is not valid JSON ({exc.msg})") from None
+            raise RewardDataError(
+                f"{where}: the 'tests' column is not valid JSON ({exc.msg})"
+            ) from None
     if not isinstance(value, dict) or "kind" not in value:
-        raise RewardDataError(f"{where}: no tests (the 'tests' column must hold a sandbox test spec "
-                         f"with a 'kind', got {str(value)[:80]!r})")
+        raise RewardDataError(
+            f"{where}: no tests (the 'tests' column must hold a sandbox test spec "
+            f"with a 'kind', got {str(value)[:80]!r})"
+        )
     return value
 
 
 def _key(code: str, tests: dict, time_limit_s, memory_mb, extras=None) -> str:
-    blob = json.dumps([code, tests, time_limit_s, memory_mb, extras or {}], sort_keys=True,
-                      default=str)
+    blob = json.dumps(
+        [code, tests, time_limit_s, memory_mb, extras or {}], sort_keys=True, default=str
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def error_result(rid: str, reason: str) -> dict:
-    return {"id": rid, "status": REWARD_ERROR, "outcome": REWARD_ERROR, "passed": 0, "total": 0,
-            "time_s": 0.0, "memory_mb": 0.0, "tests": [], "reason": reason}
+    return {
+        "id": rid,
+        "status": REWARD_ERROR,
+        "outcome": REWARD_ERROR,
+        "passed": 0,
+        "total": 0,
+        "time_s": 0.0,
+        "memory_mb": 0.0,
+        "tests": [],
+        "reason": reason,
+    }
 
 
 @dataclass
 class RunnerStats:
     """Counters for the benchmark and the metrics file (cumulative since construction)."""
-    executed: int = 0          # submissions sent to the sandbox
+
+    executed: int = 0  # submissions sent to the sandbox
     cache_hits: int = 0
-    timeouts: int = 0          # submissions abandoned by the batch time bound
-    errors: int = 0            # submissions whose batch raised
+    timeouts: int = 0  # submissions abandoned by the batch time bound
+    errors: int = 0  # submissions whose batch raised
     exec_seconds: float = 0.0  # wall time spent waiting on the sandbox
     batches: int = 0
     per_batch: list = field(default_factory=list)  # (n_submissions, seconds) of the last batches
@@ -109,9 +125,15 @@ class SandboxRunner:
     `allow_in_process_tests`: accept tests that run in the submission's process (module
     docstring: Trust); False (default) makes `run` raise InProcessTestsError on them."""
 
-    def __init__(self, workers: int | None = None, batch_timeout_s: float = 300.0,
-                 sandbox_config=None, cache_size: int = 8192, early_stop: bool = True,
-                 allow_in_process_tests: bool = False):
+    def __init__(
+        self,
+        workers: int | None = None,
+        batch_timeout_s: float = 300.0,
+        sandbox_config=None,
+        cache_size: int = 8192,
+        early_stop: bool = True,
+        allow_in_process_tests: bool = False,
+    ):
         self.workers = workers
         self.allow_in_process_tests = bool(allow_in_process_tests)
         self.early_stop = early_stop
@@ -135,14 +157,23 @@ class SandboxRunner:
         with self._lock:
             self._cache.clear()
 
-    def run(self, codes: list, tests: list, *, ids: list | None = None, time_limit_s=None,
-            memory_mb=None, step=None, extras: list | None = None) -> list[dict]:
+    def run(
+        self,
+        codes: list,
+        tests: list,
+        *,
+        ids: list | None = None,
+        time_limit_s=None,
+        memory_mb=None,
+        step=None,
+        extras: list | None = None,
+    ) -> list[dict]:
         """One sandbox result per code (cached by code, tests, limits and extras: the record
         fields bench_env.record_extras gives a problem — "requires", "python" — per code)."""
         n = len(codes)
         extras = extras if extras is not None else [{}] * n
         ids = ids or [f"sample-{i}" for i in range(n)]
-        for i in range(n):      # before anything runs: decided from the tests alone
+        for i in range(n):  # before anything runs: decided from the tests alone
             self.check_tests(tests[i], f"submission {ids[i]!r}")
         tl = time_limit_s if isinstance(time_limit_s, list) else [time_limit_s] * n
         mem = memory_mb if isinstance(memory_mb, list) else [memory_mb] * n
@@ -151,7 +182,7 @@ class SandboxRunner:
                 self._cache.clear()
                 self._step = step
         out: list[dict | None] = [None] * n
-        todo: dict[str, dict] = {}           # key -> sandbox record
+        todo: dict[str, dict] = {}  # key -> sandbox record
         keys: list[str | None] = [None] * n
         for i in range(n):
             k = _key(codes[i], tests[i], tl[i], mem[i], extras[i])
@@ -172,7 +203,7 @@ class SandboxRunner:
             fresh = self._execute(list(todo.values()))
             with self._lock:
                 for k, res in fresh.items():
-                    if res.get("status") != REWARD_ERROR:   # never cache a failure of the runner
+                    if res.get("status") != REWARD_ERROR:  # never cache a failure of the runner
                         self._cache[k] = res
                         self._cache.move_to_end(k)
                 while len(self._cache) > self.cache_size:
@@ -192,7 +223,7 @@ class SandboxRunner:
         done_lock = threading.Lock()
         wanted = {r["id"] for r in records}
 
-        def finished(res) -> None:      # from the sandbox's worker threads
+        def finished(res) -> None:  # from the sandbox's worker threads
             rid = res.get("id") if isinstance(res, dict) else None
             if isinstance(rid, str) and rid in wanted:
                 with done_lock:
@@ -200,10 +231,14 @@ class SandboxRunner:
 
         def work():
             try:
-                box["results"] = sandbox.execute_many(records, workers=self.workers,
-                                                      config=self.sandbox_config, progress=False,
-                                                      early_stop=self.early_stop,
-                                                      on_result=finished)
+                box["results"] = sandbox.execute_many(
+                    records,
+                    workers=self.workers,
+                    config=self.sandbox_config,
+                    progress=False,
+                    early_stop=self.early_stop,
+                    on_result=finished,
+                )
             except BaseException as exc:  # recorded, never raised into the training loop
                 box["error"] = f"{type(exc).__name__}: {exc}"
 
@@ -214,25 +249,37 @@ class SandboxRunner:
         self.stats.batches += 1
         self.stats.exec_seconds += dt
         self.stats.per_batch = (self.stats.per_batch + [(len(records), dt)])[-100:]
-        self.stats.executed += sum(r["code"] is not None for r in records)   # no-code: judged, not run
+        self.stats.executed += sum(
+            r["code"] is not None for r in records
+        )  # no-code: judged, not run
         if thread.is_alive():
             with done_lock:
                 kept = dict(done)
             pending = [r["id"] for r in records if r["id"] not in kept]
             self.stats.timeouts += len(pending)
-            reason = (f"sandbox batch timed out after {self.batch_timeout_s:.0f}s with this "
-                      f"submission still running ({len(pending)} of {len(records)} unfinished)")
-            return {r["id"]: kept[r["id"]] if r["id"] in kept else error_result(r["id"], reason)
-                    for r in records}
+            reason = (
+                f"sandbox batch timed out after {self.batch_timeout_s:.0f}s with this "
+                f"submission still running ({len(pending)} of {len(records)} unfinished)"
+            )
+            return {
+                r["id"]: kept[r["id"]] if r["id"] in kept else error_result(r["id"], reason)
+                for r in records
+            }
         if "error" in box:
             self.stats.errors += len(records)
-            return {r["id"]: error_result(r["id"], f"sandbox error: {box['error']}")
-                    for r in records}
+            return {
+                r["id"]: error_result(r["id"], f"sandbox error: {box['error']}") for r in records
+            }
         results = box.get("results") or []
         if len(results) != len(records):
             self.stats.errors += len(records)
-            return {r["id"]: error_result(r["id"], f"sandbox returned {len(results)} results for "
-                                          f"{len(records)} submissions") for r in records}
+            return {
+                r["id"]: error_result(
+                    r["id"],
+                    f"sandbox returned {len(results)} results for {len(records)} submissions",
+                )
+                for r in records
+            }
         return {rec["id"]: res for rec, res in zip(records, results)}
 
 

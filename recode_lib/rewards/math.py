@@ -25,7 +25,9 @@ from recode_lib.rewards.registry import Need, RewardDataError, register, registe
 def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
     """fmt/out rows: the boxed answer checked against the `answer` column."""
     if "answer" not in kwargs:
-        raise RewardDataError("the dataset has no 'answer' column: math rewards need the gold answers")
+        raise RewardDataError(
+            "the dataset has no 'answer' column: math rewards need the gold answers"
+        )
     n = len(texts)
     pids = column(kwargs, "problem_id", n)
     rows = []
@@ -35,14 +37,23 @@ def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
         p = parse_math_response(t)
         ok, why = answer_correct(t, gold)
         reason = "; ".join(x for x in (p.reason, why) if x)
-        rows.append({"fmt": float(p.format_ok), "out": float(ok), "error": why.startswith("math-verify"),
-                     "reason": reason, "status": "correct" if ok else "wrong"})
+        rows.append(
+            {
+                "fmt": float(p.format_ok),
+                "out": float(ok),
+                "error": why.startswith("math-verify"),
+                "reason": reason,
+                "status": "correct" if ok else "wrong",
+            }
+        )
     return rows
 
 
 def math_format_rows(prompts, completions, kwargs) -> list[dict]:
     ps = [parse_math_response(completion_text(c)) for c in completions]
-    return [{"reward": float(p.format_ok), "fmt": float(p.format_ok), "reason": p.reason} for p in ps]
+    return [
+        {"reward": float(p.format_ok), "fmt": float(p.format_ok), "reason": p.reason} for p in ps
+    ]
 
 
 def math_answer_rows(prompts, completions, kwargs) -> list[dict]:
@@ -53,29 +64,52 @@ def math_answer_rows(prompts, completions, kwargs) -> list[dict]:
 
 
 math_format_reward = register_function(
-    "math_format", RewardFunction("math_format", math_format_rows, ("fmt",)))
+    "math_format", RewardFunction("math_format", math_format_rows, ("fmt",))
+)
 math_answer_reward = register_function(
-    "math_answer", RewardFunction("math_answer", math_answer_rows, ("out",)))
+    "math_answer", RewardFunction("math_answer", math_answer_rows, ("out",))
+)
 
 
 @register("math_gated", needs=(Need.REWARD_MODEL,))
-def math_gated_reward(scorer=None, rm_path=None, proc_center: float = 0.0,
-                      proc_temperature: float = 1.0, proc_trace: str = "response",
-                      proc_weight: float = 1.0) -> RewardFunction:
+def math_gated_reward(
+    scorer=None,
+    rm_path=None,
+    proc_center: float = 0.0,
+    proc_temperature: float = 1.0,
+    proc_trace: str = "response",
+    proc_weight: float = 1.0,
+) -> RewardFunction:
     """R_fmt + R_ans + 1[R_ans=1] * R_proc."""
-    proc = process_term(scorer, rm_path, proc_center=proc_center,
-                        proc_temperature=proc_temperature, proc_trace=proc_trace)
-    return compose("math_gated", math_outcome_rows, proc, gate=when_correct,
-                   proc_weight=proc_weight)
+    proc = process_term(
+        scorer,
+        rm_path,
+        proc_center=proc_center,
+        proc_temperature=proc_temperature,
+        proc_trace=proc_trace,
+    )
+    return compose(
+        "math_gated", math_outcome_rows, proc, gate=when_correct, proc_weight=proc_weight
+    )
 
 
 @register("math_additive", needs=(Need.REWARD_MODEL,))
-def math_additive_reward(scorer=None, rm_path=None, proc_center: float = 0.0,
-                         proc_temperature: float = 1.0, proc_trace: str = "response",
-                         proc_weight: float = 1.0) -> RewardFunction:
+def math_additive_reward(
+    scorer=None,
+    rm_path=None,
+    proc_center: float = 0.0,
+    proc_temperature: float = 1.0,
+    proc_trace: str = "response",
+    proc_weight: float = 1.0,
+) -> RewardFunction:
     """R_fmt + R_ans + R_proc (no gate)."""
-    proc = process_term(scorer, rm_path, proc_center=proc_center,
-                        proc_temperature=proc_temperature, proc_trace=proc_trace)
+    proc = process_term(
+        scorer,
+        rm_path,
+        proc_center=proc_center,
+        proc_temperature=proc_temperature,
+        proc_trace=proc_trace,
+    )
     return compose("math_additive", math_outcome_rows, proc, gate=always, proc_weight=proc_weight)
 
 

@@ -53,15 +53,18 @@ def load_scorer(rm_path, placement=None, *, trainer_device=None):
 class ProcessReward:
     """R_proc = sigmoid((rm_score - center) / temperature) of the trace `trace` selects."""
 
-    def __init__(self, scorer, *, center: float = 0.0, temperature: float = 1.0,
-                 trace: str = "response"):
+    def __init__(
+        self, scorer, *, center: float = 0.0, temperature: float = 1.0, trace: str = "response"
+    ):
         if trace not in TRACES:
             raise RewardConfigError(f"proc_trace must be one of {sorted(TRACES)}, got {trace!r}")
         if temperature <= 0:
             raise RewardConfigError(f"proc_temperature must be > 0, got {temperature}")
         if not hasattr(scorer, "score"):
-            raise RewardConfigError(f"a process reward needs a scorer with .score(prompts, "
-                                    f"traces), got {type(scorer).__name__}")
+            raise RewardConfigError(
+                f"a process reward needs a scorer with .score(prompts, "
+                f"traces), got {type(scorer).__name__}"
+            )
         self.scorer, self.center, self.temperature = scorer, float(center), float(temperature)
         self.select = TRACES[trace]
 
@@ -70,7 +73,9 @@ class ProcessReward:
         """True when every rank must score the same number of traces (a ZeRO-3-sharded RM)."""
         return bool(getattr(self.scorer, "collective", False))
 
-    def __call__(self, prompts: list[str], texts: list[str]) -> list[tuple[float, float | None, str]]:
+    def __call__(
+        self, prompts: list[str], texts: list[str]
+    ) -> list[tuple[float, float | None, str]]:
         """(reward in (0,1), raw score, reason) per sample; failures are (0, None, reason)."""
         if not texts:
             return []
@@ -79,7 +84,9 @@ class ProcessReward:
         except Exception as exc:
             return [(0.0, None, f"rm error: {type(exc).__name__}: {exc}"[:300])] * len(texts)
         if len(raw) != len(texts):
-            return [(0.0, None, f"rm returned {len(raw)} scores for {len(texts)} traces")] * len(texts)
+            return [(0.0, None, f"rm returned {len(raw)} scores for {len(texts)} traces")] * len(
+                texts
+            )
         out = []
         for s in raw:
             if s is None or not math.isfinite(float(s)):
@@ -89,25 +96,43 @@ class ProcessReward:
         return out
 
 
-def process_term(scorer=None, rm_path=None, *, proc_center: float = 0.0,
-                 proc_temperature: float = 1.0, proc_trace: str = "response") -> ProcessReward:
+def process_term(
+    scorer=None,
+    rm_path=None,
+    *,
+    proc_center: float = 0.0,
+    proc_temperature: float = 1.0,
+    proc_trace: str = "response",
+) -> ProcessReward:
     """The ProcessReward of a factory's options: a given scorer, or the RM loaded from rm_path."""
     if scorer is not None and rm_path is not None:
         raise RewardConfigError("give a process reward either scorer or rm_path, not both")
     scorer = scorer if scorer is not None else load_scorer(rm_path)
-    return ProcessReward(scorer, center=proc_center, temperature=proc_temperature,
-                         trace=proc_trace)
+    return ProcessReward(scorer, center=proc_center, temperature=proc_temperature, trace=proc_trace)
 
 
 @register("process", needs=(Need.REWARD_MODEL,))
-def process_reward(scorer=None, rm_path=None, proc_center: float = 0.0,
-                   proc_temperature: float = 1.0, proc_trace: str = "response") -> RewardFunction:
+def process_reward(
+    scorer=None,
+    rm_path=None,
+    proc_center: float = 0.0,
+    proc_temperature: float = 1.0,
+    proc_trace: str = "response",
+) -> RewardFunction:
     """R_proc alone, in (0, 1), for every completion (no gate)."""
-    proc = process_term(scorer, rm_path, proc_center=proc_center,
-                        proc_temperature=proc_temperature, proc_trace=proc_trace)
+    proc = process_term(
+        scorer,
+        rm_path,
+        proc_center=proc_center,
+        proc_temperature=proc_temperature,
+        proc_trace=proc_trace,
+    )
 
     def compute(prompts, completions, kwargs):
         scores = proc([prompt_text(p) for p in prompts], [completion_text(c) for c in completions])
-        return [{"reward": s, "proc": s, "proc_raw": raw, "error": bool(why), "reason": why}
-                for s, raw, why in scores]
+        return [
+            {"reward": s, "proc": s, "proc_raw": raw, "error": bool(why), "reason": why}
+            for s, raw, why in scores
+        ]
+
     return RewardFunction("process", compute, ("proc", "proc_raw"))

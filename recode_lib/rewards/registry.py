@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import enum
 import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from recode_lib.errors import RecodeError
 from recode_lib.plugins import load_plugins
@@ -52,15 +53,17 @@ class RewardDataError(RecodeError, ValueError):
 
 class Need(enum.Enum):
     """A resource a reward needs from the run; the value is the factory keyword it arrives as."""
-    SANDBOX = "runner"            # a SandboxRunner (tests executed, cached per step)
-    REWARD_MODEL = "scorer"       # the process reward model: .score(prompts, traces)
+
+    SANDBOX = "runner"  # a SandboxRunner (tests executed, cached per step)
+    REWARD_MODEL = "scorer"  # the process reward model: .score(prompts, traces)
 
 
 @dataclass(frozen=True)
 class RewardEntry:
     """A registered reward: its factory (keyword options only) and what it needs."""
+
     name: str
-    factory: Callable[..., "RewardFunction"]
+    factory: Callable[..., RewardFunction]
     needs: frozenset = frozenset()
 
     def options(self) -> set[str]:
@@ -74,16 +77,20 @@ REGISTRY: dict[str, RewardEntry] = {}
 
 def register(name: str, *, needs=()):
     """Decorator: register a reward factory under `name`, needing the given `Need`s."""
+
     def deco(factory):
         REGISTRY[name] = RewardEntry(name, factory, frozenset(needs))
         return factory
+
     return deco
 
 
-def register_function(name: str, fn: "RewardFunction") -> "RewardFunction":
+def register_function(name: str, fn: RewardFunction) -> RewardFunction:
     """Register a ready reward function (no options, needs nothing) under `name`."""
+
     def factory():
         return fn
+
     factory.__doc__ = fn.__doc__
     REGISTRY[name] = RewardEntry(name, factory)
     return fn
@@ -96,7 +103,7 @@ def resolve(name: str) -> tuple[RewardEntry, dict]:
     if name in REGISTRY:
         return REGISTRY[name], {}
     if name.startswith("strict_") and "strict" in REGISTRY:
-        return REGISTRY["strict"], {"k": name[len("strict_"):], "name": name}
+        return REGISTRY["strict"], {"k": name[len("strict_") :], "name": name}
     raise RewardConfigError(f"unknown reward {name!r}; known: {sorted(REGISTRY)} and strict_<k>")
 
 
@@ -105,14 +112,15 @@ def reward_needs(name: str) -> frozenset:
     return resolve(name)[0].needs
 
 
-def get_reward(name: str, **options) -> "RewardFunction":
+def get_reward(name: str, **options) -> RewardFunction:
     """Build the reward registered as `name` from explicit options (unknown ones raise)."""
     entry, implied = resolve(name)
-    accepted = entry.options() - set(implied)       # strict_2 already says k: no k= as well
+    accepted = entry.options() - set(implied)  # strict_2 already says k: no k= as well
     unknown = sorted(set(options) - accepted)
     if unknown:
-        raise RewardConfigError(f"reward {name!r}: unknown option(s) {unknown}; "
-                                f"accepted: {sorted(accepted)}")
+        raise RewardConfigError(
+            f"reward {name!r}: unknown option(s) {unknown}; accepted: {sorted(accepted)}"
+        )
     return entry.factory(**implied, **options)
 
 
@@ -127,13 +135,14 @@ class RewardResources:
         """The resource for `need`, made on first request (RewardConfigError if none provided)."""
         if need not in self.made:
             if need not in self.providers:
-                raise RewardConfigError(f"no {need.name.lower().replace('_', ' ')} provided to "
-                                        "the rewards of this run")
+                raise RewardConfigError(
+                    f"no {need.name.lower().replace('_', ' ')} provided to the rewards of this run"
+                )
             self.made[need] = self.providers[need]()
         return self.made[need]
 
 
-def build_reward(name: str, resources: RewardResources, **options) -> "RewardFunction":
+def build_reward(name: str, resources: RewardResources, **options) -> RewardFunction:
     """get_reward(name, **options) with every resource the entry needs taken from `resources`
     (an option given explicitly wins)."""
     entry, _ = resolve(name)

@@ -21,8 +21,8 @@ does not define the size annotation of tests (the data loaders write input_len).
 
 from __future__ import annotations
 
-from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, default_runner
 from recode_lib.rewards.base import RewardFunction, base_row, execute
+from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, default_runner
 from recode_lib.rewards.registry import Need, RewardConfigError, register
 from recode_lib.sandbox import strictness
 from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, RK_RULES
@@ -55,8 +55,12 @@ def rk_rule(rule) -> str:
 
 
 @register("strict", needs=(Need.SANDBOX,))
-def strict_reward(k="inf", runner: SandboxRunner | None = None,
-                  name: str | None = None, rule: str = DEFAULT_RK_RULE) -> RewardFunction:
+def strict_reward(
+    k="inf",
+    runner: SandboxRunner | None = None,
+    name: str | None = None,
+    rule: str = DEFAULT_RK_RULE,
+) -> RewardFunction:
     """R_k in {0,1} (k an integer or "inf"); named strict_<k> unless `name` is given; `rule`:
     how a problem with no test below 10^k is read (recode_lib.sandbox.strictness.RK_RULES)."""
     label = k_label(k)
@@ -72,6 +76,7 @@ def strict_reward(k="inf", runner: SandboxRunner | None = None,
             row.update(reward=float(r_k), r_k=float(r_k))
             rows.append(row)
         return rows
+
     return RewardFunction(name, compute, ("r_k", "fmt", "out"))
 
 
@@ -106,14 +111,18 @@ def sweep_rewards(ks, partial_credit=(), rule: str = DEFAULT_RK_RULE) -> dict[st
     for c in partial_credit:
         if c not in PARTIAL_CREDIT:
             raise RewardConfigError(f"partial credit must be one of {PARTIAL_CREDIT}, got {c!r}")
-        out[f"partial_{c}"] = ({"name": "partial_discrete", "ks": sorted(finite), **own}
-                               if c == "discrete" else {"name": "partial_continuous"})
+        out[f"partial_{c}"] = (
+            {"name": "partial_discrete", "ks": sorted(finite), **own}
+            if c == "discrete"
+            else {"name": "partial_continuous"}
+        )
     return out
 
 
 @register("partial_discrete", needs=(Need.SANDBOX,))
-def partial_discrete_reward(ks=PAPER_SWEEP_KS, runner: SandboxRunner | None = None,
-                            rule: str = DEFAULT_RK_RULE) -> RewardFunction:
+def partial_discrete_reward(
+    ks=PAPER_SWEEP_KS, runner: SandboxRunner | None = None, rule: str = DEFAULT_RK_RULE
+) -> RewardFunction:
     """The mean of R_k over the finite k in `ks` and inf (the strictness sweep's levels:
     sweep_rewards passes them; default PAPER_SWEEP_KS). The function's `levels` attribute
     lists what it averages, e.g. ["1", "2", "3", "4", "inf"]."""
@@ -129,6 +138,7 @@ def partial_discrete_reward(ks=PAPER_SWEEP_KS, runner: SandboxRunner | None = No
             row["reward"] = sum(r_ks.values()) / len(r_ks)
             rows.append(row)
         return rows
+
     fn = RewardFunction("partial_discrete", compute, ("fmt", "out"))
     fn.levels = [str(k) for k in ks] + ["inf"]
     return fn
@@ -151,6 +161,7 @@ def size_prefix_credit(result: dict) -> float:
 @register("partial_continuous", needs=(Need.SANDBOX,))
 def partial_continuous_reward(runner: SandboxRunner | None = None) -> RewardFunction:
     """1 when every test passes, else size_prefix_credit of the result."""
+
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
@@ -159,4 +170,5 @@ def partial_continuous_reward(runner: SandboxRunner | None = None) -> RewardFunc
             row["reward"] = 1.0 if row["out"] == 1.0 else size_prefix_credit(res)
             rows.append(row)
         return rows
+
     return RewardFunction("partial_continuous", compute, ("fmt", "out"))

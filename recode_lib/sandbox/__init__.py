@@ -96,8 +96,20 @@ from recode_lib.sandbox.records import RecordError
 from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
 from recode_lib.sandbox.strictness import first_failure, strictness
 
-__all__ = ["SandboxConfig", "RecordError", "execute", "execute_many", "strictness", "first_failure",
-           "isolation_mode", "record_memory_bounded", "Result", "RayFanoutError", "STATUSES", "OUTCOMES"]
+__all__ = [
+    "SandboxConfig",
+    "RecordError",
+    "execute",
+    "execute_many",
+    "strictness",
+    "first_failure",
+    "isolation_mode",
+    "record_memory_bounded",
+    "Result",
+    "RayFanoutError",
+    "STATUSES",
+    "OUTCOMES",
+]
 
 
 def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool = False) -> Result:
@@ -105,9 +117,16 @@ def execute(record: dict, config: SandboxConfig | None = None, early_stop: bool 
     return execute_many([record], workers=1, config=config, early_stop=early_stop)[0]
 
 
-def execute_many(records, workers: int | None = None, config: SandboxConfig | None = None,
-                 progress: bool = False, early_stop: bool = False, on_result=None,
-                 ray: str | None = None, chunk_size: int | None = None) -> list[Result]:
+def execute_many(
+    records,
+    workers: int | None = None,
+    config: SandboxConfig | None = None,
+    progress: bool = False,
+    early_stop: bool = False,
+    on_result=None,
+    ray: str | None = None,
+    chunk_size: int | None = None,
+) -> list[Result]:
     """Run records on a pool of warm workers; results come back in input order.
 
     Every record is validated first (RecordError names the record and field). `on_result`
@@ -122,12 +141,26 @@ def execute_many(records, workers: int | None = None, config: SandboxConfig | No
     if not specs:
         return []
     if ray is not None:
-        return execute_on_ray(records, ray, workers=workers, config=config, progress=progress,
-                              early_stop=early_stop, on_result=on_result, chunk_size=chunk_size)
+        return execute_on_ray(
+            records,
+            ray,
+            workers=workers,
+            config=config,
+            progress=progress,
+            early_stop=early_stop,
+            on_result=on_result,
+            chunk_size=chunk_size,
+        )
     if chunk_size is not None:
         raise ValueError("execute_many: chunk_size applies to the Ray fan-out only (ray=...)")
-    return run_specs(specs, config, workers=workers, progress=progress, early_stop=early_stop,
-                     on_result=on_result)
+    return run_specs(
+        specs,
+        config,
+        workers=workers,
+        progress=progress,
+        early_stop=early_stop,
+        on_result=on_result,
+    )
 
 
 def record_memory_bounded(config: SandboxConfig | None = None) -> bool:

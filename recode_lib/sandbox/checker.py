@@ -50,7 +50,9 @@ CXX_FLAGS = ("-O2", "-std=c++17")
 CHECKER_TIME_S = 10.0
 CHECKER_MEMORY_MB = 1024
 COMPILE_TIMEOUT_S = 300.0
-CHECKER_STATS: Counter = Counter()   # checked, passed, fallback_no_compiler, fallback_compile_error, checker_fail
+CHECKER_STATS: Counter = (
+    Counter()
+)  # checked, passed, fallback_no_compiler, fallback_compile_error, checker_fail
 _LOCK = threading.Lock()
 _BUILT: dict[str, Path | None] = {}
 _WHY: dict[str, str] = {}
@@ -68,11 +70,15 @@ class CheckerUnavailable(RecodeError, RuntimeError):
     """Testlib checkers that cannot be built, and no exact-match fallback was asked for."""
 
 
-COMPILER_PACKAGE = "g++"     # the Debian/Ubuntu package that provides c++/g++
-FALLBACK_HOW = ("SandboxConfig(checker_fallback=True); `recode eval --checker-fallback`; a GRPO "
-                "recipe's checker_fallback (RECIPE_FIELDS: {checker_fallback: true})")
+COMPILER_PACKAGE = "g++"  # the Debian/Ubuntu package that provides c++/g++
+FALLBACK_HOW = (
+    "SandboxConfig(checker_fallback=True); `recode eval --checker-fallback`; a GRPO "
+    "recipe's checker_fallback (RECIPE_FIELDS: {checker_fallback: true})"
+)
 _WORKING: dict[str, str | None] = {}
-_PROBE = "#include <vector>\n#include <string>\nint main() { std::vector<std::string> v; return 0; }\n"
+_PROBE = (
+    "#include <vector>\n#include <string>\nint main() { std::vector<std::string> v; return 0; }\n"
+)
 
 
 def compiler_problem() -> str | None:
@@ -82,31 +88,52 @@ def compiler_problem() -> str | None:
     cxx = compiler()
     if cxx is None:
         env = os.environ.get("RECODE_CXX")
-        where = f"RECODE_CXX={env!r} is not an executable" if env is not None else \
-            "no c++ or g++ on PATH"
-        return (f"no C++ compiler ({where}): install the Debian package {COMPILER_PACKAGE} "
-                f"(apt-get install {COMPILER_PACKAGE}) or point RECODE_CXX at a C++ compiler")
+        where = (
+            f"RECODE_CXX={env!r} is not an executable"
+            if env is not None
+            else "no c++ or g++ on PATH"
+        )
+        return (
+            f"no C++ compiler ({where}): install the Debian package {COMPILER_PACKAGE} "
+            f"(apt-get install {COMPILER_PACKAGE}) or point RECODE_CXX at a C++ compiler"
+        )
     with _LOCK:
         if cxx not in _WORKING:
             with tempfile.TemporaryDirectory(prefix="recode-cxx-") as tmp:
                 try:
-                    proc = subprocess.run([cxx, *CXX_FLAGS, "-x", "c++", "-", "-o",
-                                           str(Path(tmp) / "probe")], input=_PROBE,
-                                          capture_output=True, text=True, timeout=120)
-                    bad = None if proc.returncode == 0 else (proc.stderr.strip()[:200] or
-                                                             f"exit {proc.returncode}")
+                    proc = subprocess.run(
+                        [cxx, *CXX_FLAGS, "-x", "c++", "-", "-o", str(Path(tmp) / "probe")],
+                        input=_PROBE,
+                        capture_output=True,
+                        text=True,
+                        timeout=120,
+                    )
+                    bad = (
+                        None
+                        if proc.returncode == 0
+                        else (proc.stderr.strip()[:200] or f"exit {proc.returncode}")
+                    )
                 except (OSError, subprocess.TimeoutExpired) as exc:
                     bad = f"{type(exc).__name__}: {exc}"[:200]
-            _WORKING[cxx] = None if bad is None else (
-                f"the C++ compiler {cxx} does not build a C++17 program ({bad}): install the "
-                f"Debian package {COMPILER_PACKAGE} (apt-get install {COMPILER_PACKAGE})")
+            _WORKING[cxx] = (
+                None
+                if bad is None
+                else (
+                    f"the C++ compiler {cxx} does not build a C++17 program ({bad}): install the "
+                    f"Debian package {COMPILER_PACKAGE} (apt-get install {COMPILER_PACKAGE})"
+                )
+            )
         return _WORKING[cxx]
 
 
 def has_testlib_checker(tests) -> bool:
     """True for stdio tests that carry a testlib checker (CodeContests+ problems)."""
-    return (isinstance(tests, dict) and tests.get("kind") == "stdio"
-            and isinstance(tests.get("checker"), str) and bool(tests["checker"].strip()))
+    return (
+        isinstance(tests, dict)
+        and tests.get("kind") == "stdio"
+        and isinstance(tests.get("checker"), str)
+        and bool(tests["checker"].strip())
+    )
 
 
 def require_compiler(allow_fallback: bool = False, what: str = "testlib checkers") -> str | None:
@@ -118,16 +145,22 @@ def require_compiler(allow_fallback: bool = False, what: str = "testlib checkers
     if why is None:
         return None
     if not allow_fallback:
-        raise CheckerUnavailable(f"{what}: testlib checkers need a working C++ compiler: {why}; "
-                                 f"or ask for the exact-match fallback ({FALLBACK_HOW}), which "
-                                 "judges problems with several right answers wrongly")
-    warnings.warn(f"{what}: {why}; exact-match fallback as asked (results say exact_fallback)",
-                  RuntimeWarning, stacklevel=2)
+        raise CheckerUnavailable(
+            f"{what}: testlib checkers need a working C++ compiler: {why}; "
+            f"or ask for the exact-match fallback ({FALLBACK_HOW}), which "
+            "judges problems with several right answers wrongly"
+        )
+    warnings.warn(
+        f"{what}: {why}; exact-match fallback as asked (results say exact_fallback)",
+        RuntimeWarning,
+        stacklevel=2,
+    )
     return why
 
 
-def require_checkers(tests_list, allow_fallback: bool = False,
-                     what: str = "testlib checkers") -> str | None:
+def require_checkers(
+    tests_list, allow_fallback: bool = False, what: str = "testlib checkers"
+) -> str | None:
     """require_compiler when any of `tests_list` (record/problem tests) has a testlib checker;
     None (nothing to check) otherwise."""
     if any(has_testlib_checker(t) for t in tests_list):
@@ -166,9 +199,12 @@ def compile_checker(source: str) -> Path | None:
             src.write_text(source)
             out = Path(tmp) / "checker"
             try:
-                proc = subprocess.run([cxx, *CXX_FLAGS, "-I", str(TESTLIB_DIR), "-o", str(out),
-                                       str(src)], capture_output=True, text=True,
-                                      timeout=COMPILE_TIMEOUT_S)
+                proc = subprocess.run(
+                    [cxx, *CXX_FLAGS, "-I", str(TESTLIB_DIR), "-o", str(out), str(src)],
+                    capture_output=True,
+                    text=True,
+                    timeout=COMPILE_TIMEOUT_S,
+                )
                 ok, log = proc.returncode == 0, proc.stderr
             except subprocess.TimeoutExpired:
                 ok, log = False, f"compilation took over {COMPILE_TIMEOUT_S} s"
@@ -177,7 +213,7 @@ def compile_checker(source: str) -> Path | None:
                 _WHY[key] = f"does not compile: {log[:300]}"
                 _BUILT[key] = None
                 return None
-            os.replace(out, binary)   # atomic: a concurrent process sees all or nothing
+            os.replace(out, binary)  # atomic: a concurrent process sees all or nothing
         _BUILT[key] = binary
         return binary
 
@@ -195,16 +231,24 @@ def run_checker(binary: Path, input_text: str, expected: str, output: str) -> tu
     """(testlib exit code, checker message) of one test; -1 when killed or timed out."""
     with tempfile.TemporaryDirectory(prefix="recode-checker-") as tmp:
         paths = []
-        for name, text in (("input.txt", input_text), ("output.txt", output),
-                           ("answer.txt", expected)):
+        for name, text in (
+            ("input.txt", input_text),
+            ("output.txt", output),
+            ("answer.txt", expected),
+        ):
             p = Path(tmp) / name
             p.write_text(text)
             paths.append(str(p))
         try:
             cmd = _LIMITED.format(kb=CHECKER_MEMORY_MB * 1024, cpu=int(CHECKER_TIME_S) + 1)
-            proc = subprocess.run(["/bin/sh", "-c", cmd, str(binary), *paths],
-                                  capture_output=True, text=True, timeout=CHECKER_TIME_S,
-                                  cwd=tmp, errors="replace")
+            proc = subprocess.run(
+                ["/bin/sh", "-c", cmd, str(binary), *paths],
+                capture_output=True,
+                text=True,
+                timeout=CHECKER_TIME_S,
+                cwd=tmp,
+                errors="replace",
+            )
         except subprocess.TimeoutExpired:
             return -1, f"checker exceeded {CHECKER_TIME_S} s"
         return proc.returncode, (proc.stderr or proc.stdout)[:500]
@@ -222,8 +266,12 @@ def check_output(source: str, input_text: str, expected: str, output: str) -> bo
             CHECKER_STATS[f"warned:{checker_key(source)}"] += 1
             CHECKER_STATS[kind] += 1
         if first:
-            warnings.warn(f"testlib checker {checker_key(source)[:12]}: {why}; falling back to "
-                          "exact output comparison", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"testlib checker {checker_key(source)[:12]}: {why}; falling back to "
+                "exact output comparison",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return None
     code, _ = run_checker(binary, input_text, expected, output)
     with _LOCK:
@@ -248,7 +296,8 @@ def prepare_checkers(sources, allow_fallback: bool = False) -> None:
         if compile_checker(src) is None and not allow_fallback:
             raise CheckerUnavailable(
                 f"testlib checker {checker_key(src)[:12]} {fallback_reason(src)}; fix the "
-                f"problem's checker, or ask for the exact-match fallback ({FALLBACK_HOW})")
+                f"problem's checker, or ask for the exact-match fallback ({FALLBACK_HOW})"
+            )
 
 
 def fallback_count() -> int:

@@ -41,7 +41,7 @@ from fractions import Fraction
 
 TAG = "__t"
 MAX_DEPTH = 100
-MAX_BITS = 13000         # ints above this go as hex; a fraction's terms must stay below it
+MAX_BITS = 13000  # ints above this go as hex; a fraction's terms must stay below it
 MAX_DECIMAL_CHARS = 5000  # the text of a Decimal (decimal.Decimal(text) on decode)
 
 
@@ -75,8 +75,11 @@ class Handle(Opaque):
         self.n = n
 
 
-_TYPES = {name: t for name, t in vars(builtins).items()
-          if isinstance(t, type) and not issubclass(t, BaseException)}
+_TYPES = {
+    name: t
+    for name, t in vars(builtins).items()
+    if isinstance(t, type) and not issubclass(t, BaseException)
+}
 
 
 def _opaque(x, why=""):
@@ -139,8 +142,13 @@ def _encode_number(x):
     methods (a subclass's overrides are not called); opaque beyond the size bounds."""
     if isinstance(x, Fraction):
         num, den = Fraction.numerator.fget(x), Fraction.denominator.fget(x)
-        if type(num) is int and type(den) is int and den > 0 \
-                and num.bit_length() < MAX_BITS and den.bit_length() < MAX_BITS:
+        if (
+            type(num) is int
+            and type(den) is int
+            and den > 0
+            and num.bit_length() < MAX_BITS
+            and den.bit_length() < MAX_BITS
+        ):
             return {TAG: "fraction", "v": [num, den]}
         return _opaque(x, "Fraction")
     text = Decimal.__str__(x)
@@ -153,8 +161,12 @@ def _decode_number(tag, v):
     """The Fraction / Decimal of a tag from untrusted data: ValueError unless well-formed and
     within the size bounds (so decoding never costs more than the encoder would send)."""
     if tag == "fraction":
-        if type(v) is not list or len(v) != 2 or any(
-                type(n) is not int or n.bit_length() >= MAX_BITS for n in v) or v[1] <= 0:
+        if (
+            type(v) is not list
+            or len(v) != 2
+            or any(type(n) is not int or n.bit_length() >= MAX_BITS for n in v)
+            or v[1] <= 0
+        ):
             raise ValueError("bad fraction")
         return Fraction(v[0], v[1])
     if type(v) is not str or len(v) > MAX_DECIMAL_CHARS:
@@ -202,6 +214,7 @@ def digest(x):
     """The sha256 of a value's canonical encoding (compact JSON of encode(x))."""
     import hashlib
     import json
+
     text = json.dumps(encode(x), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -219,8 +232,13 @@ def contains_opaque(obj):
 
 
 # recode_lib.data.pyvalues writes {"__tuple__": [...]} etc.; accept that spelling too
-_ALIASES = {"__tuple__": "tuple", "__set__": "set", "__complex__": "complex",
-            "__float__": "float", "__dict__": "dict"}
+_ALIASES = {
+    "__tuple__": "tuple",
+    "__set__": "set",
+    "__complex__": "complex",
+    "__float__": "float",
+    "__dict__": "dict",
+}
 
 
 def decode(obj):
@@ -232,7 +250,7 @@ def decode(obj):
     tag = obj.get(TAG)
     if tag is None:
         if len(obj) == 1:
-            (key, val), = obj.items()
+            ((key, val),) = obj.items()
             if key in _ALIASES:
                 return decode({TAG: _ALIASES[key], "v": val})
         return {k: decode(v) for k, v in obj.items()}

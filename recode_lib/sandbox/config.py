@@ -17,15 +17,17 @@ ISOLATION_MODES = ("auto", "root", "userns", "plain")
 
 @dataclass(frozen=True)
 class SandboxConfig:
-    time_limit_s: float = 10.0       # wall clock per test (and for loading the submission)
-    memory_mb: int = 1024            # address-space limit (RLIMIT_AS) of the sandboxed process
+    time_limit_s: float = 10.0  # wall clock per test (and for loading the submission)
+    memory_mb: int = 1024  # address-space limit (RLIMIT_AS) of the sandboxed process
     max_output_bytes: int = 64 << 20  # stdout of one stdio test / one encoded return value
-    max_processes: int = 64          # processes + threads at once (RLIMIT_NPROC; see limits.py)
-    tmp_size_mb: int = 64            # size of the private writable /tmp (root/userns modes)
-    isolation: str = "auto"          # auto | root | userns | plain (see limits.py)
-    workers: int | None = None       # pool size for execute_many; None = os.cpu_count()
-    python: str | None = None        # interpreter for the workers; None = sys.executable
-    stall_grace_s: float = 30.0      # judge-side watchdog: a worker silent for time limit + this is killed
+    max_processes: int = 64  # processes + threads at once (RLIMIT_NPROC; see limits.py)
+    tmp_size_mb: int = 64  # size of the private writable /tmp (root/userns modes)
+    isolation: str = "auto"  # auto | root | userns | plain (see limits.py)
+    workers: int | None = None  # pool size for execute_many; None = os.cpu_count()
+    python: str | None = None  # interpreter for the workers; None = sys.executable
+    stall_grace_s: float = (
+        30.0  # judge-side watchdog: a worker silent for time limit + this is killed
+    )
     # call tests: hand each test's input to the submission's process only after the previous
     # test reported (zygote.Child.feed_next), so no call can read a later test's input and
     # spend its slot precomputing that test (pooling per-test time limits). Off by default:
@@ -40,15 +42,21 @@ class SandboxConfig:
 
     def __post_init__(self):
         if self.isolation not in ISOLATION_MODES:
-            raise ValueError(f"SandboxConfig.isolation must be one of {ISOLATION_MODES}, "
-                             f"got {self.isolation!r}")
+            raise ValueError(
+                f"SandboxConfig.isolation must be one of {ISOLATION_MODES}, got {self.isolation!r}"
+            )
         if not self.time_limit_s > 0 or not self.memory_mb > 0 or not self.stall_grace_s > 0:
-            raise ValueError("SandboxConfig.time_limit_s, memory_mb and stall_grace_s must be positive")
+            raise ValueError(
+                "SandboxConfig.time_limit_s, memory_mb and stall_grace_s must be positive"
+            )
 
     def worker_config(self) -> dict:
         """The part each warm worker receives once, at start."""
-        return {"isolation": self.isolation, "max_processes": self.max_processes,
-                "tmp_size_mb": self.tmp_size_mb}
+        return {
+            "isolation": self.isolation,
+            "max_processes": self.max_processes,
+            "tmp_size_mb": self.tmp_size_mb,
+        }
 
-    def replace(self, **changes) -> "SandboxConfig":
+    def replace(self, **changes) -> SandboxConfig:
         return dataclasses.replace(self, **changes)

@@ -31,13 +31,15 @@ import threading
 from recode_lib.errors import RecodeError
 
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_PROBE = ("import importlib.util, json, sys\n"
-          "def found(n):\n"
-          "    try:\n"
-          "        return importlib.util.find_spec(n) is not None\n"
-          "    except Exception:\n"
-          "        return False\n"
-          "print(json.dumps({n: found(n) for n in sys.argv[1:]}))\n")
+_PROBE = (
+    "import importlib.util, json, sys\n"
+    "def found(n):\n"
+    "    try:\n"
+    "        return importlib.util.find_spec(n) is not None\n"
+    "    except Exception:\n"
+    "        return False\n"
+    "print(json.dumps({n: found(n) for n in sys.argv[1:]}))\n"
+)
 _CACHE: dict[tuple[str, str], bool] = {}
 _LOCK = threading.Lock()
 
@@ -59,13 +61,19 @@ def missing_modules(python: str | None, names) -> tuple[str, ...]:
         unknown = [n for n in wanted if (python, n) not in _CACHE]
         if unknown:
             try:
-                out = subprocess.run([python, "-I", "-c", _PROBE, *unknown], capture_output=True,
-                                     text=True, timeout=120, check=True).stdout
+                out = subprocess.run(
+                    [python, "-I", "-c", _PROBE, *unknown],
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    check=True,
+                ).stdout
                 found = json.loads(out.strip().splitlines()[-1])
             except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
                 raise EnvironmentProbeError(
                     f"cannot ask {python} which modules it has: {type(exc).__name__}: "
-                    f"{str(exc)[:200]}") from None
+                    f"{str(exc)[:200]}"
+                ) from None
             for n in unknown:
                 _CACHE[(python, n)] = bool(found.get(n))
         return tuple(n for n in wanted if not _CACHE[(python, n)])

@@ -115,7 +115,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 def _send(wfd, tag, obj=None):
     data = (tag + (" " + _dumps(obj) if obj is not None else "") + "\n").encode()
     while data:
-        data = data[os.write(wfd, data):]
+        data = data[os.write(wfd, data) :]
 
 
 def _peak_mb():
@@ -195,6 +195,7 @@ def _fed_input(fd, i, read=os.read, length=len, number=int.from_bytes, join=b"".
     """Test i's input from the worker's feed pipe (zygote.Child.feed_next): the worker sends it
     only after the previous test reported, so no later input is readable during a call. (The
     names it uses are bound here: a submission patching builtins or os only breaks itself.)"""
+
     def exact(n):
         parts = []
         while n > 0:
@@ -204,6 +205,7 @@ def _fed_input(fd, i, read=os.read, length=len, number=int.from_bytes, join=b"".
             parts.append(chunk)
             n -= length(chunk)
         return join(parts)
+
     head = exact(16)
     if number(head[:8], "little") != i:
         raise RuntimeError("the feed is out of step (test %d expected)" % i)
@@ -212,7 +214,7 @@ def _fed_input(fd, i, read=os.read, length=len, number=int.from_bytes, join=b"".
 
 def _run_calls(job, fn, todo, wfd):
     decode, encode, limit, loads = codec.decode, codec.encode, job["max_output"], json.loads
-    feed = job.get("feed_fd")   # SandboxConfig.sealed_inputs: one input at a time
+    feed = job.get("feed_fd")  # SandboxConfig.sealed_inputs: one input at a time
     for i in todo:
         # this test's input only, dropped after the call
         args = decode(loads(_fed_input(feed, i) if feed is not None else _input(job, i)))
@@ -228,13 +230,18 @@ def _run_calls(job, fn, todo, wfd):
                 msg = {"i": i, "st": "output", "t": t, "m": _peak_mb(), "e": "output too large"}
                 data = _dumps(msg)
         except BaseException as exc:
-            msg = {"i": i, "st": _status_of(exc), "t": _perf() - t0, "m": _peak_mb(),
-                   "e": _exc_text(exc)}
+            msg = {
+                "i": i,
+                "st": _status_of(exc),
+                "t": _perf() - t0,
+                "m": _peak_mb(),
+                "e": _exc_text(exc),
+            }
             data = _dumps(msg)
         args = out = msg = None
         data = ("T " + data + "\n").encode()
         while data:
-            data = data[os.write(wfd, data):]
+            data = data[os.write(wfd, data) :]
 
 
 # ---- stdio ----------------------------------------------------------------------------------
@@ -265,8 +272,9 @@ def _run_stdio(job, code_obj, todo, wfd):
     broken = None
     for i in todo:
         if broken is not None:
-            _send(wfd, "T", {"i": i, "st": "error", "t": None, "m": None,
-                             "e": "not run: " + broken})
+            _send(
+                wfd, "T", {"i": i, "st": "error", "t": None, "m": None, "e": "not run: " + broken}
+            )
             continue
         try:
             _run_stdio_case(job, code_obj, i, wfd)
@@ -312,8 +320,11 @@ def end_descendants():
 
 
 IPC_RMID = 0
-_IPC_TABLES = (("/proc/sysvipc/shm", "shmctl"), ("/proc/sysvipc/msg", "msgctl"),
-               ("/proc/sysvipc/sem", "semctl"))
+_IPC_TABLES = (
+    ("/proc/sysvipc/shm", "shmctl"),
+    ("/proc/sysvipc/msg", "msgctl"),
+    ("/proc/sysvipc/sem", "semctl"),
+)
 
 
 def remove_ipc_objects():
@@ -327,7 +338,7 @@ def remove_ipc_objects():
             with open(table) as fh:
                 rows = fh.read().splitlines()[1:]
         except OSError:
-            continue   # no SysV IPC in this kernel: nothing to remove
+            continue  # no SysV IPC in this kernel: nothing to remove
         for row in rows:
             cols = row.split()
             if len(cols) < 2 or not cols[1].isdigit():
@@ -335,7 +346,7 @@ def remove_ipc_objects():
             ident = int(cols[1])
             fn = getattr(_libc, call)
             ret = fn(ident, 0, IPC_RMID, None) if call == "semctl" else fn(ident, IPC_RMID, None)
-            if ret != 0 and ctypes.get_errno() not in (22, 43):   # EINVAL/EIDRM: gone already
+            if ret != 0 and ctypes.get_errno() not in (22, 43):  # EINVAL/EIDRM: gone already
                 raise CleanupError("IPC object %d: %s" % (ident, os.strerror(ctypes.get_errno())))
 
 
@@ -398,7 +409,7 @@ def _run_stdio_case(job, code_obj, i, wfd):
     if result == "ok":
         with open("out.txt", "rb") as fh:
             out = fh.read(job["max_output"] + 1).decode("utf-8", "replace")
-        lims = job.get("time_limits")   # this test's own limit (records.py), else the record's
+        lims = job.get("time_limits")  # this test's own limit (records.py), else the record's
         if cpu > (lims[i] if lims else job["time_limit_s"]):
             result, out, t = "timeout", None, cpu
             err = "CPU time of the test's processes (%.2f s) over the limit" % cpu
@@ -408,8 +419,18 @@ def _run_stdio_case(job, code_obj, i, wfd):
         failed = failed or exc
     if failed is not None:
         result, out, err = "error", None, "after the test: %s" % failed
-    _send(wfd, "T", {"i": i, "st": result, "out": out, "t": t, "m": ru.ru_maxrss / 1024.0,
-                     "e": None if result == "ok" else err})
+    _send(
+        wfd,
+        "T",
+        {
+            "i": i,
+            "st": result,
+            "out": out,
+            "t": t,
+            "m": ru.ru_maxrss / 1024.0,
+            "e": None if result == "ok" else err,
+        },
+    )
     if failed is not None:
         raise failed
 
@@ -473,6 +494,7 @@ def _end_like_python(status):
                 t.join()
     try:
         import atexit
+
         atexit._run_exitfuncs()
     except SystemExit as exc:
         status = status or (0 if exc.code in (None, 0) else 1)
@@ -493,8 +515,11 @@ class _EqRewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
             return node
-        call = ast.Call(func=ast.Name("__judge_eq__", ast.Load()),
-                        args=[node.left, node.comparators[0]], keywords=[])
+        call = ast.Call(
+            func=ast.Name("__judge_eq__", ast.Load()),
+            args=[node.left, node.comparators[0]],
+            keywords=[],
+        )
         new = call if isinstance(node.ops[0], ast.Eq) else ast.UnaryOp(ast.Not(), call)
         return ast.copy_location(new, node)
 
@@ -541,19 +566,23 @@ _PLAIN = (int, float, complex, str, bytes, bool, type(None))
 # contents can be set).
 import _thread  # noqa: E402
 import atexit  # noqa: E402
-import operator  # noqa: E402
 import collections  # noqa: E402
 import functools  # noqa: E402
 import gc  # noqa: E402
+import operator  # noqa: E402
 import threading  # noqa: E402
 import unittest  # noqa: E402  (preloaded by zygote.py anyway)
 import unittest.mock  # noqa: E402
 
-_FUNC, _METHOD, _GEN, _MODULE = types.FunctionType, types.MethodType, types.GeneratorType, \
-    types.ModuleType
-_T_MRO = type.__dict__["__mro__"].__get__          # type's own descriptors: a metaclass's
-_T_DICT = type.__dict__["__dict__"].__get__        # __getattribute__, __eq__ or __hash__ is
-_T_MODULE = type.__dict__["__module__"].__get__    # never run by reading a class
+_FUNC, _METHOD, _GEN, _MODULE = (
+    types.FunctionType,
+    types.MethodType,
+    types.GeneratorType,
+    types.ModuleType,
+)
+_T_MRO = type.__dict__["__mro__"].__get__  # type's own descriptors: a metaclass's
+_T_DICT = type.__dict__["__dict__"].__get__  # __getattribute__, __eq__ or __hash__ is
+_T_MODULE = type.__dict__["__module__"].__get__  # never run by reading a class
 _T_NAME = type.__dict__["__name__"].__get__
 _T_SET, _T_DEL = type.__setattr__, type.__delattr__
 _MOD_DICT = _MODULE.__dict__["__dict__"].__get__
@@ -567,40 +596,96 @@ _getframe, _gettrace, _getprofile = sys._getframe, sys.gettrace, sys.getprofile
 _gc_collect, _gc_freeze, _gc_enable = gc.collect, gc.freeze, gc.enable
 _gc_threshold, _gc_set_threshold, _GC_CALLBACKS = gc.get_threshold, gc.set_threshold, gc.callbacks
 _getsignal, _setsignal, _SIGNALS = signal.getsignal, signal.signal, tuple(signal.valid_signals())
-_THREADING_ATEXITS, _threads, _current_thread = threading._threading_atexits, \
-    threading.enumerate, threading.current_thread
-_run_exitfuncs, _get_ident, _main_thread = atexit._run_exitfuncs, _thread.get_ident, \
-    threading.main_thread
-_BUILTIN_EXC = tuple(v for v in vars(builtins).values()
-                     if isinstance(v, type) and issubclass(v, BaseException))
+_THREADING_ATEXITS, _threads, _current_thread = (
+    threading._threading_atexits,
+    threading.enumerate,
+    threading.current_thread,
+)
+_run_exitfuncs, _get_ident, _main_thread = (
+    atexit._run_exitfuncs,
+    _thread.get_ident,
+    threading.main_thread,
+)
+_BUILTIN_EXC = tuple(
+    v for v in vars(builtins).values() if isinstance(v, type) and issubclass(v, BaseException)
+)
 _BUILTIN_EXC_IDS = frozenset(id(v) for v in _BUILTIN_EXC)
-_SAFE_TYPES = frozenset(id(t) for t in _PLAIN + (
-    tuple, list, dict, set, frozenset, type, object, type(NotImplemented), type(Ellipsis),
-    types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
-    types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
-    types.MethodWrapperType, types.MappingProxyType, types.CodeType))
+_SAFE_TYPES = frozenset(
+    id(t)
+    for t in _PLAIN
+    + (
+        tuple,
+        list,
+        dict,
+        set,
+        frozenset,
+        type,
+        object,
+        type(NotImplemented),
+        type(Ellipsis),
+        types.BuiltinFunctionType,
+        types.WrapperDescriptorType,
+        types.MethodDescriptorType,
+        types.ClassMethodDescriptorType,
+        types.GetSetDescriptorType,
+        types.MemberDescriptorType,
+        types.MethodWrapperType,
+        types.MappingProxyType,
+        types.CodeType,
+    )
+)
 _TESTCASE = unittest.TestCase
-_UNITTEST_TYPES = (unittest.TestCase, unittest.TestResult, unittest.TestSuite,
-                   unittest.TextTestRunner, unittest.case._Outcome)
-_MOCK, _MAGIC_PROXY, _MOCK_DEFAULT = unittest.mock.NonCallableMock, unittest.mock.MagicProxy, \
-    unittest.mock.DEFAULT
+_UNITTEST_TYPES = (
+    unittest.TestCase,
+    unittest.TestResult,
+    unittest.TestSuite,
+    unittest.TextTestRunner,
+    unittest.case._Outcome,
+)
+_MOCK, _MAGIC_PROXY, _MOCK_DEFAULT = (
+    unittest.mock.NonCallableMock,
+    unittest.mock.MagicProxy,
+    unittest.mock.DEFAULT,
+)
 _ANY, _MOCK_GLOBALS = type(unittest.mock.ANY), vars(unittest.mock)
-_COUNTER, _ORDERED, _DEFAULTDICT, _DEQUE = collections.Counter, collections.OrderedDict, \
-    collections.defaultdict, collections.deque
+_COUNTER, _ORDERED, _DEFAULTDICT, _DEQUE = (
+    collections.Counter,
+    collections.OrderedDict,
+    collections.defaultdict,
+    collections.deque,
+)
 _ITER_MODULES = ("builtins", "itertools")
 # restored after every call to their state in the worker (the tests never patch these) ...
 _CORE = ("unittest", "codec", "harness")
 # ... to their state at the call, after every call (the tests may patch sys.stdout, say) ...
-_ALWAYS = ("sys", "threading", "collections", "gc", "signal", "functools", "types", "os", "json",
-           "resource")
+_ALWAYS = (
+    "sys",
+    "threading",
+    "collections",
+    "gc",
+    "signal",
+    "functools",
+    "types",
+    "os",
+    "json",
+    "resource",
+)
 # ... and every other preloaded module likewise, for the first FULL_GUARD_CALLS calls
 FULL_GUARD_CALLS = 16
-_HIDDEN = ("codec", "harness", "limits", "zygote")            # not put back into sys.modules
+_HIDDEN = ("codec", "harness", "limits", "zygote")  # not put back into sys.modules
 _NOT_RESTORED = ("__main__", "builtins", "harness", "limits", "zygote")
-_REFUSED = frozenset(("sys.addaudithook", "sys.settrace", "sys.setprofile",
-                      "sys._current_frames", "gc.get_objects", "gc.get_referrers",
-                      "gc.get_referents"))
-_EMPTY = object()   # an empty closure cell
+_REFUSED = frozenset(
+    (
+        "sys.addaudithook",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._current_frames",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+    )
+)
+_EMPTY = object()  # an empty closure cell
 
 
 class Tampered(BaseException):
@@ -611,9 +696,16 @@ class _Stop(BaseException):
     """The submission did not load (the X line is sent): no test runs."""
 
 
-def _frozen(d, keys=dict.keys, values=dict.values, proxy_keys=types.MappingProxyType.keys,
-            proxy_values=types.MappingProxyType.values, t=tuple, typ=type,
-            proxy=types.MappingProxyType):
+def _frozen(
+    d,
+    keys=dict.keys,
+    values=dict.values,
+    proxy_keys=types.MappingProxyType.keys,
+    proxy_values=types.MappingProxyType.values,
+    t=tuple,
+    typ=type,
+    proxy=types.MappingProxyType,
+):
     """A dict's (or a class's mappingproxy's) contents as (keys, values), two tuples: a copy
     nothing can edit."""
     if typ(d) is proxy:
@@ -621,9 +713,20 @@ def _frozen(d, keys=dict.keys, values=dict.values, proxy_keys=types.MappingProxy
     return t(keys(d)), t(values(d))
 
 
-def _unchanged(d, frozen, length=len, all_=all, map_=map, is_=operator.is_, typ=type,
-               proxy=types.MappingProxyType, keys=dict.keys, values=dict.values,
-               proxy_keys=types.MappingProxyType.keys, proxy_values=types.MappingProxyType.values):
+def _unchanged(
+    d,
+    frozen,
+    length=len,
+    all_=all,
+    map_=map,
+    is_=operator.is_,
+    typ=type,
+    proxy=types.MappingProxyType,
+    keys=dict.keys,
+    values=dict.values,
+    proxy_keys=types.MappingProxyType.keys,
+    proxy_values=types.MappingProxyType.values,
+):
     """Whether d still holds exactly `frozen` (same keys, same value objects, same order):
     the fast path of every restore, in C (identity only: no __eq__ runs)."""
     k, v = frozen
@@ -634,8 +737,9 @@ def _unchanged(d, frozen, length=len, all_=all, map_=map, is_=operator.is_, typ=
     return all_(map_(is_, values(d), v)) and all_(map_(is_, keys(d), k))
 
 
-def _put(d, frozen, get=dict.get, length=dict.__len__, tlen=tuple.__len__, zip_=zip,
-         same=_unchanged):
+def _put(
+    d, frozen, get=dict.get, length=dict.__len__, tlen=tuple.__len__, zip_=zip, same=_unchanged
+):
     """Make the dict d hold exactly `frozen` (see _frozen) again: values compared by identity,
     keys added since removed. Runs on no builtin name (they may be patched)."""
     if same(d, frozen):
@@ -666,7 +770,7 @@ def _user_class(cls, g, memo=None, depth=0):
         memo = {}
     key = id(cls)
     if key not in memo:
-        memo[key] = False   # (while it is being looked at: a cycle adds nothing)
+        memo[key] = False  # (while it is being looked at: a cycle adds nothing)
         memo[key] = depth <= 8 and _made_by(cls, g, memo, depth)
     return memo[key]
 
@@ -698,22 +802,29 @@ def _user_value(v, g, memo, depth):
     if t is _FUNC:
         gl = v.__globals__
         name = dict.get(gl, "__name__") if type(gl) is dict else 0
-        if gl is g or name == "__main__" or name == "solution" or \
-                (name is not None and type(name) is not str):
+        if (
+            gl is g
+            or name == "__main__"
+            or name == "solution"
+            or (name is not None and type(name) is not str)
+        ):
             return True
-        m = _SYS_MODULES.get(name)   # a module's own function (its code is not read then)
-        return not (m is not None and _MOD_DICT(m) is gl) and \
-            _str_eq(v.__code__.co_filename, "<submission>")
+        m = _SYS_MODULES.get(name)  # a module's own function (its code is not read then)
+        return not (m is not None and _MOD_DICT(m) is gl) and _str_eq(
+            v.__code__.co_filename, "<submission>"
+        )
     if t is staticmethod or t is classmethod:
         return _user_value(v.__func__, g, memo, depth + 1)
     if t is property:
-        return any(f is not None and _user_value(f, g, memo, depth + 1)
-                   for f in (v.fget, v.fset, v.fdel))
+        return any(
+            f is not None and _user_value(f, g, memo, depth + 1) for f in (v.fget, v.fset, v.fdel)
+        )
     if t is functools.partial:
         return _user_value(v.func, g, memo, depth + 1)
     if t is _METHOD:
-        return _user_value(v.__func__, g, memo, depth + 1) or \
-            _user_class(type(v.__self__), g, memo, depth + 1)
+        return _user_value(v.__func__, g, memo, depth + 1) or _user_class(
+            type(v.__self__), g, memo, depth + 1
+        )
     return _user_class(t, g, memo, depth + 1)
 
 
@@ -723,8 +834,7 @@ def _plainify(x, g, wrap=None, depth=0, memo=None):
     built-in types' own methods, classes through type's own descriptors), so it runs before
     the restore; `wrap` turns a function of the submission into a guarded candidate."""
     t = type(x)
-    if t is str or t is int or t is float or t is bool or t is bytes or x is None \
-            or t is complex:
+    if t is str or t is int or t is float or t is bool or t is bytes or x is None or t is complex:
         return x
     if depth > 100:
         return codec.Opaque("too deep", "")
@@ -734,11 +844,12 @@ def _plainify(x, g, wrap=None, depth=0, memo=None):
 
     def p(v):
         return _plainify(v, g, wrap, d, memo)
+
     if t is list or t is tuple or t is set or t is frozenset:
         return t([p(v) for v in x])
     if t is dict:
         return {p(k): p(v) for k, v in dict.items(x)}
-    if issubclass(t, int):   # via the base type's own methods: overrides are not called
+    if issubclass(t, int):  # via the base type's own methods: overrides are not called
         return int.__index__(x)
     if issubclass(t, float):
         return float.__float__(x)
@@ -751,7 +862,7 @@ def _plainify(x, g, wrap=None, depth=0, memo=None):
     for base in (tuple, list, set, frozenset):
         if issubclass(t, base):
             return base([p(v) for v in base.__iter__(x)])
-    for kind, rebuild in _COLLECTIONS:   # the standard library's containers keep their type
+    for kind, rebuild in _COLLECTIONS:  # the standard library's containers keep their type
         if t is kind:
             return rebuild(x, p)
     if issubclass(t, dict):
@@ -767,7 +878,7 @@ def _library_value(x, t, g, wrap, memo):
     says it equals anything (mock.ANY, a mock told to)."""
     if t is _ANY or (issubclass(t, _MOCK) and _mock_lies(x)):
         return codec.Opaque("mock", "")
-    if issubclass(t, type):   # a class
+    if issubclass(t, type):  # a class
         return codec.Opaque(_str_copy(_T_NAME(x)), "") if _user_class(x, g, memo) else x
     if wrap is None:
         return x
@@ -792,8 +903,9 @@ def _mock_lies(m):
             if dict.get(cdd, "_mock_return_value", _MOCK_DEFAULT) is not _MOCK_DEFAULT:
                 return True
             effect = dict.get(cdd, "_mock_side_effect")
-            if effect is not None and not (type(effect) is _FUNC
-                                           and effect.__globals__ is _MOCK_GLOBALS):
+            if effect is not None and not (
+                type(effect) is _FUNC and effect.__globals__ is _MOCK_GLOBALS
+            ):
                 return True
     return False
 
@@ -810,15 +922,22 @@ def _guarded_iter(step):
 
 
 def _collections():
-    def counter(x, p):   # built through dict: Counter's own methods (patchable) are not run
+    def counter(x, p):  # built through dict: Counter's own methods (patchable) are not run
         out = dict.__new__(_COUNTER)
         dict.update(out, [(p(k), p(v)) for k, v in dict.items(x)])
         return out
-    return ((_COUNTER, counter),
-            (_ORDERED, lambda x, p: _ORDERED([(p(k), p(v)) for k, v in dict.items(x)])),
-            (_DEFAULTDICT, lambda x, p: _DEFAULTDICT(p(x.default_factory),
-                                                     [(p(k), p(v)) for k, v in dict.items(x)])),
-            (_DEQUE, lambda x, p: _DEQUE([p(v) for v in _DEQUE.__iter__(x)], x.maxlen)))
+
+    return (
+        (_COUNTER, counter),
+        (_ORDERED, lambda x, p: _ORDERED([(p(k), p(v)) for k, v in dict.items(x)])),
+        (
+            _DEFAULTDICT,
+            lambda x, p: _DEFAULTDICT(
+                p(x.default_factory), [(p(k), p(v)) for k, v in dict.items(x)]
+            ),
+        ),
+        (_DEQUE, lambda x, p: _DEQUE([p(v) for v in _DEQUE.__iter__(x)], x.maxlen)),
+    )
 
 
 _COLLECTIONS = _collections()
@@ -848,8 +967,12 @@ def _exception_data(exc, g, wrap, memo):
             mod = _T_MODULE(c)
         except AttributeError:
             mod = None
-        if type(mod) is not str or mod == "unittest" or mod.startswith("unittest.") \
-                or mod in ("harness", "codec"):
+        if (
+            type(mod) is not str
+            or mod == "unittest"
+            or mod.startswith("unittest.")
+            or mod in ("harness", "codec")
+        ):
             return RuntimeError, ("the submission raised %s" % name,), ()
     args = tuple(_plainify(a, g, wrap, 1, memo) for a in _EXC_ARGS(exc))
     if id(t) in _BUILTIN_EXC_IDS:
@@ -860,8 +983,9 @@ def _exception_data(exc, g, wrap, memo):
         return t, args, ()
     if _user_class(t, g, memo):
         return base, args, ()
-    attrs = tuple((k, _plainify(v, g, wrap, 1, memo)) for k, v in dict.items(_EXC_DICT(exc))
-                  if type(k) is str)
+    attrs = tuple(
+        (k, _plainify(v, g, wrap, 1, memo)) for k, v in dict.items(_EXC_DICT(exc)) if type(k) is str
+    )
     return t, args, attrs
 
 
@@ -904,9 +1028,13 @@ def _enter(seal, reseal=_reseal):
     reseal()
     snap, core, always, rest, ns, helper, hitems, calls, gcbase, sigbase, g = seal
     calls[0] += 1
-    return (_frozen(_BUILTINS_DICT), _now(always),
-            _now(rest) if calls[0] <= FULL_GUARD_CALLS else None,
-            _frozen(ns), _test_objects(_getframe(2), ns))
+    return (
+        _frozen(_BUILTINS_DICT),
+        _now(always),
+        _now(rest) if calls[0] <= FULL_GUARD_CALLS else None,
+        _frozen(ns),
+        _test_objects(_getframe(2), ns),
+    )
 
 
 def _leave(seal, pre, box, reseal=_reseal, put=_put):
@@ -923,14 +1051,21 @@ def _leave(seal, pre, box, reseal=_reseal, put=_put):
 
     def wrap(f):
         return _candidate(f, seal)
+
     try:
         if exc is None:
             result, err = _plainify(out, g, wrap, 0, memo), None
         else:
             result, err = None, _exception_data(exc, g, wrap, memo)
-    except BaseException as failed:   # (a recursion limit the submission lowered, say)
-        result, err = None, (RuntimeError, ("the judge could not read the result: %s"
-                                            % _str_copy(_T_NAME(type(failed))),), ())
+    except BaseException as failed:  # (a recursion limit the submission lowered, say)
+        result, err = (
+            None,
+            (
+                RuntimeError,
+                ("the judge could not read the result: %s" % _str_copy(_T_NAME(type(failed))),),
+                (),
+            ),
+        )
     out = exc = memo = None
     _flush(gcbase)
     reseal()
@@ -972,8 +1107,10 @@ def _restore_process(gcbase, sigbase):
     _gc_set_threshold(*threshold)
     _gc_enable()
     sigs, handlers = sigbase
-    if all(map(operator.is_, map(_getsignal, sigs), handlers)) \
-            or _get_ident() != _main_thread().ident:
+    if (
+        all(map(operator.is_, map(_getsignal, sigs), handlers))
+        or _get_ident() != _main_thread().ident
+    ):
         return
     for sig, handler in zip(sigs, handlers):
         if handler is not None and _getsignal(sig) is not handler:
@@ -1062,6 +1199,7 @@ def prepare():
     def part(name):
         top = name.split(".")[0] if type(name) is str else ""
         return "core" if top in _CORE else "always" if top in _ALWAYS else "rest"
+
     split = {k: ([], [], [], []) for k in ("core", "always", "rest")}
     for m in modules:
         if m[0] not in _NOT_RESTORED:
@@ -1078,7 +1216,7 @@ def prepare():
     g = globals()
     _reseal.__defaults__ = (g, _frozen(g), _put)
     gc.collect()
-    gc.freeze()   # the worker's objects: never scanned again by a child's collections
+    gc.freeze()  # the worker's objects: never scanned again by a child's collections
 
 
 def _snapshot():
@@ -1093,8 +1231,9 @@ def _snapshot():
         for v in list(d.values()):
             if type(v) is _FUNC:
                 funcs.append((v, name))
-            elif isinstance(v, type) and getattr(v, "__module__", None) == name \
-                    and id(v) not in seen:
+            elif (
+                isinstance(v, type) and getattr(v, "__module__", None) == name and id(v) not in seen
+            ):
                 seen.add(id(v))
                 cd = _T_DICT(v)
                 classes.append((v, _frozen(cd)))
@@ -1104,25 +1243,30 @@ def _snapshot():
                     fs = (f.fget, f.fset, f.fdel) if type(f) is property else (f,)
                     funcs += [(f, name) for f in fs if type(f) is _FUNC]
     cells, kws = [], []
-    for f, name in funcs:   # closure cells (a decorator's wrapped method, say)
+    for f, name in funcs:  # closure cells (a decorator's wrapped method, say)
         for c in f.__closure__ or ():
             try:
                 cells.append((c, c.cell_contents, name))
-            except ValueError:   # an empty cell
+            except ValueError:  # an empty cell
                 cells.append((c, _EMPTY, name))
         if f.__kwdefaults__:
             kws.append((f.__kwdefaults__, _frozen(f.__kwdefaults__), name))
-    return (_frozen(builtins.__dict__), (modules, classes, cells, kws),
-            frozenset(id(f) for f, _ in funcs))
+    return (
+        _frozen(builtins.__dict__),
+        (modules, classes, cells, kws),
+        frozenset(id(f) for f, _ in funcs),
+    )
 
 
 def _now(part):
     """The current state of a part of the worker's snapshot (same shape: restored by _restore)."""
     modules, classes, cells, kws = part
-    return (tuple((n, m, type(m), _frozen(_MOD_DICT(m))) for n, m, _, _ in modules),
-            tuple((c, _frozen(_T_DICT(c))) for c, _ in classes),
-            tuple((cell, _cell(cell)) for cell, _ in cells),
-            tuple((kd, _frozen(kd)) for kd, _ in kws))
+    return (
+        tuple((n, m, type(m), _frozen(_MOD_DICT(m))) for n, m, _, _ in modules),
+        tuple((c, _frozen(_T_DICT(c))) for c, _ in classes),
+        tuple((cell, _cell(cell)) for cell, _ in cells),
+        tuple((kd, _frozen(kd)) for kd, _ in kws),
+    )
 
 
 def _cell(cell):
@@ -1173,8 +1317,11 @@ def _put_module(d, frozen, name, get=dict.get):
         keep = set(keys)
         for k in [k for k in d if k not in keep]:
             v = d[k]
-            if not (type(k) is str and issubclass(type(v), _MODULE)
-                    and _SYS_MODULES.get(name + "." + k) is v):
+            if not (
+                type(k) is str
+                and issubclass(type(v), _MODULE)
+                and _SYS_MODULES.get(name + "." + k) is v
+            ):
                 del d[k]
 
 
@@ -1198,10 +1345,25 @@ def _put_class(cls, frozen):
                 pass
 
 
-def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
-           funcs=frozenset(), sub=None, refused=_REFUSED, getframe=sys._getframe,
-           ident=_thread.get_ident, typ=type, fn=types.FunctionType, frame_type=types.FrameType,
-           wrapped=(staticmethod, classmethod), err=RuntimeError):
+def _audit(
+    event,
+    args,
+    ns=None,
+    own=None,
+    helper=None,
+    call=None,
+    main=None,
+    funcs=frozenset(),
+    sub=None,
+    refused=_REFUSED,
+    getframe=sys._getframe,
+    ident=_thread.get_ident,
+    typ=type,
+    fn=types.FunctionType,
+    frame_type=types.FrameType,
+    wrapped=(staticmethod, classmethod),
+    err=RuntimeError,
+):
     """The audit hook of a child running script tests in process (installed before the
     submission runs, with these defaults; it cannot be removed, and it refuses changes to
     itself). It refuses: more audit hooks, trace and profile functions (the one way to write a
@@ -1217,8 +1379,9 @@ def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
         raise err("%s is refused in the sandbox" % event)
     if event == "object.__setattr__":
         f = args[0]
-        if typ(f) is fn and (id(f) in funcs or f.__globals__ is own or f.__globals__ is ns
-                             or f.__globals__ is helper):
+        if typ(f) is fn and (
+            id(f) in funcs or f.__globals__ is own or f.__globals__ is ns or f.__globals__ is helper
+        ):
             raise err("the sandbox refuses to change a function of the judge's or the tests'")
         return
     if event != "object.__getattr__":
@@ -1242,7 +1405,7 @@ def _audit(event, args, ns=None, own=None, helper=None, call=None, main=None,
         if scope is own and frame.f_code is call:
             if kind is frame_type:
                 raise err("the tests' code cannot be read by the submission")
-            pre = frame.f_locals.get("pre")   # _call's frozen view of the tests' classes
+            pre = frame.f_locals.get("pre")  # _call's frozen view of the tests' classes
             for cls, (keys, values) in pre[4][2] if typ(pre) is tuple else ():
                 for v in values:
                     if v is target or (typ(v) in wrapped and v.__func__ is target):
@@ -1266,10 +1429,28 @@ def _seal(g, ns):
             sigs.append(sig)
         except (OSError, ValueError):
             pass
-    seal = (snap, core, always, rest, ns, helper, _frozen(helper), [0], gcbase,
-            (tuple(sigs), tuple(handlers)), g)
-    _audit.__defaults__ = (ns, globals(), helper, _call.__code__, _get_ident(), funcs, g) + \
-        _audit.__defaults__[7:]
+    seal = (
+        snap,
+        core,
+        always,
+        rest,
+        ns,
+        helper,
+        _frozen(helper),
+        [0],
+        gcbase,
+        (tuple(sigs), tuple(handlers)),
+        g,
+    )
+    _audit.__defaults__ = (
+        ns,
+        globals(),
+        helper,
+        _call.__code__,
+        _get_ident(),
+        funcs,
+        g,
+    ) + _audit.__defaults__[7:]
     sys.addaudithook(_audit)
     return seal
 
@@ -1279,18 +1460,20 @@ def _test_namespace(g, entry_point, seal):
     if entry_point is not None:
         names = [entry_point] if entry_point in g else []
     else:
-        names = [k for k in g if type(k) is str and not k.startswith("__")
-                 and k not in builtins.__dict__]
+        names = [
+            k for k in g if type(k) is str and not k.startswith("__") and k not in builtins.__dict__
+        ]
     memo = {}
 
     def wrap(f):
         return _candidate(f, seal)
+
     for k in names:
         v = g[k]
         if type(v) is _FUNC:
             ns[k] = wrap(v)
         elif issubclass(type(v), (type, _MODULE)) or _library_callable(v, g):
-            ns[k] = v   # a module is the real one (restored if preloaded); classes as they are
+            ns[k] = v  # a module is the real one (restored if preloaded); classes as they are
         else:
             # any other object is shared only as the plain value it is: a namespace of the
             # submission's own making (json = SimpleNamespace(loads=...)) would answer for it
@@ -1304,12 +1487,15 @@ def _library_callable(v, g):
     t = type(v)
     if t in (types.BuiltinFunctionType, types.BuiltinMethodType):
         owner = getattr(v, "__self__", None)
-        return owner is None or issubclass(type(owner), _MODULE) \
-            or not _user_class(type(owner), g)
+        return owner is None or issubclass(type(owner), _MODULE) or not _user_class(type(owner), g)
     if t is types.MethodType:
         f = v.__func__
-        return type(f) is types.FunctionType and f.__code__.co_filename != "<submission>" \
-            and f.__globals__ is not g and not _user_class(type(v.__self__), g)
+        return (
+            type(f) is types.FunctionType
+            and f.__code__.co_filename != "<submission>"
+            and f.__globals__ is not g
+            and not _user_class(type(v.__self__), g)
+        )
     return False
 
 
@@ -1388,7 +1574,7 @@ def _failure(exc, reseal=_reseal):
     type's name, and the last line of its message (_message_line) when it has one."""
     reseal()
     st = "error"
-    for c in _T_MRO(type(exc)):   # by identity: a metaclass's __eq__ is not asked
+    for c in _T_MRO(type(exc)):  # by identity: a metaclass's __eq__ is not asked
         if c is AssertionError or c is MemoryError:
             st = "wrong" if c is AssertionError else "memory"
             break
@@ -1396,7 +1582,7 @@ def _failure(exc, reseal=_reseal):
 
 
 def _exc_text(exc):
-    """"Name: last line of the message" (or "Name") of an exception, running none of its code."""
+    """ "Name: last line of the message" (or "Name") of an exception, running none of its code."""
     line = _message_line(exc)
     name = _str_copy(_T_NAME(type(exc)))
     return (name + ": " + line) if line else name
@@ -1416,7 +1602,7 @@ def _message_line(exc, args=_EXC_ARGS, builtin=_BUILTIN_EXC, copy=_str_copy, lim
     a = args(exc)
     if type(a) is not tuple or len(a) != 1 or type(a[0]) is not str:
         return ""
-    for line in reversed(copy(a[0])[-4096:].splitlines()):   # a huge message costs nothing
+    for line in reversed(copy(a[0])[-4096:].splitlines()):  # a huge message costs nothing
         if line.strip():
             return line.strip()[:limit]
     return ""
@@ -1451,13 +1637,13 @@ def _end_tests(seal, final=_final):
             try:
                 t.join()
                 joined += 1
-            except RuntimeError:   # a dummy thread (not started by threading)
+            except RuntimeError:  # a dummy thread (not started by threading)
                 pass
     try:
         _run_exitfuncs()
     except BaseException:
         pass
-    end = _perf() + 1.0   # a joined thread leaves the kernel's task list a moment after join()
+    end = _perf() + 1.0  # a joined thread leaves the kernel's task list a moment after join()
     while joined and _tasks() > max(1, before - joined) and _perf() < end:
         time.sleep(0.0005)
 
@@ -1476,7 +1662,16 @@ def _run_script_inline(job, code_obj, wfd):
     # object is never a local while the submission runs (its constants are the expected
     # values): it is on this frame's evaluation stack only, where frames do not show it.
     t0, read, write, peak, send, perf, failure, end, final = (
-        _perf(), os.read, os.write, _peak_mb, _send, _perf, _failure, _end_tests, _final)
+        _perf(),
+        os.read,
+        os.write,
+        _peak_mb,
+        _send,
+        _perf,
+        _failure,
+        _end_tests,
+        _final,
+    )
     nonce_fd, load, stop = job["nonce_fd"], _load, _Stop
     try:
         box = [_inline_tests(job)]
@@ -1508,14 +1703,15 @@ def _run_script_inline(job, code_obj, wfd):
 
 
 def _frame_write(fd, obj, dumps=_dumps, write=os.write, length=len, as_bytes=int.to_bytes):
-    data = dumps(obj).encode()   # names bound at import: a submission's patches do not reach
+    data = dumps(obj).encode()  # names bound at import: a submission's patches do not reach
     data = as_bytes(length(data), 8, "little") + data
     while data:
-        data = data[write(fd, data):]
+        data = data[write(fd, data) :]
 
 
 def _frame_read(fd, read=os.read, loads=json.loads, from_bytes=int.from_bytes, length=len):
     """One length-prefixed JSON message (None at EOF); raises ValueError on garbage."""
+
     def exact(n):
         parts = []
         while n > 0:
@@ -1525,6 +1721,7 @@ def _frame_read(fd, read=os.read, loads=json.loads, from_bytes=int.from_bytes, l
             parts.append(chunk)
             n -= length(chunk)
         return b"".join(parts)
+
     head = exact(8)
     if head is None:
         return None
@@ -1534,8 +1731,17 @@ def _frame_read(fd, read=os.read, loads=json.loads, from_bytes=int.from_bytes, l
     return loads(body)
 
 
-def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.decode,
-                       write=_frame_write, read=_frame_read, name_of=type, handle=codec.Handle):
+def _submission_server(
+    code_obj,
+    req,
+    rep,
+    encode=codec.encode,
+    decode=codec.decode,
+    write=_frame_write,
+    read=_frame_read,
+    name_of=type,
+    handle=codec.Handle,
+):
     """In the submission's process (forked before the test script was read): load it, then
     answer requests until EOF (never returns). The first request names what the test script
     uses (["names", [name...]]) and is answered with each one's kind; then
@@ -1552,7 +1758,7 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
     except BaseException as exc:
         write(rep, ["fail", _status_of(exc), name_of(exc).__name__])
         os._exit(1)
-    objects, numbers = [], {}   # numbers: id -> handle (objects keeps them alive)
+    objects, numbers = [], {}  # numbers: id -> handle (objects keeps them alive)
 
     def export(x, depth=0):
         t = name_of(x)
@@ -1562,11 +1768,12 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
             return t(export(v, depth + 1) for v in x)
         if t is dict:
             return {export(k, depth + 1): export(v, depth + 1) for k, v in x.items()}
-        if not isinstance(x, _VALUES) and (getattr(t, "__module__", None) == "__main__"
-                                           or _lazy_iterable(t)):
-            n = numbers.get(id(x))   # one handle per object, however often it crosses
+        if not isinstance(x, _VALUES) and (
+            getattr(t, "__module__", None) == "__main__" or _lazy_iterable(t)
+        ):
+            n = numbers.get(id(x))  # one handle per object, however often it crosses
             if n is None:
-                objects.append(x)   # a range, generator, map, dict view...: iterable by the tests
+                objects.append(x)  # a range, generator, map, dict view...: iterable by the tests
                 n = numbers[id(x)] = len(objects) - 1
             return handle(n)
         return x
@@ -1601,15 +1808,19 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
             owner = g if target is None else objects[target]
             if op == "get":
                 v = owner[name] if target is None else getattr(owner, name)
-                if target is not None and callable(v) and not isinstance(v, type) \
-                        and getattr(name_of(v), "__module__", None) != "__main__":
+                if (
+                    target is not None
+                    and callable(v)
+                    and not isinstance(v, type)
+                    and getattr(name_of(v), "__module__", None) != "__main__"
+                ):
                     reply = ["callable"]
                 else:
                     reply = ["ok", encode(export(v))]
             elif op == "set":
                 setattr(owner, name, imp(decode(args))[0])
                 reply = ["ok", None]
-            elif op == "iter":   # the items of an object the tests iterate over, bounded
+            elif op == "iter":  # the items of an object the tests iterate over, bounded
                 items = list(islice(iter(owner), MAX_ITEMS + 1))
                 if len(items) > MAX_ITEMS:
                     raise MemoryError("more than %d items" % MAX_ITEMS)
@@ -1627,7 +1838,7 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
                 reply = ["ok", encode(export(fn(*args, **kwargs)))]
                 if op == "call" and _mutable_args(args, kwargs):
                     after = encode(export([args, kwargs]))
-                    if after != sent:    # changed in place: the tests' copies follow
+                    if after != sent:  # changed in place: the tests' copies follow
                         reply.append(after)
         except BaseException as exc:
             reply = ["raise", _builtin_exception_name(name_of(exc)), "%.200s" % (exc,)]
@@ -1635,7 +1846,7 @@ def _submission_server(code_obj, req, rep, encode=codec.encode, decode=codec.dec
 
 
 _VALUES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
-MAX_ITEMS = 1_000_000   # items of one iterated object that cross to the tests
+MAX_ITEMS = 1_000_000  # items of one iterated object that cross to the tests
 _MUTABLE = (list, dict, set)
 
 
@@ -1657,8 +1868,12 @@ def _lazy_iterable(t, mro=type.__dict__["__mro__"].__get__):
     return any("__iter__" in c.__dict__ for c in mro(t) if c is not object)
 
 
-def _builtin_exception_name(t, mro=type.__dict__["__mro__"].__get__,
-                            name=type.__dict__["__name__"].__get__, table=builtins.__dict__):
+def _builtin_exception_name(
+    t,
+    mro=type.__dict__["__mro__"].__get__,
+    name=type.__dict__["__name__"].__get__,
+    table=builtins.__dict__,
+):
     """The name of the nearest builtin class in exception type t's MRO: what crosses to the
     tests. A user class merely *named* like a builtin (class ValueError(Exception)) arrives as
     its real builtin base (Exception), a user subclass of KeyError as KeyError."""
@@ -1680,8 +1895,16 @@ class _Channel:
 
     def ask(self, op, target, name, args=None, kwargs=None):
         """One request; the raw reply (a list), or _CandidateError."""
-        _frame_write(self.req, [op, target, name, codec.encode(_export_remote(args)),
-                                codec.encode(_export_remote(kwargs))])
+        _frame_write(
+            self.req,
+            [
+                op,
+                target,
+                name,
+                codec.encode(_export_remote(args)),
+                codec.encode(_export_remote(kwargs)),
+            ],
+        )
         try:
             reply = _frame_read(self.rep)
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -1700,8 +1923,13 @@ class _Channel:
                 after = _import_remote(codec.decode(reply[2]), self)
             except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as exc:
                 raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
-            if not (type(after) is list and len(after) == 2 and type(after[0]) is list
-                    and len(after[0]) == len(args) and type(after[1]) is dict):
+            if not (
+                type(after) is list
+                and len(after) == 2
+                and type(after[0]) is list
+                and len(after[0]) == len(args)
+                and type(after[1]) is dict
+            ):
                 raise _CandidateError("bad reply from the submission")
             for old, new in zip(args, after[0]):
                 _sync(old, new)
@@ -1736,8 +1964,10 @@ class Remote:
         channel, handle = object.__getattribute__(self, "_rc")
         reply = channel.ask("get", handle, name)
         if reply == ["callable"]:
+
             def call(*args, **kwargs):
                 return channel.call(handle, name, list(args), kwargs)
+
             return call
         return channel.value(reply)
 
@@ -1795,8 +2025,10 @@ def _import_remote(x, channel, depth=0):
     if t in (list, tuple, set, frozenset):
         return t(_import_remote(v, channel, depth + 1) for v in x)
     if t is dict:
-        return {_import_remote(k, channel, depth + 1): _import_remote(v, channel, depth + 1)
-                for k, v in x.items()}
+        return {
+            _import_remote(k, channel, depth + 1): _import_remote(v, channel, depth + 1)
+            for k, v in x.items()
+        }
     return x
 
 
@@ -1820,7 +2052,7 @@ def _sync(old, new, depth=0):
         for i in range(min(len(old), n)):
             _sync_item(old, i, new[i], depth)
         del old[n:]
-        old.extend(new[len(old):])
+        old.extend(new[len(old) :])
         return True
     if t is dict:
         if any(type(k) is codec.Opaque for k in new):
@@ -1856,14 +2088,17 @@ def _sync_item(old, key, new, depth):
 def _proxy(name, channel):
     def candidate(*args, **kwargs):
         return channel.call(None, name, list(args), kwargs)
+
     candidate.__name__ = name
     return candidate
 
 
 def _proxy_class(name, channel):
     """A stand-in for a class of the submission: calling it makes an instance there."""
+
     def make(*args, **kwargs):
         return channel.value(channel.ask("new", None, name, list(args), kwargs))
+
     make.__name__ = name
     return make
 
@@ -1951,8 +2186,12 @@ def _run_script_separate(job, code_obj, wfd):
         first = channel.ask("names", None, None, wanted)
     except (_CandidateError, OSError):
         first = None
-    if not (isinstance(first, list) and len(first) == 2 and first[0] == "ready"
-            and isinstance(first[1], dict)):
+    if not (
+        isinstance(first, list)
+        and len(first) == 2
+        and first[0] == "ready"
+        and isinstance(first[1], dict)
+    ):
         st, err = "error", "the submission did not load"
         try:
             if first is None:
@@ -1971,8 +2210,11 @@ def _run_script_separate(job, code_obj, wfd):
         exec(tests, ns)
         ok = True
     except BaseException as exc:
-        ok, st, err = False, "wrong" if isinstance(exc, AssertionError) else _status_of(exc), \
-            type(exc).__name__
+        ok, st, err = (
+            False,
+            "wrong" if isinstance(exc, AssertionError) else _status_of(exc),
+            type(exc).__name__,
+        )
     t = _perf() - t0
     os.close(req_w)
     _end_child(pid)
@@ -1993,9 +2235,14 @@ def _problem_definitions(source, entry_point, ns):
     if not source:
         return
     tree = ast.parse(source)
-    tree.body = [node for node in tree.body
-                 if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                         and node.name == entry_point)]
+    tree.body = [
+        node
+        for node in tree.body
+        if not (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.name == entry_point
+        )
+    ]
     exec(compile(tree, "<problem>", "exec"), ns)
 
 
@@ -2009,7 +2256,7 @@ def _share(ns, name, kind, channel):
     elif kind == "value":
         ns[name] = channel.value(channel.ask("get", None, name))
     elif isinstance(kind, str) and kind == "module:" + name and name in sys.stdlib_module_names:
-        ns[name] = __import__(name)   # (standard_modules already bound these: kept for safety)
+        ns[name] = __import__(name)  # (standard_modules already bound these: kept for safety)
 
 
 def _standard_modules(free, entry_point, ns):

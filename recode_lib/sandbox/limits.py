@@ -104,7 +104,14 @@ import time
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x20000, 0x08000000, 0x40000000, 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 32, 4096, 16384, 1 << 18)
+    1,
+    2,
+    4,
+    32,
+    4096,
+    16384,
+    1 << 18,
+)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 24, 47, 4
 MS_NOEXEC = 8
@@ -123,8 +130,16 @@ def _check(ret, what):
 
 
 def _mount(src, dst, fstype, flags, data=None):
-    _check(_libc.mount(src and src.encode(), dst.encode(), fstype and fstype.encode(),
-                       flags, data and data.encode()), "mount %s" % dst)
+    _check(
+        _libc.mount(
+            src and src.encode(),
+            dst.encode(),
+            fstype and fstype.encode(),
+            flags,
+            data and data.encode(),
+        ),
+        "mount %s" % dst,
+    )
 
 
 def _write(path, text):
@@ -142,13 +157,13 @@ def _makedirs(path):
 
 def _bind_ro(src, dst, is_dir=True):
     _makedirs(dst if is_dir else os.path.dirname(dst))
-    if not is_dir and not os.path.lexists(dst):   # (a file mount point in an overlay exists)
+    if not is_dir and not os.path.lexists(dst):  # (a file mount point in an overlay exists)
         open(dst, "a").close()
     _mount(src, dst, None, MS_BIND | MS_REC)
     try:
         _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV * is_dir)
     except OSError:
-        _libc.umount2(dst.encode(), MNT_DETACH)   # never left writable
+        _libc.umount2(dst.encode(), MNT_DETACH)  # never left writable
         raise
 
 
@@ -172,10 +187,15 @@ def _overlay_ro(src, dst):
     af_unix looks a path up to the inode it was bound on. Raises OSError where the kernel
     refuses (no overlayfs, an unsupported lower file system, the stacking depth)."""
     _makedirs(dst)
-    fd = os.open(src, os.O_PATH | os.O_DIRECTORY)   # a plain path: no escaping of ':' or ','
+    fd = os.open(src, os.O_PATH | os.O_DIRECTORY)  # a plain path: no escaping of ':' or ','
     try:
-        _mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,
-               "lowerdir=/proc/self/fd/%d:%s" % (fd, EMPTY))
+        _mount(
+            "overlay",
+            dst,
+            "overlay",
+            MS_RDONLY | MS_NOSUID | MS_NODEV,
+            "lowerdir=/proc/self/fd/%d:%s" % (fd, EMPTY),
+        )
     finally:
         os.close(fd)
 
@@ -193,8 +213,9 @@ def _mount_points():
         parts = line.split(b" ")
         if len(parts) < 5:
             continue
-        point = os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]),
-                                   parts[4]))
+        point = os.fsdecode(
+            re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), parts[4])
+        )
         out = [p for p in out if p != point and not p.startswith(point.rstrip("/") + "/")]
         out.append(point)
     return out
@@ -209,13 +230,13 @@ def _show_dir(host, src, dst, mounts):
     try:
         _overlay_ro(src, dst)
     except OSError:
-        _bind_ro(src, dst)   # recursive: what is mounted below comes with it
+        _bind_ro(src, dst)  # recursive: what is mounted below comes with it
         return False
     hidden = True
     for point in mounts:
         if not point.startswith(host.rstrip("/") + "/"):
             continue
-        sub_src, sub_dst = src + point[len(host):], dst + point[len(host):]
+        sub_src, sub_dst = src + point[len(host) :], dst + point[len(host) :]
         try:
             if os.path.isdir(sub_src):
                 try:
@@ -226,7 +247,7 @@ def _show_dir(host, src, dst, mounts):
             else:
                 _bind_file_ro(sub_src, sub_dst)
         except OSError:
-            pass   # not shown: the overlay above shows what lies under the mount point
+            pass  # not shown: the overlay above shows what lies under the mount point
     return hidden
 
 
@@ -294,8 +315,11 @@ def tmp_paths(cwd=None):
         found.setdefault(os.path.join(prefix, "lib"), True)  # load later ($ORIGIN/../lib)
     for p in sys.path:
         p = os.path.abspath(p) if p else ""
-        if p == stdlib or p.startswith(stdlib + "/") \
-                or os.path.basename(p) in ("site-packages", "dist-packages"):
+        if (
+            p == stdlib
+            or p.startswith(stdlib + "/")
+            or os.path.basename(p) in ("site-packages", "dist-packages")
+        ):
             found.setdefault(p, True)
     for p in _mapped_files():
         found.setdefault(p, False)
@@ -320,8 +344,11 @@ def _mapped_files():
         with open("/proc/self/maps") as fh:
             for line in fh:
                 parts = line.rstrip("\n").split(None, 5)
-                if len(parts) == 6 and parts[5].startswith("/") \
-                        and not parts[5].endswith(" (deleted)"):
+                if (
+                    len(parts) == 6
+                    and parts[5].startswith("/")
+                    and not parts[5].endswith(" (deleted)")
+                ):
                     paths.add(parts[5])
     except OSError:
         pass
@@ -354,7 +381,7 @@ def _build_root():
 def _build_root_tree():
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     keep = tmp_paths()
-    mounts = _mount_points()   # the host's, before /tmp is covered
+    mounts = _mount_points()  # the host's, before /tmp is covered
     old_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # keeps a venv under /tmp reachable
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID, "size=1m,mode=755")
     os.mkdir(ROOT, 0o755)
@@ -362,8 +389,12 @@ def _build_root_tree():
     hidden = _overlay_hides_sockets()
     done = []
     for d in ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"] + _python_dirs():
-        if d == "/tmp" or d.startswith("/tmp/") or not os.path.exists(d) \
-                or any(d == p or d.startswith(p.rstrip("/") + "/") for p in done):
+        if (
+            d == "/tmp"
+            or d.startswith("/tmp/")
+            or not os.path.exists(d)
+            or any(d == p or d.startswith(p.rstrip("/") + "/") for p in done)
+        ):
             continue
         dst = ROOT + d
         if os.path.islink(d) and os.path.dirname(d) == "/":
@@ -432,9 +463,17 @@ def setup_worker(cfg):
                 init = _start_pid_init()
             except OSError as exc:
                 raise RuntimeError("root isolation: no pid namespace: %s" % exc) from None
-            return {"mode": "root", "uid": base, "uid_base": base, "uid_span": UID_SPAN,
-                    "seq": 0, "nproc": cfg["max_processes"], "rebind": rebind, "init": init,
-                    "unix_filter": not hidden}
+            return {
+                "mode": "root",
+                "uid": base,
+                "uid_base": base,
+                "uid_span": UID_SPAN,
+                "seq": 0,
+                "nproc": cfg["max_processes"],
+                "rebind": rebind,
+                "init": init,
+                "unix_filter": not hidden,
+            }
         except OSError as exc:
             errors.append("root: %s" % exc)
             if want == "root":
@@ -453,8 +492,14 @@ def setup_worker(cfg):
             except OSError as exc:
                 raise RuntimeError("userns isolation: no pid namespace: %s" % exc) from None
             n = _count_user_processes(uid) + cfg["max_processes"] + 16
-            return {"mode": "userns", "uid": None, "nproc": n, "rebind": rebind, "init": init,
-                    "unix_filter": not hidden}
+            return {
+                "mode": "userns",
+                "uid": None,
+                "nproc": n,
+                "rebind": rebind,
+                "init": init,
+                "unix_filter": not hidden,
+            }
         except OSError as exc:
             errors.append("userns: %s" % exc)
             if want == "userns":
@@ -462,15 +507,22 @@ def setup_worker(cfg):
     n = _count_user_processes(uid) + cfg["max_processes"] + 16
     why = "; ".join(errors)
     if want == "auto":  # never silently: the user learns that submissions run unisolated
-        sys.stderr.write("recode sandbox: WARNING: no isolation (plain mode: submissions can "
-                         "read and write the user's files, use the network and signal the "
-                         "user's processes): %s\n" % (why or "namespaces unavailable"))
+        sys.stderr.write(
+            "recode sandbox: WARNING: no isolation (plain mode: submissions can "
+            "read and write the user's files, use the network and signal the "
+            "user's processes): %s\n" % (why or "namespaces unavailable")
+        )
         sys.stderr.flush()
-    return {"mode": "plain", "uid": None, "nproc": n if uid != 0 else None, "why": why,
-            "unix_filter": True}
+    return {
+        "mode": "plain",
+        "uid": None,
+        "nproc": n if uid != 0 else None,
+        "why": why,
+        "unix_filter": True,
+    }
 
 
-UID_SPAN = 1 << 16   # root mode: a worker's private uids, [uid_base, uid_base + UID_SPAN)
+UID_SPAN = 1 << 16  # root mode: a worker's private uids, [uid_base, uid_base + UID_SPAN)
 
 
 def next_uid(iso):
@@ -489,7 +541,7 @@ def next_uid(iso):
 def confine(iso, cfg, job, keep_fds):
     """In a freshly forked child: isolate, limit, drop privileges. Raises on failure."""
     os.setsid()
-    if iso.get("memcg") is not None:   # root mode: before dropping root (memcg.py)
+    if iso.get("memcg") is not None:  # root mode: before dropping root (memcg.py)
         iso["memcg"].join()
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
@@ -504,23 +556,32 @@ def confine(iso, cfg, job, keep_fds):
     if mode in ("root", "userns"):
         _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
         owner = ",uid=%d,gid=%d" % (iso["uid"], iso["uid"]) if iso["uid"] else ""
-        _mount("tmpfs", ROOT + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-               "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner))
+        _mount(
+            "tmpfs",
+            ROOT + "/tmp",
+            "tmpfs",
+            MS_NOSUID | MS_NODEV,
+            "size=%dm,mode=700%s" % (cfg["tmp_size_mb"], owner),
+        )
         for kept, path, is_dir in iso.get("rebind", ()):  # the interpreter's paths under /tmp
             _bind_ro(kept, ROOT + path, is_dir)  # recursive: brings the read-only binds inside
-        sysv = cap_sysv_ipc(cfg["tmp_size_mb"])   # before the chroot: /proc/sys is here
+        sysv = cap_sysv_ipc(cfg["tmp_size_mb"])  # before the chroot: /proc/sys is here
         os.chroot(ROOT)
         os.chdir("/tmp")
     else:
-        sysv = False   # the user's own IPC namespace: nothing to cap, so none at all
+        sysv = False  # the user's own IPC namespace: nothing to cap, so none at all
         os.chdir(job["workdir"])
     mem = int(job["memory_mb"]) * 1024 * 1024
     cpu = int(job["cpu_limit_s"]) + 1
-    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
-                     (resource.RLIMIT_FSIZE, cfg["tmp_size_mb"] * 1024 * 1024),
-                     (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0),
-                     # no POSIX message queues: state that would outlive a stdio test's processes
-                     (resource.RLIMIT_MSGQUEUE, 0)):
+    for res, val in (
+        (resource.RLIMIT_AS, mem),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_FSIZE, cfg["tmp_size_mb"] * 1024 * 1024),
+        (resource.RLIMIT_NOFILE, 256),
+        (resource.RLIMIT_CORE, 0),
+        # no POSIX message queues: state that would outlive a stdio test's processes
+        (resource.RLIMIT_MSGQUEUE, 0),
+    ):
         resource.setrlimit(res, (val, val))
     if iso.get("nproc"):
         resource.setrlimit(resource.RLIMIT_NPROC, (iso["nproc"], iso["nproc"]))
@@ -534,13 +595,20 @@ def confine(iso, cfg, job, keep_fds):
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     restrict_syscalls(sysv=sysv, unix=iso.get("unix_filter", True))
     os.environ.clear()
-    os.environ.update({"PATH": os.path.dirname(os.path.abspath(sys.executable))  # its `python`
-                       + ":/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-                       "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-                       # numeric libraries run single-threaded, as one CPU per submission
-                       # allows (and a unittest-style test gets its nonce only while alone)
-                       **{v: "1" for v in THREAD_VARS},
-                       "JE_ARROW_MALLOC_CONF": "background_thread:false"})  # pyarrow (pandas)
+    os.environ.update(
+        {
+            "PATH": os.path.dirname(os.path.abspath(sys.executable))  # its `python`
+            + ":/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/tmp",
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            # numeric libraries run single-threaded, as one CPU per submission
+            # allows (and a unittest-style test gets its nonce only while alone)
+            **{v: "1" for v in THREAD_VARS},
+            "JE_ARROW_MALLOC_CONF": "background_thread:false",
+        }
+    )  # pyarrow (pandas)
     if mode == "plain":
         _guard_network()
 
@@ -548,31 +616,69 @@ def confine(iso, cfg, job, keep_fds):
 # seccomp(2) filter of every child (restrict_syscalls): memory that RLIMIT_AS does not count.
 # Per architecture: (AUDIT_ARCH, {syscall: number}); x86_64's x32 numbers (bit 30) are refused.
 SECCOMP_ARCHS = {
-    "x86_64": (0xC000003E, {"memfd_create": 319, "memfd_secret": 447, "shmget": 29,
-                            "msgget": 68, "semget": 64, "io_uring_setup": 425, "setsockopt": 54,
-                            "add_key": 248, "request_key": 249, "keyctl": 250, "socket": 41,
-                            "socketpair": 53}),
-    "aarch64": (0xC00000B7, {"memfd_create": 279, "memfd_secret": 447, "shmget": 194,
-                             "msgget": 186, "semget": 190, "io_uring_setup": 425,
-                             "setsockopt": 208, "add_key": 217, "request_key": 218,
-                             "keyctl": 219, "socket": 198, "socketpair": 199}),
+    "x86_64": (
+        0xC000003E,
+        {
+            "memfd_create": 319,
+            "memfd_secret": 447,
+            "shmget": 29,
+            "msgget": 68,
+            "semget": 64,
+            "io_uring_setup": 425,
+            "setsockopt": 54,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+            "socket": 41,
+            "socketpair": 53,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "memfd_create": 279,
+            "memfd_secret": 447,
+            "shmget": 194,
+            "msgget": 186,
+            "semget": 190,
+            "io_uring_setup": 425,
+            "setsockopt": 208,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+            "socket": 198,
+            "socketpair": 199,
+        },
+    ),
 }
 # SysV message queues (32000 x 16 KB) and semaphore sets (32000 x 32000 semaphores: ~64 GB of
 # slab) are kernel memory outside RLIMIT_AS that nothing here uses: always refused. SysV shared
 # memory (shmget) is refused unless cap_sysv_ipc bounded it in the child's IPC namespace.
-REFUSED_SYSCALLS = ("memfd_create", "memfd_secret", "io_uring_setup", "add_key",
-                    "request_key", "keyctl", "msgget", "semget")
+REFUSED_SYSCALLS = (
+    "memfd_create",
+    "memfd_secret",
+    "io_uring_setup",
+    "add_key",
+    "request_key",
+    "keyctl",
+    "msgget",
+    "semget",
+)
 SYSV_SYSCALLS = ("shmget",)
 SOL_SOCKET, SOCKET_BUFFER_OPTIONS = 1, (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, their *FORCE
-AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 1, 5, 0xF   # type: also flags
+AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 1, 5, 0xF  # type: also flags
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _BPF_LD_ABS, _BPF_JEQ, _BPF_JGE, _BPF_RET, _BPF_AND = 0x20, 0x15, 0x35, 0x06, 0x54
 _RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 
 
 class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
 
 
 class _SockFprog(ctypes.Structure):
@@ -593,34 +699,57 @@ def seccomp_program(machine=None, sysv=False, unix=False):
     # (code, jump if true, jump if false, k), jumps (forward) by label, a str marks where a
     # label is; seccomp_data holds the syscall number at offset 0, the arch at 4 and args[i]
     # at 16 + 8 * i (low 32 bits: level, optname; family, type)
-    prog = [(_BPF_LD_ABS, None, None, 4), (_BPF_JEQ, None, "deny", audit),
-            (_BPF_LD_ABS, None, None, 0)]
+    prog = [
+        (_BPF_LD_ABS, None, None, 4),
+        (_BPF_JEQ, None, "deny", audit),
+        (_BPF_LD_ABS, None, None, 0),
+    ]
     if audit == SECCOMP_ARCHS["x86_64"][0]:
-        prog.append((_BPF_JGE, "deny", None, 0x40000000))   # the x32 ABI
+        prog.append((_BPF_JGE, "deny", None, 0x40000000))  # the x32 ABI
     refused = REFUSED_SYSCALLS + (() if sysv else SYSV_SYSCALLS)
     prog += [(_BPF_JEQ, "deny", None, nr[name]) for name in refused]
     if unix:
-        prog += [(_BPF_JEQ, "socket", None, nr["socket"]),
-                 (_BPF_JEQ, "socketpair", None, nr["socketpair"])]
-    prog += [(_BPF_JEQ, None, "allow", nr["setsockopt"]),
-             (_BPF_LD_ABS, None, None, 24), (_BPF_JEQ, None, "allow", SOL_SOCKET),
-             (_BPF_LD_ABS, None, None, 32)]
+        prog += [
+            (_BPF_JEQ, "socket", None, nr["socket"]),
+            (_BPF_JEQ, "socketpair", None, nr["socketpair"]),
+        ]
+    prog += [
+        (_BPF_JEQ, None, "allow", nr["setsockopt"]),
+        (_BPF_LD_ABS, None, None, 24),
+        (_BPF_JEQ, None, "allow", SOL_SOCKET),
+        (_BPF_LD_ABS, None, None, 32),
+    ]
     prog += [(_BPF_JEQ, "deny", None, opt) for opt in SOCKET_BUFFER_OPTIONS]
     if unix:
-        prog += [(_BPF_RET, None, None, _RET_ALLOW),
-                 "socket", (_BPF_LD_ABS, None, None, 16), (_BPF_JEQ, "deny", "allow", AF_UNIX),
-                 "socketpair", (_BPF_LD_ABS, None, None, 16), (_BPF_JEQ, None, "allow", AF_UNIX),
-                 (_BPF_LD_ABS, None, None, 24), (_BPF_AND, None, None, SOCK_TYPE_MASK),
-                 (_BPF_JEQ, "allow", None, SOCK_STREAM), (_BPF_JEQ, "allow", "deny", SOCK_SEQPACKET)]
-    prog += ["allow", (_BPF_RET, None, None, _RET_ALLOW), "deny", (_BPF_RET, None, None, _RET_EPERM)]
+        prog += [
+            (_BPF_RET, None, None, _RET_ALLOW),
+            "socket",
+            (_BPF_LD_ABS, None, None, 16),
+            (_BPF_JEQ, "deny", "allow", AF_UNIX),
+            "socketpair",
+            (_BPF_LD_ABS, None, None, 16),
+            (_BPF_JEQ, None, "allow", AF_UNIX),
+            (_BPF_LD_ABS, None, None, 24),
+            (_BPF_AND, None, None, SOCK_TYPE_MASK),
+            (_BPF_JEQ, "allow", None, SOCK_STREAM),
+            (_BPF_JEQ, "allow", "deny", SOCK_SEQPACKET),
+        ]
+    prog += [
+        "allow",
+        (_BPF_RET, None, None, _RET_ALLOW),
+        "deny",
+        (_BPF_RET, None, None, _RET_EPERM),
+    ]
     at, code = {}, []
     for ins in prog:
         if isinstance(ins, str):
             at[ins] = len(code)
         else:
             code.append(ins)
-    return [(c, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
-            for i, (c, jt, jf, k) in enumerate(code)]
+    return [
+        (c, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
+        for i, (c, jt, jf, k) in enumerate(code)
+    ]
 
 
 def _compiled(sysv, unix):
@@ -631,11 +760,10 @@ def _compiled(sysv, unix):
     if prog is None:
         return None
     arr = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
-    return _SockFprog(len(prog), arr), arr   # the array is kept alive with the header
+    return _SockFprog(len(prog), arr), arr  # the array is kept alive with the header
 
 
-_FILTERS = {(sysv, unix): _compiled(sysv, unix) for sysv in (False, True)
-            for unix in (False, True)}
+_FILTERS = {(sysv, unix): _compiled(sysv, unix) for sysv in (False, True) for unix in (False, True)}
 
 
 def restrict_syscalls(sysv=False, unix=False):
@@ -666,8 +794,9 @@ def restrict_syscalls(sysv=False, unix=False):
     compiled = _FILTERS[bool(sysv), bool(unix)]
     if compiled is None:
         return
-    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled[0]), 0, 0),
-           "seccomp")
+    _check(
+        _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled[0]), 0, 0), "seccomp"
+    )
 
 
 def cap_sysv_ipc(tmp_size_mb):
@@ -821,8 +950,14 @@ def clear_keyrings():
         _libc.syscall(nr, KEYCTL_CLEAR, ctypes.c_long(ring))
 
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
 
 
 def alone(iso, pid):
@@ -860,7 +995,7 @@ def _zombie(pid):
         with open("/proc/%d/stat" % pid) as fh:
             return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
     except (OSError, IndexError):
-        return True   # gone
+        return True  # gone
 
 
 def _uid_pids(uid, span=1):

@@ -47,8 +47,9 @@ def _own_path(version):
     try:
         for line in _read("/proc/self/cgroup").splitlines():
             _, controllers, path = line.split(":", 2)
-            if (version == 1 and "memory" in controllers.split(",")) or \
-                    (version == 2 and controllers == ""):
+            if (version == 1 and "memory" in controllers.split(",")) or (
+                version == 2 and controllers == ""
+            ):
                 return path.strip("/")
     except (OSError, ValueError):
         pass
@@ -75,7 +76,7 @@ def _sweep(parent):
         if not name.startswith(PREFIX):
             continue
         try:
-            pid = int(name[len(PREFIX):].split("-", 1)[0])
+            pid = int(name[len(PREFIX) :].split("-", 1)[0])
         except ValueError:
             continue
         if pid != os.getpid() and not _alive(pid):
@@ -101,7 +102,7 @@ class Group:
         if self.version == 1:
             memsw = os.path.join(self.path, "memory.memsw.limit_in_bytes")
             has_swap = os.path.exists(memsw)
-            if has_swap:                 # memsw >= limit at every moment: lift it first
+            if has_swap:  # memsw >= limit at every moment: lift it first
                 _write(memsw, "-1")
             _write(os.path.join(self.path, "memory.limit_in_bytes"), n)
             if has_swap:
@@ -142,7 +143,7 @@ def _make(parent, version):
     os.mkdir(path)
     group = Group(path, version)
     try:
-        group.limit(64)                  # proves the limit can be written
+        group.limit(64)  # proves the limit can be written
     except OSError:
         group.close()
         raise

@@ -65,14 +65,19 @@ class Worker:
     def __init__(self, config):
         python = config.python or sys.executable
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-        self.proc = subprocess.Popen([python, "-I", str(ZYGOTE)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env, close_fds=True,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [python, "-I", str(ZYGOTE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+        )
         self.max_line = config.max_output_bytes + (64 << 10)
         self.job_id = 0
         self.stall_grace_s = float(config.stall_grace_s)
-        self.stalled: float | None = None     # the silence (s) after which the watchdog killed it
-        self.due: tuple[float, float] | None = None   # (monotonic deadline, its length) of a read
+        self.stalled: float | None = None  # the silence (s) after which the watchdog killed it
+        self.due: tuple[float, float] | None = None  # (monotonic deadline, its length) of a read
         self.watchdog: threading.Thread | None = None
         self.closed = threading.Event()
         self.write(config.worker_config())
@@ -83,8 +88,9 @@ class Worker:
             self.info = None
         if not isinstance(self.info, dict) or "mode" not in self.info:
             self.kill()
-            raise RuntimeError(f"sandbox worker failed to start (got {line[:200]!r}); "
-                               "see its error output above")
+            raise RuntimeError(
+                f"sandbox worker failed to start (got {line[:200]!r}); see its error output above"
+            )
 
     @property
     def mode(self) -> str:
@@ -100,16 +106,18 @@ class Worker:
     def read(self, n_tests: int, deadline_s: float | None = None):
         """The next message of the current job (ProtocolError / WorkerDied otherwise). With
         deadline_s, a watchdog kills the worker when no line arrived within it (WorkerDied)."""
-        return parse_line(self.readline(self.max_line + 1, deadline_s), self.job_id, n_tests,
-                          self.max_line)
+        return parse_line(
+            self.readline(self.max_line + 1, deadline_s), self.job_id, n_tests, self.max_line
+        )
 
     def readline(self, limit: int, deadline_s: float | None = None) -> bytes:
         """One raw line of at most `limit` bytes (WorkerDied at EOF or, with deadline_s, when
         the watchdog killed a worker that sent nothing within it)."""
         if deadline_s is not None:
             if self.watchdog is None:
-                self.watchdog = threading.Thread(target=self.watch, daemon=True,
-                                                 name="recode-sandbox-watchdog")
+                self.watchdog = threading.Thread(
+                    target=self.watch, daemon=True, name="recode-sandbox-watchdog"
+                )
                 self.watchdog.start()
             self.due = (time.monotonic() + deadline_s, deadline_s)
         try:
@@ -117,8 +125,10 @@ class Worker:
         finally:
             self.due = None
         if self.stalled is not None:
-            raise WorkerDied(f"worker sent nothing for {self.stalled:.0f} s (stopped or wedged); "
-                             "the watchdog killed it")
+            raise WorkerDied(
+                f"worker sent nothing for {self.stalled:.0f} s (stopped or wedged); "
+                "the watchdog killed it"
+            )
         if not line:
             raise WorkerDied(f"worker exited with status {self.proc.poll()}")
         return line
@@ -154,8 +164,13 @@ class Worker:
         job's largest time limit (the record's, or a test's own `time_limits`) + stall_grace_s
         (the worker reports each test as its own limit ends)."""
         self.job_id += 1
-        deadline = max([float(job.get("time_limit_s") or 0)]
-                       + [float(x) for x in job.get("time_limits") or ()]) + self.stall_grace_s
+        deadline = (
+            max(
+                [float(job.get("time_limit_s") or 0)]
+                + [float(x) for x in job.get("time_limits") or ()]
+            )
+            + self.stall_grace_s
+        )
         first = self.send_job(job, n_tests, deadline)
         stopped = False
         while True:
@@ -345,36 +360,50 @@ def judge(spec, slot: list, pool: Pool, early_stop: bool = False) -> dict:
 
 def parse_all(records: list, config) -> list:
     """records.parse_record for every record (RecordError names its index and id)."""
-    return [parse_record(r, config, where=f"record {i} (id {r.get('id', '?')!r})"
-                         if isinstance(r, dict) else f"record {i}")
-            for i, r in enumerate(records)]
+    return [
+        parse_record(
+            r,
+            config,
+            where=f"record {i} (id {r.get('id', '?')!r})" if isinstance(r, dict) else f"record {i}",
+        )
+        for i, r in enumerate(records)
+    ]
 
 
-def run_specs(specs: list, config, workers: int | None = None, progress: bool = False,
-              early_stop: bool = False, on_result=None) -> list[dict]:
+def run_specs(
+    specs: list,
+    config,
+    workers: int | None = None,
+    progress: bool = False,
+    early_stop: bool = False,
+    on_result=None,
+) -> list[dict]:
     """Judge parsed records on this machine's pool, `workers` threads each holding one warm
     worker (one per interpreter: a record with its own "python" runs on the pool of
     config.replace(python=...), whose interpreter also decides its `env_missing`); results in
     input order; on_result(result) from a worker thread as each finishes."""
     if not specs:
         return []
-    if any(s.stdio_checker for s in specs):   # refuses without a compiler unless fallback asked
+    if any(s.stdio_checker for s in specs):  # refuses without a compiler unless fallback asked
         prepare_checkers((s.stdio_checker for s in specs), config.checker_fallback)
     results: list = [None] * len(specs)
     n = max(1, min(workers or config.workers or os.cpu_count() or 1, len(specs)))
-    pools = {py: get_pool(config if py is None else config.replace(python=py))
-             for py in {s.python for s in specs}}   # a record's own interpreter: its own pool
+    pools = {
+        py: get_pool(config if py is None else config.replace(python=py))
+        for py in {s.python for s in specs}
+    }  # a record's own interpreter: its own pool
     bar = None
     if progress:
         from tqdm.auto import tqdm
+
         bar = tqdm(total=len(specs), desc="sandbox", unit="sub")
     lock, nxt, errors = threading.Lock(), [0], []
-    stopping = threading.Event()      # Ctrl-C / SIGTERM in the caller: report nothing more
+    stopping = threading.Event()  # Ctrl-C / SIGTERM in the caller: report nothing more
 
     def loop():
         try:
             with contextlib.ExitStack() as held:
-                slots: dict = {}      # interpreter -> the warm worker this thread holds of it
+                slots: dict = {}  # interpreter -> the warm worker this thread holds of it
                 while True:
                     with lock:
                         i = nxt[0]
@@ -404,7 +433,7 @@ def run_specs(specs: list, config, workers: int | None = None, progress: bool = 
     try:
         for t in threads:
             t.join()
-    except BaseException:             # KeyboardInterrupt, SIGTERM (recode_lib.errors.Terminated)
+    except BaseException:  # KeyboardInterrupt, SIGTERM (recode_lib.errors.Terminated)
         stopping.set()
         if bar is not None:
             bar.close()

@@ -31,17 +31,24 @@ from dataclasses import dataclass
 from recode_lib.errors import RecodeError
 
 # the raw statuses the harness reports, and what each means in result.STATUSES
-RAW = {"ok": "passed", "error": "runtime_error", "crash": "runtime_error",
-       "output": "runtime_error", "memory": "memory_limit", "timeout": "time_limit",
-       "syntax": "syntax_error", "wrong": "wrong_answer"}
+RAW = {
+    "ok": "passed",
+    "error": "runtime_error",
+    "crash": "runtime_error",
+    "output": "runtime_error",
+    "memory": "memory_limit",
+    "timeout": "time_limit",
+    "syntax": "syntax_error",
+    "wrong": "wrong_answer",
+}
 # an X line says the submission did not load: only these (harness.run's syntax/error/memory, the
 # worker's crash/timeout/output). Never "ok": the child writes X before it reports S, while
 # the submission's own module code runs and can reach the pipe, and X sets every test
 LOAD_FAILURES = ("syntax", "error", "memory", "crash", "timeout", "output")
 MAX_DEPTH = 256
 MAX_CONTAINERS = 1_000_000
-MAX_ELEMENTS = 1_000_000   # commas; a larger output is a runtime_error (judge memory bound)
-MAX_TEXT = 4096          # error texts are cut to this
+MAX_ELEMENTS = 1_000_000  # commas; a larger output is a runtime_error (judge memory bound)
+MAX_TEXT = 4096  # error texts are cut to this
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 _KEEP = b"[]{},"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
@@ -67,7 +74,7 @@ def _reject(constant):
 def _depth(brackets: bytes) -> int:
     depth = deepest = 0
     for b in brackets:
-        if b in (91, 123):   # [ {
+        if b in (91, 123):  # [ {
             depth += 1
             if depth > deepest:
                 deepest = depth
@@ -83,7 +90,7 @@ def _outside_strings(body: bytes) -> bytes:
     materialising the strings (memory ~ the number of such characters)."""
     out, prev = bytearray(), 0
     for m in _STRINGS.finditer(body):
-        out += body[prev:m.start()].translate(None, _DROP)
+        out += body[prev : m.start()].translate(None, _DROP)
         prev = m.end()
     out += body[prev:].translate(None, _DROP)
     return bytes(out)
@@ -94,8 +101,11 @@ def check_shape(body: bytes) -> None:
     Counting every bracket and comma (strings included) over-counts, so a text within the
     bounds that way is accepted at once; otherwise its strings are skipped and it is recounted."""
     naive = body.translate(None, _DROP)
-    if naive.count(b",") > MAX_ELEMENTS or len(naive) - naive.count(b",") > 2 * MAX_CONTAINERS \
-            or _depth(naive.translate(None, b",")) > MAX_DEPTH:
+    if (
+        naive.count(b",") > MAX_ELEMENTS
+        or len(naive) - naive.count(b",") > 2 * MAX_CONTAINERS
+        or _depth(naive.translate(None, b",")) > MAX_DEPTH
+    ):
         skeleton = _outside_strings(body)
         if skeleton.count(b",") > MAX_ELEMENTS:
             raise ProtocolError("too many elements")
@@ -106,7 +116,7 @@ def check_shape(body: bytes) -> None:
             raise ProtocolError(f"nested deeper than {MAX_DEPTH}")
 
 
-SMALL = 64 << 10   # below this, json.loads's own recursion guard and the size bound suffice
+SMALL = 64 << 10  # below this, json.loads's own recursion guard and the size bound suffice
 
 
 # one decoder for every line: json.loads(body, parse_constant=...) builds a new one per call
@@ -172,8 +182,13 @@ def validate(tag: str, body, n_tests: int) -> dict | None:
     i = body.get("i")
     if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n_tests:
         raise ProtocolError("T.i is not a test index")
-    clean = {"i": i, "st": _status(body, "T", RAW), "t": _number(body, "t", "T"),
-             "m": _number(body, "m", "T"), "e": _text(body, "e")}
+    clean = {
+        "i": i,
+        "st": _status(body, "T", RAW),
+        "t": _number(body, "t", "T"),
+        "m": _number(body, "m", "T"),
+        "e": _text(body, "e"),
+    }
     if "out" in body:
         clean["out"] = body["out"]
     return clean

@@ -67,24 +67,28 @@ class Spec:
     input_lens: list = field(default_factory=list)
     atol: float = 0.0
     checker: str | None = None
-    stdio_checker: str | None = None   # testlib C++ source (checker.py)
+    stdio_checker: str | None = None  # testlib C++ source (checker.py)
     stdio_tol: float | None = None
     no_code: bool = False
-    requires: tuple = ()               # top-level modules the problem needs (environment.py)
-    python: str | None = None          # the record's own interpreter (None: the config's)
+    requires: tuple = ()  # top-level modules the problem needs (environment.py)
+    python: str | None = None  # the record's own interpreter (None: the config's)
 
 
 def _fail(where, msg):
     raise RecordError(f"{where}: {msg}")
 
 
-MAX_CASE_LIMIT_S = 1e9   # a case's own time_limit_s is below this (finite, float-sized)
+MAX_CASE_LIMIT_S = 1e9  # a case's own time_limit_s is below this (finite, float-sized)
 RECORD_FIELDS = ("id", "code", "tests", "time_limit_s", "memory_mb", "requires", "python")
-TESTS_FIELDS = {"stdio": ("kind", "cases", "float_tol", "checker", "time_rule"),
-                "call": ("kind", "fn_name", "cases", "atol", "checker", "time_rule"),
-                "script": ("kind", "script", "entry_point", "separate", "helpers", "time_rule")}
-CASE_FIELDS = {"stdio": ("input", "output", "input_len", "time_limit_s"),
-               "call": ("args", "expected", "input_len", "time_limit_s")}
+TESTS_FIELDS = {
+    "stdio": ("kind", "cases", "float_tol", "checker", "time_rule"),
+    "call": ("kind", "fn_name", "cases", "atol", "checker", "time_rule"),
+    "script": ("kind", "script", "entry_point", "separate", "helpers", "time_rule"),
+}
+CASE_FIELDS = {
+    "stdio": ("input", "output", "input_len", "time_limit_s"),
+    "call": ("args", "expected", "input_len", "time_limit_s"),
+}
 
 
 def check_id(value, where: str) -> None:
@@ -95,8 +99,11 @@ def check_id(value, where: str) -> None:
     try:
         json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
-        why = "a lone surrogate" if isinstance(exc, UnicodeError) else (
-            "nested too deeply" if isinstance(exc, RecursionError) else "NaN or infinity")
+        why = (
+            "a lone surrogate"
+            if isinstance(exc, UnicodeError)
+            else ("nested too deeply" if isinstance(exc, RecursionError) else "NaN or infinity")
+        )
         _fail(where, f"field 'id' cannot be written back as strict JSON ({why}): {value!r:.80}")
 
 
@@ -105,8 +112,11 @@ def _unknown(obj: dict, allowed, prefix: str, where: str) -> None:
         if name not in allowed:
             near = difflib.get_close_matches(str(name), allowed, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            _fail(where, f"unknown field {prefix + str(name)!r}{hint}; the record format has "
-                  f"{', '.join(allowed)} (docs/sandbox.md, Records)")
+            _fail(
+                where,
+                f"unknown field {prefix + str(name)!r}{hint}; the record format has "
+                f"{', '.join(allowed)} (docs/sandbox.md, Records)",
+            )
 
 
 def check_fields(rec, where: str) -> None:
@@ -118,7 +128,7 @@ def check_fields(rec, where: str) -> None:
     _unknown(rec, RECORD_FIELDS, "", where)
     tests = rec.get("tests")
     if not isinstance(tests, dict) or tests.get("kind") not in TESTS_FIELDS:
-        return                   # parse_record names what is wrong with tests
+        return  # parse_record names what is wrong with tests
     kind = tests["kind"]
     _unknown(tests, TESTS_FIELDS[kind], "tests.", where)
     cases = tests.get("cases")
@@ -126,7 +136,9 @@ def check_fields(rec, where: str) -> None:
         for j, case in enumerate(cases):
             if isinstance(case, dict):
                 _unknown(case, CASE_FIELDS[kind], f"tests.cases[{j}].", where)
-IN_PROCESS_MARKERS = ("unittest", "mock")   # a script naming one runs in-process by default
+
+
+IN_PROCESS_MARKERS = ("unittest", "mock")  # a script naming one runs in-process by default
 
 
 def script_separate(tests: dict):
@@ -144,11 +156,14 @@ def runs_in_process(tests) -> bool:
     """True when these tests run in the submission's own process — tests.kind "script" and not
     separate (script_separate) — where the submission can forge the verdict (result.IN_PROCESS).
     Decided from the tests alone, before and without running anything."""
-    return (isinstance(tests, dict) and tests.get("kind") == "script"
-            and script_separate(tests) is not True)
+    return (
+        isinstance(tests, dict)
+        and tests.get("kind") == "script"
+        and script_separate(tests) is not True
+    )
 
 
-PER_RECORD = "per_record"   # the time rule of tests without tests.time_rule
+PER_RECORD = "per_record"  # the time rule of tests without tests.time_rule
 
 
 def time_rule_of(tests) -> str:
@@ -179,26 +194,50 @@ def parse_record(rec, config, where: str = "") -> Spec:
     tl = rec.get("time_limit_s", config.time_limit_s)
     mem = rec.get("memory_mb", config.memory_mb)
     for name, val in (("time_limit_s", tl), ("memory_mb", mem)):
-        if isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0 \
-                or not math.isfinite(val):
+        if (
+            isinstance(val, bool)
+            or not isinstance(val, (int, float))
+            or not val > 0
+            or not math.isfinite(val)
+        ):
             _fail(where, f"field {name!r} must be a positive finite number, got {val!r:.80}")
     rule = tests.get("time_rule")
     if rule is not None and (not isinstance(rule, str) or not rule):
         _fail(where, f"field 'tests.time_rule' must be a non-empty string, got {rule!r:.80}")
     requires = rec.get("requires")
-    if requires is not None and (not isinstance(requires, list) or not all(
-            isinstance(m, str) and MODULE_NAME.match(m) for m in requires)):
+    if requires is not None and (
+        not isinstance(requires, list)
+        or not all(isinstance(m, str) and MODULE_NAME.match(m) for m in requires)
+    ):
         _fail(where, f"field 'requires' must be a list of module names, got {requires!r:.80}")
     python = rec.get("python")
-    if python is not None and not (isinstance(python, str) and os.path.isabs(python)
-                                   and os.path.isfile(python) and os.access(python, os.X_OK)):
-        _fail(where, f"field 'python' must be the absolute path of an executable file, "
-                     f"got {python!r:.120}")
-    spec = Spec(id=rec["id"], kind=kind, job={}, no_code=not (code or "").strip(),
-                requires=tuple(sorted({top_level(m) for m in requires or ()})), python=python)
-    job = {"op": "job", "kind": kind, "code": code or "", "time_limit_s": float(tl),
-           "memory_mb": int(mem), "max_output": config.max_output_bytes,
-           "sealed": bool(config.sealed_inputs) and kind == "call"}
+    if python is not None and not (
+        isinstance(python, str)
+        and os.path.isabs(python)
+        and os.path.isfile(python)
+        and os.access(python, os.X_OK)
+    ):
+        _fail(
+            where,
+            f"field 'python' must be the absolute path of an executable file, got {python!r:.120}",
+        )
+    spec = Spec(
+        id=rec["id"],
+        kind=kind,
+        job={},
+        no_code=not (code or "").strip(),
+        requires=tuple(sorted({top_level(m) for m in requires or ()})),
+        python=python,
+    )
+    job = {
+        "op": "job",
+        "kind": kind,
+        "code": code or "",
+        "time_limit_s": float(tl),
+        "memory_mb": int(mem),
+        "max_output": config.max_output_bytes,
+        "sealed": bool(config.sealed_inputs) and kind == "call",
+    }
     if kind == "script":
         if not isinstance(tests.get("script"), str):
             _fail(where, "field 'tests.script' must be a string")
@@ -210,10 +249,19 @@ def parse_record(rec, config, where: str = "") -> Spec:
             _fail(where, f"field 'tests.separate' must be true or false, got {sep!r:.80}")
         helpers = tests.get("helpers")
         if helpers is not None and not isinstance(helpers, str):
-            _fail(where, "field 'tests.helpers' must be Python source (a string), got "
-                  f"{type(helpers).__name__}")
-        job.update(script=tests["script"], inputs=[], order=[0], entry_point=ep, separate=sep,
-                   helpers=helpers)
+            _fail(
+                where,
+                "field 'tests.helpers' must be Python source (a string), got "
+                f"{type(helpers).__name__}",
+            )
+        job.update(
+            script=tests["script"],
+            inputs=[],
+            order=[0],
+            entry_point=ep,
+            separate=sep,
+            helpers=helpers,
+        )
         spec.input_lens = [0]
         spec.job = job
         return spec
@@ -252,18 +300,28 @@ def parse_record(rec, config, where: str = "") -> Spec:
         spec.input_lens.append(ln)
         ctl = case.get("time_limit_s")
         if ctl is not None:
-            if isinstance(ctl, bool) or not isinstance(ctl, (int, float)) \
-                    or not 0 < ctl < MAX_CASE_LIMIT_S:
-                _fail(where, f"{cw}.time_limit_s' must be a positive finite number of seconds "
-                      f"(below {MAX_CASE_LIMIT_S:g}), got {ctl!r:.80}")
+            if (
+                isinstance(ctl, bool)
+                or not isinstance(ctl, (int, float))
+                or not 0 < ctl < MAX_CASE_LIMIT_S
+            ):
+                _fail(
+                    where,
+                    f"{cw}.time_limit_s' must be a positive finite number of seconds "
+                    f"(below {MAX_CASE_LIMIT_S:g}), got {ctl!r:.80}",
+                )
             own_limits = True
         case_limits.append(float(tl) if ctl is None else float(ctl))
     if kind == "call":
         if not isinstance(tests.get("fn_name"), str) or not tests["fn_name"]:
             _fail(where, "field 'tests.fn_name' must be a non-empty string")
         atol = tests.get("atol", 0) or 0
-        if isinstance(atol, bool) or not isinstance(atol, (int, float)) or not atol >= 0 \
-                or not math.isfinite(atol):
+        if (
+            isinstance(atol, bool)
+            or not isinstance(atol, (int, float))
+            or not atol >= 0
+            or not math.isfinite(atol)
+        ):
             _fail(where, f"field 'tests.atol' must be a non-negative number, got {atol!r}")
         spec.atol = float(atol)
         checker = tests.get("checker")
@@ -273,18 +331,25 @@ def parse_record(rec, config, where: str = "") -> Spec:
         job["fn_name"] = tests["fn_name"]
     else:
         tol = tests.get("float_tol")
-        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
-                                or not tol >= 0 or not math.isfinite(tol)):
+        if tol is not None and (
+            isinstance(tol, bool)
+            or not isinstance(tol, (int, float))
+            or not tol >= 0
+            or not math.isfinite(tol)
+        ):
             _fail(where, f"field 'tests.float_tol' must be a non-negative number, got {tol!r}")
         spec.stdio_tol = tol
         sc = tests.get("checker")
         if sc is not None and (not isinstance(sc, str) or not sc.strip()):
-            _fail(where, "field 'tests.checker' of stdio tests must be testlib C++ source "
-                  f"(a non-empty string), got {sc!r:.80}")
+            _fail(
+                where,
+                "field 'tests.checker' of stdio tests must be testlib C++ source "
+                f"(a non-empty string), got {sc!r:.80}",
+            )
         spec.stdio_checker = sc
     job["inputs"] = inputs
     job["order"] = sorted(range(len(inputs)), key=spec.input_lens.__getitem__)
-    if own_limits:   # per-test limits, parallel to inputs (the record's where a case has none)
+    if own_limits:  # per-test limits, parallel to inputs (the record's where a case has none)
         job["time_limits"] = case_limits
     spec.job = job
     return spec

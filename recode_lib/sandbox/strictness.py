@@ -31,7 +31,7 @@ from __future__ import annotations
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.records import parse_record
 
-NOT_RUN = ("no_code", "syntax_error", "env_missing")   # a program that does not (or cannot) run
+NOT_RUN = ("no_code", "syntax_error", "env_missing")  # a program that does not (or cannot) run
 
 
 RK_RULES = ("smallest", "literal")
@@ -50,8 +50,11 @@ def strictness(result: dict, ks=(1, 2, 3, 4, 5, "inf"), rule: str = DEFAULT_RK_R
     tests = result.get("tests")
     if not isinstance(tests, list):
         raise ValueError(f"strictness: result {result.get('id')!r} has no 'tests' list")
-    runs = bool(tests) and result.get("status") not in NOT_RUN and not any(
-        t["status"] in NOT_RUN for t in tests)
+    runs = (
+        bool(tests)
+        and result.get("status") not in NOT_RUN
+        and not any(t["status"] in NOT_RUN for t in tests)
+    )
     smallest = min((t["input_len"] for t in tests), default=0)
     out = {}
     for k in ks:
@@ -80,8 +83,9 @@ def rule_touches(input_lens, k) -> bool:
 def input_lengths(tests) -> list[int]:
     """The input length of each test as the sandbox counts it (records.parse_record: a case's
     input_len, else the length of its input text or of its arguments' JSON; a script: [0])."""
-    spec = parse_record({"id": "rk", "code": None, "tests": tests}, SandboxConfig(),
-                        where="R_k rule count")
+    spec = parse_record(
+        {"id": "rk", "code": None, "tests": tests}, SandboxConfig(), where="R_k rule count"
+    )
     return list(spec.input_lens)
 
 
@@ -94,8 +98,11 @@ def rule_counts(tests_list, ks) -> dict:
         if str(k) == "inf":
             continue
         touched = sum(rule_touches(x, k) for x in lens)
-        out[str(k)] = {"problems": len(lens), "touched": touched,
-                       "share": touched / len(lens) if lens else 0.0}
+        out[str(k)] = {
+            "problems": len(lens),
+            "touched": touched,
+            "share": touched / len(lens) if lens else 0.0,
+        }
     return out
 
 
@@ -110,9 +117,14 @@ def first_failure(result: dict) -> dict | None:
     for i in order:  # the sandbox runs tests in ascending input length (stable)
         t = tests[i]
         if t["status"] != "passed":
-            return {"index": i, "status": t["status"], "input_len": t.get("input_len"),
-                    "time_s": t.get("time_s"), "memory_mb": t.get("memory_mb"),
-                    "longest_passed_len": longest}
+            return {
+                "index": i,
+                "status": t["status"],
+                "input_len": t.get("input_len"),
+                "time_s": t.get("time_s"),
+                "memory_mb": t.get("memory_mb"),
+                "longest_passed_len": longest,
+            }
         if t.get("input_len") is not None:
             longest = max(longest or 0, t["input_len"])
     return None

@@ -45,17 +45,24 @@ STATUSES = ("ok", "error", "timeout", "output_limit", "memory", "sandbox_error")
 @dataclass(frozen=True)
 class ToolLimits:
     """Limits of one tool call (every field documented; defaults suit the smoke profile)."""
-    time_limit_s: float = 10.0        # wall clock of the command
-    memory_mb: int = 1024             # address space of each process (RLIMIT_AS)
-    max_output_chars: int = 4096      # stdout and stderr each, as returned to the model
-    max_file_bytes: int = 1 << 20     # one file of the workspace (larger ones are not kept)
-    max_files: int = 256              # files kept in a workspace
+
+    time_limit_s: float = 10.0  # wall clock of the command
+    memory_mb: int = 1024  # address space of each process (RLIMIT_AS)
+    max_output_chars: int = 4096  # stdout and stderr each, as returned to the model
+    max_file_bytes: int = 1 << 20  # one file of the workspace (larger ones are not kept)
+    max_files: int = 256  # files kept in a workspace
     max_workspace_bytes: int = 4 << 20  # all files of a workspace together
-    workers: int | None = None        # sandbox pool size (None: grows on demand)
+    workers: int | None = None  # sandbox pool size (None: grows on demand)
 
     def __post_init__(self):
-        for name in ("time_limit_s", "memory_mb", "max_output_chars", "max_file_bytes",
-                     "max_files", "max_workspace_bytes"):
+        for name in (
+            "time_limit_s",
+            "memory_mb",
+            "max_output_chars",
+            "max_file_bytes",
+            "max_files",
+            "max_workspace_bytes",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"ToolLimits.{name} must be a positive number, got {v!r}")
@@ -63,22 +70,26 @@ class ToolLimits:
     def sandbox_config(self):
         """The SandboxConfig of the pool that runs these calls (one pool per limits)."""
         report = 4 * (self.max_workspace_bytes + 2 * self.max_output_chars) // 3 + (1 << 16)
-        return SandboxConfig(time_limit_s=float(self.time_limit_s) + 10.0,
-                             memory_mb=int(self.memory_mb), max_output_bytes=int(report),
-                             tmp_size_mb=max(64, 3 * self.max_workspace_bytes // (1 << 20) + 16),
-                             workers=self.workers)
+        return SandboxConfig(
+            time_limit_s=float(self.time_limit_s) + 10.0,
+            memory_mb=int(self.memory_mb),
+            max_output_bytes=int(report),
+            tmp_size_mb=max(64, 3 * self.max_workspace_bytes // (1 << 20) + 16),
+            workers=self.workers,
+        )
 
 
 @dataclass
 class ToolRun:
     """One command's result as the judge validated it."""
+
     status: str
     exit_code: int | None = None
     stdout: str = ""
     stderr: str = ""
-    stdout_bytes: int = 0             # the full sizes, before truncation
+    stdout_bytes: int = 0  # the full sizes, before truncation
     stderr_bytes: int = 0
-    files: dict | None = None          # {path: bytes} when files were collected
+    files: dict | None = None  # {path: bytes} when files were collected
     dropped: list = field(default_factory=list)  # paths not kept (links, too large, over caps)
     reason: str = ""
     seconds: float = 0.0
@@ -89,12 +100,16 @@ class ToolRun:
 
     def text(self) -> str:
         """The result as the model reads it."""
-        lines = [f"status: {self.status}" + (f" (exit code {self.exit_code})"
-                                              if self.exit_code not in (None, 0) else "")]
+        lines = [
+            f"status: {self.status}"
+            + (f" (exit code {self.exit_code})" if self.exit_code not in (None, 0) else "")
+        ]
         if self.reason:
             lines.append(f"note: {self.reason}")
-        for name, body, size in (("stdout", self.stdout, self.stdout_bytes),
-                                 ("stderr", self.stderr, self.stderr_bytes)):
+        for name, body, size in (
+            ("stdout", self.stdout, self.stdout_bytes),
+            ("stderr", self.stderr, self.stderr_bytes),
+        ):
             if body or size:
                 more = len(body.encode("utf-8", "replace"))
                 cut = f"\n[... truncated: {size} bytes in all]" if size > more else ""
@@ -103,7 +118,7 @@ class ToolRun:
 
 
 # The program the sandbox runs (standard library only; its stdout is the report).
-DRIVER = r'''
+DRIVER = r"""
 import base64, json, os, signal, stat, subprocess, sys, time
 req = json.loads(sys.stdin.read())
 base = os.getcwd()
@@ -184,7 +199,7 @@ sys.stdout.write(json.dumps({"status": status, "exit_code": code, "stdout": out,
                              "stdout_bytes": nout, "stderr": err, "stderr_bytes": nerr,
                              "files": files if req["collect"] else None,
                              "dropped": dropped[:1000], "seconds": seconds}))
-'''
+"""
 
 
 def _b64(value, limit: int) -> bytes:
@@ -219,15 +234,21 @@ def parse_report(out, limits: ToolLimits) -> ToolRun:
         if status not in ("ok", "error", "timeout", "output_limit"):
             raise ValueError(f"bad status {str(status)[:40]!r}")
         code = rep.get("exit_code")
-        if code is not None and (isinstance(code, bool) or not isinstance(code, int)
-                                 or not -256 <= code <= 1 << 16):
+        if code is not None and (
+            isinstance(code, bool) or not isinstance(code, int) or not -256 <= code <= 1 << 16
+        ):
             raise ValueError("bad exit code")
         n = int(limits.max_output_chars)
         stdout = _b64(rep.get("stdout"), n).decode("utf-8", "replace")
         stderr = _b64(rep.get("stderr"), n).decode("utf-8", "replace")
         seconds = rep.get("seconds")
-        seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(
-            seconds, bool) and 0 <= seconds < 1e6 else 0.0
+        seconds = (
+            float(seconds)
+            if isinstance(seconds, (int, float))
+            and not isinstance(seconds, bool)
+            and 0 <= seconds < 1e6
+            else 0.0
+        )
         dropped = rep.get("dropped") or []
         if not isinstance(dropped, list):
             raise ValueError("bad dropped list")
@@ -245,22 +266,39 @@ def parse_report(out, limits: ToolLimits) -> ToolRun:
                 except PathError as exc:
                     raise ValueError(f"bad file path: {exc}") from None
                 data = _b64(item[1], limits.max_file_bytes + 1)
-                if len(data) > limits.max_file_bytes or total + len(data) > limits.max_workspace_bytes:
+                if (
+                    len(data) > limits.max_file_bytes
+                    or total + len(data) > limits.max_workspace_bytes
+                ):
                     dropped.append(path)
                     continue
                 total += len(data)
                 kept[path] = data
             files = kept
-        return ToolRun(status=status, exit_code=code, stdout=truncate(stdout, n),
-                       stderr=truncate(stderr, n), stdout_bytes=_size(rep.get("stdout_bytes")),
-                       stderr_bytes=_size(rep.get("stderr_bytes")), files=files,
-                       dropped=dropped, seconds=seconds)
+        return ToolRun(
+            status=status,
+            exit_code=code,
+            stdout=truncate(stdout, n),
+            stderr=truncate(stderr, n),
+            stdout_bytes=_size(rep.get("stdout_bytes")),
+            stderr_bytes=_size(rep.get("stderr_bytes")),
+            files=files,
+            dropped=dropped,
+            seconds=seconds,
+        )
     except (ValueError, TypeError, RecursionError, MemoryError) as exc:
-        return ToolRun(status="sandbox_error", reason=f"invalid report from the sandbox: {exc}"[:300])
+        return ToolRun(
+            status="sandbox_error", reason=f"invalid report from the sandbox: {exc}"[:300]
+        )
 
 
-def run_command(argv: list[str], files: dict | None = None, stdin: str = "",
-                limits: ToolLimits | None = None, collect_files: bool = False) -> ToolRun:
+def run_command(
+    argv: list[str],
+    files: dict | None = None,
+    stdin: str = "",
+    limits: ToolLimits | None = None,
+    collect_files: bool = False,
+) -> ToolRun:
     """Run `argv` in a fresh confined process with `files` ({relative path: bytes | str}) in its
     working folder and `stdin` as input; returns the validated ToolRun (never raises because
     of the command; raises ValueError for a bad argv/files/stdin from the caller)."""
@@ -275,16 +313,29 @@ def run_command(argv: list[str], files: dict | None = None, stdin: str = "",
         if not isinstance(data, (bytes, bytearray)):
             raise ValueError(f"file {path!r}: content must be bytes or text")
         payload_files.append([check_path(path), base64.b64encode(bytes(data)).decode()])
-    payload = json.dumps({"argv": argv, "files": payload_files, "stdin": stdin,
-                          "timeout": float(limits.time_limit_s),
-                          "max_output": int(limits.max_output_chars),
-                          "collect": bool(collect_files), "max_file": int(limits.max_file_bytes),
-                          "max_files": int(limits.max_files),
-                          "max_total": int(limits.max_workspace_bytes)})
+    payload = json.dumps(
+        {
+            "argv": argv,
+            "files": payload_files,
+            "stdin": stdin,
+            "timeout": float(limits.time_limit_s),
+            "max_output": int(limits.max_output_chars),
+            "collect": bool(collect_files),
+            "max_file": int(limits.max_file_bytes),
+            "max_files": int(limits.max_files),
+            "max_total": int(limits.max_workspace_bytes),
+        }
+    )
     config = limits.sandbox_config()
-    spec = parse_record({"id": "tool", "code": DRIVER,
-                         "tests": {"kind": "stdio", "cases": [{"input": payload, "output": ""}]}},
-                        config, where="tool call")
+    spec = parse_record(
+        {
+            "id": "tool",
+            "code": DRIVER,
+            "tests": {"kind": "stdio", "cases": [{"input": payload, "output": ""}]},
+        },
+        config,
+        where="tool call",
+    )
     pool = get_pool(config)
     got: dict = {}
 
@@ -303,7 +354,9 @@ def run_command(argv: list[str], files: dict | None = None, stdin: str = "",
         except (WorkerDied, ProtocolError) as exc:
             return ToolRun(status="sandbox_error", reason=f"sandbox: {exc}"[:300])
         except Exception as exc:  # a judge-side bug: this call fails, the next is unaffected
-            return ToolRun(status="sandbox_error", reason=f"judge error: {type(exc).__name__}: {exc}"[:300])
+            return ToolRun(
+                status="sandbox_error", reason=f"judge error: {type(exc).__name__}: {exc}"[:300]
+            )
         finally:
             if not clean:
                 pool.replace(slot)

@@ -57,8 +57,15 @@ from itertools import zip_longest
 from recode_lib.sandbox import codec
 from recode_lib.sandbox.checker import check_output, compile_checker, fallback_reason
 from recode_lib.sandbox.protocol import RAW
-from recode_lib.sandbox.result import (CORRECTNESS, IN_PROCESS, ISOLATED, SKIPPED, Outcome,
-                                       Status, outcome_of)
+from recode_lib.sandbox.result import (
+    CORRECTNESS,
+    IN_PROCESS,
+    ISOLATED,
+    SKIPPED,
+    Outcome,
+    Status,
+    outcome_of,
+)
 from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, strictness
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
@@ -85,7 +92,7 @@ def _allclose(a, b, atol: float, rtol: float = 1e-7) -> bool:
     """numpy.isclose(a, b).all() for numbers and (nested) lists/tuples of equal lengths."""
     if _num(a) and _num(b):
         if not (_finite(a) and _finite(b)):
-            return a == b   # numpy: non-finite values by equality (NaN never equal)
+            return a == b  # numpy: non-finite values by equality (NaN never equal)
         return abs(a - b) <= atol + rtol * abs(b)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
         return all(_allclose(x, y, atol, rtol) for x, y in zip(a, b))
@@ -129,7 +136,7 @@ def _compile_checker(source: str):
 
 _TOKEN = re.compile(r"\S+")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-MAX_NUMBER_CHARS = 4300   # a longer token is compared as text only
+MAX_NUMBER_CHARS = 4300  # a longer token is compared as text only
 
 
 def _decimal(tok: str):
@@ -179,7 +186,7 @@ def _lines(text: str):
 
 def _stdio_equal(out: str, exp: str, float_tol: float | None) -> bool:
     got, want = out.strip(), exp.strip()
-    if got.count("\n") != want.count("\n"):   # line counts first, without splitting
+    if got.count("\n") != want.count("\n"):  # line counts first, without splitting
         return False
     tol = Decimal(str(float_tol)) if float_tol is not None else None
     for g, w in zip(_lines(got), _lines(want)):
@@ -189,15 +196,15 @@ def _stdio_equal(out: str, exp: str, float_tol: float | None) -> bool:
         # lazily, pair by pair: the work is bounded by the expected line, not the output
         for mg, mw in zip_longest(_TOKEN.finditer(g), _TOKEN.finditer(w)):
             if mg is None or mw is None:
-                return False   # token counts differ
+                return False  # token counts differ
             a, b = mg.group(), mw.group()
             if a == b:
                 if not _numeric(a):
-                    return False   # a differing line matches only if it is all numbers
+                    return False  # a differing line matches only if it is all numbers
                 continue
             x, y = _decimal(a), _decimal(b)
             if x is None or y is None:
-                return False   # nan, sNaN, inf or text never match a differing token
+                return False  # nan, sNaN, inf or text never match a differing token
             if x == y:
                 continue
             if tol is None or not abs(x - y) <= tol * max(1, abs(y)):
@@ -230,11 +237,14 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
         value = codec.decode(out)
         opaque = codec.contains_opaque(out)
     except Exception:
-        return Status.WRONG_ANSWER   # an output that cannot be decoded cannot be right
-    if spec.checker:  # trusted problem code; an opaque value reaches it as an Opaque (equal to nothing)
+        return Status.WRONG_ANSWER  # an output that cannot be decoded cannot be right
+    if (
+        spec.checker
+    ):  # trusted problem code; an opaque value reaches it as an Opaque (equal to nothing)
         try:
-            ok = bool(_compile_checker(spec.checker)(spec.args[i], value, spec.expected[i],
-                                                     spec.atol))
+            ok = bool(
+                _compile_checker(spec.checker)(spec.args[i], value, spec.expected[i], spec.atol)
+            )
         except Exception:
             ok = False
     else:
@@ -244,8 +254,9 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
 
 def summarize(spec, tests: list[dict]) -> dict:
     order = spec.job.get("order", range(len(tests)))
-    failing = [tests[i]["status"] for i in order
-               if tests[i]["status"] not in (Status.PASSED, SKIPPED)]
+    failing = [
+        tests[i]["status"] for i in order if tests[i]["status"] not in (Status.PASSED, SKIPPED)
+    ]
     if not failing:
         ok = all(t["status"] == Status.PASSED for t in tests)
         status = Status.PASSED if ok else Status.RUNTIME_ERROR
@@ -256,9 +267,14 @@ def summarize(spec, tests: list[dict]) -> dict:
         status = corr[0] if corr else failing[0]
     times = [t["time_s"] for t in tests if t["time_s"] is not None]
     mems = [t["memory_mb"] for t in tests if t["memory_mb"] is not None]
-    return {"status": status, "outcome": outcome_of(status, tests),
-            "passed": sum(t["status"] == Status.PASSED for t in tests), "total": len(tests),
-            "time_s": round(sum(times), 6), "memory_mb": round(max(mems), 2) if mems else None}
+    return {
+        "status": status,
+        "outcome": outcome_of(status, tests),
+        "passed": sum(t["status"] == Status.PASSED for t in tests),
+        "total": len(tests),
+        "time_s": round(sum(times), 6),
+        "memory_mb": round(max(mems), 2) if mems else None,
+    }
 
 
 def trust_of(spec) -> str:
@@ -270,17 +286,28 @@ def trust_of(spec) -> str:
 
 
 def _fresh_tests(spec) -> list[dict]:
-    return [{"status": "skipped", "time_s": None, "memory_mb": None, "input_len": n}
-            for n in spec.input_lens]
+    return [
+        {"status": "skipped", "time_s": None, "memory_mb": None, "input_len": n}
+        for n in spec.input_lens
+    ]
 
 
 def no_code_result(spec) -> dict:
     tests = _fresh_tests(spec)
     for t in tests:
         t["status"] = Status.NO_CODE
-    out = {"id": spec.id, "status": Status.NO_CODE, "outcome": Outcome.FORMAT_ERROR, "passed": 0,
-           "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests,
-           "trust": trust_of(spec), "reason": "no code to run"}
+    out = {
+        "id": spec.id,
+        "status": Status.NO_CODE,
+        "outcome": Outcome.FORMAT_ERROR,
+        "passed": 0,
+        "total": len(tests),
+        "time_s": 0.0,
+        "memory_mb": None,
+        "tests": tests,
+        "trust": trust_of(spec),
+        "reason": "no code to run",
+    }
     if spec.kind != "script":
         out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
         out["strictness_rule"] = DEFAULT_RK_RULE
@@ -297,9 +324,11 @@ def one_line(text: str, limit: int = REASON_CHARS) -> str:
 
 # an in-process script test that reported success without the worker's nonce (zygote.Child.
 # release_nonce): its process was not a lone thread at the end, or the report was forged
-UNVERIFIED = ("its success could not be verified: the test process was not alone when the tests "
-              "ended (a thread or process still running, e.g. a library's native thread pool), "
-              "or its report did not carry the judge's nonce")
+UNVERIFIED = (
+    "its success could not be verified: the test process was not alone when the tests "
+    "ended (a thread or process still running, e.g. a library's native thread pool), "
+    "or its report did not carry the judge's nonce"
+)
 
 
 def failure_reason(spec, tests: list[dict], errors: dict) -> str | None:
@@ -324,10 +353,18 @@ def env_missing_result(spec, missing) -> dict:
     tests = _fresh_tests(spec)
     for t in tests:
         t["status"] = Status.ENV_MISSING
-    out = {"id": spec.id, "status": Status.ENV_MISSING, "outcome": Outcome.NOT_COUNTED,
-           "passed": 0, "total": len(tests), "time_s": 0.0, "memory_mb": None, "tests": tests,
-           "trust": trust_of(spec),
-           "reason": "not installed for the sandbox's interpreter: " + ", ".join(missing)}
+    out = {
+        "id": spec.id,
+        "status": Status.ENV_MISSING,
+        "outcome": Outcome.NOT_COUNTED,
+        "passed": 0,
+        "total": len(tests),
+        "time_s": 0.0,
+        "memory_mb": None,
+        "tests": tests,
+        "trust": trust_of(spec),
+        "reason": "not installed for the sandbox's interpreter: " + ", ".join(missing),
+    }
     if spec.kind != "script":
         out["strictness"] = {str(k): 0 for k in STRICTNESS_KS}
         out["strictness_rule"] = DEFAULT_RK_RULE
@@ -341,13 +378,13 @@ class Run:
         self.spec, self.early_stop = spec, early_stop
         self.tests = _fresh_tests(spec)
         self.script_msgs: list[dict] = []
-        self.errors: dict[int, str] = {}   # test index -> the sandbox's error text (untrusted)
+        self.errors: dict[int, str] = {}  # test index -> the sandbox's error text (untrusted)
 
     def on_message(self, msg) -> bool:
         """Record an X or T message (protocol.Message); True asks the worker to stop."""
         if msg.tag == "X":
             st = RAW.get(msg.body["st"], Status.RUNTIME_ERROR)
-            if st == Status.PASSED:   # a load failure never passes (protocol.LOAD_FAILURES)
+            if st == Status.PASSED:  # a load failure never passes (protocol.LOAD_FAILURES)
                 st = Status.RUNTIME_ERROR
             for i, t in enumerate(self.tests):
                 if t["status"] == "skipped":
@@ -379,12 +416,19 @@ class Run:
             done = {}
         for body in self.script_msgs:
             st = test_status(self.spec, body, done.get("nonce"))
-            if st == Status.RUNTIME_ERROR and body.get("st") == "ok" \
-                    and not self.errors.get(body["i"]):
+            if (
+                st == Status.RUNTIME_ERROR
+                and body.get("st") == "ok"
+                and not self.errors.get(body["i"])
+            ):
                 self.errors[body["i"]] = UNVERIFIED
             self.tests[0].update(status=st, time_s=body["t"], memory_mb=body["m"])
-        result = {"id": self.spec.id, **summarize(self.spec, self.tests), "tests": self.tests,
-                  "trust": trust_of(self.spec)}
+        result = {
+            "id": self.spec.id,
+            **summarize(self.spec, self.tests),
+            "tests": self.tests,
+            "trust": trust_of(self.spec),
+        }
         peak = done.get("peak_mb")
         if peak and (result["memory_mb"] is None or peak > result["memory_mb"]):
             result["memory_mb"] = round(peak, 2)
@@ -397,6 +441,6 @@ class Run:
         if self.spec.stdio_checker:
             built = compile_checker(self.spec.stdio_checker)
             result["checker"] = "testlib" if built else "exact_fallback"
-            if not built:   # only where the user asked for it (SandboxConfig.checker_fallback)
+            if not built:  # only where the user asked for it (SandboxConfig.checker_fallback)
                 result["checker_reason"] = fallback_reason(self.spec.stdio_checker) or "unavailable"
         return result

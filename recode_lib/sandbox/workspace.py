@@ -28,6 +28,7 @@ from recode_lib.sandbox.tools import ToolLimits, ToolRun, run_command
 
 __all__ = ["MAX_PATH", "PathError", "Workspace", "check_path"]
 
+
 class Workspace:
     """Files of one rollout plus sandboxed commands over them (module docstring)."""
 
@@ -60,13 +61,16 @@ class Workspace:
         data = bytes(data)
         lim = self.limits
         if len(data) > lim.max_file_bytes:
-            raise ValueError(f"{path}: {len(data)} bytes is over the file limit of {lim.max_file_bytes}")
+            raise ValueError(
+                f"{path}: {len(data)} bytes is over the file limit of {lim.max_file_bytes}"
+            )
         if self.size() - len(self._files.get(path, b"")) + len(data) > lim.max_workspace_bytes:
             raise ValueError(f"{path}: the workspace would exceed {lim.max_workspace_bytes} bytes")
         if path not in self._files and len(self._files) >= lim.max_files:
             raise ValueError(f"{path}: the workspace already holds {lim.max_files} files")
         if any(p.startswith(path + "/") for p in self._files) or any(
-                path.startswith(p + "/") for p in self._files):
+            path.startswith(p + "/") for p in self._files
+        ):
             raise ValueError(f"{path}: a file and a folder cannot share a name")
         self._files[path] = data
         return path
@@ -85,13 +89,15 @@ class Workspace:
         self._open()
         if not isinstance(command, str):
             raise ValueError(f"command must be a string, got {type(command).__name__}")
-        res = run_command(["/bin/bash", "-c", command], files=self._files, limits=self.limits,
-                          collect_files=True)
+        res = run_command(
+            ["/bin/bash", "-c", command], files=self._files, limits=self.limits, collect_files=True
+        )
         if res.status in ("ok", "error") and res.files is not None:
             self._files = res.files
             if res.dropped:
-                res.reason = (res.reason + "; " if res.reason else "") + \
-                    f"not kept (links, special files or over the limits): {res.dropped[:10]}"
+                res.reason = (
+                    res.reason + "; " if res.reason else ""
+                ) + f"not kept (links, special files or over the limits): {res.dropped[:10]}"
         res.files = None  # the caller reads files through the workspace
         return res
 

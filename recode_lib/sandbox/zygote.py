@@ -52,9 +52,11 @@ import memcg  # noqa: E402
 # Standard-library modules that test scripts use, loaded here so that harness.py can restore
 # them to this state after a submission ran (a module the submission imports first is not
 # restorable: it stays as the submission left it).
-PRELOAD = ("array base64 bisect calendar cmath collections copy csv dataclasses datetime decimal "
-           "enum fractions functools hashlib heapq io itertools math numbers operator pathlib "
-           "queue random statistics string struct textwrap typing unittest unittest.mock").split()
+PRELOAD = (
+    "array base64 bisect calendar cmath collections copy csv dataclasses datetime decimal "
+    "enum fractions functools hashlib heapq io itertools math numbers operator pathlib "
+    "queue random statistics string struct textwrap typing unittest unittest.mock"
+).split()
 for _name in PRELOAD:
     __import__(_name)
 harness.prepare()
@@ -91,7 +93,7 @@ class Lines:
 
 def emit(data):
     while data:
-        data = data[os.write(1, data):]
+        data = data[os.write(1, data) :]
 
 
 def send(tag, job=None, obj=None):
@@ -109,34 +111,47 @@ def parse(line):
 
 def check_job(job):
     """An error text for a job this worker cannot run, else None."""
+
     def num(x):
         return not isinstance(x, bool) and isinstance(x, (int, float)) and x > 0
+
     if job.get("kind") not in KINDS or not isinstance(job.get("code"), str):
         return "bad kind or code"
-    if not num(job.get("time_limit_s")) or not num(job.get("memory_mb")) \
-            or not num(job.get("max_output")):
+    if (
+        not num(job.get("time_limit_s"))
+        or not num(job.get("memory_mb"))
+        or not num(job.get("max_output"))
+    ):
         return "bad limits"
     inputs, order, lens = job.get("inputs"), job.get("order"), job.get("input_lens")
-    if lens is not None:   # the inputs come as raw bytes after B (sealed jobs: store_inputs)
-        if inputs is not None or not isinstance(lens, list) or any(
-                isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in lens) \
-                or sum(lens) > MAX_SCRIPT:
+    if lens is not None:  # the inputs come as raw bytes after B (sealed jobs: store_inputs)
+        if (
+            inputs is not None
+            or not isinstance(lens, list)
+            or any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in lens)
+            or sum(lens) > MAX_SCRIPT
+        ):
             return "bad inputs"
         inputs = lens
     if not isinstance(inputs, list) or not isinstance(order, list) or not order:
         return "bad inputs"
     if lens is None and any(not isinstance(x, str) for x in inputs):
         return "bad inputs"
-    lims = job.get("time_limits")   # optional per-test limits, parallel to inputs
-    if lims is not None and (not isinstance(lims, list) or len(lims) != len(inputs)
-                             or not all(num(x) and x < 1e9 for x in lims)):
+    lims = job.get("time_limits")  # optional per-test limits, parallel to inputs
+    if lims is not None and (
+        not isinstance(lims, list)
+        or len(lims) != len(inputs)
+        or not all(num(x) and x < 1e9 for x in lims)
+    ):
         return "bad limits"
     n = max(len(inputs), 1)
     if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in order):
         return "bad order"
-    if job["kind"] == "script" and (isinstance(job.get("script_len"), bool)
-                                    or not isinstance(job.get("script_len"), int)
-                                    or not 0 <= job["script_len"] <= MAX_SCRIPT):
+    if job["kind"] == "script" and (
+        isinstance(job.get("script_len"), bool)
+        or not isinstance(job.get("script_len"), int)
+        or not 0 <= job["script_len"] <= MAX_SCRIPT
+    ):
         return "bad script"
     if job["kind"] == "call" and not isinstance(job.get("fn_name"), str):
         return "bad fn_name"
@@ -156,10 +171,19 @@ def main():
     iso = limits.setup_worker(cfg)
     # root mode: one memory cgroup bounds all of a child's processes together (memcg.py)
     iso["memcg"] = memcg.open_group() if iso["mode"] == "root" else None
-    send("READY", None, {"mode": iso["mode"], "why": iso.get("why", ""), "pid": os.getpid(),
-                         "uid": iso["uid"], "uid_span": iso.get("uid_span", 1),
-                         "memcg": iso["memcg"] is not None,
-                         "host_sockets": "filter" if iso["unix_filter"] else "overlay"})
+    send(
+        "READY",
+        None,
+        {
+            "mode": iso["mode"],
+            "why": iso.get("why", ""),
+            "pid": os.getpid(),
+            "uid": iso["uid"],
+            "uid_span": iso.get("uid_span", 1),
+            "memcg": iso["memcg"] is not None,
+            "host_sockets": "filter" if iso["unix_filter"] else "overlay",
+        },
+    )
     try:
         serve(iso, cfg, stdin, lines[1:])
     finally:
@@ -183,7 +207,7 @@ def serve(iso, cfg, stdin, queue):
             continue
         err = check_job(msg)
         if err is None and raw_bytes(msg) is not None and (queue or stdin.buf):
-            err = "data after a job's line before B"   # the judge waits for B: never happens
+            err = "data after a job's line before B"  # the judge waits for B: never happens
         if err:
             send("X", job_id, {"st": "error", "e": "worker: " + err})
             send("D", job_id, {"peak_mb": 0.0, "nonce": None})
@@ -203,7 +227,7 @@ def raw_bytes(job):
     return (job.get("script_len") or 0) + sum(job.get("input_lens") or ())
 
 
-_CHUNK = bytearray(1 << 16)   # the only buffer a test script's bytes ever pass through here
+_CHUNK = bytearray(1 << 16)  # the only buffer a test script's bytes ever pass through here
 _ZEROS = bytes(len(_CHUNK))
 
 
@@ -222,7 +246,7 @@ def store_inputs(job, stdin_fd=0):
     in the memory it inherited (the parsed job line), which sealing is meant to withhold."""
     fd = os.memfd_create("recode-inputs")
     index, pos = [], 0
-    if job.get("input_lens") is not None:   # the inputs' bytes follow B (raw_bytes)
+    if job.get("input_lens") is not None:  # the inputs' bytes follow B (raw_bytes)
         for n in job["input_lens"]:
             index.append((pos, n))
             pos += n
@@ -232,14 +256,14 @@ def store_inputs(job, stdin_fd=0):
             index.append((pos, len(data)))
             pos += len(data)
             while data:
-                data = data[os.write(fd, data):]
+                data = data[os.write(fd, data) :]
     job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
     if job["kind"] == "script":  # read by the test runner only (harness.py)
         job["script_at"] = (pos, job["script_len"])
     raw = raw_bytes(job)
     if raw is not None:
         send("B", job["job"])
-        try:   # the inputs (input_lens) first, then the script: the offsets above
+        try:  # the inputs (input_lens) first, then the script: the offsets above
             _copy_raw(stdin_fd, fd, raw)
         except BaseException:
             os.close(fd)
@@ -252,7 +276,7 @@ def _copy_raw(src, dst, n):
     view = memoryview(_CHUNK)
     try:
         while n > 0:
-            got = os.readv(src, [view[:min(n, len(_CHUNK))]])
+            got = os.readv(src, [view[: min(n, len(_CHUNK))]])
             if got == 0:
                 raise EOFError("the judge closed the pipe inside a script")
             done = 0
@@ -275,7 +299,7 @@ def run_job(iso, cfg, job, stdin, queue):
 def run_tests(iso, cfg, job, stdin, queue):
     todo = list(job["order"])
     early, tl = bool(job.get("early_stop")), float(job["time_limit_s"])
-    lims = job.get("time_limits")   # per-test limits (records.py), else tl for every test
+    lims = job.get("time_limits")  # per-test limits (records.py), else tl for every test
     job["cpu_limit_s"] = (sum(lims[i] for i in todo) if lims else tl * len(todo)) + tl + 1
     peak, nonce = 0.0, None
     while todo:
@@ -298,7 +322,7 @@ class Child:
         self.pending, self.done, self.failed = set(todo), set(), False
         self.outcome, self.setup, self.tampered, self.asked = None, False, False, False
         self.ru, self.status, self.nonce = None, 0, None
-        self.pos = 0   # todo[pos]: the first test still pending (test_limit)
+        self.pos = 0  # todo[pos]: the first test still pending (test_limit)
         r, w = os.pipe()
         nr = nw = fr = fw = None
         if job["kind"] == "script":
@@ -310,10 +334,10 @@ class Child:
         self.feed, self.sent = bytearray(), 0
         self.workdir = tempfile.mkdtemp(prefix="recode-sbx-") if iso["mode"] == "plain" else None
         job["workdir"], job["nonce_fd"] = self.workdir, nr
-        job["own_ipc"] = iso["mode"] != "plain"   # a private IPC namespace (limits.confine)
-        limits.next_uid(iso)   # root mode: a uid no recent child had (per-uid kernel state)
+        job["own_ipc"] = iso["mode"] != "plain"  # a private IPC namespace (limits.confine)
+        limits.next_uid(iso)  # root mode: a uid no recent child had (per-uid kernel state)
         self.group, self.oom = iso.get("memcg"), False
-        if self.group is not None:   # the record's processes together: its memory + its /tmp
+        if self.group is not None:  # the record's processes together: its memory + its /tmp
             self.group.limit(int(job["memory_mb"]) + int(cfg["tmp_size_mb"]))
             self.oom_before = self.group.oom_kills()
         self.pid = os.fork()
@@ -337,7 +361,7 @@ class Child:
             os.close(r)
             if nw is not None:
                 os.close(nw)
-            if self.job["feed_fd"] is not None:   # call tests: the feed pipe only
+            if self.job["feed_fd"] is not None:  # call tests: the feed pipe only
                 keep = [w, self.job["feed_fd"]]
             else:
                 keep = [w, self.job["input_fd"]] + ([nr] if nr is not None else [])
@@ -345,8 +369,12 @@ class Child:
             harness.run(self.job, self.todo, w)
         except BaseException as exc:
             try:
-                os.write(w, ("X " + json.dumps({"st": "error", "e": "sandbox: %r" % (exc,)})
-                             + "\n").encode())
+                os.write(
+                    w,
+                    (
+                        "X " + json.dumps({"st": "error", "e": "sandbox: %r" % (exc,)}) + "\n"
+                    ).encode(),
+                )
             except BaseException:
                 pass
             code = 1
@@ -360,13 +388,14 @@ class Child:
             if wait <= 0:
                 self.outcome = "timeout"
                 break
-            if self.reaped():   # dead while a process it forked holds the pipe open
+            if self.reaped():  # dead while a process it forked holds the pipe open
                 self.drain(limit)
                 if self.outcome is None:
                     self.outcome = "finished" if not self.pending else "died"
                 break
-            ready, writable, _ = select.select([self.r, 0], [self.fw] if self.feed else [], [],
-                                               min(wait, WATCH_S))
+            ready, writable, _ = select.select(
+                [self.r, 0], [self.fw] if self.feed else [], [], min(wait, WATCH_S)
+            )
             if writable:
                 self.flush_feed()
             if 0 in ready:
@@ -428,7 +457,7 @@ class Child:
             n = os.write(self.fw, self.feed)
         except BlockingIOError:
             return
-        except OSError:   # the child is gone: nothing more to feed
+        except OSError:  # the child is gone: nothing more to feed
             self.feed.clear()
             return
         del self.feed[:n]
@@ -529,13 +558,16 @@ class Child:
             return
         lims = self.job.get("time_limits")
         t = float(lims[current]) if lims else self.tl
-        send("T", self.job["job"], {"i": current, "st": st,
-                                    "t": t if st == "timeout" else None, "e": err})
+        send(
+            "T",
+            self.job["job"],
+            {"i": current, "st": st, "t": t if st == "timeout" else None, "e": err},
+        )
         self.done.add(current)
         self.failed = True
 
 
-WATCH_S = 0.1   # how often the supervisor looks whether the child itself is still alive
+WATCH_S = 0.1  # how often the supervisor looks whether the child itself is still alive
 
 
 def classify(outcome, status, oom=False):

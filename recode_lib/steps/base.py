@@ -35,16 +35,18 @@ def param(default, doc: str, check=None):
     """A step parameter: its default, its docstring and optionally `check(value)`, which
     returns None or why the value is refused (beyond its type: e.g. RECIPE_FIELDS' fields)."""
     meta = {"help": doc, "check": check}
-    if isinstance(default, dict):          # a mapping (RECIPE_FIELDS): a fresh copy each time
+    if isinstance(default, dict):  # a mapping (RECIPE_FIELDS): a fresh copy each time
         return field(default_factory=lambda: dict(default), metadata=meta)
     return field(default=default, metadata=meta)
 
 
 def kinds_of(annotation) -> tuple[type, ...]:
     """The scalar types of a field's annotation: `int` -> (int,), `bool | str` -> (bool, str)."""
-    if isinstance(annotation, str):     # a module with postponed annotations
-        return tuple({"bool": bool, "int": int, "float": float, "str": str}[part.strip()]
-                     for part in annotation.split("|"))
+    if isinstance(annotation, str):  # a module with postponed annotations
+        return tuple(
+            {"bool": bool, "int": int, "float": float, "str": str}[part.strip()]
+            for part in annotation.split("|")
+        )
     return typing.get_args(annotation) or (annotation,)
 
 
@@ -62,6 +64,7 @@ def type_ok(kind: type, value) -> bool:
 @dataclass(frozen=True)
 class StepParams:
     """The parameters of one pipeline step (a subclass per notebook; STEP names it)."""
+
     STEP: ClassVar[str] = ""
 
     @classmethod
@@ -70,8 +73,10 @@ class StepParams:
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
-        return {name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
-                for name, f in cls.fields().items()}
+        return {
+            name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+            for name, f in cls.fields().items()
+        }
 
     @classmethod
     def doc(cls, name: str) -> str:
@@ -84,10 +89,15 @@ class StepParams:
         if any(type_ok(kind, value) for kind in kinds):
             more = cls.fields()[name].metadata.get("check")
             return more(value) if more else None
-        hint = (f' (quote it in YAML: "{value}")'
-                if kinds == (str,) and isinstance(value, (int, float)) else "")
-        return (f"{name} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r} "
-                f"({type(value).__name__}){hint}")
+        hint = (
+            f' (quote it in YAML: "{value}")'
+            if kinds == (str,) and isinstance(value, (int, float))
+            else ""
+        )
+        return (
+            f"{name} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r} "
+            f"({type(value).__name__}){hint}"
+        )
 
     def __post_init__(self):
         for name in self.fields():

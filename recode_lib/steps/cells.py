@@ -34,7 +34,9 @@ WIDTH = 100
 
 def parameters_cell(nb: dict, where: Path) -> dict:
     for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get(
+            "tags", []
+        ):
             return cell
     raise ParameterError(f"{where}: no code cell tagged 'parameters'")
 
@@ -63,10 +65,16 @@ def declared(notebook: Path) -> dict[str, Any]:
 def drift(notebook: Path, params: type[StepParams]) -> list[str]:
     """What differs between the notebook's parameters cell and `params` (empty: nothing)."""
     cell, typed = declared(notebook), params.defaults()
-    out = [f"{notebook.name}: {n} is in the parameters cell, not in {params.__name__}"
-           for n in cell if n not in typed]
-    out += [f"{notebook.name}: {n} is in {params.__name__}, not in the parameters cell"
-            for n in typed if n not in cell]
+    out = [
+        f"{notebook.name}: {n} is in the parameters cell, not in {params.__name__}"
+        for n in cell
+        if n not in typed
+    ]
+    out += [
+        f"{notebook.name}: {n} is in {params.__name__}, not in the parameters cell"
+        for n in typed
+        if n not in cell
+    ]
     for name in (n for n in typed if n in cell):
         a, b = cell[name], typed[name]
         if a != b or type(a) is not type(b):
@@ -89,7 +97,7 @@ def comments(notebook: Path) -> dict[str, str]:
             out[last] = ""
         elif tok.type == tokenize.COMMENT and last is not None:
             text = tok.string.lstrip("#").strip()
-            if tok.start[1] == 0:        # a comment at column 0 belongs to no parameter
+            if tok.start[1] == 0:  # a comment at column 0 belongs to no parameter
                 continue
             out[last] = f"{out[last]} {text}".strip()
     return out
@@ -98,9 +106,12 @@ def comments(notebook: Path) -> dict[str, str]:
 def field_lines(notebook: Path, params: type[StepParams]) -> list[str]:
     """Catalog lines for the names the notebook's cell has and `params` lacks."""
     cell, docs = declared(notebook), comments(notebook)
-    return [f"    {name}: {type(value).__name__} = param({literal(value)}, "
-            f"{literal(docs.get(name) or 'TODO: what it is')})"
-            for name, value in cell.items() if name not in params.fields()]
+    return [
+        f"    {name}: {type(value).__name__} = param({literal(value)}, "
+        f"{literal(docs.get(name) or 'TODO: what it is')})"
+        for name, value in cell.items()
+        if name not in params.fields()
+    ]
 
 
 def literal(value) -> str:

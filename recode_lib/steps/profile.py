@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -31,16 +32,20 @@ from recode_lib.steps.cells import declared
 
 COMMON = "common"
 # parameters that are gone -> what replaces them (said instead of the nearest names)
-RETIRED = {"RECIPE_SET": "RECIPE_SET is retired: recipe fields are a mapping, "
-                         "`RECIPE_FIELDS: {max_steps: 1}` in a profile section, "
-                         "`-p RECIPE_FIELDS.max_steps=1` on the command line"}
-SECTION_KEYS = ("skip",)   # lower-case section keys that are no parameter (the runner's)
+RETIRED = {
+    "RECIPE_SET": "RECIPE_SET is retired: recipe fields are a mapping, "
+    "`RECIPE_FIELDS: {max_steps: 1}` in a profile section, "
+    "`-p RECIPE_FIELDS.max_steps=1` on the command line"
+}
+SECTION_KEYS = ("skip",)  # lower-case section keys that are no parameter (the runner's)
 
 
 def cell_schema(notebook: Path) -> type[StepParams]:
     """A StepParams class read from a notebook's parameters cell (its defaults' types)."""
-    fields = [(name, type(value) if value is not None else object, param(value, ""))
-              for name, value in declared(notebook).items()]
+    fields = [
+        (name, type(value) if value is not None else object, param(value, ""))
+        for name, value in declared(notebook).items()
+    ]
     cls = dataclasses.make_dataclass(notebook.stem, fields, bases=(StepParams,), frozen=True)
     cls.STEP = notebook.stem
     return cls
@@ -72,8 +77,12 @@ def read_override(name: str, text: str, schemas: dict[str, type[StepParams]] | N
     the text itself where every step declares NAME a str (`-p SEEDS=1` is "1", as a profile's
     quoted `SEEDS: "1"`; a quoted text is read as YAML), a float where one is declared (also
     YAML 1.1's `2e-5`, which it reads as a string), else the text read as YAML."""
-    kinds = {k for cls in (schemas or STEPS).values() if name in cls.fields()
-             for k in kinds_of(cls.fields()[name].type)}
+    kinds = {
+        k
+        for cls in (schemas or STEPS).values()
+        if name in cls.fields()
+        for k in kinds_of(cls.fields()[name].type)
+    }
     quoted = len(text) >= 2 and text[0] == text[-1] and text[0] in "'\""
     if kinds == {str} and not quoted:
         return text
@@ -86,8 +95,11 @@ def read_override(name: str, text: str, schemas: dict[str, type[StepParams]] | N
     return value
 
 
-def check_profile(spec: dict[str, Any], schemas: dict[str, type[StepParams]],
-                  overrides: dict[str, Any] | None = None) -> None:
+def check_profile(
+    spec: dict[str, Any],
+    schemas: dict[str, type[StepParams]],
+    overrides: dict[str, Any] | None = None,
+) -> None:
     """ParameterError (one line) for the first unknown section, unknown name or misfit value of
     the profile `spec` (as recode_lib.pipeline.load_profile reads it) and `overrides`."""
     path = spec.get("_path", "profile")
@@ -98,23 +110,29 @@ def check_profile(spec: dict[str, Any], schemas: dict[str, type[StepParams]],
         if section == COMMON:
             for name, value in values.items():
                 if name not in every:
-                    raise ParameterError(f"{path}: common: {name} is a parameter of no step"
-                                         + nearest(name, every))
+                    raise ParameterError(
+                        f"{path}: common: {name} is a parameter of no step" + nearest(name, every)
+                    )
                 check_value(f"{path}: common", name, value, schemas)
             continue
         if section not in schemas:
-            raise ParameterError(f"{path}: section {section!r} is no step"
-                                 + nearest(section, list(schemas) + [COMMON]))
+            raise ParameterError(
+                f"{path}: section {section!r} is no step"
+                + nearest(section, list(schemas) + [COMMON])
+            )
         cls = schemas[section]
         for name, value in values.items():
             if name in SECTION_KEYS:
                 continue
             if name not in cls.fields():
-                raise ParameterError(f"{path}: {section}: {name} is not a parameter of this step"
-                                     + nearest(name, cls.fields()))
+                raise ParameterError(
+                    f"{path}: {section}: {name} is not a parameter of this step"
+                    + nearest(name, cls.fields())
+                )
             check_value(path, name, value, {section: cls})
     for name, value in (overrides or {}).items():
         if name not in every:
-            raise ParameterError(f"-p {name}={value!r}: no step has a parameter {name}"
-                                 + nearest(name, every))
+            raise ParameterError(
+                f"-p {name}={value!r}: no step has a parameter {name}" + nearest(name, every)
+            )
         check_value(f"-p {name}={value!r}", name, value, schemas)

@@ -109,8 +109,10 @@ class MetricsJsonlCallback(TrainerCallback):
         self._acc["generation_s"] += gen
         self._acc["reward_s"] += rew
         self._acc["optimizer_s"] += max(step_s - gen - rew, 0.0)
-        if "sampling_copy" in ph:    # part of generation: rebuilding the sampling copy
-            self._acc["sampling_copy_s"] += ph["sampling_copy"] - self._phase0.get("sampling_copy", 0.0)
+        if "sampling_copy" in ph:  # part of generation: rebuilding the sampling copy
+            self._acc["sampling_copy_s"] += ph["sampling_copy"] - self._phase0.get(
+                "sampling_copy", 0.0
+            )
         self._n += 1
         self._t0 = None
 
@@ -127,9 +129,15 @@ class MetricsJsonlCallback(TrainerCallback):
         snap = self._sandbox_snapshot()
         if snap is not None and self._sandbox0 is not None:
             ex, sec, hits, tos = (a - b for a, b in zip(snap, self._sandbox0))
-            rec.update({"sandbox/executed": ex, "sandbox/seconds": sec,
-                        "sandbox/per_s": ex / sec if sec > 0 else None,
-                        "sandbox/cache_hits": hits, "sandbox/timeouts": tos})
+            rec.update(
+                {
+                    "sandbox/executed": ex,
+                    "sandbox/seconds": sec,
+                    "sandbox/per_s": ex / sec if sec > 0 else None,
+                    "sandbox/cache_hits": hits,
+                    "sandbox/timeouts": tos,
+                }
+            )
             self._sandbox0 = snap
         self._acc.clear()
         self._n = 0

@@ -24,71 +24,135 @@ from trl import GRPOConfig
 @dataclass
 class RecodeGRPOConfig(GRPOConfig):
     """trl.GRPOConfig with the project's fields (model, problems, rewards, RM placement)."""
+
     # --- the project's fields ---
     name: str = field(default="cg_grpo_smoke", metadata={"help": "run name (also run_name)"})
-    model: str = field(default="smollm2", metadata={
-        "help": "policy: alias, folder or hub id (recode_lib.models.resolve_model)"})
+    model: str = field(
+        default="smollm2",
+        metadata={"help": "policy: alias, folder or hub id (recode_lib.models.resolve_model)"},
+    )
     domain: str = field(default="code", metadata={"help": "code | math (prompts and columns)"})
-    reasoning: bool = field(default=True, metadata={
-        "help": "reasoning-then-code prompt (recode_lib.prompts.build_messages)"})
-    rewards: list = field(default_factory=lambda: [{"name": "gated"}], metadata={
-        "help": "[{name, weight?, **options}]: names in recode_lib.rewards.REGISTRY"})
-    benchmark: str = field(default="mbppplus", metadata={
-        "help": "problems the CLI trains on (notebooks pass problems directly)"})
+    reasoning: bool = field(
+        default=True,
+        metadata={"help": "reasoning-then-code prompt (recode_lib.prompts.build_messages)"},
+    )
+    rewards: list = field(
+        default_factory=lambda: [{"name": "gated"}],
+        metadata={"help": "[{name, weight?, **options}]: names in recode_lib.rewards.REGISTRY"},
+    )
+    benchmark: str = field(
+        default="mbppplus",
+        metadata={"help": "problems the CLI trains on (notebooks pass problems directly)"},
+    )
     n_problems: int | None = field(default=None, metadata={"help": "first N problems (None: all)"})
-    sandbox_workers: int | None = field(default=None, metadata={
-        "help": "sandbox processes for the rewards (None: the sandbox's default)"})
-    reward_batch_timeout_s: float = field(default=300.0, metadata={
-        "help": "a reward batch still running after this scores 0 with its reason"})
-    allow_in_process_tests: bool = field(default=False, metadata={
-        "help": "train on tests that run in the submission's own process (inline unittest-"
-                "style script tests, BigCodeBench: sandbox trust 'in_process'), which the "
-                "submission can forge, so a reward of 1 there is no proof of correctness; "
-                "False (default): the code rewards raise naming such a problem"})
-    cpu_threads: int | None = field(default=None, metadata={
-        "help": "torch.set_num_threads on CPU runs (1 avoids OpenMP spin on a busy machine)"})
-    rm_path: str | None = field(default=None, metadata={
-        "help": "the process reward model, for every reward that needs one"})
-    rm_placement: str = field(default="cpu", metadata={
-        "help": "cpu | trainer | device:N | endpoint (recode_lib.process_reward.placement)"})
-    rm_dtype: str = field(default="auto", metadata={
-        "help": "auto (float32 on CPU, bfloat16 on an accelerator) | float32 | bfloat16 | float16"})
+    sandbox_workers: int | None = field(
+        default=None,
+        metadata={"help": "sandbox processes for the rewards (None: the sandbox's default)"},
+    )
+    reward_batch_timeout_s: float = field(
+        default=300.0,
+        metadata={"help": "a reward batch still running after this scores 0 with its reason"},
+    )
+    allow_in_process_tests: bool = field(
+        default=False,
+        metadata={
+            "help": "train on tests that run in the submission's own process (inline unittest-"
+            "style script tests, BigCodeBench: sandbox trust 'in_process'), which the "
+            "submission can forge, so a reward of 1 there is no proof of correctness; "
+            "False (default): the code rewards raise naming such a problem"
+        },
+    )
+    cpu_threads: int | None = field(
+        default=None,
+        metadata={
+            "help": "torch.set_num_threads on CPU runs (1 avoids OpenMP spin on a busy machine)"
+        },
+    )
+    rm_path: str | None = field(
+        default=None, metadata={"help": "the process reward model, for every reward that needs one"}
+    )
+    rm_placement: str = field(
+        default="cpu",
+        metadata={
+            "help": "cpu | trainer | device:N | endpoint (recode_lib.process_reward.placement)"
+        },
+    )
+    rm_dtype: str = field(
+        default="auto",
+        metadata={
+            "help": "auto (float32 on CPU, bfloat16 on an accelerator) | float32 | bfloat16 | float16"
+        },
+    )
     rm_batch_size: int = field(default=8, metadata={"help": "traces per RM forward pass/request"})
-    rm_endpoint: str | None = field(default=None, metadata={
-        "help": "scorer server URL for rm_placement: endpoint"})
-    rm_zero3: bool = field(default=False, metadata={
-        "help": "shard the RM with DeepSpeed ZeRO-3 (rm_placement: trainer, ZeRO-3 runs)"})
-    setting: str = field(default="single", metadata={
-        "help": "single | tool | agentic: paper B's settings (recode_lib.environments)"})
-    max_tool_calls: int = field(default=4, metadata={
-        "help": "tool calls an episode may make (tool and agentic settings; over it: a tool error)"})
-    tool_time_limit_s: float = field(default=10.0, metadata={
-        "help": "wall clock of one tool call in the sandbox"})
+    rm_endpoint: str | None = field(
+        default=None, metadata={"help": "scorer server URL for rm_placement: endpoint"}
+    )
+    rm_zero3: bool = field(
+        default=False,
+        metadata={
+            "help": "shard the RM with DeepSpeed ZeRO-3 (rm_placement: trainer, ZeRO-3 runs)"
+        },
+    )
+    setting: str = field(
+        default="single",
+        metadata={"help": "single | tool | agentic: paper B's settings (recode_lib.environments)"},
+    )
+    max_tool_calls: int = field(
+        default=4,
+        metadata={
+            "help": "tool calls an episode may make (tool and agentic settings; over it: a tool error)"
+        },
+    )
+    tool_time_limit_s: float = field(
+        default=10.0, metadata={"help": "wall clock of one tool call in the sandbox"}
+    )
     tool_memory_mb: int = field(default=1024, metadata={"help": "memory of one tool call"})
-    tool_max_output_chars: int = field(default=4096, metadata={
-        "help": "stdout and stderr of one tool call, each, as returned to the model"})
-    lora: dict | None = field(default=None, metadata={
-        "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
-                "target_modules?}; None trains every weight. final/ is the merged full model"})
-    checker_fallback: bool = field(default=False, metadata={
-        "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by exact "
-                "comparison (recorded in the rewards' sandbox results as exact_fallback) "
-                "instead of refusing to start (recode_lib.sandbox.checker)"})
-    keep_checkpoints: bool = field(default=False, metadata={
-        "help": "keep <output_dir>/checkpoint-* (weights, optimizer and scheduler state) once "
-                "final/ is written; False (default): they are removed then, since a finished "
-                "run is never resumed and a changed recipe starts a new run (a 2-step smoke "
-                "run's checkpoint is 3x its final model; a 7B one's optimizer state ~85 GB)"})
-    rproc_scale: dict | None = field(default=None, metadata={
-        "help": "how this run's R_proc was scaled (recode_lib.process_reward.scale.provenance_of: "
-                "rule, sampling, policy, RM, centre and temperature): recorded in run.json; "
-                "training reads the centre and temperature from the reward's own options"})
-    generation_precision: str = field(default="native", metadata={
-        "help": "native (TRL samples with the live policy) | int8 | bfloat16 | float32: "
-                "completions sampled from a merged copy of the policy held in that precision, "
-                "rebuilt after each optimizer step (recode_lib.training.sampling_copy; int8: CPU "
-                "only, not with vLLM) | auto: bfloat16 where the machine computes bf16 natively, "
-                "else float32 (native with vLLM or without LoRA; recode_lib.bf16)"})
+    tool_max_output_chars: int = field(
+        default=4096,
+        metadata={"help": "stdout and stderr of one tool call, each, as returned to the model"},
+    )
+    lora: dict | None = field(
+        default=None,
+        metadata={
+            "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
+            "target_modules?}; None trains every weight. final/ is the merged full model"
+        },
+    )
+    checker_fallback: bool = field(
+        default=False,
+        metadata={
+            "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by exact "
+            "comparison (recorded in the rewards' sandbox results as exact_fallback) "
+            "instead of refusing to start (recode_lib.sandbox.checker)"
+        },
+    )
+    keep_checkpoints: bool = field(
+        default=False,
+        metadata={
+            "help": "keep <output_dir>/checkpoint-* (weights, optimizer and scheduler state) once "
+            "final/ is written; False (default): they are removed then, since a finished "
+            "run is never resumed and a changed recipe starts a new run (a 2-step smoke "
+            "run's checkpoint is 3x its final model; a 7B one's optimizer state ~85 GB)"
+        },
+    )
+    rproc_scale: dict | None = field(
+        default=None,
+        metadata={
+            "help": "how this run's R_proc was scaled (recode_lib.process_reward.scale.provenance_of: "
+            "rule, sampling, policy, RM, centre and temperature): recorded in run.json; "
+            "training reads the centre and temperature from the reward's own options"
+        },
+    )
+    generation_precision: str = field(
+        default="native",
+        metadata={
+            "help": "native (TRL samples with the live policy) | int8 | bfloat16 | float32: "
+            "completions sampled from a merged copy of the policy held in that precision, "
+            "rebuilt after each optimizer step (recode_lib.training.sampling_copy; int8: CPU "
+            "only, not with vLLM) | auto: bfloat16 where the machine computes bf16 natively, "
+            "else float32 (native with vLLM or without LoRA; recode_lib.bf16)"
+        },
+    )
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
     num_generations: int | None = 4
     max_completion_length: int | None = 256

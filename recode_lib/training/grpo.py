@@ -84,8 +84,13 @@ from recode_lib.environments import environment_factory, prepare_tool_tokenizer,
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
 from recode_lib.memory import release_memory
-from recode_lib.models import (PRECISIONS, load_tokenizer, model_stamp, resolve_model,
-                               trainer_model_init_kwargs)
+from recode_lib.models import (
+    PRECISIONS,
+    load_tokenizer,
+    model_stamp,
+    resolve_model,
+    trainer_model_init_kwargs,
+)
 from recode_lib.paths import set_aside
 from recode_lib.process_reward.placement import RMPlacement
 from recode_lib.prompts import build_messages
@@ -105,8 +110,14 @@ from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sy
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 # project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
 # their default), so runs trained before them keep their fingerprint
-OPTIONAL_FIELDS = ("lora", "allow_in_process_tests", "generation_precision", "rproc_scale",
-                   "checker_fallback", "keep_checkpoints")
+OPTIONAL_FIELDS = (
+    "lora",
+    "allow_in_process_tests",
+    "generation_precision",
+    "rproc_scale",
+    "checker_fallback",
+    "keep_checkpoints",
+)
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
@@ -147,28 +158,34 @@ class GRPORecipe:
         if unknown:
             hints = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
             hint = "; ".join(f"{k!r}: did you mean {v[0]!r}?" for k, v in hints.items() if v)
-            raise ValueError(f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
-                             "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
-                             + (f"; {hint}" if hint else ""))
-        for name, value in values.items():      # types: a misspelt value is named here too
+            raise ValueError(
+                f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
+                "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
+                + (f"; {hint}" if hint else "")
+            )
+        for name, value in values.items():  # types: a misspelt value is named here too
             why = check_field(name, value)
             if why:
                 raise ValueError(f"{source}: {why}")
         values = dict(values)
-        if "bf16" in values:        # "auto": by this machine (recode_lib.bf16), a bool from here on
+        if "bf16" in values:  # "auto": by this machine (recode_lib.bf16), a bool from here on
             try:
-                values["bf16"] = resolve_bf16(values["bf16"], use_cpu=bool(
-                    values.get("use_cpu", field_default(known["use_cpu"]))))
+                values["bf16"] = resolve_bf16(
+                    values["bf16"],
+                    use_cpu=bool(values.get("use_cpu", field_default(known["use_cpu"]))),
+                )
             except ValueError as exc:
                 raise ValueError(f"{source}: {exc}") from None
-        if values.get("generation_precision") == AUTO:    # by this machine, like bf16
+        if values.get("generation_precision") == AUTO:  # by this machine, like bf16
             use_cpu = bool(values.get("use_cpu", field_default(known["use_cpu"])))
-            if (values.get("use_vllm") or values.get("use_transformers_continuous_batching")
-                    or not values.get("lora")):
-                values["generation_precision"] = "native"   # vLLM samples; no adapter to merge
+            if (
+                values.get("use_vllm")
+                or values.get("use_transformers_continuous_batching")
+                or not values.get("lora")
+            ):
+                values["generation_precision"] = "native"  # vLLM samples; no adapter to merge
             else:
-                values["generation_precision"] = resolve_precision(AUTO, copy=True,
-                                                                   use_cpu=use_cpu)
+                values["generation_precision"] = resolve_precision(AUTO, copy=True, use_cpu=use_cpu)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "source", source)
 
@@ -190,10 +207,10 @@ class GRPORecipe:
     def __repr__(self):
         return f"GRPORecipe({self.values!r})"
 
-    def __reduce__(self):     # copy and pickle through the constructor (assignment is refused)
+    def __reduce__(self):  # copy and pickle through the constructor (assignment is refused)
         return (functools.partial(GRPORecipe, self.source, **self.values), ())
 
-    def replace(self, **values) -> "GRPORecipe":
+    def replace(self, **values) -> GRPORecipe:
         return GRPORecipe(self.source, **{**self.values, **values})
 
     def to_dict(self) -> dict:
@@ -203,18 +220,22 @@ class GRPORecipe:
 
         out = {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
         known = config_fields()
-        for k in OPTIONAL_FIELDS:      # unset: left out, so runs trained before it keep their key
+        for k in OPTIONAL_FIELDS:  # unset: left out, so runs trained before it keep their key
             if k not in self.values and out.get(k) == field_default(known[k]):
                 out.pop(k, None)
         return out
 
     def rm_placement_config(self):
         """The RMPlacement of the rm_* fields."""
-        return RMPlacement(where=str(self.rm_placement), dtype=str(self.rm_dtype),
-                           batch_size=int(self.rm_batch_size), endpoint=self.rm_endpoint,
-                           zero3=bool(self.rm_zero3))
+        return RMPlacement(
+            where=str(self.rm_placement),
+            dtype=str(self.rm_dtype),
+            batch_size=int(self.rm_batch_size),
+            endpoint=self.rm_endpoint,
+            zero3=bool(self.rm_zero3),
+        )
 
-    def validate(self) -> "GRPORecipe":
+    def validate(self) -> GRPORecipe:
         """Checks that need no accelerator (TRL's own run when to_config builds the config)."""
         where = f"recipe {self.name!r}"
         if self.domain not in ROWS:
@@ -225,12 +246,16 @@ class GRPORecipe:
         if (self.per_device_train_batch_size * spg) % self.num_generations:
             # TRL's rule: one generation batch (micro-batch x steps_per_generation, default the
             # gradient accumulation) holds whole groups; a micro-batch may hold part of one
-            raise ValueError(f"{where}: per_device_train_batch_size "
-                             f"({self.per_device_train_batch_size}, completions per micro-batch) x "
-                             f"steps_per_generation ({spg}) must be a multiple of num_generations "
-                             f"({self.num_generations}): a generation batch holds whole groups")
+            raise ValueError(
+                f"{where}: per_device_train_batch_size "
+                f"({self.per_device_train_batch_size}, completions per micro-batch) x "
+                f"steps_per_generation ({spg}) must be a multiple of num_generations "
+                f"({self.num_generations}): a generation batch holds whole groups"
+            )
         if self.vllm_mode not in ("colocate", "server"):
-            raise ValueError(f"{where}: vllm_mode must be colocate or server, got {self.vllm_mode!r}")
+            raise ValueError(
+                f"{where}: vllm_mode must be colocate or server, got {self.vllm_mode!r}"
+            )
         if not self.rewards:
             raise ValueError(f"{where}: no rewards")
         for r in self.rewards:
@@ -241,27 +266,39 @@ class GRPORecipe:
             except RewardConfigError as exc:
                 raise ValueError(f"{where}: {exc}") from None
             if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
-                raise ValueError(f"{where}: reward {r['name']!r} gets the reward model from the "
-                                 "recipe's rm_path and rm_* fields, not from its own options")
+                raise ValueError(
+                    f"{where}: reward {r['name']!r} gets the reward model from the "
+                    "recipe's rm_path and rm_* fields, not from its own options"
+                )
         if not isinstance(self.allow_in_process_tests, bool):
-            raise ValueError(f"{where}: allow_in_process_tests must be true or false, got "
-                             f"{self.allow_in_process_tests!r}")
+            raise ValueError(
+                f"{where}: allow_in_process_tests must be true or false, got "
+                f"{self.allow_in_process_tests!r}"
+            )
         if self.setting not in ("single", "tool", "agentic"):
-            raise ValueError(f"{where}: setting must be single, tool or agentic, got {self.setting!r}")
+            raise ValueError(
+                f"{where}: setting must be single, tool or agentic, got {self.setting!r}"
+            )
         if self.setting != "single" and self.domain != "code":
             raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
         if self.generation_precision not in PRECISIONS:
-            raise ValueError(f"{where}: generation_precision must be one of {list(PRECISIONS)}, "
-                             f"got {self.generation_precision!r}")
+            raise ValueError(
+                f"{where}: generation_precision must be one of {list(PRECISIONS)}, "
+                f"got {self.generation_precision!r}"
+            )
         if self.generation_precision != "native":
             if self.use_vllm or self.use_transformers_continuous_batching:
-                raise ValueError(f"{where}: generation_precision {self.generation_precision!r} "
-                                 "replaces TRL's transformers generation; with use_vllm or "
-                                 "use_transformers_continuous_batching the sampler is theirs")
+                raise ValueError(
+                    f"{where}: generation_precision {self.generation_precision!r} "
+                    "replaces TRL's transformers generation; with use_vllm or "
+                    "use_transformers_continuous_batching the sampler is theirs"
+                )
             if self.generation_precision == "int8" and not self.use_cpu:
-                raise ValueError(f"{where}: generation_precision 'int8' (torch dynamic "
-                                 "quantization) runs on the CPU: set use_cpu: true, or use "
-                                 "bfloat16 or vLLM on an accelerator")
+                raise ValueError(
+                    f"{where}: generation_precision 'int8' (torch dynamic "
+                    "quantization) runs on the CPU: set use_cpu: true, or use "
+                    "bfloat16 or vLLM on an accelerator"
+                )
         if self.lora is not None:
             try:
                 lora_config(self.lora)
@@ -324,11 +361,15 @@ def code_row(p, where: str, reasoning: bool = True) -> dict:
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
     examples = (getattr(p, "metadata", None) or {}).get("public_examples")
-    return {"prompt": build_messages(p, reasoning=reasoning), **assembly_columns(p),
-            "problem_id": p.id, "time_limit_s": float(p.time_limit_s),
-            "memory_mb": int(p.memory_mb),
-            "public_examples": json.dumps(examples if isinstance(examples, list) else []),
-            "sandbox_extras": json.dumps(record_extras(p), sort_keys=True)}
+    return {
+        "prompt": build_messages(p, reasoning=reasoning),
+        **assembly_columns(p),
+        "problem_id": p.id,
+        "time_limit_s": float(p.time_limit_s),
+        "memory_mb": int(p.memory_mb),
+        "public_examples": json.dumps(examples if isinstance(examples, list) else []),
+        "sandbox_extras": json.dumps(record_extras(p), sort_keys=True),
+    }
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
@@ -338,7 +379,7 @@ def math_row(p, where: str, reasoning: bool = True) -> dict:
     return {"prompt": math_messages(p), "answer": str(p.answer), "problem_id": p.id}
 
 
-ROWS = {"code": code_row, "math": math_row}     # a recipe's `domain` -> its row builder
+ROWS = {"code": code_row, "math": math_row}  # a recipe's `domain` -> its row builder
 
 
 def build_dataset(problems, domain: str = "code", reasoning: bool = True):
@@ -349,8 +390,10 @@ def build_dataset(problems, domain: str = "code", reasoning: bool = True):
     if domain not in ROWS:
         raise ValueError(f"domain must be one of {sorted(ROWS)}, got {domain!r}")
     row = ROWS[domain]
-    rows = [row(p, f"problem {getattr(p, 'id', f'#{i}')!r} (row {i})", reasoning)
-            for i, p in enumerate(problems)]
+    rows = [
+        row(p, f"problem {getattr(p, 'id', f'#{i}')!r} (row {i})", reasoning)
+        for i, p in enumerate(problems)
+    ]
     if not rows:
         raise ValueError("no problems to train on")
     return Dataset.from_list(rows)
@@ -366,15 +409,24 @@ def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
     """What the recipe's rewards may need, each made on first need: the sandbox runner, and
     the reward model at recipe.rm_path placed as the rm_* fields say (on trainer_device for
     rm_placement: trainer)."""
+
     def sandbox():
-        return runner if runner is not None else SandboxRunner(
-            workers=recipe.sandbox_workers, batch_timeout_s=recipe.reward_batch_timeout_s,
-            allow_in_process_tests=recipe.allow_in_process_tests,
-            sandbox_config=reward_sandbox_config(recipe))
+        return (
+            runner
+            if runner is not None
+            else SandboxRunner(
+                workers=recipe.sandbox_workers,
+                batch_timeout_s=recipe.reward_batch_timeout_s,
+                allow_in_process_tests=recipe.allow_in_process_tests,
+                sandbox_config=reward_sandbox_config(recipe),
+            )
+        )
 
     def reward_model():
-        return load_scorer(recipe.rm_path, recipe.rm_placement_config(),
-                           trainer_device=trainer_device)
+        return load_scorer(
+            recipe.rm_path, recipe.rm_placement_config(), trainer_device=trainer_device
+        )
+
     return RewardResources({Need.SANDBOX: sandbox, Need.REWARD_MODEL: reward_model})
 
 
@@ -393,8 +445,11 @@ def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
 
 def tool_limits(recipe: GRPORecipe):
     """The sandbox limits of one tool call in the recipe's tool/agentic setting."""
-    return ToolLimits(time_limit_s=recipe.tool_time_limit_s, memory_mb=recipe.tool_memory_mb,
-                      max_output_chars=recipe.tool_max_output_chars)
+    return ToolLimits(
+        time_limit_s=recipe.tool_time_limit_s,
+        memory_mb=recipe.tool_memory_mb,
+        max_output_chars=recipe.tool_max_output_chars,
+    )
 
 
 def setting_parts(recipe: GRPORecipe, funcs: list, tok):
@@ -405,8 +460,9 @@ def setting_parts(recipe: GRPORecipe, funcs: list, tok):
     if recipe.setting == "single":
         return funcs, {}
     prepare_tool_tokenizer(tok)
-    factory = environment_factory(recipe.setting, max_calls=recipe.max_tool_calls,
-                                  limits=tool_limits(recipe))
+    factory = environment_factory(
+        recipe.setting, max_calls=recipe.max_tool_calls, limits=tool_limits(recipe)
+    )
     return [setting_reward(f, recipe.setting) for f in funcs], {"environment_factory": factory}
 
 
@@ -417,7 +473,7 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
     for a half dtype raises)."""
     weights = [float(r.get("weight", 1.0)) for r in recipe.rewards]
     init = recipe.model_init_kwargs
-    if isinstance(init, str):       # TRL also takes it as a JSON string
+    if isinstance(init, str):  # TRL also takes it as a JSON string
         init = json.loads(init)
     try:
         init = trainer_model_init_kwargs(init, bf16=bool(recipe.bf16))
@@ -432,12 +488,20 @@ class TrainResult:
     final_dir: Path
     metrics_path: Path
     resumed_from: str | None
-    skipped: bool                   # True when final/ already existed
+    skipped: bool  # True when final/ already existed
 
 
 # recipe fields that change where curves are logged and how often, never the trained weights
-LOGGING_FIELDS = ("report_to", "logging_steps", "log_completions", "num_completions_to_print",
-                  "logging_dir", "run_name", "disable_tqdm", "keep_checkpoints")
+LOGGING_FIELDS = (
+    "report_to",
+    "logging_steps",
+    "log_completions",
+    "num_completions_to_print",
+    "logging_dir",
+    "run_name",
+    "disable_tqdm",
+    "keep_checkpoints",
+)
 
 
 def upstream_stamps(recipe) -> dict:
@@ -514,7 +578,8 @@ def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: in
             f"{num_processes} process(es) x gradient_accumulation_steps "
             f"{recipe.gradient_accumulation_steps} / num_generations {recipe.num_generations}) "
             f"but there are {n_problems}: TRL would train 0 steps; use more problems or a "
-            "smaller batch")
+            "smaller batch"
+        )
 
 
 def last_complete_checkpoint(output_dir: str | Path) -> str | None:
@@ -522,8 +587,11 @@ def last_complete_checkpoint(output_dir: str | Path) -> str | None:
     last); a torn one (the run was killed while saving) is renamed <name>.torn-<k> and
     skipped, so a re-run resumes from the one before instead of failing to load it."""
     out = Path(output_dir)
-    found = sorted((int(m.group(1)), d) for d in out.iterdir() if d.is_dir()
-                   and (m := re.fullmatch(r"checkpoint-(\d+)", d.name)))
+    found = sorted(
+        (int(m.group(1)), d)
+        for d in out.iterdir()
+        if d.is_dir() and (m := re.fullmatch(r"checkpoint-(\d+)", d.name))
+    )
     for step, d in reversed(found):
         if (d / "trainer_state.json").is_file():
             return str(d)
@@ -531,8 +599,11 @@ def last_complete_checkpoint(output_dir: str | Path) -> str | None:
         while (out / f"torn-step-{step}.{k}").exists():
             k += 1
         d.rename(out / f"torn-step-{step}.{k}")
-        print(f"{d} was not saved to the end (killed while saving?): moved it to "
-              f"torn-step-{step}.{k}", file=sys.stderr)
+        print(
+            f"{d} was not saved to the end (killed while saving?): moved it to "
+            f"torn-step-{step}.{k}",
+            file=sys.stderr,
+        )
     return None
 
 
@@ -548,7 +619,9 @@ def trim_metrics(metrics_path: Path, step: int) -> int:
     return len(rows) - len(keep)
 
 
-def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool = True) -> TrainResult:
+def train(
+    recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool = True
+) -> TrainResult:
     """Train (or resume, or skip when done); returns where the final checkpoint and metrics are."""
     from recode_lib.training.callbacks import MetricsJsonlCallback, timed_trainer_class
 
@@ -563,15 +636,20 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     dataset = build_dataset(problems, recipe.domain, recipe.reasoning)
     args = grpo_config(recipe, out)
     check_enough_problems(recipe, len(dataset), args.world_size)
-    runner = SandboxRunner(workers=recipe.sandbox_workers,
-                           batch_timeout_s=recipe.reward_batch_timeout_s,
-                           allow_in_process_tests=recipe.allow_in_process_tests,
-                           sandbox_config=reward_sandbox_config(recipe))
-    if recipe.domain == "code":     # fail before loading anything, not at the first reward
+    runner = SandboxRunner(
+        workers=recipe.sandbox_workers,
+        batch_timeout_s=recipe.reward_batch_timeout_s,
+        allow_in_process_tests=recipe.allow_in_process_tests,
+        sandbox_config=reward_sandbox_config(recipe),
+    )
+    if recipe.domain == "code":  # fail before loading anything, not at the first reward
         for tests, pid in zip(dataset["tests"], dataset["problem_id"]):
             runner.check_tests(json.loads(tests), f"problem {pid!r}")
-        require_checkers([json.loads(t) for t in dataset["tests"]], recipe.checker_fallback,
-                         f"recipe {recipe.name!r}")   # the compiler preflight
+        require_checkers(
+            [json.loads(t) for t in dataset["tests"]],
+            recipe.checker_fallback,
+            f"recipe {recipe.name!r}",
+        )  # the compiler preflight
     resources = reward_resources(recipe, runner, trainer_device=args.device)
     funcs, weights = build_rewards(recipe, resources=resources)
     if recipe.use_cpu and recipe.cpu_threads:
@@ -581,7 +659,9 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     model_path = resolve_model(recipe.model)
     tok = load_tokenizer(model_path)
     last = last_complete_checkpoint(out) if resume and out.is_dir() else None
-    trim_metrics(metrics, int(Path(last).name.split("-")[1]) if last else 0)  # before the store loads
+    trim_metrics(
+        metrics, int(Path(last).name.split("-")[1]) if last else 0
+    )  # before the store loads
     funcs, setting_kw = setting_parts(recipe, funcs, tok)
     cb = MetricsJsonlCallback(metrics, runner=runner, run_name=recipe.name)
     if recipe.lora:
@@ -589,26 +669,40 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     colocate = bool(recipe.use_vllm) and recipe.vllm_mode == "colocate"
     trainer_class = sampling_copy_class(timed_trainer_class())
     with cpu_colocate_engine() if colocate else contextlib.nullcontext():
-        trainer = trainer_class(model=model_path, reward_funcs=funcs, args=args,
-                                train_dataset=dataset, processing_class=tok, callbacks=[cb],
-                                **setting_kw)
+        trainer = trainer_class(
+            model=model_path,
+            reward_funcs=funcs,
+            args=args,
+            train_dataset=dataset,
+            processing_class=tok,
+            callbacks=[cb],
+            **setting_kw,
+        )
     if colocate:
-        patch_colocate_sync(trainer)     # vLLM's CPU build: TRL's per-tensor sync cannot load
+        patch_colocate_sync(trainer)  # vLLM's CPU build: TRL's per-tensor sync cannot load
     trainer.generation_precision = recipe.generation_precision
     cb.trainer = trainer
-    give_stop_ids(funcs, [*trainer.eos_token_ids, tok.pad_token_id])   # TRL's truncation rule
+    give_stop_ids(funcs, [*trainer.eos_token_ids, tok.pad_token_id])  # TRL's truncation rule
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:
         if not resources.made[Need.REWARD_MODEL].shard(trainer.accelerator):
-            raise ValueError(f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
-                             "accelerate config (configs/accelerate/zero3.yaml)")
-    write_json_atomic(out / "run.json", provenance(recipe.seed, recipe.to_dict()) |
-                      {"model_path": model_path, "resumed_from": last, "n_problems": len(dataset)})
+            raise ValueError(
+                f"recipe {recipe.name!r}: rm_zero3 needs a DeepSpeed ZeRO-3 "
+                "accelerate config (configs/accelerate/zero3.yaml)"
+            )
+    write_json_atomic(
+        out / "run.json",
+        provenance(recipe.seed, recipe.to_dict())
+        | {"model_path": model_path, "resumed_from": last, "n_problems": len(dataset)},
+    )
     try:
         trainer.train(resume_from_checkpoint=last)
     except BaseException:
         if trainer.state.global_step > 0:
-            print(f"training failed at step {trainer.state.global_step}; saving a checkpoint in "
-                  f"{out} before re-raising", file=sys.stderr)
+            print(
+                f"training failed at step {trainer.state.global_step}; saving a checkpoint in "
+                f"{out} before re-raising",
+                file=sys.stderr,
+            )
             try:
                 save_checkpoint_now(trainer)
             except Exception as exc:  # keep the original error
@@ -617,8 +711,8 @@ def train(recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool 
     save_final(trainer, tok, final)
     if not recipe.keep_checkpoints and trainer.accelerator.is_main_process:
         drop_checkpoints(out)
-    del trainer, cb, funcs, resources, setting_kw   # the trainer and its callback form a cycle
-    release_memory()        # the next run in this process (a notebook's next variant) starts clean
+    del trainer, cb, funcs, resources, setting_kw  # the trainer and its callback form a cycle
+    release_memory()  # the next run in this process (a notebook's next variant) starts clean
     return TrainResult(out, final, metrics, last, False)
 
 
@@ -663,7 +757,7 @@ def save_final(trainer, tokenizer, final: Path) -> None:
     LoRA run's final/ is the full model with the adapter merged in (training.lora)."""
     tmp = final.with_name(".final.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    if is_peft(trainer.model):   # LoRA: the merged full model, loadable like any checkpoint
+    if is_peft(trainer.model):  # LoRA: the merged full model, loadable like any checkpoint
         if trainer.accelerator.is_main_process:
             merged_model(trainer.accelerator.unwrap_model(trainer.model)).save_pretrained(str(tmp))
     else:

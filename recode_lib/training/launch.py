@@ -34,25 +34,36 @@ gain is reported beside its seed variance. It does not install vllm or deepspeed
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Mapping
 
 from recode_lib.jsonl import write_jsonl_atomic
 from recode_lib.paths import PROJECT_ROOT
 from recode_lib.rewards import Need, reward_needs
 from recode_lib.run_files import TRANSFER
-from recode_lib.training.grpo import (GRPORecipe, TrainResult, check_enough_problems,
-                                      final_complete, grpo_config, load_recipe, retire_stale_run,
-                                      run_fingerprint, train)
-from recode_lib.training.launch_configs import (Launcher, accelerate_command, check_launch_configs,
-                                                entry_point_command)
+from recode_lib.training.grpo import (
+    GRPORecipe,
+    TrainResult,
+    check_enough_problems,
+    final_complete,
+    grpo_config,
+    load_recipe,
+    retire_stale_run,
+    run_fingerprint,
+    train,
+)
+from recode_lib.training.launch_configs import (
+    Launcher,
+    accelerate_command,
+    check_launch_configs,
+    entry_point_command,
+)
 from recode_lib.training.slurm import SlurmShape, check_script, sbatch_script, submit
 
-
-TRANSFER_BASELINE = "transfer_outcome_only"   # the transfer policy trained without R_proc
-SEED_TAG = "_seed"   # <variant>_seed<s>: one run of a variant per seed (seed_run_name)
-LAUNCHERS = tuple(x.value for x in Launcher)   # plain strings: error messages show them
+TRANSFER_BASELINE = "transfer_outcome_only"  # the transfer policy trained without R_proc
+SEED_TAG = "_seed"  # <variant>_seed<s>: one run of a variant per seed (seed_run_name)
+LAUNCHERS = tuple(x.value for x in Launcher)  # plain strings: error messages show them
 # the only recipe fields the CPU dry run of a GPU recipe changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
 
@@ -63,9 +74,17 @@ def check_grpo_config(recipe: GRPORecipe, output_dir):
     return grpo_config(recipe.replace(use_cpu=True, bf16=False), output_dir)
 
 
-def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: str = "inprocess",
-           num_processes: int = 1, accelerate_config: str | Path | None = None,
-           slurm: SlurmShape | None = None, slurm_setup: str = "") -> TrainResult:
+def launch(
+    recipe: GRPORecipe,
+    problems,
+    output_dir: str | Path,
+    *,
+    launcher: str = "inprocess",
+    num_processes: int = 1,
+    accelerate_config: str | Path | None = None,
+    slurm: SlurmShape | None = None,
+    slurm_setup: str = "",
+) -> TrainResult:
     """train() in this process ("inprocess", CPU / one GPU) or through `accelerate launch`
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
     and problems are written to output_dir, the accelerate and DeepSpeed configs checked
@@ -92,13 +111,20 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
         slurm = slurm or SlurmShape.from_env()
         slurm_setup = slurm_setup or os.environ.get("RECODE_SLURM_SETUP", "")
         num_processes = slurm.train_processes
-    check_enough_problems(recipe, len(problems),
-                          num_processes if launcher in (Launcher.ACCELERATE, Launcher.SLURM) else 1)
+    check_enough_problems(
+        recipe,
+        len(problems),
+        num_processes if launcher in (Launcher.ACCELERATE, Launcher.SLURM) else 1,
+    )
     if launcher == Launcher.INPROCESS:
         return train(recipe, problems, output_dir)
     out = Path(output_dir)
-    check_launch_configs(accelerate_config, num_processes=num_processes, bf16=recipe.bf16,
-                         gradient_accumulation_steps=recipe.gradient_accumulation_steps)
+    check_launch_configs(
+        accelerate_config,
+        num_processes=num_processes,
+        bf16=recipe.bf16,
+        gradient_accumulation_steps=recipe.gradient_accumulation_steps,
+    )
     if launcher == Launcher.DRYRUN:
         check_grpo_config(recipe, out)
         recipe = recipe.replace(**DRYRUN_CPU_FIELDS)
@@ -109,35 +135,51 @@ def launch(recipe: GRPORecipe, problems, output_dir: str | Path, *, launcher: st
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
         if launcher in (Launcher.SLURM, Launcher.DRYRUN):
             shape = slurm if launcher == Launcher.SLURM else SlurmShape(nodes=2, gpus_per_node=8)
-            script = sbatch_script(shape, recipe=out / "recipe.yaml", output_dir=out,
-                                   problems=out / "train_problems.jsonl", model=recipe.model,
-                                   accelerate_config=accelerate_config,
-                                   job_name=f"recode-{recipe.name or 'grpo'}", setup=slurm_setup)
+            script = sbatch_script(
+                shape,
+                recipe=out / "recipe.yaml",
+                output_dir=out,
+                problems=out / "train_problems.jsonl",
+                model=recipe.model,
+                accelerate_config=accelerate_config,
+                job_name=f"recode-{recipe.name or 'grpo'}",
+                setup=slurm_setup,
+            )
             check_script(script, shape)
             (out / "sbatch.sh").write_text(script)
             print(f"slurm route ({shape.nodes} nodes): {out / 'sbatch.sh'} (checked)", flush=True)
         if launcher == Launcher.SLURM:
             rc = submit(out / "sbatch.sh", wait=True)
             if rc != 0 or not final_complete(out):
-                raise RuntimeError(f"the Slurm job of {out / 'sbatch.sh'} failed (sbatch exit "
-                                   f"{rc}); checkpoints in {out} are kept and the next call "
-                                   "resumes from them")
+                raise RuntimeError(
+                    f"the Slurm job of {out / 'sbatch.sh'} failed (sbatch exit "
+                    f"{rc}); checkpoints in {out} are kept and the next call "
+                    "resumes from them"
+                )
             return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
-        cmd = accelerate_command(out / "recipe.yaml", out, out / "train_problems.jsonl",
-                                 num_processes=num_processes, config_file=accelerate_config)
+        cmd = accelerate_command(
+            out / "recipe.yaml",
+            out,
+            out / "train_problems.jsonl",
+            num_processes=num_processes,
+            config_file=accelerate_config,
+        )
         print(" ".join(cmd), flush=True)
         if launcher == Launcher.DRYRUN:
             cmd = entry_point_command(cmd, sys.executable)
             print("dry run, on CPU:", " ".join(cmd), flush=True)
         rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
         if rc != 0 or not final_complete(out):
-            raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "
-                               "are kept and the next call resumes from them")
+            raise RuntimeError(
+                f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "
+                "are kept and the next call resumes from them"
+            )
     return TrainResult(out, out / "final", out / "metrics.jsonl", None, False)
 
 
-def reward_variants(names, rm_options: Mapping | None = None,
-                    proc_scale: Mapping | None = None) -> dict[str, dict]:
+def reward_variants(
+    names, rm_options: Mapping | None = None, proc_scale: Mapping | None = None
+) -> dict[str, dict]:
     """{name: {"rewards": [{"name": name}]}}: one run per reward name. rm_options (e.g.
     {"proc_center": 1.6, "proc_temperature": 0.4}) go to the rewards that need the reward model,
     and only to them; so does proc_scale (process_reward.scale.provenance_of: how R_proc was
@@ -179,8 +221,11 @@ def seeded_variants(variants: Mapping[str, Mapping], seeds) -> dict[str, dict]:
     gain between two RL runs must be read against: a second seed of the same recipe moves
     pass@1 too. With one seed the names are the variants' own (the recipe's seed set to it)."""
     seeds = check_seeds(seeds)
-    return {seed_run_name(name, s, seeds): {**dict(own), "seed": s}
-            for name, own in variants.items() for s in seeds}
+    return {
+        seed_run_name(name, s, seeds): {**dict(own), "seed": s}
+        for name, own in variants.items()
+        for s in seeds
+    }
 
 
 def seed_groups(names, seeds) -> dict[str, dict[int, str]]:
@@ -190,9 +235,13 @@ def seed_groups(names, seeds) -> dict[str, dict[int, str]]:
     return {name: {s: seed_run_name(name, s, seeds) for s in seeds} for name in names}
 
 
-def transfer_variants(model: str | None, reward: str = "gated",
-                      baseline: str | None = "outcome_only", rm_options: Mapping | None = None,
-                      proc_scale: Mapping | None = None) -> dict[str, dict]:
+def transfer_variants(
+    model: str | None,
+    reward: str = "gated",
+    baseline: str | None = "outcome_only",
+    rm_options: Mapping | None = None,
+    proc_scale: Mapping | None = None,
+) -> dict[str, dict]:
     """{TRANSFER: {"rewards": [{"name": reward}], "model": model}, TRANSFER_BASELINE:
     {"rewards": [{"name": baseline}], "model": model}} (train_variants' form), or {} when
     model is empty: the cross-model RM transfer is off. ReCode: the process reward "transfers
@@ -215,13 +264,24 @@ def require_reward_model(rewards, rm_path) -> None:
     holds no checkpoint."""
     needing = sorted({r for r in rewards if Need.REWARD_MODEL in reward_needs(r)})
     if needing and not (rm_path and (Path(rm_path) / "config.json").is_file()):
-        raise FileNotFoundError(f"the reward model {rm_path} does not exist, and {needing} need "
-                                "one: train it first (notebook 02_reward_model) or set its path")
+        raise FileNotFoundError(
+            f"the reward model {rm_path} does not exist, and {needing} need "
+            "one: train it first (notebook 02_reward_model) or set its path"
+        )
 
 
-def train_variants(recipe: str | Path, variants: Mapping[str, Mapping], problems, out_dir, *,
-                   name_prefix: str = "", launcher: str = "inprocess", num_processes: int = 1,
-                   log=print, **overrides) -> dict[str, TrainResult]:
+def train_variants(
+    recipe: str | Path,
+    variants: Mapping[str, Mapping],
+    problems,
+    out_dir,
+    *,
+    name_prefix: str = "",
+    launcher: str = "inprocess",
+    num_processes: int = 1,
+    log=print,
+    **overrides,
+) -> dict[str, TrainResult]:
     """One GRPO run per variant from one recipe, each into out_dir/<name>. `variants` maps a run
     name to its own recipe overrides (e.g. {"rewards": [{"name": "gated"}]}, a "model");
     `overrides` apply to every run; n_problems defaults to len(problems), the recipe's name to
@@ -237,11 +297,14 @@ def train_variants(recipe: str | Path, variants: Mapping[str, Mapping], problems
 
     def run(name: str) -> TrainResult:
         r = recipes[name]
-        res = launch(r, problems, Path(out_dir) / name, launcher=launcher,
-                     num_processes=num_processes)
+        res = launch(
+            r, problems, Path(out_dir) / name, launcher=launcher, num_processes=num_processes
+        )
         if log:
-            log(f"{name}: {len(problems)} training prompts, {r.max_steps} steps -> "
-                f"{res.final_dir}" + (" (already trained)" if res.skipped else ""))
+            log(
+                f"{name}: {len(problems)} training prompts, {r.max_steps} steps -> "
+                f"{res.final_dir}" + (" (already trained)" if res.skipped else "")
+            )
         return res
 
     jobs = slurm_jobs(len(recipes)) if launcher == Launcher.SLURM else 1
@@ -258,11 +321,13 @@ def train_variants(recipe: str | Path, variants: Mapping[str, Mapping], problems
     for name, fut in futures.items():
         try:
             results[name] = fut.result()
-        except Exception as exc:          # named below, every other run delivered first
+        except Exception as exc:  # named below, every other run delivered first
             failed.append((name, exc))
     if failed:
-        raise RuntimeError(f"{len(failed)} of {len(recipes)} GRPO runs failed: " + "; ".join(
-            f"{n}: {type(e).__name__}: {e}" for n, e in failed)) from failed[0][1]
+        raise RuntimeError(
+            f"{len(failed)} of {len(recipes)} GRPO runs failed: "
+            + "; ".join(f"{n}: {type(e).__name__}: {e}" for n, e in failed)
+        ) from failed[0][1]
     return results
 
 

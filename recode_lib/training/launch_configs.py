@@ -28,11 +28,11 @@ from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
 
 
-
 class Launcher(StrEnum):
     """How a training run is started: INPROCESS (this process: CPU or one GPU), ACCELERATE
     (`accelerate launch`, DeepSpeed ZeRO-3, one node), SLURM (sbatch, several nodes; GRPO only)
     and DRYRUN (the CPU stand-in of ACCELERATE that builds and checks every GPU config)."""
+
     INPROCESS = "inprocess"
     ACCELERATE = "accelerate"
     SLURM = "slurm"
@@ -40,18 +40,28 @@ class Launcher(StrEnum):
 
 
 DEFAULT_ACCELERATE_CONFIG = PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"
-ENTRY_POINT = "recode_lib.cli.grpo"          # the module `accelerate launch -m` runs
+ENTRY_POINT = "recode_lib.cli.grpo"  # the module `accelerate launch -m` runs
 
 # DeepSpeed keys whose "auto" transformers' HfTrainerDeepSpeedConfig.trainer_config_process
 # (and, for ZeRO-3 bucket sizes, trainer_config_finalize) fills from TrainingArguments / the model
 AUTO_FILLED = {
-    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-    "gradient_clipping", "bf16.enabled", "fp16.enabled", "amp.enabled",
-    "zero_optimization.reduce_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+    "train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "gradient_clipping",
+    "bf16.enabled",
+    "fp16.enabled",
+    "amp.enabled",
+    "zero_optimization.reduce_bucket_size",
+    "zero_optimization.stage3_prefetch_bucket_size",
     "zero_optimization.stage3_param_persistence_threshold",
-    "optimizer.params.lr", "optimizer.params.betas", "optimizer.params.eps",
-    "optimizer.params.weight_decay", "scheduler.params.warmup_min_lr",
-    "scheduler.params.warmup_max_lr", "scheduler.params.warmup_num_steps",
+    "optimizer.params.lr",
+    "optimizer.params.betas",
+    "optimizer.params.eps",
+    "optimizer.params.weight_decay",
+    "scheduler.params.warmup_min_lr",
+    "scheduler.params.warmup_max_lr",
+    "scheduler.params.warmup_num_steps",
     "scheduler.params.total_num_steps",
 }
 
@@ -60,22 +70,36 @@ class LaunchConfigError(RecodeError, ValueError):
     """A launch config that would fail (or silently misbehave) on a GPU cluster."""
 
 
-def module_command(module: str, arguments, *, num_processes: int = 1,
-                   config_file=None) -> list[str]:
+def module_command(
+    module: str, arguments, *, num_processes: int = 1, config_file=None
+) -> list[str]:
     """`accelerate launch --config_file CFG --num_processes N -m MODULE ARGUMENTS...` as an
     argument list (run it from PROJECT_ROOT); every launched entry point is built here."""
     cfg = config_file or DEFAULT_ACCELERATE_CONFIG
-    return ["accelerate", "launch", "--config_file", str(cfg), "--num_processes",
-            str(int(num_processes)), "-m", module, *(str(a) for a in arguments)]
+    return [
+        "accelerate",
+        "launch",
+        "--config_file",
+        str(cfg),
+        "--num_processes",
+        str(int(num_processes)),
+        "-m",
+        module,
+        *(str(a) for a in arguments),
+    ]
 
 
-def accelerate_command(recipe_file, output_dir, problems_file, *, num_processes: int = 1,
-                       config_file=None) -> list[str]:
+def accelerate_command(
+    recipe_file, output_dir, problems_file, *, num_processes: int = 1, config_file=None
+) -> list[str]:
     """`accelerate launch --config_file CFG --num_processes N -m recode_lib.cli.grpo --recipe
     ... --output-dir ... --problems ...` as an argument list (run it from PROJECT_ROOT)."""
-    return module_command(ENTRY_POINT, ["--recipe", recipe_file, "--output-dir", output_dir,
-                                        "--problems", problems_file],
-                          num_processes=num_processes, config_file=config_file)
+    return module_command(
+        ENTRY_POINT,
+        ["--recipe", recipe_file, "--output-dir", output_dir, "--problems", problems_file],
+        num_processes=num_processes,
+        config_file=config_file,
+    )
 
 
 def entry_point_command(accelerate_cmd: list[str], python: str) -> list[str]:
@@ -96,8 +120,9 @@ def flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
-def check_deepspeed_config(path, *, bf16: bool | None = None,
-                           gradient_accumulation_steps: int | None = None) -> dict:
+def check_deepspeed_config(
+    path, *, bf16: bool | None = None, gradient_accumulation_steps: int | None = None
+) -> dict:
     """The DeepSpeed JSON at `path`, checked (module docstring); returns it."""
     path = Path(path)
     if not path.is_file():
@@ -109,28 +134,44 @@ def check_deepspeed_config(path, *, bf16: bool | None = None,
     flat = flatten(ds)
     bad_auto = sorted(k for k, v in flat.items() if v == "auto" and k not in AUTO_FILLED)
     if bad_auto:
-        raise LaunchConfigError(f"{path}: 'auto' for {bad_auto}, which the Trainer does not fill in")
+        raise LaunchConfigError(
+            f"{path}: 'auto' for {bad_auto}, which the Trainer does not fill in"
+        )
     zero = ds.get("zero_optimization", {})
     stage = zero.get("stage")
     if stage not in (0, 1, 2, 3):
         raise LaunchConfigError(f"{path}: zero_optimization.stage must be 0-3, got {stage!r}")
-    if stage == 3 and not (zero.get("stage3_gather_16bit_weights_on_model_save")
-                           or zero.get("gather_16bit_weights_on_model_save")):
-        raise LaunchConfigError(f"{path}: ZeRO-3 without stage3_gather_16bit_weights_on_model_save"
-                                " saves no usable final/ weights")
+    if stage == 3 and not (
+        zero.get("stage3_gather_16bit_weights_on_model_save")
+        or zero.get("gather_16bit_weights_on_model_save")
+    ):
+        raise LaunchConfigError(
+            f"{path}: ZeRO-3 without stage3_gather_16bit_weights_on_model_save"
+            " saves no usable final/ weights"
+        )
     enabled = flat.get("bf16.enabled")
     if bf16 is not None and enabled not in (None, "auto") and bool(enabled) != bool(bf16):
         raise LaunchConfigError(f"{path}: bf16.enabled is {enabled} but the recipe has bf16={bf16}")
     gas = flat.get("gradient_accumulation_steps")
-    if (gradient_accumulation_steps is not None and gas not in (None, "auto")
-            and int(gas) != int(gradient_accumulation_steps)):
-        raise LaunchConfigError(f"{path}: gradient_accumulation_steps is {gas} but the recipe "
-                                f"has {gradient_accumulation_steps}")
+    if (
+        gradient_accumulation_steps is not None
+        and gas not in (None, "auto")
+        and int(gas) != int(gradient_accumulation_steps)
+    ):
+        raise LaunchConfigError(
+            f"{path}: gradient_accumulation_steps is {gas} but the recipe "
+            f"has {gradient_accumulation_steps}"
+        )
     return ds
 
 
-def check_launch_configs(config_file=None, *, num_processes: int = 1, bf16: bool | None = None,
-                         gradient_accumulation_steps: int | None = None) -> dict:
+def check_launch_configs(
+    config_file=None,
+    *,
+    num_processes: int = 1,
+    bf16: bool | None = None,
+    gradient_accumulation_steps: int | None = None,
+) -> dict:
     """Load and check the accelerate config and the DeepSpeed config it names; returns
     {"accelerate": {...}, "deepspeed": {...} | None, "deepspeed_file": str | None}."""
     from accelerate.commands.config.config_args import load_config_from_file
@@ -140,9 +181,10 @@ def check_launch_configs(config_file=None, *, num_processes: int = 1, bf16: bool
         raise LaunchConfigError(f"accelerate config {path} does not exist")
     try:
         cfg = load_config_from_file(str(path))
-    except Exception as exc:   # accelerate raises ValueError/TypeError/KeyError on bad keys
-        raise LaunchConfigError(f"{path}: accelerate cannot load it: "
-                                f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # accelerate raises ValueError/TypeError/KeyError on bad keys
+        raise LaunchConfigError(
+            f"{path}: accelerate cannot load it: {type(exc).__name__}: {exc}"
+        ) from None
     if int(num_processes) < 1:
         raise LaunchConfigError(f"num_processes must be >= 1, got {num_processes}")
     if getattr(cfg, "use_cpu", False):
@@ -152,11 +194,13 @@ def check_launch_configs(config_file=None, *, num_processes: int = 1, bf16: bool
         ds_cfg = cfg.deepspeed_config or {}
         ds_file = ds_cfg.get("deepspeed_config_file")
         if not ds_file:
-            raise LaunchConfigError(f"{path}: distributed_type DEEPSPEED without "
-                                    "deepspeed_config.deepspeed_config_file")
+            raise LaunchConfigError(
+                f"{path}: distributed_type DEEPSPEED without deepspeed_config.deepspeed_config_file"
+            )
         ds_path = Path(ds_file) if Path(ds_file).is_absolute() else PROJECT_ROOT / ds_file
         out["deepspeed"] = check_deepspeed_config(
-            ds_path, bf16=bf16, gradient_accumulation_steps=gradient_accumulation_steps)
+            ds_path, bf16=bf16, gradient_accumulation_steps=gradient_accumulation_steps
+        )
         out["deepspeed_file"] = str(ds_path)
         stage = out["deepspeed"]["zero_optimization"]["stage"]
         if ds_cfg.get("zero3_init_flag") and stage != 3:

@@ -31,10 +31,14 @@ def lora_config(spec: dict):
     r = spec.get("r")
     if not isinstance(r, int) or r < 1:
         raise ValueError(f"recipe field lora.r must be a positive integer, got {r!r}")
-    return LoraConfig(r=r, lora_alpha=float(spec.get("alpha", 2 * r)),
-                      lora_dropout=float(spec.get("dropout", 0.0)),
-                      target_modules=spec.get("target_modules", "all-linear"),
-                      bias=spec.get("bias", "none"), task_type="CAUSAL_LM")
+    return LoraConfig(
+        r=r,
+        lora_alpha=float(spec.get("alpha", 2 * r)),
+        lora_dropout=float(spec.get("dropout", 0.0)),
+        target_modules=spec.get("target_modules", "all-linear"),
+        bias=spec.get("bias", "none"),
+        task_type="CAUSAL_LM",
+    )
 
 
 def is_peft(model) -> bool:

@@ -20,12 +20,21 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from recode_lib import models   # looked up per call: tests replace its loader
+from recode_lib import models  # looked up per call: tests replace its loader
 from recode_lib.models import training_dtype
 
 
-def finetune_one(model: str, texts: list[str], out: Path, *, steps: int, lr: float, seed: int,
-                 max_length: int, batch_size: int) -> Path:
+def finetune_one(
+    model: str,
+    texts: list[str],
+    out: Path,
+    *,
+    steps: int,
+    lr: float,
+    seed: int,
+    max_length: int,
+    batch_size: int,
+) -> Path:
     """`model` fine-tuned on `texts` for `steps` AdamW steps, saved to `out` (module docstring);
     `out` when it already holds a model. ValueError when there is nothing to train on."""
     import torch
@@ -37,14 +46,13 @@ def finetune_one(model: str, texts: list[str], out: Path, *, steps: int, lr: flo
     if not texts:
         raise ValueError(f"{out}: no texts to fine-tune on")
     torch.manual_seed(seed)
-    net, tok = models.load_model(model, dtype=training_dtype(False))   # fp32 weights, fp32 compute
+    net, tok = models.load_model(model, dtype=training_dtype(False))  # fp32 weights, fp32 compute
     net.train()
-    tok.truncation_side = "left"       # keep the answer when a long prompt is cut
+    tok.truncation_side = "left"  # keep the answer when a long prompt is cut
     opt = torch.optim.AdamW(net.parameters(), lr=lr)
     for step in tqdm(range(steps), desc=f"fine-tune {out.name}"):
         batch = [texts[(step * batch_size + i) % len(texts)] for i in range(batch_size)]
-        enc = tok(batch, return_tensors="pt", padding=True, truncation=True,
-                  max_length=max_length)
+        enc = tok(batch, return_tensors="pt", padding=True, truncation=True, max_length=max_length)
         labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
         loss = net(**enc, labels=labels).loss
         loss.backward()

@@ -40,10 +40,10 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from recode_lib.sandbox.result import HANG, OUTCOMES, failure_kind
 from recode_lib.metrics import bootstrap_ci
+from recode_lib.sandbox.result import HANG, OUTCOMES, failure_kind
 
-FAILURES = tuple(o for o in OUTCOMES if o != "correct")   # the failure classes
+FAILURES = tuple(o for o in OUTCOMES if o != "correct")  # the failure classes
 _STATUS_TEXT = {
     "wrong_answer": "produced a wrong answer",
     "runtime_error": "raised an error (runtime error)",
@@ -68,8 +68,9 @@ def timing_feedback(sample: dict, time_limit_s: float | None = None) -> str | No
     parts = []
     if t_fail is not None:
         which = f"test {ff['index'] + 1}" if ff.get("index") is not None else "the failing test"
-        stopped = (" (stopped at the limit)" if time_limit_s and t_fail >= 0.999 * time_limit_s
-                   else "")
+        stopped = (
+            " (stopped at the limit)" if time_limit_s and t_fail >= 0.999 * time_limit_s else ""
+        )
         parts.append(f"{which} ran {seconds(t_fail)}{stopped}")
     if total:
         parts.append(f"the tests run took {seconds(total)} in all")
@@ -86,12 +87,16 @@ def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
     the time limit (timing_feedback), and what kind of fix the failure class asks for."""
     status, outcome = sample.get("status"), sample.get("outcome")
     if outcome == "format_error" and sample.get("finish_reason") == "length":
-        return ("The previous reply was cut off at the length limit before it finished, so "
-                "nothing was run. Reply with shorter reasoning, then one complete ```python "
-                "code block.")
+        return (
+            "The previous reply was cut off at the length limit before it finished, so "
+            "nothing was run. Reply with shorter reasoning, then one complete ```python "
+            "code block."
+        )
     if outcome == "format_error" and not sample.get("code"):
-        return ("The previous reply contained no parsable Python code block, so nothing was "
-                "run. Reply with reasoning, then one complete ```python code block.")
+        return (
+            "The previous reply contained no parsable Python code block, so nothing was "
+            "run. Reply with reasoning, then one complete ```python code block."
+        )
     lines = []
     passed, total = sample.get("passed"), sample.get("total")
     ff = sample.get("first_failure") or {}
@@ -103,21 +108,23 @@ def execution_feedback(sample: dict, time_limit_s: float | None = None) -> str:
     if passed is not None and total:
         lines.append(f"It passed {passed} of {total} tests.")
     if ff.get("longest_passed_len"):
-        lines.append(f"The longest input it handled correctly had {ff['longest_passed_len']:,} "
-                     "characters.")
+        lines.append(
+            f"The longest input it handled correctly had {ff['longest_passed_len']:,} characters."
+        )
     timing = timing_feedback(sample, time_limit_s)
     if timing:
         lines.append(timing)
     kind = failure_kind(status, outcome)
     if kind == HANG:
-        lines.append("It did not finish even on the smallest inputs it failed, so it is not "
-                     "merely slow: look for an infinite loop, a missing base case or runaway "
-                     "memory use.")
+        lines.append(
+            "It did not finish even on the smallest inputs it failed, so it is not "
+            "merely slow: look for an infinite loop, a missing base case or runaway "
+            "memory use."
+        )
     elif (ff.get("status") or status) == "time_limit":
         lines.append("A faster algorithm is needed for large inputs.")
     elif outcome == "correctness_failure":
-        lines.append("The logic is wrong for some inputs: check the edge cases and the "
-                     "algorithm.")
+        lines.append("The logic is wrong for some inputs: check the edge cases and the algorithm.")
     return " ".join(lines)
 
 
@@ -125,10 +132,12 @@ def repair_prompt(problem, sample: dict) -> str:
     """The statement, the failed program and the execution feedback, asking for a fix."""
     code = (sample.get("code") or "").strip()
     shown = f"```python\n{code}\n```" if code else "(no code block)"
-    return (f"{problem.prompt.strip()}\n\n"
-            f"A previous attempt at this problem:\n{shown}\n\n"
-            f"Execution feedback: {execution_feedback(sample, problem.time_limit_s)}\n\n"
-            "Write a corrected, complete solution.")
+    return (
+        f"{problem.prompt.strip()}\n\n"
+        f"A previous attempt at this problem:\n{shown}\n\n"
+        f"Execution feedback: {execution_feedback(sample, problem.time_limit_s)}\n\n"
+        "Write a corrected, complete solution."
+    )
 
 
 def repair_problem(problem, sample: dict):
@@ -137,17 +146,23 @@ def repair_problem(problem, sample: dict):
     failure, status}."""
     sid = sample.get("id") or f"{problem.id}#{sample.get('sample')}"
     meta = dict(problem.metadata or {}) | {
-        "repair_of": sid, "original_problem": problem.id, "failure": sample.get("outcome"),
-        "status": sample.get("status")}
+        "repair_of": sid,
+        "original_problem": problem.id,
+        "failure": sample.get("outcome"),
+        "status": sample.get("status"),
+    }
     prompt = repair_prompt(problem, sample)
     # the id names the content: another failed attempt is another task (no stale reuse)
     digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]
-    return dataclasses.replace(problem, id=f"{problem.id}~repair~{sid.split('#')[-1]}-{digest}",
-                               prompt=prompt, metadata=meta)
+    return dataclasses.replace(
+        problem,
+        id=f"{problem.id}~repair~{sid.split('#')[-1]}-{digest}",
+        prompt=prompt,
+        metadata=meta,
+    )
 
 
-def repair_tasks(problems, samples, *, outcomes=FAILURES, max_per_problem: int = 2,
-                 seed: int = 0):
+def repair_tasks(problems, samples, *, outcomes=FAILURES, max_per_problem: int = 2, seed: int = 0):
     """(tasks, report): repair Problems from failed samples; report counts eligible/taken by
     failure class, problems without a failure, and samples skipped as passing."""
     by_id = {p.id: p for p in problems}
@@ -156,8 +171,10 @@ def repair_tasks(problems, samples, *, outcomes=FAILURES, max_per_problem: int =
     for s in samples:
         pid = s.get("problem_id")
         if pid not in by_id:
-            raise ValueError(f"sample {s.get('id')!r}: problem {pid!r} is not among the "
-                             f"{len(by_id)} problems given")
+            raise ValueError(
+                f"sample {s.get('id')!r}: problem {pid!r} is not among the "
+                f"{len(by_id)} problems given"
+            )
         if s.get("outcome") in outcomes:
             failed[pid].append(s)
             report[f"eligible:{s['outcome']}"] += 1
@@ -199,7 +216,7 @@ def repair_rates(tasks, rows, *, n_boot: int = 1000, seed: int = 0) -> dict:
     by_task = defaultdict(list)
     for r in rows:
         by_task[r["problem_id"]].append(int(r["outcome"] == "correct"))
-    groups = defaultdict(dict)        # name -> {original problem: [correct, n, tasks]}
+    groups = defaultdict(dict)  # name -> {original problem: [correct, n, tasks]}
     for t in tasks:
         if t.id not in by_task:
             raise ValueError(f"repair task {t.id!r} has no evaluated sample")
@@ -214,8 +231,12 @@ def repair_rates(tasks, rows, *, n_boot: int = 1000, seed: int = 0) -> dict:
     for name, per_problem in groups.items():
         counts = [[c, n] for c, n, _ in per_problem.values()]
         mean, lo, hi = bootstrap_ci(counts, stat=pooled_rate, n_boot=n_boot, seed=seed)
-        out[name] = {"repair_rate": mean, "ci_low": lo, "ci_high": hi,
-                     "n": sum(n for _, n in counts),
-                     "n_tasks": sum(k for _, _, k in per_problem.values()),
-                     "n_problems": len(per_problem)}
+        out[name] = {
+            "repair_rate": mean,
+            "ci_low": lo,
+            "ci_high": hi,
+            "n": sum(n for _, n in counts),
+            "n_tasks": sum(k for _, _, k in per_problem.values()),
+            "n_problems": len(per_problem),
+        }
     return out

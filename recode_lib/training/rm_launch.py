@@ -41,13 +41,23 @@ from pathlib import Path
 
 from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
 from recode_lib.paths import PROJECT_ROOT
-from recode_lib.process_reward.model import (RMConfig, finished_record, record_path,
-                                             reward_config, train_or_reuse, trainer_dir)
-from recode_lib.training.launch_configs import (Launcher, check_launch_configs, entry_point_command,
-                                                module_command)
+from recode_lib.process_reward.model import (
+    RMConfig,
+    finished_record,
+    record_path,
+    reward_config,
+    train_or_reuse,
+    trainer_dir,
+)
+from recode_lib.training.launch_configs import (
+    Launcher,
+    check_launch_configs,
+    entry_point_command,
+    module_command,
+)
 
-LAUNCHERS = tuple(x.value for x in Launcher if x != Launcher.SLURM)   # no Slurm route for the RM
-ENTRY_POINT = "recode_lib.cli.rm"             # the module `accelerate launch -m` runs
+LAUNCHERS = tuple(x.value for x in Launcher if x != Launcher.SLURM)  # no Slurm route for the RM
+ENTRY_POINT = "recode_lib.cli.rm"  # the module `accelerate launch -m` runs
 # the only RMConfig fields the CPU dry run of a GPU config changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False}
 CONFIG_FILE, PAIRS_FILE = "rm_config.json", "train_pairs.jsonl"
@@ -83,22 +93,30 @@ def write_run_files(train_pairs, cfg: RMConfig) -> tuple[Path, Path]:
     run = run_dir(cfg)
     run.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run / CONFIG_FILE, asdict(cfg))
-    write_jsonl_atomic(run / PAIRS_FILE, [{k: p[k] for k in PAIR_KEYS if k in p}
-                                          for p in train_pairs])
+    write_jsonl_atomic(
+        run / PAIRS_FILE, [{k: p[k] for k in PAIR_KEYS if k in p} for p in train_pairs]
+    )
     return run / CONFIG_FILE, run / PAIRS_FILE
 
 
-def rm_command(config_file, pairs_file, output_dir, *, num_processes: int = 1,
-               accelerate_config=None, save_steps: int = 0) -> list[str]:
+def rm_command(
+    config_file,
+    pairs_file,
+    output_dir,
+    *,
+    num_processes: int = 1,
+    accelerate_config=None,
+    save_steps: int = 0,
+) -> list[str]:
     """`accelerate launch --config_file CFG --num_processes N -m recode_lib.cli.rm --config ...
     --pairs ... --output-dir ... --retrain [--save-steps K]` (run it from PROJECT_ROOT). It
     retrains: the launcher starts it only when no finished RM of this fingerprint exists."""
-    args = ["--config", config_file, "--pairs", pairs_file, "--output-dir", output_dir,
-            "--retrain"]
+    args = ["--config", config_file, "--pairs", pairs_file, "--output-dir", output_dir, "--retrain"]
     if save_steps:
         args += ["--save-steps", int(save_steps)]
-    return module_command(ENTRY_POINT, args, num_processes=num_processes,
-                          config_file=accelerate_config)
+    return module_command(
+        ENTRY_POINT, args, num_processes=num_processes, config_file=accelerate_config
+    )
 
 
 def absolute_paths(cfg: RMConfig) -> RMConfig:
@@ -109,9 +127,17 @@ def absolute_paths(cfg: RMConfig) -> RMConfig:
     return replace(cfg, output_dir=str(Path(cfg.output_dir).resolve()), backbone=backbone)
 
 
-def launch_reward_model(train_pairs, cfg: RMConfig, *, launcher: str = "inprocess",
-                        num_processes: int = 1, accelerate_config=None, retrain: bool = False,
-                        save_steps: int = 0, log=print) -> dict:
+def launch_reward_model(
+    train_pairs,
+    cfg: RMConfig,
+    *,
+    launcher: str = "inprocess",
+    num_processes: int = 1,
+    accelerate_config=None,
+    retrain: bool = False,
+    save_steps: int = 0,
+    log=print,
+) -> dict:
     """Train (or reuse) the RM of `cfg` on `train_pairs` with `launcher` (module docstring);
     returns train_or_reuse's info (counts, loss, timing, "fingerprint", "reused")."""
     if launcher not in LAUNCHERS:
@@ -120,11 +146,17 @@ def launch_reward_model(train_pairs, cfg: RMConfig, *, launcher: str = "inproces
     if launcher == Launcher.INPROCESS:
         return train_or_reuse(train_pairs, cfg, retrain=retrain, save_steps=save_steps, log=log)
     if launcher == Launcher.ACCELERATE and cfg.use_cpu:
-        raise ValueError("launcher 'accelerate' trains on GPUs: set use_cpu=False (USE_CPU: "
-                         "false), or use launcher 'inprocess' / 'dryrun' on CPU")
+        raise ValueError(
+            "launcher 'accelerate' trains on GPUs: set use_cpu=False (USE_CPU: "
+            "false), or use launcher 'inprocess' / 'dryrun' on CPU"
+        )
     cfg = absolute_paths(cfg)
-    check_launch_configs(accelerate_config, num_processes=num_processes, bf16=cfg.bf16,
-                         gradient_accumulation_steps=cfg.gradient_accumulation_steps)
+    check_launch_configs(
+        accelerate_config,
+        num_processes=num_processes,
+        bf16=cfg.bf16,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+    )
     if launcher == Launcher.DRYRUN:
         # the RewardConfig the GPU run gets, built on CPU (only use_cpu/bf16 made CPU-safe)
         reward_config(replace(cfg, **DRYRUN_CPU_FIELDS), save_steps=save_steps)
@@ -135,9 +167,15 @@ def launch_reward_model(train_pairs, cfg: RMConfig, *, launcher: str = "inproces
         log(f"{name}: reusing the checkpoint trained on these pairs")
         return {**done, "reused": True}
     config_file, pairs_file = write_run_files(train_pairs, cfg)
-    record_path(cfg).unlink(missing_ok=True)   # a stale record never outlives a launch
-    cmd = rm_command(config_file, pairs_file, cfg.output_dir, num_processes=num_processes,
-                     accelerate_config=accelerate_config, save_steps=save_steps)
+    record_path(cfg).unlink(missing_ok=True)  # a stale record never outlives a launch
+    cmd = rm_command(
+        config_file,
+        pairs_file,
+        cfg.output_dir,
+        num_processes=num_processes,
+        accelerate_config=accelerate_config,
+        save_steps=save_steps,
+    )
     log(" ".join(cmd))
     if launcher == Launcher.DRYRUN:
         cmd = entry_point_command(cmd, sys.executable)
@@ -145,9 +183,11 @@ def launch_reward_model(train_pairs, cfg: RMConfig, *, launcher: str = "inproces
     rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
     info = finished_record(train_pairs, cfg)
     if rc != 0 or info is None:
-        raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}"
-                           f"{'' if rc else ', no finished reward model recorded'}); the run "
-                           f"files in {run_dir(cfg)} and the trainer folder {trainer_dir(cfg)} "
-                           "(checkpoints with save_steps > 0) are kept and the next call "
-                           "resumes from them")
+        raise RuntimeError(
+            f"`{' '.join(cmd)}` failed (exit {rc}"
+            f"{'' if rc else ', no finished reward model recorded'}); the run "
+            f"files in {run_dir(cfg)} and the trainer folder {trainer_dir(cfg)} "
+            "(checkpoints with save_steps > 0) are kept and the next call "
+            "resumes from them"
+        )
     return {**info, "reused": False}

@@ -41,17 +41,19 @@ def sampling_copy(model, precision: str, device: str = "cpu"):
     eval mode, weights held in `precision`, the class's own forward (own_forward). The policy
     itself is not touched."""
     if precision not in PRECISIONS or precision == "native":
-        raise ValueError(f"a sampling copy's precision must be one of "
-                         f"{[p for p in PRECISIONS if p != 'native']}, got {precision!r}")
+        raise ValueError(
+            f"a sampling copy's precision must be one of "
+            f"{[p for p in PRECISIONS if p != 'native']}, got {precision!r}"
+        )
     dup = copy.deepcopy(model)
     if is_peft(dup):
         dup = dup.merge_and_unload()
-    for m in dup.modules():             # the model itself included
+    for m in dup.modules():  # the model itself included
         own_forward(m)
     for p in dup.parameters():
         p.requires_grad_(False)
     dup.eval()
-    if getattr(dup.config, "use_cache", True) is False:   # set off for gradient checkpointing
+    if getattr(dup.config, "use_cache", True) is False:  # set off for gradient checkpointing
         dup.config.use_cache = True
     return inference_precision(dup, precision, device=device)
 
@@ -72,8 +74,15 @@ def own_forward(module) -> bool:
     return wrapped is not None
 
 
-def sample_completions(model, prompt_ids: list[list[int]], *, pad_token_id: int,
-                       eos_token_ids, generation_config, pad_to_multiple_of=None) -> list[list[int]]:
+def sample_completions(
+    model,
+    prompt_ids: list[list[int]],
+    *,
+    pad_token_id: int,
+    eos_token_ids,
+    generation_config,
+    pad_to_multiple_of=None,
+) -> list[list[int]]:
     """One completion per prompt (token ids, each cut after its first EOS, the EOS kept): the
     prompts left-padded into one batch and sampled with `generation_config`, as TRL's own
     transformers path does."""
@@ -86,15 +95,19 @@ def sample_completions(model, prompt_ids: list[list[int]], *, pad_token_id: int,
     mask = torch.zeros((len(prompt_ids), width), dtype=torch.long)
     for i, p in enumerate(prompt_ids):
         if p:
-            ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
-            mask[i, width - len(p):] = 1
+            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+            mask[i, width - len(p) :] = 1
     with torch.no_grad():
-        out = model.generate(input_ids=ids, attention_mask=mask, generation_config=generation_config)
-    eos = set(int(t) for t in ([eos_token_ids] if isinstance(eos_token_ids, int) else eos_token_ids))
+        out = model.generate(
+            input_ids=ids, attention_mask=mask, generation_config=generation_config
+        )
+    eos = set(
+        int(t) for t in ([eos_token_ids] if isinstance(eos_token_ids, int) else eos_token_ids)
+    )
     completions = []
     for row in out[:, width:].tolist():
         cut = next((j for j, t in enumerate(row) if t in eos), None)
-        completions.append(row if cut is None else row[:cut + 1])
+        completions.append(row if cut is None else row[: cut + 1])
     return completions
 
 
@@ -106,34 +119,47 @@ def sampling_copy_class(base):
     class SamplingCopyTrainer(base):
         generation_precision = "native"
 
-        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,
-                                  has_tool_images=False):
+        def _generate_single_turn(
+            self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False
+        ):
             if self.generation_precision == "native":
-                return super()._generate_single_turn(prompt_ids, images, multimodal_fields,
-                                                     num_generations, has_tool_images)
+                return super()._generate_single_turn(
+                    prompt_ids, images, multimodal_fields, num_generations, has_tool_images
+                )
             if (images is not None and any(images)) or multimodal_fields or has_tool_images:
-                raise ValueError("generation_precision other than native samples text-only "
-                                 "prompts; this batch carries images or multimodal fields")
+                raise ValueError(
+                    "generation_precision other than native samples text-only "
+                    "prompts; this batch carries images or multimodal fields"
+                )
             model = self.current_sampling_copy()
-            return sample_completions(model, prompt_ids, pad_token_id=self._tokenizer.pad_token_id,
-                                      eos_token_ids=self.eos_token_ids,
-                                      generation_config=self.generation_config,
-                                      pad_to_multiple_of=self.pad_to_multiple_of), None
+            return sample_completions(
+                model,
+                prompt_ids,
+                pad_token_id=self._tokenizer.pad_token_id,
+                eos_token_ids=self.eos_token_ids,
+                generation_config=self.generation_config,
+                pad_to_multiple_of=self.pad_to_multiple_of,
+            ), None
 
         def current_sampling_copy(self):
             """The copy of the policy as of this optimizer step (rebuilt when the step moved)."""
-            if getattr(self, "is_deepspeed_enabled", False) or getattr(self, "is_fsdp_enabled", False):
-                raise ValueError("generation_precision copies the whole policy in one process; "
-                                 "under DeepSpeed ZeRO or FSDP its weights are sharded: sample "
-                                 "with vLLM (use_vllm) or generation_precision: native there")
+            if getattr(self, "is_deepspeed_enabled", False) or getattr(
+                self, "is_fsdp_enabled", False
+            ):
+                raise ValueError(
+                    "generation_precision copies the whole policy in one process; "
+                    "under DeepSpeed ZeRO or FSDP its weights are sharded: sample "
+                    "with vLLM (use_vllm) or generation_precision: native there"
+                )
             step = self.state.global_step
             if getattr(self, "sampling_copy_step", None) != step:
                 t0 = time.perf_counter()
                 self.sampling_copy_model = None
                 gc.collect()
                 policy = self.accelerator.unwrap_model(self.model)
-                self.sampling_copy_model = sampling_copy(policy, self.generation_precision,
-                                                         device=str(self.accelerator.device.type))
+                self.sampling_copy_model = sampling_copy(
+                    policy, self.generation_precision, device=str(self.accelerator.device.type)
+                )
                 self.sampling_copy_step = step
                 phases = getattr(self, "phase_seconds", None)
                 if phases is not None:

@@ -65,15 +65,15 @@ from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits
 
-FORMAT_VERSION = 3     # of the transcripts this module writes: caches of another version are stale
+FORMAT_VERSION = 3  # of the transcripts this module writes: caches of another version are stale
 PASS_MARK = "all examples passed"
 SOLUTION = "solution.py"
 CLOSING = f"I submitted {SOLUTION}."
 # the tool setting's answer turn: its reasoning says what the tool showed, so the task's
 # reasoning ("I need to ...") is always followed by the tool call there
 AFTER_TOOL = "The examples pass when I run my solution, so it is my answer."
-STYLES = {"reasoning": True, "direct": False}     # prompt styles by name (prompts.build_messages)
-STATEMENTS = ("shown", "hidden")                  # how a multi-turn transcript poses its problem
+STYLES = {"reasoning": True, "direct": False}  # prompt styles by name (prompts.build_messages)
+STATEMENTS = ("shown", "hidden")  # how a multi-turn transcript poses its problem
 _EXAMPLES_HEAD = re.compile(r"^\s*(your code should pass|assert |>>> |example)", re.I)
 
 
@@ -97,6 +97,7 @@ class TranscriptConfig:
     n_examples:          tests run as examples when the statement shows none (smallest first).
     workers:             sandbox workers judging the final answers.
     """
+
     settings: tuple = ("single", "tool", "agentic")
     reasoning_styles: tuple = (True, False)
     multiturn_reasoning: bool = True
@@ -111,38 +112,48 @@ class TranscriptConfig:
         if isinstance(self.settings, str):
             self.settings = tuple(s.strip() for s in self.settings.split(",") if s.strip())
         self.settings = tuple(self.settings)
-        if isinstance(self.reasoning_styles, str):     # "reasoning,direct" (a notebook's string)
+        if isinstance(self.reasoning_styles, str):  # "reasoning,direct" (a notebook's string)
             names = [s.strip() for s in self.reasoning_styles.split(",") if s.strip()]
             bad = sorted(set(names) - set(STYLES))
             if bad:
-                raise ValueError(f"TranscriptConfig.reasoning_styles: unknown style(s) {bad}; "
-                                 f"choose from {list(STYLES)}")
+                raise ValueError(
+                    f"TranscriptConfig.reasoning_styles: unknown style(s) {bad}; "
+                    f"choose from {list(STYLES)}"
+                )
             self.reasoning_styles = tuple(STYLES[n] for n in names)
         self.reasoning_styles = tuple(bool(r) for r in self.reasoning_styles)
         if isinstance(self.multiturn_statements, str):
-            self.multiturn_statements = tuple(x.strip() for x in self.multiturn_statements.split(",")
-                                              if x.strip())
+            self.multiturn_statements = tuple(
+                x.strip() for x in self.multiturn_statements.split(",") if x.strip()
+            )
         self.multiturn_statements = tuple(self.multiturn_statements)
         bad = sorted(set(self.multiturn_statements) - set(STATEMENTS))
         if bad or not self.multiturn_statements:
-            raise ValueError(f"TranscriptConfig.multiturn_statements: {list(self.multiturn_statements)}"
-                             f" must name one or more of {list(STATEMENTS)}")
+            raise ValueError(
+                f"TranscriptConfig.multiturn_statements: {list(self.multiturn_statements)}"
+                f" must name one or more of {list(STATEMENTS)}"
+            )
         for s in self.settings:
             check_setting(s)
         if not self.settings:
             raise ValueError("TranscriptConfig.settings must name at least one setting")
         if "single" in self.settings and not self.reasoning_styles:
-            raise ValueError("TranscriptConfig.reasoning_styles is empty: no single-turn prompt style")
+            raise ValueError(
+                "TranscriptConfig.reasoning_styles is empty: no single-turn prompt style"
+            )
         if self.agentic_max_calls < 3 or self.tool_max_calls < 1:
-            raise ValueError(f"TranscriptConfig: the transcripts need tool_max_calls >= 1 and "
-                             f"agentic_max_calls >= 3, got {self.tool_max_calls}, "
-                             f"{self.agentic_max_calls}")
+            raise ValueError(
+                f"TranscriptConfig: the transcripts need tool_max_calls >= 1 and "
+                f"agentic_max_calls >= 3, got {self.tool_max_calls}, "
+                f"{self.agentic_max_calls}"
+            )
 
 
 @dataclass
 class Examples:
     """What a transcript runs before answering: assert lines (function problems) or
     (stdin, expected stdout) pairs (programs)."""
+
     asserts: list = field(default_factory=list)
     stdio: list = field(default_factory=list)
 
@@ -161,6 +172,7 @@ class Built:
 
 # ---- what the problem shows -------------------------------------------------------------
 
+
 def call_target(problem) -> str:
     fn = problem.tests["fn_name"]
     return f"Solution().{fn}" if "class Solution" in (problem.starter_code or "") else fn
@@ -175,18 +187,28 @@ def examples_of(problem, n: int = 2) -> Examples | None:
         lines = [ln.strip() for ln in (problem.prompt or "").splitlines()]
         asserts = [ln for ln in lines if ln.startswith("assert ") and ln in script]
         return Examples(asserts=asserts) if asserts else None
-    cases = sorted(tests.get("cases") or [], key=lambda c: c.get("input_len", 0))[:max(1, n)]
+    cases = sorted(tests.get("cases") or [], key=lambda c: c.get("input_len", 0))[: max(1, n)]
     if kind == "call" and cases:
         target = call_target(problem)
-        return Examples(asserts=[f"assert {target}({', '.join(repr(a) for a in c['args'])}) == "
-                                 f"{c['expected']!r}" for c in cases])
+        return Examples(
+            asserts=[
+                f"assert {target}({', '.join(repr(a) for a in c['args'])}) == {c['expected']!r}"
+                for c in cases
+            ]
+        )
     if kind == "stdio":
         shown = (problem.metadata or {}).get("public_examples")
-        pairs = ([(e["input"], str(e.get("output", ""))) for e in shown
-                  if isinstance(e, dict) and isinstance(e.get("input"), str)]
-                 if isinstance(shown, list) else [])
+        pairs = (
+            [
+                (e["input"], str(e.get("output", "")))
+                for e in shown
+                if isinstance(e, dict) and isinstance(e.get("input"), str)
+            ]
+            if isinstance(shown, list)
+            else []
+        )
         pairs = pairs or [(c["input"], c["output"]) for c in cases]
-        return Examples(stdio=pairs[:max(1, n)]) if pairs else None
+        return Examples(stdio=pairs[: max(1, n)]) if pairs else None
     return None
 
 
@@ -210,17 +232,23 @@ def examples_hidden(problem, code: str):
     fn = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == entry), None)
     if not prose or fn is None:
         return None
-    return dataclasses.replace(problem, prompt=prose,
-                               starter_code=f"def {fn.name}({ast.unparse(fn.args)}):")
+    return dataclasses.replace(
+        problem, prompt=prose, starter_code=f"def {fn.name}({ast.unparse(fn.args)}):"
+    )
 
 
 # ---- the reasoning ----------------------------------------------------------------------
 
 _TASK = re.compile(r"write an? (?:python )?(function|program)(?: `[^`]*`)?,? (to|that) (.+)", re.I)
-MODULE_NOTES = {"re": "a regular expression (`re`)", "math": "the `math` module",
-                "heapq": "a heap (`heapq`)", "collections": "`collections`",
-                "itertools": "`itertools`", "bisect": "binary search (`bisect`)",
-                "functools": "`functools`"}
+MODULE_NOTES = {
+    "re": "a regular expression (`re`)",
+    "math": "the `math` module",
+    "heapq": "a heap (`heapq`)",
+    "collections": "`collections`",
+    "itertools": "`itertools`",
+    "bisect": "binary search (`bisect`)",
+    "functools": "`functools`",
+}
 
 
 def task_sentence(problem) -> str:
@@ -248,21 +276,31 @@ def approach_sentences(code: str, entry: str | None) -> list[str]:
         return []
     nodes = list(ast.walk(tree))
     loops = [n for n in nodes if isinstance(n, (ast.For, ast.While))]
-    nested = any(isinstance(m, (ast.For, ast.While)) for n in loops for m in ast.walk(n) if m is not n)
+    nested = any(
+        isinstance(m, (ast.For, ast.While)) for n in loops for m in ast.walk(n) if m is not n
+    )
     names = {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    attrs = {n.func.attr for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
-    modules = sorted({a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import) for a in n.names}
-                     | {(n.module or "").split(".")[0] for n in nodes if isinstance(n, ast.ImportFrom)})
+    attrs = {
+        n.func.attr for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    }
+    modules = sorted(
+        {a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import) for a in n.names}
+        | {(n.module or "").split(".")[0] for n in nodes if isinstance(n, ast.ImportFrom)}
+    )
     out = []
     if nested:
         out.append("It goes through the input with nested loops.")
     elif loops:
         out.append("It goes through the input with a loop.")
-    if any(isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in nodes):
+    if any(
+        isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in nodes
+    ):
         out.append("It builds the result with a comprehension.")
     fn = next((n for n in nodes if isinstance(n, ast.FunctionDef) and n.name == entry), None)
-    if fn is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                              and n.func.id == entry for n in ast.walk(fn)):
+    if fn is not None and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry
+        for n in ast.walk(fn)
+    ):
         out.append("It calls itself recursively on a smaller input.")
     if "sorted" in names or "sort" in attrs:
         out.append("It sorts the values first.")
@@ -291,9 +329,16 @@ def reasoning_text(problem, code: str) -> str:
     elif fn is not None:
         sig = f"`{fn.name}({', '.join(a.arg for a in fn.args.args)})`"
         helpers = [d.name for d in defs if d is not fn]
-        parts.append(f"I define {sig}" + (f" with the helper{'s' if len(helpers) > 1 else ''} "
-                                          f"{', '.join(f'`{h}`' for h in helpers)}" if helpers else "")
-                     + ".")
+        parts.append(
+            f"I define {sig}"
+            + (
+                f" with the helper{'s' if len(helpers) > 1 else ''} "
+                f"{', '.join(f'`{h}`' for h in helpers)}"
+                if helpers
+                else ""
+            )
+            + "."
+        )
     parts += approach_sentences(code, entry)
     if fn is not None:
         parts.append("It returns the result.")
@@ -301,6 +346,7 @@ def reasoning_text(problem, code: str) -> str:
 
 
 # ---- the scripted turns -----------------------------------------------------------------
+
 
 def tool_call_text(content: str, name: str, arguments: dict) -> str:
     """An assistant turn holding one tool call, as CHATML_TOOLS renders it (and the model emits)."""
@@ -326,17 +372,20 @@ def first_turn(text: str, reasoning: str, with_think: bool) -> str:
 
 
 def tool_turns(code: str, reasoning: str, ex: Examples, with_think: bool) -> list[str]:
-    args = ({"code": check_program(code, ex)} if ex.asserts
-            else {"code": code, "stdin": ex.stdio[0][0]})
+    args = (
+        {"code": check_program(code, ex)} if ex.asserts else {"code": code, "stdin": ex.stdio[0][0]}
+    )
     first = first_turn("Let me run my solution on the examples first.", reasoning, with_think)
     return [tool_call_text(first, "run_python", args), format_response(AFTER_TOOL, code)]
 
 
 def agentic_turns(code: str, reasoning: str, ex: Examples, with_think: bool) -> list[str]:
     first = first_turn(f"I write my solution to {SOLUTION}.", reasoning, with_think)
-    return [tool_call_text(first, "write_file", {"path": SOLUTION, "text": code}),
-            tool_call_text("Now I run it on the examples.", "run", {"command": check_command(ex)}),
-            tool_call_text(f"The examples pass. I submit {SOLUTION}.", "submit", {"path": SOLUTION})]
+    return [
+        tool_call_text(first, "write_file", {"path": SOLUTION, "text": code}),
+        tool_call_text("Now I run it on the examples.", "run", {"command": check_command(ex)}),
+        tool_call_text(f"The examples pass. I submit {SOLUTION}.", "submit", {"path": SOLUTION}),
+    ]
 
 
 class ScriptedPolicy(Generator):
@@ -361,8 +410,11 @@ class ScriptedPolicy(Generator):
 
 def env_row(problem, reasoning: bool) -> dict:
     """The row an environment is reset with (the training row's columns + shown examples)."""
-    row = {"prompt": build_messages(problem, reasoning=reasoning), **assembly_columns(problem),
-           "problem_id": problem.id}
+    row = {
+        "prompt": build_messages(problem, reasoning=reasoning),
+        **assembly_columns(problem),
+        "problem_id": problem.id,
+    }
     shown = (problem.metadata or {}).get("public_examples")
     if isinstance(shown, list):
         row["public_examples"] = shown
@@ -377,8 +429,15 @@ def setting_tools(setting: str) -> list:
 
 def run_scripted(setting: str, row: dict, turns: list[str], factory):
     """One episode of `turns` through run_episodes (the environments' parser and tools)."""
-    [ep] = run_episodes(ScriptedPolicy(turns), [row], setting, SamplingConfig(max_new_tokens=1),
-                        n=1, max_turns=len(turns), factory=factory)
+    [ep] = run_episodes(
+        ScriptedPolicy(turns),
+        [row],
+        setting,
+        SamplingConfig(max_new_tokens=1),
+        n=1,
+        max_turns=len(turns),
+        factory=factory,
+    )
     return ep
 
 
@@ -397,6 +456,7 @@ def examples_passed(output: str, ex: Examples) -> bool:
 
 # ---- the builder ------------------------------------------------------------------------
 
+
 def clean_code(code: str) -> str:
     """The reference solution as the answer shows it: ast.unparse of it (4-space indentation, no
     trailing spaces or comments) when it parses, else as written."""
@@ -409,9 +469,11 @@ def clean_code(code: str) -> str:
 
 def transcript_id(problem_id: str, setting: str, style=None, statement: str = "shown") -> str:
     """<problem>:<setting>[:reasoning|:direct][:hidden], a transcript's (or a dropped one's) id."""
-    return (f"{problem_id}:{setting}"
-            + ("" if style is None else f":{'reasoning' if style else 'direct'}")
-            + (":hidden" if statement == "hidden" else ""))
+    return (
+        f"{problem_id}:{setting}"
+        + ("" if style is None else f":{'reasoning' if style else 'direct'}")
+        + (":hidden" if statement == "hidden" else "")
+    )
 
 
 def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None) -> Built:
@@ -419,9 +481,10 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
     (module docstring); problems without a reference solution are dropped with that reason."""
     cfg = cfg or TranscriptConfig()
     limits = ToolLimits(time_limit_s=cfg.tool_time_limit_s)
-    factories = {"tool": environment_factory("tool", max_calls=cfg.tool_max_calls, limits=limits),
-                 "agentic": environment_factory("agentic", max_calls=cfg.agentic_max_calls,
-                                                limits=limits)}
+    factories = {
+        "tool": environment_factory("tool", max_calls=cfg.tool_max_calls, limits=limits),
+        "agentic": environment_factory("agentic", max_calls=cfg.agentic_max_calls, limits=limits),
+    }
     pending, dropped = [], []
 
     def drop(p, setting, reason, style=None, statement="shown"):
@@ -440,12 +503,17 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
         for setting in cfg.settings:
             single = setting == "single"
             styles = cfg.reasoning_styles if single else (cfg.multiturn_reasoning,)
-            for style, statement in [(st, sm) for st in styles
-                                     for sm in (("shown",) if single else cfg.multiturn_statements)]:
+            for style, statement in [
+                (st, sm)
+                for st in styles
+                for sm in (("shown",) if single else cfg.multiturn_statements)
+            ]:
                 tid = transcript_id(p.id, setting, style, statement)
                 if single:
-                    msgs = [*env_row(p, style)["prompt"],
-                            {"role": "assistant", "content": format_response(reasoning, code)}]
+                    msgs = [
+                        *env_row(p, style)["prompt"],
+                        {"role": "assistant", "content": format_response(reasoning, code)},
+                    ]
                     pending.append((p, tid, setting, style, msgs, 0, msgs[-1]["content"]))
                     continue
                 if ex is None:
@@ -453,21 +521,40 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                     continue
                 posed = p if statement == "shown" else hidden
                 if posed is None:
-                    drop(p, setting, "no statement without examples (examples_hidden)", style,
-                         statement)
+                    drop(
+                        p,
+                        setting,
+                        "no statement without examples (examples_hidden)",
+                        style,
+                        statement,
+                    )
                     continue
                 row = env_row(posed, style)
-                turns = (tool_turns(code, reasoning, ex, with_think=style) if setting == "tool"
-                         else agentic_turns(code, reasoning, ex, with_think=style))
+                turns = (
+                    tool_turns(code, reasoning, ex, with_think=style)
+                    if setting == "tool"
+                    else agentic_turns(code, reasoning, ex, with_think=style)
+                )
                 planned = len(turns) - (setting == "tool")
                 ep = run_scripted(setting, row, turns, factories[setting])
                 outs = tool_outputs(ep.transcript)
                 check_out = outs[0] if setting == "tool" else (outs[1] if len(outs) > 1 else "")
                 if ep.tool_calls != planned or ep.tool_errors:
-                    drop(p, setting, f"{ep.tool_calls} tool calls ({ep.tool_errors} errors), "
-                                     f"{planned} planned", style, statement)
+                    drop(
+                        p,
+                        setting,
+                        f"{ep.tool_calls} tool calls ({ep.tool_errors} errors), {planned} planned",
+                        style,
+                        statement,
+                    )
                 elif not examples_passed(check_out, ex):
-                    drop(p, setting, f"the examples fail in the tool: {check_out[:200]!r}", style, statement)
+                    drop(
+                        p,
+                        setting,
+                        f"the examples fail in the tool: {check_out[:200]!r}",
+                        style,
+                        statement,
+                    )
                 elif ep.no_answer or not ep.answer:
                     drop(p, setting, ep.no_answer or "no answer", style, statement)
                 else:
@@ -484,28 +571,49 @@ def judge(pending: list, runner, drop) -> list[dict]:
     if not pending:
         return []
     progs = [assemble(p, answer).code for p, *_, answer in pending]
-    results = runner.run(progs, [p.tests for p, *_ in pending],
-                         ids=[tid for _, tid, *_ in pending],
-                         time_limit_s=[float(p.time_limit_s) for p, *_ in pending],
-                         memory_mb=[int(p.memory_mb) for p, *_ in pending])
+    results = runner.run(
+        progs,
+        [p.tests for p, *_ in pending],
+        ids=[tid for _, tid, *_ in pending],
+        time_limit_s=[float(p.time_limit_s) for p, *_ in pending],
+        memory_mb=[int(p.memory_mb) for p, *_ in pending],
+    )
     kept = []
     for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results):
         if res.get("status") != "passed":
-            drop(p, setting, f"the final answer does not pass: {res.get('status')} "
-                             f"{res.get('reason', '')}".strip(), style,
-                 "hidden" if tid.endswith(":hidden") else "shown")
+            drop(
+                p,
+                setting,
+                f"the final answer does not pass: {res.get('status')} "
+                f"{res.get('reason', '')}".strip(),
+                style,
+                "hidden" if tid.endswith(":hidden") else "shown",
+            )
             continue
-        kept.append({"id": tid, "problem_id": p.id, "setting": setting, "reasoning": style,
-                     "messages": msgs, "tool_calls": calls})
+        kept.append(
+            {
+                "id": tid,
+                "problem_id": p.id,
+                "setting": setting,
+                "reasoning": style,
+                "messages": msgs,
+                "tool_calls": calls,
+            }
+        )
     return kept
 
 
 # ---- the rendered text ------------------------------------------------------------------
 
+
 def render(tok, messages, tools, chat_template=None, add_generation_prompt=False) -> str:
-    return tok.apply_chat_template(messages, tools=tools or None, tokenize=False,
-                                   add_generation_prompt=add_generation_prompt,
-                                   chat_template=chat_template)
+    return tok.apply_chat_template(
+        messages,
+        tools=tools or None,
+        tokenize=False,
+        add_generation_prompt=add_generation_prompt,
+        chat_template=chat_template,
+    )
 
 
 def assistant_texts(tok, messages: list, tools: list, chat_template=None) -> list[str]:
@@ -518,11 +626,13 @@ def assistant_texts(tok, messages: list, tools: list, chat_template=None) -> lis
         if m.get("role") != "assistant":
             continue
         prefix = render(tok, messages[:i], tools, chat_template, add_generation_prompt=True)
-        full = render(tok, messages[:i + 1], tools, chat_template)
+        full = render(tok, messages[: i + 1], tools, chat_template)
         if not full.startswith(prefix):
-            raise ValueError(f"the chat template renders assistant message {i} after a prompt it "
-                             f"does not preserve: {prefix[-80:]!r} vs {full[len(prefix) - 80:len(prefix)]!r}")
-        seg = full[len(prefix):]
+            raise ValueError(
+                f"the chat template renders assistant message {i} after a prompt it "
+                f"does not preserve: {prefix[-80:]!r} vs {full[len(prefix) - 80 : len(prefix)]!r}"
+            )
+        seg = full[len(prefix) :]
         cut = seg.find(eos) if eos else -1
         out.append(seg[:cut] if cut >= 0 else seg)
     return out
@@ -538,7 +648,8 @@ def check_parses_back(tok, transcript: dict, chat_template=None) -> None:
         content, calls, errors = parse_turn(text)
         want = [c.get("function", c) for c in m.get("tool_calls") or []]
         if errors or calls != want or content.strip() != (m.get("content") or "").strip():
-            raise ValueError(f"transcript {transcript['id']!r}, assistant turn {k}: the rendered "
-                             f"text does not parse back ({errors or 'calls or content differ'}): "
-                             f"{text[:200]!r}")
-
+            raise ValueError(
+                f"transcript {transcript['id']!r}, assistant turn {k}: the rendered "
+                f"text does not parse back ({errors or 'calls or content differ'}): "
+                f"{text[:200]!r}"
+            )

@@ -39,8 +39,12 @@ from recode_lib.environments.chat import prepare_tool_tokenizer
 from recode_lib.jsonl import write_json_atomic
 from recode_lib.models import load_for_training, load_tokenizer, resolve_model
 from recode_lib.provenance import fingerprint, provenance
-from recode_lib.training.grpo import (final_complete, last_complete_checkpoint, retire_stale_run,
-                                      save_final)
+from recode_lib.training.grpo import (
+    final_complete,
+    last_complete_checkpoint,
+    retire_stale_run,
+    save_final,
+)
 from recode_lib.training.lora import lora_config
 from recode_lib.training.sft_data import check_parses_back, setting_tools
 
@@ -70,13 +74,14 @@ class SFTStartConfig:
                     the peak resident memory fell from 5.9 to 4.2 GiB for 12% more wall time.
                     Not part of the run's fingerprint (it changes no result).
     """
+
     model: str = "smollm2"
     max_steps: int = 0
     epochs: float = 1.0
     batch_size: int = 4
     gradient_accumulation_steps: int = 1
     learning_rate: float = 2e-4
-    warmup_ratio: float = 0.0          # share of the steps warming up (transformers' warmup_steps < 1)
+    warmup_ratio: float = 0.0  # share of the steps warming up (transformers' warmup_steps < 1)
     lora_r: int = 16
     lora_alpha: int = 32
     max_length: int = 2048
@@ -92,14 +97,21 @@ class SFTStartConfig:
             self.bf16 = resolve_bf16(self.bf16, use_cpu=bool(self.use_cpu))
         except ValueError as exc:
             raise ValueError(f"SFTStartConfig: {exc}") from None
-        for name in ("batch_size", "gradient_accumulation_steps", "lora_r", "max_length",
-                     "save_steps"):
+        for name in (
+            "batch_size",
+            "gradient_accumulation_steps",
+            "lora_r",
+            "max_length",
+            "save_steps",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"SFTStartConfig.{name} must be a positive integer, got {v!r}")
         if self.max_steps < 0 or (self.max_steps == 0 and not self.epochs > 0):
-            raise ValueError(f"SFTStartConfig: need max_steps > 0 or epochs > 0, got "
-                             f"max_steps={self.max_steps}, epochs={self.epochs}")
+            raise ValueError(
+                f"SFTStartConfig: need max_steps > 0 or epochs > 0, got "
+                f"max_steps={self.max_steps}, epochs={self.epochs}"
+            )
         if not self.learning_rate > 0:
             raise ValueError(f"SFTStartConfig.learning_rate must be > 0, got {self.learning_rate}")
 
@@ -109,13 +121,13 @@ class SFTResult:
     output_dir: Path
     final_dir: Path
     metrics_path: Path
-    n_examples: int          # transcripts trained on (0 when skipped)
-    n_too_long: int          # left out: longer than max_length
+    n_examples: int  # transcripts trained on (0 when skipped)
+    n_too_long: int  # left out: longer than max_length
     resumed_from: str | None
-    skipped: bool            # True when final/ was already complete
+    skipped: bool  # True when final/ was already complete
 
 
-RESULT_NEUTRAL = ("gradient_checkpointing",)    # config fields that change no result
+RESULT_NEUTRAL = ("gradient_checkpointing",)  # config fields that change no result
 
 
 def run_fingerprint(cfg: SFTStartConfig, transcripts: list[dict]) -> str:
@@ -132,9 +144,11 @@ def training_template(tok):
         return tok.chat_template
     patched = get_training_chat_template(tok)
     if patched is None or not has_generation_markers(patched):
-        raise ValueError(f"the chat template (starting {str(tok.chat_template)[:80]!r}) marks no "
-                         "assistant turns ({% generation %}) and TRL has no training variant of "
-                         "it: the SFT loss could not be restricted to the assistant's tokens")
+        raise ValueError(
+            f"the chat template (starting {str(tok.chat_template)[:80]!r}) marks no "
+            "assistant turns ({% generation %}) and TRL has no training variant of "
+            "it: the SFT loss could not be restricted to the assistant's tokens"
+        )
     return patched
 
 
@@ -145,9 +159,14 @@ def tokenize_transcripts(tok, transcripts: list[dict], max_length: int) -> tuple
     rows, too_long = [], 0
     for t in transcripts:
         check_parses_back(tok, t, template)
-        enc = tok.apply_chat_template(t["messages"], tools=setting_tools(t["setting"]) or None,
-                                      tokenize=True, return_dict=True,
-                                      return_assistant_tokens_mask=True, chat_template=template)
+        enc = tok.apply_chat_template(
+            t["messages"],
+            tools=setting_tools(t["setting"]) or None,
+            tokenize=True,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
+            chat_template=template,
+        )
         ids, mask = list(enc["input_ids"]), list(enc["assistant_masks"])
         if len(ids) > max_length:
             too_long += 1
@@ -162,16 +181,29 @@ def sft_args(cfg: SFTStartConfig, out: Path):
     from trl import SFTConfig
 
     return SFTConfig(
-        output_dir=str(out), max_steps=cfg.max_steps or -1, num_train_epochs=cfg.epochs,
+        output_dir=str(out),
+        max_steps=cfg.max_steps or -1,
+        num_train_epochs=cfg.epochs,
         per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        learning_rate=cfg.learning_rate, lr_scheduler_type="linear", warmup_steps=float(cfg.warmup_ratio),
-        logging_steps=1, save_steps=cfg.save_steps, save_total_limit=1, seed=cfg.seed,
-        use_cpu=cfg.use_cpu, bf16=cfg.bf16, gradient_checkpointing=cfg.gradient_checkpointing,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if cfg.gradient_checkpointing else None,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type="linear",
+        warmup_steps=float(cfg.warmup_ratio),
+        logging_steps=1,
+        save_steps=cfg.save_steps,
+        save_total_limit=1,
+        seed=cfg.seed,
+        use_cpu=cfg.use_cpu,
+        bf16=cfg.bf16,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False}
+        if cfg.gradient_checkpointing
+        else None,
         report_to=[],
-        dataset_kwargs={"skip_prepare_dataset": True}, max_length=None,
-        remove_unused_columns=False)
+        dataset_kwargs={"skip_prepare_dataset": True},
+        max_length=None,
+        remove_unused_columns=False,
+    )
 
 
 def train_sft(cfg: SFTStartConfig, transcripts: list[dict], output_dir) -> SFTResult:
@@ -196,20 +228,38 @@ def train_sft(cfg: SFTStartConfig, transcripts: list[dict], output_dir) -> SFTRe
     train_tok = prepare_tool_tokenizer(load_tokenizer(model_path, padding_side="right"))
     rows, too_long = tokenize_transcripts(train_tok, transcripts, cfg.max_length)
     if not rows:
-        raise ValueError(f"{out}: no transcript fits max_length={cfg.max_length} "
-                         f"({len(transcripts)} given, {too_long} too long)")
+        raise ValueError(
+            f"{out}: no transcript fits max_length={cfg.max_length} "
+            f"({len(transcripts)} given, {too_long} too long)"
+        )
     if too_long:
-        print(f"SFT: {too_long} of {len(transcripts)} transcripts are longer than "
-              f"{cfg.max_length} tokens and left out", file=sys.stderr)
+        print(
+            f"SFT: {too_long} of {len(transcripts)} transcripts are longer than "
+            f"{cfg.max_length} tokens and left out",
+            file=sys.stderr,
+        )
     last = last_complete_checkpoint(out)
-    write_json_atomic(out / "run.json", provenance(cfg.seed, asdict(cfg)) | {
-        "model_path": model_path, "resumed_from": last, "n_transcripts": len(transcripts),
-        "n_examples": len(rows), "n_too_long": too_long})
+    write_json_atomic(
+        out / "run.json",
+        provenance(cfg.seed, asdict(cfg))
+        | {
+            "model_path": model_path,
+            "resumed_from": last,
+            "n_transcripts": len(transcripts),
+            "n_examples": len(rows),
+            "n_too_long": too_long,
+        },
+    )
     model = load_for_training(model_path, bf16=cfg.bf16)
     cb = MetricsJsonlCallback(metrics, run_name="sft")
-    trainer = SFTTrainer(model=model, args=sft_args(cfg, out), train_dataset=Dataset.from_list(rows),
-                         processing_class=train_tok, callbacks=[cb],
-                         peft_config=lora_config({"r": cfg.lora_r, "alpha": cfg.lora_alpha}))
+    trainer = SFTTrainer(
+        model=model,
+        args=sft_args(cfg, out),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=train_tok,
+        callbacks=[cb],
+        peft_config=lora_config({"r": cfg.lora_r, "alpha": cfg.lora_alpha}),
+    )
     cb.trainer = trainer
     trainer.train(resume_from_checkpoint=last)
     save_final(trainer, tok, final)

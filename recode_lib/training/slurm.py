@@ -37,44 +37,58 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib.training.launch_configs import (DEFAULT_ACCELERATE_CONFIG, ENTRY_POINT,
-                                                LaunchConfigError)
+from recode_lib.training.launch_configs import (
+    DEFAULT_ACCELERATE_CONFIG,
+    ENTRY_POINT,
+    LaunchConfigError,
+)
 
 
 @dataclass(frozen=True)
 class SlurmShape:
     """The cluster shape and scheduler options of one GRPO job."""
-    nodes: int = 2                   # nodes in the allocation, vLLM's included
+
+    nodes: int = 2  # nodes in the allocation, vLLM's included
     gpus_per_node: int = 8
-    vllm_nodes: int = 1              # the last node(s) serve generation (trl vllm-serve)
-    vllm_tensor_parallel: int = 1    # TP of each vLLM engine (recode plan chooses it)
-    partition: str | None = None     # #SBATCH --partition
-    account: str | None = None       # #SBATCH --account
-    time: str = "24:00:00"           # #SBATCH --time
-    cpus_per_task: int = 32          # per node: sandbox workers + data loading
-    main_port: int = 29500           # accelerate's rendezvous port on the first training node
-    vllm_port: int = 8000            # trl vllm-serve's HTTP port
-    health_timeout_s: int = 1800     # how long the script waits for the server to come up
+    vllm_nodes: int = 1  # the last node(s) serve generation (trl vllm-serve)
+    vllm_tensor_parallel: int = 1  # TP of each vLLM engine (recode plan chooses it)
+    partition: str | None = None  # #SBATCH --partition
+    account: str | None = None  # #SBATCH --account
+    time: str = "24:00:00"  # #SBATCH --time
+    cpus_per_task: int = 32  # per node: sandbox workers + data loading
+    main_port: int = 29500  # accelerate's rendezvous port on the first training node
+    vllm_port: int = 8000  # trl vllm-serve's HTTP port
+    health_timeout_s: int = 1800  # how long the script waits for the server to come up
 
     def __post_init__(self):
         if self.nodes < 2 or not 1 <= self.vllm_nodes < self.nodes:
-            raise ValueError(f"SlurmShape: nodes ({self.nodes}) must exceed vllm_nodes "
-                             f"({self.vllm_nodes}) >= 1: vLLM serves on its own node(s)")
+            raise ValueError(
+                f"SlurmShape: nodes ({self.nodes}) must exceed vllm_nodes "
+                f"({self.vllm_nodes}) >= 1: vLLM serves on its own node(s)"
+            )
         if self.gpus_per_node < 1 or self.gpus_per_node % self.vllm_tensor_parallel:
-            raise ValueError(f"SlurmShape: gpus_per_node ({self.gpus_per_node}) must be a "
-                             f"multiple of vllm_tensor_parallel ({self.vllm_tensor_parallel})")
+            raise ValueError(
+                f"SlurmShape: gpus_per_node ({self.gpus_per_node}) must be a "
+                f"multiple of vllm_tensor_parallel ({self.vllm_tensor_parallel})"
+            )
         if self.vllm_nodes != 1:
-            raise ValueError("SlurmShape: one vLLM node is supported (trl vllm-serve serves "
-                             "one node; a multi-node server needs its Ray cluster)")
+            raise ValueError(
+                "SlurmShape: one vLLM node is supported (trl vllm-serve serves "
+                "one node; a multi-node server needs its Ray cluster)"
+            )
 
     @classmethod
-    def from_env(cls, env=None) -> "SlurmShape":
+    def from_env(cls, env=None) -> SlurmShape:
         """The shape a notebook run gets (LAUNCHER = "slurm" reaches launch() without one):
         RECODE_SLURM_NODES, _GPUS_PER_NODE, _VLLM_TP, _PARTITION, _ACCOUNT, _TIME, _CPUS from
         the environment, the defaults for the rest."""
         env = os.environ if env is None else env
-        ints = {"nodes": "NODES", "gpus_per_node": "GPUS_PER_NODE",
-                "vllm_tensor_parallel": "VLLM_TP", "cpus_per_task": "CPUS"}
+        ints = {
+            "nodes": "NODES",
+            "gpus_per_node": "GPUS_PER_NODE",
+            "vllm_tensor_parallel": "VLLM_TP",
+            "cpus_per_task": "CPUS",
+        }
         strs = {"partition": "PARTITION", "account": "ACCOUNT", "time": "TIME"}
         kw = {}
         for field_, key in {**ints, **strs}.items():
@@ -99,30 +113,49 @@ def _q(x) -> str:
     return shlex.quote(str(x))
 
 
-def sbatch_script(shape: SlurmShape, *, recipe, output_dir, problems, model: str,
-                  accelerate_config=None, job_name: str = "recode-grpo",
-                  setup: str = "") -> str:
+def sbatch_script(
+    shape: SlurmShape,
+    *,
+    recipe,
+    output_dir,
+    problems,
+    model: str,
+    accelerate_config=None,
+    job_name: str = "recode-grpo",
+    setup: str = "",
+) -> str:
     """The sbatch script for one GRPO run (module docstring). `setup` (optional) is shell run
     on every node first, e.g. `source ~/miniconda3/bin/activate recode`."""
     cfg = Path(accelerate_config or DEFAULT_ACCELERATE_CONFIG)
     out = Path(output_dir)
     m, g, tp = shape.train_nodes, shape.gpus_per_node, shape.vllm_tensor_parallel
-    head = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --nodes={shape.nodes}",
-            "#SBATCH --ntasks-per-node=1", f"#SBATCH --gpus-per-node={g}",
-            f"#SBATCH --cpus-per-task={shape.cpus_per_task}", "#SBATCH --exclusive",
-            f"#SBATCH --time={shape.time}", f"#SBATCH --output={out}/slurm-%j.out"]
+    head = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name={job_name}",
+        f"#SBATCH --nodes={shape.nodes}",
+        "#SBATCH --ntasks-per-node=1",
+        f"#SBATCH --gpus-per-node={g}",
+        f"#SBATCH --cpus-per-task={shape.cpus_per_task}",
+        "#SBATCH --exclusive",
+        f"#SBATCH --time={shape.time}",
+        f"#SBATCH --output={out}/slurm-%j.out",
+    ]
     if shape.partition:
         head.append(f"#SBATCH --partition={shape.partition}")
     if shape.account:
         head.append(f"#SBATCH --account={shape.account}")
-    train = (f"accelerate launch --config_file {_q(cfg)} --num_machines {m} "
-             f"--num_processes {shape.train_processes} --machine_rank $SLURM_PROCID "
-             f"--main_process_ip $MAIN_HOST --main_process_port {shape.main_port} "
-             f"--rdzv_backend static --same_network -m {ENTRY_POINT} --recipe {_q(recipe)} "
-             f"--output-dir {_q(out)} --problems {_q(problems)} --set vllm_mode=server "
-             f"--set vllm_server_host=$VLLM_HOST --set vllm_server_port={shape.vllm_port}")
-    serve = (f"trl vllm-serve --model {_q(model)} --tensor-parallel-size {tp} "
-             f"--data-parallel-size {g // tp} --host 0.0.0.0 --port {shape.vllm_port}")
+    train = (
+        f"accelerate launch --config_file {_q(cfg)} --num_machines {m} "
+        f"--num_processes {shape.train_processes} --machine_rank $SLURM_PROCID "
+        f"--main_process_ip $MAIN_HOST --main_process_port {shape.main_port} "
+        f"--rdzv_backend static --same_network -m {ENTRY_POINT} --recipe {_q(recipe)} "
+        f"--output-dir {_q(out)} --problems {_q(problems)} --set vllm_mode=server "
+        f"--set vllm_server_host=$VLLM_HOST --set vllm_server_port={shape.vllm_port}"
+    )
+    serve = (
+        f"trl vllm-serve --model {_q(model)} --tensor-parallel-size {tp} "
+        f"--data-parallel-size {g // tp} --host 0.0.0.0 --port {shape.vllm_port}"
+    )
     body = f"""
 set -euo pipefail
 {setup}
@@ -148,9 +181,14 @@ srun --nodes={m} --ntasks={m} --ntasks-per-node=1 -w "$TRAIN_NODES" \\
     return "\n".join(head) + "\n" + body
 
 
-_NUM = {"num_machines": r"--num_machines (\d+)", "num_processes": r"--num_processes (\d+)",
-        "port": r"vllm_server_port=(\d+)", "serve_port": r"vllm-serve .*--port (\d+)",
-        "dp": r"--data-parallel-size (\d+)", "tp": r"--tensor-parallel-size (\d+)"}
+_NUM = {
+    "num_machines": r"--num_machines (\d+)",
+    "num_processes": r"--num_processes (\d+)",
+    "port": r"vllm_server_port=(\d+)",
+    "serve_port": r"vllm-serve .*--port (\d+)",
+    "dp": r"--data-parallel-size (\d+)",
+    "tp": r"--tensor-parallel-size (\d+)",
+}
 
 
 def check_script(text: str, shape: SlurmShape) -> dict:
@@ -165,15 +203,21 @@ def check_script(text: str, shape: SlurmShape) -> dict:
         if mt is None:
             raise LaunchConfigError(f"sbatch script: no {key} ({pat})")
         found[key] = int(mt.group(1))
-    want = {"num_machines": shape.train_nodes, "num_processes": shape.train_processes,
-            "port": shape.vllm_port, "serve_port": shape.vllm_port,
-            "tp": shape.vllm_tensor_parallel}
+    want = {
+        "num_machines": shape.train_nodes,
+        "num_processes": shape.train_processes,
+        "port": shape.vllm_port,
+        "serve_port": shape.vllm_port,
+        "tp": shape.vllm_tensor_parallel,
+    }
     for key, v in want.items():
         if found[key] != v:
             raise LaunchConfigError(f"sbatch script: {key} is {found[key]}, the shape needs {v}")
     if found["tp"] * found["dp"] != shape.gpus_per_node:
-        raise LaunchConfigError(f"sbatch script: vLLM uses {found['tp']} x {found['dp']} GPUs "
-                                f"of its node's {shape.gpus_per_node}")
+        raise LaunchConfigError(
+            f"sbatch script: vLLM uses {found['tp']} x {found['dp']} GPUs "
+            f"of its node's {shape.gpus_per_node}"
+        )
     if "--machine_rank $SLURM_PROCID" not in text or "vllm_server_host=$VLLM_HOST" not in text:
         raise LaunchConfigError("sbatch script: ranks or the server host are not the step's")
     if f"#SBATCH --nodes={shape.nodes}" not in text:
@@ -199,7 +243,9 @@ def submit(script_path, wait: bool = True) -> int:
     code. A machine without sbatch gets a RuntimeError saying how to submit by hand."""
     sbatch = shutil.which("sbatch")
     if sbatch is None:
-        raise RuntimeError(f"no `sbatch` on this machine: submit {script_path} from a Slurm "
-                           "login node (`sbatch --wait " + str(script_path) + "`), then re-run "
-                           "this step: a finished run is skipped")
+        raise RuntimeError(
+            f"no `sbatch` on this machine: submit {script_path} from a Slurm "
+            "login node (`sbatch --wait " + str(script_path) + "`), then re-run "
+            "this step: a finished run is skipped"
+        )
     return subprocess.run([sbatch] + (["--wait"] if wait else []) + [str(script_path)]).returncode

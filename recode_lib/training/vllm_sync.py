@@ -93,11 +93,12 @@ def patch_colocate_sync(trainer) -> bool:
         model = runner.model
         pending: list = []
         model.load_weights = lambda weights: pending.extend(
-            (name, t.detach().clone()) for name, t in weights)
+            (name, t.detach().clone()) for name, t in weights
+        )
         try:
             trl_sync()
         finally:
-            del model.load_weights          # the class's method again
+            del model.load_weights  # the class's method again
         load_into_runner(runner, pending)
         gen.llm.reset_prefix_cache()
 
@@ -105,5 +106,9 @@ def patch_colocate_sync(trainer) -> bool:
     return True
 
 
-__all__ = ["colocate_engine_kwargs", "colocated_runner", "cpu_colocate_engine",
-           "patch_colocate_sync"]
+__all__ = [
+    "colocate_engine_kwargs",
+    "colocated_runner",
+    "cpu_colocate_engine",
+    "patch_colocate_sync",
+]

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from recode_lib.errors import RecodeError
 from recode_lib.generation.vllm_weights import load_into_runner
@@ -53,9 +53,18 @@ from recode_lib.models import model_stamp
 from recode_lib.weights.merge import MergeError, check_compatible
 from recode_lib.weights.safetensors_io import FLOAT_DTYPES, scan_checkpoint
 
-VLLM_DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64",
-                    "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
-                    "BOOL": "bool"}
+VLLM_DTYPE_NAMES = {
+    "F32": "float32",
+    "F16": "float16",
+    "BF16": "bfloat16",
+    "F64": "float64",
+    "I64": "int64",
+    "I32": "int32",
+    "I16": "int16",
+    "I8": "int8",
+    "U8": "uint8",
+    "BOOL": "bool",
+}
 
 
 class LiveWeightsError(RecodeError, ValueError):
@@ -72,7 +81,7 @@ def interpolate(low, high, alpha: float):
     return out
 
 
-CHUNK = 1 << 18          # elements per chunk: cache-sized float32 scratch, reused (no big allocations)
+CHUNK = 1 << 18  # elements per chunk: cache-sized float32 scratch, reused (no big allocations)
 # torch threads for the arithmetic on CPU. One, as merge.py: on cache-sized chunks a second thread
 # gains little, and when the cores are shared it costs a lot (measured on 2 busy cores: 1.2 s per
 # alpha for SmolLM2-135M with 1 thread, 15-19 s with 2).
@@ -112,23 +121,25 @@ def interpolate_into(low, high, alpha: float, dest, scratch: dict | None = None)
     scratch = {} if scratch is None else scratch
     key = (work, low.dtype, low.device)
     if key not in scratch:
-        scratch[key] = (torch.empty(CHUNK, dtype=work, device=low.device),
-                        torch.empty(CHUNK, dtype=work, device=low.device),
-                        torch.empty(CHUNK, dtype=low.dtype, device=low.device))
+        scratch[key] = (
+            torch.empty(CHUNK, dtype=work, device=low.device),
+            torch.empty(CHUNK, dtype=work, device=low.device),
+            torch.empty(CHUNK, dtype=low.dtype, device=low.device),
+        )
     l32, d32, rounded = scratch[key]
     for start in range(0, lo_f.numel(), CHUNK):
         n = min(CHUNK, lo_f.numel() - start)
         a, d = l32[:n], d32[:n]
-        a.copy_(lo_f[start:start + n])
-        d.copy_(hi_f[start:start + n])
+        a.copy_(lo_f[start : start + n])
+        d.copy_(hi_f[start : start + n])
         d.sub_(a)
         d.mul_(float(alpha))
         d.add_(a)
         if de_f.dtype == low.dtype or low.dtype == work:
-            de_f[start:start + n].copy_(d)
-        else:                                  # round to the source dtype, then widen
+            de_f[start : start + n].copy_(d)
+        else:  # round to the source dtype, then widen
             rounded[:n].copy_(d)
-            de_f[start:start + n].copy_(rounded[:n])
+            de_f[start : start + n].copy_(rounded[:n])
 
 
 def endpoint_stamp(low, high) -> str:
@@ -147,16 +158,17 @@ def alpha_model_id(low, high, alpha: float) -> str:
 @dataclass
 class EndpointPair:
     """The two endpoints' tensors in memory (CPU unless `device`), in checkpoint order."""
+
     low: Path
     high: Path
     names: list
     low_t: dict
     high_t: dict
-    dtypes: dict          # name -> safetensors dtype ("BF16", ...)
-    shapes: dict          # name -> shape tuple
+    dtypes: dict  # name -> safetensors dtype ("BF16", ...)
+    shapes: dict  # name -> shape tuple
 
     @classmethod
-    def load(cls, low, high, device: str = "cpu") -> "EndpointPair":
+    def load(cls, low, high, device: str = "cpu") -> EndpointPair:
         """Read both checkpoints once; raises MergeError (as merge_grid would) when they differ
         in architecture, tensor names (tied vs untied named), shapes or dtypes."""
         from safetensors.torch import load_file
@@ -168,8 +180,15 @@ class EndpointPair:
         for idx, store in ((li, low_t), (hi, high_t)):
             for shard in idx.shards:
                 store.update(load_file(str(idx.root / shard), device=device))
-        return cls(Path(low), Path(high), names, low_t, high_t,
-                   {k: li.tensors[k][3] for k in names}, {k: li.tensors[k][4] for k in names})
+        return cls(
+            Path(low),
+            Path(high),
+            names,
+            low_t,
+            high_t,
+            {k: li.tensors[k][3] for k in names},
+            {k: li.tensors[k][4] for k in names},
+        )
 
     def theta(self, alpha: float, device=None) -> Iterator[tuple[str, object]]:
         """(name, theta_alpha tensor) in checkpoint order, computed one tensor at a time (on
@@ -205,8 +224,10 @@ class EndpointPair:
     def metadata(self) -> list[tuple[str, str, list[int]]]:
         """(name, vLLM dtype name, shape) per tensor, in the order theta() yields them: what
         VLLMClient.update_named_params announces before streaming."""
-        return [(k, VLLM_DTYPE_NAMES.get(self.dtypes[k], self.dtypes[k].lower()),
-                 list(self.shapes[k])) for k in self.names]
+        return [
+            (k, VLLM_DTYPE_NAMES.get(self.dtypes[k], self.dtypes[k].lower()), list(self.shapes[k]))
+            for k in self.names
+        ]
 
     @property
     def float_names(self) -> list[str]:
@@ -226,19 +247,32 @@ class HFModelSink:
         state = self.model.state_dict()
         unknown = [k for k in pair.names if k not in state]
         if unknown:
-            raise LiveWeightsError(f"{pair.low}: tensors the live model does not have: {unknown[:5]}")
-        bad = [(k, tuple(state[k].shape), pair.shapes[k]) for k in pair.names
-               if tuple(state[k].shape) != tuple(pair.shapes[k])]
+            raise LiveWeightsError(
+                f"{pair.low}: tensors the live model does not have: {unknown[:5]}"
+            )
+        bad = [
+            (k, tuple(state[k].shape), pair.shapes[k])
+            for k in pair.names
+            if tuple(state[k].shape) != tuple(pair.shapes[k])
+        ]
         if bad:
             raise LiveWeightsError(f"shape mismatch (name, model, checkpoint): {bad[:5]}")
         pushed = {state[k].data_ptr() for k in pair.names}
-        names = set(pair.names)       # state_dict holds no non-persistent buffers (rotary)
+        names = set(pair.names)  # state_dict holds no non-persistent buffers (rotary)
         uncovered = [k for k, t in state.items() if k not in names and t.data_ptr() not in pushed]
         if uncovered:
             tied = [k for k in uncovered if k.endswith("lm_head.weight")]
-            hint = (" (the checkpoint has tied embeddings, the live model does not: load it with "
-                    "the checkpoint's tie_word_embeddings)") if tied else ""
-            raise LiveWeightsError(f"model tensors theta_alpha would not set{hint}: {uncovered[:5]}")
+            hint = (
+                (
+                    " (the checkpoint has tied embeddings, the live model does not: load it with "
+                    "the checkpoint's tie_word_embeddings)"
+                )
+                if tied
+                else ""
+            )
+            raise LiveWeightsError(
+                f"model tensors theta_alpha would not set{hint}: {uncovered[:5]}"
+            )
         self._checked = True
 
     def load(self, pair: EndpointPair, alpha: float) -> None:
@@ -251,6 +285,7 @@ class HFModelSink:
 
 
 # -- vLLM offline engine ---------------------------------------------------------------------
+
 
 def allow_worker_functions() -> None:
     """Let `collective_rpc` ship a Python function to vLLM's worker processes (vLLM refuses to
@@ -284,12 +319,15 @@ class VLLMEngineSink:
     def load(self, pair: EndpointPair, alpha: float) -> None:
         rpc = getattr(self.llm, "collective_rpc", None)
         if rpc is not None:
-            counts = rpc(load_alpha_on_worker, args=(str(pair.low), str(pair.high), float(alpha),
-                                                    self.device))
+            counts = rpc(
+                load_alpha_on_worker,
+                args=(str(pair.low), str(pair.high), float(alpha), self.device),
+            )
             if any(c != len(pair.names) for c in counts):
-                raise LiveWeightsError(f"vLLM workers loaded {counts} tensors, expected "
-                                       f"{len(pair.names)} each")
-        else:        # TRL's colocate path (in-process engine)
+                raise LiveWeightsError(
+                    f"vLLM workers loaded {counts} tensors, expected {len(pair.names)} each"
+                )
+        else:  # TRL's colocate path (in-process engine)
             runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
             load_into_runner(runner, pair.theta(alpha, device=self.device))
         self.llm.reset_prefix_cache()
@@ -316,6 +354,18 @@ def server_client(base_url: str):
     return VLLMClient(base_url=base_url.removesuffix("/").removesuffix("/v1"))
 
 
-__all__ = ["EndpointPair", "HFModelSink", "LiveWeightsError", "MergeError", "VLLMEngineSink",
-           "VLLMServerSink", "alpha_model_id", "allow_worker_functions", "endpoint_stamp",
-           "interpolate", "interpolate_into", "load_alpha_on_worker", "server_client"]
+__all__ = [
+    "EndpointPair",
+    "HFModelSink",
+    "LiveWeightsError",
+    "MergeError",
+    "VLLMEngineSink",
+    "VLLMServerSink",
+    "alpha_model_id",
+    "allow_worker_functions",
+    "endpoint_stamp",
+    "interpolate",
+    "interpolate_into",
+    "load_alpha_on_worker",
+    "server_client",
+]

@@ -43,12 +43,21 @@ from pathlib import Path
 
 from recode_lib.errors import RecodeError
 from recode_lib.provenance import provenance
-from recode_lib.weights.safetensors_io import (FLOAT_DTYPES, INDEX_NAME, SINGLE_NAME,  # noqa: F401
-                                       TORCH_DTYPES,
-                                       WEIGHT_SUFFIXES,
-                                       BackgroundWriter, CheckpointIndex, SafetensorsError,
-                                       TensorReader, encode_header, index_json, plan_layout,
-                                       scan_checkpoint)
+from recode_lib.weights.safetensors_io import (  # noqa: F401
+    FLOAT_DTYPES,
+    INDEX_NAME,
+    SINGLE_NAME,
+    TORCH_DTYPES,
+    WEIGHT_SUFFIXES,
+    BackgroundWriter,
+    CheckpointIndex,
+    SafetensorsError,
+    TensorReader,
+    encode_header,
+    index_json,
+    plan_layout,
+    scan_checkpoint,
+)
 
 _PREALLOCATE = os.environ.get("RECODE_MERGE_PREALLOCATE", "1") != "0"
 SKIP_FILES = {INDEX_NAME, "pytorch_model.bin.index.json", "trainer_state.json", "merge_info.json"}
@@ -60,16 +69,16 @@ class MergeError(RecodeError, ValueError):
 
 @dataclass
 class MergeConfig:
-    low: str                      # theta at alpha = 0 (the lenient endpoint): an HF folder
-    high: str                     # theta at alpha = 1 (the strict endpoint): an HF folder
-    alphas: tuple = ()            # the grid; any real numbers, no duplicates
-    out: str = "merged"           # parent folder of the alpha_<A> outputs
-    force: bool = False           # rebuild complete outputs instead of skipping them
-    max_shard_bytes: int = 5 * 1024**3   # unsharded sources above this are written sharded
-    progress: bool = True         # tqdm bar over bytes
-    chunk_elems: int = 1 << 18    # elements per chunk (cache-sized; memory ~ 2*n_alphas chunks)
-    compute_threads: int = 1      # torch threads for the arithmetic (a writer thread runs beside)
-    extra: dict = field(default_factory=dict)   # recorded in merge_info.json
+    low: str  # theta at alpha = 0 (the lenient endpoint): an HF folder
+    high: str  # theta at alpha = 1 (the strict endpoint): an HF folder
+    alphas: tuple = ()  # the grid; any real numbers, no duplicates
+    out: str = "merged"  # parent folder of the alpha_<A> outputs
+    force: bool = False  # rebuild complete outputs instead of skipping them
+    max_shard_bytes: int = 5 * 1024**3  # unsharded sources above this are written sharded
+    progress: bool = True  # tqdm bar over bytes
+    chunk_elems: int = 1 << 18  # elements per chunk (cache-sized; memory ~ 2*n_alphas chunks)
+    compute_threads: int = 1  # torch threads for the arithmetic (a writer thread runs beside)
+    extra: dict = field(default_factory=dict)  # recorded in merge_info.json
 
 
 def alpha_dirname(alpha: float) -> str:
@@ -87,23 +96,33 @@ def check_compatible(low: CheckpointIndex, high: CheckpointIndex) -> None:
     cl, ch = _config(low.root), _config(high.root)
     for fld in ("model_type", "architectures"):
         if cl.get(fld) != ch.get(fld):
-            raise MergeError(f"different {fld}: {low.root} has {cl.get(fld)!r}, "
-                             f"{high.root} has {ch.get(fld)!r}")
+            raise MergeError(
+                f"different {fld}: {low.root} has {cl.get(fld)!r}, {high.root} has {ch.get(fld)!r}"
+            )
     kl, kh = set(low.tensors), set(high.tensors)
     if kl != kh:
         only_l, only_h = sorted(kl - kh), sorted(kh - kl)
         tied = [k for k in only_l + only_h if k.endswith("lm_head.weight")]
-        hint = (" (one checkpoint has tied embeddings, i.e. no lm_head.weight, the other does "
-                "not; re-save both with the same tie_word_embeddings)") if tied else ""
-        raise MergeError(f"different tensor names{hint}: only in {low.root}: {only_l[:5]}"
-                         f"{'...' if len(only_l) > 5 else ''}; only in {high.root}: "
-                         f"{only_h[:5]}{'...' if len(only_h) > 5 else ''}")
+        hint = (
+            (
+                " (one checkpoint has tied embeddings, i.e. no lm_head.weight, the other does "
+                "not; re-save both with the same tie_word_embeddings)"
+            )
+            if tied
+            else ""
+        )
+        raise MergeError(
+            f"different tensor names{hint}: only in {low.root}: {only_l[:5]}"
+            f"{'...' if len(only_l) > 5 else ''}; only in {high.root}: "
+            f"{only_h[:5]}{'...' if len(only_h) > 5 else ''}"
+        )
     for key in sorted(kl):
         _, _, _, dl, sl = low.tensors[key]
         _, _, _, dh, sh = high.tensors[key]
         if sl != sh:
-            raise MergeError(f"tensor {key}: shape {list(sl)} in {low.root} but {list(sh)} "
-                             f"in {high.root}")
+            raise MergeError(
+                f"tensor {key}: shape {list(sl)} in {low.root} but {list(sh)} in {high.root}"
+            )
         if dl != dh:
             raise MergeError(f"tensor {key}: dtype {dl} in {low.root} but {dh} in {high.root}")
         if dl not in TORCH_DTYPES:
@@ -139,24 +158,33 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
     existing = next(p for p in (out, *out.parents) if p.exists())
     need, free = low.total_bytes() * len(todo), shutil.disk_usage(existing).free
     if need > free:
-        raise MergeError(f"{out}: {len(todo)} checkpoints need {need / 1e9:.2f} GB, "
-                         f"only {free / 1e9:.2f} GB free")
+        raise MergeError(
+            f"{out}: {len(todo)} checkpoints need {need / 1e9:.2f} GB, "
+            f"only {free / 1e9:.2f} GB free"
+        )
     out.mkdir(parents=True, exist_ok=True)
     tmp = {a: out / f".{alpha_dirname(a)}.tmp" for a in todo}
     for a in todo:
         if tmp[a].exists():
-            shutil.rmtree(tmp[a])      # left by a crashed earlier attempt
+            shutil.rmtree(tmp[a])  # left by a crashed earlier attempt
         tmp[a].mkdir()
         _copy_non_weight_files(low.root, tmp[a])
     threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.compute_threads)   # small chunks: few threads + the writer thread
+    torch.set_num_threads(cfg.compute_threads)  # small chunks: few threads + the writer thread
     reader = TensorReader()
-    esize = max(torch.empty((), dtype=getattr(torch, TORCH_DTYPES[t[3]])).element_size()
-                for t in low.tensors.values())
+    esize = max(
+        torch.empty((), dtype=getattr(torch, TORCH_DTYPES[t[3]])).element_size()
+        for t in low.tensors.values()
+    )
     writer = BackgroundWriter(n_buffers=2 * len(todo) + 2, nbytes=cfg.chunk_elems * esize)
     work = _Workspace(torch, cfg.chunk_elems)
-    bar = tqdm(total=low.total_bytes(), desc=f"merge x{len(todo)}", unit="B", unit_scale=True,
-               disable=not cfg.progress)
+    bar = tqdm(
+        total=low.total_bytes(),
+        desc=f"merge x{len(todo)}",
+        unit="B",
+        unit_scale=True,
+        disable=not cfg.progress,
+    )
     try:
         for shard, keys in layout.items():
             outs = [open(tmp[a] / shard, "wb") for a in todo]
@@ -167,8 +195,9 @@ def merge_grid(cfg: MergeConfig) -> dict[float, Path]:
                     _preallocate(fh, size)
                     fh.write(header)
                 for k in keys:
-                    _merge_tensor(torch, low.tensors[k], high.tensors[k], todo, outs,
-                                  reader, writer, work)
+                    _merge_tensor(
+                        torch, low.tensors[k], high.tensors[k], todo, outs, reader, writer, work
+                    )
                     bar.update(low.tensors[k][2])
                 writer.flush()
             finally:
@@ -193,8 +222,10 @@ class _Workspace:
     def __init__(self, torch, n: int):
         self.raw_lo = torch.empty(n * 8, dtype=torch.uint8)
         self.raw_hi = torch.empty(n * 8, dtype=torch.uint8)
-        self.f = {dt: (torch.empty(n, dtype=dt), torch.empty(n, dtype=dt), torch.empty(n, dtype=dt))
-                  for dt in (torch.float32, torch.float64)}
+        self.f = {
+            dt: (torch.empty(n, dtype=dt), torch.empty(n, dtype=dt), torch.empty(n, dtype=dt))
+            for dt in (torch.float32, torch.float64)
+        }
         self.n = n
 
 
@@ -245,21 +276,29 @@ def _preallocate(fh, size: int) -> None:
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
                 raise
-            pass                         # EOPNOTSUPP/EINVAL: the filesystem cannot; write anyway
+            pass  # EOPNOTSUPP/EINVAL: the filesystem cannot; write anyway
 
 
 def _copy_non_weight_files(src: Path, dst: Path) -> None:
     for p in sorted(src.iterdir()):
-        if p.is_file() and p.suffix not in WEIGHT_SUFFIXES and p.name not in SKIP_FILES \
-                and not p.name.startswith("."):
+        if (
+            p.is_file()
+            and p.suffix not in WEIGHT_SUFFIXES
+            and p.name not in SKIP_FILES
+            and not p.name.startswith(".")
+        ):
             shutil.copy2(p, dst / p.name)
 
 
 def _write_info(folder: Path, cfg: MergeConfig, alpha: float) -> None:
-    info = {"alpha": alpha, "low": str(Path(cfg.low).resolve()),
-            "high": str(Path(cfg.high).resolve()),
-            "formula": "theta = low + alpha * (high - low), float32 math, source dtype out",
-            **cfg.extra, "provenance": provenance()}
+    info = {
+        "alpha": alpha,
+        "low": str(Path(cfg.low).resolve()),
+        "high": str(Path(cfg.high).resolve()),
+        "formula": "theta = low + alpha * (high - low), float32 math, source dtype out",
+        **cfg.extra,
+        "provenance": provenance(),
+    }
     (folder / "merge_info.json").write_text(json.dumps(info, indent=2) + "\n")
 
 

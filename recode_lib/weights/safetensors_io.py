@@ -27,9 +27,20 @@ from recode_lib.errors import RecodeError
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".msgpack", ".h5")
-TORCH_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
-                "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
-                "BOOL": "bool", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
+TORCH_DTYPES = {
+    "F64": "float64",
+    "F32": "float32",
+    "F16": "float16",
+    "BF16": "bfloat16",
+    "I64": "int64",
+    "I32": "int32",
+    "I16": "int16",
+    "I8": "int8",
+    "U8": "uint8",
+    "BOOL": "bool",
+    "F8_E4M3": "float8_e4m3fn",
+    "F8_E5M2": "float8_e5m2",
+}
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 
 
@@ -56,11 +67,12 @@ def read_header(path: Path) -> tuple[dict, int]:
 @dataclass
 class CheckpointIndex:
     """Where every tensor of one HF checkpoint folder lives."""
+
     root: Path
-    tensors: dict      # name -> (path, absolute offset, nbytes, dtype, shape)
-    shards: dict       # shard file name -> tensor names in offset order
-    metadata: dict     # the "__metadata__" of the (last) shard, e.g. {"format": "pt"}
-    sharded: bool      # the folder has model.safetensors.index.json
+    tensors: dict  # name -> (path, absolute offset, nbytes, dtype, shape)
+    shards: dict  # shard file name -> tensor names in offset order
+    metadata: dict  # the "__metadata__" of the (last) shard, e.g. {"format": "pt"}
+    sharded: bool  # the folder has model.safetensors.index.json
 
     def total_bytes(self) -> int:
         return sum(t[2] for t in self.tensors.values())
@@ -84,8 +96,12 @@ def scan_checkpoint(root: str | Path) -> CheckpointIndex:
         others = sorted(p.name for p in root.iterdir() if p.suffix in WEIGHT_SUFFIXES)
         raise SafetensorsError(
             f"{root}: no {SINGLE_NAME} or {INDEX_NAME}"
-            + (f" (found {others}; re-save with save_pretrained to get safetensors)"
-               if others else ""))
+            + (
+                f" (found {others}; re-save with save_pretrained to get safetensors)"
+                if others
+                else ""
+            )
+        )
     tensors, shards, metadata = {}, {}, {}
     for name in files:
         path = root / name
@@ -100,8 +116,13 @@ def scan_checkpoint(root: str | Path) -> CheckpointIndex:
             begin, end = info["data_offsets"]
             if key in tensors:
                 raise SafetensorsError(f"{root}: tensor {key} appears in two shards")
-            tensors[key] = (path, data_start + begin, end - begin, info["dtype"],
-                            tuple(info["shape"]))
+            tensors[key] = (
+                path,
+                data_start + begin,
+                end - begin,
+                info["dtype"],
+                tuple(info["shape"]),
+            )
     return CheckpointIndex(root, tensors, shards, metadata, sharded)
 
 
@@ -157,8 +178,9 @@ class TensorReader:
         path, offset, nbytes, _, _ = entry
         want = len(buf)
         if start < 0 or start + want > nbytes:
-            raise SafetensorsError(f"{path}: read [{start}, {start + want}) outside a tensor of "
-                                   f"{nbytes} bytes")
+            raise SafetensorsError(
+                f"{path}: read [{start}, {start + want}) outside a tensor of {nbytes} bytes"
+            )
         fh = self._handles.get(path)
         if fh is None:
             fh = self._handles[path] = open(path, "rb", buffering=0)
@@ -183,6 +205,7 @@ class BackgroundWriter:
 
     def __init__(self, n_buffers: int, nbytes: int):
         import torch
+
         self._free: queue.Queue = queue.Queue()
         for _ in range(n_buffers):
             self._free.put(torch.empty(nbytes, dtype=torch.uint8))
@@ -200,7 +223,7 @@ class BackgroundWriter:
             try:
                 if self._error is None:
                     fh.write(memoryview(buf.numpy())[:n])
-            except BaseException as exc:   # re-raised in the caller's thread
+            except BaseException as exc:  # re-raised in the caller's thread
                 self._error = exc
             self._free.put(buf)
 

@@ -36,21 +36,35 @@ then (a fully cached re-run loads nothing). Checkpoints are written only for `sa
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
-from concurrent.futures import ThreadPoolExecutor
-
-from recode_lib import models   # models.load_model looked up per call (tests replace it)
+from recode_lib import models  # models.load_model looked up per call (tests replace it)
 from recode_lib.environments.rollout import tool_options
-from recode_lib.generation import (Backend, CachedGenerator, DataParallelGenerator, Generator,
-                                   SampleRequest, check_backend, get_generator, sample_seed)
+from recode_lib.generation import (
+    Backend,
+    CachedGenerator,
+    DataParallelGenerator,
+    Generator,
+    SampleRequest,
+    check_backend,
+    get_generator,
+    sample_seed,
+)
 from recode_lib.generation.base import prompt_fingerprint
 from recode_lib.generation.data_parallel import assign, episode_key
 from recode_lib.prompts import build_messages
-from recode_lib.weights.live import (EndpointPair, HFModelSink, VLLMEngineSink, VLLMServerSink,
-                                     alpha_model_id, allow_worker_functions, server_client)
+from recode_lib.weights.live import (
+    EndpointPair,
+    HFModelSink,
+    VLLMEngineSink,
+    VLLMServerSink,
+    allow_worker_functions,
+    alpha_model_id,
+    server_client,
+)
 from recode_lib.weights.merge import MergeConfig, alpha_dirname, merge_grid
 
 
@@ -77,13 +91,13 @@ class LiveAlphaModel:
         alpha = float(alpha)
         if self.alpha == alpha:
             return
-        self.generator                                  # noqa: B018 (builds the sink too)
+        self.generator  # noqa: B018 (builds the sink too)
         if self._pair is None:
             t0 = time.perf_counter()
             self._pair = EndpointPair.load(self.low, self.high)
             self.seconds["load_endpoints"] += time.perf_counter() - t0
         t0 = time.perf_counter()
-        self.alpha = None                    # a push that fails midway leaves no alpha claimed
+        self.alpha = None  # a push that fails midway leaves no alpha claimed
         self._sink.load(self._pair, alpha)
         self.seconds["push"][alpha] = time.perf_counter() - t0
         self.alpha = alpha
@@ -103,17 +117,22 @@ class AlphaGenerator(Generator):
 
     def generate_samples(self, requests, sampling, callback=None, progress=False):
         self.live.set(self.alpha)
-        return self.live.generator.generate_samples(requests, sampling, callback=callback,
-                                                    progress=progress)
+        return self.live.generator.generate_samples(
+            requests, sampling, callback=callback, progress=progress
+        )
 
 
-def live_model(low, high, spec, *, server=None, served_model: str | None = None,
-               device: str = "cpu") -> LiveAlphaModel:
+def live_model(
+    low, high, spec, *, server=None, served_model: str | None = None, device: str = "cpu"
+) -> LiveAlphaModel:
     """The live model for spec.backend in spec.setting, started from `low` (its config and
     tokenizer): built on first use by setting_build."""
     low, high = Path(low), Path(high)
-    return LiveAlphaModel(low, high, lambda: setting_build(low, spec, device, server=server,
-                                                            served_model=served_model))
+    return LiveAlphaModel(
+        low,
+        high,
+        lambda: setting_build(low, spec, device, server=server, served_model=served_model),
+    )
 
 
 def data_parallel_engines(low, spec) -> DataParallelGenerator | None:
@@ -126,7 +145,7 @@ def data_parallel_engines(low, spec) -> DataParallelGenerator | None:
     options = dict(spec.generator_kwargs())
     if spec.setting != "single":
         options.update(tool_options(spec.setting))
-    if backend == Backend.VLLM:     # collective_rpc ships engine_load_alpha's worker function
+    if backend == Backend.VLLM:  # collective_rpc ships engine_load_alpha's worker function
         options["engine_env"] = {"VLLM_ALLOW_INSECURE_SERIALIZATION": "1"}
     gen = get_generator(backend, str(low), **options)
     if isinstance(gen, DataParallelGenerator):
@@ -135,8 +154,9 @@ def data_parallel_engines(low, spec) -> DataParallelGenerator | None:
     return None
 
 
-def setting_build(low, spec, device: str = "cpu", *, server=None,
-                  served_model: str | None = None) -> tuple:
+def setting_build(
+    low, spec, device: str = "cpu", *, server=None, served_model: str | None = None
+) -> tuple:
     """(generator, sink) of the live model: recode_lib.generation.get_generator with the
     spec's backend options (spec.generator_kwargs), over the model the sink pushes theta_alpha
     into (hf: the transformers model, loaded here; vllm: the engine; vllm_standin: its CPU
@@ -146,19 +166,23 @@ def setting_build(low, spec, device: str = "cpu", *, server=None,
     tool_generator); the openai backend has no tool setting (EvalSpec refuses it)."""
     backend = check_backend(spec.backend)
     if spec.setting != "single" and backend == Backend.OPENAI:
-        raise ValueError(f"the {spec.setting} setting runs on the hf or vllm backend, "
-                         f"got {spec.backend!r}")
+        raise ValueError(
+            f"the {spec.setting} setting runs on the hf or vllm backend, got {spec.backend!r}"
+        )
     if spec.precision != "native":
-        raise ValueError(f"the live theta_alpha model is written in place for every alpha, in "
-                         f"float32; EvalSpec.precision must be 'native', got {spec.precision!r} "
-                         "(evaluate the endpoints' own checkpoints for another precision)")
+        raise ValueError(
+            f"the live theta_alpha model is written in place for every alpha, in "
+            f"float32; EvalSpec.precision must be 'native', got {spec.precision!r} "
+            "(evaluate the endpoints' own checkpoints for another precision)"
+        )
     options = dict(spec.generator_kwargs())
     if spec.setting != "single":
         options.update(tool_options(spec.setting))
     if backend == Backend.HF:
         net, tok = models.load_model(str(low), device=device)
-        gen = get_generator(backend, str(low), device=device, model_obj=net, tokenizer=tok,
-                            **options)
+        gen = get_generator(
+            backend, str(low), device=device, model_obj=net, tokenizer=tok, **options
+        )
         return gen, HFModelSink(net)
     if backend == Backend.OPENAI:
         gen = get_generator(backend, served_model or str(low), **options)
@@ -168,10 +192,11 @@ def setting_build(low, spec, device: str = "cpu", *, server=None,
     gen = get_generator(backend, str(low), **options)
     if backend == Backend.VLLM:
         return gen, VLLMEngineSink(gen.engine())
-    return gen, HFModelSink(gen.engine().model)   # the dry run: vLLM's request path, CPU weights
+    return gen, HFModelSink(gen.engine().model)  # the dry run: vLLM's request path, CPU weights
 
 
 # -- data parallel: several engines, each holding its own alpha ------------------------------
+
 
 def alpha_waves(alphas: Sequence[float], engines: int) -> list[list[tuple[float, tuple]]]:
     """[(alpha, its engines), ...] per wave: whole alphas, one per engine, in waves of
@@ -184,8 +209,12 @@ def alpha_waves(alphas: Sequence[float], engines: int) -> list[list[tuple[float,
     rest = alphas[full:]
     if rest:
         r = len(rest)
-        waves.append([(a, tuple(range(g * engines // r, (g + 1) * engines // r)))
-                      for g, a in enumerate(rest)])
+        waves.append(
+            [
+                (a, tuple(range(g * engines // r, (g + 1) * engines // r)))
+                for g, a in enumerate(rest)
+            ]
+        )
     return waves
 
 
@@ -198,9 +227,16 @@ def engine_load_alpha(engine, low: str, high: str, alpha: float) -> float:
     key = (str(low), str(high))
     if st.get("endpoints") != key:
         llm = engine.gen.engine()
-        st.update(endpoints=key, alpha=None, pair=EndpointPair.load(low, high),
-                  sink=(HFModelSink(llm.model) if engine.gen.engine_name == "standin"
-                        else VLLMEngineSink(llm)))
+        st.update(
+            endpoints=key,
+            alpha=None,
+            pair=EndpointPair.load(low, high),
+            sink=(
+                HFModelSink(llm.model)
+                if engine.gen.engine_name == "standin"
+                else VLLMEngineSink(llm)
+            ),
+        )
     if st.get("alpha") != alpha:
         st["alpha"] = None
         st["sink"].load(st["pair"], alpha)
@@ -220,8 +256,16 @@ class EngineGroup(Generator):
     """Some engines of a DataParallelGenerator at one alpha, generating requests built in
     advance (the tokenizer stays in the calling thread)."""
 
-    def __init__(self, dp: DataParallelGenerator, engines: Sequence[int], built: dict,
-                 model: str, low, high, alpha: float):
+    def __init__(
+        self,
+        dp: DataParallelGenerator,
+        engines: Sequence[int],
+        built: dict,
+        model: str,
+        low,
+        high,
+        alpha: float,
+    ):
         self.dp, self.engines, self.built, self.model = dp, list(engines), built, model
         self.call = (engine_generate_at, str(low), str(high), float(alpha))
         self.backend = dp.backend
@@ -241,12 +285,26 @@ class PoolAlphaGenerator(Generator):
         self.backend = dp.backend
 
     def generate_samples(self, requests, sampling, callback=None, progress=False):
-        return self.dp.generate_via(requests, sampling, callback, call=(
-            engine_generate_at, str(self.low), str(self.high), self.alpha))
+        return self.dp.generate_via(
+            requests,
+            sampling,
+            callback,
+            call=(engine_generate_at, str(self.low), str(self.high), self.alpha),
+        )
 
 
-def pregenerate_alphas(dp: DataParallelGenerator, low, high, alphas: Sequence[float], problems,
-                       spec, out_root, log=print, on_wave=None, dry: bool = False):
+def pregenerate_alphas(
+    dp: DataParallelGenerator,
+    low,
+    high,
+    alphas: Sequence[float],
+    problems,
+    spec,
+    out_root,
+    log=print,
+    on_wave=None,
+    dry: bool = False,
+):
     """The single setting's samples of every alpha generated into each alpha's generation
     cache (out_root/alpha_<A>/generations.jsonl, under alpha_model_id: what the evaluation
     then reads), in alpha_waves over the engines; alphas already cached are skipped.
@@ -257,48 +315,81 @@ def pregenerate_alphas(dp: DataParallelGenerator, low, high, alphas: Sequence[fl
     for p in problems:
         m = build_messages(p, reasoning=spec.reasoning)
         reqs += [SampleRequest(m, i, sample_seed(sampling.seed, m, i)) for i in range(sampling.n)]
-    caches = {a: CachedGenerator(dp, Path(out_root) / alpha_dirname(a) / "generations.jsonl",
-                                 model_key=alpha_model_id(low, high, a)) for a in alphas}
+    caches = {
+        a: CachedGenerator(
+            dp,
+            Path(out_root) / alpha_dirname(a) / "generations.jsonl",
+            model_key=alpha_model_id(low, high, a),
+        )
+        for a in alphas
+    }
     todo = [a for a in alphas if caches[a].missing(reqs, sampling)]
     if dry:
         return todo
     seconds = {}
     if not todo:
         return seconds
-    built = dict(zip(((prompt_fingerprint(r.messages), r.index) for r in reqs),
-                     dp.front.build(reqs, sampling)))
+    built = dict(
+        zip(
+            ((prompt_fingerprint(r.messages), r.index) for r in reqs),
+            dp.front.build(reqs, sampling),
+        )
+    )
     pool = dp.pool()
     for w, wave in enumerate(alpha_waves(todo, pool.size)):
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=len(wave)) as ex:
-            jobs = [ex.submit(CachedGenerator(EngineGroup(dp, group, built, caches[a].model,
-                                                          low, high, a),
-                                              caches[a].store.path,
-                                              model_key=caches[a].model).generate_samples,
-                              reqs, sampling) for a, group in wave]
+            jobs = [
+                ex.submit(
+                    CachedGenerator(
+                        EngineGroup(dp, group, built, caches[a].model, low, high, a),
+                        caches[a].store.path,
+                        model_key=caches[a].model,
+                    ).generate_samples,
+                    reqs,
+                    sampling,
+                )
+                for a, group in wave
+            ]
             for job in jobs:
                 job.result()
         seconds[w] = time.perf_counter() - t0
         if on_wave is not None:
             on_wave([a for a, _ in wave])
         if log:
-            log(f"alpha wave {w + 1}: {', '.join(f'{a:+g} on engine(s) {list(g)}' for a, g in wave)}"
-                f" ({seconds[w]:.1f} s)")
+            log(
+                f"alpha wave {w + 1}: {', '.join(f'{a:+g} on engine(s) {list(g)}' for a, g in wave)}"
+                f" ({seconds[w]:.1f} s)"
+            )
     return seconds
 
 
 @dataclass
 class SweepResult:
-    summaries: dict                      # alpha -> evaluation summary
-    saved: dict = field(default_factory=dict)     # alpha -> checkpoint folder (save_alphas)
-    seconds: dict = field(default_factory=dict)   # load_model, load_endpoints, push{}, evaluate{}, save
+    summaries: dict  # alpha -> evaluation summary
+    saved: dict = field(default_factory=dict)  # alpha -> checkpoint folder (save_alphas)
+    seconds: dict = field(
+        default_factory=dict
+    )  # load_model, load_endpoints, push{}, evaluate{}, save
     model_ids: dict = field(default_factory=dict)  # alpha -> the model name it was evaluated under
 
 
-def sweep_alphas(low, high, alphas: Sequence[float], problems, spec, out_root, *,
-                 benchmark: str | None = None, save_alphas: Sequence[float] = (),
-                 save_dir=None, live: LiveAlphaModel | None = None, server=None,
-                 served_model: str | None = None, log=print) -> SweepResult:
+def sweep_alphas(
+    low,
+    high,
+    alphas: Sequence[float],
+    problems,
+    spec,
+    out_root,
+    *,
+    benchmark: str | None = None,
+    save_alphas: Sequence[float] = (),
+    save_dir=None,
+    live: LiveAlphaModel | None = None,
+    server=None,
+    served_model: str | None = None,
+    log=print,
+) -> SweepResult:
     """Evaluate theta_alpha for every alpha with one live model (see the module docstring);
     write checkpoints only for `save_alphas` (into save_dir, default out_root/../merged)."""
     alphas = sorted({float(a) for a in alphas})
@@ -310,36 +401,55 @@ def sweep_alphas(low, high, alphas: Sequence[float], problems, spec, out_root, *
     own = live is None
     dp = data_parallel_engines(low, spec) if live is None else None
     if dp is not None:
-        live = LiveAlphaModel(low, high, lambda: (dp, None))   # holds nothing: engines do
+        live = LiveAlphaModel(low, high, lambda: (dp, None))  # holds nothing: engines do
     live = live or live_model(low, high, spec, server=server, served_model=served_model)
     out_root = Path(out_root)
     res = SweepResult({}, seconds={"evaluate": {}})
+
     def evaluate(a: float) -> None:
         mid = alpha_model_id(low, high, a)
-        gen = (AlphaGenerator(live, a, mid, spec.backend) if dp is None
-               else PoolAlphaGenerator(dp, low, high, a, mid))
+        gen = (
+            AlphaGenerator(live, a, mid, spec.backend)
+            if dp is None
+            else PoolAlphaGenerator(dp, low, high, a, mid)
+        )
         t0 = time.perf_counter()
-        res.summaries[a] = spec.evaluate(mid, problems, out_root / alpha_dirname(a),
-                                         benchmark=benchmark, generator=gen)
+        res.summaries[a] = spec.evaluate(
+            mid, problems, out_root / alpha_dirname(a), benchmark=benchmark, generator=gen
+        )
         res.seconds["evaluate"][a] = time.perf_counter() - t0
         res.model_ids[a] = mid
         if log:
             s = res.summaries[a]
-            log(f"alpha {a:+g}: pass@1 {s.get('pass@1', float('nan')):.3f} "
+            log(
+                f"alpha {a:+g}: pass@1 {s.get('pass@1', float('nan')):.3f} "
                 f"({res.seconds['evaluate'][a]:.1f} s, push "
-                f"{live.seconds['push'].get(a, 0.0):.2f} s)")
+                f"{live.seconds['push'].get(a, 0.0):.2f} s)"
+            )
 
     try:
         if dp is not None and spec.setting == "single":
             # each wave's alphas are judged (their samples cached) on one thread while the
             # next wave generates; the results are the same as judging them afterwards
             with ThreadPoolExecutor(max_workers=1) as judge:
-                judged = [judge.submit(evaluate, a) for a in alphas
-                          if not pregenerate_alphas(dp, low, high, [a], problems, spec,
-                                                    out_root, log=None, dry=True)]
+                judged = [
+                    judge.submit(evaluate, a)
+                    for a in alphas
+                    if not pregenerate_alphas(
+                        dp, low, high, [a], problems, spec, out_root, log=None, dry=True
+                    )
+                ]
                 res.seconds["waves"] = pregenerate_alphas(
-                    dp, low, high, alphas, problems, spec, out_root, log=log,
-                    on_wave=lambda done: judged.extend(judge.submit(evaluate, a) for a in done))
+                    dp,
+                    low,
+                    high,
+                    alphas,
+                    problems,
+                    spec,
+                    out_root,
+                    log=log,
+                    on_wave=lambda done: judged.extend(judge.submit(evaluate, a) for a in done),
+                )
                 for fut in judged:
                     fut.result()
             res.summaries = {a: res.summaries[a] for a in alphas}
@@ -349,15 +459,20 @@ def sweep_alphas(low, high, alphas: Sequence[float], problems, spec, out_root, *
     finally:
         if dp is not None:
             dp.close()
-        res.seconds.update(load_model=live.seconds["load_model"],
-                           load_endpoints=live.seconds["load_endpoints"],
-                           push=dict(live.seconds["push"]))
+        res.seconds.update(
+            load_model=live.seconds["load_model"],
+            load_endpoints=live.seconds["load_endpoints"],
+            push=dict(live.seconds["push"]),
+        )
         if own:
             live.close()
     if save_alphas:
         t0 = time.perf_counter()
         folder = Path(save_dir) if save_dir is not None else out_root.parent / "merged"
-        res.saved = merge_grid(MergeConfig(str(low), str(high), tuple(sorted(set(save_alphas))),
-                                           str(folder), progress=False))
+        res.saved = merge_grid(
+            MergeConfig(
+                str(low), str(high), tuple(sorted(set(save_alphas))), str(folder), progress=False
+            )
+        )
         res.seconds["save"] = time.perf_counter() - t0
     return res

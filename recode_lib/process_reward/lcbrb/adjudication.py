@@ -41,8 +41,8 @@ from recode_lib.errors import RecodeError
 from recode_lib.jsonl import JsonlStore, read_jsonl, write_jsonl_atomic
 
 DECISIONS = ("accept", "reject", "swap", "pending")
-DECISIONS_FILE = "adjudication.jsonl"          # the store notebook 03 keeps in its folder
-PENDING_FILE = "adjudication_pending.jsonl"    # the pairs a batch run left for a human
+DECISIONS_FILE = "adjudication.jsonl"  # the store notebook 03 keeps in its folder
+PENDING_FILE = "adjudication_pending.jsonl"  # the pairs a batch run left for a human
 
 
 class AdjudicationPending(RecodeError, RuntimeError):
@@ -53,7 +53,7 @@ class AdjudicationPending(RecodeError, RuntimeError):
         super().__init__(message)
         self.pending, self.folder = pending, folder
 
-    def _render_traceback_(self):       # IPython shows the message without a Python traceback
+    def _render_traceback_(self):  # IPython shows the message without a Python traceback
         return [f"{type(self).__name__}: {self}"]
 
 
@@ -85,9 +85,14 @@ class DecisionStore:
             raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
         with self._locked():
             store = self._reload()
-            rec = {"seq": len(store), "pair_id": pair_id, "decision": decision, "by": by,
-                   "note": note,
-                   "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            rec = {
+                "seq": len(store),
+                "pair_id": pair_id,
+                "decision": decision,
+                "by": by,
+                "note": note,
+                "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            }
             store.append(rec)
         return rec
 
@@ -109,25 +114,29 @@ def read_pending(folder) -> list[dict]:
     the file when no run wrote one."""
     path = Path(folder) / PENDING_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no pending LCB-RB pairs here (notebook 03 writes this "
-                                "file when it runs with ADJUDICATION = \"widget\")")
+        raise FileNotFoundError(
+            f"{path}: no pending LCB-RB pairs here (notebook 03 writes this "
+            'file when it runs with ADJUDICATION = "widget")'
+        )
     return read_jsonl(path)
 
 
 def pending_message(n_pending: int, n_pairs: int, folder) -> str:
     """How to decide the pending pairs and carry on, in words (AdjudicationPending's message)."""
     folder = Path(folder)
-    return (f"{n_pending} of {n_pairs} LCB-RB pairs await human adjudication (ADJUDICATION = "
-            f"\"widget\"); the pending pairs are in {folder / PENDING_FILE}. Decide them either\n"
-            f"  in a terminal:   recode adjudicate {folder}\n"
-            f"  or in JupyterLab (make lab): the widget notebook 03 shows, or in any notebook cell\n"
-            f"    from recode_lib.process_reward.lcbrb.adjudication import pending_widget; "
-            f"pending_widget(\"{folder}\")\n"
-            f"Every decision is saved at once to {folder / DECISIONS_FILE} (stop any time and "
-            "come back); skipped pairs stay pending. Then re-run this notebook (a batch run: "
-            "resume it, it picks the decisions up). To go on without human verification "
-            "instead, run it with ADJUDICATION = \"auto\" (the benchmark is then labelled "
-            "unverified).")
+    return (
+        f"{n_pending} of {n_pairs} LCB-RB pairs await human adjudication (ADJUDICATION = "
+        f'"widget"); the pending pairs are in {folder / PENDING_FILE}. Decide them either\n'
+        f"  in a terminal:   recode adjudicate {folder}\n"
+        f"  or in JupyterLab (make lab): the widget notebook 03 shows, or in any notebook cell\n"
+        f"    from recode_lib.process_reward.lcbrb.adjudication import pending_widget; "
+        f'pending_widget("{folder}")\n'
+        f"Every decision is saved at once to {folder / DECISIONS_FILE} (stop any time and "
+        "come back); skipped pairs stay pending. Then re-run this notebook (a batch run: "
+        "resume it, it picks the decisions up). To go on without human verification "
+        'instead, run it with ADJUDICATION = "auto" (the benchmark is then labelled '
+        "unverified)."
+    )
 
 
 def require_human_decisions(pairs, store: DecisionStore, folder) -> int:
@@ -137,28 +146,52 @@ def require_human_decisions(pairs, store: DecisionStore, folder) -> int:
     pending = undecided_by_human(pairs, store)
     write_jsonl_atomic(Path(folder) / PENDING_FILE, pending)
     if pending:
-        raise AdjudicationPending(pending_message(len(pending), len(pairs), folder),
-                                  pending=len(pending), folder=str(folder))
+        raise AdjudicationPending(
+            pending_message(len(pending), len(pairs), folder),
+            pending=len(pending),
+            folder=str(folder),
+        )
     return len(pairs)
 
 
 # the terminal loop's answers: what the user types -> the decision recorded (None: skip)
-ANSWERS = {"a": "accept", "accept": "accept", "r": "reject", "reject": "reject",
-           "s": "swap", "swap": "swap", "n": None, "next": None, "skip": None}
+ANSWERS = {
+    "a": "accept",
+    "accept": "accept",
+    "r": "reject",
+    "reject": "reject",
+    "s": "swap",
+    "swap": "swap",
+    "n": None,
+    "next": None,
+    "skip": None,
+}
 QUIT = ("q", "quit", "exit")
 PROMPT = "[a]ccept  [r]eject  [s]wap (the second is better)  [n]ext (skip)  [q]uit > "
 
 
 def _trace_block(title: str, trace: str, verdict: dict, consistent, max_chars: int) -> str:
-    text = trace if len(trace) <= max_chars else trace[:max_chars] + \
-        f"\n... [{len(trace) - max_chars} more characters]"
+    text = (
+        trace
+        if len(trace) <= max_chars
+        else trace[:max_chars] + f"\n... [{len(trace) - max_chars} more characters]"
+    )
     rule = "-" * 78
-    return (f"{rule}\n{title}: outcome {verdict.get('outcome')}, passed {verdict.get('passed')}/"
-            f"{verdict.get('total')}, judge says consistent: {consistent}\n{rule}\n{text}\n")
+    return (
+        f"{rule}\n{title}: outcome {verdict.get('outcome')}, passed {verdict.get('passed')}/"
+        f"{verdict.get('total')}, judge says consistent: {consistent}\n{rule}\n{text}\n"
+    )
 
 
-def terminal_loop(pairs, store: DecisionStore, *, read=input, write=print,
-                  redo: bool = False, max_chars: int = 4000) -> dict:
+def terminal_loop(
+    pairs,
+    store: DecisionStore,
+    *,
+    read=input,
+    write=print,
+    redo: bool = False,
+    max_chars: int = 4000,
+) -> dict:
     """Ask for a decision on each pair still undecided by a human (every pair with redo=True),
     one at a time: the problem, then the better (passing) and the worse (failing) trace with
     their sandbox verdicts and the consistency judge's answers, then a prompt (PROMPT). Each
@@ -167,15 +200,31 @@ def terminal_loop(pairs, store: DecisionStore, *, read=input, write=print,
     "total"} (left: still without a human decision afterwards)."""
     queue = list(pairs) if redo else undecided_by_human(pairs, store)
     decided = skipped = 0
-    write(f"{len(queue)} pair(s) to adjudicate ({len(pairs)} pending in all); decisions go to "
-          f"{store.path}")
+    write(
+        f"{len(queue)} pair(s) to adjudicate ({len(pairs)} pending in all); decisions go to "
+        f"{store.path}"
+    )
     for i, p in enumerate(queue, start=1):
         c = p.get("consistency") or {}
         write(f"\n=== [{i}/{len(queue)}] {p['id']} ===\n{p.get('prompt', '')[:3000]}\n")
-        write(_trace_block("FIRST: better (passes)", p["better"], p.get("better_verdict") or {},
-                           c.get("better"), max_chars))
-        write(_trace_block("SECOND: worse (fails)", p["worse"], p.get("worse_verdict") or {},
-                           c.get("worse"), max_chars))
+        write(
+            _trace_block(
+                "FIRST: better (passes)",
+                p["better"],
+                p.get("better_verdict") or {},
+                c.get("better"),
+                max_chars,
+            )
+        )
+        write(
+            _trace_block(
+                "SECOND: worse (fails)",
+                p["worse"],
+                p.get("worse_verdict") or {},
+                c.get("worse"),
+                max_chars,
+            )
+        )
         while True:
             try:
                 answer = read(PROMPT).strip().lower()
@@ -193,8 +242,10 @@ def terminal_loop(pairs, store: DecisionStore, *, read=input, write=print,
         decided += 1
         write(f"saved: {ANSWERS[answer]}")
     left = len(undecided_by_human(pairs, store))
-    write(f"\n{decided} decided, {skipped} skipped; {left} of {len(pairs)} still without a human "
-          "decision")
+    write(
+        f"\n{decided} decided, {skipped} skipped; {left} of {len(pairs)} still without a human "
+        "decision"
+    )
     return {"decided": decided, "skipped": skipped, "left": left, "total": len(pairs)}
 
 
@@ -214,10 +265,12 @@ def auto_decide(pairs, store: DecisionStore, policy: str = "pending") -> int:
 
 
 def _pane(title: str, trace: str, verdict: dict, consistent) -> str:
-    return (f"<b>{html.escape(title)}</b> — outcome {html.escape(str(verdict.get('outcome')))}, "
-            f"passed {verdict.get('passed')}/{verdict.get('total')}, judge says consistent: "
-            f"{consistent}<pre style='white-space:pre-wrap;max-height:420px;overflow:auto'>"
-            f"{html.escape(trace)}</pre>")
+    return (
+        f"<b>{html.escape(title)}</b> — outcome {html.escape(str(verdict.get('outcome')))}, "
+        f"passed {verdict.get('passed')}/{verdict.get('total')}, judge says consistent: "
+        f"{consistent}<pre style='white-space:pre-wrap;max-height:420px;overflow:auto'>"
+        f"{html.escape(trace)}</pre>"
+    )
 
 
 def adjudication_widget(pairs, store: DecisionStore, *, redo: bool = False):
@@ -227,10 +280,15 @@ def adjudication_widget(pairs, store: DecisionStore, *, redo: bool = False):
     have = store.decisions()
     queue = [p for p in pairs if redo or have.get(p["id"], {}).get("by") != "human"]
     state = {"i": 0}
-    header, left, right = w.HTML(), w.HTML(layout=w.Layout(width="50%")), \
-        w.HTML(layout=w.Layout(width="50%"))
-    buttons = {name: w.Button(description=name.capitalize()) for name in
-               ("accept", "reject", "swap", "skip")}
+    header, left, right = (
+        w.HTML(),
+        w.HTML(layout=w.Layout(width="50%")),
+        w.HTML(layout=w.Layout(width="50%")),
+    )
+    buttons = {
+        name: w.Button(description=name.capitalize())
+        for name in ("accept", "reject", "swap", "skip")
+    }
 
     def show():
         if state["i"] >= len(queue):
@@ -241,8 +299,10 @@ def adjudication_widget(pairs, store: DecisionStore, *, redo: bool = False):
             return
         p = queue[state["i"]]
         c = p.get("consistency", {})
-        header.value = (f"<b>{state['i'] + 1}/{len(queue)}</b> {html.escape(p['id'])}"
-                        f"<pre style='white-space:pre-wrap'>{html.escape(p['prompt'][:3000])}</pre>")
+        header.value = (
+            f"<b>{state['i'] + 1}/{len(queue)}</b> {html.escape(p['id'])}"
+            f"<pre style='white-space:pre-wrap'>{html.escape(p['prompt'][:3000])}</pre>"
+        )
         left.value = _pane("Better (passes)", p["better"], p["better_verdict"], c.get("better"))
         right.value = _pane("Worse (fails)", p["worse"], p["worse_verdict"], c.get("worse"))
 
@@ -252,6 +312,7 @@ def adjudication_widget(pairs, store: DecisionStore, *, redo: bool = False):
                 store.record(queue[state["i"]]["id"], name, "human")
             state["i"] += 1
             show()
+
         return handler
 
     for name, b in buttons.items():
@@ -264,5 +325,6 @@ def pending_widget(folder, *, redo: bool = False):
     """adjudication_widget over the pairs a batch run left in folder (read_pending), saving to
     folder/DECISIONS_FILE: paste into any JupyterLab cell, no model is loaded."""
     folder = Path(folder)
-    return adjudication_widget(read_pending(folder), DecisionStore(folder / DECISIONS_FILE),
-                               redo=redo)
+    return adjudication_widget(
+        read_pending(folder), DecisionStore(folder / DECISIONS_FILE), redo=redo
+    )

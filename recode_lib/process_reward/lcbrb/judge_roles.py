@@ -51,6 +51,7 @@ class JudgeEndpointError(RecodeError, ValueError):
 class JudgeChoice:
     """One judge role resolved: the model asked for and the one used (`backend` "openai" for
     the endpoint, else the open judge's), with `fallback` the reason when they differ."""
+
     role: str
     requested: str
     used: str
@@ -68,8 +69,12 @@ class JudgeChoice:
         return get_generator("openai", self.used, base_url=self.base_url, api_key=key, **kw)
 
     def to_dict(self) -> dict:
-        return {"requested": self.requested, "used": self.used, "backend": self.backend,
-                "fallback": self.fallback}
+        return {
+            "requested": self.requested,
+            "used": self.used,
+            "backend": self.backend,
+            "fallback": self.fallback,
+        }
 
 
 def _names(value) -> tuple[str, ...]:
@@ -84,6 +89,7 @@ class JudgeRoles:
     judge (a local model); consistency_model: the filter's judge ("" = the open judge);
     base_url / api_key_env: the OpenAI-compatible endpoint of every endpoint judge;
     api_judges: endpoint baselines (e.g. GPT-4-Turbo); classifiers: public RM classifiers."""
+
     open_model: str
     open_backend: str = "hf"
     consistency_model: str = ""
@@ -96,8 +102,9 @@ class JudgeRoles:
 
     def __post_init__(self):
         if self.on_missing not in ON_MISSING:
-            raise ValueError(f"ON_MISSING_JUDGE must be one of {ON_MISSING}, got "
-                             f"{self.on_missing!r}")
+            raise ValueError(
+                f"ON_MISSING_JUDGE must be one of {ON_MISSING}, got {self.on_missing!r}"
+            )
         self.api_judges, self.classifiers = _names(self.api_judges), _names(self.classifiers)
 
     def missing(self) -> str | None:
@@ -107,8 +114,10 @@ class JudgeRoles:
             return "no OpenAI-compatible endpoint (JUDGE_BASE_URL is empty)"
         host = urlparse(self.base_url).hostname or ""
         if host not in LOCAL_HOSTS and not os.environ.get(self.api_key_env or ""):
-            return (f"no API key for {self.base_url} (${self.api_key_env} is not set; "
-                    "JUDGE_API_KEY_ENV names the variable)")
+            return (
+                f"no API key for {self.base_url} (${self.api_key_env} is not set; "
+                "JUDGE_API_KEY_ENV names the variable)"
+            )
         return None
 
     def _endpoint(self, role: str, model: str) -> JudgeChoice:
@@ -116,13 +125,20 @@ class JudgeRoles:
         if why is None:
             choice = JudgeChoice(role, model, model, "openai", self.base_url, self.api_key_env)
         elif self.on_missing == "error":
-            raise JudgeEndpointError(f"the {role} judge {model!r} runs behind an OpenAI-"
-                                     f"compatible endpoint, but there is {why}; set it, or "
-                                     "ON_MISSING_JUDGE = \"fallback\" to use the open judge "
-                                     f"{self.open_model!r} in its place (recorded)")
+            raise JudgeEndpointError(
+                f"the {role} judge {model!r} runs behind an OpenAI-"
+                f"compatible endpoint, but there is {why}; set it, or "
+                'ON_MISSING_JUDGE = "fallback" to use the open judge '
+                f"{self.open_model!r} in its place (recorded)"
+            )
         else:
-            choice = JudgeChoice(role, model, self.open_model, self.open_backend,
-                                 fallback=f"{why}: the open judge {self.open_model!r} stands in")
+            choice = JudgeChoice(
+                role,
+                model,
+                self.open_model,
+                self.open_backend,
+                fallback=f"{why}: the open judge {self.open_model!r} stands in",
+            )
         self.chosen[role] = choice
         return choice
 
@@ -143,20 +159,33 @@ class JudgeRoles:
         "run:<path>" entry resolves under run_dir (recorded as the stand-in it is)."""
         out = {}
         for c in self.classifiers:
-            path = str(Path(run_dir) / c[len(RUN_PREFIX):]) if c.startswith(RUN_PREFIX) else c
+            path = str(Path(run_dir) / c[len(RUN_PREFIX) :]) if c.startswith(RUN_PREFIX) else c
             self.chosen[f"rm:{c}"] = JudgeChoice(
-                f"rm:{c}", c, path, "classifier",
-                fallback=(f"a stand-in classifier from this run ({path})"
-                          if c.startswith(RUN_PREFIX) else None))
+                f"rm:{c}",
+                c,
+                path,
+                "classifier",
+                fallback=(
+                    f"a stand-in classifier from this run ({path})"
+                    if c.startswith(RUN_PREFIX)
+                    else None
+                ),
+            )
             out[f"rm:{c}"] = path
         return out
 
     def record(self) -> dict[str, dict]:
         """{role: {"requested", "used", "backend", "fallback"}} of every role resolved so far,
         plus "open" (the open LLM judge of the pointwise/pairwise baselines)."""
-        return {"open": {"requested": self.open_model, "used": self.open_model,
-                         "backend": self.open_backend, "fallback": None},
-                **{r: c.to_dict() for r, c in self.chosen.items()}}
+        return {
+            "open": {
+                "requested": self.open_model,
+                "used": self.open_model,
+                "backend": self.open_backend,
+                "fallback": None,
+            },
+            **{r: c.to_dict() for r, c in self.chosen.items()},
+        }
 
     def any_fallback(self) -> bool:
         return any(c.fallback for c in self.chosen.values())

@@ -22,21 +22,33 @@ import re
 
 from recode_lib.generation.chat import generate
 
-POINTWISE_SYSTEM = ("You are a strict reviewer of reasoning for programming problems. Judge only "
-                    "the quality of the reasoning: factual correctness, logical rigor and logical "
-                    "coherence.")
-POINTWISE_USER = ("Problem:\n{prompt}\n\nResponse:\n{trace}\n\nRate the reasoning of the response "
-                  "from 1 (worst) to 10 (best). Reply with one line: Score: <number>")
-PAIRWISE_USER = ("Problem:\n{prompt}\n\nResponse A:\n{a}\n\nResponse B:\n{b}\n\nWhich response has "
-                 "the better reasoning (factual correctness, logical rigor, logical coherence)? "
-                 "Reply with one line: Answer: A or Answer: B")
-CONSISTENCY_USER = ("Problem:\n{prompt}\n\nResponse:\n{trace}\n\nDoes the code implement exactly "
-                    "what the reasoning describes (same algorithm, same edge cases, no "
-                    "contradiction)? Reply with one line: Answer: yes or Answer: no")
+POINTWISE_SYSTEM = (
+    "You are a strict reviewer of reasoning for programming problems. Judge only "
+    "the quality of the reasoning: factual correctness, logical rigor and logical "
+    "coherence."
+)
+POINTWISE_USER = (
+    "Problem:\n{prompt}\n\nResponse:\n{trace}\n\nRate the reasoning of the response "
+    "from 1 (worst) to 10 (best). Reply with one line: Score: <number>"
+)
+PAIRWISE_USER = (
+    "Problem:\n{prompt}\n\nResponse A:\n{a}\n\nResponse B:\n{b}\n\nWhich response has "
+    "the better reasoning (factual correctness, logical rigor, logical coherence)? "
+    "Reply with one line: Answer: A or Answer: B"
+)
+CONSISTENCY_USER = (
+    "Problem:\n{prompt}\n\nResponse:\n{trace}\n\nDoes the code implement exactly "
+    "what the reasoning describes (same algorithm, same edge cases, no "
+    "contradiction)? Reply with one line: Answer: yes or Answer: no"
+)
 
-_SCORE_PATTERNS = [r"score\s*[:=\-]?\s*\**\s*(\d+(?:\.\d+)?)", r"(\d+(?:\.\d+)?)\s*/\s*10\b",
-                   r"rating\s*[:=\-]?\s*\**\s*(\d+(?:\.\d+)?)", r"\*\*(\d+(?:\.\d+)?)\*\*",
-                   r"^\s*(\d+(?:\.\d+)?)\s*$"]
+_SCORE_PATTERNS = [
+    r"score\s*[:=\-]?\s*\**\s*(\d+(?:\.\d+)?)",
+    r"(\d+(?:\.\d+)?)\s*/\s*10\b",
+    r"rating\s*[:=\-]?\s*\**\s*(\d+(?:\.\d+)?)",
+    r"\*\*(\d+(?:\.\d+)?)\*\*",
+    r"^\s*(\d+(?:\.\d+)?)\s*$",
+]
 _MAX_KEPT = 50
 
 
@@ -53,10 +65,14 @@ def parse_score(text: str) -> float | None:
 
 
 def parse_choice(text: str) -> str | None:
-    """"A" or "B" from a pairwise reply, or None (both or neither mentioned as the answer)."""
+    """ "A" or "B" from a pairwise reply, or None (both or neither mentioned as the answer)."""
     t = (text or "").strip()
-    for pat in (r"answer\s*[:=\-]?\s*\**\s*\[*\(?([AB])\b", r"\[\[([AB])\]\]",
-                r"response\s+([AB])\s+(?:is|has)\s+(?:the\s+)?better", r"^\s*\**\(?([AB])\)?\**\s*[.:]?\s*$"):
+    for pat in (
+        r"answer\s*[:=\-]?\s*\**\s*\[*\(?([AB])\b",
+        r"\[\[([AB])\]\]",
+        r"response\s+([AB])\s+(?:is|has)\s+(?:the\s+)?better",
+        r"^\s*\**\(?([AB])\)?\**\s*[.:]?\s*$",
+    ):
         m = re.search(pat, t, flags=re.IGNORECASE | re.MULTILINE)
         if m:
             return m.group(1).upper()
@@ -75,23 +91,34 @@ def parse_yes_no(text: str) -> bool | None:
 
 
 class _Judge:
-    def __init__(self, generator, *, temperature: float = 0.0, max_new_tokens: int = 32,
-                 seed: int = 0, batch_size: int = 16):
+    def __init__(
+        self,
+        generator,
+        *,
+        temperature: float = 0.0,
+        max_new_tokens: int = 32,
+        seed: int = 0,
+        batch_size: int = 16,
+    ):
         self.generator = generator
-        self.sampling = dict(temperature=temperature, top_p=1.0, max_new_tokens=max_new_tokens,
-                             n=1, seed=seed)
+        self.sampling = dict(
+            temperature=temperature, top_p=1.0, max_new_tokens=max_new_tokens, n=1, seed=seed
+        )
         self.batch_size = batch_size
         self.parse_failures = 0
         self.calls = 0
         self.failures: list[str] = []
 
     def _ask(self, users: list[str], system: str = POINTWISE_SYSTEM) -> list[str]:
-        msgs = [[{"role": "system", "content": system}, {"role": "user", "content": u}]
-                for u in users]
+        msgs = [
+            [{"role": "system", "content": system}, {"role": "user", "content": u}] for u in users
+        ]
         out = []
         for s in range(0, len(msgs), self.batch_size):
-            out += [c[0].text for c in generate(self.generator, msgs[s:s + self.batch_size],
-                                                **self.sampling)]
+            out += [
+                c[0].text
+                for c in generate(self.generator, msgs[s : s + self.batch_size], **self.sampling)
+            ]
         self.calls += len(msgs)
         return out
 
@@ -113,8 +140,9 @@ class _Judge:
 
 class PointwiseJudge(_Judge):
     def score(self, prompts: list[str], traces: list[str]) -> list[float | None]:
-        replies = self._ask([POINTWISE_USER.format(prompt=p, trace=t)
-                             for p, t in zip(prompts, traces)])
+        replies = self._ask(
+            [POINTWISE_USER.format(prompt=p, trace=t) for p, t in zip(prompts, traces)]
+        )
         return self._parse_all(replies, parse_score)
 
 
@@ -126,11 +154,14 @@ class PairwiseJudge(_Judge):
     def compare(self, prompts, traces_a, traces_b) -> list[float]:
         """1.0 when A is judged better, 0.0 when B, 0.5 for a tie/disagreement/unparsable."""
         n = len(prompts)
-        users = [PAIRWISE_USER.format(prompt=p, a=a, b=b)
-                 for p, a, b in zip(prompts, traces_a, traces_b)]
+        users = [
+            PAIRWISE_USER.format(prompt=p, a=a, b=b) for p, a, b in zip(prompts, traces_a, traces_b)
+        ]
         if self.both_orders:
-            users += [PAIRWISE_USER.format(prompt=p, a=b, b=a)
-                      for p, a, b in zip(prompts, traces_a, traces_b)]
+            users += [
+                PAIRWISE_USER.format(prompt=p, a=b, b=a)
+                for p, a, b in zip(prompts, traces_a, traces_b)
+            ]
         votes = self._parse_all(self._ask(users), parse_choice)
         out = []
         for i in range(n):
@@ -138,7 +169,7 @@ class PairwiseJudge(_Judge):
             if not self.both_orders:
                 out.append(0.5 if v1 is None else v1)
                 continue
-            v2 = {"A": 0.0, "B": 1.0}.get(votes[n + i])      # swapped order: "A" means b
+            v2 = {"A": 0.0, "B": 1.0}.get(votes[n + i])  # swapped order: "A" means b
             known = [v for v in (v1, v2) if v is not None]
             out.append(0.5 if not known or (len(known) == 2 and v1 != v2) else known[0])
         return out
@@ -146,6 +177,7 @@ class PairwiseJudge(_Judge):
 
 class ConsistencyJudge(_Judge):
     def check(self, prompts, traces) -> list[bool | None]:
-        replies = self._ask([CONSISTENCY_USER.format(prompt=p, trace=t)
-                             for p, t in zip(prompts, traces)])
+        replies = self._ask(
+            [CONSISTENCY_USER.format(prompt=p, trace=t) for p, t in zip(prompts, traces)]
+        )
         return self._parse_all(replies, parse_yes_no)

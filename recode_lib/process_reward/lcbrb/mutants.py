@@ -36,9 +36,9 @@ OPS = ("cmp_boundary", "cmp_negate", "int_off_by_one", "arith_swap", "bool_swap"
 
 @dataclass(frozen=True)
 class Mutant:
-    op: str        # one of OPS
-    code: str      # the mutated program (ast.unparse)
-    site: str      # where: "line L: <original expression>"
+    op: str  # one of OPS
+    code: str  # the mutated program (ast.unparse)
+    site: str  # where: "line L: <original expression>"
 
 
 def normalize(code: str) -> str:
@@ -64,10 +64,13 @@ def _sites(tree: ast.AST) -> list[tuple[str, ast.AST, int]]:
                     out.append(("arith_swap", node, 0))
                 elif isinstance(node, ast.BoolOp) and type(node.op) in _BOOL:
                     out.append(("bool_swap", node, 0))
-                elif (isinstance(node, ast.Constant) and type(node.value) is int):
+                elif isinstance(node, ast.Constant) and type(node.value) is int:
                     out.append(("int_off_by_one", node, 0))
-                elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                      and node.func.id in ("min", "max")):
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id in ("min", "max")
+                ):
                     out.append(("minmax_swap", node, 0))
     # nested functions are walked twice (as statements of the outer one and on their own)
     seen, unique = set(), []

@@ -37,14 +37,20 @@ from collections import defaultdict
 
 from recode_lib.metrics import TIE, bootstrap_ci, is_tie, preference_from_vote
 
-
-HEADLINE_TIE_RULE = "half"          # the headline accuracy counts a tie as 0.5; "strict" beside it
-TIE_RULE_ANCHOR = ("RewardBench (Lambert et al. 2024, github.com/allenai/reward-bench): "
-                   "scripts/run_generative.py scores a judge's tie or unparsable verdict 0.5 "
-                   "('effectively a tie'); scripts/run_rm.py scores a classifier RM "
-                   "'1 if chosen > rejected else 0', where continuous scores almost never tie")
-TIE_RULE = {"headline": HEADLINE_TIE_RULE, "headline_key": "accuracy_ties_half",
-            "beside": "strict", "beside_key": "accuracy", "anchor": TIE_RULE_ANCHOR}
+HEADLINE_TIE_RULE = "half"  # the headline accuracy counts a tie as 0.5; "strict" beside it
+TIE_RULE_ANCHOR = (
+    "RewardBench (Lambert et al. 2024, github.com/allenai/reward-bench): "
+    "scripts/run_generative.py scores a judge's tie or unparsable verdict 0.5 "
+    "('effectively a tie'); scripts/run_rm.py scores a classifier RM "
+    "'1 if chosen > rejected else 0', where continuous scores almost never tie"
+)
+TIE_RULE = {
+    "headline": HEADLINE_TIE_RULE,
+    "headline_key": "accuracy_ties_half",
+    "beside": "strict",
+    "beside_key": "accuracy",
+    "anchor": TIE_RULE_ANCHOR,
+}
 
 
 def _outcome(a, b) -> float:
@@ -59,6 +65,7 @@ def rm_method(scorer):
         sc = scorer.score(prompts + prompts, chosen + rejected)
         n = len(prompts)
         return [_outcome(sc[i], sc[n + i]) for i in range(n)]
+
     run.parse_failures = lambda: 0
     return run
 
@@ -68,6 +75,7 @@ def pointwise_method(judge):
         sc = judge.score(prompts + prompts, chosen + rejected)
         n = len(prompts)
         return [_outcome(sc[i], sc[n + i]) for i in range(n)]
+
     run.parse_failures = lambda: judge.parse_failures
     return run
 
@@ -75,6 +83,7 @@ def pointwise_method(judge):
 def pairwise_method(judge):
     def run(prompts, chosen, rejected):
         return judge.compare(prompts, chosen, rejected)
+
     run.parse_failures = lambda: judge.parse_failures
     return run
 
@@ -87,6 +96,7 @@ def length_method(prefer: str = "longer"):
 
     def run(prompts, chosen, rejected):
         return [_outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected)]
+
     run.parse_failures = lambda: 0
     return run
 
@@ -98,18 +108,31 @@ def tie_half(vote) -> float:
 
 
 def _row(name, outcomes, n_boot, seed, extra):
-    mean, lo, hi = bootstrap_ci([preference_from_vote(o) for o in outcomes], n_boot=n_boot,
-                                seed=seed)
+    mean, lo, hi = bootstrap_ci(
+        [preference_from_vote(o) for o in outcomes], n_boot=n_boot, seed=seed
+    )
     half, hlo, hhi = bootstrap_ci([tie_half(o) for o in outcomes], n_boot=n_boot, seed=seed)
-    return {"method": name, "n": len(outcomes), "accuracy": mean, "ci_low": lo, "ci_high": hi,
-            "ties": sum(o is None or o == TIE for o in outcomes),
-            "accuracy_ties_half": half, "ci_low_ties_half": hlo, "ci_high_ties_half": hhi,
-            "accuracy_headline": half, "ci_low_headline": hlo, "ci_high_headline": hhi,
-            "tie_rule": HEADLINE_TIE_RULE, **extra}
+    return {
+        "method": name,
+        "n": len(outcomes),
+        "accuracy": mean,
+        "ci_low": lo,
+        "ci_high": hi,
+        "ties": sum(o is None or o == TIE for o in outcomes),
+        "accuracy_ties_half": half,
+        "ci_low_ties_half": hlo,
+        "ci_high_ties_half": hhi,
+        "accuracy_headline": half,
+        "ci_low_headline": hlo,
+        "ci_high_headline": hhi,
+        "tie_rule": HEADLINE_TIE_RULE,
+        **extra,
+    }
 
 
-def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
-                     by_type: bool = True) -> list[dict]:
+def evaluate_methods(
+    pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0, by_type: bool = True
+) -> list[dict]:
     """One row per method (pair_type "all"), plus one per method and pair_type when by_type."""
     if not pairs:
         raise ValueError("evaluate_methods: no pairs")
@@ -127,12 +150,24 @@ def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
         outcomes = fn(prompts, chosen, rejected)
         secs = time.perf_counter() - t0
         if len(outcomes) != len(pairs):
-            raise ValueError(f"method {name!r} returned {len(outcomes)} outcomes for "
-                             f"{len(pairs)} pairs")
+            raise ValueError(
+                f"method {name!r} returned {len(outcomes)} outcomes for {len(pairs)} pairs"
+            )
         fails = (fn.parse_failures() if hasattr(fn, "parse_failures") else 0) - before
-        rows.append(_row(name, outcomes, n_boot, seed, {
-            "pair_type": "all", "parse_failures": fails, "seconds": secs,
-            "pairs_per_second": len(pairs) / secs if secs > 0 else None}))
+        rows.append(
+            _row(
+                name,
+                outcomes,
+                n_boot,
+                seed,
+                {
+                    "pair_type": "all",
+                    "parse_failures": fails,
+                    "seconds": secs,
+                    "pairs_per_second": len(pairs) / secs if secs > 0 else None,
+                },
+            )
+        )
         if by_type:
             groups = defaultdict(list)
             for p, o in zip(pairs, outcomes):
@@ -143,8 +178,9 @@ def evaluate_methods(pairs, methods: dict, *, n_boot: int = 2000, seed: int = 0,
     return rows
 
 
-def evaluate_datasets(datasets: dict, methods: dict, *, n_boot: int = 2000, seed: int = 0,
-                      log=print) -> list[dict]:
+def evaluate_datasets(
+    datasets: dict, methods: dict, *, n_boot: int = 2000, seed: int = 0, log=print
+) -> list[dict]:
     """evaluate_methods over several pair sets ({name: pairs}); each row gains "dataset". An
     empty set is skipped (logged), not an error."""
     rows = []
@@ -153,6 +189,8 @@ def evaluate_datasets(datasets: dict, methods: dict, *, n_boot: int = 2000, seed
             if log:
                 log(f"{name}: no pairs, not evaluated")
             continue
-        rows += [{"dataset": name, **r} for r in evaluate_methods(pairs, methods, n_boot=n_boot,
-                                                                  seed=seed)]
+        rows += [
+            {"dataset": name, **r}
+            for r in evaluate_methods(pairs, methods, n_boot=n_boot, seed=seed)
+        ]
     return rows

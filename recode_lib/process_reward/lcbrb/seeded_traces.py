@@ -30,10 +30,10 @@ from collections import Counter
 
 from tqdm.auto import tqdm
 
-from recode_lib.process_reward.lcbrb.mutants import make_mutants, normalize
-from recode_lib.process_reward.crpl import CRPLConfig, judge_and_store
 from recode_lib.generation.chat import generate, make_generator
 from recode_lib.jsonl import JsonlStore
+from recode_lib.process_reward.crpl import CRPLConfig, judge_and_store
+from recode_lib.process_reward.lcbrb.mutants import make_mutants, normalize
 from recode_lib.prompts import canonical_trace, user_prompt
 
 EXPLAIN_SYSTEM = (
@@ -48,8 +48,10 @@ _TAGS = re.compile(r"</?think>")
 
 def explain_messages(prompt_text: str, code: str) -> list[dict]:
     """Chat messages asking for the reasoning behind `code` (the same for every kind)."""
-    user = (f"Problem:\n{prompt_text.strip()}\n\nSolution:\n```python\n{code.strip()}\n```\n\n"
-            "Write the reasoning that leads to this solution.")
+    user = (
+        f"Problem:\n{prompt_text.strip()}\n\nSolution:\n```python\n{code.strip()}\n```\n\n"
+        "Write the reasoning that leads to this solution."
+    )
     return [{"role": "system", "content": EXPLAIN_SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -72,12 +74,16 @@ def seed_programs(problem, n_mutants: int = 2, seed: int = 0) -> list[tuple[str,
         shown_ref = normalize(ref) if mutants else ref
     except SyntaxError:
         mutants, shown_ref = [], ref
-    return ([("reference", "reference", shown_ref)] + own
-            + [(f"mutant:{m.op}", m.site, m.code) for m in mutants])
+    return (
+        [("reference", "reference", shown_ref)]
+        + own
+        + [(f"mutant:{m.op}", m.site, m.code) for m in mutants]
+    )
 
 
-def generate_seeded_traces(problems, cfg: CRPLConfig, store_path, *, n_mutants: int = 2,
-                           generator=None, execute=None) -> tuple[list[dict], dict]:
+def generate_seeded_traces(
+    problems, cfg: CRPLConfig, store_path, *, n_mutants: int = 2, generator=None, execute=None
+) -> tuple[list[dict], dict]:
     """(records, report). One record per (problem, seeded program), id "<pid>#<origin>#<k>".
     cfg supplies the policy (model, backend, temperature, max_new_tokens), batch_size, seed."""
     store = JsonlStore(store_path)
@@ -95,27 +101,47 @@ def generate_seeded_traces(problems, cfg: CRPLConfig, store_path, *, n_mutants: 
         generator = make_generator(cfg.policy_backend, cfg.policy)
     bar = tqdm(total=len(todo), desc="seeded traces", unit="trace")
     for start in range(0, len(todo), cfg.batch_size):
-        chunk = todo[start:start + cfg.batch_size]
-        outs = generate(generator, [explain_messages(user_prompt(p), code)
-                                    for p, _, _, _, code in chunk],
-                        temperature=cfg.policy_temperature, top_p=0.95,
-                        max_new_tokens=cfg.policy_max_new_tokens, n=1, seed=cfg.seed + start)
+        chunk = todo[start : start + cfg.batch_size]
+        outs = generate(
+            generator,
+            [explain_messages(user_prompt(p), code) for p, _, _, _, code in chunk],
+            temperature=cfg.policy_temperature,
+            top_p=0.95,
+            max_new_tokens=cfg.policy_max_new_tokens,
+            n=1,
+            seed=cfg.seed + start,
+        )
         recs = []
         for (p, tid, origin, detail, code), comps in zip(chunk, outs):
             reasoning = clean_reasoning(comps[0].text)
             trace, why = canonical_trace(reasoning, code)
             usable = trace is not None
-            recs.append({
-                "id": tid, "problem_id": p.id, "policy": cfg.policy, "seeded": True,
-                "origin": origin, "origin_detail": detail,
-                "prompt": user_prompt(p), "entry_point": p.entry_point,
-                "response": comps[0].text, "reasoning": reasoning,
-                "reasoning_from": "explain_given_code", "code": code,
-                "trace": trace, "usable": usable, "format_ok": usable,
-                "reason": "" if usable else ("no reasoning in the reply" if not reasoning
-                                             else why),
-                "n_tokens": comps[0].n_tokens, "tests": p.tests,
-                "time_limit_s": p.time_limit_s, "memory_mb": p.memory_mb})
+            recs.append(
+                {
+                    "id": tid,
+                    "problem_id": p.id,
+                    "policy": cfg.policy,
+                    "seeded": True,
+                    "origin": origin,
+                    "origin_detail": detail,
+                    "prompt": user_prompt(p),
+                    "entry_point": p.entry_point,
+                    "response": comps[0].text,
+                    "reasoning": reasoning,
+                    "reasoning_from": "explain_given_code",
+                    "code": code,
+                    "trace": trace,
+                    "usable": usable,
+                    "format_ok": usable,
+                    "reason": ""
+                    if usable
+                    else ("no reasoning in the reply" if not reasoning else why),
+                    "n_tokens": comps[0].n_tokens,
+                    "tests": p.tests,
+                    "time_limit_s": p.time_limit_s,
+                    "memory_mb": p.memory_mb,
+                }
+            )
         judge_and_store(recs, store, execute)
         bar.update(len(chunk))
     bar.close()
@@ -127,7 +153,8 @@ def generate_seeded_traces(problems, cfg: CRPLConfig, store_path, *, n_mutants: 
         if not r["usable"]:
             report["unusable"] += 1
     report["equivalent_mutants"] = report.get("mutant:correct", 0)
-    report["failing_references"] = sum(v for k, v in report.items()
-                                       if k.startswith("reference:") and k != "reference:correct")
+    report["failing_references"] = sum(
+        v for k, v in report.items() if k.startswith("reference:") and k != "reference:correct"
+    )
     report["traces"] = len(records)
     return records, dict(report)
