@@ -218,14 +218,6 @@ def test_a_truncated_tool_setting_answer_gets_no_reward_in_training():
     assert funcs[0](["p"], [rollout], completion_ids=[[5, 6, 7]]) == [0.0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TRL's response parser (trl.chat_template_utils."
-    "parse_response with the qwen3 template) takes a literal '<think>' inside the "
-    "code block after the think block as the reasoning's opener and cuts the code "
-    "there: training judges broken code that evaluation (raw text) runs; not "
-    "fixable from the parsed message (the raw turn is gone)",
-)
 def test_trl_parsed_answer_with_a_think_tag_inside_its_code_keeps_its_code(tiny_model_dir):
     from transformers import AutoTokenizer
     from trl.chat_template_utils import parse_response as trl_parse
@@ -243,3 +235,27 @@ def test_trl_parsed_answer_with_a_think_tag_inside_its_code_keeps_its_code(tiny_
     ids = tok(raw + "<|im_end|>", add_special_tokens=False)["input_ids"]
     msg = trl_parse(tok, ids, prefix=tok(prefix, add_special_tokens=False)["input_ids"])
     assert parse_response(final_answer("tool", [msg])[0]).code == parse_response(raw).code
+
+
+def test_tool_tokenizer_still_files_a_leading_think_block_as_reasoning(tiny_model_dir):
+    """The anchored reasoning opener (environments.chat.anchor_reasoning) keeps TRL's reading of
+    a normal turn: the think block goes to reasoning_content, a tool call to tool_calls."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import parse_response as trl_parse
+
+    from recode_lib.environments import PythonToolEnv, prepare_tool_tokenizer
+
+    tok = prepare_tool_tokenizer(AutoTokenizer.from_pretrained(tiny_model_dir))
+    prefix = tok.apply_chat_template(
+        [{"role": "user", "content": "add"}],
+        tools=[PythonToolEnv().run_python],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
+    call = '<tool_call>\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n</tool_call>'
+    raw = "<think>plan</think>\nlet me run it\n" + call
+    ids = tok(raw + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    msg = trl_parse(tok, ids, prefix=tok(prefix, add_special_tokens=False)["input_ids"])
+    assert msg["reasoning_content"] == "plan"
+    assert msg["content"].strip() == "let me run it"
+    assert msg["tool_calls"][0]["function"]["name"] == "run_python"

@@ -13,6 +13,9 @@
   template (trl.chat_template_utils.qwen3_template: `<tool_call>{json}</tool_call>`).
 - Anything else raises ValueError naming the template's start: set a tool template yourself.
 A template with tool support is left alone when the tokenizer already has a response template.
+Every response template it leaves on the tokenizer opens the reasoning only at the start of the
+turn (anchor_reasoning): TRL's templates open it at any `<think>`, so a literal '<think>' inside
+the code after the think block cut the code there in training while evaluation ran it whole.
 SmolLM2-135M-Instruct renders and parses fine with CHATML_TOOLS but does not call tools: 0 calls
 in 8 tool-setting episodes on the micro-benchmark, and 0 in 8 with a one-shot tool-call example
 in the system block (not kept; docs/settings.md).
@@ -21,6 +24,8 @@ It does not run tools (the environments do).
 
 from __future__ import annotations
 
+import copy
+import re
 from pathlib import Path
 
 CHATML_TOOLS = (Path(__file__).with_name("chatml_tools.jinja")).read_text(encoding="utf-8")
@@ -30,19 +35,44 @@ def is_plain_chatml(template) -> bool:
     return isinstance(template, str) and "<|im_start|>" in template and "tools" not in template
 
 
+def anchor_reasoning(response_template):
+    """A copy of a transformers response template whose `reasoning_content` field opens only at
+    the start of the assistant turn (or of its prefill), never at a later '<think>'.
+
+    The template's parser opens a field wherever its opener occurs: with TRL's templates a
+    '<think>' written inside the code after the think block (`s = '<think>'`) starts a second
+    reasoning region and the code is cut there, so training judged broken code that evaluation
+    (the raw text) runs. Anchored, the whole turn after the first think block stays content.
+    Templates without a literal reasoning opener (or not a dict) are returned unchanged."""
+    if not isinstance(response_template, dict):
+        return response_template
+    field = response_template.get("fields", {}).get("reasoning_content")
+    if not isinstance(field, dict) or not isinstance(field.get("open"), str):
+        return response_template
+    out = copy.deepcopy(response_template)
+    anchored = out["fields"]["reasoning_content"]
+    anchored["open_pattern"] = r"\A" + re.escape(anchored.pop("open"))
+    return out
+
+
 def prepare_tool_tokenizer(tok):
-    """Give `tok` a chat template that renders tools and a response template TRL parses."""
+    """Give `tok` a chat template that renders tools and a response template TRL parses (its
+    reasoning opened only at the start of a turn: anchor_reasoning)."""
     from trl.chat_template_utils import add_response_schema, qwen3_template
 
     template = getattr(tok, "chat_template", None)
     if getattr(tok, "response_template", None) is not None and not is_plain_chatml(template):
+        tok.response_template = anchor_reasoning(tok.response_template)
         return tok
     if is_plain_chatml(template):
         tok.chat_template = CHATML_TOOLS
-        tok.response_template = qwen3_template
+        tok.response_template = anchor_reasoning(qwen3_template)
         return tok
     try:
-        return add_response_schema(tok)
+        tok = add_response_schema(tok)
+        if getattr(tok, "response_template", None) is not None:
+            tok.response_template = anchor_reasoning(tok.response_template)
+        return tok
     except ValueError as exc:
         raise ValueError(
             f"no tool-calling template known for this tokenizer (template starts "
