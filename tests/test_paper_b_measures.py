@@ -115,11 +115,13 @@ def test_checkpoints_that_solve_different_problems_turn_over_beyond_the_null():
 
 
 def test_the_frontier_records_matched_turnover_beside_the_raw_one(tmp_path):
-    recs = lambda outs: [
-        {"problem_id": f"p{i}", "sample": j, "outcome": o}  # noqa: E731
-        for i, row in enumerate(outs)
-        for j, o in enumerate(row)
-    ]
+    def recs(outs):
+        return [
+            {"problem_id": f"p{i}", "sample": j, "outcome": o}
+            for i, row in enumerate(outs)
+            for j, o in enumerate(row)
+        ]
+
     C, W = "correct", "correctness_failure"
     samples = {0.0: recs([[C, W, W, W], [W, W, W, W]]), 1.0: recs([[W, W, W, W], [C, W, W, W]])}
     payload = F.write_frontier(tmp_path, samples)

@@ -238,7 +238,7 @@ def _run_workers(
     for t in threads:
         t.join()
     bar.close()
-    for p, chunk in procs:
+    for p, _chunk in procs:
         if p.wait() != 0:
             raise DataError(f"{name}: reference worker exited with status {p.returncode}")
 

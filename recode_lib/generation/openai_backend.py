@@ -116,7 +116,7 @@ class OpenAIGenerator(Generator):
                 raise _Retryable(
                     f"HTTP {exc.code}: {detail}",
                     float(ra) if ra and ra.replace(".", "", 1).isdigit() else None,
-                )
+                ) from exc
             raise GenerationError(f"{where}: HTTP {exc.code} from {self.url}: {detail}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None

@@ -1406,7 +1406,7 @@ def _audit(
             if kind is frame_type:
                 raise err("the tests' code cannot be read by the submission")
             pre = frame.f_locals.get("pre")  # _call's frozen view of the tests' classes
-            for cls, (keys, values) in pre[4][2] if typ(pre) is tuple else ():
+            for _cls, (_keys, values) in pre[4][2] if typ(pre) is tuple else ():
                 for v in values:
                     if v is target or (typ(v) in wrapped and v.__func__ is target):
                         raise err("the tests' code cannot be read by the submission")
@@ -1908,7 +1908,9 @@ class _Channel:
         try:
             reply = _frame_read(self.rep)
         except (ValueError, RecursionError, MemoryError) as exc:
-            raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+            raise _CandidateError(
+                "bad reply from the submission: %s" % type(exc).__name__
+            ) from None
         if not isinstance(reply, list) or not reply:
             raise _CandidateError("the submission process ended")
         return reply
@@ -1922,7 +1924,9 @@ class _Channel:
             try:
                 after = _import_remote(codec.decode(reply[2]), self)
             except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as exc:
-                raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+                raise _CandidateError(
+                    "bad reply from the submission: %s" % type(exc).__name__
+                ) from None
             if not (
                 type(after) is list
                 and len(after) == 2
