@@ -116,7 +116,7 @@ def main() -> None:
     for precision in ("bfloat16", "int8"):
         copy, outs = samples[precision]
         diffs = []
-        for p, c in zip(prompts, outs):
+        for p, c in zip(prompts, outs, strict=True):
             lq = logps(copy, p + c, len(p))
             lp = logps(policy, p + c, len(p))
             diffs.append(lq - lp)

@@ -141,7 +141,7 @@ def ensemble_pass_at_k(
     if allocation is not None and sum(alloc) != budget:
         raise ValueError(f"allocation sums to {sum(alloc)}, budget is {budget}")
     p_none = 1.0
-    for j, ((n, c), b) in enumerate(zip(counts, alloc)):
+    for j, ((n, c), b) in enumerate(zip(counts, alloc, strict=True)):
         if b == 0:
             continue
         if n < b:

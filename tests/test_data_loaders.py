@@ -75,7 +75,7 @@ def test_evalplus_call_tests(shared_data_dir):
     raw = [
         json.loads(line) for line in gzip.open(shared_data_dir / "HumanEvalPlus.jsonl.gz", "rt")
     ][:3]
-    for p, r in zip(hp, raw):
+    for p, r in zip(hp, raw, strict=True):
         t = p.tests
         assert t["kind"] == "call" and t["fn_name"] == r["entry_point"]
         assert len(t["cases"]) == len(r["base_input"]) + len(r["plus_input"])

@@ -382,7 +382,7 @@ class EchoRunner:
     def run(self, codes, tests, *, ids=None, time_limit_s=None, memory_mb=None, step=None):
         self.seen.extend(codes)
         out = []
-        for code, _t in zip(codes, tests):
+        for code, _t in zip(codes, tests, strict=True):
             if code is None:
                 out.append(
                     {

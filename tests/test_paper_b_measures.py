@@ -177,7 +177,9 @@ def test_gains_are_absolute_and_relative_with_paired_intervals(tmp_path):
     assert g["relative"] == pytest.approx(0.25) and g["relative_lo"] <= 0.25 <= g["relative_hi"]
     d = [
         y - x
-        for x, y in zip(E.problem_values(many, [1.0], 4), E.problem_values(many, [0.0, 0.5], 4))
+        for x, y in zip(
+            E.problem_values(many, [1.0], 4), E.problem_values(many, [0.0, 0.5], 4), strict=True
+        )
     ]
     assert (g["lo"], g["hi"]) == bootstrap_ci(d, n_boot=500)[1:]  # paired: per-problem differences
     p = E.write_ensemble(tmp_path, counts, [1, 4], stable=STABLE, runs=runs, n_boot=200)

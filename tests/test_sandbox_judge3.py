@@ -56,7 +56,7 @@ def _same(a, b):
     if isinstance(a, float) and a != a:
         return b != b
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return len(a) == len(b) and all(k in b and _same(v, b[k]) for k, v in a.items())
     return a == b

@@ -89,7 +89,7 @@ def test_rendered_transcripts_parse_back_replay_and_pass(built, tiny_model_dir):
         texts = assistant_texts(tok, msgs, setting_tools(setting))
         turns = [m for m in msgs if m["role"] == "assistant"]
         assert len(texts) == len(turns)
-        for m, text in zip(turns, texts):
+        for m, text in zip(turns, texts, strict=True):
             content, calls, errors = parse_turn(text)
             assert not errors
             assert calls == [c["function"] for c in m.get("tool_calls") or []], t["id"]
@@ -310,7 +310,7 @@ def test_one_tiny_sft_step_writes_a_loadable_merged_checkpoint(built, tiny_model
     agentic = rows[[t["setting"] for t in built.transcripts].index("agentic")]
     trained = tok.decode([i for i in agentic["labels"] if i != -100])
     context = tok.decode(
-        [i for i, lab in zip(agentic["input_ids"], agentic["labels"]) if lab == -100]
+        [i for i, lab in zip(agentic["input_ids"], agentic["labels"], strict=True) if lab == -100]
     )
     assert (
         "<tool_call>" in trained and "<tool_response>" not in trained

@@ -287,7 +287,7 @@ def turnover_table(
     counts = {a: counts_from_records(recs) for a, recs in sel.items()}
     alphas = sorted(sets)
     rows = []
-    for a, b in zip(alphas, alphas[1:]):
+    for a, b in zip(alphas, alphas[1:], strict=False):
         m = matched_turnover(counts[a], counts[b], n_boot=n_boot, seed=seed)
         rows.append(
             {
@@ -441,7 +441,11 @@ def check_overlay(frontiers: Mapping[str, Mapping]) -> str:
         seen[name] = fps.pop()
     if len(set(seen.values())) > 1:
         (a, fa), (b, fb) = next(
-            ((x, y) for x, y in zip(seen.items(), list(seen.items())[1:]) if x[1] != y[1])
+            (
+                (x, y)
+                for x, y in zip(seen.items(), list(seen.items())[1:], strict=False)
+                if x[1] != y[1]
+            )
         )
         pa, pb = frontiers[a].get("protocol") or {}, frontiers[b].get("protocol") or {}
         diff = {

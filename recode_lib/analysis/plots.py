@@ -149,11 +149,11 @@ def draw_alpha_points(ax, rows) -> None:
     ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
     cmap = plt.get_cmap("viridis")
     lo, hi = (min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)) if rows else (0, 1)
-    for r, x, y in zip(rows, xs, ys):
+    for r, x, y in zip(rows, xs, ys, strict=True):
         c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
         inside = 0.0 <= r["alpha"] <= 1.0
         ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
-    annotate_points(ax, [(f"{r['alpha']:g}", x, y) for r, x, y in zip(rows, xs, ys)])
+    annotate_points(ax, [(f"{r['alpha']:g}", x, y) for r, x, y in zip(rows, xs, ys, strict=True)])
 
 
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
@@ -232,7 +232,7 @@ def fig_setting_frontiers(
     fig, axes = plt.subplots(
         1, len(sweeps), figsize=(3.4 * len(sweeps), 3.2), squeeze=False, sharex=True, sharey=True
     )
-    for ax, (setting, sweep) in zip(axes[0], sweeps.items()):
+    for ax, (setting, sweep) in zip(axes[0], sweeps.items(), strict=True):
         sweep_data = sweep if isinstance(sweep, Mapping) else _load(sweep)
         rows = sweep_data["rows"]
         if setting in alphas:
@@ -247,7 +247,10 @@ def fig_setting_frontiers(
             ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
         ax.scatter(xs, ys, marker="*", s=90, color="#e63946", zorder=3)
         annotate_points(
-            ax, [(r.get("run", ""), x, y) for r, x, y in zip(rows, xs, ys)], (4, -9), "#e63946"
+            ax,
+            [(r.get("run", ""), x, y) for r, x, y in zip(rows, xs, ys, strict=True)],
+            (4, -9),
+            "#e63946",
         )
         ax.set_title(f"{setting}")
         ax.set_xlabel("correctness-failure rate")
@@ -346,7 +349,7 @@ def fig_reward_curves(
         raise NoData(f"no logged steps in {list(runs.values())}")
     panels = ["reward"] + [c for c in components if curves.metric.str.endswith("/" + c).any()]
     fig, axes = plt.subplots(1, len(panels), figsize=(2.8 * len(panels), 2.6), squeeze=False)
-    for ax, panel in zip(axes[0], panels):
+    for ax, panel in zip(axes[0], panels, strict=True):
         for run, g in curves.groupby("run", sort=False):
             sel = (
                 g[g.metric == panel] if panel == "reward" else g[g.metric.str.endswith("/" + panel)]
@@ -411,15 +414,15 @@ def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> li
     if table.empty or table.accuracy.isna().all():
         raise NoData(f"no accuracy rows in {lcbrb} / {rm}")
     table = table.dropna(subset=["accuracy"])
-    labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method)]
+    labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method, strict=True)]
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table), 3.0))
 
     def gap(x, y):
         return abs(x - y) if y is not None and y == y else 0.0
 
     err = [
-        [gap(a, lo) for a, lo in zip(table.accuracy, table.ci_low)],
-        [gap(a, hi) for a, hi in zip(table.accuracy, table.ci_high)],
+        [gap(a, lo) for a, lo in zip(table.accuracy, table.ci_low, strict=True)],
+        [gap(a, hi) for a, hi in zip(table.accuracy, table.ci_high, strict=True)],
     ]
     ax.bar(range(len(table)), table.accuracy, yerr=err, capsize=3, color="#457b9d")
     ax.axhline(0.5, color="#6c757d", ls="--", lw=0.8, label="chance")
@@ -462,7 +465,7 @@ def draw_eval_outcomes(ax, summaries: Mapping[str, Mapping]) -> None:
             width=0.6,
             label=outcome.replace("_", " "),
         )
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     for x, n in enumerate(names):
         s = summaries[n]
         if "pass@1" in s:

@@ -317,7 +317,7 @@ def build_tests(
             limits = [_ceil_ms(2.0 * x + 1.0) for x in limits]
         time_limit = max(limits, default=EVALPLUS_MIN_TIME_LIMIT_S)
     cases = []
-    for j, (a, o) in enumerate(zip(inputs, outputs)):
+    for j, (a, o) in enumerate(zip(inputs, outputs, strict=False)):
         args = a if json_exact(a) else encode(a)
         cases.append(
             {
@@ -429,7 +429,7 @@ def problems_with_tests(
     time_rule: "evalplus" (per-test limits, the default) or "recode" (module doc)."""
     expected = expected_outputs(jobs, cache_key, workers=workers)
     out = []
-    for (d, inputs, where), job in zip(items, jobs):
+    for (d, inputs, where), job in zip(items, jobs, strict=True):
         outs, times = expected[job["id"]]
         d["tests"], d["time_limit_s"] = build_tests(
             family,

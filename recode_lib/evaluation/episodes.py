@@ -155,7 +155,7 @@ class SingleTurn:
                 self.generator.close()
         if on_episodes and buffer:
             on_episodes(list(buffer))
-        return [single_episode(m, c) for m, c in zip(missing, comps)]
+        return [single_episode(m, c) for m, c in zip(missing, comps, strict=True)]
 
 
 def single_episode(item, comp) -> FinishedEpisode:

@@ -162,7 +162,7 @@ def _gain(
     s, r = summary[policy], summary[reference]
     per_p, per_r = s["per_seed_average"], r["per_seed_average"]
     if len(per_p) == len(per_r):
-        per_seed = [relative_change(a, b) for a, b in zip(per_p, per_r)]
+        per_seed = [relative_change(a, b) for a, b in zip(per_p, per_r, strict=True)]
     elif len(per_r) == 1:
         per_seed = [relative_change(a, per_r[0]) for a in per_p]
     elif len(per_p) == 1:

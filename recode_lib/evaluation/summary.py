@@ -219,12 +219,13 @@ def pooled_summary(summaries: Iterable[Mapping]) -> dict:
         "outcomes": {o: mean(lambda s, o=o: s["outcomes"].get(o, 0.0)) for o in OUTCOMES},
         "hang": mean(lambda s: s.get("failure_kinds", {}).get(HANG, 0.0)),
         "tool_calls": sum(
-            e.get("mean_tool_calls", 0.0) * int(s["n_samples"]) for e, s in zip(episodes, summaries)
+            e.get("mean_tool_calls", 0.0) * int(s["n_samples"])
+            for e, s in zip(episodes, summaries, strict=True)
         )
         / n,
         "tool_errors": sum(
             e.get("mean_tool_errors", 0.0) * int(s["n_samples"])
-            for e, s in zip(episodes, summaries)
+            for e, s in zip(episodes, summaries, strict=True)
         )
         / n,
         "tokens": mean(lambda s: s["tokens"]["mean"]),

@@ -281,7 +281,7 @@ class EnginePool:
             self.engines = [LocalEngine() for _ in range(self.size)]
         futures = [
             e.submit("start", self.model, self.options, {**(env or {}), **own}, c)
-            for e, own, c in zip(self.engines, envs, cores)
+            for e, own, c in zip(self.engines, envs, cores, strict=True)
         ]
         try:
             self.info = [self.result(j, f) for j, f in enumerate(futures)]
@@ -487,7 +487,7 @@ class DataParallelGenerator(Generator):
                     raise GenerationError(
                         f"engine {j} returned {len(comps)} completions for {len(idx)} requests"
                     )
-                for i, c in zip(idx, comps):
+                for i, c in zip(idx, comps, strict=True):
                     results[i] = c
                     if callback is not None:
                         callback(i, c)

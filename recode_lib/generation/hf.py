@@ -213,7 +213,7 @@ class HFGenerator(Generator):
                 outs = self._generate_batch(
                     [rendered[i][0] for i in idx], [requests[i].seed for i in idx], sampling
                 )
-                for i, comp in zip(idx, outs):
+                for i, comp in zip(idx, outs, strict=True):
                     self.generated_tokens += comp.n_tokens
                     if memo is not None:
                         memo[keys[i]] = dataclasses.replace(comp)

@@ -461,7 +461,9 @@ def setting_tool_use(folder: Path) -> dict:
     calls = [int(r.get("tool_calls") or 0) for r in rows]
     errors = [int(r.get("tool_errors") or 0) for r in rows]
     with_call = sum(c > 0 for c in calls)
-    ran = [max(0, c - e) for c, e in zip(calls, errors)]  # parsed, known tool, ran without error
+    ran = [
+        max(0, c - e) for c, e in zip(calls, errors, strict=True)
+    ]  # parsed, known tool, ran without error
     front = read_json_or_none(folder / "frontier.json") or {}
     alpha = read_json_or_none(folder / "alpha" / "frontier.json") or {}
     return {

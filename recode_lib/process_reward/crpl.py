@@ -191,7 +191,7 @@ def generate_base_traces(
             seed=cfg.seed + start,
         )
         recs = []
-        for (p, k), comps in zip(chunk, outs):
+        for (p, k), comps in zip(chunk, outs, strict=True):
             text = comps[0].text
             parsed = parse_response(text)
             reasoning, source = parsed.reasoning, "before"
@@ -358,7 +358,7 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
                     seed=spec.seed + start,
                 )
             done = []
-            for (t, d, r), comps in zip(chunk, outs):
+            for (t, d, r), comps in zip(chunk, outs, strict=True):
                 reasons, rejected, rec = [], [], None
                 for c in comps:
                     reason, parsed = check_rewrite(t, c.text)

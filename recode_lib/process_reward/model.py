@@ -371,7 +371,7 @@ class ProcessRewardScorer:
         if len(prompts) != len(traces):
             raise ValueError(f"{len(prompts)} prompts but {len(traces)} traces")
         ids = []
-        for p, t in zip(prompts, traces):
+        for p, t in zip(prompts, traces, strict=True):
             x = encode(self.tok, p, t or "")
             if len(x) > self.max_length:
                 self.truncated += 1
@@ -415,7 +415,7 @@ def pairwise_accuracy(scorer, pairs) -> dict:
     n = len(pairs)
     correct = [preference_outcome(sc[i], sc[n + i]) for i in range(n)]
     by_type = defaultdict(list)
-    for p, c in zip(pairs, correct):
+    for p, c in zip(pairs, correct, strict=True):
         by_type[p.get("pair_type", "all")].append(c)
     return {
         "overall": sum(correct) / n,

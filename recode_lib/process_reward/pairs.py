@@ -107,7 +107,7 @@ def build_pairs(
             minus = chosen_rw.get((t["id"], dim, "degrade"))
             sides = {"plus": plus, "minus": minus, "base": t}
             for ptype, (a, b) in zip(
-                PAIR_TYPES, (("plus", "minus"), ("plus", "base"), ("base", "minus"))
+                PAIR_TYPES, (("plus", "minus"), ("plus", "base"), ("base", "minus")), strict=True
             ):
                 if sides[a] is None or sides[b] is None:
                     rejected["missing_side"] += 1

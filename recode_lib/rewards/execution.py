@@ -280,7 +280,7 @@ class SandboxRunner:
                 )
                 for r in records
             }
-        return {rec["id"]: res for rec, res in zip(records, results)}
+        return {rec["id"]: res for rec, res in zip(records, results, strict=True)}
 
 
 _DEFAULT: SandboxRunner | None = None

@@ -70,7 +70,7 @@ def strict_reward(
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
-        for p, res in zip(parsed, results):
+        for p, res in zip(parsed, results, strict=True):
             row = base_row(p, res)
             r_k = levels(res, [] if label == "inf" else [int(label)], rule)[label]
             row.update(reward=float(r_k), r_k=float(r_k))
@@ -132,7 +132,7 @@ def partial_discrete_reward(
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
-        for p, res in zip(parsed, results):
+        for p, res in zip(parsed, results, strict=True):
             row = base_row(p, res)
             r_ks = levels(res, ks, rule)
             row["reward"] = sum(r_ks.values()) / len(r_ks)
@@ -165,7 +165,7 @@ def partial_continuous_reward(runner: SandboxRunner | None = None) -> RewardFunc
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
-        for p, res in zip(parsed, results):
+        for p, res in zip(parsed, results, strict=True):
             row = base_row(p, res)
             row["reward"] = 1.0 if row["out"] == 1.0 else size_prefix_credit(res)
             rows.append(row)

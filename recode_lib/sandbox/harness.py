@@ -1112,7 +1112,7 @@ def _restore_process(gcbase, sigbase):
         or _get_ident() != _main_thread().ident
     ):
         return
-    for sig, handler in zip(sigs, handlers):
+    for sig, handler in zip(sigs, handlers, strict=False):
         if handler is not None and _getsignal(sig) is not handler:
             try:
                 _setsignal(sig, handler)
@@ -1310,7 +1310,7 @@ def _put_module(d, frozen, name, get=dict.get):
     if _unchanged(d, frozen):
         return
     keys, values = frozen
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=False):
         if get(d, k, d) is not v:
             d[k] = v
     if len(d) != len(keys):
@@ -1330,7 +1330,7 @@ def _put_class(cls, frozen):
     if _unchanged(cd, frozen):
         return
     keys, values = frozen
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=False):
         if cd.get(k, cd) is not v:
             try:
                 _T_SET(cls, k, v)
@@ -1935,7 +1935,7 @@ class _Channel:
                 and type(after[1]) is dict
             ):
                 raise _CandidateError("bad reply from the submission")
-            for old, new in zip(args, after[0]):
+            for old, new in zip(args, after[0], strict=True):
                 _sync(old, new)
             for key, old in kwargs.items():
                 if key in after[1]:
@@ -2048,7 +2048,7 @@ def _sync(old, new, depth=0):
         return False
     if t is tuple:
         if len(old) == len(new):
-            for o, n in zip(old, new):
+            for o, n in zip(old, new, strict=True):
                 _sync(o, n, depth + 1)
         return True
     if t is list:

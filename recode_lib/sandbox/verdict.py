@@ -95,7 +95,7 @@ def _allclose(a, b, atol: float, rtol: float = 1e-7) -> bool:
             return a == b  # numpy: non-finite values by equality (NaN never equal)
         return abs(a - b) <= atol + rtol * abs(b)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
-        return all(_allclose(x, y, atol, rtol) for x, y in zip(a, b))
+        return all(_allclose(x, y, atol, rtol) for x, y in zip(a, b, strict=True))
     return False
 
 
@@ -189,7 +189,7 @@ def _stdio_equal(out: str, exp: str, float_tol: float | None) -> bool:
     if got.count("\n") != want.count("\n"):  # line counts first, without splitting
         return False
     tol = Decimal(str(float_tol)) if float_tol is not None else None
-    for g, w in zip(_lines(got), _lines(want)):
+    for g, w in zip(_lines(got), _lines(want), strict=True):
         g, w = g.strip(), w.strip()
         if g == w:
             continue

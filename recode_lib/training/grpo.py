@@ -643,7 +643,7 @@ def train(
         sandbox_config=reward_sandbox_config(recipe),
     )
     if recipe.domain == "code":  # fail before loading anything, not at the first reward
-        for tests, pid in zip(dataset["tests"], dataset["problem_id"]):
+        for tests, pid in zip(dataset["tests"], dataset["problem_id"], strict=True):
             runner.check_tests(json.loads(tests), f"problem {pid!r}")
         require_checkers(
             [json.loads(t) for t in dataset["tests"]],

@@ -579,7 +579,7 @@ def judge(pending: list, runner, drop) -> list[dict]:
         memory_mb=[int(p.memory_mb) for p, *_ in pending],
     )
     kept = []
-    for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results):
+    for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results, strict=True):
         if res.get("status") != "passed":
             drop(
                 p,
@@ -644,7 +644,7 @@ def check_parses_back(tok, transcript: dict, chat_template=None) -> None:
     msgs = [m for m in transcript["messages"]]
     texts = assistant_texts(tok, msgs, setting_tools(transcript["setting"]), chat_template)
     turns = [m for m in msgs if m.get("role") == "assistant"]
-    for k, (m, text) in enumerate(zip(turns, texts)):
+    for k, (m, text) in enumerate(zip(turns, texts, strict=True)):
         content, calls, errors = parse_turn(text)
         want = [c.get("function", c) for c in m.get("tool_calls") or []]
         if errors or calls != want or content.strip() != (m.get("content") or "").strip():

@@ -255,7 +255,7 @@ def _merge_tensor(torch, lo, hi, alphas, outs, reader, writer, ws) -> None:
         l32.copy_(raw_lo.view(src))
         d32.copy_(raw_hi.view(src))
         d32.sub_(l32)
-        for a, fh in zip(alphas, outs):
+        for a, fh in zip(alphas, outs, strict=True):
             buf = writer.get_buffer()
             target = buf[:nb].view(src)
             if src == work:

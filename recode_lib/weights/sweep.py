@@ -333,6 +333,7 @@ def pregenerate_alphas(
         zip(
             ((prompt_fingerprint(r.messages), r.index) for r in reqs),
             dp.front.build(reqs, sampling),
+            strict=True,
         )
     )
     pool = dp.pool()

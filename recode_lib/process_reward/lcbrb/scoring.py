@@ -95,7 +95,9 @@ def length_method(prefer: str = "longer"):
     sign = 1 if prefer == "longer" else -1
 
     def run(prompts, chosen, rejected):
-        return [_outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected)]
+        return [
+            _outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected, strict=True)
+        ]
 
     run.parse_failures = lambda: 0
     return run
@@ -170,7 +172,7 @@ def evaluate_methods(
         )
         if by_type:
             groups = defaultdict(list)
-            for p, o in zip(pairs, outcomes):
+            for p, o in zip(pairs, outcomes, strict=True):
                 groups[p.get("pair_type") or "all"].append(o)
             if len(groups) > 1:
                 for t, outs in sorted(groups.items()):

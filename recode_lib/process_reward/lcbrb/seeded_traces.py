@@ -112,7 +112,7 @@ def generate_seeded_traces(
             seed=cfg.seed + start,
         )
         recs = []
-        for (p, tid, origin, detail, code), comps in zip(chunk, outs):
+        for (p, tid, origin, detail, code), comps in zip(chunk, outs, strict=True):
             reasoning = clean_reasoning(comps[0].text)
             trace, why = canonical_trace(reasoning, code)
             usable = trace is not None
