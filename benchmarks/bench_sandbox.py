@@ -47,7 +47,7 @@ def plus_records(name: str, code_of=None, limit: int | None = None) -> list[dict
 
 
 def load_avg() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def bench_overhead(n: int = 60) -> None:

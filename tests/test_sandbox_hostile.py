@@ -191,10 +191,10 @@ def test_test_cases_cannot_be_read_from_disk(tmp_path):
         with open(p, "w") as fh:
             fh.write(f"secret-{TOKEN}")
     code = (
-        "def f(x):\n    for p in %r:\n        try:\n"
+        f"def f(x):\n    for p in {paths!r}:\n        try:\n"
         "            return open(p).read()[:19]\n        except OSError:\n"
         "            pass\n    return 'not found'\n"
-    ) % (paths,)
+    )
     try:
         res = contained(code, SECRET)
     finally:
@@ -216,10 +216,10 @@ def test_killing_the_parent_and_others_fails_safely():
 
 def test_writing_outside_the_working_directory_leaves_nothing():
     code = (
-        "def f(x):\n    for p in %r:\n        try:\n            open(p, 'w').write('x')\n"
+        f"def f(x):\n    for p in {MARKERS!r}:\n        try:\n            open(p, 'w').write('x')\n"
         "        except OSError:\n            pass\n    open('here.txt', 'w').write('ok')\n"
         "    return x\n"
-    ) % (MARKERS,)
+    )
     assert contained(code, CALL1)["status"] == "passed"
 
 

@@ -63,7 +63,7 @@ def frames_to(cond):
     `cond` (an expression in `f`) holds."""
     return (
         "import sys\ndef _find():\n    f = sys._getframe(1)\n"
-        "    while f is not None and not (%s):\n        f = f.f_back\n    return f\n" % cond
+        f"    while f is not None and not ({cond}):\n        f = f.f_back\n    return f\n"
     )
 
 
