@@ -4,6 +4,7 @@ ruff version the dev extra pins (a formatter of another version formats differen
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -35,3 +36,14 @@ def test_pre_commit_uses_the_pinned_ruff():
     assert {h["id"] for h in ruff["hooks"]} == {"ruff-check", "ruff-format"}
     [local] = [r for r in repos if r["repo"] == "local"]
     assert local["hooks"][0]["entry"] == "python -m recode_lib.nbtools check"
+
+
+def test_no_module_docstring_runs_over_30_lines():
+    """A module docstring says what the module does and does not in a few lines; long
+    explanations live in docs/ (docs/modules/<package>.md holds those moved out)."""
+    long = {}
+    for path in sorted((ROOT / "recode_lib").rglob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False)
+        if doc and doc.count("\n") + 1 > 30:
+            long[str(path.relative_to(ROOT))] = doc.count("\n") + 1
+    assert not long, f"module docstrings over 30 lines (move the detail to docs/): {long}"

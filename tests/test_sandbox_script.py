@@ -177,7 +177,7 @@ def test_asking_for_the_nonce_itself_does_not_pass():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="residual risk, documented in harness.py: unittest-style "
+    reason="residual risk, documented in docs/modules/sandbox.md (harness): unittest-style "
     "tests share the submission's process, which can write protocol lines itself",
 )
 def test_inline_mode_cannot_stop_a_submission_that_asks_for_the_nonce_itself():
