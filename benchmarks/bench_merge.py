@@ -196,7 +196,8 @@ def main() -> int:
         )
     base = run_child_rss([py, "-c", IMPORT_CHILD])
     print(
-        f"baseline: importing torch + recode_lib.weights.merge alone peaks at {base['peak_mib']:.0f} MiB"
+        "baseline: importing torch + recode_lib.weights.merge alone peaks at "
+        f"{base['peak_mib']:.0f} MiB"
     )
     results = {"import_baseline_mib": base["peak_mib"]}
     for name, (low, high) in pairs.items():

@@ -111,7 +111,8 @@ def main() -> None:
         return lp.gather(-1, tgt[:, None])[:, 0][n_prompt - 1 :]
 
     print(
-        f"\n{'gap on the copy’s samples':34s} {'E[lq - lp]':>10s} {'E|lq - lp|':>10s} {'tokens':>7s}"
+        f"\n{'gap on the copy’s samples':34s} {'E[lq - lp]':>10s} {'E|lq - lp|':>10s} "
+        f"{'tokens':>7s}"
     )
     for precision in ("bfloat16", "int8"):
         copy, outs = samples[precision]
