@@ -131,7 +131,7 @@ def execute_on_ray(
         raise RayFanoutError(
             f"{len(failures)} of {len(bounds)} sandbox chunks failed on Ray ({address}) after "
             f"{retries} retr{'y' if retries == 1 else 'ies'} for dead workers/nodes; the other "
-            f"{len(records) - sum(hi - lo for _, lo, hi, _ in failures)} results were delivered:\n  "
-            + "\n  ".join(lines)
+            f"{len(records) - sum(hi - lo for _, lo, hi, _ in failures)} results were "
+            "delivered:\n  " + "\n  ".join(lines)
         ) from failures[0][3]
     return results

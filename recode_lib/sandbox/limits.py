@@ -208,8 +208,8 @@ def tmp_paths(cwd=None):
     each symlink hop to the real binary, e.g. a venv's bin/ and the base's bin/), pyvenv.cfg,
     the base installation's lib/ (standard library, libpython, the shared libraries extension
     modules load later), the standard library and every site-/dist-packages directory on
-    sys.path, and the files mapped into this process. Never /tmp itself nor a directory holding `cwd`
-    (the judge's working directory, where runs/ may live); sys.path entries of other kinds
+    sys.path, and the files mapped into this process. Never /tmp itself nor a directory holding
+    `cwd` (the judge's working directory, where runs/ may live); sys.path entries of other kinds
     (the project checkout of an editable install, the zygote's own directory) are left out."""
     cwd = os.path.realpath(cwd or os.getcwd())
 
@@ -694,8 +694,8 @@ def restrict_syscalls(sysv=False, unix=False):
     net.core.wmem_max, SysV message queues and semaphore sets (kernel slab), and SysV shared
     memory (attach, fill, detach, repeat) unless `sysv` (cap_sysv_ipc bounded it in this
     child's IPC namespace) — so no record can hold unbounded memory that belongs to no
-    process (the OOM killer would pick an innocent one). The kernel keyrings are refused as well: a key
-    outlives the process that made it (in the uid's user or persistent keyring), so it would
+    process (the OOM killer would pick an innocent one). The kernel keyrings are refused as well: a
+    key outlives the process that made it (in the uid's user or persistent keyring), so it would
     carry state from one stdio test to the next (one uid per record) and, in userns mode
     (the user's own uid), from record to record. io_uring is refused too: its operations
     would bypass this filter, and nothing here needs it. Standard Python never needs any of

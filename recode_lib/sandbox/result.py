@@ -78,7 +78,8 @@ class _ResultBase(TypedDict):
 class Result(_ResultBase, total=False):
     reason: str  # why it failed: the judge's refusal (protocol violation,
     #                             worker died), the missing modules (env_missing), or the first
-    #                             failing test and what the sandbox reported for it (verdict.failure_reason)
+    #                             failing test and what the sandbox reported for it
+    #                             (verdict.failure_reason)
     strictness: dict  # {"1": 0|1, ..., "5": .., "inf": ..}: call and stdio tests
     strictness_rule: str  # how R_k reads a problem with no test below 10^k (strictness.RK_RULES)
 
