@@ -9,7 +9,7 @@
     plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json",
                           RUN / "02_reward_model" / "metrics.json")
     plots.fig_repair(RUN / "09_repair" / "repair.json")
-    plots.rebuild_all(RUN)     # every figure above into figures/<RUN.name>/: {"made", "skipped", ...}
+    plots.rebuild_all(RUN)  # every figure above into figures/<RUN.name>/: {"made", "skipped", ...}
 
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
@@ -17,12 +17,13 @@ figure with the house style (seaborn "whitegrid" + the rc below, applied once), 
 `figures/<profile>/` (recode_lib.paths.figures_dir), which rebuild_all writes by default; a
 single figure drawn without out_dir goes to `figures/scratch/`, never next to a profile's folder.
 A missing input file raises FileNotFoundError naming it, inputs with nothing to draw raise
-NoData (notebook 99 turns both into a skip note). Inputs: frontier.json (recode_lib.analysis.frontier.write_frontier: rows with alpha and the four
-outcome rates; a sweep file may instead carry rows with "run"), passk.json
-(recode_lib.analysis.ensemble.write_ensemble), GRPO metrics.jsonl (recode_lib.training.callbacks; read through
-recode_lib.analysis.reward_curves.reward_curves), the LCB-RB table (notebook 03 metrics.json "table") and
-the held-out RM accuracy (notebook 02 metrics.json).
-It computes no metric itself beyond selecting columns.
+NoData (notebook 99 turns both into a skip note). Inputs: frontier.json
+(recode_lib.analysis.frontier.write_frontier: rows with alpha and the four outcome rates; a sweep
+file may instead carry rows with "run"), passk.json (recode_lib.analysis.ensemble.write_ensemble),
+GRPO metrics.jsonl (recode_lib.training.callbacks; read through
+recode_lib.analysis.reward_curves.reward_curves), the LCB-RB table (notebook 03 metrics.json
+"table") and the held-out RM accuracy (notebook 02 metrics.json). It computes no metric itself
+beyond selecting columns.
 """
 
 from __future__ import annotations
@@ -649,10 +650,11 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     a figure whose inputs are missing or empty is skipped with the reason, never an error, and
     its files left in out_dir by an earlier rebuild are removed ("removed"), so the folder holds
     exactly this run's figures. Figures, in order: eval_outcomes
-    (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
-    (08), setting_frontiers (11: each setting's sweep and alpha grid side by side), reward_curves
-    (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
-    whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
+    (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and
+    outcome_classes (07, with 06's sweep), ensemble_passk (08), setting_frontiers (11: each
+    setting's sweep and alpha grid side by side), reward_curves (04, 06 and 09 runs), rm_accuracy
+    (03 and 02), repair (09). A frontier whose 07 and 06 points were sampled differently is skipped
+    with check_overlay's message."""
     run = Path(run_dir)
     out_dir = Path(out_dir) if out_dir is not None else figures_dir(run.resolve().name)
     sweep = step_dir(run, STRICTNESS_SWEEP) / "frontier.json"

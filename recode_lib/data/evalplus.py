@@ -104,10 +104,10 @@ def file_digest(path: str | os.PathLike) -> str:
 def expected_outputs(
     jobs: list[dict], cache_name: str, *, workers: int = 2, progress: bool = True
 ) -> dict[str, tuple[list, list]]:
-    """{id: (decoded outputs or None when too large, reference times)} for jobs {"id","code","entry_point","inputs",
-    "output_not_none"?}; computes the missing ones in `workers` subprocesses and caches them.
-    A reference that fails raises DataError naming the task and input. The digests of outputs
-    too large to store: output_digests(cache_name)."""
+    """{id: (decoded outputs or None when too large, reference times)} for jobs
+    {"id","code","entry_point","inputs", "output_not_none"?}; computes the missing ones in
+    `workers` subprocesses and caches them. A reference that fails raises DataError naming the
+    task and input. The digests of outputs too large to store: output_digests(cache_name)."""
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)  # outputs include integers of 10^4+ digits
     store = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.jsonl")

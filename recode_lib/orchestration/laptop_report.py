@@ -553,7 +553,8 @@ def side_lines(e: dict) -> list[str]:
     """Claim (c)'s two lines: the format-error share inside and beyond the threshold."""
     return [
         f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error share "
-        f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} ({e[side]['n_samples']} samples)"
+        f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} "
+        f"({e[side]['n_samples']} samples)"
         for side in ("inside", "beyond")
         if e.get(side)
     ]

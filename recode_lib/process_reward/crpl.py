@@ -109,8 +109,9 @@ def _default_execute(records):
 def judge_and_store(recs, store, execute=None) -> None:
     """Run each record's code ("code", "tests", limits) in the sandbox, set its "verdict"
     (status, outcome, passed, total; "no_code" counts as a format error), drop "tests", and
-    append it to `store`. Shared by the policy traces here and recode_lib.process_reward.lcbrb.seeded_traces.
-    `execute` (records -> results) defaults to the sandbox's execute_many."""
+    append it to `store`. Shared by the policy traces here and
+    recode_lib.process_reward.lcbrb.seeded_traces. `execute` (records -> results) defaults to the
+    sandbox's execute_many."""
     execute = execute or _default_execute
     runnable = [r for r in recs if r["code"]]
     results = (

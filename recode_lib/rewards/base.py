@@ -1,6 +1,6 @@
 """The reward-function wrapper and the batch plumbing every code reward shares.
 
-    fn = RewardFunction("outcome", compute, ("out",))   # compute(prompts, completions, kwargs) -> rows
+    fn = RewardFunction("outcome", compute, ("out",))  # compute(prompts, completions, kwargs)
     parsed, results = execute(completions, kwargs, runner)   # assemble + run in the sandbox
     rows = [base_row(p, r) for p, r in zip(parsed, results)]  # fmt/out/status/outcome/error/reason
 

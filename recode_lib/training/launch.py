@@ -65,14 +65,14 @@ def launch(
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
     and problems are written to output_dir, the accelerate and DeepSpeed configs checked
     (launch_configs.check_launch_configs) and `accelerate launch ... -m recode_lib.cli.grpo`
-    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is the CPU stand-in for "accelerate" (the paper profile's dry
-    run): the recipe's GRPOConfig is built with vLLM on (only use_cpu/bf16 set for CPU), the
-    accelerate command is built and its configs checked (launch_configs), then the same
-    entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
-    overridden and every other recipe field unchanged; it also builds and checks the Slurm
-    route's sbatch script for a 2-node shape (slurm.py). "slurm" (multi-node, `slurm` a
-    SlurmShape): the recipe and problems are written as for "accelerate", then
-    output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
+    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is
+    the CPU stand-in for "accelerate" (the paper profile's dry run): the recipe's GRPOConfig is
+    built with vLLM on (only use_cpu/bf16 set for CPU), the accelerate command is built and its
+    configs checked (launch_configs), then the same entry point runs in one CPU process with
+    DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm) overridden and every other recipe field unchanged;
+    it also builds and checks the Slurm route's sbatch script for a 2-node shape (slurm.py). "slurm"
+    (multi-node, `slurm` a SlurmShape): the recipe and problems are written as for "accelerate",
+    then output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
     checked and submitted with `sbatch --wait`; `slurm_setup` is shell run first on every node
     (activating the environment)."""
     import subprocess

@@ -123,7 +123,8 @@ def endpoint_stamp(low, high) -> str:
 def alpha_model_id(low, high, alpha: float) -> str:
     """The model name an in-memory theta_alpha is evaluated under (run guard, generation
     cache): endpoints, their stamp and alpha."""
-    return f"theta_alpha[low={low}|high={high}|stamp={endpoint_stamp(low, high)}|alpha={float(alpha)!r}]"
+    stamp = endpoint_stamp(low, high)
+    return f"theta_alpha[low={low}|high={high}|stamp={stamp}|alpha={float(alpha)!r}]"
 
 
 @dataclass

@@ -290,7 +290,7 @@ def _publish(tmp: Path, final: Path) -> None:
 
 
 def parse_alphas(values) -> tuple[float, ...]:
-    """Alphas from repeated and/or comma-separated values ("-0.5,0,1"); MergeError if not numbers."""
+    """Alphas from repeated and/or comma-separated values ("-0.5,0,1"); MergeError if one is not."""
     out = []
     for v in values:
         for part in str(v).split(","):

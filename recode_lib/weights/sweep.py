@@ -334,8 +334,9 @@ def pregenerate_alphas(
             on_wave([a for a, _ in wave])
         if log:
             log(
-                f"alpha wave {w + 1}: {', '.join(f'{a:+g} on engine(s) {list(g)}' for a, g in wave)}"
-                f" ({seconds[w]:.1f} s)"
+                f"alpha wave {w + 1}: "
+                + ", ".join(f"{a:+g} on engine(s) {list(g)}" for a, g in wave)
+                + f" ({seconds[w]:.1f} s)"
             )
     return seconds
 
