@@ -1,4 +1,4 @@
-"""LiveCodeBench code_generation_lite and CodeContests+ loaders on fixtures in the upstream formats."""
+"""LiveCodeBench code_generation_lite and CodeContests+ loaders on fixtures in upstream formats."""
 
 import base64
 import json

@@ -283,7 +283,7 @@ def test_cli_lists_plan_and_its_typed_options(capsys):
     assert "no GPU stage" in capsys.readouterr().out
 
 
-# --- the TP parameters reach the backend -----------------------------------------------------------
+# --- the TP parameters reach the backend ----------------------------------------------------------
 
 
 def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):

@@ -13,10 +13,10 @@ file system mounted below a shown directory or bind-mounted over a file there (a
 private mount namespace of a judge subprocess) and a host abstract socket (the network
 namespace; this one held before the overlays too) likewise. What the submission runs inside
 keeps working: socketpair, multiprocessing's Pipe, and (where the worker shows overlays) a
-listener of its own in its /tmp. The unix filter (the fallback where overlays cannot be made) is tested directly in a
-forked process. As root the sandbox runs in root mode; the userns tests at the end plant the
-same listeners (owned by the judge's user, mode 600: the user's own sockets) and run the same
-attacks as conftest's normal user, in userns mode.
+listener of its own in its /tmp. The unix filter (the fallback where overlays cannot be made) is
+tested directly in a forked process. As root the sandbox runs in root mode; the userns tests at the
+end plant the same listeners (owned by the judge's user, mode 600: the user's own sockets) and run
+the same attacks as conftest's normal user, in userns mode.
 """
 
 import ctypes

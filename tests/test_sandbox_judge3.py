@@ -255,7 +255,8 @@ def leaked():
     with open("/proc/self/maps") as maps:
         for line in maps:
             parts = line.split()
-            if not parts[1].startswith("r") or parts[-1] in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+            special = ("[vvar]", "[vsyscall]", "[vvar_vclock]")
+            if not parts[1].startswith("r") or parts[-1] in special:
                 continue
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             data = ctypes.string_at(lo, hi - lo)

@@ -136,7 +136,8 @@ def grab():
             continue
         for w in range(3, 64):
             try:
-                os.write(w, b"R\\n" + b"T " + json.dumps({"i": 0, "st": "ok", "out": data.decode()}).encode() + b"\\n")
+                line = json.dumps({"i": 0, "st": "ok", "out": data.decode()}).encode()
+                os.write(w, b"R\\n" + b"T " + line + b"\\n")
             except OSError:
                 pass
 threading.Thread(target=grab, daemon=True).start()
@@ -163,7 +164,8 @@ def f(x):
         if len(data) == 32:
             for w in range(3, 64):
                 try:
-                    os.write(w, b"T " + json.dumps({"i": 0, "st": "ok", "out": data}).encode() + b"\\n")
+                    line = json.dumps({"i": 0, "st": "ok", "out": data}).encode()
+                    os.write(w, b"T " + line + b"\\n")
                 except OSError:
                     pass
             os._exit(0)

@@ -142,7 +142,8 @@ MBPP_LIKE = Problem.from_dict(
     {
         "id": "mbpp/9001",
         "source": "mbpp",
-        "prompt": "Write a function to add the squares of a list.\nYour code should pass these tests:\n\n"
+        "prompt": "Write a function to add the squares of a list.\n"
+        "Your code should pass these tests:\n\n"
         "assert sq_sum([1, 2]) == 5\nassert sq_sum([]) == 0",
         "tests": {
             "kind": "script",
@@ -229,7 +230,8 @@ def test_overlap_by_family_task_id_and_by_statement():
                 **base,
                 "id": "humaneval/9",
                 "source": "humaneval",
-                "prompt": 'def f(w):\n    """ Write a function to count  the vowels of a word.\n    >>> f("a")\n    """',
+                "prompt": 'def f(w):\n    """ Write a function to count  the vowels of a word.\n'
+                '    >>> f("a")\n    """',
             }
         ),
     ]
