@@ -5,6 +5,7 @@
     prog.how       # "function" | "starter+body" | "program" | "none"
     prog.dropped   # top-level statements removed from a function answer (test code, prints)
     prog.parsed    # recode_lib.prompts.Parsed (format_ok, reason, ...)
+
 It does not execute anything and does not judge correctness.
 More: docs/modules/top_level.md (recode_lib.assemble).
 """

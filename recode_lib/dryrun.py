@@ -5,6 +5,7 @@ and the generation/launch backends shrunk, so every paper-only path runs on CPU 
     spec = dryrun_profile("/tmp/tiny")                 # paper.yaml, derived (never a copy)
     path = write_dryrun_params("/tmp/dryrun.yaml", "/tmp/tiny")
     run_pipeline("dryrun", params_file=path)          # what tests/test_dryrun.py does
+
 It does not run notebooks (recode_lib.pipeline does); it derives the profile from paper.yaml,
 never copies it (`changed_keys` lists what differs).
 More: docs/modules/top_level.md (recode_lib.dryrun).

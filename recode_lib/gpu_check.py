@@ -7,6 +7,7 @@ reason), in under 10 minutes on one GPU.
     rows = run_checks(model="smollm2", work=Path("/tmp/gpu_check"))   # list of CheckRow
     parse_table(text) -> [{"step", "seconds", "result", "reason"}]    # what tests read back
     python -m recode_lib.gpu_check_bare ...   # a bare CUDA machine: no venv, no vLLM (that module)
+
 CPU-only figures are never written: they say nothing about a GPU.
 More: docs/modules/top_level.md (recode_lib.gpu_check).
 """

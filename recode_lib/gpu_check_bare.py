@@ -7,6 +7,7 @@ transformers, no virtual environment, no network, no vLLM.
     python -m recode_lib.gpu_check_bare [--model smollm2] [--work DIR] [--json OUT]
                                         [--budget-s 480] [--throughputs FILE | --no-throughputs]
     env = probe(); planned = plan_checks(env)            # [Planned(step, runs, reason)]
+
 No network and no virtual environment: the packages it lacks come as wheels
 (benchmarks/gpu_check_bare.sh); vLLM only when the machine already has it (never brought).
 More: docs/modules/top_level.md (recode_lib.gpu_check_bare).

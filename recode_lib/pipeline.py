@@ -4,6 +4,7 @@
     recode reproduce --profile smoke --only 00,05    # just these
     recode reproduce --profile paper --from 04 --force   # arguments: recode_lib.cli.reproduce
     parse_list("gated,additive") -> ["gated", "additive"]   # a comma-separated parameter
+
 It does not install anything or decide where GPUs come from: that is the profile's.
 More: docs/modules/top_level.md (recode_lib.pipeline).
 """

@@ -5,6 +5,7 @@ ahead of time so that the pipeline then runs offline (cluster compute nodes ofte
     recode stage --profile paper [--to DIR]         # download, then say how to run offline
     items = stage_items(profile_parameters("paper"), profile="paper")   # [StageItem]
     print(format_items(items)); report = fetch_items(items, Destination.make(None))
+
 Limits: sizes of models are the bf16 weights (tokenizer and config files are extra, a few MB);
 it does not copy the cache to other machines (put it, or DIR, on shared storage) and verifies no
 checksums beyond what huggingface_hub does.

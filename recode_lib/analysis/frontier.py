@@ -8,6 +8,7 @@
     write_frontier(RUN / "07_weight_averaging", samples)   # frontier.json + frontier.csv
     write_sweep_frontier(RUN / "06_strictness_sweep", summaries, strictness={"k1": 1, ...})
     check_overlay({"07": front_payload, "06": sweep_payload})   # raises when sampled differently
+
 It does not evaluate, merge or plot (recode_lib.evaluation, recode_lib.weights.merge,
 recode_lib.analysis.plots do).
 More: docs/modules/analysis.md (recode_lib.analysis.frontier).

@@ -6,6 +6,7 @@
                            difficulty="hard")
     probs = load_benchmark("codecontests_plus", config="3x")
     available_benchmarks()   # names whose files are present locally (nothing is downloaded)
+
 Loaders are imported lazily and download only files that are missing (download=True). Your own
 benchmark: register_benchmark(name, loader).
 More: docs/modules/data.md (recode_lib.data).

@@ -4,6 +4,7 @@
     episodes = strategy.run([(problem, 0), (problem, 1)], out_dir)  # list[FinishedEpisode]
     strategy.guard_fields(), strategy.summary_fields(rows)
     generator_for(spec, model)        # the backend a setting generates with (tools rendered)
+
 It does not execute answers or write rows.
 More: docs/modules/evaluation.md (recode_lib.evaluation.episodes).
 """

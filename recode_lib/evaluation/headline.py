@@ -7,6 +7,7 @@ bootstrap intervals, the seed spread, greedy pass@1 beside sampled pass@1, the t
                                 greedy=True)                  # + per-problem pass@1, greedy
     table = headline_table(results, groups={"start": ["start"], "gated": ["gated_seed0", ...]})
     files = write_headline(table, RUN / "05_codegen_eval")     # headline.json + headline.csv
+
 The table itself does no evaluation and no plotting (recode_lib.analysis.plots.fig_headline
 draws it).
 More: docs/modules/evaluation.md (recode_lib.evaluation.headline).

@@ -4,6 +4,7 @@
     summary = run_evaluation(spec, "smollm2", problems, RUN / "05_codegen_eval" / "hep",
                              benchmark="humanevalplus")
     # usually spec.evaluate(...) (recode_lib.evaluation.spec), or `recode eval`
+
 It does not train, and it does not decide which tests a benchmark has (the loaders in
 recode_lib.data do).
 More: docs/modules/evaluation.md (recode_lib.evaluation.loop).

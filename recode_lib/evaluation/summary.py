@@ -2,6 +2,7 @@
 
     s = summarize(rows, ks=(1, 10))     # rows: the samples.jsonl rows (recode_lib.evaluation.rows)
     s["pass@1"], s["pass@1_ci"], s["outcomes"]["optimization_failure"], s["tokens"]["mean"]
+
 It does no I/O and no execution.
 More: docs/modules/evaluation.md (recode_lib.evaluation.summary).
 """

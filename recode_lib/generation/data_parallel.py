@@ -4,6 +4,7 @@
     gen = DataParallelGenerator(MODEL, data_parallel_size=2, dtype="float32")  # CPU: a core each
     outs = gen.generate(prompts, SamplingConfig(n=16, temperature=0.8))   # = one engine's samples
     pool = gen.pool(); pool.call_each("call", [(fn, a) for a in alphas])   # fn(engine, a) each
+
 It does not start servers (openai_backend talks to `vllm serve`), choose the number of GPUs (the
 caller or plan does) or load weights (recode_lib.weights.sweep.engine_load_alpha runs inside the
 engines through `call`).

@@ -2,6 +2,7 @@
 
     gen = HFGenerator("smollm2", batch_size=16)            # or a folder / hub id
     outs = gen.generate([messages], SamplingConfig(temperature=0.8, n=4, max_new_tokens=256))
+
 It does not do beam search, speculative decoding or multi-GPU sharding (use the vllm backend).
 More: docs/modules/generation.md (recode_lib.generation.hf).
 """

@@ -2,6 +2,7 @@
 
     gen = VLLMGenerator("Qwen/Qwen2.5-Coder-7B-Instruct", tensor_parallel_size=2)
     outs = gen.generate(prompts, SamplingConfig(temperature=0.8, n=16, max_new_tokens=2048))
+
 It does not start servers (see openai_backend for `vllm serve`).
 More: docs/modules/generation.md (recode_lib.generation.vllm_backend).
 """

@@ -2,6 +2,7 @@
 
     load_into_runner(worker.model_runner, named_tensors)     # inside a vLLM worker
     has_repacked_layers(worker.model_runner.model)            # True on vLLM's CPU target
+
 It does not choose what to load (recode_lib.weights.live, recode_lib.training.vllm_sync do).
 More: docs/modules/generation.md (recode_lib.generation.vllm_weights).
 """

@@ -5,6 +5,7 @@
                             evaluated=problems, out_dir=OUT / "finetune" / "endpoints",
                             finetune_source="microbench")          # or LOUD stand-ins
     runs = sweep_runs(sweep_dir, grid=alphas)                      # best-single candidates
+
 It reads the sweep's folder and writes only the stand-ins; the weight math is
 recode_lib.weights.
 More: docs/modules/orchestration.md (recode_lib.orchestration.endpoints).

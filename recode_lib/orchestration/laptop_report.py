@@ -2,6 +2,7 @@
 
     from recode_lib.orchestration.laptop_report import build_report, write_report
     report = write_report(paths.runs_dir("laptop"))   # -> 99_paper_figures/laptop_report.{json,md}
+
 It does not run anything and does not draw figures (recode_lib.analysis.plots does).
 More: docs/modules/orchestration.md (recode_lib.orchestration.laptop_report).
 """

@@ -8,6 +8,7 @@ start checkpoint; every run evaluated on held-out problems; the sweep's frontier
                              **recipe_fields(RECIPE_FIELDS, model=start, seed=SEED))
     sweep.frontier["rows"]               # one row per run (analysis.frontier.write_sweep_frontier)
     write_records(OUT, sweep.metrics, sweep.headline)    # metrics.json, headline.json
+
 It adds no training or evaluation of its own (training.launch and evaluation.spec do them).
 More: docs/modules/orchestration.md (recode_lib.orchestration.sweep).
 """

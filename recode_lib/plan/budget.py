@@ -2,6 +2,7 @@
 
     rates = Throughputs.load()                    # defaults, or measured ones when present
     h = stage_hours(stage, placement_tp=2, rates=rates, cluster=cluster)   # StageHours
+
 It measures nothing: defaults (cited in the docs) give way to measured rates in
 runs/gpu_check/throughput.json or `recode plan --throughputs FILE`.
 More: docs/modules/plan.md (recode_lib.plan.budget).

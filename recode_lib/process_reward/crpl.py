@@ -4,6 +4,7 @@
     traces = generate_base_traces(problems, cfg, "runs/smoke/01_crpl_synthesis/traces.jsonl")
     rewrites = synthesize_rewrites(traces, cfg, "runs/smoke/01_crpl_synthesis/rewrites.jsonl")
     # then recode_lib.process_reward.pairs.build_pairs(traces, rewrites, ...)
+
 It does not build pairs (crpl_pairs) or train anything (reward_model).
 More: docs/modules/process_reward.md (recode_lib.process_reward.crpl).
 """

@@ -7,6 +7,7 @@
     scorer.score(prompts, traces)                      # -> list[float], batched
     pairwise_accuracy(scorer, val_pairs)               # {"overall": .., "by_type": {...}}
     info = train_or_reuse(train_pairs, cfg)            # reuse a saved RM of the same fingerprint
+
 It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
 More: docs/modules/process_reward.md (recode_lib.process_reward.model).
 """

@@ -3,6 +3,7 @@
     pairs, report = build_pairs(traces, rewrites, mode="single", generator="smollm2",
                                 val_fraction=0.2, seed=0)
     write_jsonl_atomic(".../pairs.jsonl", pairs)
+
 It does no generation and no I/O.
 More: docs/modules/process_reward.md (recode_lib.process_reward.pairs).
 """

@@ -8,6 +8,7 @@
     scorer = load_scorer(rm_path, p, trainer_device=args.device)   # .score(prompts, traces)
     scorer = load_checked_scorer(rm_path, p)       # the same; RMLoadError naming a bad path
     scorer.shard(trainer.accelerator)              # where=trainer, zero3=True: ZeRO-3 shards
+
 It does not train the RM (recode_lib.process_reward.model) and does not decide which rewards
 need it (the registry does).
 More: docs/modules/process_reward.md (recode_lib.process_reward.placement).

@@ -7,6 +7,7 @@
     rewards = fn(prompts, completions, tests=[...], **columns)       # one float per completion
     details = fn.details(prompts, completions, tests=[...])          # per-sample parts + reasons
     Need.REWARD_MODEL in reward_needs("gated")                       # what an entry needs
+
 It does not train anything (recode_lib.training.grpo does) and does not place the reward model
 (recode_lib.process_reward.placement does; a factory given rm_path loads it on CPU, float32, at
 construction and raises naming the path if it cannot).

@@ -4,6 +4,7 @@
     results = runner.run(codes, tests, ids=ids, step=trainer_state.global_step)
     # -> one sandbox result dict per code (contract of recode_lib.sandbox.execute_many), or a
     #    synthetic result {"status": "reward_error", "outcome": "reward_error", "reason": ...}
+
 It does not parse responses (recode_lib.prompts does) nor turn results into rewards
 (recode_lib.rewards does). Exceptions raised by the sandbox become recorded reward_error
 results, never NaN and never a crash of the training run.

@@ -7,6 +7,7 @@
     results = execute_many(records, workers=2, early_stop=True, progress=True)  # input order
     results = execute_many(records, ray="auto")    # chunks as Ray tasks over a cluster (fanout.py)
     strictness(res, ks=(1, 2, 3, "inf"))                                       # {"1": 1, ...}
+
 What is and is not isolated (the residual risks), the modes and the limits: docs/sandbox.md.
 More: docs/modules/sandbox.md (recode_lib.sandbox).
 """

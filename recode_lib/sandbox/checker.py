@@ -4,6 +4,7 @@
     binary = compile_checker(cpp_source)   # Path, or None when it cannot be built (reason counted)
     ok = check_output(cpp_source, input_text, expected_text, output_text)   # True|False|None
     prepare_checkers([cpp_source, ...])    # compile before judging (execute_many does this)
+
 It does not run submissions.
 More: docs/modules/sandbox.md (recode_lib.sandbox.checker).
 """

@@ -2,6 +2,7 @@
 
     encode(value) -> JSON-able object      decode(obj) -> Python value
     digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
+
 It does not compare values (see verdict.py) and does not preserve object identity or cycles (a
 cycle or nesting deeper than 100 levels becomes opaque).
 More: docs/modules/sandbox.md (recode_lib.sandbox.codec).

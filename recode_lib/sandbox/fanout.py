@@ -4,6 +4,7 @@
     results = execute_many(records, ray="auto")            # an existing cluster (`ray start`)
     results = execute_many(records, ray="ray://head:10001", chunk_size=32, on_result=save)
     results = execute_many(records, ray="local")           # a Ray cluster on this machine
+
 This module does not validate records (records.py) nor judge them (pool.py, verdict.py).
 More: docs/modules/sandbox.md (recode_lib.sandbox.fanout).
 """

@@ -5,6 +5,7 @@
     reap(iso)                        # in the worker, after a child ended: kill what it left
     alone(iso, pid)                  # is the child one thread with no other process around?
     kill_uid(uid)                    # (judge side, as root) kill every process of a uid
+
 Not covered: plain mode's view of the file system, where the filter is the only guard against
 unix sockets.
 More: docs/modules/sandbox.md (recode_lib.sandbox.limits).

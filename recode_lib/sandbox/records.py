@@ -4,6 +4,7 @@
     spec.job        # sent to the worker: code, kind, inputs (texts: stdin, or the JSON of the
                     # arguments), order, limits (never the expected values)
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
+
 It runs nothing (pool.py and zygote.py do); the expected values stay with the judge, never in
 the job.
 More: docs/modules/sandbox.md (recode_lib.sandbox.records).

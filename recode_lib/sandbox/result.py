@@ -2,6 +2,7 @@
 
     from recode_lib.sandbox.result import Result, TestResult, STATUSES, OUTCOMES, outcome_of
     res: Result = execute(record)          # a plain dict typed as Result (json-ready)
+
 The vocabulary only: no judging (verdict.py) and no I/O.
 More: docs/modules/sandbox.md (recode_lib.sandbox.result).
 """

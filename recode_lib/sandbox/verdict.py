@@ -5,6 +5,7 @@
     run.result(done_body, reason=None)    # -> result.Result
     test_status(spec, msg, nonce) -> "passed" | "wrong_answer" | ...   (one worker T message)
     summarize(spec, tests) -> {"status", "outcome", "passed", "total", "time_s", "memory_mb"}
+
 Comparisons run in the judge on decoded plain data: nothing the submission defines takes part in
 them.
 More: docs/modules/sandbox.md (recode_lib.sandbox.verdict).

@@ -7,6 +7,7 @@
     result.final_dir       # <output_dir>/final: a Hugging Face folder (model + tokenizer)
     result.metrics_path    # <output_dir>/metrics.jsonl: one line per logged step
     # multi-GPU: recode_lib.training.launch.launch(recipe, problems, out, launcher="accelerate")
+
 It does not generate for evaluation (recode_lib.evaluation.codegen does) and imports
 vllm/deepspeed only through TRL/accelerate when a recipe asks for them.
 More: docs/modules/training.md (recode_lib.training.grpo).

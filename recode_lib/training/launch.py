@@ -3,6 +3,7 @@
     from recode_lib.training.launch import launch
     res = launch(recipe, problems, out_dir)                                   # in process
     res = launch(recipe, problems, out_dir, launcher="accelerate", num_processes=8)
+
 It does not install vllm or deepspeed.
 More: docs/modules/training.md (recode_lib.training.launch).
 """

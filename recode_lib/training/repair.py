@@ -6,6 +6,7 @@
     summary = evaluate(model, tasks, out_dir=...)       # recode_lib.evaluation.codegen, unchanged
     rates = repair_rates(tasks, rows)                         # rows: that run's samples.jsonl
     # {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n", "n_tasks", "n_problems"}}
+
 It does not generate or execute anything.
 More: docs/modules/training.md (recode_lib.training.repair).
 """

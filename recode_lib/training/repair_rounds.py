@@ -9,6 +9,7 @@ held-out comparison of original pass@1 and repair rate per failure class.
     rows = compare_repair({"start": start, **finals}, eval_problems, eval_tasks, spec, OUT,
                           max_per_problem=2, n_boot=1000, seed=0)
     table = repair_table(rows)     # one row per model: pass@1, repair on start's / own failures
+
 It does not choose the problems or draw figures.
 More: docs/modules/training.md (recode_lib.training.repair_rounds).
 """

@@ -4,6 +4,7 @@
     from recode_lib.training.rm_launch import launch_reward_model
     info = launch_reward_model(train_pairs, cfg)                          # in process (CPU, 1 GPU)
     info = launch_reward_model(train_pairs, cfg, launcher="accelerate", num_processes=8)
+
 It does not install accelerate or deepspeed and never touches a GPU in this process.
 More: docs/modules/training.md (recode_lib.training.rm_launch).
 """

@@ -6,6 +6,7 @@ own chat and tool format: the data of the shared SFT start (recode_lib.training.
     built.transcripts    # [{"id", "problem_id", "setting", "reasoning", "messages", "tool_calls"}]
     built.dropped        # [{"id", "problem_id", "setting", "reason"}]: not verified, left out
     assistant_texts(tok, t["messages"], setting_tools(t["setting"]))   # what the model emits
+
 It does not train (sft_start does) and does not choose the problems (the caller drops held-out
 tasks: recode_lib.data.overlap).
 More: docs/modules/training.md (recode_lib.training.sft_data).

@@ -3,6 +3,7 @@
     with cpu_colocate_engine():          # the trainer is built inside (use_vllm, colocate)
         trainer = GRPOTrainer(...)
     patch_colocate_sync(trainer)         # True when the sync was wrapped
+
 It does not touch server mode (TRL's VLLMClient sends weights over NCCL, which vLLM's CPU build
 cannot do: tests/test_vllm_real.py names the failure).
 More: docs/modules/training.md (recode_lib.training.vllm_sync).

@@ -5,6 +5,7 @@
     HFModelSink(model).load(pair, 0.5)                   # transformers: copy into the live model
     VLLMEngineSink(llm).load(pair, 0.5)                  # offline vllm.LLM, updated in place
     VLLMServerSink(client).load(pair, 0.5)               # `trl vllm-serve` through TRL's VLLMClient
+
 It does not write checkpoints (merge.py does), choose alphas or evaluate (sweep.py does).
 More: docs/modules/weights.md (recode_lib.weights.live).
 """

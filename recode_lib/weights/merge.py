@@ -1,6 +1,7 @@
 """One-pass interpolation/extrapolation of two checkpoints over a whole grid of alphas.
 
     theta_alpha = alpha * theta_high + (1 - alpha) * theta_low    (computed: low + alpha*(high-low))
+
 It does NOT merge more than two checkpoints, LoRA adapters, or .bin/.gguf weights.
 More: docs/modules/weights.md (recode_lib.weights.merge).
 """

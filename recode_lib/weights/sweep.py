@@ -4,6 +4,7 @@
                        OUT / "eval", benchmark="livecodebench", save_alphas=[0.5],
                        save_dir=OUT / "merged")
     res.summaries[0.5]["pass@1"], res.saved[0.5], res.seconds
+
 It does not choose endpoints or draw anything.
 More: docs/modules/weights.md (recode_lib.weights.sweep).
 """

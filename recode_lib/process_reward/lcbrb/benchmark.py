@@ -7,6 +7,7 @@
     # "pending"/auto in batch runs)
     path, meta = write_benchmark(rows, out_dir, version="1")
     valid, excluded = load_benchmark_file(path)       # schema-checked; exclusions with reasons
+
 It does not generate traces (crpl does) or train/score reward models.
 More: docs/modules/process_reward.md (recode_lib.process_reward.lcbrb.benchmark).
 """

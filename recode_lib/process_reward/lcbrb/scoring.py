@@ -6,6 +6,7 @@
                "longer_trace": length_method("longer")}     # a no-model sanity baseline
     table = evaluate_methods(pairs, methods, n_boot=2000, seed=0)   # list of row dicts
     table = evaluate_datasets({"lcb_rb": pairs, "synthetic_val": val}, methods)   # + "dataset"
+
 It does not train or load models itself.
 More: docs/modules/process_reward.md (recode_lib.process_reward.lcbrb.scoring).
 """
