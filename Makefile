@@ -139,8 +139,12 @@ test-browser: $(ENV_DEP)
 test-slow: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "slow or not slow" $(ARGS)
 
+# ruff's rules (pyproject.toml), ruff's formatting and stripped notebooks (CI runs it first;
+# .pre-commit-config.yaml runs the same checks on a contributor's commit)
+LINT_PATHS := recode_lib tests benchmarks
 lint: $(ENV_DEP)
-	$(PYTHON) -m ruff check recode_lib tests benchmarks
+	$(PYTHON) -m ruff check $(LINT_PATHS)
+	$(PYTHON) -m ruff format --check $(LINT_PATHS)
 	$(PYTHON) -m recode_lib.nbtools check notebooks/*.ipynb
 
 strip: $(ENV_DEP)

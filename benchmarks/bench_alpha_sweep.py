@@ -1,4 +1,4 @@
-"""Benchmark: the alpha sweep in memory (one live model) vs writing K checkpoints and evaluating each.
+"""Benchmark: the alpha sweep in memory (one live model) vs writing K checkpoints, evaluating each.
 
     python benchmarks/bench_alpha_sweep.py [--alphas=-2.5,0,0.5,1,3.5] [--problems 2]
                                            [--max-new-tokens 24] [--dtype bfloat16]
@@ -153,7 +153,8 @@ def main() -> None:
     print(
         f"{'in-memory':<13}{t_mem:>9.2f}  model load {res.seconds['load_model']:.2f} s + endpoints "
         f"{res.seconds['load_endpoints']:.2f} s + {k} pushes "
-        f"{sum(res.seconds['push'].values()):.2f} s + {k} evaluations {gen_only:.2f} s; 0 GB written"
+        f"{sum(res.seconds['push'].values()):.2f} s + {k} evaluations {gen_only:.2f} s; "
+        "0 GB written"
     )
     goal = one_load + gen_only
     print()

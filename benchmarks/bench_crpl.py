@@ -9,10 +9,10 @@
 Stages, one JSON row each (the model is loaded once, outside the timings, and warmed up; the
 sandbox pool is warmed up too; every run starts from a fresh <workdir>/run, so no resumable
 store or cache is reused):
-  traces  recode_lib.process_reward.crpl.generate_base_traces (hf backend, the smoke profile's sampling) on the
-          first --limit problems: traces/s, generated tokens/s (the records' n_tokens), the split
-          between generation and sandbox execution (timed by wrapping the generator and the
-          `execute=` hook), the usable fraction and the verdict outcomes.
+  traces  recode_lib.process_reward.crpl.generate_base_traces (hf backend, the smoke profile's
+          sampling) on the first --limit problems: traces/s, generated tokens/s (the records'
+          n_tokens), the split between generation and sandbox execution (timed by wrapping the
+          generator and the `execute=` hook), the usable fraction and the verdict outcomes.
   llm     synthesize_rewrites with one LLM GeneratorSpec (same model, n_candidates 1,
           rule_fallback off, --max-new-tokens) over the usable traces x 3 dimensions x 2
           directions: rewrites/s, generated tokens/s, acceptance rate and rejection counts
@@ -21,10 +21,10 @@ store or cache is reused):
           (trace_source "reference_fallback").
   rules   the same traces through the rule rewriter (GeneratorSpec model "rules"): rewrites/s
           end to end (the store fsyncs every record) and for the rule + check compute alone.
-  pairs   recode_lib.process_reward.pairs.build_pairs over the traces and rewrites replicated to about
-          --pair-traces traces (distinct trace/problem ids and prompts, so no copy duplicates
-          another), in "single" and "cross" mode: pairs/s (best of --pair-repeats). Without
-          any accepted rewrite it falls back to the reference traces' rule rewrites.
+  pairs   recode_lib.process_reward.pairs.build_pairs over the traces and rewrites, replicated
+          to about --pair-traces traces (distinct trace/problem ids and prompts, so no copy
+          duplicates another), in "single" and "cross" mode: pairs/s (best of --pair-repeats).
+          Without any accepted rewrite it falls back to the reference traces' rule rewrites.
   score   save_untrained_reward_model (scores are meaningless; throughput is not) then
           ProcessRewardScorer at each of --batch-sizes over --n-score (prompt, trace) pairs
           (base traces and accepted rewrites, repeated): sequences/s, tokens/s, mean tokens
@@ -592,7 +592,8 @@ def main() -> int:
         lr, rr = rows["llm"][0], rows["rules"][0]
         if lr["rewrites_per_s"]:
             print(
-                f"rule rewrites vs LLM rewrites: {rr['rewrites_per_s'] / lr['rewrites_per_s']:.0f}x "
+                "rule rewrites vs LLM rewrites: "
+                f"{rr['rewrites_per_s'] / lr['rewrites_per_s']:.0f}x "
                 f"rewrites/s (acceptance {rr['acceptance']} vs {lr['acceptance']})"
             )
     if rows["rules"]:

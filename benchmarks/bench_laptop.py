@@ -9,20 +9,20 @@ from the executed notebook's papermill metadata (runs/<profile>/notebooks/NN_*.i
 metadata.papermill.duration), and the peak memory when a --run measured it. Prints one row per
 notebook (seconds, share of the total, peak resident memory, load average, source), the total in
 minutes and whether it fits the budget (the smoke profile's target: 30 minutes on 2 CPU cores,
-the laptop profile's: 75, issue #25's, with the SFT start and notebook 11), and the largest peak vs the memory budget (6 GiB: a 16 GB laptop
-with room to spare). Notebooks that did not complete are listed with their status and not
-counted; notebooks the profile leaves out (`skip` in its section: status `excluded`) are listed
-with the reason and are not part of the run.
+the laptop profile's: 75, issue #25's, with the SFT start and notebook 11), and the largest peak vs
+the memory budget (6 GiB: a 16 GB laptop with room to spare). Notebooks that did not complete are
+listed with their status and not counted; notebooks the profile leaves out (`skip` in its section:
+status `excluded`) are listed with the reason and are not part of the run.
 
 --run executes the profile's notebooks in order, each in its own `python -m recode_lib reproduce
 --profile P --only NN` process (so a notebook's kernel and everything it starts are that
 process's descendants), and records per notebook in runs/<profile>/bench.json: wall seconds,
 peak resident memory (ru_maxrss of the notebook's process tree, read by a small launcher process:
-the largest single process among it, as `/usr/bin/time -v` reports it, not a sum) and the 1-minute load average at the
-start, the end and its mean over the run (wall time on a shared machine is inflated by the
-load; memory is not) and the CPU (model, CPUs, speed-relevant instruction sets, native bf16:
-recode_lib.bf16.cpu_summary; the report names it, and says when notebooks were measured on
-different CPUs: "2 cores" of an AVX2-only CPU ran the laptop profile's SFT ~2x slower than 2
+the largest single process among it, as `/usr/bin/time -v` reports it, not a sum) and the 1-minute
+load average at the start, the end and its mean over the run (wall time on a shared machine is
+inflated by the load; memory is not) and the CPU (model, CPUs, speed-relevant instruction sets,
+native bf16: recode_lib.bf16.cpu_summary; the report names it, and says when notebooks were measured
+on different CPUs: "2 cores" of an AVX2-only CPU ran the laptop profile's SFT ~2x slower than 2
 cores with avx512_bf16). RECODE_RUNS_DIR is set to --runs-dir for the children. It stops at the
 first notebook that fails. It does not measure GPU memory.
 """
@@ -144,7 +144,8 @@ def run_profile(
         bench[nb.stem] = {**rec, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         out_file.write_text(json.dumps(bench, indent=1, sort_keys=True))
         log(
-            f"{nb.stem}: rc {rec['rc']}, {rec['wall_s']:.0f} s, peak {rec['peak_rss_mib']:.0f} MiB, "
+            f"{nb.stem}: rc {rec['rc']}, {rec['wall_s']:.0f} s, "
+            f"peak {rec['peak_rss_mib']:.0f} MiB, "
             f"load {rec['load_start']:.1f} -> {rec['load_end']:.1f} (mean {rec['load_mean']:.1f})"
         )
         if rec["rc"] != 0:
@@ -154,7 +155,7 @@ def run_profile(
 
 
 def notebook_times(run: Path) -> dict[str, dict]:
-    """{notebook stem: {"wall_s", "status", "source"}} from the manifest, then papermill metadata."""
+    """{notebook stem: {"wall_s", "status", "source"}} from the manifest, else papermill's."""
     out: dict[str, dict] = {}
     manifest = run / "manifest.json"
     if manifest.is_file():
@@ -260,7 +261,8 @@ def main(argv=None) -> int:
     }
     for c in map(json.loads, sorted(cpus)):
         print(
-            f"measured on: {c['model']}, {c['cpus']} CPUs, {' '.join(c['isa']) or 'no vector flags read'}, "
+            f"measured on: {c['model']}, {c['cpus']} CPUs, "
+            f"{' '.join(c['isa']) or 'no vector flags read'}, "
             f"bf16 {'native' if c['native_bf16'] else 'not native (float32 where auto)'}"
         )
     if len(cpus) > 1:

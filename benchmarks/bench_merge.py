@@ -196,7 +196,8 @@ def main() -> int:
         )
     base = run_child_rss([py, "-c", IMPORT_CHILD])
     print(
-        f"baseline: importing torch + recode_lib.weights.merge alone peaks at {base['peak_mib']:.0f} MiB"
+        "baseline: importing torch + recode_lib.weights.merge alone peaks at "
+        f"{base['peak_mib']:.0f} MiB"
     )
     results = {"import_baseline_mib": base["peak_mib"]}
     for name, (low, high) in pairs.items():
@@ -208,11 +209,12 @@ def main() -> int:
         out = workdir / name / "out"
         rows = {}
 
-        def fresh():
+        # the helpers below run within this iteration: the loop's values are bound explicitly
+        def fresh(out=out):
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
 
-        def timed(label, fn, n):
+        def timed(label, fn, n, name=name, rows=rows):
             runs = []
             for _ in range(n):
                 fresh()
@@ -234,19 +236,21 @@ def main() -> int:
         )
         timed(
             "one-pass",
-            lambda: run_child_rss(
+            lambda low=low, high=high, out=out: run_child_rss(
                 [py, "-c", MERGE_CHILD, str(low), str(high), json.dumps(ALPHAS), str(out)]
             ),
             args.repeats,
         )
         timed(
             "copy",
-            lambda: run_child_rss([py, "-c", COPY_CHILD, str(low), str(out), str(len(ALPHAS))]),
+            lambda low=low, out=out: run_child_rss(
+                [py, "-c", COPY_CHILD, str(low), str(out), str(len(ALPHAS))]
+            ),
             args.repeats,
         )
         if have_mk and name == "135M":
 
-            def mk_all():
+            def mk_all(low=low, high=high, out=out):
                 total, peak = 0.0, 0.0
                 for cmd in mergekit_cmds(args.mergekit, low, high, out, args.dtype):
                     r = run_child_rss(cmd)

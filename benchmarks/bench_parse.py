@@ -11,8 +11,8 @@ machine the wall time; on a busy shared one the figure that does not count other
             point (so the body-only path tries every block)
   math      recode_lib.math_answers.parse_math_response
 --old also times the former regexes (`<think>(.*?)</think>` search and the fence finditer)
-on the same text, each stopped after 20 s of wall time (the quadratic ones take minutes at full size:
-118 s for 50,000 openers in the issue's measurement); it runs them in a child process so a
+on the same text, each stopped after 20 s of wall time (the quadratic ones take minutes at full
+size: 118 s for 50,000 openers in the issue's measurement); it runs them in a child process so a
 stop leaves this one intact. Nothing is executed; it is single-threaded.
 """
 

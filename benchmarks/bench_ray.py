@@ -100,7 +100,8 @@ def main() -> None:
 
     what, recs = records(args.limit)
     print(
-        f"records: {what}; {len(recs)} records; {'load average %.2f %.2f %.2f' % os.getloadavg()}"
+        f"records: {what}; {len(recs)} records; "
+        + "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
     )
     execute_many(recs[:2], workers=1)  # start the local pool's first worker
     t_local, local = timed(lambda: execute_many(recs, workers=args.workers))
@@ -135,7 +136,7 @@ def main() -> None:
             f"{name:<48} {t:8.2f} {rate:10.2f} {rate / rate_local:9.2f}  "
             f"{'-' if same is None else ('equal' if same else 'DIFFER')}"
         )
-    print("load average after: %.2f %.2f %.2f" % os.getloadavg())
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -111,12 +111,13 @@ def main() -> None:
         return lp.gather(-1, tgt[:, None])[:, 0][n_prompt - 1 :]
 
     print(
-        f"\n{'gap on the copy’s samples':34s} {'E[lq - lp]':>10s} {'E|lq - lp|':>10s} {'tokens':>7s}"
+        f"\n{'gap on the copy’s samples':34s} {'E[lq - lp]':>10s} {'E|lq - lp|':>10s} "
+        f"{'tokens':>7s}"
     )
     for precision in ("bfloat16", "int8"):
         copy, outs = samples[precision]
         diffs = []
-        for p, c in zip(prompts, outs):
+        for p, c in zip(prompts, outs, strict=True):
             lq = logps(copy, p + c, len(p))
             lp = logps(policy, p + c, len(p))
             diffs.append(lq - lp)

@@ -47,7 +47,7 @@ def plus_records(name: str, code_of=None, limit: int | None = None) -> list[dict
 
 
 def load_avg() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def bench_overhead(n: int = 60) -> None:
@@ -111,7 +111,8 @@ gt = get_groundtruth(problems, get_human_eval_plus_hash(), [])
 t_gt = time.perf_counter() - t
 t = time.perf_counter()
 with ProcessPoolExecutor(max_workers=int(sys.argv[1])) as ex:
-    futs = {tid: ex.submit(check_correctness, "humaneval", 0, p, p["prompt"] + p["canonical_solution"],
+    futs = {tid: ex.submit(check_correctness, "humaneval", 0, p,
+                           p["prompt"] + p["canonical_solution"],
                            gt[tid], False, False, None, 1.0, 4.0)
             for tid, p in problems.items()}
     res = {tid: f.result() for tid, f in futs.items()}
@@ -161,7 +162,8 @@ cfg = SandboxConfig(workers=int(sys.argv[2]))
 execute_many(recs[:int(sys.argv[2])], workers=int(sys.argv[2]), config=cfg)
 t = time.perf_counter()
 res = execute_many(recs, workers=int(sys.argv[2]), config=cfg)
-print(json.dumps({"s": time.perf_counter() - t, "passed": sum(r["status"] == "passed" for r in res)}))
+passed = sum(r["status"] == "passed" for r in res)
+print(json.dumps({"s": time.perf_counter() - t, "passed": passed}))
 """
 
 

@@ -79,7 +79,7 @@ def smoke(args) -> None:
             o = v["outcomes"]
             print(
                 f"{setting:8s} {v['seconds_per_rollout']:9.2f} "
-                + " ".join(f"{o[k]:{w}.2f}" for k, w in zip(OUTCOMES[:3], (7, 6, 6)))
+                + " ".join(f"{o[k]:{w}.2f}" for k, w in zip(OUTCOMES[:3], (7, 6, 6), strict=True))
                 + f" {v['hang']:5.2f} {o['format_error']:6.2f} {v['tool_calls']:5.2f} "
                 f"{v['tool_errors']:6.2f} {v['tokens']:6.1f}"
             )

@@ -6,34 +6,8 @@
     prog.dropped   # top-level statements removed from a function answer (test code, prints)
     prog.parsed    # recode_lib.prompts.Parsed (format_ok, reason, ...)
 
-Code extraction is recode_lib.prompts.parse_response (the last fenced Python block that parses).
-Then, for problems whose tests call a function (kinds "call" and "script" with an entry point):
-- a full function (the answer defines the entry point, at top level or as a method of a class):
-  sanitized the way EvalPlus does it: only imports, function and class definitions and
-  assignments are kept, so module-level test code, prints, `input()` calls and
-  `if __name__ == "__main__":` blocks never run; the starter code's imports and helper
-  definitions the answer does not define itself (HumanEval/10's is_palindrome, /32's poly)
-  are put in front;
-- a body only (HumanEval-style completion: the answer continues the given signature; a block
-  that does not parse alone, or returns at top level, or defines no function or class): when
-  the starter code ends with the entry point's `def` and starter + the indented block parses,
-  that program is used — also for an indented block, which parse_response rejects;
-- otherwise the code is run as written (it then fails the tests, a correctness failure).
-For "stdio" problems the code is the program; if it only defines a `main()`/`solve()` taking
-no arguments and never calls anything at top level, a call is appended.
-A problem's `metadata["prelude"]` (the imports LeetCode/LiveCodeBench code assumes, e.g.
-`from typing import *`) is put in front of every program, as LiveCodeBench's runner does (after
-the program's own `from __future__` imports, which must stay first).
-Lines are Python's (code_lines: split at \n, \r\n and \r only, as the tokenizer and ast's line
-numbers count them; never str.splitlines, which also splits at \v, \f, \x1c-\x1e, NEL,
-U+2028 and U+2029 — characters Python allows inside strings and comments), for sanitizing,
-indenting a body (dedent_code, indent_code) and placing the prelude.
-`assemble` never raises for a response: one the judge cannot read (nested too deep for
-Python's parser: RecursionError or MemoryError; not text; anything) is a format error,
-Program(None, "none") with the reason (recode_lib.prompts.failure_reason); a bad problem
-still raises. Its work is linear in the response (lines split once; each candidate body
-tried once).
 It does not execute anything and does not judge correctness.
+More: docs/modules/top_level.md (recode_lib.assemble).
 """
 
 from __future__ import annotations

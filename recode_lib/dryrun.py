@@ -6,41 +6,9 @@ and the generation/launch backends shrunk, so every paper-only path runs on CPU 
     path = write_dryrun_params("/tmp/dryrun.yaml", "/tmp/tiny")
     run_pipeline("dryrun", params_file=path)          # what tests/test_dryrun.py does
 
-It is derived from paper.yaml by a function, so it cannot drift: a key paper.yaml adds is
-carried over unchanged unless a rule below shrinks it, and `changed_keys` lists what differs.
-The rules (SHRINK):
-- models: every model key (MODEL, GENERATOR_MODEL, SECOND_GENERATOR, JUDGE_MODEL, TRANSFER_MODEL)
-  -> the given tiny model (the 7B/32B/70B/4B stand-in; 04's cross-model RM transfer run then
-  trains it with cg_grpo_transfer_paper), "rules"/"" kept;
-- generation: backend "vllm" -> "vllm_standin" (the vllm backend's request building with a
-  transformers engine, recode_lib.generation.vllm_standin);
-- launch: LAUNCHER "accelerate" -> "dryrun" (recode_lib.training.launch: the accelerate
-  command built, configs/accelerate + configs/deepspeed loaded and checked, the recipe's
-  GRPOConfig built with vLLM on, then the same entry point on CPU with only use_cpu, bf16 and
-  use_vllm changed; for 02's reward model recode_lib.training.rm_launch: the same checks,
-  the RewardConfig built, then `recode_lib.cli.rm` on CPU); NUM_PROCESSES is kept (it only
-  goes into the command);
-- counts and steps: problem/sample/trace counts, steps, rounds, token budgets, batch sizes,
-  workers and bootstrap sizes cut to 1-2 (COUNTS); a GRPO notebook's (a section with a RECIPE)
-  steps, group, batch and completion length through its RECIPE_FIELDS (RECIPE_COUNTS merged over
-  the paper's RECIPE_FIELDS field by field, recode_lib.training.recipe_fields: the dry run's win, the
-  paper's others are kept); list-valued counts (KS, ALPHAS, PASS_K)
-  keep their first/extreme members (SAVE_ALPHAS keeps its first, which stays in the grid);
-- CPU: 02_reward_model's USE_CPU -> true, BF16 -> false (as TRL needs on CPU);
-- no network: ENDPOINT_KEYS (03's JUDGE_BASE_URL -> "", ON_MISSING_JUDGE -> "fallback": the
-  GPT-4o-class consistency judge and the API baselines are played by the open stand-in judge
-  and the results record the fallback) and CLASSIFIER_KEYS (the public RM classifiers -> the
-  run's own RM, "run:02_reward_model/rm", recorded as a stand-in).
-Every other value (recipes, benchmarks, sources, gates, adjudication mode, thresholds,
-temperatures, dimensions, MAX_LENGTH, gradient checkpointing, ...) is the paper's.
-`dryrun_data_dir(dest, fixtures)` makes the data directory it reads: links to every file of
-the benchmark data directory plus the upstream-format LiveCodeBench, CodeContests+ and MATH
-(mirrored at the paper's MATH_DATASET hub id) fixtures (tests/fixtures), with empty test3..test5.jsonl
-so LiveCodeBench's default release_v6 resolves, and test6.jsonl holding the first fixture file's
-problems dated at paper.yaml's LCB_START_DATE (so 05's LiveCodeBench window is not empty).
-SEEDS keeps its first seed (one training run per variant).
-The profile's variants (`_variants`, recode_lib.variants: the paper's scale_32b) are carried
-over, each section shrunk by the same rules (an overlay only sets what it sets).
+It does not run notebooks (recode_lib.pipeline does); it derives the profile from paper.yaml,
+never copies it (`changed_keys` lists what differs).
+More: docs/modules/top_level.md (recode_lib.dryrun).
 """
 
 from __future__ import annotations

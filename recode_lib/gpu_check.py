@@ -8,43 +8,8 @@ reason), in under 10 minutes on one GPU.
     parse_table(text) -> [{"step", "seconds", "result", "reason"}]    # what tests read back
     python -m recode_lib.gpu_check_bare ...   # a bare CUDA machine: no venv, no vLLM (that module)
 
-GPU steps (skipped with the reason when CUDA or vllm is missing):
-  vllm_generate           vLLM offline generation with the embedded model
-  vllm_generate_code      the same with a 0.5B-7B code model found in the local HF cache
-  vllm_data_parallel      one engine against one engine per GPU (data parallel), each engine
-                          with the same work: tokens/s and the speed-up (skipped on one GPU)
-  grpo_vllm_colocate      one GRPO step, bf16, vLLM colocated on the training GPU
-  grpo_rm_gpu             one GRPO step of the gated reward with the process RM on the GPU
-  passk_vllm              pass@1,2,4 of 8 HumanEval+ problems generated through vLLM
-CPU steps (always run; on a GPU machine too, as the baseline):
-  vllm_request_path       the vllm backend's request building with the CPU stand-in engine
-  grpo_cpu                one GRPO step on CPU (the smoke recipe)
-  merge                   one-pass merge of a real checkpoint (the model with itself and the
-                          GRPO step's output when there is one) at alpha -0.5, 0.5, 1.5
-  passk_cpu               pass@k of the same HumanEval+ problems with transformers
-Without a GPU the GPU steps are listed as skipped (degraded mode), the CPU steps run. A step
-that fails is reported and the next one runs; the exit status is 1 when any step failed.
-It downloads nothing: models come from the embedded wheel, a local folder or the HF cache;
-HumanEval+ from the data directory (passk_* skip without it). GPU steps use 8 prompts x 4
-samples; the CPU steps are cut to a few tokens (they check the path, not the speed).
-
-Measured throughputs: what the GPU steps measure is written to runs/gpu_check/throughput.json
-(`--throughputs FILE` elsewhere; merged into an existing file), the file `recode plan` reads in
-place of its default rates (recode_lib.plan.budget's format, per GPU):
-  generation_tokens_per_s  vLLM decode tokens/s of vllm_generate / vllm_generate_code (8 x 4
-                           sequences of 128 new tokens: fewer in flight than the plan's batches,
-                           so a lower bound), keyed by the model's hub id, and by its size class
-                           (up_to_10b, ...) when the model is at least half the class's bound;
-  data_parallel_efficiency vllm_data_parallel's speed-up / engines (at most 1), which the plan
-                           multiplies its data-parallel engines by (the full figures under
-                           "data_parallel");
-  train_tokens_per_s       a GPU GRPO step's prompt + completion tokens (TRL's num_tokens) over
-                           its forward/backward/optimizer time (time/optimizer_s of
-                           recode_lib.training.callbacks), measured on the second of two steps
-                           (the first warms up), same keys.
-Other measurements go under keys the plan does not read (hf_generation_tokens_per_s,
-rm_train_tokens_per_s, sandbox). CPU-only figures are never written: they say nothing about a
-GPU. Nothing is written when no GPU figure was measured.
+CPU-only figures are never written: they say nothing about a GPU.
+More: docs/modules/top_level.md (recode_lib.gpu_check).
 """
 
 from __future__ import annotations

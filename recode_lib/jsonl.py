@@ -15,8 +15,8 @@ It does not lock across processes: one writer per file. `key_of` (optional) comp
 record's key instead of its key field (`recode sandbox` keys its id-less invalid_record lines
 by input line).
 
-write_json_atomic / write_jsonl_atomic / write_csv_atomic write whole files through a temporary file and
-os.replace, so readers never see half a file.
+write_json_atomic / write_jsonl_atomic / write_csv_atomic write whole files through a temporary file
+and os.replace, so readers never see half a file.
 """
 
 from __future__ import annotations

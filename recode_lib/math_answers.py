@@ -2,7 +2,7 @@
 the policy's prompts, evaluation and the math rewards.
 
     messages = math_messages(problem)              # Problem with .prompt (or a string)
-    p = parse_math_response(text)                  # MathParsed(reasoning, answer, format_ok, reason)
+    p = parse_math_response(text)  # MathParsed(reasoning, answer, format_ok, reason)
     ok, reason = answer_correct(text, gold="025")  # math-verify equivalence, gold normalised
 
 A math response is reasoning inside <think>...</think> followed by the final answer in

@@ -1,37 +1,6 @@
 """pass@k, ensemble pass@k at a matched sample budget, bootstrap intervals, solved-set turnover.
-
-    pass_at_k(n=10, c=3, k=1)                      # 0.3; the unbiased estimator of Chen et al. 2021
-    pass_at_k_table({"p1": (10, 3), "p2": (10, 0)}, ks=(1, 5))   # {"pass@1": .15, "pass@5": ...}
-    counts_from_records(rows)                      # {problem_id: (n, c)} from per-sample results
-    ensemble_pass_at_k([(50, 0), (50, 2)], budget=20)   # pool of 2 checkpoints, 10 draws each
-    ensemble_pass_at_k_mean({"ck_a": counts_a, "ck_b": counts_b}, budget=20)
-    bootstrap_ci(per_problem_values, n_boot=2000, seed=0)  # (mean, low, high) over problems
-    pass_at_k_ci({"p1": (16, 3), ...}, k=8)        # (pass@8, low, high): bootstrap over problems
-    preference_outcome(score_better, score_worse)  # 1 iff the better side scores strictly higher
-    solved_sets({"ck_a": counts_a, ...}); turnover(set_a, set_b); unique_solves(sets)
-    sigmoid(x)                                     # the logistic, stable for large |x| (R_proc)
-
-pass@k = 1 - C(n-c, k) / C(n, k), computed as the product 1 - prod_{i=n-c+1..n} (1 - k/i), which
-never forms a binomial coefficient (no overflow, no cancellation for large n). It raises
-ValueError for n < k: the estimator is undefined there (the widespread snippet returns 1.0, even
-with no correct sample).
-
-Ensemble pass@k: a budget of B samples per problem is split over the m checkpoints of a pool
-(evenly by default: B // m each, the remainder to the first checkpoints, or an explicit
-allocation); checkpoint j draws b_j of its n_j samples without replacement, independently of the
-others. P(at least one correct) = 1 - prod_j C(n_j - c_j, b_j) / C(n_j, b_j)
-= 1 - prod_j (1 - pass@b_j(n_j, c_j)). With one checkpoint it is plain pass@B.
-Confidence intervals (bootstrap_ci, pass_at_k_ci) are percentile bootstrap intervals over
-problems: problems are resampled with replacement and each resample's mean of the per-problem
-values (pass@k, or the fraction of correct samples for avg@n) is taken; seeded. They capture the
-variation from which problems were drawn, which dominates on small sets such as AIME's 30.
-
-Preference accuracy (reward models and judges on chosen/rejected pairs, ReCode's LCB-RB metric:
-"how often a reward model scores the better trace higher"): a pair counts 1 iff the better trace
-gets a strictly higher score; a tie (equal scores, no score, a judge that could not decide)
-counts 0 and is reported separately as a tie. preference_outcome is that rule, used by every
-method (RM, pointwise and pairwise judges, the length baseline).
 This module does no execution and no I/O.
+More: docs/modules/top_level.md (recode_lib.metrics).
 """
 
 from __future__ import annotations
@@ -141,7 +110,7 @@ def ensemble_pass_at_k(
     if allocation is not None and sum(alloc) != budget:
         raise ValueError(f"allocation sums to {sum(alloc)}, budget is {budget}")
     p_none = 1.0
-    for j, ((n, c), b) in enumerate(zip(counts, alloc)):
+    for j, ((n, c), b) in enumerate(zip(counts, alloc, strict=True)):
         if b == 0:
             continue
         if n < b:

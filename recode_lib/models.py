@@ -211,9 +211,9 @@ def inference_precision(model, precision: str = "native", *, device: str = "cpu"
     (benchmarks/bench_generation.py). Both change the numerics, so the precision is part of an
     evaluation's protocol (EvalSpec.precision) and of a generation cache's key: bfloat16 samples
     nearly float32's distribution (KL 0.003 nats per token on SmolLM2-135M), int8 a different
-    one (0.7-0.8 nats per token: its pass rates are the int8 model's, docs/measured.md). Returns the model to use (int8 replaces the Linear modules of
-    `model` itself). It does not quantize a model that trains: GRPO's live policy and every
-    trainer keep training_dtype's float32 weights."""
+    one (0.7-0.8 nats per token: its pass rates are the int8 model's, docs/measured.md). Returns the
+    model to use (int8 replaces the Linear modules of `model` itself). It does not quantize a model
+    that trains: GRPO's live policy and every trainer keep training_dtype's float32 weights."""
     import torch
 
     if precision not in PRECISIONS:

@@ -15,7 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-# the project's kernel (`make env` / `make lab` install it; recode_lib.pipeline runs it when present)
+# the project's kernel (`make env` / `make lab` install it; recode_lib.pipeline runs it when
+# present)
 KERNELSPEC = {"display_name": "Python (recode)", "language": "python", "name": "recode"}
 
 

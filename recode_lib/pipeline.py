@@ -5,46 +5,8 @@
     recode reproduce --profile paper --from 04 --force   # arguments: recode_lib.cli.reproduce
     parse_list("gated,additive") -> ["gated", "additive"]   # a comma-separated parameter
 
-A profile is `notebooks/params/<profile>.yaml` (or `--params FILE`):
-
-    common:            # offered to every notebook that declares the name
-      MODEL: smollm2
-    05_codegen_eval:   # only for this notebook
-      N_PROBLEMS: 20
-
-Before anything runs, the profile and every `-p NAME=VALUE` are checked against the steps'
-typed parameters (recode_lib.steps): a section that is no notebook, a name no step declares
-(under `common:`, in a section, with `-p`) or a value of the wrong type is a PipelineError of
-one line naming the file, section, field and value, with the nearest known names.
-
-A notebook receives the `common` keys its `parameters` cell declares plus its own section, and
-always `PROFILE`; a mapping parameter (a GRPO notebook's RECIPE_FIELDS: recipe fields over the
-recipe file's) is merged field by field, `common:` < the section < `-p RECIPE_FIELDS.field=V`. A section may instead leave its notebook out of the profile, saying why:
-
-    11_settings_sweep:
-      skip: "no claim at this scale; run it in the smoke or paper profile"
-
-(`skip` is lower case, so it never collides with a parameter; an empty reason is an error). A
-left-out notebook is never executed, not even with --only; the run logs it and the manifest
-records it as `excluded` with the reason. Executed notebooks go to `runs/<profile>/notebooks/`, and
-`runs/<profile>/manifest.json` records per notebook: status, wall time, parameters, git hash,
-package versions, and a hash of (notebook source, parameters, run ids of the earlier
-notebooks). A notebook is skipped when it completed with the same hash, unless `force`; so
-re-running one notebook makes every later one run again (its inputs may have changed).
-A failure stops the run naming the notebook, the cell and the error; the failed notebook is
-kept as `NN_name.failed.ipynb` and never marked complete.
-A human step stops the run too, on purpose: notebook 03 with `ADJUDICATION: widget` (the paper
-profile) writes the LCB-RB pairs awaiting a person and raises AdjudicationPending
-(recode_lib.process_reward.lcbrb.adjudication); the run stops there with HumanStepPending, whose
-message says how to decide them (`recode adjudicate <dir>`, or the widget in JupyterLab) and
-the exact command that resumes the run. The manifest records the notebook as
-`awaiting_human` (the executed notebook kept as `NN_name.pending.ipynb`), never complete, so
-the resumed run executes it again and it picks the saved decisions up. The run says at its
-start which notebooks hold a human step (human_steps).
 It does not install anything or decide where GPUs come from: that is the profile's.
-For a GPU profile (a vLLM backend, an accelerate launch) the resource plan (recode_lib.plan)
-runs before the first notebook and stops the run when a stage cannot fit the cluster
-(`cluster=`, default this machine's GPUs; `check_plan=False` skips it).
+More: docs/modules/top_level.md (recode_lib.pipeline).
 """
 
 from __future__ import annotations

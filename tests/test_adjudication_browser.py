@@ -71,8 +71,10 @@ def _kept_pairs() -> list[dict]:
                 "problem_id": f"fx/{i}",
                 "source": "fx",
                 "prompt": f"Problem {i}: add two numbers.",
-                "better": f"Reasoning {i}: add a and b.\n```python\ndef f(a, b):\n    return a + b\n```",
-                "worse": f"Reasoning {i}: subtract.\n```python\ndef f(a, b):\n    return a - b\n```",
+                "better": f"Reasoning {i}: add a and b.\n"
+                "```python\ndef f(a, b):\n    return a + b\n```",
+                "worse": f"Reasoning {i}: subtract.\n"
+                "```python\ndef f(a, b):\n    return a - b\n```",
                 "better_code": "",
                 "worse_code": "",
                 "better_verdict": {"outcome": "correct", "passed": 3, "total": 3},

@@ -64,7 +64,9 @@ def _fake_notebook(tmp_path, mib):
     script.write_text(
         "import json, os, subprocess, sys, uuid\n"
         "profile, stem, mib = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
-        "subprocess.run([sys.executable, '-c', f'x = bytearray({mib} * 2**20); x[::4096] = b\"1\" * len(x[::4096])'], check=True)\n"
+        "subprocess.run([sys.executable, '-c',\n"
+        "                f'x = bytearray({mib} * 2**20); x[::4096] = b\"1\" * len(x[::4096])'],\n"
+        "               check=True)\n"
         "path = os.path.join(os.environ['RECODE_RUNS_DIR'], profile, 'manifest.json')\n"
         "m = json.load(open(path)) if os.path.exists(path) else {}\n"
         "m[stem] = {'status': 'completed', 'wall_s': 1.5, 'run_id': uuid.uuid4().hex}\n"

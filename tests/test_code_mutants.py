@@ -24,7 +24,7 @@ def count_small(xs, k=3):
 def _changed_lines(a: str, b: str) -> int:
     la, lb = a.splitlines(), b.splitlines()
     assert len(la) == len(lb)
-    return sum(x != y for x, y in zip(la, lb))
+    return sum(x != y for x, y in zip(la, lb, strict=True))
 
 
 def test_every_mutant_is_distinct_compiles_and_differs_from_the_reference():

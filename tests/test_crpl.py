@@ -247,16 +247,13 @@ def test_trailing_explanation_becomes_reasoning_only_when_enabled(tmp_path):
         entry_point="f",
         tests={"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 2}]},
     )
-    fake_exec = lambda recs: [
-        {
-            "id": r["id"],
-            "status": "passed",
-            "outcome": "correct",  # noqa
-            "passed": 1,
-            "total": 1,
-        }
-        for r in recs
-    ]
+
+    def fake_exec(recs):
+        return [
+            {"id": r["id"], "status": "passed", "outcome": "correct", "passed": 1, "total": 1}
+            for r in recs
+        ]
+
     off = generate_base_traces(
         [prob], CRPLConfig(), tmp_path / "a.jsonl", generator=Scripted(), execute=fake_exec
     )

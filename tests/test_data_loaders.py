@@ -72,8 +72,10 @@ def test_humaneval_mbpp_shapes(shared_data_dir):
 
 def test_evalplus_call_tests(shared_data_dir):
     hp = load_benchmark("humanevalplus", limit=3)
-    raw = [json.loads(l) for l in gzip.open(shared_data_dir / "HumanEvalPlus.jsonl.gz", "rt")][:3]
-    for p, r in zip(hp, raw):
+    raw = [
+        json.loads(line) for line in gzip.open(shared_data_dir / "HumanEvalPlus.jsonl.gz", "rt")
+    ][:3]
+    for p, r in zip(hp, raw, strict=True):
         t = p.tests
         assert t["kind"] == "call" and t["fn_name"] == r["entry_point"]
         assert len(t["cases"]) == len(r["base_input"]) + len(r["plus_input"])

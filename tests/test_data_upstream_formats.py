@@ -1,4 +1,4 @@
-"""LiveCodeBench code_generation_lite and CodeContests+ loaders on fixtures in the upstream formats."""
+"""LiveCodeBench code_generation_lite and CodeContests+ loaders on fixtures in upstream formats."""
 
 import base64
 import json
@@ -113,8 +113,8 @@ def test_codecontests_plus_parquet_and_bad_record(tmp_path):
     import pyarrow.parquet as pq
 
     rows = [
-        json.loads(l)
-        for l in (FIX / "Code-Contests-Plus/ccplus_1x/part-00000-of-00001.jsonl")
+        json.loads(line)
+        for line in (FIX / "Code-Contests-Plus/ccplus_1x/part-00000-of-00001.jsonl")
         .read_text()
         .splitlines()
     ]

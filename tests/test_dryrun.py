@@ -511,7 +511,8 @@ def test_paper_reward_model_settings_train(tiny_model_dir, tmp_path):
 
 
 def test_paper_recipe_server_mode_config(tmp_path):
-    """docs/scale_out.md's second launch (`--set vllm_mode=server`, `trl vllm-serve` on its own GPU)."""
+    """docs/scale_out.md's second launch (`--set vllm_mode=server`, `trl vllm-serve` on its own
+    GPU)."""
     from recode_lib.training.grpo import load_recipe
     from recode_lib.training.launch import check_grpo_config
 

@@ -1,4 +1,5 @@
-"""recode_lib.orchestration.endpoints: picking the sweep's lenient/strict runs; stand-in fine-tunes."""
+"""recode_lib.orchestration.endpoints: picking the sweep's lenient/strict runs; stand-in
+fine-tunes."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ class Truncating(Scripted):
     def generate_samples(self, requests, sampling, callback=None, progress=False):
         out = [
             Completion(c.text, c.n_tokens, "length") if r.index == 2 else c
-            for r, c in zip(requests, super().generate_samples(requests, sampling))
+            for r, c in zip(requests, super().generate_samples(requests, sampling), strict=True)
         ]
         for j, c in enumerate(out):
             if callback:

@@ -55,7 +55,7 @@ def clean_registries():
 
 
 class Answers(Generator):
-    """The model stand-in: answers problem toy/i with `return i` when i is even, else `return -1`."""
+    """The model stand-in: answers problem toy/i with `return i` for an even i, else `return -1`."""
 
     backend = model = "scripted"
 

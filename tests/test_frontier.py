@@ -1,4 +1,5 @@
-"""recode_lib.analysis.frontier and recode_lib.analysis.ensemble on small synthetic per-sample records."""
+"""recode_lib.analysis.frontier and recode_lib.analysis.ensemble on small synthetic per-sample
+records."""
 
 from __future__ import annotations
 

@@ -238,7 +238,7 @@ def test_recipe_is_a_value_that_round_trips(tmp_path):
 
     assert copy.deepcopy(r2) == r2 and pickle.loads(pickle.dumps(r2)).max_steps == 4
     with pytest.raises(AttributeError, match="no field 'nosuch'"):
-        r.nosuch
+        _ = r.nosuch
 
 
 def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):

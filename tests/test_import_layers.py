@@ -1,5 +1,5 @@
-"""The import contract (docs/architecture.md, "Layers"): shared kernel -> stages in pipeline order ->
-orchestration -> cli, with every internal import counted, module level and function body.
+"""The import contract (docs/architecture.md, "Layers"): shared kernel -> stages in pipeline
+order -> orchestration -> cli, with every internal import counted, module level and function body.
 
     .venv/bin/python tests/test_import_layers.py        # the package graph, its cycles, the
                                                         # function-body internal imports
@@ -33,12 +33,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "recode_lib"
 
 # The layers, lowest first; a package may import its own layer and the layers before it.
-# Stage order: the pipeline's (notebooks 00-11, docs/architecture.md) as its data flows. generation serves
-# every stage that samples; process_reward (01-03: CRPL, the RM, LCB-RB) comes before rewards,
-# whose `process` family loads that RM (docs/architecture.md's layout lists rewards first); environments
-# (the single/tool/agentic settings) before the training and evaluation that run episodes in
-# them; training (04, 06, 09) makes the policies that weights (07) merges and interpolates, and
-# evaluation scores any of them; analysis (08, 99) reads the results of all.
+# Stage order: the pipeline's (notebooks 00-11, docs/architecture.md) as its data flows. generation
+# serves every stage that samples; process_reward (01-03: CRPL, the RM, LCB-RB) comes before
+# rewards, whose `process` family loads that RM (docs/architecture.md's layout lists rewards first);
+# environments (the single/tool/agentic settings) before the training and evaluation that run
+# episodes in them; training (04, 06, 09) makes the policies that weights (07) merges and
+# interpolates, and evaluation scores any of them; analysis (08, 99) reads the results of all.
 LAYERS: list[tuple[str, ...]] = [
     # shared kernel: one concept per module
     (

@@ -108,7 +108,8 @@ def test_atomic_writes_honour_the_umask(tmp_path):
         (b'{"id": "\xff"}\n', "2: not UTF-8 (byte 0xff at column 9)"),
         (
             b'{"id": "a\x00b"}\n',
-            "2: not valid JSON (Invalid control character at column 10; a raw control character such as NUL must be escaped)",
+            "2: not valid JSON (Invalid control character at column 10; "
+            "a raw control character such as NUL must be escaped)",
         ),
         (
             b'{"id": 1,}\n',

@@ -1,4 +1,5 @@
-"""Red team, round 5: the path from a completion to a reward or a verdict, attacked as a policy would.
+"""Red team, round 5: the path from a completion to a reward or a verdict, attacked as a policy
+would.
 
 Each test names one property that failed before its fix (the report of the redteam branch
 lists them): the reasoning a chat template's response parser splits off a message is part of

@@ -1,4 +1,5 @@
-"""No completion can crash the judge: one failing sample is that sample's verdict, never the batch's.
+"""No completion can crash the judge: one failing sample is that sample's verdict, never the
+batch's.
 
 The seams (issue 39, item 1): recode_lib.prompts.parse_response, recode_lib.assemble.assemble,
 every reward function (recode_lib.rewards.base.RewardFunction), the evaluation row builder
@@ -382,7 +383,7 @@ class EchoRunner:
     def run(self, codes, tests, *, ids=None, time_limit_s=None, memory_mb=None, step=None):
         self.seen.extend(codes)
         out = []
-        for code, t in zip(codes, tests):
+        for code, _t in zip(codes, tests, strict=True):
             if code is None:
                 out.append(
                     {

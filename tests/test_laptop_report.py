@@ -286,7 +286,7 @@ def make_seeded_run(root, hack_by_seed=(True, False), fmt_beyond_seed2=0.6):
     make_run(root)
     d = root / "04_cg_grpo"
     seed_runs, models = {"gated": {}, "additive": {}}, {}
-    for s, hack in zip((1, 2), hack_by_seed):
+    for s, hack in zip((1, 2), hack_by_seed, strict=True):
         _held_out(root, additive=(0.5 if hack else -0.5, 0.3))
         held = json.loads((d / "metrics.json").read_text())["held_out_proc"]
         models["start"] = held["models"]["start"]

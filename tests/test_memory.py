@@ -1,4 +1,5 @@
-"""recode_lib.memory: a finished stage's memory goes back to the OS (cycles collected, heap trimmed)."""
+"""recode_lib.memory: a finished stage's memory goes back to the OS (cycles collected, heap
+trimmed)."""
 
 import gc
 import sys

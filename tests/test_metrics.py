@@ -67,7 +67,7 @@ def test_pass_at_k_table_and_counts():
 def brute_force_ensemble(counts, alloc):
     """Enumerate every combination of draws from every checkpoint."""
     per_ck = []
-    for (n, c), b in zip(counts, alloc):
+    for (n, c), b in zip(counts, alloc, strict=True):
         samples = [1] * c + [0] * (n - c)
         per_ck.append(
             [any(samples[i] for i in comb) for comb in itertools.combinations(range(n), b)]

@@ -115,11 +115,13 @@ def test_checkpoints_that_solve_different_problems_turn_over_beyond_the_null():
 
 
 def test_the_frontier_records_matched_turnover_beside_the_raw_one(tmp_path):
-    recs = lambda outs: [
-        {"problem_id": f"p{i}", "sample": j, "outcome": o}  # noqa: E731
-        for i, row in enumerate(outs)
-        for j, o in enumerate(row)
-    ]
+    def recs(outs):
+        return [
+            {"problem_id": f"p{i}", "sample": j, "outcome": o}
+            for i, row in enumerate(outs)
+            for j, o in enumerate(row)
+        ]
+
     C, W = "correct", "correctness_failure"
     samples = {0.0: recs([[C, W, W, W], [W, W, W, W]]), 1.0: recs([[W, W, W, W], [C, W, W, W]])}
     payload = F.write_frontier(tmp_path, samples)
@@ -175,7 +177,9 @@ def test_gains_are_absolute_and_relative_with_paired_intervals(tmp_path):
     assert g["relative"] == pytest.approx(0.25) and g["relative_lo"] <= 0.25 <= g["relative_hi"]
     d = [
         y - x
-        for x, y in zip(E.problem_values(many, [1.0], 4), E.problem_values(many, [0.0, 0.5], 4))
+        for x, y in zip(
+            E.problem_values(many, [1.0], 4), E.problem_values(many, [0.0, 0.5], 4), strict=True
+        )
     ]
     assert (g["lo"], g["hi"]) == bootstrap_ci(d, n_boot=500)[1:]  # paired: per-problem differences
     p = E.write_ensemble(tmp_path, counts, [1, 4], stable=STABLE, runs=runs, n_boot=200)

@@ -283,7 +283,7 @@ def test_cli_lists_plan_and_its_typed_options(capsys):
     assert "no GPU stage" in capsys.readouterr().out
 
 
-# --- the TP parameters reach the backend -----------------------------------------------------------
+# --- the TP parameters reach the backend ----------------------------------------------------------
 
 
 def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):
@@ -594,7 +594,7 @@ def test_readme_and_docs_budget_figures_are_the_plans(paper):
     pattern = r"\s+".join(words)
     m = re.search(pattern, readme)
     assert m, "README.md's budget sentence (Quickstart: one GPU node) not found"
-    assert dict(zip(("total", "share11", "util", "upto05", "nodes8"), m.groups())) == {
+    assert dict(zip(("total", "share11", "util", "upto05", "nodes8"), m.groups(), strict=True)) == {
         k: want[k] for k in ("total", "share11", "util", "upto05", "nodes8")
     }
     doc = (PROJECT_ROOT / "docs" / "paper_profile.md").read_text()

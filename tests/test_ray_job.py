@@ -100,11 +100,15 @@ def test_under_a_stand_in_slurm_the_driver_runs_inside_the_ray_cluster(tmp_path)
         """)
     )
     # the job's python: the real interpreter, except that `reproduce` reports the cluster
+    driver = (
+        'import os, sys, ray; ray.init(address=os.environ["RAY_ADDRESS"]); '
+        'print("DRIVER", os.environ["RAY_ADDRESS"], len(ray.nodes()), *sys.argv[1:])'
+    )
     (bin_ / "py").write_text(
         textwrap.dedent(f"""\
         #!/bin/bash
         if [[ "$*" == *"recode_lib reproduce"* ]]; then
-          exec {sys.executable} -c 'import os, sys, ray; ray.init(address=os.environ["RAY_ADDRESS"]); print("DRIVER", os.environ["RAY_ADDRESS"], len(ray.nodes()), *sys.argv[1:])' "$@"
+          exec {sys.executable} -c '{driver}' "$@"
         fi
         exec {sys.executable} "$@"
         """)

@@ -212,7 +212,7 @@ def test_a_recipe_file_with_a_value_of_the_wrong_kind_is_refused_naming_file_and
         load_recipe(str(path))
 
 
-# --- a notebook parameter that overrides a recipe field says so (overridden_recipe_fields) ----------
+# --- a notebook parameter that overrides a recipe field says so (overridden_recipe_fields) ---
 
 TOOL_PARAMS = {
     "max_tool_calls": "MAX_TOOL_CALLS",

@@ -13,10 +13,10 @@ file system mounted below a shown directory or bind-mounted over a file there (a
 private mount namespace of a judge subprocess) and a host abstract socket (the network
 namespace; this one held before the overlays too) likewise. What the submission runs inside
 keeps working: socketpair, multiprocessing's Pipe, and (where the worker shows overlays) a
-listener of its own in its /tmp. The unix filter (the fallback where overlays cannot be made) is tested directly in a
-forked process. As root the sandbox runs in root mode; the userns tests at the end plant the
-same listeners (owned by the judge's user, mode 600: the user's own sockets) and run the same
-attacks as conftest's normal user, in userns mode.
+listener of its own in its /tmp. The unix filter (the fallback where overlays cannot be made) is
+tested directly in a forked process. As root the sandbox runs in root mode; the userns tests at the
+end plant the same listeners (owned by the judge's user, mode 600: the user's own sockets) and run
+the same attacks as conftest's normal user, in userns mode.
 """
 
 import ctypes
@@ -86,13 +86,13 @@ class HostListener:
         self.got, self.stop = [], threading.Event()
 
     def __enter__(self):
-        self.dir = tempfile.mkdtemp(dir=self.where, prefix="rs-%s-" % TOKEN[:6])
+        self.dir = tempfile.mkdtemp(dir=self.where, prefix=f"rs-{TOKEN[:6]}-")
         os.chmod(self.dir, 0o755)
         self.path = os.path.join(self.dir, "s")
         self.srv = socket.socket(socket.AF_UNIX, self.kind)
         fd = os.open(self.dir, os.O_PATH)  # a short address whatever the directory's path
         try:
-            self.srv.bind("/proc/self/fd/%d/s" % fd)
+            self.srv.bind(f"/proc/self/fd/{fd}/s")
         finally:
             os.close(fd)
         if self.owner:
@@ -181,7 +181,7 @@ def _location(loc, tmp_python):
         where = {"usr": ["/usr/local", "/usr/share", "/usr"], "etc": ["/etc"]}[loc]
     d = _writable_dir(where)
     if d is None:
-        pytest.skip("no writable directory among %s to plant a host socket in" % where)
+        pytest.skip(f"no writable directory among {where} to plant a host socket in")
     return d, None
 
 
@@ -195,12 +195,12 @@ def _run(kind, path, python=None):
             try:
                 ToolLimits.sandbox_config = lambda self: orig(self).replace(python=python)
                 res = run_command(
-                    ["python", "-c", ATTACK + "print(attempt(%r))" % path], limits=lim
+                    ["python", "-c", ATTACK + f"print(attempt({path!r}))"], limits=lim
                 )
             finally:
                 ToolLimits.sandbox_config = orig
         else:
-            res = run_command(["python", "-c", ATTACK + "print(attempt(%r))" % path], limits=lim)
+            res = run_command(["python", "-c", ATTACK + f"print(attempt({path!r}))"], limits=lim)
         assert res.status == "ok", (res.status, res.reason, res.stderr)
         return res.stdout.strip() == "refused"
     if kind == "call":
@@ -223,7 +223,7 @@ def _run(kind, path, python=None):
             "tests": {
                 "kind": "script",
                 "entry_point": "f",
-                "script": "assert f(%r) == 'refused'\n" % path,
+                "script": f"assert f({path!r}) == 'refused'\n",
             },
         }
     res = execute({"id": "sock", **rec}, config=cfg)
@@ -238,7 +238,7 @@ def test_host_socket_gets_no_connection(kind, loc, tmp_python):
     with HostListener(where) as host:
         refused = _run(kind, host.path, python)
         got = host.received()
-    assert got == [], "the host listener in %s received %r from a %s" % (where, got, kind)
+    assert got == [], f"the host listener in {where} received {got!r} from a {kind}"
     assert refused
 
 
@@ -292,7 +292,7 @@ def test_host_datagram_socket_gets_no_datagram(code, tmp_python):
 
 def test_host_abstract_socket_gets_no_connection():
     # abstract names live in the network namespace: the worker's own one holds none of the host's
-    name = "\0recode-host-%s" % TOKEN
+    name = f"\0recode-host-{TOKEN}"
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(name)
     srv.listen(4)
@@ -341,7 +341,7 @@ def test_host_socket_on_a_mount_below_a_shown_directory_gets_no_connection(how, 
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare(1) to mount in a private mount namespace")
     where, python = _location(loc, tmp_python)
-    top = tempfile.mkdtemp(dir=where, prefix="rsm-%s-" % TOKEN[:6])
+    top = tempfile.mkdtemp(dir=where, prefix=f"rsm-{TOKEN[:6]}-")
     try:
         os.chmod(top, 0o755)
         proc = subprocess.run(
@@ -417,7 +417,7 @@ def _filtered(body):
     """Run `body()` in a forked process under no_new_privs + the unix filter; its result
     (a JSON value) or the exception text."""
     if limits.seccomp_program(unix=True) is None:
-        pytest.skip("no seccomp table for %s" % os.uname().machine)
+        pytest.skip(f"no seccomp table for {os.uname().machine}")
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -428,7 +428,7 @@ def _filtered(body):
             limits.restrict_syscalls(unix=True)
             out = body()
         except BaseException as exc:
-            out = "error: %r" % (exc,)
+            out = f"error: {exc!r}"
         os.write(w, json.dumps(out).encode())
         os._exit(0)
     os.close(w)
@@ -555,7 +555,7 @@ def userns_attacks(normal_user, tmp_python):
             host.__exit__(None, None, None)
         shutil.rmtree(work, ignore_errors=True)
     assert out["mode"] == "userns", (
-        "the judge of user %r fell back to %s mode" % (normal_user["name"], out["mode"]),
+        "the judge of user {!r} fell back to {} mode".format(normal_user["name"], out["mode"]),
         proc.stderr[-2000:],
     )
     out["skipped"] = skipped

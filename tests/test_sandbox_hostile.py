@@ -133,12 +133,16 @@ def test_exit_before_tests_fails(exit_call):
 
 def test_always_equal_object_is_wrong_answer():
     code = (
-        "class Eq:\n    def __eq__(self, o):\n        return True\n    __ne__ = lambda s, o: False\n"
+        "class Eq:\n    def __eq__(self, o):\n        return True\n"
+        "    __ne__ = lambda s, o: False\n"
         "def f(x):\n    return Eq()\n"
     )
     assert contained(code, SECRET)["status"] == "wrong_answer"
     assert contained(code, SCRIPT)["status"] == "wrong_answer"
-    sub = "class S(str):\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return S('no')\n"
+    sub = (
+        "class S(str):\n    def __eq__(self, o):\n        return True\n"
+        "def f(x):\n    return S('no')\n"
+    )
     assert contained(sub, SECRET)["status"] == "wrong_answer"
 
 
@@ -174,7 +178,8 @@ def test_fake_success_messages_do_not_pass():
 def test_test_cases_cannot_be_read_from_memory():
     code = (
         "import gc\ndef f(x):\n    for o in gc.get_objects():\n"
-        "        for v in (o.values() if isinstance(o, dict) else o if isinstance(o, list) else []):\n"
+        "        for v in (o.values() if isinstance(o, dict)\n"
+        "                  else o if isinstance(o, list) else []):\n"
         "            if isinstance(v, str) and v.startswith('secret-'):\n                return v\n"
         "    return 'not found'\n"
     )
@@ -191,10 +196,10 @@ def test_test_cases_cannot_be_read_from_disk(tmp_path):
         with open(p, "w") as fh:
             fh.write(f"secret-{TOKEN}")
     code = (
-        "def f(x):\n    for p in %r:\n        try:\n"
+        f"def f(x):\n    for p in {paths!r}:\n        try:\n"
         "            return open(p).read()[:19]\n        except OSError:\n"
         "            pass\n    return 'not found'\n"
-    ) % (paths,)
+    )
     try:
         res = contained(code, SECRET)
     finally:
@@ -205,8 +210,10 @@ def test_test_cases_cannot_be_read_from_disk(tmp_path):
 
 def test_killing_the_parent_and_others_fails_safely():
     code = (
-        "import os, signal\ndef f(x):\n    for p in [os.getppid()] + [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
-        "        if p not in (0, os.getpid()):  # getppid() is 0 in a pid namespace (userns)\n            try:\n                os.kill(p, signal.SIGKILL)\n"
+        "import os, signal\ndef f(x):\n"
+        "    for p in [os.getppid()] + [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "        if p not in (0, os.getpid()):  # getppid() is 0 in a pid namespace (userns)\n"
+        "            try:\n                os.kill(p, signal.SIGKILL)\n"
         "            except OSError:\n                pass\n    return x\n"
     )
     res = contained(code, CALL1)
@@ -216,10 +223,10 @@ def test_killing_the_parent_and_others_fails_safely():
 
 def test_writing_outside_the_working_directory_leaves_nothing():
     code = (
-        "def f(x):\n    for p in %r:\n        try:\n            open(p, 'w').write('x')\n"
+        f"def f(x):\n    for p in {MARKERS!r}:\n        try:\n            open(p, 'w').write('x')\n"
         "        except OSError:\n            pass\n    open('here.txt', 'w').write('ok')\n"
         "    return x\n"
-    ) % (MARKERS,)
+    )
     assert contained(code, CALL1)["status"] == "passed"
 
 

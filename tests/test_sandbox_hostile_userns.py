@@ -130,5 +130,5 @@ def test_hostile_modules_pass_as_a_normal_user_in_userns_mode(normal_user):
     bad = {k: v for k, v in rep["tests"].items() if v["outcome"] != "passed"}
     assert not bad, (bad, log)
     for m in MODULES:
-        assert any(k.startswith("tests/%s::" % m) for k in rep["tests"]), (m, "ran no test", log)
+        assert any(k.startswith(f"tests/{m}::") for k in rep["tests"]), (m, "ran no test", log)
     assert proc.returncode == 0 and rep["exitstatus"] == 0, log

@@ -63,7 +63,7 @@ def frames_to(cond):
     `cond` (an expression in `f`) holds."""
     return (
         "import sys\ndef _find():\n    f = sys._getframe(1)\n"
-        "    while f is not None and not (%s):\n        f = f.f_back\n    return f\n" % cond
+        f"    while f is not None and not ({cond}):\n        f = f.f_back\n    return f\n"
     )
 
 
@@ -122,7 +122,8 @@ def test_the_first_call_cannot_replace_the_test_classes_other_methods():
 def test_the_first_call_cannot_mark_the_later_tests_skipped():
     code = frames_to("'self' in f.f_locals and hasattr(f.f_locals['self'], 'assertEqual')") + (
         "def task_func(x):\n    cls = type(_find().f_locals['self'])\n"
-        "    for name in ('test_b', 'test_c'):\n        getattr(cls, name).__unittest_skip__ = True\n"
+        "    for name in ('test_b', 'test_c'):\n"
+        "        getattr(cls, name).__unittest_skip__ = True\n"
         "    return 2 if x == 1 else 0\n"
     )
     assert verdict(code) != "passed"
@@ -159,7 +160,8 @@ def test_a_returned_objects_metaclass_runs_no_code_after_the_call(hook):
         + "class M(type):\n"
         + body
         + (
-            "class K(metaclass=M):\n    pass\ndef task_func(x):\n    return {'k': K(), 's': [K()]}\n"
+            "class K(metaclass=M):\n    pass\n"
+            "def task_func(x):\n    return {'k': K(), 's': [K()]}\n"
         )
     )
     assert verdict(code) != "passed"
@@ -199,7 +201,8 @@ def test_a_class_posing_as_a_library_class_is_still_the_submissions():
     assert verdict(code) != "passed"
 
 
-# ---- nothing of the submission's runs between the calls --------------------------------------------
+# ---- nothing of the submission's runs between the calls
+# --------------------------------------------
 def test_gc_callbacks_run_no_code_after_the_call():
     code = PATCH + (
         "import gc\ngc.callbacks.append(lambda phase, info: _patch())\n"
@@ -282,7 +285,8 @@ def test_the_restore_snapshot_cannot_be_poisoned_through_frames():
     assert verdict(code) != "passed"
 
 
-# ---- the expected values stay out of the submission's reach ----------------------------------------
+# ---- the expected values stay out of the submission's reach
+# ----------------------------------------
 def test_the_calling_tests_code_constants_are_not_readable():
     code = (
         "import sys\ndef task_func(x):\n    f = sys._getframe(1)\n"
@@ -340,7 +344,8 @@ def test_the_test_script_cannot_be_read_from_the_judges_frames_at_import():
     assert verdict(code) != "passed"
 
 
-# ---- correct BigCodeBench-style solutions still pass -------------------------------------------------
+# ---- correct BigCodeBench-style solutions still pass
+# -------------------------------------------------
 def test_control_an_idle_thread_pool_left_open_passes():
     code = (
         "from concurrent.futures import ThreadPoolExecutor\nPOOL = ThreadPoolExecutor(2)\n"
@@ -448,5 +453,8 @@ def test_control_a_connection_the_tests_made_is_usable_by_the_candidate():
         "    cur.execute('INSERT INTO t VALUES (21)')\n"
         "    self.assertEqual(task_func(cur), 42)\n"
     )
-    code = "def task_func(cur):\n    cur.execute('SELECT v FROM t')\n    return 2 * cur.fetchone()[0]\n"
+    code = (
+        "def task_func(cur):\n    cur.execute('SELECT v FROM t')\n"
+        "    return 2 * cur.fetchone()[0]\n"
+    )
     assert verdict(code, test) == "passed"

@@ -56,7 +56,7 @@ def _same(a, b):
     if isinstance(a, float) and a != a:
         return b != b
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return len(a) == len(b) and all(k in b and _same(v, b[k]) for k, v in a.items())
     return a == b
@@ -255,7 +255,8 @@ def leaked():
     with open("/proc/self/maps") as maps:
         for line in maps:
             parts = line.split()
-            if not parts[1].startswith("r") or parts[-1] in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+            special = ("[vvar]", "[vsyscall]", "[vvar_vclock]")
+            if not parts[1].startswith("r") or parts[-1] in special:
                 continue
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             data = ctypes.string_at(lo, hi - lo)

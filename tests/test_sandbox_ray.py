@@ -33,7 +33,8 @@ STDIO = {
     "cases": [{"input": "3\n", "output": "6\n"}, {"input": "5\n", "output": "10\n"}],
 }
 SCRIPT = {"kind": "script", "script": "assert f(1) == 2\nassert f(21) == 42\n"}
-PROGRAMS = [  # (code, tests[, time limit]): ordinary and hostile submissions, deterministic verdicts
+# (code, tests[, time limit]): ordinary and hostile submissions, deterministic verdicts
+PROGRAMS = [
     ("def f(x):\n    return 2 * x\n", CALL),
     ("def f(x):\n    return x + 1\n", CALL),
     ("n = int(input())\nprint(2 * n)\n", STDIO),

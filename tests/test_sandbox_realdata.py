@@ -48,8 +48,12 @@ def test_broken_variants_fail_with_the_right_status():
     rec = recs["humanevalplus/0"]
     variants = {
         "wrong_answer": "def has_close_elements(numbers, threshold):\n    return False\n",
-        "runtime_error": "def has_close_elements(numbers, threshold):\n    return numbers[10 ** 9]\n",
-        "time_limit": "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n",
+        "runtime_error": (
+            "def has_close_elements(numbers, threshold):\n    return numbers[10 ** 9]\n"
+        ),
+        "time_limit": (
+            "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n"
+        ),
         "syntax_error": "def has_close_elements(numbers, threshold)\n    return False\n",
         "no_code": "",
     }

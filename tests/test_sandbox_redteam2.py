@@ -363,7 +363,7 @@ def test_stdio_output_of_a_million_short_lines_costs_the_judge_little_memory():
 
     from recode_lib.sandbox import verdict
 
-    out = "".join("%07d\n" % i for i in range(1_000_000))
+    out = "".join(f"{i:07d}\n" for i in range(1_000_000))
     last_differs = out[:-9] + "x\n"  # same line count: compared line by line
     tracemalloc.start()
     try:
@@ -397,7 +397,7 @@ def f(x):
 
 
 def marked(*ks):
-    return [{"args": ["zq%06dzq" % k], "expected": sorted(ks)} for k in ks]
+    return [{"args": [f"zq{k:06d}zq"], "expected": sorted(ks)} for k in ks]
 
 
 def test_call_sealed_inputs_are_not_in_the_inherited_worker_memory():

@@ -136,7 +136,8 @@ def grab():
             continue
         for w in range(3, 64):
             try:
-                os.write(w, b"R\\n" + b"T " + json.dumps({"i": 0, "st": "ok", "out": data.decode()}).encode() + b"\\n")
+                line = json.dumps({"i": 0, "st": "ok", "out": data.decode()}).encode()
+                os.write(w, b"R\\n" + b"T " + line + b"\\n")
             except OSError:
                 pass
 threading.Thread(target=grab, daemon=True).start()
@@ -163,7 +164,8 @@ def f(x):
         if len(data) == 32:
             for w in range(3, 64):
                 try:
-                    os.write(w, b"T " + json.dumps({"i": 0, "st": "ok", "out": data}).encode() + b"\\n")
+                    line = json.dumps({"i": 0, "st": "ok", "out": data}).encode()
+                    os.write(w, b"T " + line + b"\\n")
                 except OSError:
                     pass
             os._exit(0)
@@ -177,7 +179,7 @@ def test_asking_for_the_nonce_itself_does_not_pass():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="residual risk, documented in harness.py: unittest-style "
+    reason="residual risk, documented in docs/modules/sandbox.md (harness): unittest-style "
     "tests share the submission's process, which can write protocol lines itself",
 )
 def test_inline_mode_cannot_stop_a_submission_that_asks_for_the_nonce_itself():

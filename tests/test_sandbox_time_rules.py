@@ -203,7 +203,9 @@ def test_evalplus_builder_gives_each_test_evalplus_limit():
     spec, limit = build_tests("humaneval", "t/1", "f", [[1], [2], [3]], [1, 2, 3], times, 0.0)
     want = [max(EVALPLUS_MIN_TIME_LIMIT_S, EVALPLUS_TIME_FACTOR * t) for t in times]
     got = [c["time_limit_s"] for c in spec["cases"]]
-    assert got == pytest.approx(want, abs=1e-3) and all(g >= w for g, w in zip(got, want))
+    assert got == pytest.approx(want, abs=1e-3) and all(
+        g >= w for g, w in zip(got, want, strict=True)
+    )
     assert (EVALPLUS_MIN_TIME_LIMIT_S, EVALPLUS_TIME_FACTOR) == (1.0, 4.0)  # EvalPlus 0.3.1
     assert got == evalplus_time_limits(times) == [1.0, 1.2, 8.0]
     assert limit == 8.0  # the record's (loading the submission): the largest

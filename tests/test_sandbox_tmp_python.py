@@ -21,7 +21,7 @@ from recode_lib.sandbox import SandboxConfig, execute, isolation_mode
 
 REPO = Path(__file__).resolve().parent.parent
 SANDBOX_DIR = REPO / "recode_lib" / "sandbox"
-VER = "python%d.%d" % sys.version_info[:2]
+VER = "python{}.{}".format(*sys.version_info[:2])
 
 pytestmark = pytest.mark.skipif(
     isolation_mode(SandboxConfig()) == "plain",
@@ -65,7 +65,7 @@ def _base_copy(root: Path) -> Path | None:
     py = base / "bin" / os.path.basename(exe)
     ok = (
         subprocess.run(
-            [py, "-c", "import sys; assert sys.base_prefix == %r" % str(base)], capture_output=True
+            [py, "-c", f"import sys; assert sys.base_prefix == {str(base)!r}"], capture_output=True
         ).returncode
         == 0
     )
@@ -190,7 +190,7 @@ def judged_from_venv(tmp_install):
 
 
 def test_a_tool_call_runs_python_from_a_venv_under_tmp(judged_from_venv, tmp_install):
-    assert judged_from_venv["tool"] == ["ok", "42 %s\n" % tmp_install["venv"], ""]
+    assert judged_from_venv["tool"] == ["ok", "42 {}\n".format(tmp_install["venv"]), ""]
 
 
 def test_the_agentic_workspace_python_runs_from_a_venv_under_tmp(judged_from_venv):
@@ -207,19 +207,19 @@ def test_the_rebound_interpreter_paths_are_read_only(tmp_install):
     dirs = [str(tmp_install["site"]), str(tmp_install["venv"] / "bin"), str(tmp_install["venv"])]
     if tmp_install["base"] is not None:
         dirs.append(str(tmp_install["base"] / "lib" / VER))
-    write = "def f():\n    for d in %r:\n        open(d + '/planted.py', 'w').write('x')\n" % dirs
+    write = f"def f():\n    for d in {dirs!r}:\n        open(d + '/planted.py', 'w').write('x')\n"
     assert _call(tmp_install, write, None) == "runtime_error"
     errnos = (
         "import errno\n"
         "def f():\n"
         "    out = []\n"
-        "    for d in %r:\n"
+        f"    for d in {dirs!r}:\n"
         "        try:\n"
         "            open(d + '/planted.py', 'w')\n"
         "            out.append('written')\n"
         "        except OSError as e:\n"
         "            out.append(errno.errorcode[e.errno])\n"
-        "    return out\n" % dirs
+        "    return out\n"
     )
     assert _call(tmp_install, errnos, ["EROFS"] * len(dirs)) == "passed"
     assert not (tmp_install["site"] / "planted.py").exists()
@@ -230,9 +230,8 @@ def test_host_tmp_beside_the_interpreter_stays_invisible(tmp_install):
     probe = (
         "import os\n"
         "def f():\n"
-        "    return [os.path.exists(p) for p in %r] + [sorted(os.listdir(%r)),\n"
-        "            sorted(os.listdir(%r))]\n"
-        % (
+        "    return [os.path.exists(p) for p in {!r}] + [sorted(os.listdir({!r})),\n"
+        "            sorted(os.listdir({!r}))]\n".format(
             [
                 str(root / "secret.txt"),
                 str(root / "checkout" / "runs" / "expected.json"),
@@ -252,10 +251,9 @@ def test_host_tmp_beside_the_interpreter_stays_invisible(tmp_install):
 def _tmp_paths(inst, cwd, extra_path=None):
     code = (
         "import json, sys\n"
-        "sys.path.insert(0, %r)\n"
-        % str(SANDBOX_DIR)
-        + ("sys.path.append(%r)\n" % extra_path if extra_path else "")
-        + "import limits\nprint(json.dumps(limits.tmp_paths(cwd=%r)))\n" % str(cwd)
+        f"sys.path.insert(0, {str(SANDBOX_DIR)!r})\n"
+        + (f"sys.path.append({extra_path!r})\n" if extra_path else "")
+        + f"import limits\nprint(json.dumps(limits.tmp_paths(cwd={str(cwd)!r})))\n"
     )
     p = subprocess.run(
         [inst["python"], "-I", "-c", code], capture_output=True, text=True, check=True

@@ -122,17 +122,16 @@ def f():
     return True
 """,
     # a detached daemon left behind: must be gone after the record (namespace torn down)
-    "daemon_left": """
+    "daemon_left": f"""
 def f():
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            os.execv("/bin/sleep", ["%s", "60"])
+            os.execv("/bin/sleep", ["{TOKEN}", "60"])
         os._exit(0)
     os.wait()
     return True
-"""
-    % TOKEN,
+""",
     # the submission's end still reaches the worker from inside the pid namespace: its
     # signal (SIGXCPU is the CPU-time limit: time_limit, not a crash) and peak memory (wait4)
     "killed_by_signal": """
@@ -217,7 +216,7 @@ def userns_results(normal_user):
         shutil.rmtree(secret_dir, ignore_errors=True)
     # the kernel gives this user a user namespace (normal_user checked): plain is a failure
     assert out["mode"] == "userns", (
-        "the judge of user %r fell back to %s mode" % (normal_user["name"], out["mode"]),
+        "the judge of user {!r} fell back to {} mode".format(normal_user["name"], out["mode"]),
         proc.stderr[-2000:],
     )
     assert out["uid"] == normal_user["uid"] != 0
@@ -229,7 +228,7 @@ def _token_processes():
     for p in os.listdir("/proc"):
         if p.isdigit():
             try:
-                with open("/proc/%s/cmdline" % p, "rb") as fh:
+                with open(f"/proc/{p}/cmdline", "rb") as fh:
                     if TOKEN.encode() in fh.read():
                         found.append(int(p))
             except OSError:

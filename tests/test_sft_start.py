@@ -89,7 +89,7 @@ def test_rendered_transcripts_parse_back_replay_and_pass(built, tiny_model_dir):
         texts = assistant_texts(tok, msgs, setting_tools(setting))
         turns = [m for m in msgs if m["role"] == "assistant"]
         assert len(texts) == len(turns)
-        for m, text in zip(turns, texts):
+        for m, text in zip(turns, texts, strict=True):
             content, calls, errors = parse_turn(text)
             assert not errors
             assert calls == [c["function"] for c in m.get("tool_calls") or []], t["id"]
@@ -142,7 +142,8 @@ MBPP_LIKE = Problem.from_dict(
     {
         "id": "mbpp/9001",
         "source": "mbpp",
-        "prompt": "Write a function to add the squares of a list.\nYour code should pass these tests:\n\n"
+        "prompt": "Write a function to add the squares of a list.\n"
+        "Your code should pass these tests:\n\n"
         "assert sq_sum([1, 2]) == 5\nassert sq_sum([]) == 0",
         "tests": {
             "kind": "script",
@@ -229,7 +230,8 @@ def test_overlap_by_family_task_id_and_by_statement():
                 **base,
                 "id": "humaneval/9",
                 "source": "humaneval",
-                "prompt": 'def f(w):\n    """ Write a function to count  the vowels of a word.\n    >>> f("a")\n    """',
+                "prompt": 'def f(w):\n    """ Write a function to count  the vowels of a word.\n'
+                '    >>> f("a")\n    """',
             }
         ),
     ]
@@ -310,7 +312,7 @@ def test_one_tiny_sft_step_writes_a_loadable_merged_checkpoint(built, tiny_model
     agentic = rows[[t["setting"] for t in built.transcripts].index("agentic")]
     trained = tok.decode([i for i in agentic["labels"] if i != -100])
     context = tok.decode(
-        [i for i, lab in zip(agentic["input_ids"], agentic["labels"]) if lab == -100]
+        [i for i, lab in zip(agentic["input_ids"], agentic["labels"], strict=True) if lab == -100]
     )
     assert (
         "<tool_call>" in trained and "<tool_response>" not in trained

@@ -181,9 +181,9 @@ def test_theta_alpha_in_the_running_engine_equals_the_merged_checkpoint(swept, r
     assert live.alpha == 1.5
     got, want = greedy(live.generator.engine()), greedy(reference.engine())
     worst = 0.0
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         assert list(a.token_ids) == list(b.token_ids), (a.text, b.text)
-        for la, lb in zip(a.logprobs, b.logprobs):
+        for la, lb in zip(a.logprobs, b.logprobs, strict=True):
             worst = max([worst] + [abs(la[t].logprob - lb[t].logprob) for t in la if t in lb])
     print(f"[vllm timing] max |logprob live - merged| = {worst:.2e}")
     assert worst < 1e-3

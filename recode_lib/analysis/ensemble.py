@@ -184,7 +184,9 @@ def paired_gain(counts, pool_a, pool_b, k: int, n_boot: int = 1000, seed: int = 
     single checkpoint on LCB-hard pass@250 by 3.3%", absolute or relative not said: both)."""
     a = problem_values(counts, pool_a, k)
     b = problem_values(counts, pool_b, k)
-    mean, lo, hi = bootstrap_ci([y - x for x, y in zip(a, b)], n_boot=n_boot, seed=seed)
+    mean, lo, hi = bootstrap_ci(
+        [y - x for x, y in zip(a, b, strict=True)], n_boot=n_boot, seed=seed
+    )
     rel, rlo, rhi = bootstrap_ci(np.column_stack([a, b]), stat=_relative, n_boot=n_boot, seed=seed)
     finite = lambda v: float(v) if np.isfinite(v) else None  # noqa: E731
     return {
@@ -233,7 +235,7 @@ def split_half_null(counts: Mapping, pool: Sequence, budget: int) -> list[float]
         vals = []
         for alloc in allocs:
             none_b = none_2b = 1.0
-            for a, b in zip(pool, alloc):
+            for a, b in zip(pool, alloc, strict=True):
                 n, c = counts[a][pid]
                 if b:
                     none_b *= 1.0 - pass_at_k(n, c, b)
@@ -286,13 +288,13 @@ def extrapolated_unique_solves(
         return out | empty | {"reason": f"too few samples per checkpoint ({n_min}) for two halves"}
     p_out = problem_values(counts, outside, b)
     p_in = problem_values(counts, inside, b)
-    uniq = [po * (1.0 - pi) for po, pi in zip(p_out, p_in)]
+    uniq = [po * (1.0 - pi) for po, pi in zip(p_out, p_in, strict=True)]
     null = split_half_null(counts, inside, b)
     res = {"budget": b, "n_problems": len(uniq)}
     for name, vals in (
         ("rate", uniq),
         ("null_rate", null),
-        ("excess_rate", [u - z for u, z in zip(uniq, null)]),
+        ("excess_rate", [u - z for u, z in zip(uniq, null, strict=True)]),
     ):
         v, vlo, vhi = bootstrap_ci(vals, n_boot=n_boot, seed=seed)
         res |= {name: v, f"{name}_lo": vlo, f"{name}_hi": vhi}

@@ -9,32 +9,9 @@
     write_sweep_frontier(RUN / "06_strictness_sweep", summaries, strictness={"k1": 1, ...})
     check_overlay({"07": front_payload, "06": sweep_payload})   # raises when sampled differently
 
-Input: the evaluation harness's per-sample jsonl records (recode_lib.evaluation.codegen, samples.jsonl)
-with at least problem_id, sample, outcome (and status, n_tokens when present), one file per
-alpha. Per alpha: the four outcome-class rates (correct / optimization_failure /
-correctness_failure / format_error, fractions of samples), pass@1 (unbiased, mean over
-problems), the solve rate (fraction of problems with at least one correct sample), mean tokens,
-and the solved set; between neighbouring alphas: turnover of the solved sets
-(recode_lib.metrics.turnover, all samples) and, beside it, the turnover at an equal budget
-against a split-half null with bootstrap intervals (matched_turnover: identical checkpoints
-show raw turnover by sampling alone); the format-error rate for |alpha| beyond a threshold vs
-inside. Reading: each alpha folder's records are kept to the problem set its run.json records
-(recode_lib.evaluation.guard), and with `problems=` that set must be the one asked for, so a
-folder evaluated before a difficulty filter can never bring its other problems back into a
-frontier (folder_records raises naming the folder and both sets); the payload records its
-`problem_set` and `problem_ids`. Restricting the problems (e.g. to the hard ones) happens
-there, when records are read, and only there: the tables and writers summarise the records
-they are given (there is no second, unguarded subset filter after loading). The strictness sweep's
-frontier (`write_sweep_frontier`: one row per run with its k, pass@1, the four outcome-class
-rates, tokens, from evaluation summaries) goes through the same writer, `save_frontier`.
-Every point carries the fingerprint of the evaluation spec that sampled it (`spec=`:
-recode_lib.evaluation.spec.EvalSpec.fingerprint; the payload also records `eval_spec`, its
-`protocol` and `spec_fingerprint`); `check_overlay` refuses to put points sampled differently on
-one frontier, naming both fingerprints and the fields that differ.
-Records with a missing field or an unknown outcome raise naming the file and record. Every
-alpha must cover the same problems (a partial evaluation raises rather than biasing a rate).
 It does not evaluate, merge or plot (recode_lib.evaluation, recode_lib.weights.merge,
 recode_lib.analysis.plots do).
+More: docs/modules/analysis.md (recode_lib.analysis.frontier).
 """
 
 from __future__ import annotations
@@ -287,7 +264,7 @@ def turnover_table(
     counts = {a: counts_from_records(recs) for a, recs in sel.items()}
     alphas = sorted(sets)
     rows = []
-    for a, b in zip(alphas, alphas[1:]):
+    for a, b in zip(alphas, alphas[1:], strict=False):
         m = matched_turnover(counts[a], counts[b], n_boot=n_boot, seed=seed)
         rows.append(
             {
@@ -441,7 +418,11 @@ def check_overlay(frontiers: Mapping[str, Mapping]) -> str:
         seen[name] = fps.pop()
     if len(set(seen.values())) > 1:
         (a, fa), (b, fb) = next(
-            ((x, y) for x, y in zip(seen.items(), list(seen.items())[1:]) if x[1] != y[1])
+            (
+                (x, y)
+                for x, y in zip(seen.items(), list(seen.items())[1:], strict=False)
+                if x[1] != y[1]
+            )
         )
         pa, pb = frontiers[a].get("protocol") or {}, frontiers[b].get("protocol") or {}
         diff = {

@@ -9,7 +9,7 @@
     plots.fig_rm_accuracy(RUN / "03_lcb_rb" / "metrics.json",
                           RUN / "02_reward_model" / "metrics.json")
     plots.fig_repair(RUN / "09_repair" / "repair.json")
-    plots.rebuild_all(RUN)     # every figure above into figures/<RUN.name>/: {"made", "skipped", ...}
+    plots.rebuild_all(RUN)  # every figure above into figures/<RUN.name>/: {"made", "skipped", ...}
 
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
@@ -17,12 +17,13 @@ figure with the house style (seaborn "whitegrid" + the rc below, applied once), 
 `figures/<profile>/` (recode_lib.paths.figures_dir), which rebuild_all writes by default; a
 single figure drawn without out_dir goes to `figures/scratch/`, never next to a profile's folder.
 A missing input file raises FileNotFoundError naming it, inputs with nothing to draw raise
-NoData (notebook 99 turns both into a skip note). Inputs: frontier.json (recode_lib.analysis.frontier.write_frontier: rows with alpha and the four
-outcome rates; a sweep file may instead carry rows with "run"), passk.json
-(recode_lib.analysis.ensemble.write_ensemble), GRPO metrics.jsonl (recode_lib.training.callbacks; read through
-recode_lib.analysis.reward_curves.reward_curves), the LCB-RB table (notebook 03 metrics.json "table") and
-the held-out RM accuracy (notebook 02 metrics.json).
-It computes no metric itself beyond selecting columns.
+NoData (notebook 99 turns both into a skip note). Inputs: frontier.json
+(recode_lib.analysis.frontier.write_frontier: rows with alpha and the four outcome rates; a sweep
+file may instead carry rows with "run"), passk.json (recode_lib.analysis.ensemble.write_ensemble),
+GRPO metrics.jsonl (recode_lib.training.callbacks; read through
+recode_lib.analysis.reward_curves.reward_curves), the LCB-RB table (notebook 03 metrics.json
+"table") and the held-out RM accuracy (notebook 02 metrics.json). It computes no metric itself
+beyond selecting columns.
 """
 
 from __future__ import annotations
@@ -149,11 +150,11 @@ def draw_alpha_points(ax, rows) -> None:
     ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
     cmap = plt.get_cmap("viridis")
     lo, hi = (min(r["alpha"] for r in rows), max(r["alpha"] for r in rows)) if rows else (0, 1)
-    for r, x, y in zip(rows, xs, ys):
+    for r, x, y in zip(rows, xs, ys, strict=True):
         c = cmap((r["alpha"] - lo) / (hi - lo) if hi > lo else 0.5)
         inside = 0.0 <= r["alpha"] <= 1.0
         ax.scatter([x], [y], s=36, color=c if inside else "white", edgecolor=c, lw=1.5, zorder=2)
-    annotate_points(ax, [(f"{r['alpha']:g}", x, y) for r, x, y in zip(rows, xs, ys)])
+    annotate_points(ax, [(f"{r['alpha']:g}", x, y) for r, x, y in zip(rows, xs, ys, strict=True)])
 
 
 def fig_frontier(frontier, sweep=None, out_dir=None, name="frontier") -> list[Path]:
@@ -232,7 +233,7 @@ def fig_setting_frontiers(
     fig, axes = plt.subplots(
         1, len(sweeps), figsize=(3.4 * len(sweeps), 3.2), squeeze=False, sharex=True, sharey=True
     )
-    for ax, (setting, sweep) in zip(axes[0], sweeps.items()):
+    for ax, (setting, sweep) in zip(axes[0], sweeps.items(), strict=True):
         sweep_data = sweep if isinstance(sweep, Mapping) else _load(sweep)
         rows = sweep_data["rows"]
         if setting in alphas:
@@ -247,7 +248,10 @@ def fig_setting_frontiers(
             ax.plot(xs, ys, "-", color="#adb5bd", lw=1, zorder=1)
         ax.scatter(xs, ys, marker="*", s=90, color="#e63946", zorder=3)
         annotate_points(
-            ax, [(r.get("run", ""), x, y) for r, x, y in zip(rows, xs, ys)], (4, -9), "#e63946"
+            ax,
+            [(r.get("run", ""), x, y) for r, x, y in zip(rows, xs, ys, strict=True)],
+            (4, -9),
+            "#e63946",
         )
         ax.set_title(f"{setting}")
         ax.set_xlabel("correctness-failure rate")
@@ -346,7 +350,7 @@ def fig_reward_curves(
         raise NoData(f"no logged steps in {list(runs.values())}")
     panels = ["reward"] + [c for c in components if curves.metric.str.endswith("/" + c).any()]
     fig, axes = plt.subplots(1, len(panels), figsize=(2.8 * len(panels), 2.6), squeeze=False)
-    for ax, panel in zip(axes[0], panels):
+    for ax, panel in zip(axes[0], panels, strict=True):
         for run, g in curves.groupby("run", sort=False):
             sel = (
                 g[g.metric == panel] if panel == "reward" else g[g.metric.str.endswith("/" + panel)]
@@ -411,15 +415,15 @@ def fig_rm_accuracy(lcbrb=None, rm=None, out_dir=None, name="rm_accuracy") -> li
     if table.empty or table.accuracy.isna().all():
         raise NoData(f"no accuracy rows in {lcbrb} / {rm}")
     table = table.dropna(subset=["accuracy"])
-    labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method)]
+    labels = [f"{d}\n{m}" for d, m in zip(table.dataset, table.method, strict=True)]
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table), 3.0))
 
     def gap(x, y):
         return abs(x - y) if y is not None and y == y else 0.0
 
     err = [
-        [gap(a, lo) for a, lo in zip(table.accuracy, table.ci_low)],
-        [gap(a, hi) for a, hi in zip(table.accuracy, table.ci_high)],
+        [gap(a, lo) for a, lo in zip(table.accuracy, table.ci_low, strict=True)],
+        [gap(a, hi) for a, hi in zip(table.accuracy, table.ci_high, strict=True)],
     ]
     ax.bar(range(len(table)), table.accuracy, yerr=err, capsize=3, color="#457b9d")
     ax.axhline(0.5, color="#6c757d", ls="--", lw=0.8, label="chance")
@@ -462,7 +466,7 @@ def draw_eval_outcomes(ax, summaries: Mapping[str, Mapping]) -> None:
             width=0.6,
             label=outcome.replace("_", " "),
         )
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     for x, n in enumerate(names):
         s = summaries[n]
         if "pass@1" in s:
@@ -646,10 +650,11 @@ def rebuild_all(run_dir, out_dir=None) -> dict:
     a figure whose inputs are missing or empty is skipped with the reason, never an error, and
     its files left in out_dir by an earlier rebuild are removed ("removed"), so the folder holds
     exactly this run's figures. Figures, in order: eval_outcomes
-    (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and outcome_classes (07, with 06's sweep), ensemble_passk
-    (08), setting_frontiers (11: each setting's sweep and alpha grid side by side), reward_curves
-    (04, 06 and 09 runs), rm_accuracy (03 and 02), repair (09). A frontier
-    whose 07 and 06 points were sampled differently is skipped with check_overlay's message."""
+    (05), headline (05: pass@1 per policy and benchmark), sweep_frontier (06), frontier and
+    outcome_classes (07, with 06's sweep), ensemble_passk (08), setting_frontiers (11: each
+    setting's sweep and alpha grid side by side), reward_curves (04, 06 and 09 runs), rm_accuracy
+    (03 and 02), repair (09). A frontier whose 07 and 06 points were sampled differently is skipped
+    with check_overlay's message."""
     run = Path(run_dir)
     out_dir = Path(out_dir) if out_dir is not None else figures_dir(run.resolve().name)
     sweep = step_dir(run, STRICTNESS_SWEEP) / "frontier.json"

@@ -1,4 +1,5 @@
-"""`recode adjudicate [DIR] [--profile P] [--redo]`: decide the LCB-RB pairs a batch run left for a person.
+"""`recode adjudicate [DIR] [--profile P] [--redo]`: decide the LCB-RB pairs a batch run left
+for a person.
 
 The argument half of recode_lib.process_reward.lcbrb.adjudication.terminal_loop: DIR is
 notebook 03's folder (default runs/<profile>/03_lcb_rb), holding the pending pairs

@@ -1,4 +1,5 @@
-"""`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai] [--setting single|tool|agentic] [--ray ADDRESS] ...`.
+"""`recode eval --model M --benchmark B [--n N] [--k K] [--backend hf|vllm|openai]
+[--setting single|tool|agentic] [--ray ADDRESS] ...`.
 
 The argument half of recode_lib.evaluation: the options are generated from EvalSpec's fields
 (recode_lib.evaluation.spec: name, type, default, choices and help from each field's metadata;
@@ -187,7 +188,8 @@ def run(args) -> int:
     except (ValueError, JsonlError, ModelError, GenerationError, RayFanoutError) as exc:
         raise CliError(str(exc)) from None
     print(
-        f"{args.benchmark} ({s['setting']} setting): {s['n_problems']} problems x {sampling.n} samples "
+        f"{args.benchmark} ({s['setting']} setting): "
+        f"{s['n_problems']} problems x {sampling.n} samples "
         f"(temperature {sampling.temperature}, max_new_tokens {sampling.max_new_tokens})"
     )
     for kk in s["k"]:
@@ -195,7 +197,8 @@ def run(args) -> int:
             print(f"  pass@{kk} = undefined (no problem could be judged here)")
             continue
         print(
-            f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  ({ci_text(*s[f'pass@{kk}_ci'], s['n_problems'])})"
+            f"  pass@{kk} = {s[f'pass@{kk}']:.4f}  "
+            f"({ci_text(*s[f'pass@{kk}_ci'], s['n_problems'])})"
         )
     nc = s.get("not_counted") or {}
     if nc.get("samples"):

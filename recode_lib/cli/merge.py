@@ -1,4 +1,4 @@
-"""`recode merge --low DIR --high DIR --alpha A [--alpha B ...] --out DIR`: one checkpoint per alpha.
+"""`recode merge --low DIR --high DIR --alpha A [--alpha B ...] --out DIR`: a checkpoint per alpha.
 
 The argument half of recode_lib.weights.merge.merge_grid (theta = alpha*high + (1-alpha)*low, in
 float32; outputs DIR/alpha_<A>). Prints one `alpha=<A>\t<path>` line per output.

@@ -1,12 +1,12 @@
-"""`recode plan --profile paper --gpus 8 --gpu-memory 80 [--nodes N] [--json OUT] [--slurm-script F]`:
-the resource plan.
+"""`recode plan --profile paper --gpus 8 --gpu-memory 80 [--nodes N] [--json OUT]
+[--slurm-script F]`: the resource plan.
 
 The argument half of recode_lib.plan: resolves the profile's parameters per notebook
 (recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
 every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options), its variants'
-stages too (recode_lib.variants: rows "<stem>@<variant>", unless --no-variants), and prints the placement
-table and the compute budget (recode_lib.plan.BudgetOptions' options), and the preflight of this
-machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers), and
+stages too (recode_lib.variants: rows "<stem>@<variant>", unless --no-variants), and prints the
+placement table and the compute budget (recode_lib.plan.BudgetOptions' options), and the preflight
+of this machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers), and
 whether BigCodeBench's environment is built where a notebook evaluates it (recode_lib.bench_env:
 listed, not refused; the evaluation refuses without it outside the smoke profile). Exit 0
 when every stage fits and the preflight passes, 2 with the refusal (notebook, stage, numbers;

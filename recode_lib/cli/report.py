@@ -1,4 +1,5 @@
-"""`recode report RUN [RUN_B] [--out FILE]`: a run's self-contained HTML report, or two runs compared.
+"""`recode report RUN [RUN_B] [--out FILE]`: a run's self-contained HTML report, or two runs
+compared.
 
 The argument half of recode_lib.report: one run folder (runs/<profile>) -> RUN/report.html
 (figures embedded, tables with intervals, claims, notebook status and time, trackers,

@@ -1,4 +1,5 @@
-"""`recode reproduce --profile P [--variant NAME] [--only 00,05] [--from 04] [--force] [--set K=V] [--gpus N --gpu-memory GB]`: run the notebooks.
+"""`recode reproduce --profile P [--variant NAME] [--only 00,05] [--from 04] [--force]
+[--set K=V] [--gpus N --gpu-memory GB]`: run the notebooks.
 
 The argument half of recode_lib.pipeline.run_pipeline (which does the work: papermill, the
 manifest, skipping completed notebooks). A GPU profile (paper) is checked by the resource plan
@@ -121,11 +122,12 @@ def run(args) -> int:
     done = sum(r.status == "completed" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
     excluded = [r.stem for r in results if r.status == "excluded"]
+    run_profile = variant_profile(args.profile, args.variant) if args.variant else args.profile
     print(
         f"pipeline {args.profile}: {done} executed, {skipped} skipped"
         + (f", {len(excluded)} left out by the profile ({', '.join(excluded)})" if excluded else "")
         + ", "
         f"{sum(r.wall_s for r in results):.1f} s; manifest at "
-        f"{runs_dir(variant_profile(args.profile, args.variant) if args.variant else args.profile) / 'manifest.json'}"
+        f"{runs_dir(run_profile) / 'manifest.json'}"
     )
     return 0

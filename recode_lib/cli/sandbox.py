@@ -1,4 +1,5 @@
-"""`recode sandbox IN.jsonl --out OUT.jsonl [--workers N] [--strict] [--ray ADDRESS]`: execute submissions from a jsonl file.
+"""`recode sandbox IN.jsonl --out OUT.jsonl [--workers N] [--strict] [--ray ADDRESS]`: execute
+submissions from a jsonl file.
 
 Each input line is a record {"id", "code", "tests", "time_limit_s"?, "memory_mb"?} (see
 recode_lib/sandbox/records.py); each output line is the result {"id", "status", "outcome",

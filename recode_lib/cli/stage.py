@@ -3,10 +3,11 @@ and datasets for an offline run.
 
 The argument half of recode_lib.staging: resolves the profile's parameters per notebook
 (recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`; its
-variants' too, recode_lib.variants), prints every model and dataset it names with size and license gate, and (without --list) downloads
-them into the Hugging Face cache and the data directory, or under --to DIR, then prints how the
-pipeline runs offline. Exit 0 when everything is here, 2 naming what could not be fetched
-(offline: HF_HUB_OFFLINE set or no connection; a gated model without access).
+variants' too, recode_lib.variants), prints every model and dataset it names with size and license
+gate, and (without --list) downloads them into the Hugging Face cache and the data directory, or
+under --to DIR, then prints how the pipeline runs offline. Exit 0 when everything is here, 2 naming
+what could not be fetched (offline: HF_HUB_OFFLINE set or no connection; a gated model without
+access).
 """
 
 from __future__ import annotations
@@ -125,9 +126,9 @@ def run(args) -> int:
             + ":"
         )
         tail = (
-            f"run `recode stage --profile {args.profile}` on a machine with internet (HF_HUB_OFFLINE "
-            "unset; a token for gated models), with --to DIR on storage this machine "
-            "sees, then rerun here"
+            f"run `recode stage --profile {args.profile}` on a machine with internet "
+            "(HF_HUB_OFFLINE unset; a token for gated models), with --to DIR on storage this "
+            "machine sees, then rerun here"
         )
         raise CliError("\n".join([head] + lines + [tail]))
     print(offline_instructions(items, dest, args.profile, params_file))

@@ -7,31 +7,9 @@
     probs = load_benchmark("codecontests_plus", config="3x")
     available_benchmarks()   # names whose files are present locally (nothing is downloaded)
 
-Names: humaneval, humanevalplus, mbpp (the original 500-task test split), mbppplus,
-mbppplus_base (EvalPlus's MBPP: the 378 MBPP+ tasks with only their base tests — the "MBPP"
-of a "HumanEval(+), MBPP(+)" table such as ReCode's), mbpp_train (MBPP's train split without
-the tasks MBPP+ holds: training data off every MBPP evaluation), bigcodebench (subset=full|hard,
-split=complete|instruct), bigcodebench_hard, livecodebench, codecontests_plus, leetcode,
-aime24, microbench, easy (the laptop profile's seeded easy tasks, data/easy_tasks.py),
-`calibrated:<profile>` (the problems that profile's calibration kept, 0 < start-model pass rate
-< 1: recode_lib.run_files.calibrated_path, data/calibrated.py; `calibrated:<profile>:disagree` puts
-first those on which the start model's lenient and strict pass rates differ), and the math training sets math_train (a public set through `datasets`
-or local files, data/math_train.py) and math_synth (offline, generated; data/math_synth.py).
-Each loader reads the data directory (`data_dir=`, else
-recode_lib.paths.data_dir()) and, when files are missing and `download=True` (the default),
-fetches the canonical source (upstream release file or Hugging Face `datasets`). An unknown
-name or option raises ValueError listing the valid ones. Loaders are imported lazily.
-
-Your own benchmark: `register_benchmark(name, loader)` (also a decorator,
-`@register_benchmark("name")`). The loader contract: `loader(**options) -> list[Problem]`
-(schema.py; dicts in Problem.to_dict form are accepted too); it is given `limit=` and
-`data_dir=` only when it takes them (a parameter of that name, or **kwargs), and what it
-returns is cut to the first `limit` problems. Its problems are checked (a Problem, a
-well-formed `tests`, unique ids) and a bad one raises ProblemError naming the benchmark. The
-name is then everywhere a benchmark name goes (load_benchmark, EvalSpec/evaluate_benchmarks,
-`recode eval --benchmark`, a notebook's BENCHMARK, a recipe's `benchmark`); registering a name
-again replaces your loader, a built-in name or one with ":" is refused. Registrations made in
-modules named in $RECODE_PLUGINS reach every process of a run (recode_lib.plugins).
+Loaders are imported lazily and download only files that are missing (download=True). Your own
+benchmark: register_benchmark(name, loader).
+More: docs/modules/data.md (recode_lib.data).
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def hf_rows(
 
         if limit is not None:
             ds = datasets.load_dataset(hub_id, config, split=split, streaming=True)
-            return [dict(r) for _, r in zip(range(limit), ds)]
+            return [dict(r) for _, r in zip(range(limit), ds, strict=False)]
         ds = datasets.load_dataset(hub_id, config, split=split)
         return [dict(r) for r in ds]
     except Exception as exc:  # network, auth, unknown config: one clear message

@@ -9,9 +9,9 @@ bigcode/bigcodebench and bigcode/bigcodebench-hard (split "<version>_hf" for v0.
 "<version>"). complete: the prompt is the function stub with its docstring (also the starter
 code); instruct: the natural-language instruction, starter code = code_prompt. The test runs the
 task's unittest.TestCase and fails unless every test passes (the failure's reason names how many
-tests failed, the first one and its exception line: type and message's first line). It does not install the libraries the
-tasks import: metadata["libs"] lists the solution's, metadata["requires"] adds the test
-script's own module-level imports (faker, pytz, requests_mock, ...: script_imports);
+tests failed, the first one and its exception line: type and message's first line). It does not
+install the libraries the tasks import: metadata["libs"] lists the solution's, metadata["requires"]
+adds the test script's own module-level imports (faker, pytz, requests_mock, ...: script_imports);
 evaluation.rows.sandbox_record passes "requires" to the sandbox, with BigCodeBench's own
 interpreter when built (`make bcb-env`, recode_lib.bench_env: its pinned libraries), and a task
 needing a module the sandbox's interpreter lacks is judged `env_missing` (not counted;

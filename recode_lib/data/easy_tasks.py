@@ -1,7 +1,7 @@
-"""A seeded generator of short, easy coding tasks for the `laptop` profile (written for this project).
+"""A seeded generator of short, easy coding tasks for the `laptop` profile (made for this project).
 
     from recode_lib.data.easy_tasks import generate_easy_tasks, TEMPLATES
-    problems = generate_easy_tasks(n=40, seed=0)           # list[Problem], ids "easy/<seed>-<i>-<template>"
+    problems = generate_easy_tasks(n=40, seed=0)  # list[Problem], ids "easy/<seed>-<i>-<template>"
     problems = generate_easy_tasks(n=8, seed=1, kinds=("call",))
 
 Each task comes from a template (TEMPLATES: one-line list/string/number tasks such as "return
@@ -19,9 +19,9 @@ loop, `x not in out` on a list, `sum(nums[:i+1])`): it passes every test up to a
 elements and exceeds TIME_LIMIT_S on the BIG one (tests/test_easy_tasks.py runs it in the
 sandbox), so on these tasks a lenient R_k and the strict R_inf disagree, which is what paper B's
 strictness sweep and extrapolation need. They are opt-in (`templates=EFFICIENCY`, or
-calibration's `n_efficiency`; the `easy` benchmark and the default pool hold TEMPLATES only): SmolLM2-135M at T=1 solved none of them, not even on small inputs (0 of
-72 samples, 2026-11-30). Expected outputs come from running the reference
-in-process (trusted code only).
+calibration's `n_efficiency`; the `easy` benchmark and the default pool hold TEMPLATES only):
+SmolLM2-135M at T=1 solved none of them, not even on small inputs (0 of 72 samples, 2026-11-30).
+Expected outputs come from running the reference in-process (trusted code only).
 Two test kinds: "call" (a function, starter code = its signature) and "stdio" (a program).
 The tasks are meant to be solved sometimes by a 135M chat model; which ones are is measured,
 not assumed (recode_lib.evaluation.calibration keeps those with 0 < pass rate < 1; the

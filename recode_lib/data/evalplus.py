@@ -1,47 +1,15 @@
-"""HumanEval+ / MBPP+ tests: expected outputs from the reference, EvalPlus's input types and oracles.
+"""HumanEval+ / MBPP+ tests: expected outputs from the reference, EvalPlus's input types and
+oracles.
 
-The EvalPlus release files hold inputs (base_input, plus_input) but no expected outputs; EvalPlus
-computes them by running the canonical solution. So does this module, once, in a subprocess
-(recode_lib.data._reference_worker), caching them in cache_dir()/evalplus/<file>-<sha>.jsonl
-(append-only, keyed by task id, so an interrupted run resumes). Outputs larger than
-MAX_OUTPUT_CHARS of JSON per task (HumanEval/15, /130: over 100 MB) are not stored; for those
-tasks the cache keeps each output's digest (sha256 of its canonical sandbox encoding) and the
-judge's `checker` compares the submission's output's digest first, recomputing the expected
-value with the embedded reference only when they differ (EvalPlus's comparison then decides).
-
-    outs = expected_outputs(jobs, cache_name="HumanEvalPlus-ab12cd34ef56")   # {task_id: (outs, times)}
+    outs = expected_outputs(jobs, cache_name="HumanEvalPlus-ab12cd34ef56")  # {id: (outs, times)}
     tests, time_limit = build_tests(dataset, task_id, entry_point, inputs, outs, times, atol)
-    records = sandbox_records(load_humanevalplus(limit=10))   # -> `recode sandbox` input records
+    records = sandbox_records(load_humanevalplus(limit=10))   # `recode sandbox` input records
 
-build_tests returns a `call` test (fn_name, cases with args/expected/input_len, the task's
-atol; the sandbox applies EvalPlus's comparison), so the sandbox sees only inputs: expected
-values and the reference stay in the judge. Values JSON cannot hold (tuples, sets, complex,
-inf/nan) use recode_lib.data.pyvalues tags, which the sandbox codec decodes. EvalPlus's special
-oracles (HumanEval/32 find_zero; MBPP+ 164/295/558/581, set-equality and not-None tasks) become
-a sandbox `checker` (the set-equality one as EvalPlus 0.3.1 applies it: `set(out) == set(exp)`,
-else its usual tolerance comparison of the ordered values, which passes floats within atol —
-1e-6 for float lists; MBPP+'s not-None tasks return re.Match objects: they arrive as opaque
-values, which are not None). Only SCRIPT_ONLY tasks (HumanEval+/100, /130, MBPP+/255: outputs
-of millions of elements) keep a self-contained in-process script test embedding the reference (residual risk:
-the submission's process holds the reference and the inputs).
-MBPP+ inputs are converted to tuples/sets/complex as EvalPlus 0.3.1's mbpp_deserialize_inputs
-does (a table below, written from its documented behaviour). The `contract` field is not used
-(it checks input validity for the reference, not the submission).
-
-Time limits (`time_rule`, recorded in the tests as tests["time_rule"]):
-- "evalplus" (the default): EvalPlus 0.3.1's own per-test rule (evalplus/eval/__init__.py
-  untrusted_check): test i gets max(EVALPLUS_MIN_TIME_LIMIT_S = 1 s, EVALPLUS_TIME_FACTOR = 4 x
-  the reference's time on input i), carried as the case's own `time_limit_s` (rounded up to the
-  millisecond); the record's time_limit_s (loading the submission) is the largest of them. A
-  program that sleeps 2 s on a tiny input fails, as in EvalPlus. Tasks whose outputs are too
-  large to store (the judge recomputes them: `reference_checker`) get 2 x EvalPlus's limit + 1 s
-  per test, for moving and recomputing the outputs.
-- "recode" (the rule before): one limit for every test of the task, max(1 s, 4 x the slowest
-  reference call) (8 x + 1 s for the recomputed-output tasks); no per-case limits.
-The SCRIPT_ONLY tasks are one script test (every input in one run), so no per-test rule can
-apply: they keep one limit, max(1 s, 8 x the total reference time), and record "recode" under
-either rule. Not reproduced: EvalPlus's cap on a task's whole run, min(60 s, the sum of the
-per-test limits) + 2 s (recode bounds each test, not their sum).
+Expected outputs are computed once by running the canonical solution in a subprocess, and
+cached; the tests are `call` tests, so only inputs reach the sandbox (EvalPlus's special oracles
+become a judge-side `checker`). Time limits: EvalPlus 0.3.1's per-test rule by default.
+Not reproduced: EvalPlus's cap on a task's whole run (recode bounds each test, not their sum).
+More: docs/modules/data.md (recode_lib.data.evalplus).
 """
 
 from __future__ import annotations
@@ -136,10 +104,10 @@ def file_digest(path: str | os.PathLike) -> str:
 def expected_outputs(
     jobs: list[dict], cache_name: str, *, workers: int = 2, progress: bool = True
 ) -> dict[str, tuple[list, list]]:
-    """{id: (decoded outputs or None when too large, reference times)} for jobs {"id","code","entry_point","inputs",
-    "output_not_none"?}; computes the missing ones in `workers` subprocesses and caches them.
-    A reference that fails raises DataError naming the task and input. The digests of outputs
-    too large to store: output_digests(cache_name)."""
+    """{id: (decoded outputs or None when too large, reference times)} for jobs
+    {"id","code","entry_point","inputs", "output_not_none"?}; computes the missing ones in
+    `workers` subprocesses and caches them. A reference that fails raises DataError naming the
+    task and input. The digests of outputs too large to store: output_digests(cache_name)."""
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)  # outputs include integers of 10^4+ digits
     store = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.jsonl")
@@ -238,7 +206,7 @@ def _run_workers(
     for t in threads:
         t.join()
     bar.close()
-    for p, chunk in procs:
+    for p, _chunk in procs:
         if p.wait() != 0:
             raise DataError(f"{name}: reference worker exited with status {p.returncode}")
 
@@ -317,7 +285,7 @@ def build_tests(
             limits = [_ceil_ms(2.0 * x + 1.0) for x in limits]
         time_limit = max(limits, default=EVALPLUS_MIN_TIME_LIMIT_S)
     cases = []
-    for j, (a, o) in enumerate(zip(inputs, outputs)):
+    for j, (a, o) in enumerate(zip(inputs, outputs, strict=False)):
         args = a if json_exact(a) else encode(a)
         cases.append(
             {
@@ -429,7 +397,7 @@ def problems_with_tests(
     time_rule: "evalplus" (per-test limits, the default) or "recode" (module doc)."""
     expected = expected_outputs(jobs, cache_key, workers=workers)
     out = []
-    for (d, inputs, where), job in zip(items, jobs):
+    for (d, inputs, where), job in zip(items, jobs, strict=True):
         outs, times = expected[job["id"]]
         d["tests"], d["time_limit_s"] = build_tests(
             family,

@@ -2,7 +2,7 @@
 
     load_humaneval(data_dir=None, limit=None) -> list[Problem]
     load_humanevalplus(data_dir=None, limit=None, tests="plus") -> list[Problem]   # or "base"
-    load_humanevalplus(ids=["humanevalplus/32"])    # just these problems (only their references run)
+    load_humanevalplus(ids=["humanevalplus/32"])  # just these problems (only their references run)
 
 Files: HumanEval.jsonl.gz (openai/human-eval) and HumanEvalPlus.jsonl.gz (EvalPlus v0.1.10)
 in the data dir; when missing they are downloaded from the upstream releases. The prompt is the

@@ -86,7 +86,7 @@ def make_inputs(spec, seed: int = 0, lengths=TARGET_LENGTHS) -> list[str]:
     inputs = list(spec.EXAMPLES)
     for i, length in enumerate(lengths):
 
-        def gen(target):
+        def gen(target, i=i, length=length):
             return spec.generate(random.Random(f"{seed}:{spec.NAME}:{i}:{length}"), target)
 
         text = gen(length)
@@ -212,7 +212,7 @@ def calibrate(
                 naive_pass = max(naive_pass, c["input_len"])
             elif naive_fail is None:
                 naive_fail = c["input_len"]
-        for j, c in enumerate(cases):
+        for c in cases:
             _, out = _timed_run(spec.WRONG, c["input"], 2 * limit)
             if out is None or out.split() != c["output"].split():
                 wrong_fail = c["input_len"]

@@ -1,7 +1,8 @@
 """Python values that JSON cannot hold exactly (tuples, sets, complex, inf/nan) and back.
 
     encode(value) -> JSON-able with tags: {"__tuple__": [...]}, {"__set__": [...]},
-                     {"__complex__": [re, im]}, {"__float__": "inf"|"-inf"|"nan"}, {"__dict__": [[k, v]...]}
+                     {"__complex__": [re, im]}, {"__float__": "inf"|"-inf"|"nan"},
+                     {"__dict__": [[k, v]...]}
     decode(obj)   -> the Python value again
     json_exact(v) -> True when json.loads(json.dumps(v)) == v with the same types
     literal(v)    -> Python source that evaluates to v (with `inf`/`nan` names defined)

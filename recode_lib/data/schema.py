@@ -4,7 +4,8 @@ A `Problem` is a plain dataclass; `problem.to_dict()` / `Problem.from_dict(d)` r
 through JSON. `tests` uses the sandbox's test kinds (docs/sandbox.md, `recode sandbox`):
 
     {"kind": "stdio",  "cases": [{"input": str, "output": str, "input_len": int?}, ...]}
-    {"kind": "call",   "fn_name": str, "cases": [{"args": [...], "expected": ..., "input_len": int?}],
+    {"kind": "call",   "fn_name": str,
+                       "cases": [{"args": [...], "expected": ..., "input_len": int?}],
                        "atol": float?}
     {"kind": "script", "script": str, "entry_point": str?, "helpers": str?}
 

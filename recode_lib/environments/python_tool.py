@@ -57,7 +57,8 @@ class PythonToolEnv:
         raise ToolError(msg)
 
     def run_python(self, code: str, stdin: str = "") -> str:
-        """Run a Python program in a sandbox (no network; time, memory and output limits) and return its status, stdout and stderr.
+        """Run a Python program in a sandbox (no network; time, memory and output limits) and
+        return its status, stdout and stderr.
 
         Args:
             code: The complete Python program to run.

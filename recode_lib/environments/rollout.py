@@ -160,7 +160,7 @@ def run_episodes(
             for e in active
         ]
         comps = generator.generate_samples(reqs, sampling)
-        for e, comp in zip(active, comps):
+        for e, comp in zip(active, comps, strict=True):
             e.turns += 1
             e.n_tokens += int(comp.n_tokens)
             e.finish_reason = comp.finish_reason

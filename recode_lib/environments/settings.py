@@ -124,7 +124,7 @@ class SettingReward:
 
     def _texts(self, completions, kwargs):
         envs = kwargs.get("environments") or [None] * len(completions)
-        return [final_answer(self.setting, c, e)[0] for c, e in zip(completions, envs)]
+        return [final_answer(self.setting, c, e)[0] for c, e in zip(completions, envs, strict=True)]
 
     def _judged(self, completions, kwargs) -> tuple[list, dict]:
         """(the texts judged, the keyword arguments for them). A submitted file is complete
@@ -138,7 +138,8 @@ class SettingReward:
             kwargs = {
                 **kwargs,
                 "completion_ids": [
-                    [] if isinstance(t, CodeAnswer) else row for t, row in zip(texts, ids)
+                    [] if isinstance(t, CodeAnswer) else row
+                    for t, row in zip(texts, ids, strict=True)
                 ],
             }
         return texts, kwargs

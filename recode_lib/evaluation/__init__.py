@@ -9,7 +9,8 @@ model-stamp guard), episodes (the settings as episode strategies: single, tool, 
 (the one row builder and verdict fields), spec (EvalSpec: `recode eval`'s options come from
 its fields), codegen and multiturn (the loop by keyword arguments, older callers), summary
 (pass@k with bootstrap CIs, outcome and status rates, hangs, truncations; OUTCOMES and
-STATUSES re-exported from recode_lib.sandbox.result, where they are defined), math (the math domain's prompt, answer
-check and evaluation), headline (ReCode's headline table and its gains), api_row (an API
-model's comparison row in it: GPT-4-Turbo through the openai backend). The `recode eval` arguments live in recode_lib.cli.eval.
+STATUSES re-exported from recode_lib.sandbox.result, where they are defined), math (the math
+domain's prompt, answer check and evaluation), headline (ReCode's headline table and its gains),
+api_row (an API model's comparison row in it: GPT-4-Turbo through the openai backend). The
+`recode eval` arguments live in recode_lib.cli.eval.
 """

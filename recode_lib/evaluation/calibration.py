@@ -14,8 +14,9 @@ teaches nothing. The sampling is recode_lib.evaluation.codegen.evaluate (its sam
 out_dir/samples is the cache, so a re-run, or a larger candidate list, only samples what is
 missing; progress bars come from there), and rates.jsonl records {id, source, n, passed, rate,
 kept}, plus `rates_k` ({k: share of samples passing every test with input_len < 10^k}) when
-`keep_ks` names strictness levels beside "inf". It does not split kept problems into train and held-out sets (the caller does, e.g.
-recode_lib.data.split) and does not generate candidates (recode_lib.data.easy_tasks does).
+`keep_ks` names strictness levels beside "inf". It does not split kept problems into train and
+held-out sets (the caller does, e.g. recode_lib.data.split) and does not generate candidates
+(recode_lib.data.easy_tasks does).
 """
 
 from __future__ import annotations

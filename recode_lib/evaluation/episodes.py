@@ -5,30 +5,8 @@
     strategy.guard_fields(), strategy.summary_fields(rows)
     generator_for(spec, model)        # the backend a setting generates with (tools rendered)
 
-Paper B runs every experiment in "single-turn reasoning, multi-turn reasoning with Python tool
-calls, and agentic coding through a sandboxed terminal". A strategy does the setting's part of
-one evaluation loop (recode_lib.evaluation.loop): generate, and hand back each sample's final
-answer with its episode statistics. Everything after (assembly, the sandbox, rows, summary) is
-the loop's and the same for every setting.
-- SingleTurn: one generation per (problem, sample) from the chat prompt
-  (recode_lib.prompts.build_messages), cached per (model, prompt, sampling, index) in
-  out_dir/generations.jsonl, the backend loaded only when a sample is missing from the cache;
-  a response that hit the token limit (finish_reason "length") is truncated: a format error
-  even when a partial code block parses. With `on_episodes`, finished samples are handed over
-  in batches as they arrive (the loop judges them while the rest generate).
-- MultiTurn (tool, agentic): the training environments at inference
-  (recode_lib.environments.rollout.run_episodes: the tool template and tool-call syntax TRL
-  trains with); the answer is settings.final_answer (the last answer turn, or the submitted
-  file); no answer (turns ran out, nothing submitted) is the episode's `no_answer` reason.
-  In the tool setting an answer turn that hit the token limit is truncated, a format error as
-  in the single setting (paper B: past |alpha| > 2 the policy "degrades mainly through format
-  errors (token exhaustion)"); an agentic answer is the submitted file, complete whatever the
-  last turn's length.
-  Episodes are not cached: a problem with a missing sample re-runs its episodes (each sample
-  seeded by its index, so the kept ones are the same) and only the missing ones are kept.
-A backend a strategy builds itself (no `generator` given) is closed when its run ends, so its
-engines (data-parallel engine processes included) release their GPUs before the next stage.
 It does not execute answers or write rows.
+More: docs/modules/evaluation.md (recode_lib.evaluation.episodes).
 """
 
 from __future__ import annotations
@@ -155,7 +133,7 @@ class SingleTurn:
                 self.generator.close()
         if on_episodes and buffer:
             on_episodes(list(buffer))
-        return [single_episode(m, c) for m, c in zip(missing, comps)]
+        return [single_episode(m, c) for m, c in zip(missing, comps, strict=True)]
 
 
 def single_episode(item, comp) -> FinishedEpisode:

@@ -8,43 +8,9 @@ bootstrap intervals, the seed spread, greedy pass@1 beside sampled pass@1, the t
     table = headline_table(results, groups={"start": ["start"], "gated": ["gated_seed0", ...]})
     files = write_headline(table, RUN / "05_codegen_eval")     # headline.json + headline.csv
 
-Each summary is one `recode_lib.evaluation.summary.summarize` result (keys "pass@1",
-"pass@1_ci", "tokens" {"mean", "mean_correct"}); evaluate_policies adds "per_problem" ({problem
-id: fraction of its samples correct}) and, with greedy=True, "greedy_pass@1". The paper's table
-(ReCode): "Average pass@1 50.4% -> 58.5% (+16.1% relative)", "+6.7% over outcome-only GRPO" and
-"23.4% fewer generated tokens than outcome-only RL" — i.e. per policy
-
-    average    = mean over benchmarks of pass@1
-    gain       = (average - average_reference) / average_reference
-    token_change = (mean_tokens - mean_tokens_outcome_only) / mean_tokens_outcome_only
-
-where mean_tokens is the mean over benchmarks of the mean response length (all responses).
-`relative_gain_over_start` and `relative_gain_over_outcome_only` give each policy's gain over
-its start model and over its outcome-only run (recode_lib.evaluation.gains: a paired,
-per-benchmark-stratified bootstrap interval over problems), with the seed spread beside it.
-Seeds (`groups`: a policy's runs, one per training seed, training.launch.seeded_variants): a
-cell's pass@1 is the mean over the policy's seeds, `seed_std` their standard deviation, and a
-gain's `seed_std` the spread of the per-seed gains (seed i against the reference's seed i, or
-against its single run). Every policy must have every benchmark (a missing one raises naming
-policy and benchmark); without an outcome-only policy (or with its average 0) the gain and
-token change are None. The `summary`'s gain_vs_baseline compares every row with the first
-policy's outcome-only run (as the paper's table); the two relative_gain_* keys compare the
-cross-model transfer rows with their own start model (`transfer_start`) and outcome-only run
-(`transfer_outcome_only`, training.launch.transfer_variants), so the transfer's gain is
-separated from what GRPO alone gives that model. `policy_models(run, "outcome_only,gated")`
-maps each notebook-04 run to its trained folder (runs/<profile>/04_cg_grpo/<run>/final; a
-missing one raises naming the path and "run 04 first"); `policy_groups(run, variants)` reads
-which runs (seeds) 04 trained per variant; `transfer_policies(run)` adds notebook 04's
-cross-model RM transfer (ReCode: another policy, Qwen3-4B-Instruct in the paper profile,
-trained with the RM trained on the first policy's pairs) as rows "transfer" (gated),
-"transfer_outcome_only" and "transfer_start" (that policy's start model), read from 04's
-headline.json. `headline_options(lcb_start_date)` windows LiveCodeBench to problems released on
-or after that date (ReCode evaluates on LiveCodeBench; a window after the policy's release
-keeps its training data out). An API model's comparison row (ReCode: "comparable to
-GPT-4-Turbo"; recode_lib.evaluation.api_row) is a policy named in `comparisons`: in the table,
-without relative gains of its own; one that was not run is kept in `not_run` with its reason.
-The table itself does no evaluation and no plotting
-(recode_lib.analysis.plots.fig_headline draws it).
+The table itself does no evaluation and no plotting (recode_lib.analysis.plots.fig_headline
+draws it).
+More: docs/modules/evaluation.md (recode_lib.evaluation.headline).
 """
 
 from __future__ import annotations
@@ -162,7 +128,7 @@ def _gain(
     s, r = summary[policy], summary[reference]
     per_p, per_r = s["per_seed_average"], r["per_seed_average"]
     if len(per_p) == len(per_r):
-        per_seed = [relative_change(a, b) for a, b in zip(per_p, per_r)]
+        per_seed = [relative_change(a, b) for a, b in zip(per_p, per_r, strict=True)]
     elif len(per_r) == 1:
         per_seed = [relative_change(a, per_r[0]) for a in per_p]
     elif len(per_p) == 1:

@@ -1,36 +1,13 @@
-"""The one code-evaluation loop, over an EvalSpec: generate -> extract code -> sandbox -> rows -> summary.
+"""The one code-evaluation loop, over an EvalSpec: generate -> extract code -> sandbox -> rows
+-> summary.
 
     summary = run_evaluation(spec, "smollm2", problems, RUN / "05_codegen_eval" / "hep",
                              benchmark="humanevalplus")
     # usually spec.evaluate(...) (recode_lib.evaluation.spec), or `recode eval`
 
-Every setting goes through it; the setting is an episode strategy
-(recode_lib.evaluation.episodes: single = one generation, tool/agentic = the multi-turn rollout)
-that turns the missing samples into finished episodes. Then, the same for every setting: each
-episode's answer is assembled into a program and becomes a row plus a sandbox record
-(recode_lib.evaluation.rows.episode_row: the one row builder; no code = the sandbox's no-code
-verdict, never run), the records are judged by recode_lib.sandbox.execute_many (spec.sandbox:
-the SandboxConfig; spec.early_stop; with spec.ray on a Ray cluster) and each verdict is appended
-to its row as it arrives. When generation runs on GPUs (overlap_judging: the vllm backend on
-CUDA, single setting) finished samples are judged in batches on a second thread while the
-rest generate, so the sandbox's CPU time hides behind the engines' (the GPUs do not wait for
-it); elsewhere judging follows generation. Outputs in out_dir:
-  samples.jsonl  one row per (problem, sample), id "<problem_id>#<sample>" (fields: rows.py)
-  generations.jsonl  the single setting's generation cache
-  summary.json   recode_lib.evaluation.summary.summarize (pass@k with bootstrap CI, outcome and
-                 status rates, tokens per response, format), `setting`, the strategy's own
-                 fields (tool/agentic: `episodes`, evaluation.summary.episode_summary), model,
-                 benchmark, backend, sampling, k, reasoning, out_dir, timing and throughput of
-                 this call (new work only), and provenance (seed, config, git hash, versions)
-  run.json       what the results depend on (evaluation.guard: model, model_stamp, sampling
-                 except n, prompt style, early_stop, and for tool/agentic setting, max_turns,
-                 max_tool_calls, the tool limits; the problem set; with BigCodeBench problems the hash of
-                 its environment's packages, bench_env.judge_env_guard); a later call with a
-                 different one raises naming the folder, or with spec.on_config_change
-                 "set_aside" moves the old folder aside, instead of mixing results.
-Resumable: finished rows are kept, generated-but-unjudged single-setting samples are only
-judged (from the generation cache), and raising n adds samples. It does not train, and it
-does not decide which tests a benchmark has (the loaders in recode_lib.data do).
+It does not train, and it does not decide which tests a benchmark has (the loaders in
+recode_lib.data do).
+More: docs/modules/evaluation.md (recode_lib.evaluation.loop).
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def evaluate_math(
     finally:
         gen.close()  # its engines release their devices before the next stage
     samples = []
-    for p, comps in zip(problems, outs):
+    for p, comps in zip(problems, outs, strict=True):
         for i, comp in enumerate(comps):
             samples.append(
                 {

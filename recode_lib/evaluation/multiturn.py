@@ -1,4 +1,5 @@
-"""Evaluation in paper B's tool and agentic settings by keyword arguments: a thin name over the one loop.
+"""Evaluation in paper B's tool and agentic settings by keyword arguments: a thin name over the
+one loop.
 
     from recode_lib.evaluation.multiturn import evaluate_setting
     summary = evaluate_setting("smollm2", problems, setting="tool", out_dir=DIR, backend="hf",

@@ -1,4 +1,5 @@
-"""The one row builder of evaluation: a finished episode and its sandbox verdict -> a samples.jsonl row.
+"""The one row builder of evaluation: a finished episode and its sandbox verdict -> a
+samples.jsonl row.
 
     row, record = episode_row(problem, episode)      # record: what the sandbox judges
     row.update(result_fields(sandbox_result))        # the verdict's fields (one set, any setting)
@@ -13,10 +14,10 @@ Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the
   answer), transcript (the generated messages and tool results; None in the single setting,
   whose one message is `response`), and the verdict's fields (result_fields): status, outcome,
   passed, total, time_s, memory_mb, trust, reason (why it failed: the exception's type and last
-  line, the judge's refusal or the missing modules; None when it passed), strictness ({"1".."5","inf"}: R_k of the
-  extrapolation paper), first_failure (sandbox.first_failure; None when correct or when there
-  was no code), checker (only for problems with a testlib checker: "testlib" or
-  "exact_fallback", the latter only where the user asked for the fallback, with
+  line, the judge's refusal or the missing modules; None when it passed), strictness
+  ({"1".."5","inf"}: R_k of the extrapolation paper), first_failure (sandbox.first_failure; None
+  when correct or when there was no code), checker (only for problems with a testlib checker:
+  "testlib" or "exact_fallback", the latter only where the user asked for the fallback, with
   checker_reason).
 A sample without code (no parsable block, no answer, or a truncated answer: paper B's format
 errors at |alpha| > 2 are "token exhaustion"; a response the judge cannot read: nested too

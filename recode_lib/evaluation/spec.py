@@ -1,10 +1,11 @@
-"""One evaluation spec (backend, sampling, sandbox, limits) shared by every notebook, the CLI and math.
+"""One evaluation spec (backend, sampling, sandbox, limits) shared by every notebook, the CLI and
+math.
 
     spec = EvalSpec(backend="hf", temperature=0.0, max_new_tokens=256, n=1, seed=0,
                     batch_size=8, sandbox=SandboxConfig(workers=2), on_config_change="set_aside")
     summary = spec.evaluate(model, problems, out_dir, benchmark="mbppplus")      # code
     summaries = evaluate_models({"start": MODEL, "gated": final}, problems, spec, OUT / "eval")
-    summary, rows = spec.evaluate_with_samples(model, problems, out_dir)         # + this call's rows
+    summary, rows = spec.evaluate_with_samples(model, problems, out_dir)  # + this call's rows
     summary = spec.evaluate_math(model, problems, out_dir)                       # math domain
 
     spec.fingerprint(), spec.protocol()      # what makes two evaluations comparable
@@ -136,8 +137,8 @@ class EvalSpec:
             "sealed_inputs": "call tests: hand each test's input to the program only after the "
             "previous test reported (no precomputing later tests; ~1.3-1.45x "
             "slower)",
-            "checker_fallback": "judge CodeContests+ problems by exact comparison when their testlib "
-            "checkers cannot be built (no C++ compiler); default: refuse, naming "
+            "checker_fallback": "judge CodeContests+ problems by exact comparison when their "
+            "testlib checkers cannot be built (no C++ compiler); default: refuse, naming "
             "the package to install (recode_lib.sandbox.checker)",
         },
         choices={"isolation": ISOLATION_MODES},
@@ -444,7 +445,8 @@ def evaluate_benchmarks(
             )
             if log:
                 log(
-                    f"{name}: {s['n_problems']} problems, pass@1 {s.get('pass@1', float('nan')):.3f}, "
+                    f"{name}: {s['n_problems']} problems, "
+                    f"pass@1 {s.get('pass@1', float('nan')):.3f}, "
                     f"throughput {s['timing']['problems_per_minute'] or 0:.2f} problems/min "
                     "(new work only)"
                 )

@@ -3,34 +3,8 @@
     s = summarize(rows, ks=(1, 10))     # rows: the samples.jsonl rows (recode_lib.evaluation.rows)
     s["pass@1"], s["pass@1_ci"], s["outcomes"]["optimization_failure"], s["tokens"]["mean"]
 
-Samples whose outcome is `not_counted` (status env_missing: a module the problem needs is not
-installed for the sandbox, recode_lib.sandbox.environment) are not answers judged wrong: they
-are left out of pass@k and n_problems (n_samples counts every row), and counted in `not_counted` ({"samples",
-"problems", "modules"}); when every sample is left out pass@k is None. Rates (outcomes,
-statuses) are over every sample, not_counted included, so they still add up to 1.
-pass@k is recode_lib.metrics' unbiased estimator averaged over problems (every problem must have
-at least k samples: the estimator is undefined below that, and this raises naming the problem);
-`pass@k_ci` is a seeded percentile bootstrap over problems (recode_lib.metrics.bootstrap_ci).
-Rates are fractions of samples. The outcome classes and statuses are the sandbox's
-(recode_lib.sandbox.result: OUTCOMES, STATUSES, outcome_of — defined there once, re-exported
-here); `failure_kinds` splits correctness failures made only of time/memory limits off as
-"hang" (result.failure_kind) so a timed-out infinite loop stays visible, and `truncation`
-counts responses that hit the token limit (finish_reason "length": format errors). `trust`
-counts samples per sandbox trust level (recode_lib.sandbox.result.TRUST_LEVELS: "isolated", and
-"in_process" for inline unittest-style script tests, whose passes the submission can forge),
-e.g. {"isolated": 40, "in_process": 10}; rows without the field (written before it existed) are
-counted as "unknown", a key present only then. `time_rules` counts samples per time-limit
-rule of their tests (the row's `time_rule`, recode_lib.sandbox.records.time_rule_of(tests)):
-"evalplus" (HumanEval+/MBPP+ by default: each test its own limit, max(1 s, 4 x that test's
-reference time), EvalPlus 0.3.1's rule), "recode" (HumanEval+/MBPP+'s former rule: one limit
-per task from its slowest reference call) and "per_record" (one limit for every test of a
-record: every other benchmark; for LiveCodeBench, a fixed 6 s per test as lcb_runner's, and
-CodeContests, the problem's own limit per test, that is the benchmark's own rule); rows
-without the field (written before it existed) are counted as "unknown", a key present only
-then. It does no I/O and no execution. `episode_summary` is the tool and agentic settings'
-`episodes` (means of turns, tool calls and tool errors, tool error rate, no-answer rate).
-`pooled_summary` pools several summaries of one setting (the runs of a sweep, the points of an
-alpha grid) into its outcome shares, tool use and cost per rollout.
+It does no I/O and no execution.
+More: docs/modules/evaluation.md (recode_lib.evaluation.summary).
 """
 
 from __future__ import annotations
@@ -219,12 +193,13 @@ def pooled_summary(summaries: Iterable[Mapping]) -> dict:
         "outcomes": {o: mean(lambda s, o=o: s["outcomes"].get(o, 0.0)) for o in OUTCOMES},
         "hang": mean(lambda s: s.get("failure_kinds", {}).get(HANG, 0.0)),
         "tool_calls": sum(
-            e.get("mean_tool_calls", 0.0) * int(s["n_samples"]) for e, s in zip(episodes, summaries)
+            e.get("mean_tool_calls", 0.0) * int(s["n_samples"])
+            for e, s in zip(episodes, summaries, strict=True)
         )
         / n,
         "tool_errors": sum(
             e.get("mean_tool_errors", 0.0) * int(s["n_samples"])
-            for e, s in zip(episodes, summaries)
+            for e, s in zip(episodes, summaries, strict=True)
         )
         / n,
         "tokens": mean(lambda s: s["tokens"]["mean"]),

@@ -6,10 +6,10 @@
     gen = get_generator("hf", "smollm2", cache="runs/x/generations.jsonl")   # cached, resumable
 
 Backends (a Backend name): "hf" (transformers, CPU or one GPU, batched; hf.py), "vllm" (offline
-engine, GPUs or vLLM's CPU build, vllm imported lazily; vllm_backend.py), "openai" (OpenAI-compatible HTTP chat
-completions, e.g. `vllm serve`; openai_backend.py), "vllm_standin" (the vllm backend's request
-path with a transformers stand-in engine, CPU, tiny models: the paper profile's dry run;
-vllm_standin.py). Each module's docstring states what it guarantees about seeds.
+engine, GPUs or vLLM's CPU build, vllm imported lazily; vllm_backend.py), "openai"
+(OpenAI-compatible HTTP chat completions, e.g. `vllm serve`; openai_backend.py), "vllm_standin" (the
+vllm backend's request path with a transformers stand-in engine, CPU, tiny models: the paper
+profile's dry run; vllm_standin.py). Each module's docstring states what it guarantees about seeds.
 
 get_generator is the one place a backend is built: every stage, the tool and agentic
 settings' generators (recode_lib.environments.rollout.tool_generator), the live interpolated

@@ -190,7 +190,8 @@ class Generator(ABC):
         return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
 
     def close(self) -> None:
-        """Release resources (engines, pools). Optional."""
+        """Release resources (engines, pools). Optional: nothing to release by default."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r})"

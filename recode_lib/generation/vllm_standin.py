@@ -112,7 +112,7 @@ class StandinLLM:
             sampling_params = [sampling_params] * len(prompts)
         if len(sampling_params) != len(prompts):
             raise StandinError(f"{len(prompts)} prompts but {len(sampling_params)} SamplingParams")
-        return [self.one(p, sp) for p, sp in zip(prompts, sampling_params)]
+        return [self.one(p, sp) for p, sp in zip(prompts, sampling_params, strict=True)]
 
     def one(self, prompt, params: dict) -> StandinOutput:
         import torch

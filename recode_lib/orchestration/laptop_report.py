@@ -3,39 +3,8 @@
     from recode_lib.orchestration.laptop_report import build_report, write_report
     report = write_report(paths.runs_dir("laptop"))   # -> 99_paper_figures/laptop_report.{json,md}
 
-It reads the outputs of several steps of one run folder (02, 04, 07; the layout's names from
-recode_lib.run_files), which is why it sits in the orchestration tier and not in analysis.
-
-Read from result files only (any profile's run folder works; a missing notebook output makes
-its claim "not measured", never an error):
-- learning (claim a): 04_cg_grpo/<variant>/metrics.jsonl (training reward per step) and
-  04_cg_grpo/eval/<model>/summary.json (held-out pass@1 with its bootstrap CI). Training reward
-  rise = mean of the last third of the steps minus the first third, with a bootstrap CI over
-  steps; observed when, for some variant, both the reward rise and held-out pass@1 minus the
-  start model's are > 0 (and `ci_separated` says whether the variant's pass@1 CI lies above the
-  start's point estimate).
-- gate signature (claim b), judged on held-out problems when 04 scored them
-  (04_cg_grpo/metrics.json `held_out_proc` and eval/<model>/rm_scores.jsonl: the RM's R_proc
-  and the pass rate R_out of each model's held-out samples, on the scale GRPO used): see
-  `held_out_gate`. Every model answers the same problems, so the comparison is paired and
-  controlled; the training curves are not (each step draws other problems). Without held-out
-  scores the rule falls back to the training curves' `<reward>/proc` and `<reward>/out`, first
-  third vs last third (additive's R_proc up by more than `margin`, its R_out within `margin`,
-  gated's R_proc rising less), and says so in `basis`. 02_reward_model/headline.json's held-out
-  pair accuracy is reported beside it with its Wilson 95% interval over the pairs (a tie counts
-  as wrong): unless that interval lies above 0.5 (without a pair count: unless the accuracy
-  exceeds `rm_chance`, 0.55) the RM gives no usable signal and the claim is marked so.
-- extrapolation (claim c): 07_weight_averaging/frontier.json rows: format-error share at
-  |alpha| <= threshold vs beyond, with Wilson 95% intervals over the samples; observed when the
-  share beyond is higher and the intervals do not overlap (`observed_point` when only the point
-  estimates rise).
-- tool use (the settings of paper B, notebook 11): per setting, every rollout of its sweep runs
-  and alpha points (11_settings_sweep/<setting>/eval/<run>/samples.jsonl and .../alpha/eval/...,
-  set-aside `.stale-` folders excluded): tool calls and tool errors per rollout with percentile
-  bootstrap CIs over rollouts, the share of rollouts making a tool call (Wilson interval), and
-  the setting's frontier (pass@1 per run) and alpha points (pass@1, format errors). Observed when,
-  in every multi-turn setting measured (tool, agentic), the tool-call rate's CI lies above 0.
 It does not run anything and does not draw figures (recode_lib.analysis.plots does).
+More: docs/modules/orchestration.md (recode_lib.orchestration.laptop_report).
 """
 
 from __future__ import annotations
@@ -461,7 +430,9 @@ def setting_tool_use(folder: Path) -> dict:
     calls = [int(r.get("tool_calls") or 0) for r in rows]
     errors = [int(r.get("tool_errors") or 0) for r in rows]
     with_call = sum(c > 0 for c in calls)
-    ran = [max(0, c - e) for c, e in zip(calls, errors)]  # parsed, known tool, ran without error
+    ran = [
+        max(0, c - e) for c, e in zip(calls, errors, strict=True)
+    ]  # parsed, known tool, ran without error
     front = read_json_or_none(folder / "frontier.json") or {}
     alpha = read_json_or_none(folder / "alpha" / "frontier.json") or {}
     return {
@@ -583,7 +554,8 @@ def side_lines(e: dict) -> list[str]:
     """Claim (c)'s two lines: the format-error share inside and beyond the threshold."""
     return [
         f"- |alpha| {'<=' if side == 'inside' else '>'} {e['threshold']}: format-error share "
-        f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} ({e[side]['n_samples']} samples)"
+        f"{fmt(e[side]['format_error'])} CI {fmt_ci(e[side]['ci'])} "
+        f"({e[side]['n_samples']} samples)"
         for side in ("inside", "beyond")
         if e.get(side)
     ]

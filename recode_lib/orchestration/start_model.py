@@ -18,11 +18,12 @@ trains one: the `benchmark`'s problems without any task of the `held_out` benchm
 (recode_lib.data.overlap: same task id in a family, or same statement), the first `n_problems`
 of them (0: all), transcripts written and verified by recode_lib.training.sft_data (cached in
 sft_transcripts/transcripts.jsonl, rebuilt when the problems or the transcript config change;
-the left-out ones with their reasons in sft_transcripts/dropped.jsonl), then recode_lib.training.sft_start.train_sft into
-sft/ (final/ is the merged checkpoint; a finished run is skipped). `start_model(profile, model)`
-returns the record's "start" when its "base" is `model` (so an SFT built for one base never
-starts another, e.g. notebook 11's paper MODEL), else `model` unchanged; a record whose SFT
-folder is gone raises ModelError naming it. It does not evaluate the start model.
+the left-out ones with their reasons in sft_transcripts/dropped.jsonl), then
+recode_lib.training.sft_start.train_sft into sft/ (final/ is the merged checkpoint; a finished run
+is skipped). `start_model(profile, model)` returns the record's "start" when its "base" is `model`
+(so an SFT built for one base never starts another, e.g. notebook 11's paper MODEL), else `model`
+unchanged; a record whose SFT folder is gone raises ModelError naming it. It does not evaluate the
+start model.
 """
 
 from __future__ import annotations

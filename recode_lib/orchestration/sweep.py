@@ -9,30 +9,8 @@ start checkpoint; every run evaluated on held-out problems; the sweep's frontier
     sweep.frontier["rows"]               # one row per run (analysis.frontier.write_sweep_frontier)
     write_records(OUT, sweep.metrics, sweep.headline)    # metrics.json, headline.json
 
-Paper B: "from one shared SFT checkpoint, independent RL runs ... with nested binary rewards
-R_k(y) = 1 iff the solution passes every test whose input length is < 10^k; R_inf(y) = 1 iff it
-passes the whole suite", and "static partial-credit rewards (discrete or continuous credit for
-passing smaller tests) keep models on the same frontier". Run names: `k<k>` (reward strict_<k>)
-and `partial_<c>` (reward partial_<c>); with `seeds`, one run per (variant, seed) through
-recode_lib.training.launch.seeded_variants (the variant's own name with one seed, else
-`<variant>_seed<s>`), each trained with its seed; without, one run per variant with the
-recipe's seed. With `setting` (11: single | tool | agentic) every run's recipe gets that
-setting and the evaluation runs in its loop (spec.replace(setting=...)).
-
-R_k's rule for problems with no test below 10^k (`rk_rule`: "smallest", the project's, or
-"literal", recode_lib.sandbox.strictness) goes into the R_k rewards, and `rk_rule_report` (the
-rule and, per k, how many training and evaluation problems it decides) into the frontier and
-the metrics; notebook 06 prints it (rk_rule_lines).
-
-What it writes, under out_dir: one folder per run (training.launch.train_variants), eval/<run>
-(evaluation.spec.evaluate_models), frontier.json/.csv with the spec, the evaluated problems,
-the seeds and `extra`. What it returns (StrictnessSweep) also holds the step's records: metrics
-(the run list that orchestration.endpoints reads: k, seed and final/ of every run) and headline
-(pass@1 and outcome shares per variant, averaged over seeds; with seeds, each variant's seed
-spread and its gains over the strict run R_inf beside theirs: a gain's `seed_std` is the sample
-standard deviation of the per-seed gains, seed s of the variant against seed s of R_inf, the
-convention of recode_lib.evaluation.headline for notebook 04). Resumable as its calls are
-(finished runs and evaluations are kept). It adds no training or evaluation of its own.
+It adds no training or evaluation of its own (training.launch and evaluation.spec do them).
+More: docs/modules/orchestration.md (recode_lib.orchestration.sweep).
 """
 
 from __future__ import annotations

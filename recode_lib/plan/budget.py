@@ -3,33 +3,9 @@
     rates = Throughputs.load()                    # defaults, or measured ones when present
     h = stage_hours(stage, placement_tp=2, rates=rates, cluster=cluster)   # StageHours
 
-Generation time = (generated tokens x length_fraction + PREFILL_WEIGHT x prompt tokens) /
-(decode tokens/s per GPU x GPUs of the engine), slowed in proportion when the KV cache holds
-fewer than FULL_BATCH sequences at once; then divided by the data-parallel engines the cluster
-holds (spread_engines: GPUs / TP per node, on every node), the sandbox judging meanwhile where
-the stage overlaps them. Independent training runs of one stage (a sweep's variants and seeds)
-run side by side, one per node (spread_runs). Training time per GRPO step = generation of the
-step's completions on the colocated engines + FLOPs / (GPUs x peak x MFU), with FLOPs per
-token = 6N (forward + backward) + 2N (recomputation under gradient checkpointing) + 2N (the
-forward pass for the old log-probs of vLLM's importance-sampling correction) + 2N (a reference
-model when beta > 0) + 2N_rm (the reward model scoring each completion); plus the sandbox
-executing the completions on `sandbox_workers` CPU workers. Every count is an upper bound
-(responses run to their maximum length unless `length_fraction` < 1).
-
-Defaults (H100-80GB class, bf16, long outputs, batches of 32-256 sequences; each cited below)
-are replaced by measured numbers when a throughput file exists: runs/gpu_check/throughput.json
-(under $RECODE_RUNS_DIR when set) or the `--throughputs FILE` of `recode plan`:
-
-    {"generation_tokens_per_s": {"Qwen/Qwen2.5-Coder-7B-Instruct": 3100, "up_to_10b": 3000},
-     "train_tokens_per_s": {"Qwen/Qwen2.5-Coder-7B-Instruct": 2600},
-     "sandbox_s_per_record": 0.8, "gpu": "NVIDIA H100 80GB HBM3"}
-
-rates per GPU and engine, keyed by model id or by size class (up_to_10b, up_to_40b, up_to_100b);
-`data_parallel_efficiency` (optional, default 1) is the measured speed-up of k engines over one,
-divided by k (`make gpu-check` measures it on the machine's GPUs);
-`train_tokens_per_s` replaces the FLOPs model (tokens of a GRPO step's forward + backward,
-per GPU). Every key is optional. `make gpu-check` does not write this file yet: write it by
-hand from the tokens/s its vllm_generate steps print, or from `vllm bench throughput`.
+It measures nothing: defaults (cited in the docs) give way to measured rates in
+runs/gpu_check/throughput.json or `recode plan --throughputs FILE`.
+More: docs/modules/plan.md (recode_lib.plan.budget).
 """
 
 from __future__ import annotations

@@ -480,7 +480,7 @@ def _table(header: list[str], rows: list[list[str]], right: set[int] = frozenset
     def line(r):
         return "  ".join(
             str(c).rjust(w) if i in right else str(c).ljust(w)
-            for i, (c, w) in enumerate(zip(r, widths))
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
         ).rstrip()
 
     return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])

@@ -1,4 +1,5 @@
-"""Preflight checks of a profile that need no GPU: what this machine must have before a notebook runs.
+"""Preflight checks of a profile that need no GPU: what this machine must have before a notebook
+runs.
 
     refusals = checker_preflight(profile_parameters("paper"))   # [] when nothing is missing
 

@@ -10,13 +10,14 @@ cluster on its allocation (the head on the first node, one worker per other node
 
 It follows Ray's own recipe for Slurm (docs.ray.io, "Deploying on Slurm"): `ray start --head`
 on the first node through `srun` (at its first non-loopback address, `hostname -I`: `hostname
---ip-address` can answer 127.0.1.1 on Debian-style hosts files), `ray start --address` on the others, each `--block`ed in the
-background of the batch script, then the driver; Ray's token authentication with one token per
-job (RAY_AUTH_MODE=token, RAY_AUTH_TOKEN: Ray 2.60's default for clusters started with `ray
-start`, which a driver without the token cannot join). The job waits until every node has joined
-(`python -m recode_lib.ray_cluster wait`) before the first notebook starts. GRPO runs keep
-their own route (recode_lib.training.slurm: sbatch jobs per run, submitted from inside this
-job when a notebook's LAUNCHER is "slurm"). It builds and checks text; it submits nothing.
+--ip-address` can answer 127.0.1.1 on Debian-style hosts files), `ray start --address` on the
+others, each `--block`ed in the background of the batch script, then the driver; Ray's token
+authentication with one token per job (RAY_AUTH_MODE=token, RAY_AUTH_TOKEN: Ray 2.60's default for
+clusters started with `ray start`, which a driver without the token cannot join). The job waits
+until every node has joined (`python -m recode_lib.ray_cluster wait`) before the first notebook
+starts. GRPO runs keep their own route (recode_lib.training.slurm: sbatch jobs per run, submitted
+from inside this job when a notebook's LAUNCHER is "slurm"). It builds and checks text; it submits
+nothing.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def ray_job_script(job: RayJob, root=PROJECT_ROOT) -> str:
         f"#SBATCH --account={job.account}" if job.account else "",
         f"#SBATCH --output=recode-{job.profile}-%j.out",
     ]
+    new_token = f"{py} -c 'import secrets; print(secrets.token_hex(32))'"
     body = f"""
 # written by `recode plan --slurm-script` (recode_lib.plan.ray_job); submit with `sbatch`
 set -euo pipefail
@@ -117,7 +119,7 @@ head_ip=$(srun --nodes=1 --ntasks=1 -w "$head_node" hostname -I | awk '{{print $
 export RAY_ADDRESS="$head_ip:{job.port}"
 # Ray's token authentication, one token for this job (srun passes the environment on)
 export RAY_AUTH_MODE=token
-export RAY_AUTH_TOKEN="${{RAY_AUTH_TOKEN:-$({py} -c 'import secrets; print(secrets.token_hex(32))')}}"
+export RAY_AUTH_TOKEN="${{RAY_AUTH_TOKEN:-$({new_token})}}"
 echo "ray: head $head_node ($RAY_ADDRESS), ${{#nodes[@]}} node(s)"
 ray_node() {{  # ray_node NODE ARGS...: `ray start ARGS --block` on NODE, in the background;
   # retried: a loaded node can time out at start-up (Ray's raylet gives its agents 15 s)

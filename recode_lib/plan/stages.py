@@ -407,7 +407,7 @@ def _grpo_group(
         rm = any(Need.REWARD_MODEL in reward_needs(x) for x in rewards)
         groups.setdefault(rm, []).append(run)
     out = []
-    for rm, names in groups.items():
+    for names in groups.values():
         label = (
             ", ".join(names) if len(names) <= 3 else f"{len(names)} runs: {names[0]} .. {names[-1]}"
         )

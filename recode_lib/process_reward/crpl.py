@@ -5,31 +5,8 @@
     rewrites = synthesize_rewrites(traces, cfg, "runs/smoke/01_crpl_synthesis/rewrites.jsonl")
     # then recode_lib.process_reward.pairs.build_pairs(traces, rewrites, ...)
 
-Base trace: the policy answers a problem with the shared reasoning-then-code format
-(recode_lib.prompts); the record keeps the problem id and prompt, the raw response, the canonical
-trace (prompts.canonical_trace: reasoning then code, and it must parse back to the same code
-with format_ok), and the sandbox verdict of its code. A trace whose response has no parsable
-reasoning+code, or whose reasoning holds a code fence, is kept with `usable=False` and its
-reason (counted).
-
-Rewrite: for each usable trace, dimension, direction and generator, the generator LLM is asked
-(recode_lib.process_reward.rewrite_prompts) for `n_candidates` rewrites; the first that passes check_rewrite is
-accepted. check_rewrite rejects, by reason: "empty", "format" (no reasoning + one code block),
-"unchanged" (same reasoning), "changes_problem" (a top-level function/class of the base code is
-gone or the entry function's arity changed). An accepted rewrite keeps the base code by
-default (cfg.keep_base_code), so t, t+ and t- differ in reasoning only, which is what a
-reasoning-process RM should learn from. If none passes and `rule_fallback` is on, the
-deterministic rule rewriter is tried (source "rule", labelled op); when no rule applies the
-reason is "no_rule". Every (trace, dim, dir, generator) gets exactly one stored record, accepted
-or not, with all candidate rejection reasons and the rejected generator texts
-("rejected_candidates": [{reason, text}], to inspect what a generator got wrong): nothing is
-dropped silently. Both stages are
-resumable (JsonlStore keyed by id) and show tqdm bars.
-A generator spec with model "rules" is the rule rewriter alone (no LLM).
-`check_training_source(source, held_out)` refuses a trace source that shares problems with an
-evaluation benchmark (recode_lib.data.benchmark_family: MBPP+ is MBPP's family, HumanEval+
-HumanEval's): the RM's pairs come from training problems, and the record says which.
 It does not build pairs (crpl_pairs) or train anything (reward_model).
+More: docs/modules/process_reward.md (recode_lib.process_reward.crpl).
 """
 
 from __future__ import annotations
@@ -133,8 +110,9 @@ def _default_execute(records):
 def judge_and_store(recs, store, execute=None) -> None:
     """Run each record's code ("code", "tests", limits) in the sandbox, set its "verdict"
     (status, outcome, passed, total; "no_code" counts as a format error), drop "tests", and
-    append it to `store`. Shared by the policy traces here and recode_lib.process_reward.lcbrb.seeded_traces.
-    `execute` (records -> results) defaults to the sandbox's execute_many."""
+    append it to `store`. Shared by the policy traces here and
+    recode_lib.process_reward.lcbrb.seeded_traces. `execute` (records -> results) defaults to the
+    sandbox's execute_many."""
     execute = execute or _default_execute
     runnable = [r for r in recs if r["code"]]
     results = (
@@ -191,7 +169,7 @@ def generate_base_traces(
             seed=cfg.seed + start,
         )
         recs = []
-        for (p, k), comps in zip(chunk, outs):
+        for (p, k), comps in zip(chunk, outs, strict=True):
             text = comps[0].text
             parsed = parse_response(text)
             reasoning, source = parsed.reasoning, "before"
@@ -358,7 +336,7 @@ def synthesize_rewrites(traces, cfg: CRPLConfig, store_path, *, generators=None)
                     seed=spec.seed + start,
                 )
             done = []
-            for (t, d, r), comps in zip(chunk, outs):
+            for (t, d, r), comps in zip(chunk, outs, strict=True):
                 reasons, rejected, rec = [], [], None
                 for c in comps:
                     reason, parsed = check_rewrite(t, c.text)

@@ -8,29 +8,8 @@
     pairwise_accuracy(scorer, val_pairs)               # {"overall": .., "by_type": {...}}
     info = train_or_reuse(train_pairs, cfg)            # reuse a saved RM of the same fingerprint
 
-Pairs are records with "prompt", "chosen", "rejected" (traces in the shared response format)
-and optionally "pair_type". Text is encoded the same way for training and scoring by
-`encode`: the chat template over [user: prompt, assistant: trace] when the tokenizer has one,
-else prompt + blank line + trace + eos. The trainer gets pre-tokenized `chosen_ids` /
-`rejected_ids`, so TRL does not re-template. RewardTrainer DROPS pairs with a side longer than
-max_length; this module counts those beforehand and reports them (`dropped_too_long`).
-The backbone is loaded as AutoModelForSequenceClassification(num_labels=1) with pad != eos; the
-final model and tokenizer are saved as a plain Hugging Face folder at cfg.output_dir (what the
-GRPO reward loads). On CPU: use_cpu=True, bf16=False, gradient checkpointing as configured.
-The trainable backbone is always loaded in float32 (recode_lib.models.load_for_training):
-bf16=True is bf16 autocast over fp32 master weights, and the finished model is saved in bf16.
-A 7B backbone trained so needs ~16 bytes/parameter (~113 GB) in one process: more than one
-80 GB GPU, so the paper profile trains it through `accelerate launch` with DeepSpeed ZeRO-3
-(recode_lib.training.rm_launch, `recode rm`), where this same function runs on every rank: the
-RewardTrainer gets DeepSpeed from accelerate's environment, the training arguments are built
-before the model is loaded (ZeRO-3 partitions it as it loads), the final model is gathered in
-16 bit (Trainer.save_model; stage3_gather_16bit_weights_on_model_save) and only the main
-process writes files. `save_steps` > 0 keeps a checkpoint every save_steps steps in the trainer
-folder (<output_dir>/../.<name>_trainer, with the run's fingerprint); a later call with the
-same pairs and config resumes from the last one, and a finished run removes the folder.
-Scoring truncates on the left (keeps the end of the trace) beyond max_length. Where the RM runs
-during GRPO (CPU, the trainer's device, a dedicated GPU, an HTTP endpoint) is chosen by
-recode_lib.process_reward.placement. It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
+It does not build pairs (recode_lib.process_reward.pairs) and does not do GRPO.
+More: docs/modules/process_reward.md (recode_lib.process_reward.model).
 """
 
 from __future__ import annotations
@@ -371,7 +350,7 @@ class ProcessRewardScorer:
         if len(prompts) != len(traces):
             raise ValueError(f"{len(prompts)} prompts but {len(traces)} traces")
         ids = []
-        for p, t in zip(prompts, traces):
+        for p, t in zip(prompts, traces, strict=True):
             x = encode(self.tok, p, t or "")
             if len(x) > self.max_length:
                 self.truncated += 1
@@ -415,7 +394,7 @@ def pairwise_accuracy(scorer, pairs) -> dict:
     n = len(pairs)
     correct = [preference_outcome(sc[i], sc[n + i]) for i in range(n)]
     by_type = defaultdict(list)
-    for p, c in zip(pairs, correct):
+    for p, c in zip(pairs, correct, strict=True):
         by_type[p.get("pair_type", "all")].append(c)
     return {
         "overall": sum(correct) / n,

@@ -4,33 +4,8 @@
                                 val_fraction=0.2, seed=0)
     write_jsonl_atomic(".../pairs.jsonl", pairs)
 
-For each usable base trace t and dimension, with t+ the accepted "optimize" rewrite and t- the
-accepted "degrade" rewrite, three pair types (chosen > rejected):
-    plus_minus  t+ > t-   strong contrast
-    plus_base   t+ > t    fine-grained optimization
-    base_minus  t  > t-   fine-grained degradation
-A pair is not formed, with the reason counted, when a side is missing ("missing_side"), the two
-sides are the same text up to whitespace/case ("identical_sides"), or the same (prompt, chosen,
-rejected) was already produced, e.g. by another dimension ("duplicate").
-
-Generator ablation: mode="single" uses the rewrites of one generator (`generator`, default the
-first seen); mode="cross" picks, independently for each (trace, dimension, direction), one
-generator among those with an accepted rewrite (seeded), so t+ and t- come from mixed sources.
-Split: by problem, never by pair: problems sorted by a seeded hash, the first
-round(val_fraction * n) (at least 1 when there are >= 2 problems and val_fraction > 0) are "val".
-Each pair records its split, dimension, type and both sides' provenance (generator, source, op).
-
-Held-out set for the ablation (`heldout_pairs({"single": pairs, "cross": cross})`): the single-
-and the cross-generator RMs are compared like with like on pairs NEITHER trained on: the "val"
-pairs of every set, kept only for problems that are in no set's training split (a problem that
-is "val" in one set and "train" in another raises), de-duplicated on (prompt, chosen, rejected);
-each records `heldout_from`, the sets it came from. The other comparison set is LCB-RB
-(notebook 03), which no RM trains on. `equal_training_pairs(single, cross, seed)` cuts the
-larger set's training pairs (a seeded sample, each pair type in proportion) to the smaller's
-count, so the two RMs of the ablation learn from equal numbers of pairs ("pairs from a single
-generator beat pairs mixed across generators": a comparison of where pairs come from, not of
-how many there are); validation pairs are kept.
 It does no generation and no I/O.
+More: docs/modules/process_reward.md (recode_lib.process_reward.pairs).
 """
 
 from __future__ import annotations
@@ -107,7 +82,7 @@ def build_pairs(
             minus = chosen_rw.get((t["id"], dim, "degrade"))
             sides = {"plus": plus, "minus": minus, "base": t}
             for ptype, (a, b) in zip(
-                PAIR_TYPES, (("plus", "minus"), ("plus", "base"), ("base", "minus"))
+                PAIR_TYPES, (("plus", "minus"), ("plus", "base"), ("base", "minus")), strict=True
             ):
                 if sides[a] is None or sides[b] is None:
                     rejected["missing_side"] += 1

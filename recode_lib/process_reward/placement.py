@@ -9,26 +9,9 @@
     scorer = load_checked_scorer(rm_path, p)       # the same; RMLoadError naming a bad path
     scorer.shard(trainer.accelerator)              # where=trainer, zero3=True: ZeRO-3 shards
 
-`where` (the recipe's `rm_placement`):
-  cpu         the RM on the CPU of every training process, float32 by default. The smoke profile's
-              choice; impractical beyond a few hundred million parameters.
-  trainer     on each training process's own accelerator (args.device), bf16 by default,
-              replicated per rank (a 7B RM is ~15 GB in bf16: fits beside a ZeRO-3-sharded 7B
-              policy and colocated vLLM on 80 GB GPUs; the paper profile's choice). With
-              `zero3: true` (rm_zero3) under a DeepSpeed ZeRO-3 accelerate config the RM is
-              sharded across the ranks instead (TRL's prepare_deepspeed, after the trainer is
-              built) for RMs that do not fit replicated; every rank then scores the same number
-              of traces per step. Each rank first loads the full RM into host memory in rm_dtype
-              (not under zero.Init): budget host RAM for one copy per rank.
-  device:N    on accelerator N (cuda:N) of the training process: one GPU trains, another
-              scores. Every training process loads its own copy there, so use it with one
-              training process; with several, serve the RM (endpoint).
-  endpoint    an HTTP scorer at `endpoint` (rm_endpoint): the project's own server
-              (`python -m recode_lib.process_reward.serving --rm PATH --device cuda:7`), one copy
-              of the RM on a dedicated GPU or node for all ranks.
-`dtype` (rm_dtype): auto | float32 | bfloat16 | float16. `batch_size` (rm_batch_size): traces
-per forward pass (or per request to an endpoint). It does not train the RM
-(recode_lib.process_reward.model) and does not decide which rewards need it (the registry does).
+It does not train the RM (recode_lib.process_reward.model) and does not decide which rewards
+need it (the registry does).
+More: docs/modules/process_reward.md (recode_lib.process_reward.placement).
 """
 
 from __future__ import annotations

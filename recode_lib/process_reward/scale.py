@@ -89,7 +89,7 @@ def score_samples(scorer, problems, eval_dir, domain: str = "code") -> list[dict
             "outcome": s["outcome"],
             "score": float(x),
         }
-        for s, x in zip(samples, scores)
+        for s, x in zip(samples, scores, strict=True)
     ]
 
 

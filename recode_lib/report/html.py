@@ -22,13 +22,16 @@ from pathlib import Path
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222;
        line-height: 1.4; padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+h1 { font-size: 1.6em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-top: 1.4em; }
 table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.not-run { color: #8a5a00; background: #fff6e0; padding: .3em .6em; border-left: 3px solid #e0a800; }
-.refused { color: #8a1c1c; background: #fdeaea; padding: .3em .6em; border-left: 3px solid #c62828; }
+.not-run { color: #8a5a00; background: #fff6e0; padding: .3em .6em;
+           border-left: 3px solid #e0a800; }
+.refused { color: #8a1c1c; background: #fdeaea; padding: .3em .6em;
+           border-left: 3px solid #c62828; }
 .ok { color: #1b5e20; } .bad { color: #b71c1c; } .muted { color: #777; }
 figure { display: inline-block; margin: .5em; max-width: 560px; vertical-align: top; }
 figure img { max-width: 100%; border: 1px solid #eee; }

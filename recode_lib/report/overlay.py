@@ -46,17 +46,25 @@ def overlay_png(payloads: Mapping[str, Mapping], title: str) -> bytes:
                 order.append(_key(r))
     if alpha_axis:
         order.sort(key=float)
-    for (name, p), color in zip(payloads.items(), COLORS):
+    for (name, p), color in zip(payloads.items(), COLORS, strict=False):
         rows = sorted(p.get("rows", []), key=lambda r: order.index(_key(r)))
         xs = [r["correctness_failure"] for r in rows]
         ys = [r["optimization_failure"] for r in rows]
         plane.plot(xs, ys, "-o", color=color, ms=4, lw=1, label=name)
-        annotate_points(plane, [(_key(r), x, y) for r, x, y in zip(rows, xs, ys)], color=color)
+        annotate_points(
+            plane, [(_key(r), x, y) for r, x, y in zip(rows, xs, ys, strict=True)], color=color
+        )
         pos = [float(_key(r)) if alpha_axis else order.index(_key(r)) for r in rows]
         vals = [r.get("pass@1") or 0.0 for r in rows]
         err = [
-            [v - c[0] for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows))],
-            [c[1] - v for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows))],
+            [
+                v - c[0]
+                for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows, strict=True))
+            ],
+            [
+                c[1] - v
+                for v, c in ((v, _ci(p, r) or (v, v)) for v, r in zip(vals, rows, strict=True))
+            ],
         ]
         rate.errorbar(pos, vals, yerr=err, fmt="-o", color=color, ms=4, lw=1, capsize=2, label=name)
     plane.set_xlabel("correctness-failure rate")

@@ -264,7 +264,7 @@ def ensemble_parts(passk: dict) -> list:
                 f"unique extrapolated solves at an equal budget of {u.get('budget')} "
                 f"draws: rate {fmt_ci(u.get('rate'), [u.get('rate_lo'), u.get('rate_hi')])}"
                 f", null {fmt(u.get('null_rate'))}, excess "
-                f"{fmt_ci(u.get('excess_rate'), [u.get('excess_rate_lo'), u.get('excess_rate_hi')])}"
+                + fmt_ci(u.get("excess_rate"), [u.get("excess_rate_lo"), u.get("excess_rate_hi")])
             )
         )
     return parts
@@ -408,9 +408,9 @@ def trackers_section(view: dict, base: Path) -> str:
         return section(
             "Training curves (tracker)",
             para(
-                "no tracker logs in this run yet: GRPO recipes and the reward model log to TensorBoard "
-                "under each run's output folder (<output_dir>/runs/, 02_reward_model/tb/); see "
-                "docs/tracking.md",
+                "no tracker logs in this run yet: GRPO recipes and the reward model log to "
+                "TensorBoard under each run's output folder (<output_dir>/runs/, "
+                "02_reward_model/tb/); see docs/tracking.md",
                 "not-run",
             ),
             anchor="trackers",

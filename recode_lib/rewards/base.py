@@ -1,6 +1,6 @@
 """The reward-function wrapper and the batch plumbing every code reward shares.
 
-    fn = RewardFunction("outcome", compute, ("out",))   # compute(prompts, completions, kwargs) -> rows
+    fn = RewardFunction("outcome", compute, ("out",))  # compute(prompts, completions, kwargs)
     parsed, results = execute(completions, kwargs, runner)   # assemble + run in the sandbox
     rows = [base_row(p, r) for p, r in zip(parsed, results)]  # fmt/out/status/outcome/error/reason
 
@@ -66,9 +66,9 @@ class RewardFunction:
         completions = list(completions)
         flags = truncated_flags(kwargs.get("completion_ids"), self.stop_token_ids, len(completions))
         if any(flags):
-            completions = ["" if f else c for c, f in zip(completions, flags)]
+            completions = ["" if f else c for c, f in zip(completions, flags, strict=True)]
         rows = guarded_rows(self._compute, list(prompts), completions, kwargs)
-        for r, f in zip(rows, flags):
+        for r, f in zip(rows, flags, strict=True):
             r["truncated"] = f
             if f:
                 r["reason"] = "truncated (hit the token limit)"

@@ -41,7 +41,7 @@ def outcome_rows(runner: SandboxRunner | None):
 
     def rows(completions, texts, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner(), texts)
-        return [base_row(p, r) for p, r in zip(parsed, results)]
+        return [base_row(p, r) for p, r in zip(parsed, results, strict=True)]
 
     return rows
 

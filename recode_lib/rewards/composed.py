@@ -53,7 +53,7 @@ def compose(
         scores = (
             process([prompt_text(prompts[i]) for i in ask], [texts[i] for i in ask]) if ask else []
         )
-        for i, (s, raw, why) in zip(ask, scores):
+        for i, (s, raw, why) in zip(ask, scores, strict=True):
             if not admitted[i]:
                 continue
             rows[i]["proc"], rows[i]["proc_raw"] = s, raw

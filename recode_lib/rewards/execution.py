@@ -5,31 +5,10 @@
     # -> one sandbox result dict per code (contract of recode_lib.sandbox.execute_many), or a
     #    synthetic result {"status": "reward_error", "outcome": "reward_error", "reason": ...}
 
-- Parallel: every uncached (code, tests) pair of a batch goes to `recode_lib.sandbox.execute_many`
-  in one call (the sandbox's worker pool runs them in parallel).
-- Bounded: the batch runs in a helper thread; if it has not finished after `batch_timeout_s`
-  the runner stops waiting: submissions that finished keep their results (and rewards), and
-  only those still running get `status="reward_error"` results with reason "sandbox batch
-  timed out after Ns with this submission still running" (their reward is None, left out of
-  the group; the caller logs the reason). The sandbox kills each submission at its own per-test time limit, so the abandoned
-  thread ends by itself; the runner never blocks a training step longer than the bound.
-- Cached: results are keyed by sha256(code, tests, limits) and kept for the current training
-  step (the cache is cleared when `step` changes, and bounded in size), so a gated reward and a
-  separately registered outcome reward never execute the same completion twice.
-- Early stop (default): tests run in ascending input size and stop at the first failure; the
-  outcome, R_k for every k and the size-prefix partial credit are all exact under it.
-- A code of None (no parsable code block) is never executed: the sandbox judges it without
-  running anything (recode_lib.sandbox.verdict.no_code_result, the one no-code result every
-  evaluation setting gets too): status "no_code", outcome "format_error", R_k 0.
-- Trust: tests that run in the submission's own process (inline unittest-style script tests,
-  BigCodeBench; recode_lib.sandbox.records.runs_in_process, result.IN_PROCESS) can be forged by
-  the submission, so a reward of 1 on them would not mean correct. A runner refuses them —
-  `run` (and `check_tests`) raise InProcessTestsError naming the problem, before anything is
-  executed — unless built with `allow_in_process_tests=True` (a recipe's
-  allow_in_process_tests). This is a configuration error and is raised, not recorded.
 It does not parse responses (recode_lib.prompts does) nor turn results into rewards
 (recode_lib.rewards does). Exceptions raised by the sandbox become recorded reward_error
 results, never NaN and never a crash of the training run.
+More: docs/modules/rewards.md (recode_lib.rewards.execution).
 """
 
 from __future__ import annotations
@@ -280,7 +259,7 @@ class SandboxRunner:
                 )
                 for r in records
             }
-        return {rec["id"]: res for rec, res in zip(records, results)}
+        return {rec["id"]: res for rec, res in zip(records, results, strict=True)}
 
 
 _DEFAULT: SandboxRunner | None = None

@@ -31,7 +31,7 @@ def math_outcome_rows(completions, texts, kwargs) -> list[dict]:
     n = len(texts)
     pids = column(kwargs, "problem_id", n)
     rows = []
-    for i, (t, gold) in enumerate(zip(texts, kwargs["answer"])):
+    for i, (t, gold) in enumerate(zip(texts, kwargs["answer"], strict=True)):
         if gold is None or str(gold).strip() == "":
             raise RewardDataError(f"row {i} (problem_id {pids[i]!r}): no gold answer")
         p = parse_math_response(t)

@@ -1,7 +1,7 @@
 """R_proc: the reasoning-process reward model's score squashed to (0, 1), and the `process` reward.
 
     proc = ProcessReward(scorer, center=0.0, temperature=1.0, trace="response")
-    proc(prompts, texts)          # [(reward, raw score | None, reason)]; failures are (0, None, why)
+    proc(prompts, texts)  # [(reward, raw score | None, reason)]; failures are (0, None, why)
     fn = process_reward(scorer=scorer)            # the registered `process` reward (needs the RM)
     fn = process_reward(rm_path="runs/smoke/02_reward_model/rm")   # loads it (CPU, float32)
 

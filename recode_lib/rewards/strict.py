@@ -2,8 +2,8 @@
 
     from recode_lib.rewards.strict import strict_reward, partial_discrete_reward
     strict_reward(k=2, runner=runner)(prompts, completions, tests=[...])   # also "strict_2"
-    partial_discrete_reward(ks=[1, 2, 3])                                 # partial_continuous_reward()
-    sweep_rewards([1, 2, 3, 4], ["discrete", "continuous"])   # {run: reward spec}, one set of levels
+    partial_discrete_reward(ks=[1, 2, 3])  # partial_continuous_reward()
+    sweep_rewards([1, 2, 3, 4], ["discrete", "continuous"])  # {run: reward spec}, one set of levels
 
 The paper: "R_k(y) = 1 iff the solution passes every test whose input length is < 10^k;
 R_inf(y) = 1 iff it passes the whole suite" (recode_lib.sandbox.strictness; one sandbox
@@ -70,7 +70,7 @@ def strict_reward(
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
-        for p, res in zip(parsed, results):
+        for p, res in zip(parsed, results, strict=True):
             row = base_row(p, res)
             r_k = levels(res, [] if label == "inf" else [int(label)], rule)[label]
             row.update(reward=float(r_k), r_k=float(r_k))
@@ -132,7 +132,7 @@ def partial_discrete_reward(
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
-        for p, res in zip(parsed, results):
+        for p, res in zip(parsed, results, strict=True):
             row = base_row(p, res)
             r_ks = levels(res, ks, rule)
             row["reward"] = sum(r_ks.values()) / len(r_ks)
@@ -165,7 +165,7 @@ def partial_continuous_reward(runner: SandboxRunner | None = None) -> RewardFunc
     def compute(prompts, completions, kwargs):
         parsed, results = execute(completions, kwargs, runner or default_runner())
         rows = []
-        for p, res in zip(parsed, results):
+        for p, res in zip(parsed, results, strict=True):
             row = base_row(p, res)
             row["reward"] = 1.0 if row["out"] == 1.0 else size_prefix_credit(res)
             rows.append(row)

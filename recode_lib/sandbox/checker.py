@@ -5,29 +5,8 @@
     ok = check_output(cpp_source, input_text, expected_text, output_text)   # True|False|None
     prepare_checkers([cpp_source, ...])    # compile before judging (execute_many does this)
 
-Many contest problems accept several outputs; CodeContests+ ships a testlib C++ checker per
-problem. A stdio record may carry it as `tests.checker` (C++ source that includes
-"testlib.h"); the judge then asks the checker instead of comparing text. The checker is the
-problem's code, trusted: it runs in the judge (never in the submission's sandbox), as
-`checker <input> <output> <answer>` on three files, with its own limits (CHECKER_TIME_S wall
-and CPU seconds, CHECKER_MEMORY_MB address space). Testlib exit codes: 0 = ok (passed),
-1 = wrong answer, 2 = presentation error (both wrong_answer), 3 = fail (the checker itself
-failed: counted in CHECKER_STATS["checker_fail"], and the test is wrong_answer so a broken
-checker never passes anything), anything else / killed: counted as checker_fail too.
-
-Compilation: the system C++ compiler (`c++`/`g++`, or $RECODE_CXX) with -O2 -std=c++17 and the
-vendored data/testlib/testlib.h (MIT, Mike Mirzayanov; LICENSE beside it), once per source:
-binaries are cached in recode_lib.paths.cache_dir()/checkers/<sha256 of source + flags>.
-Preflight: a run that judges problems with testlib checkers refuses to start without a
-working C++ compiler (`require_compiler` / `require_checkers`: CheckerUnavailable naming the
-Debian package g++), and the judge refuses a batch whose checker does not compile
-(`prepare_checkers`) — unless the user asked for the exact-match fallback
-(SandboxConfig.checker_fallback, a GRPO recipe's checker_fallback, `recode eval
---checker-fallback`): then `check_output` returns None and the caller (verdict.py) falls back
-to exact (LiveCodeBench line) comparison, every result it touches says "checker":
-"exact_fallback" with "checker_reason", every such fallback is counted in CHECKER_STATS and
-warned about once per checker. Exact comparison fails right answers of problems that accept
-several outputs. It does not run submissions.
+It does not run submissions.
+More: docs/modules/sandbox.md (recode_lib.sandbox.checker).
 """
 
 from __future__ import annotations

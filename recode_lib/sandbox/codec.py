@@ -3,35 +3,9 @@
     encode(value) -> JSON-able object      decode(obj) -> Python value
     digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
 
-Plain JSON values (null, bools, numbers, strings, lists, objects with string keys) encode as
-themselves, so a record's `args`/`expected` may be written as ordinary JSON — except a dict
-that decode would read as a tag (it holds the key "__t", or it is a one-key dict whose key is
-an alias below, such as {"__tuple__": [1, 2]}): that one is escaped into the {"__t": "dict"}
-form, so no value a submission can build is decoded as another type (a plain dict shaped
-like the tagged spelling of a tuple stays a dict: decode(encode(v)) == v with v's types). Other values use
-a tag: {"__t": "tuple"|"set"|"frozenset", "v": [...]}, {"__t": "dict", "v": [[k, v], ...]}
-(non-string keys), {"__t": "float", "v": "nan"|"inf"|"-inf"}, {"__t": "complex", "v": [re, im]},
-{"__t": "bytes", "v": latin-1 text}, {"__t": "int", "v": hex} (ints over ~3900 digits,
-which json cannot print by default), {"__t": "fraction", "v": [numerator, denominator]} and
-{"__t": "decimal", "v": text} (fractions.Fraction and decimal.Decimal, and their subclasses
-read through the base class's own methods: they decode to the standard library's types, so
-the judge compares their values exactly as EvalPlus's `out == expected` does, e.g.
-Fraction(1, 2) == 0.5; numerator and denominator below 2**13000, text at most 5000
-characters, else opaque); decode also accepts recode_lib.data.pyvalues'
-{"__tuple__": [...]}, {"__set__"}, {"__complex__"}, {"__float__"}, {"__dict__"} spelling. Subclasses of the builtin types (namedtuples, numpy
-scalars) encode as their base type. Anything else (a class instance, a generator, an ndarray)
-becomes {"__t": "opaque", "type": name, "repr": short repr}: it decodes to an `Opaque`, which is
-equal to nothing, not even itself — so an object whose __eq__ always returns True can never
-match an expected value, because the judge only ever compares decoded plain data.
-
-Between the two processes of a separate script test (harness.py) two more tags travel: a
-builtin type passed as an argument, {"__t": "type", "v": "int"} (decodes to that builtin type,
-nothing else), and {"__t": "handle", "v": n}, an object that stays in the submission's process
-(decodes to a `Handle`, which like Opaque is equal to nothing; harness.py maps it to a proxy).
-
-This file imports only the standard library: the in-sandbox harness loads it by path. It does
-not compare values (see verdict.py) and does not preserve object identity or cycles (a cycle
-or nesting deeper than 100 levels becomes opaque).
+It does not compare values (see verdict.py) and does not preserve object identity or cycles (a
+cycle or nesting deeper than 100 levels becomes opaque).
+More: docs/modules/sandbox.md (recode_lib.sandbox.codec).
 """
 
 import builtins

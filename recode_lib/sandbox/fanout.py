@@ -5,37 +5,8 @@
     results = execute_many(records, ray="ray://head:10001", chunk_size=32, on_result=save)
     results = execute_many(records, ray="local")           # a Ray cluster on this machine
 
-    recode sandbox IN.jsonl --out OUT.jsonl --ray auto
-    recode eval --model M --benchmark livecodebench --n 250 --ray ray://head:10001
-
-For evaluations that outgrow one machine (an 11-alpha grid x 250 samples x LiveCodeBench-hard is
-millions of test executions). The records are validated in the caller (execute_many), split
-into contiguous chunks of `chunk_size` records, and each chunk is one Ray task that calls the
-ordinary local `execute_many` on whichever node runs it — the same warm workers, limits,
-isolation and verdicts as a local run. Results come back in input order; `on_result` is called
-(in the caller's thread) with every result of a chunk as soon as that chunk finishes, so a
-resumable writer (`recode sandbox`, `recode eval`) keeps every finished chunk whatever happens
-later; the progress bar advances by chunks.
-
-Address: "local" starts a Ray cluster on this machine (ray.init()), "auto" joins the cluster of
-`ray start` on this machine, "ray://host:port" connects a Ray client to a remote head node; when
-Ray is already initialized in this process (a notebook, a test) that connection is used as is.
-Every node needs this project importable in the same Python environment as the caller (install
-it there with the `scale` extra); the sandbox's workers start from the node's own interpreter.
-
-Resources: each task reserves `workers` CPUs (default 1) and runs that many sandbox workers, so
-Ray packs as many tasks onto a node as it has CPUs. Default chunk size: the records spread over
-about four chunks per task slot of the cluster, at most 64 records each.
-
-Failures: a task whose Ray worker process or node dies is retried by Ray (`retries`, default 2,
-then the chunk fails); an exception raised inside a task is not retried. Either way every other
-chunk still runs to the end and is delivered, then RayFanoutError is raised naming each failed
-chunk (its index, record range and first/last id) and the cause. A submission never fails a
-chunk: the local pool turns whatever it does into that record's verdict.
-
-Ray is optional (`pip install 'recode[scale]'`) and imported only when asked for; joining or
-starting the cluster is recode_lib.ray_cluster's.
 This module does not validate records (records.py) nor judge them (pool.py, verdict.py).
+More: docs/modules/sandbox.md (recode_lib.sandbox.fanout).
 """
 
 from __future__ import annotations
@@ -161,7 +132,7 @@ def execute_on_ray(
         raise RayFanoutError(
             f"{len(failures)} of {len(bounds)} sandbox chunks failed on Ray ({address}) after "
             f"{retries} retr{'y' if retries == 1 else 'ies'} for dead workers/nodes; the other "
-            f"{len(records) - sum(hi - lo for _, lo, hi, _ in failures)} results were delivered:\n  "
-            + "\n  ".join(lines)
+            f"{len(records) - sum(hi - lo for _, lo, hi, _ in failures)} results were "
+            "delivered:\n  " + "\n  ".join(lines)
         ) from failures[0][3]
     return results

@@ -1,95 +1,7 @@
 """The in-sandbox harness: runs one submission's tests inside the sandboxed child process.
-
-zygote.py forks a child, confines it (limits.confine), then calls
-
-    run(job, todo, wfd)
-
-which executes the submission and the tests listed in `todo` (indices, in that order) and
-writes one line per event to the pipe `wfd`:
-    S\\n                                        the submission was loaded
-    X {"st": "syntax"|"error"|"memory", "e"}   loading failed (every remaining test fails so)
-    T {"i", "st", "out", "t", "m", "e"}        test i finished: st in ok|error|memory|output
-                                               (|wrong: a failed assert in a script test)
-    R\\n                                        (script) the tests ran to their end: the worker
-                                               answers with the nonce on the nonce pipe
-
-The submission runs as a real module: `__main__` (stdio, script) or `solution` (call), listed
-in sys.modules, so pickling its classes, multiprocessing and dataclasses work.
-Kinds: "call" runs every case in this process (one call per case, arguments read from the
-worker's memfd and decoded just before it and dropped after, return values encoded with
-codec.py — the judge compares them, the expected values never enter the sandbox); "stdio" forks one grandchild per case with the input
-file on fd 0 and a size-capped output file on fd 1, and lets the program end as Python would
-(non-daemon threads joined, atexit handlers run, stdout flushed even if the program closed it);
-"script" with unittest/mock in the script runs the tests in this process (trust tier
-`in_process`: see "Residual risk"): it reads the test script from the memfd and closes it,
-compiles it (with `==`/`!=` in asserts rewritten to a comparison that ignores user-defined
-__eq__; the compiled code is never a local of a frame the submission can reach), installs an
-audit hook (_audit: no other audit hook, no trace or profile function, no gc/sys enumeration of
-objects or frames, no change to the code or defaults of this module's, the preloaded modules' or
-the tests' functions, no reading of the code of the test frames and TestCase methods while
-the submission's code runs), runs the submission, collects its garbage, restores builtins, this
-module, every module loaded before it (module dicts, classes, closure cells, keyword defaults;
-zygote.py preloads the standard-library modules tests use, and the snapshot is taken there
-once), gc callbacks and thresholds and signal handlers, and runs the tests in their own namespace (pristine builtins; only the entry point, or
-else the submission's names that do not shadow a builtin, are shared; functions wrapped, other
-values only as plain values, modules or classes). Each call of a wrapped function is guarded
-(_call/_enter/_leave, bound so that nothing the submission reaches can swap them): its return
-value is made plain by code that runs none of the submission's (a user-defined class's instance,
-or a class of its making, becomes an opaque value equal to nothing; builtin subclasses such as
-namedtuple become their base type; the standard library's Counter/OrderedDict/defaultdict/deque
-keep theirs; mock.ANY and a mock told how to compare become opaque; its functions, generators
-and lazy iterators become guarded candidates too), and an exception it raises reaches the tests
-as a fresh one with plain arguments (the type kept if builtin or a library's, else the builtin it
-derives from; unittest's SkipTest/_ShouldStop become RuntimeError). Then the call's garbage is
-collected and the survivors frozen (finalizers run inside the guard), and builtins, this module,
-sys/threading/collections (_ALWAYS), the tests' namespace, the running TestCase/TestResult/suite
-/runner/_Outcome objects with the lists and dicts they hold, the tests' TestCase classes, gc and
-signal state are restored to their state at the call, unittest and codec (_CORE) to the worker's
-state, and every other preloaded module to its state at the call for the first FULL_GUARD_CALLS
-calls (the tests' own mock.patch stays). After the tests, before the nonce is asked for, this
-process does what the interpreter does at exit (threading's exit callbacks, so that an idle
-ThreadPoolExecutor ends; non-daemon threads joined; atexit handlers); a daemon thread still
-running keeps it from being alone, and the nonce is refused.
-Without unittest/mock in the script (job["separate"]) the tests instead run in this process,
-which never runs submission code; the submission runs in a child process forked *before* the
-script is read, which answers call/new/get/set requests with codec-encoded plain values (objects
-of its classes stay there behind handles; a call whose list/dict/set arguments changed in place
-also sends their new values, and the tests' own arguments are updated to match: _sync). What the tests take from it is derived here from the
-script's free names (not builtins) plus the record's entry point, never from what it announces.
-That child is killed before the nonce is asked for; this process is made non-dumpable, so the
-child cannot ptrace it or open its fds.
-
-Residual risk (unittest-style script tests, in-process): these share the submission's
-interpreter and cannot be made trustworthy against arbitrary code in it, so their verdicts are
-the `in_process` trust tier. What stays open:
-- reading expected values: the tests' frames are on the stack of every call and their locals
-  (`expected = ...`, setUp's `self.expected`), the tests' module namespace and the failure
-  messages of earlier tests are readable, and so is the code of functions the tests hand to
-  the candidate; only the code of the test frames and of the tests' TestCase methods (whose
-  constants are literal expected values) is refused, and only while the submission's code is
-  recognisably running (a candidate call, a function of its module on the stack, another
-  thread);
-- forging the result: writing protocol lines to the pipe and asking for the nonce itself during
-  a call; ctypes (raw memory: this process's state, freed buffers that held the script);
-- code of the submission running outside its calls, unguarded: threads it started (only one
-  still alive at the end is caught: daemon, refused; other, waited for); finalizers of its
-  objects the tests hold (stored into an argument or handed to a mock, freed by the tests
-  later); methods of its objects inside library objects it returned (a DataFrame of them, a
-  mock's side effect or attributes); coroutines and async generators it returned; keys of its
-  making in restored dicts (a str subclass with its own __eq__ runs during the restore's
-  lookups); user classes shared as they are when the record names no entry point;
-- objects the tests hold and the submission changes (arguments, the tests' mocks and their
-  recorded calls) are not sanitized;
-- modules not preloaded (numpy, pandas, standard-library ones zygote.py does not preload) are
-  as the submission left them, fake ones in sys.modules included; a patch to a preloaded module
-  outside _CORE/_ALWAYS made during a call after the first FULL_GUARD_CALLS calls stays (and the
-  submission can use that allowance up early); in-place changes to mutable values a preloaded
-  module holds (a list, a dict, a function's mutable default) stay;
-- classes it makes look like a library's (functions compiled under another file name with a
-  library module's globals) pass for a library's.
-The judge trusts nothing from this file except
-call/stdio outputs *as data*; timings and memory are self-reported. Only the standard library
-is imported; this file does not enforce any limit (zygote.py and limits.py do).
+Only the standard library is imported; this file does not enforce any limit (zygote.py and
+limits.py do).
+More: docs/modules/sandbox.md (recode_lib.sandbox.harness).
 """
 
 import ast
@@ -1112,7 +1024,7 @@ def _restore_process(gcbase, sigbase):
         or _get_ident() != _main_thread().ident
     ):
         return
-    for sig, handler in zip(sigs, handlers):
+    for sig, handler in zip(sigs, handlers, strict=False):
         if handler is not None and _getsignal(sig) is not handler:
             try:
                 _setsignal(sig, handler)
@@ -1310,7 +1222,7 @@ def _put_module(d, frozen, name, get=dict.get):
     if _unchanged(d, frozen):
         return
     keys, values = frozen
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=False):
         if get(d, k, d) is not v:
             d[k] = v
     if len(d) != len(keys):
@@ -1330,7 +1242,7 @@ def _put_class(cls, frozen):
     if _unchanged(cd, frozen):
         return
     keys, values = frozen
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=False):
         if cd.get(k, cd) is not v:
             try:
                 _T_SET(cls, k, v)
@@ -1406,7 +1318,7 @@ def _audit(
             if kind is frame_type:
                 raise err("the tests' code cannot be read by the submission")
             pre = frame.f_locals.get("pre")  # _call's frozen view of the tests' classes
-            for cls, (keys, values) in pre[4][2] if typ(pre) is tuple else ():
+            for _cls, (_keys, values) in pre[4][2] if typ(pre) is tuple else ():
                 for v in values:
                     if v is target or (typ(v) in wrapped and v.__func__ is target):
                         raise err("the tests' code cannot be read by the submission")
@@ -1908,7 +1820,9 @@ class _Channel:
         try:
             reply = _frame_read(self.rep)
         except (ValueError, RecursionError, MemoryError) as exc:
-            raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+            raise _CandidateError(
+                "bad reply from the submission: %s" % type(exc).__name__
+            ) from None
         if not isinstance(reply, list) or not reply:
             raise _CandidateError("the submission process ended")
         return reply
@@ -1922,7 +1836,9 @@ class _Channel:
             try:
                 after = _import_remote(codec.decode(reply[2]), self)
             except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as exc:
-                raise _CandidateError("bad reply from the submission: %s" % type(exc).__name__)
+                raise _CandidateError(
+                    "bad reply from the submission: %s" % type(exc).__name__
+                ) from None
             if not (
                 type(after) is list
                 and len(after) == 2
@@ -1931,7 +1847,7 @@ class _Channel:
                 and type(after[1]) is dict
             ):
                 raise _CandidateError("bad reply from the submission")
-            for old, new in zip(args, after[0]):
+            for old, new in zip(args, after[0], strict=True):
                 _sync(old, new)
             for key, old in kwargs.items():
                 if key in after[1]:
@@ -2044,7 +1960,7 @@ def _sync(old, new, depth=0):
         return False
     if t is tuple:
         if len(old) == len(new):
-            for o, n in zip(old, new):
+            for o, n in zip(old, new, strict=True):
                 _sync(o, n, depth + 1)
         return True
     if t is list:

@@ -6,88 +6,9 @@
     alone(iso, pid)                  # is the child one thread with no other process around?
     kill_uid(uid)                    # (judge side, as root) kill every process of a uid
 
-Modes (cfg["isolation"] = "auto" tries them in this order):
-- "root" (running as root with CAP_SYS_ADMIN): the worker enters its own network namespace
-  (no interfaces but a down loopback: no network) and a private mount namespace in which it
-  builds a read-only root holding only the system directories, the Python installation and
-  its site-packages (not the project, not the data, not /home or /root), each shown through a
-  read-only overlay (see "Host unix-domain sockets" below). Each child gets a
-  new mount + IPC namespace, a fresh size-capped tmpfs as /tmp (its working directory and the
-  only writable place), chroots into that root, sets no_new_privs and drops to a uid/gid used
-  by nobody else: each child gets the next uid of its worker's private range of UID_SPAN uids
-  (random per worker, `next_uid`), so RLIMIT_NPROC caps its processes and threads (fork
-  bombs), it cannot signal or ptrace the judge or other users, `reap` kills every process
-  with that uid (daemons that escaped the process group included) and clears its keyrings,
-  and no per-uid kernel state (user/user-session keyrings, the process count) reaches the
-  next child. As in userns mode, the children are born in the worker's pid namespace
-  (`_start_pid_init`), so /proc shows neither the judge nor the worker. Other per-uid or
-  shared state ruled out: SysV/POSIX IPC (a new IPC namespace per child), files (a fresh
-  tmpfs per child; /dev/shm and /var/tmp point into it), abstract unix sockets and signals
-  (every process of the child's uid is dead before the next child starts).
-- "userns" (not root, unprivileged user namespaces allowed): the same network and file-system
-  isolation inside a user namespace. No separate uid (an unprivileged user namespace maps
-  only the user's own), so RLIMIT_NPROC counts all of the user's processes (the limit is set
-  to their count at start + max_processes). What the private uid gives in root mode comes
-  from elsewhere: the worker's children are born in a pid namespace of their own with a
-  fresh /proc (they cannot name, signal, ptrace or read /proc/<pid>/root|cwd|fd|environ|mem
-  of the judge, the worker, other workers' children or the user's other processes), whose
-  init adopts their orphans for `reap` to kill (`_start_pid_init`); and each child drops
-  every capability of the user namespace (else it could mount, umount, chroot out of the
-  root, setns(2) into the worker's mount namespace: `drop_capabilities`).
-- "plain" (anything else, e.g. no namespaces): rlimits, its own session/process group, a
-  temporary working directory removed afterwards, a scrubbed environment, subreaper cleanup.
-  NOT isolated: the network (only a guard: socket creation is refused in-process, which
-  native code can bypass), reads and writes anywhere the user may, signals to the user's
-  processes. "auto" ending here says so on the worker's stderr (the judge's stderr).
-A Python installation under /tmp (root/userns; a venv in a clone under /tmp, as in CI): each
-child's /tmp is a fresh tmpfs, so the worker keeps, outside the root, read-only binds of exactly
-the /tmp-resident paths the interpreter needs (`tmp_paths`: the directories of sys.executable
-and its symlink hops, pyvenv.cfg, the base installation's lib/ and standard library, the
-site-/dist-packages directories on sys.path, mapped shared libraries) and each child re-binds them at the same paths (read-only,
-nosuid, nodev) after mounting its /tmp; so `python` subprocesses, the tool settings' commands
-and late imports work. Nothing else of the host /tmp is visible: not the rest of a venv or of
-the checkout holding it (runs/, caches, the project itself: the children never import
-recode_lib), nor other files or runs, nor a directory holding the judge's working directory.
-Every mode: RLIMIT_AS (memory), RLIMIT_CPU (backstop; wall-clock limits are the worker's
-job), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, stdin/stdout/stderr on /dev/null, every other
-inherited file descriptor closed, and a seccomp filter (`restrict_syscalls`, x86_64/aarch64)
-refusing what holds kernel memory outside RLIMIT_AS or state beyond a process: memfds, raised
-socket buffers, kernel keyrings, io_uring, SysV message queues and semaphores, and SysV shared
-memory unless `cap_sysv_ipc` could bound it in the child's own IPC namespace (root mode).
-Memory of all processes together: in root mode, when a memory cgroup can be made (memcg.py),
-every child joins its worker's group, limited to memory_mb + tmp_size_mb for the whole record
-(the kernel OOM-kills inside it; such a death is reported as a memory failure). Elsewhere
-(userns, plain, or no writable cgroup hierarchy) memory_mb is per process: a record may hold
-max_processes x memory_mb in forked processes. Not bounded: socket buffers at their default
-size (~230 KB a socket, RLIMIT_NOFILE sockets a process). Only the standard library (and
-ctypes) is imported.
-
-Host unix-domain sockets (root and userns modes). A socket file is reached by its path, not
-through the network namespace, and a read-only bind does not stop connect(2) (it needs write
-permission on the socket inode, which DAC grants a mode-777 socket, and in userns mode every
-socket of the user's own). So a host service listening on a path inside the directories the
-root shows (the Python prefix, /usr, /etc, the /tmp-resident interpreter paths; a docker,
-database, X or agent socket) would be reachable. Those directories are therefore not bound but
-overlaid (`_show_dir`: a read-only overlay of each, over an empty second layer, and of every
-file system mounted below it; mounted regular files are bound, after checking the bound inode
-is one): af_unix finds a path socket by the inode it was bound on, and an overlay's inodes are
-its own, so connect(2), sendto(2) and sendmsg(2) to any host socket under them — there now or
-bound later — are refused (ECONNREFUSED), while the submission's own sockets work: a listener in
-its /tmp, socketpair(2), abstract sockets (those live in the worker's network namespace, which
-holds none of the host's). Chosen over a filter because seccomp cannot read the address of a
-connect, so a filter can only refuse unix sockets altogether; over Landlock because no
-Landlock ABI up to 7 (Linux 6.15+) restricts connecting to a path socket (ABI 6 scopes only
-abstract ones). The worker checks at setup that this kernel's overlays do hide a socket
-(`_overlay_hides_sockets`: a listener reached through an overlay of its directory); where that
-fails, where an overlay cannot be made (no overlayfs; before Linux 5.11 in a user namespace; in
-userns mode, a directory with a file system mounted below it, such as a container's bind-mounted
-/etc/hosts: the kernel will not overlay a tree holding mounts the user namespace may not
-remove; a lower file system overlayfs refuses; the stacking depth) and a directory had to be
-bound, and in plain mode, the unix filter of restrict_syscalls refuses socket(AF_UNIX) and every
-socketpair(AF_UNIX) but stream and seqpacket ones instead (the submission then has no unix
-listener of its own; socketpair streams and multiprocessing.Pipe still work). The worker's
-READY line says which (`host_sockets`: overlay | filter). Not covered: plain mode's view of
-the file system, where the filter is the only guard against unix sockets.
+Not covered: plain mode's view of the file system, where the filter is the only guard against
+unix sockets.
+More: docs/modules/sandbox.md (recode_lib.sandbox.limits).
 """
 
 import ctypes
@@ -288,8 +209,8 @@ def tmp_paths(cwd=None):
     each symlink hop to the real binary, e.g. a venv's bin/ and the base's bin/), pyvenv.cfg,
     the base installation's lib/ (standard library, libpython, the shared libraries extension
     modules load later), the standard library and every site-/dist-packages directory on
-    sys.path, and the files mapped into this process. Never /tmp itself nor a directory holding `cwd`
-    (the judge's working directory, where runs/ may live); sys.path entries of other kinds
+    sys.path, and the files mapped into this process. Never /tmp itself nor a directory holding
+    `cwd` (the judge's working directory, where runs/ may live); sys.path entries of other kinds
     (the project checkout of an editable install, the zygote's own directory) are left out."""
     cwd = os.path.realpath(cwd or os.getcwd())
 
@@ -774,8 +695,8 @@ def restrict_syscalls(sysv=False, unix=False):
     net.core.wmem_max, SysV message queues and semaphore sets (kernel slab), and SysV shared
     memory (attach, fill, detach, repeat) unless `sysv` (cap_sysv_ipc bounded it in this
     child's IPC namespace) — so no record can hold unbounded memory that belongs to no
-    process (the OOM killer would pick an innocent one). The kernel keyrings are refused as well: a key
-    outlives the process that made it (in the uid's user or persistent keyring), so it would
+    process (the OOM killer would pick an innocent one). The kernel keyrings are refused as well: a
+    key outlives the process that made it (in the uid's user or persistent keyring), so it would
     carry state from one stdio test to the next (one uid per record) and, in userns mode
     (the user's own uid), from record to record. io_uring is refused too: its operations
     would bypass this filter, and nothing here needs it. Standard Python never needs any of

@@ -17,10 +17,10 @@ fresh worker takes the slot, so no stale output is ever read by the next record.
 sends nothing for the job's time limit + config.stall_grace_s (stopped, wedged: its own per-test
 limit should have reported long before) is killed by a watchdog, which the judge sees as a death.
 A record whose worker died is retried once; a protocol violation is that record's runtime_error
-(reason in "reason"). judge() never raises or hangs because of a submission. Pools are closed at interpreter exit.
-Interrupted (Ctrl-C or SIGTERM while run_specs waits), it reports no verdict reached after the
-interrupt: the workers are killed on the way out, and a record cut short is not a failure of the
-submission; a re-run judges it again.
+(reason in "reason"). judge() never raises or hangs because of a submission. Pools are closed at
+interpreter exit. Interrupted (Ctrl-C or SIGTERM while run_specs waits), it reports no verdict
+reached after the interrupt: the workers are killed on the way out, and a record cut short is not a
+failure of the submission; a re-run judges it again.
 This module does not define the record format (records.py) nor compare outputs (verdict.py).
 """
 

@@ -10,15 +10,15 @@ from an earlier job can never be taken for the current one.
 
 Everything is checked before use, in this order: the line ends with a newline and fits
 `max_bytes`; tag and job id; the JSON body's nesting depth (MAX_DEPTH) and container count
-(MAX_CONTAINERS) and element count (MAX_ELEMENTS), measured on its bracket skeleton before `json.loads` for bodies over SMALL
-bytes (smaller ones cannot hold enough to matter; deeper nesting there is json's
-RecursionError), so a forged line cannot blow up the judge's memory or stack; strict JSON (no NaN/Infinity, ints within Python's digit
-limit); then the schema of the tag: types, ranges (finite non-negative times and memory, a test
-index that exists, a known status; an X line's status is a load failure, LOAD_FAILURES, never
-"ok": X fails every remaining test, and a submission can write one while its module loads).
-Any violation raises ProtocolError (a ValueError) with a short reason; nothing here raises
-anything else on any input. `out` is returned as JSON data; decoding and comparing it is
-verdict.py's job. This module knows nothing about processes.
+(MAX_CONTAINERS) and element count (MAX_ELEMENTS), measured on its bracket skeleton before
+`json.loads` for bodies over SMALL bytes (smaller ones cannot hold enough to matter; deeper nesting
+there is json's RecursionError), so a forged line cannot blow up the judge's memory or stack; strict
+JSON (no NaN/Infinity, ints within Python's digit limit); then the schema of the tag: types, ranges
+(finite non-negative times and memory, a test index that exists, a known status; an X line's status
+is a load failure, LOAD_FAILURES, never "ok": X fails every remaining test, and a submission can
+write one while its module loads). Any violation raises ProtocolError (a ValueError) with a short
+reason; nothing here raises anything else on any input. `out` is returned as JSON data; decoding and
+comparing it is verdict.py's job. This module knows nothing about processes.
 """
 
 from __future__ import annotations

@@ -5,39 +5,9 @@
                     # arguments), order, limits (never the expected values)
     spec.expected   # kept by the judge: decoded expected outputs (call) / texts (stdio)
 
-Record contract (docs/sandbox.md, "Records"): {"id", "code", "tests", "time_limit_s"?, "memory_mb"?,
-"requires"?, "python"?} (requires: the top-level modules the problem needs, e.g. BigCodeBench's libs; one
-the sandbox's interpreter lacks makes every submission `env_missing`, environment.py; python: the
-absolute path of the interpreter the record's workers run instead of SandboxConfig.python, e.g.
-BigCodeBench's own environment, recode_lib.bench_env — put there by the record builder, never
-by a submission: it must be an existing executable file) with tests
-{"kind": "stdio", "cases": [{"input", "output", "input_len"?, "time_limit_s"?}], "float_tol"?,
- "checker"?}, {"kind": "call", "fn_name", "cases": [{"args": [...], "expected", "input_len"?,
- "time_limit_s"?}], "atol"?,
- "checker"?} or {"kind": "script", "script", "entry_point"?, "separate"?, "helpers"?} (helpers:
-the problem's own code, e.g. HumanEval's prompt, whose definitions other than the entry point
-the separate tests take from the problem, never from the submission; entry_point: the submission's
-function the tests call, the only name of it allowed to shadow a builtin — with separate tests
-the script's other free names that are not builtins are taken from the submission too; with
-in-process tests only the entry point is shared if given; separate: run the tests in a process
-of their own that calls the submission's functions with plain values — the default unless the
-script uses unittest or mock, see harness.py). `args`/`expected` are JSON or codec.py tagged
-JSON (tuples, sets, non-finite floats...). A stdio `checker` (optional; CodeContests+) is testlib C++
-source: the judge compiles it once (cached) and asks it instead of comparing text
-(checker.py; exact comparison with a counted warning when no compiler is present). A call
-`checker` (trusted problem code, run by the judge on decoded plain data) is Python source defining `check(args, output, expected, atol) -> bool`,
-with `default_equal(output, expected, atol)` in scope — for special oracles such as
-HumanEval/32's |poly(x)| <= atol. `input_len` defaults to the length of the input text or of
-the JSON of the arguments. A case's `time_limit_s` (positive, finite) is that test's own
-limit (EvalPlus gives each test its own: data/evalplus.py); cases without one get the record's.
-When any case has one the job carries `time_limits`, parallel to `inputs`: the worker gives
-each test its own wall-clock deadline (zygote.Child.supervise) and, for stdio, its own CPU-time
-check (harness._run_stdio_case); the record's limit still bounds loading the submission.
-Bad records raise RecordError naming where, the field and value. The id must be writable
-back as strict JSON (check_id: no NaN/infinity, no lone surrogate, not null). check_fields
-(used by `recode sandbox`, whose files must fit the contract exactly) also refuses a field the
-contract does not name (a misspelled "time_limt_s" would otherwise be ignored silently);
-library callers may carry extra fields.
+It runs nothing (pool.py and zygote.py do); the expected values stay with the judge, never in
+the job.
+More: docs/modules/sandbox.md (recode_lib.sandbox.records).
 """
 
 from __future__ import annotations

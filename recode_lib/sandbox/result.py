@@ -3,45 +3,8 @@
     from recode_lib.sandbox.result import Result, TestResult, STATUSES, OUTCOMES, outcome_of
     res: Result = execute(record)          # a plain dict typed as Result (json-ready)
 
-A Result is what `execute`/`execute_many` return and what `recode sandbox` writes, one per
-input record: {"id", "status", "outcome", "passed", "total", "time_s", "memory_mb", "tests",
-"trust"} (+ "reason" on every failure: why — see Result.reason; + "strictness", R_k for
-k = 1..5 and inf, for call and stdio tests, which carry input lengths). Every number in it is
-finite, so the output file is always strict JSON. Test statuses are STATUSES plus "skipped"
-(not run: early stop). The outcome folds the tests into the four classes of the extrapolation
-paper (`outcome_of`; the one place to change that definition, used by the sandbox, evaluation
-summaries, frontier, plots and repair). Paper B: an optimization failure "passes small tests,
-exceeds time/memory on larger ones". Here:
-- correct: every test passed.
-- format_error: no code or a syntax error (`FORMAT`); evaluation also files a response that hit
-  the token limit here (paper B: format errors at |alpha| > 2 are "token exhaustion").
-- optimization_failure: every failing test is time_limit/memory_limit (`RESOURCE`), every test
-  smaller (input length) than the first resource failure passed, and at least one of those
-  smaller tests exists — the program is right on small inputs and fails only on larger ones.
-- correctness_failure: anything else — a wrong answer or crash, and also a resource failure
-  with no smaller test passed (an infinite loop on the smallest inputs, even when another
-  test of that same length passed, is not slow, it is wrong). Summaries count these resource-only correctness failures separately
-  as `HANG` (`failure_kind`) so they stay visible.
-- not_counted: status env_missing — a module the problem needs (the record's "requires") is
-  not installed for the sandbox's interpreter, so nothing ran and no answer can be judged
-  (environment.py). Not a wrong answer: summaries leave it out of pass@k and count it.
-Early stop: tests after the first failure are "skipped" and neither pass nor fail; since tests
-run in ascending input length, the first failure decides — a first failure that is a resource
-failure after a passed smaller test is an optimization failure, else a hang.
-Trust (`trust`, one of TRUST_LEVELS): how far the verdict can be believed against a hostile
-submission, decided from the record's tests alone (records.runs_in_process), never from what
-the submission did:
-- ISOLATED ("isolated"): stdio, call and separate script tests — the expected values never
-  enter the sandbox and the judge compares plain outputs (or the tests run in a process that
-  never runs submission code), so a submission can forge only its own outputs and timings.
-- IN_PROCESS ("in_process"): inline script tests (unittest/mock style, BigCodeBench; tests.kind
-  "script" and not separate) — they run in the submission's own interpreter, where arbitrary
-  code can forge the pass (write protocol lines, patch unittest or the harness): a "passed"
-  here is not proof of correctness. Evaluation summaries count results per level; GRPO rewards
-  refuse such tests unless the recipe sets allow_in_process_tests.
-A no-code result carries the level of its tests too. `recode sandbox` also writes
-INVALID_RECORD ("invalid_record", outcome format_error) for an input line that is not a valid
-record; the library never returns it. This module executes nothing.
+The vocabulary only: no judging (verdict.py) and no I/O.
+More: docs/modules/sandbox.md (recode_lib.sandbox.result).
 """
 
 from __future__ import annotations
@@ -116,7 +79,8 @@ class _ResultBase(TypedDict):
 class Result(_ResultBase, total=False):
     reason: str  # why it failed: the judge's refusal (protocol violation,
     #                             worker died), the missing modules (env_missing), or the first
-    #                             failing test and what the sandbox reported for it (verdict.failure_reason)
+    #                             failing test and what the sandbox reported for it
+    #                             (verdict.failure_reason)
     strictness: dict  # {"1": 0|1, ..., "5": .., "inf": ..}: call and stdio tests
     strictness_rule: str  # how R_k reads a problem with no test below 10^k (strictness.RK_RULES)
 

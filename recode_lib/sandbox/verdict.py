@@ -6,43 +6,9 @@
     test_status(spec, msg, nonce) -> "passed" | "wrong_answer" | ...   (one worker T message)
     summarize(spec, tests) -> {"status", "outcome", "passed", "total", "time_s", "memory_mb"}
 
-Comparisons run in the judge, on decoded plain data, so nothing the submission defines takes
-part in them:
-- call: EvalPlus 0.3.1 rules (evalplus/eval/__init__.py unsafe_execute) — `out == expected`;
-  if that fails and atol != 0 (atol becomes 1e-6 when the expected value is a float or a
-  non-empty list/tuple of floats: is_floats) the types must match, list/tuple lengths must
-  match and every element satisfy |out - exp| <= atol + 1e-7*|exp| (numpy.allclose with
-  rtol=1e-7: NaN unequal, non-finite values equal only when equal, bools and complex numbers
-  compared as numbers, the modulus for complex). Sets, frozensets and dicts get no tolerance
-  in either (numpy.allclose cannot take them: a TypeError, so EvalPlus fails the test; here
-  False): they compare with == only. MBPP+'s set-equality oracle (`set(out) == set(exp)`,
-  then EvalPlus's tolerance fallback on the ordered values) is a checker (data/evalplus.py),
-  which follows EvalPlus there. Known differences from numpy.allclose, all on nested
-  sequences: numpy broadcasts an inner length-1 sequence against a longer one (EvalPlus
-  passes [[1.0, 1.0]] for [[1.0]]; here False) and fails ragged nested sequences (ValueError;
-  here compared element by element); EvalPlus's atol, once raised to 1e-6 by a float-valued
-  test, stays raised for the task's later tests (a loop variable; here each test decides on
-  its own expected value). A returned fractions.Fraction or decimal.Decimal (codec.py carries
-  them by value) takes part in `out == expected` with the standard library's exact numeric
-  equality, as in EvalPlus: Fraction(1, 2) and Decimal("0.5") equal 0.5, Fraction(1, 3) does
-  not equal 1/3's float, and the tolerance, which needs equal types, never applies to them.
-  A `checker` replaces all of this.
-- stdio: LiveCodeBench rules — outputs stripped, split into lines, lines compared after
-  stripping; a differing line still matches when both split into the same numbers
-  (Decimal equality: "1.0" == "1.00"), or within `float_tol` when the tests give one. A
-  testlib `checker` (CodeContests+) replaces this: checker.check_output, run by the judge;
-  such results carry "checker": "testlib", or "exact_fallback" when it could not be built
-  (no C++ compiler, compile error: counted in checker.CHECKER_STATS and warned).
-Nothing here raises because of a submission's output: any value, however large, deep or odd
-(huge ints against floats, `sNaN`, `1e999999999`), compares to True or False.
-Aggregation: passed if every test passed; else the status of the first failing test (in
-execution order: ascending input length), preferring a correctness failure (wrong_answer,
-runtime_error) over time/memory; outcome per the extrapolation paper (result.outcome_of, the
-one definition). Call and stdio results also carry `strictness` ({"1".."5", "inf"}: R_k of
-strictness.strictness), script results none (a script is one test without input lengths).
-Every result carries `trust` (result.py, Trust): IN_PROCESS for inline script tests (the job
-runs the tests in the submission's process: spec.job["separate"] False, records.script_separate),
-ISOLATED for everything else — from the spec, so a no-code result carries it too (`trust_of`).
+Comparisons run in the judge on decoded plain data: nothing the submission defines takes part in
+them.
+More: docs/modules/sandbox.md (recode_lib.sandbox.verdict).
 """
 
 from __future__ import annotations
@@ -95,7 +61,7 @@ def _allclose(a, b, atol: float, rtol: float = 1e-7) -> bool:
             return a == b  # numpy: non-finite values by equality (NaN never equal)
         return abs(a - b) <= atol + rtol * abs(b)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
-        return all(_allclose(x, y, atol, rtol) for x, y in zip(a, b))
+        return all(_allclose(x, y, atol, rtol) for x, y in zip(a, b, strict=True))
     return False
 
 
@@ -189,7 +155,7 @@ def _stdio_equal(out: str, exp: str, float_tol: float | None) -> bool:
     if got.count("\n") != want.count("\n"):  # line counts first, without splitting
         return False
     tol = Decimal(str(float_tol)) if float_tol is not None else None
-    for g, w in zip(_lines(got), _lines(want)):
+    for g, w in zip(_lines(got), _lines(want), strict=True):
         g, w = g.strip(), w.strip()
         if g == w:
             continue

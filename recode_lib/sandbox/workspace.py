@@ -18,7 +18,8 @@ regular files it leaves there come back (validated again) and replace the worksp
 - symbolic links, devices and files over the caps are not carried back (listed as dropped);
 - a command that times out or fails in the sandbox leaves the files as they were.
 check_path (relpath.py, re-exported here): relative POSIX paths only. Symlink escapes cannot
-happen because no link is ever kept. It does not judge answers nor talk to a model (recode_lib.environments does).
+happen because no link is ever kept. It does not judge answers nor talk to a model
+(recode_lib.environments does).
 """
 
 from __future__ import annotations

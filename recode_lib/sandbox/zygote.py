@@ -1,36 +1,6 @@
 """The warm worker: a small Python process that forks one confined child per submission.
-
-Started by pool.py as `python -I zygote.py` in its own session (never imports torch, so a fork
-costs ~1 ms). It speaks newline-delimited messages on stdin/stdout:
-
-    judge -> worker   {config}                    first line: isolation, max_processes, ...
-                      {"op": "job", "job": n, "kind", "code", "inputs": [text], "order", ...}
-                      <raw bytes>                 (script jobs: script_len bytes; sealed jobs:
-                                                  the inputs, input_lens bytes each) only
-                                                  after the worker's B n
-                      {"op": "stop", "job": n}    early stop: kill the child, skip the rest
-    worker -> judge   READY {"mode", "pid", "uid", ...}
-                      B n                         (script, sealed jobs) send the raw bytes now
-                      S n | X n {...} | T n {...} lines of the child (harness.py), with the job
-                                                  id n inserted here: the child cannot choose it
-                      D n {"peak_mb", "nonce"}    the job is over
-
-Per job it forks a child (limits.confine, then harness.run) and supervises it: each test gets
-its own limit (`time_limits[i]` when the job has per-test limits, else `time_limit_s`; loading
-the submission gets `time_limit_s`) of wall clock from the moment the previous one reported,
-and RLIMIT_CPU covers their sum; on overrun the child's
-process group is SIGKILLed, the test is reported as "timeout", and a fresh child continues
-with the remaining tests (unless early stop). A child that dies mid-test gives that test
-"crash" (or "timeout"/"output" for SIGXCPU/SIGXFSZ) and likewise continues. After each child
-limits.reap kills anything it left behind. Lines from the child are forwarded only if well
-formed and about a test still pending; the judge validates them again (protocol.py), since a
-submission can still forge its own outputs and timings. Script tests: the child asks for the
-completion nonce with an `R` line once its test script ran to its end; the nonce (made after
-the fork, so never in the child's memory before) is handed out once, only while the child is a
-single thread with no other process, and a second request marks the run as tampered.
-Input from the judge that does not parse is ignored and a job that fails validation is
-answered with an error: this process never dies of bad input. It holds no state between jobs
-and does not compare outputs (verdict.py does).
+It holds no state between jobs and does not compare outputs (verdict.py does).
+More: docs/modules/sandbox.md (recode_lib.sandbox.zygote).
 """
 
 import json

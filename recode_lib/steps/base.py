@@ -8,10 +8,10 @@
     CgGrpoParams.check("N_TRAIN", 3)            # None, or the one-line reason it is refused
 
 A field is an UPPER_CASE notebook parameter: a scalar (str, int, float, bool; an int is taken
-where a float is declared, never a bool for a number) or a mapping (RECIPE_FIELDS) with a default (the notebook's parameters
-cell) and a docstring (`param(default, doc)`, kept in the field's metadata as "help", as TRL's
-configs do). It does not know the profiles (recode_lib.steps.profile) nor the notebooks' cells
-(recode_lib.steps.cells).
+where a float is declared, never a bool for a number) or a mapping (RECIPE_FIELDS) with a default
+(the notebook's parameters cell) and a docstring (`param(default, doc)`, kept in the field's
+metadata as "help", as TRL's configs do). It does not know the profiles (recode_lib.steps.profile)
+nor the notebooks' cells (recode_lib.steps.cells).
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ these classes (recode_lib.steps.cells writes the cell from them). To add a param
 field here (type, default, docstring), run `python -m recode_lib.steps --write` to put it
 into the notebook's parameters cell, and set its value in the profiles that differ from the
 default (notebooks/params/*.yaml). A parameter added to a cell first (a merge):
-`python -m recode_lib.steps --fields` prints its line for this file. Profiles are checked against these classes before any
-notebook runs (recode_lib.steps.profile). It holds no logic: what a step does is its notebook's
-and the library's.
+`python -m recode_lib.steps --fields` prints its line for this file. Profiles are checked against
+these classes before any notebook runs (recode_lib.steps.profile). It holds no logic: what a step
+does is its notebook's and the library's.
 """
 
 from dataclasses import dataclass

@@ -128,7 +128,7 @@ class MetricsJsonlCallback(TrainerCallback):
             rec["time/steps_averaged"] = self._n
         snap = self._sandbox_snapshot()
         if snap is not None and self._sandbox0 is not None:
-            ex, sec, hits, tos = (a - b for a, b in zip(snap, self._sandbox0))
+            ex, sec, hits, tos = (a - b for a, b in zip(snap, self._sandbox0, strict=True))
             rec.update(
                 {
                     "sandbox/executed": ex,

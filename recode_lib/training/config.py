@@ -80,7 +80,8 @@ class RecodeGRPOConfig(GRPOConfig):
     rm_dtype: str = field(
         default="auto",
         metadata={
-            "help": "auto (float32 on CPU, bfloat16 on an accelerator) | float32 | bfloat16 | float16"
+            "help": "auto (float32 on CPU, bfloat16 on an accelerator) | float32 | bfloat16 "
+            "| float16"
         },
     )
     rm_batch_size: int = field(default=8, metadata={"help": "traces per RM forward pass/request"})
@@ -100,7 +101,8 @@ class RecodeGRPOConfig(GRPOConfig):
     max_tool_calls: int = field(
         default=4,
         metadata={
-            "help": "tool calls an episode may make (tool and agentic settings; over it: a tool error)"
+            "help": "tool calls an episode may make (tool and agentic settings; over it: a "
+            "tool error)"
         },
     )
     tool_time_limit_s: float = field(
@@ -121,8 +123,8 @@ class RecodeGRPOConfig(GRPOConfig):
     checker_fallback: bool = field(
         default=False,
         metadata={
-            "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by exact "
-            "comparison (recorded in the rewards' sandbox results as exact_fallback) "
+            "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by "
+            "exact comparison (recorded in the rewards' sandbox results as exact_fallback) "
             "instead of refusing to start (recode_lib.sandbox.checker)"
         },
     )
@@ -138,9 +140,10 @@ class RecodeGRPOConfig(GRPOConfig):
     rproc_scale: dict | None = field(
         default=None,
         metadata={
-            "help": "how this run's R_proc was scaled (recode_lib.process_reward.scale.provenance_of: "
-            "rule, sampling, policy, RM, centre and temperature): recorded in run.json; "
-            "training reads the centre and temperature from the reward's own options"
+            "help": "how this run's R_proc was scaled "
+            "(recode_lib.process_reward.scale.provenance_of: rule, sampling, policy, RM, centre "
+            "and temperature): recorded in run.json; training reads the centre and temperature "
+            "from the reward's own options"
         },
     )
     generation_precision: str = field(

@@ -8,60 +8,9 @@
     result.metrics_path    # <output_dir>/metrics.jsonl: one line per logged step
     # multi-GPU: recode_lib.training.launch.launch(recipe, problems, out, launcher="accelerate")
 
-Recipes live in recode_lib/training/recipes/<name>.yaml: flat YAML whose keys are fields of
-trl.GRPOConfig (any of them, passed through unchanged) or of the project
-(recode_lib.training.config.RecodeGRPOConfig: model, domain, rewards, rm_path, rm_placement,
-benchmark, ...). `load_recipe` accepts a name or a path and keyword overrides and returns an
-unbuilt `GRPORecipe`; an unknown key raises naming the file and the key. The training process
-builds it (`recipe.to_config(output_dir)`: TRL validates it and sets up the accelerator there).
-Rewards are built from the registry (recode_lib.rewards): each gets what its entry needs (the
-sandbox runner, the reward model placed per rm_placement / rm_dtype / rm_batch_size /
-rm_endpoint, see recode_lib.process_reward.placement), each made once per run. Code rewards
-refuse problems whose tests run in the submission's own process (inline unittest-style script
-tests: sandbox trust "in_process", forgeable by the submission) — `train` raises naming the
-first such problem before loading anything — unless the recipe sets
-`allow_in_process_tests: true`.
-The policy (full or LoRA) is loaded by TRL from its path in float32 (grpo_config sets
-model_init_kwargs through recode_lib.models.trainer_model_init_kwargs): `bf16: true` is bf16
-autocast over fp32 master weights in one process, and DeepSpeed's bf16 optimizer (which keeps
-fp32 master partitions) under ZeRO-3; pure bf16 weights would round lr-1e-6 steps away.
-Without vLLM, TRL samples completions with the live policy; a recipe's `generation_precision`
-(bfloat16 | int8) samples them from a merged copy of the policy in that precision instead,
-rebuilt after each optimizer step (recode_lib.training.sampling_copy: faster on a CPU, slightly
-off-policy, as vLLM's bf16 sampler is).
-Prompts are `recode_lib.prompts.build_messages(problem)` (code) or
-`recode_lib.math_answers.math_messages(problem)` (math): the same format evaluation uses.
-`train` resumes from the last `checkpoint-*` in output_dir, skips a run whose `final/` is
-complete (both only when output_dir was trained on the same recipe and problems: otherwise the
-old run is moved aside to <output_dir>.stale-<k>, see retire_stale_run), and if training raises
-it first saves a checkpoint through public Trainer APIs (save_checkpoint_now; a crash never
-loses the steps done) and then re-raises. The local metrics file comes from
-recode_lib.training.callbacks.
-
-Paper profile (GPUs; needs `pip install -e .[gpu]`): vLLM generation and DeepSpeed ZeRO-3:
-
-    # colocate: vLLM shares each training GPU (recipe: use_vllm: true, vllm_mode: colocate)
-    accelerate launch --config_file configs/accelerate/zero3.yaml --num_processes 8 \\
-        -m recode_lib.cli.grpo --recipe cg_grpo_paper --output-dir runs/paper/04_cg_grpo/gated \\
-        --set rm_path=runs/paper/02_reward_model/rm     # RM in bf16 on each rank's GPU
-    # the RM served from its own GPU instead (recipe: rm_placement: endpoint):
-    CUDA_VISIBLE_DEVICES=7 python -m recode_lib.process_reward.serving \
-        --rm runs/paper/02_reward_model/rm --device cuda:0 --port 8008 &
-    ... --num_processes 7 ... --set rm_placement=endpoint --set rm_endpoint=http://127.0.0.1:8008
-    # server: one GPU serves vLLM, seven train (recipe: vllm_mode: server)
-    CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model Qwen/Qwen2.5-Coder-7B-Instruct &
-    CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6 accelerate launch --config_file \\
-        configs/accelerate/zero3.yaml --num_processes 7 -m recode_lib.cli.grpo \\
-        --recipe cg_grpo_paper --set vllm_mode=server --output-dir runs/paper/04_cg_grpo/gated
-
-On vLLM's CPU build (`use_cpu: true, use_vllm: true, vllm_mode: colocate`, one process with
-RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set) the trainer's engine gets the CPU engine defaults
-(float32, eager, an explicit KV-cache size) and TRL's weight sync is wrapped to load through
-vLLM's in-place reload (recode_lib.training.vllm_sync; tests/test_vllm_real_grpo.py runs two
-steps); server mode's weight sync needs NCCL (tests/test_vllm_real_server.py).
-
-It does not generate for evaluation (recode_lib.evaluation.codegen does) and imports vllm/deepspeed
-only through TRL/accelerate when a recipe asks for them.
+It does not generate for evaluation (recode_lib.evaluation.codegen does) and imports
+vllm/deepspeed only through TRL/accelerate when a recipe asks for them.
+More: docs/modules/training.md (recode_lib.training.grpo).
 """
 
 from __future__ import annotations
@@ -643,7 +592,7 @@ def train(
         sandbox_config=reward_sandbox_config(recipe),
     )
     if recipe.domain == "code":  # fail before loading anything, not at the first reward
-        for tests, pid in zip(dataset["tests"], dataset["problem_id"]):
+        for tests, pid in zip(dataset["tests"], dataset["problem_id"], strict=True):
             runner.check_tests(json.loads(tests), f"problem {pid!r}")
         require_checkers(
             [json.loads(t) for t in dataset["tests"]],

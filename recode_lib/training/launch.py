@@ -4,31 +4,8 @@
     res = launch(recipe, problems, out_dir)                                   # in process
     res = launch(recipe, problems, out_dir, launcher="accelerate", num_processes=8)
 
-    runs = train_variants("cg_grpo_smoke", reward_variants(["gated", "outcome_only"]), problems,
-                          OUT, name_prefix="04_", rm_path=...,
-                          **recipe_fields(RECIPE_FIELDS, model=MODEL, seed=SEED))
-
-    recode grpo --recipe cg_grpo_smoke --output-dir runs/smoke/04_cg_grpo/cli [--set k=v ...]
-    python -m recode_lib.cli.grpo ...      (the same; the entry point accelerate runs; the CLI
-                                            half lives in recode_lib.cli.grpo)
-
-With launcher="accelerate" the recipe (output_dir/recipe.yaml) and the problems
-(output_dir/train_problems.jsonl) are written next to the run and
-`accelerate launch --config_file configs/accelerate/zero3.yaml --num_processes N
--m recode_lib.cli.grpo --recipe ... --problems ...` trains on them; a failed launch raises
-and leaves the checkpoints for the next call to resume from. Launch commands of the paper
-profile: the docstring of recode_lib.training.grpo. `train_variants` trains several runs from
-one recipe (one folder each; a finished run is skipped; the fields every run shares are keyword
-overrides, by the recipe's own names: recode_lib.training.recipe_fields); with launcher "slurm"
-its runs, independent of each other, are submitted as concurrent sbatch jobs (up to
-RECODE_SLURM_MAX_JOBS, default all: Slurm spreads them over the cluster's nodes). `transfer_variants(model)` is the cross-model RM
-transfer run (ReCode: another policy, e.g. Qwen3-4B-Instruct, trained with the gated reward and
-the RM trained on the first policy's pairs; recipe cg_grpo_transfer_paper), a `train_variants`
-variant named TRANSFER, beside TRANSFER_BASELINE (the same policy with the outcome-only reward),
-or none when model is empty. `seeded_variants(variants, seeds)` makes
-one run per (variant, seed) (`seed_run_name`: "<variant>_seed<s>", or the variant's own name
-when there is one seed) and `seed_groups(names, seeds)` gathers them back per variant, so a
-gain is reported beside its seed variance. It does not install vllm or deepspeed.
+It does not install vllm or deepspeed.
+More: docs/modules/training.md (recode_lib.training.launch).
 """
 
 from __future__ import annotations
@@ -89,14 +66,14 @@ def launch(
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
     and problems are written to output_dir, the accelerate and DeepSpeed configs checked
     (launch_configs.check_launch_configs) and `accelerate launch ... -m recode_lib.cli.grpo`
-    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is the CPU stand-in for "accelerate" (the paper profile's dry
-    run): the recipe's GRPOConfig is built with vLLM on (only use_cpu/bf16 set for CPU), the
-    accelerate command is built and its configs checked (launch_configs), then the same
-    entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
-    overridden and every other recipe field unchanged; it also builds and checks the Slurm
-    route's sbatch script for a 2-node shape (slurm.py). "slurm" (multi-node, `slurm` a
-    SlurmShape): the recipe and problems are written as for "accelerate", then
-    output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
+    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is
+    the CPU stand-in for "accelerate" (the paper profile's dry run): the recipe's GRPOConfig is
+    built with vLLM on (only use_cpu/bf16 set for CPU), the accelerate command is built and its
+    configs checked (launch_configs), then the same entry point runs in one CPU process with
+    DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm) overridden and every other recipe field unchanged;
+    it also builds and checks the Slurm route's sbatch script for a 2-node shape (slurm.py). "slurm"
+    (multi-node, `slurm` a SlurmShape): the recipe and problems are written as for "accelerate",
+    then output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
     checked and submitted with `sbatch --wait`; `slurm_setup` is shell run first on every node
     (activating the environment)."""
     import subprocess

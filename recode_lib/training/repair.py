@@ -3,32 +3,12 @@
     tasks, report = repair_tasks(problems, samples, max_per_problem=2, seed=0)
     # each task is a Problem with the original's tests and limits; its prompt shows the
     # statement, the failed program and the execution statistics (execution_feedback)
-    summary = evaluate(model, tasks, out_dir=...)            # recode_lib.evaluation.codegen, unchanged
+    summary = evaluate(model, tasks, out_dir=...)       # recode_lib.evaluation.codegen, unchanged
     rates = repair_rates(tasks, rows)                         # rows: that run's samples.jsonl
     # {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n", "n_tasks", "n_problems"}}
 
-Paper B (finding 5): a policy that sees its failed code and the execution statistics and is
-trained to repair it ("failure-conditioned training") raises both the repair rate and the
-original pass rate. Here a repair task is an ordinary Problem, so the same evaluation harness,
-rewards and GRPO trainer (recode_lib.training.grpo.train on originals + repair tasks) serve it.
-
-`samples` are evaluation sample records (samples.jsonl of recode_lib.evaluation.codegen: problem_id,
-code, status, outcome, passed, total, time_s, strictness, first_failure). Attempts whose outcome
-is in `outcomes` (default: optimization_failure, correctness_failure, format_error) are eligible;
-per problem up to max_per_problem are taken (seeded choice, preferring distinct outcomes). The
-feedback is statistics only (status, tests passed, the input length of the first failure, the
-longest input passed, and the measured time against the time limit: the first failing test's
-time_s and the sum over the tests run, the sample's time_s, beside the per-test limit): never
-a test's expected output, so a repair cannot copy answers. Paper B: the repair policy "sees
-the failed code and execution statistics". A sample whose problem is not in `problems` raises
-naming it.
-Repair rates count every repair sample, and their intervals are a cluster bootstrap over the
-ORIGINAL problems: the repair tasks of one problem (up to max_per_problem of them) and the n
-samples of each task are drawn together, since they succeed or fail together far more often
-than independent draws would; resampling the flattened samples treats them as independent
-and gives intervals too narrow (four problems, eight samples each, two always repaired and
-two never: flattened [0.34, 0.69], clustered [0, 1]).
 It does not generate or execute anything.
+More: docs/modules/training.md (recode_lib.training.repair).
 """
 
 from __future__ import annotations

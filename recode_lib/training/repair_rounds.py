@@ -10,24 +10,8 @@ held-out comparison of original pass@1 and repair rate per failure class.
                           max_per_problem=2, n_boot=1000, seed=0)
     table = repair_table(rows)     # one row per model: pass@1, repair on start's / own failures
 
-Runs: "original_only" trains on the original problems for max_steps * rounds steps;
-"failure_conditioned" trains round r (max_steps each) on the originals plus repair tasks built
-from the current policy's own failures (round 1: the given tasks from the start model), into
-out_dir/failure_conditioned_r<r>. Attempts go to out_dir/eval/<run>/... through
-recode_lib.evaluation.spec, so every folder carries the run/model-stamp guard. Repair tasks and
-rates are recode_lib.training.repair's.
-Held out, each model's repair rate is measured twice (paper B: failure-conditioned training
-"improves both repair rate and original pass rate"): on the START model's failures (`repair`:
-the same tasks for every model, so models compare on one set) and on its OWN failures
-(`repair_own`: the tasks built, with the same max_per_problem and seed, from that model's own
-held-out attempts — what online correction repairs; for the start model the two are the same
-tasks, evaluated once). A trained model that fails less leaves fewer, and harder, own
-failures, so the two rates can move apart. It does not choose the problems or draw figures.
-
-Under a second protocol (paper B evaluates at temperature 1.0, 8,192 tokens, on hard problems;
-notebook 09's first protocol is its own), `compare_repair_protocol` repeats the comparison with
-that spec on those problems: the start model's attempts under it make the held-out repair tasks,
-then compare_repair, into its own folder (notebook 09: out_dir/paper_b), beside the first.
+It does not choose the problems or draw figures.
+More: docs/modules/training.md (recode_lib.training.repair_rounds).
 """
 
 from __future__ import annotations

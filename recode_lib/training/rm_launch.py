@@ -5,30 +5,8 @@
     info = launch_reward_model(train_pairs, cfg)                          # in process (CPU, 1 GPU)
     info = launch_reward_model(train_pairs, cfg, launcher="accelerate", num_processes=8)
 
-    recode rm --config RUN/rm_config.json --output-dir DIR [--pairs RUN/train_pairs.jsonl]
-    python -m recode_lib.cli.rm ...         (the same; the entry point accelerate runs)
-
-Why a launcher: the RM keeps fp32 master weights when it computes in bf16
-(recode_lib.models.training_dtype), ~16 bytes/parameter with AdamW, so the paper's 7B RM
-(~113 GB) fits no single 80 GB GPU. With launcher="accelerate" the config and the pairs are
-written to the run folder next to the RM (<output_dir>_launch/: rm_config.json, RMConfig's
-fields, and train_pairs.jsonl), the accelerate and DeepSpeed configs are checked
-(launch_configs.check_launch_configs, which also requires stage3_gather_16bit_weights_on_model_save
-so that ZeRO-3 saves usable weights) and `accelerate launch --config_file
-configs/accelerate/zero3.yaml --num_processes N -m recode_lib.cli.rm --config ... --pairs ...
---output-dir ...` trains on them: every rank runs process_reward.model.train_or_reuse, the
-RewardTrainer takes DeepSpeed (bf16 optimizer with fp32 master partitions) from accelerate, rank
-0 writes the RM and its record. "dryrun" is the CPU stand-in for "accelerate" (the paper
-profile's dry run): the command is built and its configs checked, the RewardConfig the GPU run
-gets is built, then the same entry point runs in one CPU process with DRYRUN_CPU_FIELDS
-(use_cpu, bf16) overridden. "inprocess" is train_or_reuse in this process, as before.
-
-Resumable: an RM whose record carries this pairs-and-config fingerprint
-(process_reward.model.finished_record) is reused without launching anything; a failed launch
-raises RuntimeError naming the command and leaves the trainer folder (with `save_steps` > 0,
-its checkpoints, which the next call resumes from). Relative output_dir / backbone paths are
-made absolute first (the launch runs in the project root). It does not install accelerate or
-deepspeed and never touches a GPU in this process.
+It does not install accelerate or deepspeed and never touches a GPU in this process.
+More: docs/modules/training.md (recode_lib.training.rm_launch).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 refreshed after every optimizer step.
 
     # recipe: generation_precision: int8        (default native: TRL's own generation)
-    Trainer = sampling_copy_class(timed_trainer_class())   # what recode_lib.training.grpo.train does
+    Trainer = sampling_copy_class(timed_trainer_class())  # what recode_lib.training.grpo.train does
     trainer = Trainer(...); trainer.generation_precision = "int8"
 
 Why: without vLLM, TRL samples a CPU run's completions with the live policy itself, its LoRA

@@ -7,44 +7,9 @@ own chat and tool format: the data of the shared SFT start (recode_lib.training.
     built.dropped        # [{"id", "problem_id", "setting", "reason"}]: not verified, left out
     assistant_texts(tok, t["messages"], setting_tools(t["setting"]))   # what the model emits
 
-Paper B starts every RL run "from one shared SFT checkpoint". No model writes these transcripts:
-for every problem with a reference solution (MBPP's train split in the laptop profile), a
-scripted policy answers in the format the policy's prompt asks for (recode_lib.prompts:
-build_messages, then a short reasoning and one code block, format_response; the reasoning is
-written from the statement and the solution's syntax: reasoning_text):
-- single: one answer turn, once per prompt style of `reasoning_styles` (the reasoning prompt
-  and the direct one; both answers carry the reasoning R_fmt asks for);
-- tool: the reasoning, then run_python on the examples (the asserts the statement shows, or the
-  problem's smallest tests when it shows none), then the answer turn without a tool call;
-- agentic: the reasoning, then write_file("solution.py") -> run (the examples against it) ->
-  submit("solution.py"), then one closing turn ("I submitted solution.py.").
-Statements (`multiturn_statements`): "shown" poses the problem as its benchmark does (MBPP's
-statement lists the asserts its tests hold, so the check copies them); "hidden" poses it as the
-easy tasks and HumanEval do: the statement's prose and the entry function's signature to
-complete ("Complete this code", examples_hidden), and the check runs asserts the answer writes
-itself (the same ones, now unseen). Measured (2026-12-02, SmolLM2-135M, 16 MBPP-train problems):
-an SFT start trained on "shown" statements alone made 0.19 / 0.06 tool calls per rollout (1 / 2
-epochs) on the easy tasks, which show no example: it had learned to call the tool when the
-statement lists asserts.
-Under the reasoning prompt both multi-turn kinds open with the `<think>` reasoning, as the
-single-turn answers do, and the tool setting's answer turn reasons only about what the tool
-showed (AFTER_TOOL): the task's reasoning is then always followed by a tool call when the
-prompt offers tools. (Measured with a bare first tool turn: the SFT model opened with the
-reasoning anyway and went on with a code block.)
-The tool and agentic transcripts are real episodes: the scripted turns go through
-recode_lib.environments.rollout.run_episodes, so the environments' own parser reads each tool
-call (`<tool_call>{"name", "arguments"}</tool_call>`, the CHATML_TOOLS / Qwen2.5 syntax) and
-the environments' own tools run it in the sandbox; the tool results in a transcript are what
-the tools returned. A transcript is kept only when every planned call parsed and ran without a
-tool error, the examples passed inside the tool (the PASS_MARK line, or the expected stdout),
-and the final answer (settings.final_answer: the last answer turn, or the submitted file)
-passes the problem's tests in the sandbox (assemble + SandboxRunner, the rewards' path);
-otherwise it is dropped with its reason. A problem without examples to run has single-turn
-transcripts only. `assistant_texts` renders a transcript with a tokenizer's tool template and
-returns each assistant turn's text as the model would generate it (what SFT trains on): the
-training step parses every one back with rollout.parse_turn.
 It does not train (sft_start does) and does not choose the problems (the caller drops held-out
 tasks: recode_lib.data.overlap).
+More: docs/modules/training.md (recode_lib.training.sft_data).
 """
 
 from __future__ import annotations
@@ -579,7 +544,7 @@ def judge(pending: list, runner, drop) -> list[dict]:
         memory_mb=[int(p.memory_mb) for p, *_ in pending],
     )
     kept = []
-    for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results):
+    for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results, strict=True):
         if res.get("status") != "passed":
             drop(
                 p,
@@ -644,7 +609,7 @@ def check_parses_back(tok, transcript: dict, chat_template=None) -> None:
     msgs = [m for m in transcript["messages"]]
     texts = assistant_texts(tok, msgs, setting_tools(transcript["setting"]), chat_template)
     turns = [m for m in msgs if m.get("role") == "assistant"]
-    for k, (m, text) in enumerate(zip(turns, texts)):
+    for k, (m, text) in enumerate(zip(turns, texts, strict=True)):
         content, calls, errors = parse_turn(text)
         want = [c.get("function", c) for c in m.get("tool_calls") or []]
         if errors or calls != want or content.strip() != (m.get("content") or "").strip():

@@ -173,7 +173,9 @@ def tokenize_transcripts(tok, transcripts: list[dict], max_length: int) -> tuple
             continue
         if not any(mask):
             raise ValueError(f"transcript {t['id']!r}: no assistant token is marked for the loss")
-        rows.append({"input_ids": ids, "labels": [i if m else -100 for i, m in zip(ids, mask)]})
+        rows.append(
+            {"input_ids": ids, "labels": [i if m else -100 for i, m in zip(ids, mask, strict=True)]}
+        )
     return rows, too_long
 
 

@@ -6,36 +6,8 @@
     VLLMEngineSink(llm).load(pair, 0.5)                  # offline vllm.LLM, updated in place
     VLLMServerSink(client).load(pair, 0.5)               # `trl vllm-serve` through TRL's VLLMClient
 
-    theta_alpha = alpha * theta_high + (1 - alpha) * theta_low      (paper B, "weight averaging")
-
-computed exactly as recode_lib.weights.merge writes it: `low + alpha * (high - low)` in float32
-(float64 stays float64), rounded to the checkpoint's dtype; non-float tensors come from `low`.
-So a model holding theta_alpha from here has the same values as one loaded from
-`merge_grid`'s `alpha_<A>` folder (tests pin this bit for bit).
-
-Sinks (what "load" means per engine):
-- HFModelSink: `param.copy_(theta)` for every checkpoint tensor, under no_grad. Tied embeddings:
-  a tied checkpoint has no `lm_head.weight` (saved tied models omit it); the model's tied parameter shares storage
-  with `embed_tokens.weight`, so it follows. Any model tensor neither pushed nor tied to a pushed
-  one raises, naming it (an untied model fed a tied checkpoint).
-- VLLMEngineSink: `llm.collective_rpc(load_alpha_on_worker, args=(low, high, alpha, device))`:
-  every vLLM worker (one per tensor-parallel rank) reads the endpoints once from disk (kept in
-  its CPU memory), computes theta_alpha per tensor on its own device and loads it with
-  recode_lib.generation.vllm_weights.load_into_runner: on GPUs
-  `worker.model_runner.model.load_weights(...)` (vLLM's loader takes HF names and shards them);
-  on vLLM's CPU target, whose linear layers are repacked after loading, vLLM's in-place
-  `reload_weights` plus a repack of the tied lm_head. Then the prefix cache is reset. Only alpha crosses the RPC. Host memory: each worker holds
-  both endpoints (2 x the checkpoint size per tensor-parallel rank) for the whole sweep. A callable sent through
-  collective_rpc needs `VLLM_ALLOW_INSECURE_SERIALIZATION=1` in vLLM's multiprocess mode (set by
-  `allow_worker_functions()` before the engine starts). Engines without `collective_rpc` get
-  TRL's colocate path: `llm.llm_engine.model_executor.driver_worker.model_runner.model
-  .load_weights([(name, tensor)])`.
-- VLLMServerSink: TRL's weight sync for GRPO server mode: `client.update_named_params(metadata,
-  iterator)` (metadata = (name, vLLM dtype name, shape) per tensor, announced before the NCCL
-  broadcast) then `client.reset_prefix_cache()`. The client must have `init_communicator()`
-  done (the sink does it when `client.communicator is None`); tensors go out from `device`.
-
 It does not write checkpoints (merge.py does), choose alphas or evaluate (sweep.py does).
+More: docs/modules/weights.md (recode_lib.weights.live).
 """
 
 from __future__ import annotations
@@ -152,7 +124,8 @@ def endpoint_stamp(low, high) -> str:
 def alpha_model_id(low, high, alpha: float) -> str:
     """The model name an in-memory theta_alpha is evaluated under (run guard, generation
     cache): endpoints, their stamp and alpha."""
-    return f"theta_alpha[low={low}|high={high}|stamp={endpoint_stamp(low, high)}|alpha={float(alpha)!r}]"
+    stamp = endpoint_stamp(low, high)
+    return f"theta_alpha[low={low}|high={high}|stamp={stamp}|alpha={float(alpha)!r}]"
 
 
 @dataclass

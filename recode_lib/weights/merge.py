@@ -2,33 +2,8 @@
 
     theta_alpha = alpha * theta_high + (1 - alpha) * theta_low    (computed: low + alpha*(high-low))
 
-    from recode_lib.weights.merge import merge_grid, MergeConfig
-    merge_grid(MergeConfig(low="runs/.../lenient/final", high="runs/.../strict/final",
-                           alphas=(-0.5, 0.0, 0.5, 1.0, 1.5), out="runs/.../merged"))
-    # CLI (recode_lib.cli.merge): recode merge --low DIR --high DIR --alpha -0.5 --alpha 0.5 --out DIR
-
-Writes one Hugging Face folder per alpha, `OUT/alpha_<repr(alpha)>` (see `alpha_dirname`).
-Every tensor pair is read once and written to every output: the safetensors headers of all
-outputs are computed up front from the source headers (same names, dtypes, shapes), written
-first, then tensor bytes are streamed in order, in cache-sized chunks: each chunk of low and
-high is read once (readinto, no mmap), its 9 (or n) results are computed with one torch thread
-and handed to a background writer thread that writes them while the next chunk is computed.
-Output files are preallocated (posix_fallocate: contiguous extents; 9 interleaved growing
-files are otherwise ~2x slower to write on ext4). Memory is a fixed pool of chunk buffers
-(~2*n_alphas chunks, ~10 MB for bf16), independent of model and tensor sizes.
-Float tensors: float32 arithmetic (float64 stays float64), rounded back to the source dtype;
-the result equals `(low.float() + alpha * (high.float() - low.float())).to(dtype)` bit for bit
-and matches mergekit's task_arithmetic (base=low, weight=alpha on high, normalize off).
-Non-float tensors are copied from `low`. Every non-weight file of `low` (config, tokenizer,
-generation config, chat template...) is copied; trainer state files are not.
-Sharding: a sharded `low` keeps its shard layout and index; an unsharded one is split into
-shards with `model.safetensors.index.json` when it exceeds `max_shard_bytes`.
-Errors before anything is written: missing/only-.bin weights, different architectures,
-different key sets (tied vs untied embeddings named as such), shapes or dtypes, not enough
-free disk space for every output.
-Resumable and atomic: each output is built in `OUT/.alpha_<A>.tmp` and renamed when complete;
-a complete `alpha_<A>` folder is skipped unless `force`.
 It does NOT merge more than two checkpoints, LoRA adapters, or .bin/.gguf weights.
+More: docs/modules/weights.md (recode_lib.weights.merge).
 """
 
 from __future__ import annotations
@@ -255,7 +230,7 @@ def _merge_tensor(torch, lo, hi, alphas, outs, reader, writer, ws) -> None:
         l32.copy_(raw_lo.view(src))
         d32.copy_(raw_hi.view(src))
         d32.sub_(l32)
-        for a, fh in zip(alphas, outs):
+        for a, fh in zip(alphas, outs, strict=True):
             buf = writer.get_buffer()
             target = buf[:nb].view(src)
             if src == work:
@@ -316,7 +291,7 @@ def _publish(tmp: Path, final: Path) -> None:
 
 
 def parse_alphas(values) -> tuple[float, ...]:
-    """Alphas from repeated and/or comma-separated values ("-0.5,0,1"); MergeError if not numbers."""
+    """Alphas from repeated and/or comma-separated values ("-0.5,0,1"); MergeError if one is not."""
     out = []
     for v in values:
         for part in str(v).split(","):

@@ -5,32 +5,8 @@
                        save_dir=OUT / "merged")
     res.summaries[0.5]["pass@1"], res.saved[0.5], res.seconds
 
-For each alpha (sorted), theta_alpha = alpha*theta_high + (1-alpha)*theta_low is computed in
-memory (recode_lib.weights.live, the same float32 arithmetic as merge.py) and loaded into ONE
-live model, which the evaluation harness then generates with (EvalSpec.evaluate with a reused
-generator): backend "hf" a transformers model (load_state_dict-style copy), "vllm" the offline
-engine updated in place, "openai" a `trl vllm-serve` server (generation through its
-OpenAI-compatible /v1, weights through TRL's VLLMClient; pass `server=` or it is built from
-spec.base_url). In the tool and agentic settings (spec.setting) the live model's generator
-renders the setting's tools (setting_build) and each alpha is evaluated in that setting's loop
-(recode_lib.evaluation.multiturn through EvalSpec.evaluate). Cost: one model load + the two endpoints read once + per alpha one weight push
-and one evaluation (benchmarks/bench_alpha_sweep.py measures it against writing K checkpoints).
-
-Data parallel (spec.backend vllm or vllm_standin with spec.data_parallel_size resolving to
-more than one engine: recode_lib.generation.data_parallel): every engine loads theta_alpha in
-place. In the single setting the grid's samples are generated first, whole alphas per engine
-in waves (alpha_waves: 17 alphas on 8 engines = 2 waves of 8, then the last alpha split over
-all 8), into each alpha's generation cache; the per-alpha evaluations then only judge. In the
-tool and agentic settings generation and tool calls interleave, so each alpha in turn is
-loaded into every engine and its episodes are split across them (an episode stays on one
-engine). The parent loads no model.
-
-Results land in out_root/alpha_<A>/ (the layout recode_lib.analysis.frontier.load_alpha_samples
-reads), each under the model name `alpha_model_id(low, high, alpha)`, which carries a stamp of
-both endpoint folders: a re-run resumes from the cached samples, and a retrained endpoint starts
-clean. Weights are pushed only when something must be generated, and the model is loaded only
-then (a fully cached re-run loads nothing). Checkpoints are written only for `save_alphas`
-(merge_grid, the `recode merge` contract). It does not choose endpoints or draw anything.
+It does not choose endpoints or draw anything.
+More: docs/modules/weights.md (recode_lib.weights.sweep).
 """
 
 from __future__ import annotations
@@ -333,6 +309,7 @@ def pregenerate_alphas(
         zip(
             ((prompt_fingerprint(r.messages), r.index) for r in reqs),
             dp.front.build(reqs, sampling),
+            strict=True,
         )
     )
     pool = dp.pool()
@@ -358,8 +335,9 @@ def pregenerate_alphas(
             on_wave([a for a, _ in wave])
         if log:
             log(
-                f"alpha wave {w + 1}: {', '.join(f'{a:+g} on engine(s) {list(g)}' for a, g in wave)}"
-                f" ({seconds[w]:.1f} s)"
+                f"alpha wave {w + 1}: "
+                + ", ".join(f"{a:+g} on engine(s) {list(g)}" for a, g in wave)
+                + f" ({seconds[w]:.1f} s)"
             )
     return seconds
 

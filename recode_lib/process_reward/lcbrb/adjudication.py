@@ -9,7 +9,7 @@ stop, and the automatic fallback.
     require_human_decisions(kept_pairs, store, OUT)     # ADJUDICATION "widget": writes the
                                                         # pending pairs, raises AdjudicationPending
     terminal_loop(read_pending(OUT), store)             # `recode adjudicate DIR`: one pair a prompt
-    pending_widget(OUT)                                 # the widget on the pending pairs, any notebook
+    pending_widget(OUT)  # the widget on the pending pairs, any notebook
 
 The widget shows the problem and both traces side by side (better on the left, with their
 sandbox verdicts and the consistency judge's answers) and four buttons: Accept, Reject,

@@ -3,36 +3,13 @@
     traces = crpl.generate_base_traces(problems, cfg, ".../traces.jsonl")  # n samples/problem
     cands, rep = candidate_pairs(traces, max_pairs_per_problem=2, seed=0)
     checked = dual_consistency(cands, ConsistencyJudge(gen), ".../consistency.jsonl")
-    # human adjudication: recode_lib.process_reward.lcbrb.adjudication (widget, or "pending"/auto in batch runs)
+    # human adjudication: recode_lib.process_reward.lcbrb.adjudication (widget, or
+    # "pending"/auto in batch runs)
     path, meta = write_benchmark(rows, out_dir, version="1")
     valid, excluded = load_benchmark_file(path)       # schema-checked; exclusions with reasons
 
-Candidate pair: for one problem, a trace whose code passes every test (outcome "correct") is
-the better side and a trace whose code runs but fails (correctness/optimization failure) the
-worse side; unusable traces (no reasoning or no code) are never used. Pairs are sampled
-(seeded) up to max_pairs_per_problem. Traces may come from the policy (the paper's way) or be
-seeded (recode_lib.process_reward.lcbrb.seeded_traces: known programs, model-written reasoning); each side keeps its
-"origin" ("policy" when the trace has none) and benchmark rows say whether they are `seeded`.
-
-Dual consistency check (the paper's automatic stage): a judge says whether each trace's
-reasoning agrees with its code. Kept only when the better side is consistent (else it is
-"flawed reasoning but passing": reason better_inconsistent) and the worse side is consistent
-(else "sound reasoning, implementation slip": worse_inconsistent); the verdicts are re-checked
-(better_not_passing / worse_not_failing). An unparsable judge reply gives judge_unparsable,
-rejected unless on_unparsable="keep" (then kept and marked unverified). Every candidate gets a
-stored record with its status and reason (resumable, JsonlStore).
-
-Verification (the paper's LCB-RB is "human-verified"): each row records `verification` =
-"human" (a person accepted or swapped it in the adjudication widget), "consistency" (only the
-automatic dual consistency check passed: batch runs, auto decisions) or "none" (kept although
-the judge's reply could not be read, on_unparsable="keep"). Only when every pair is human-verified
-is the file `lcb_rb-v<version>.jsonl` with meta "verified": true; otherwise it is
-`lcb_rb-v<version>-unverified.jsonl` ("verified": false, "verification": "unverified:
-consistency-checked only (k of n pairs human-verified)"), so an unverified benchmark can never be
-mistaken for the paper's. Writing one removes the other name of the same version. The meta
-(.meta.json beside it) also holds version, schema, counts per verification level, sha256 and
-provenance. load_benchmark_file excludes records with missing/ill-typed fields, with reasons.
 It does not generate traces (crpl does) or train/score reward models.
+More: docs/modules/process_reward.md (recode_lib.process_reward.lcbrb.benchmark).
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ class _Judge:
 class PointwiseJudge(_Judge):
     def score(self, prompts: list[str], traces: list[str]) -> list[float | None]:
         replies = self._ask(
-            [POINTWISE_USER.format(prompt=p, trace=t) for p, t in zip(prompts, traces)]
+            [POINTWISE_USER.format(prompt=p, trace=t) for p, t in zip(prompts, traces, strict=True)]
         )
         return self._parse_all(replies, parse_score)
 
@@ -155,12 +155,13 @@ class PairwiseJudge(_Judge):
         """1.0 when A is judged better, 0.0 when B, 0.5 for a tie/disagreement/unparsable."""
         n = len(prompts)
         users = [
-            PAIRWISE_USER.format(prompt=p, a=a, b=b) for p, a, b in zip(prompts, traces_a, traces_b)
+            PAIRWISE_USER.format(prompt=p, a=a, b=b)
+            for p, a, b in zip(prompts, traces_a, traces_b, strict=True)
         ]
         if self.both_orders:
             users += [
                 PAIRWISE_USER.format(prompt=p, a=b, b=a)
-                for p, a, b in zip(prompts, traces_a, traces_b)
+                for p, a, b in zip(prompts, traces_a, traces_b, strict=True)
             ]
         votes = self._parse_all(self._ask(users), parse_choice)
         out = []
@@ -178,6 +179,9 @@ class PairwiseJudge(_Judge):
 class ConsistencyJudge(_Judge):
     def check(self, prompts, traces) -> list[bool | None]:
         replies = self._ask(
-            [CONSISTENCY_USER.format(prompt=p, trace=t) for p, t in zip(prompts, traces)]
+            [
+                CONSISTENCY_USER.format(prompt=p, trace=t)
+                for p, t in zip(prompts, traces, strict=True)
+            ]
         )
         return self._parse_all(replies, parse_yes_no)

@@ -7,27 +7,8 @@
     table = evaluate_methods(pairs, methods, n_boot=2000, seed=0)   # list of row dicts
     table = evaluate_datasets({"lcb_rb": pairs, "synthetic_val": val}, methods)   # + "dataset"
 
-Pairs carry "prompt", "chosen", "rejected" (LCB-RB records convert with
-recode_lib.process_reward.lcbrb.benchmark.as_pairs).
-A method maps (prompts, chosen, rejected) to one vote per pair: 1 (chosen preferred),
-0 (rejected preferred) or recode_lib.metrics.TIE = 0.5 (not ordered: equal scores, an
-unparsable judge reply, or a pairwise judge that changes its mind when the order is swapped).
-Accuracy is ReCode's LCB-RB metric, "how often a reward model scores the better trace higher",
-under two tie rules, every method under both. `accuracy` (ci_low/ci_high) is strict: a pair
-counts 1 only when the better trace is preferred, a tie counts 0 (recode_lib.metrics.
-preference_from_vote). `accuracy_ties_half` (ci_low/ci_high_ties_half) counts a tie as 0.5 — a
-coin flip. The ties are counted in `ties`. The HEADLINE rule (`accuracy_headline`,
-ci_low/ci_high_headline; TIE_RULE records it) is ties = 0.5, after RewardBench (TIE_RULE_ANCHOR):
-its generative judges score a tie or an unparsable verdict 0.5 ("effectively a tie",
-scripts/run_generative.py), its classifier RMs `1 if chosen > rejected else 0`
-(scripts/run_rm.py), where continuous scores almost never tie, so the two rules agree on an RM
-row and only the half rule is fair to an integer-scoring judge that ties often. The strict
-number is reported beside it. The interval is a
-percentile bootstrap over pairs (recode_lib.metrics.bootstrap_ci). Each row also reports judge
-parse failures, wall time and pairs per second; rows are also split by pair_type.
-length_method is a no-model baseline (prefer the longer, or shorter, trace): a reward model
-that does no better than it may only be measuring length.
 It does not train or load models itself.
+More: docs/modules/process_reward.md (recode_lib.process_reward.lcbrb.scoring).
 """
 
 from __future__ import annotations
@@ -95,7 +76,9 @@ def length_method(prefer: str = "longer"):
     sign = 1 if prefer == "longer" else -1
 
     def run(prompts, chosen, rejected):
-        return [_outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected)]
+        return [
+            _outcome(sign * len(c), sign * len(r)) for c, r in zip(chosen, rejected, strict=True)
+        ]
 
     run.parse_failures = lambda: 0
     return run
@@ -170,7 +153,7 @@ def evaluate_methods(
         )
         if by_type:
             groups = defaultdict(list)
-            for p, o in zip(pairs, outcomes):
+            for p, o in zip(pairs, outcomes, strict=True):
                 groups[p.get("pair_type") or "all"].append(o)
             if len(groups) > 1:
                 for t, outs in sorted(groups.items()):

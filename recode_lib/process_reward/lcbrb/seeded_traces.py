@@ -9,8 +9,8 @@ solves anything (the 135M smoke model) never yields both, so the smoke LCB-RB se
 empty. Seeding fixes the *code* and lets the model write the *reasoning*: for each problem the
 candidate programs are its reference solution ("reference"), the benchmark's own faulty
 variants where it has them (microbench: "wrong", "naive"), and single-fault mutants of the
-reference (recode_lib.process_reward.lcbrb.mutants, "mutant:<op>"). The policy is shown the problem and one
-program, without being told which kind it is, and asked for the step-by-step reasoning that
+reference (recode_lib.process_reward.lcbrb.mutants, "mutant:<op>"). The policy is shown the problem
+and one program, without being told which kind it is, and asked for the step-by-step reasoning that
 leads to it (the same prompt for every kind). The trace is that reasoning followed by the
 program, in the shared response format. The sandbox then judges the program for real: a
 mutant that still passes is recorded with outcome "correct" (an equivalent mutant, counted),
@@ -112,7 +112,7 @@ def generate_seeded_traces(
             seed=cfg.seed + start,
         )
         recs = []
-        for (p, tid, origin, detail, code), comps in zip(chunk, outs):
+        for (p, tid, origin, detail, code), comps in zip(chunk, outs, strict=True):
             reasoning = clean_reasoning(comps[0].text)
             trace, why = canonical_trace(reasoning, code)
             usable = trace is not None
