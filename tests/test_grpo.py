@@ -371,7 +371,7 @@ def test_dataset_rows_per_domain():
 
 
 def test_cli_names_an_unknown_key(tmp_path, capsys):
-    from recode_lib.grpo_launch import main
+    from recode_lib.cli.grpo import main
 
     assert main(["--output-dir", str(tmp_path), "--set", "max_step=3"]) == 2
     err = capsys.readouterr().err

@@ -93,7 +93,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("report",),
     # entry points
     ("cli",),
-    ("grpo_launch", "__main__"),
+    ("__main__",),
 ]
 
 # (importing module, imported package): why the arrow still runs against the layers.

@@ -2,10 +2,10 @@
 
 The argument half of recode_lib.training (load_recipe + train), and the module accelerate runs:
 `accelerate launch ... -m recode_lib.cli.grpo --recipe ... --problems ...` (what
-recode_lib.training.launch.launch(launcher="accelerate") starts; `python -m recode_lib.grpo_launch`
-is kept as an alias). Problems come from --problems (jsonl of Problem records) or the recipe's
-benchmark (first n_problems). Fields: any trl.GRPOConfig field, or the project's
-(recode_lib.training.config.RecodeGRPOConfig: model, rewards, rm_path, rm_placement, ...).
+recode_lib.training.launch.launch(launcher="accelerate") starts). Problems come from --problems
+(jsonl of Problem records) or the recipe's benchmark (first n_problems). Fields: any
+trl.GRPOConfig field, or the project's (recode_lib.training.config.RecodeGRPOConfig: model,
+rewards, rm_path, rm_placement, ...).
 """
 
 from __future__ import annotations
@@ -72,8 +72,7 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m recode_lib.cli.grpo` (the entry point accelerate runs; also
-    `python -m recode_lib.grpo_launch`)."""
+    """`python -m recode_lib.cli.grpo` (the entry point accelerate runs)."""
     return module_main(
         sys.modules[__name__], "python -m recode_lib.cli.grpo", "GRPO training from a recipe", argv
     )
