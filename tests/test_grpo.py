@@ -250,6 +250,9 @@ def test_a_recipe_is_an_unbuilt_config_that_round_trips(tmp_path):
     assert built.generation_batch_size and r2.generation_batch_size is None  # r2 left unbuilt
     with pytest.raises(AttributeError, match="nosuch"):
         r.nosuch
+    for own in ("build", "set_fields"):  # the config's own bookkeeping is no recipe field
+        with pytest.raises(ValueError, match="unknown recipe field"):
+            load_recipe("cg_grpo_smoke", **{own: True})
 
 
 def test_an_assigned_field_is_part_of_the_runs_identity():
