@@ -12,7 +12,7 @@ from recode_lib.bf16 import (
     resolve_precision,
 )
 from recode_lib.evaluation.spec import EvalSpec
-from recode_lib.training.grpo import load_recipe
+from recode_lib.training.grpo import load_recipe, recipe_dict
 from recode_lib.training.sft_start import SFTStartConfig
 
 ZEN4 = (
@@ -71,7 +71,7 @@ def test_other_values_are_refused_by_name(bad):
 def test_recipe_auto_becomes_this_machines_bool():
     r = load_recipe("cg_grpo_smoke", bf16="auto", use_cpu=True)
     assert r.bf16 is cpu_has_native_bf16()
-    assert r.to_dict()["bf16"] is cpu_has_native_bf16()  # what the run's fingerprint carries
+    assert recipe_dict(r)["bf16"] is cpu_has_native_bf16()  # what the run's fingerprint carries
 
 
 def test_recipe_refuses_a_bad_bf16_naming_the_recipe():
@@ -130,7 +130,7 @@ def test_recipe_generation_precision_auto_by_machine_lora_and_vllm(monkeypatch, 
     monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: flags)  # this machine's /proc/cpuinfo
     lora = load_recipe("cg_grpo_laptop", generation_precision="auto", use_cpu=True)
     assert lora.generation_precision == copy
-    assert lora.to_dict()["generation_precision"] == lora.generation_precision
+    assert recipe_dict(lora)["generation_precision"] == lora.generation_precision
     full = load_recipe("cg_grpo_smoke", generation_precision="auto", use_cpu=True, lora=None)
     assert full.generation_precision == "native"  # no adapter: nothing a copy would save
     vllm = load_recipe("cg_grpo_laptop", generation_precision="auto", use_vllm=True)

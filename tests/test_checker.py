@@ -165,12 +165,12 @@ def test_an_evaluation_refuses_before_generating_anything(monkeypatch, tmp_path)
 
 
 def test_a_recipe_asks_for_the_fallback_for_its_rewards():
-    from recode_lib.training.grpo import load_recipe, reward_sandbox_config
+    from recode_lib.training.grpo import load_recipe, recipe_dict, reward_sandbox_config
 
     assert reward_sandbox_config(load_recipe("cg_grpo_smoke")) is None
     asked = load_recipe("cg_grpo_smoke", checker_fallback=True)
     assert reward_sandbox_config(asked).checker_fallback is True
-    assert asked.to_dict()["checker_fallback"] is True  # recorded in run.json
+    assert recipe_dict(asked)["checker_fallback"] is True  # recorded in run.json
 
 
 def test_loader_attaches_testlib_checkers_only(tmp_path):

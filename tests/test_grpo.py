@@ -99,10 +99,10 @@ def test_a_changed_recipe_or_problem_set_sets_the_old_run_aside(tmp_path):
 def test_fingerprint_survives_the_accelerate_round_trip(tmp_path):
     import yaml
 
-    from recode_lib.training.grpo import run_fingerprint
+    from recode_lib.training.grpo import recipe_dict, run_fingerprint
 
     r = load_recipe("strictness_paper")
-    (tmp_path / "r.yaml").write_text(yaml.safe_dump(r.to_dict()))
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(recipe_dict(r)))
     back = load_recipe(tmp_path / "r.yaml")
     probs = [Problem.from_dict(json.loads(json.dumps(p.to_dict()))) for p in problems()]
     assert run_fingerprint(back, probs) == run_fingerprint(r, problems())
@@ -163,13 +163,13 @@ def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
     built with use_cpu so that TRL's bf16 check passes on this machine."""
     from trl import GRPOConfig
 
-    from recode_lib.training.grpo import grpo_config
+    from recode_lib.training.grpo import grpo_config, recipe_values, replace_fields
 
     r = load_recipe(name)
     gpu = not r.use_cpu
-    cfg = grpo_config(r.replace(use_cpu=True) if gpu else r, tmp_path)
+    cfg = grpo_config(replace_fields(r, use_cpu=True) if gpu else r, tmp_path)
     assert isinstance(cfg, GRPOConfig) and cfg.output_dir == str(tmp_path)
-    for key, value in r.values.items():  # nothing dropped on the way
+    for key, value in recipe_values(r).items():  # nothing dropped on the way
         if key not in ("use_cpu", "report_to"):  # (report_to: TRL maps none -> [])
             assert getattr(cfg, key) == value, key
     assert cfg.generation_batch_size % cfg.num_generations == 0  # whole groups per generation
@@ -178,7 +178,7 @@ def test_shipped_recipes_build_into_grpo_configs(name, tmp_path):
         assert r.bf16 and r.use_vllm and r.vllm_mode in ("colocate", "server")
         if r.rm_path:
             assert r.rm_placement == "trainer" and r.rm_dtype == "bfloat16"
-    elif r.rm_path is not None or "rm_placement" in r.values:
+    elif r.rm_path is not None or "rm_placement" in r.set_fields:
         assert r.rm_placement == "cpu"
 
 
@@ -223,22 +223,49 @@ def test_recipe_passes_any_grpo_config_field_through(tmp_path):
     assert load_recipe("cg_grpo_smoke").num_iterations == 1  # TRL's default, unset
 
 
-def test_recipe_is_a_value_that_round_trips(tmp_path):
-    import yaml
-
-    r = load_recipe("cg_grpo_smoke", max_steps=3)
-    with pytest.raises(AttributeError, match=r"recipe.replace\(max_steps=...\)"):
-        r.max_steps = 4
-    r2 = r.replace(max_steps=4)
-    assert (r.max_steps, r2.max_steps) == (3, 4)
-    (tmp_path / "r.yaml").write_text(yaml.safe_dump(r2.to_dict()))
-    assert load_recipe(tmp_path / "r.yaml") == r2
+def test_a_recipe_is_an_unbuilt_config_that_round_trips(tmp_path):
+    """A recipe is a RecodeGRPOConfig made without TRL's __post_init__ (no derived field, no
+    accelerator state); replace_fields makes a new one, the YAML of recipe_dict reads back to an
+    equal recipe, copies and pickles stay unbuilt, and grpo_config builds it."""
     import copy
     import pickle
 
-    assert copy.deepcopy(r2) == r2 and pickle.loads(pickle.dumps(r2)).max_steps == 4
-    with pytest.raises(AttributeError, match="no field 'nosuch'"):
+    import yaml
+
+    from recode_lib.training.config import RecodeGRPOConfig
+    from recode_lib.training.grpo import grpo_config, recipe_dict, replace_fields
+
+    r = load_recipe("cg_grpo_smoke", max_steps=3)
+    assert isinstance(r, RecodeGRPOConfig) and r.generation_batch_size is None  # not derived
+    assert "max_steps" in r.set_fields and "num_iterations" not in r.set_fields
+    r2 = replace_fields(r, max_steps=4)
+    assert (r.max_steps, r2.max_steps) == (3, 4)
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(recipe_dict(r2)))
+    assert load_recipe(tmp_path / "r.yaml") == r2
+    assert recipe_dict(load_recipe(tmp_path / "r.yaml")) == recipe_dict(r2)
+    for clone in (copy.deepcopy(r2), pickle.loads(pickle.dumps(r2))):
+        assert clone == r2 and clone.generation_batch_size is None
+        assert recipe_dict(clone) == recipe_dict(r2)
+    built = grpo_config(r2, tmp_path)
+    assert built.generation_batch_size and r2.generation_batch_size is None  # r2 left unbuilt
+    with pytest.raises(AttributeError, match="nosuch"):
         _ = r.nosuch
+    for own in ("build", "set_fields"):  # the config's own bookkeeping is no recipe field
+        with pytest.raises(ValueError, match="unknown recipe field"):
+            load_recipe("cg_grpo_smoke", **{own: True})
+
+
+def test_an_assigned_field_is_part_of_the_runs_identity():
+    """A recipe is a mutable dataclass, as TRL's configs are: a field assigned after loading,
+    even one the recipe file leaves unset, is in recipe_dict (so in the fingerprint), not
+    silently trained without changing the run's identity."""
+    from recode_lib.training.grpo import recipe_dict, run_fingerprint
+
+    r = load_recipe("cg_grpo_smoke")
+    fp = run_fingerprint(r, problems())
+    assert "epsilon_high" not in recipe_dict(r)
+    r.epsilon_high = 0.28
+    assert recipe_dict(r)["epsilon_high"] == 0.28 and run_fingerprint(r, problems()) != fp
 
 
 def test_recipe_validation_names_the_problem(tiny_model_dir, tmp_path):
@@ -402,9 +429,9 @@ def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(
         fp = new
     alias = load_recipe("cg_grpo_smoke", model="smollm2")  # no folder: no stamp
     from recode_lib.provenance import fingerprint
-    from recode_lib.training.grpo import LOGGING_FIELDS
+    from recode_lib.training.grpo import LOGGING_FIELDS, recipe_dict
 
-    fields = {k: v for k, v in alias.to_dict().items() if k not in LOGGING_FIELDS}
+    fields = {k: v for k, v in recipe_dict(alias).items() if k not in LOGGING_FIELDS}
     assert run_fingerprint(alias, problems()) == fingerprint(
         fields, [p.to_dict() for p in problems()]
     )

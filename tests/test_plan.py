@@ -307,7 +307,7 @@ def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):
 def test_the_plan_reads_a_notebooks_recipe_fields_as_its_run_does(paper):
     """The plan's GRPO stages take RECIPE_FIELDS (the reader the notebooks use) over
     the recipe file: steps, batch and completion length; 09's steps are per round."""
-    from recode_lib.plan.stages import run_fields
+    from recode_lib.plan.stages import GrpoRuns, run_fields
 
     p = paper["04_cg_grpo"]
     base = [st for st in notebook_stages("04_cg_grpo", p, paper) if st.trainer is not None]
@@ -324,7 +324,8 @@ def test_the_plan_reads_a_notebooks_recipe_fields_as_its_run_does(paper):
     assert {st.work.steps for st in new} == {7} != {st.work.steps for st in base}
     assert {st.trainer.micro_batch for st in new} == {16}
     assert {st.work.completion_tokens for st in new} == {512}
-    assert run_fields(changed, "m") == {
+    runs = GrpoRuns("accelerate", 8, changed["RECIPE_FIELDS"], p["BENCHMARK"], p["WORKERS"])
+    assert run_fields(runs, "m") == {
         "max_steps": 7,
         "per_device_train_batch_size": 16,
         "max_completion_length": 512,

@@ -440,14 +440,14 @@ def test_each_transfer_run_carries_its_own_policys_scale():
 
 
 def test_a_runs_recipe_records_its_proc_scale():
-    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.grpo import load_recipe, recipe_dict
     from recode_lib.training.launch import reward_variants
 
     prov = {"mode": "start", "rule": "r", "proc_center": 0.1}
     own = reward_variants(["gated", "outcome_only"], {"proc_center": 0.1}, prov)
     assert "rproc_scale" not in own["outcome_only"]
     recipe = load_recipe("cg_grpo_smoke", **own["gated"])
-    assert recipe.to_dict()["rproc_scale"] == prov  # what run.json and the fingerprint carry
-    assert (
-        "rproc_scale" not in load_recipe("cg_grpo_smoke").to_dict()
+    assert recipe_dict(recipe)["rproc_scale"] == prov  # what run.json and the fingerprint carry
+    assert "rproc_scale" not in recipe_dict(
+        load_recipe("cg_grpo_smoke")
     )  # unset: old fingerprints kept

@@ -45,7 +45,7 @@ def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
     assert cal["CALIBRATE"] and cal["CAL_N_SAMPLES"] >= 2
     for stem in ("04_cg_grpo", "06_strictness_sweep"):
         s = section("laptop", stem)
-        r = load_recipe(s["RECIPE"], **recipe_fields(s.get("RECIPE_FIELDS"))).validate()
+        r = load_recipe(s["RECIPE"], **recipe_fields(s.get("RECIPE_FIELDS")))
         assert r.lora and r.lora["r"] >= 1  # LoRA through peft_config
         assert s["BENCHMARK"].startswith("calibrated:laptop")
         assert s["REASONING"] == cal["CAL_REASONING"] == r.reasoning  # the calibrated prompt style

@@ -76,13 +76,15 @@ def test_batched_completions_equal_unbatched_ones_and_stop_at_eos(tiny_model_dir
 
 
 def test_recipe_checks_generation_precision():
-    from recode_lib.training.grpo import load_recipe
+    from recode_lib.training.grpo import load_recipe, recipe_dict
 
-    assert (
-        "generation_precision" not in load_recipe("cg_grpo_smoke").to_dict()
+    assert "generation_precision" not in recipe_dict(
+        load_recipe("cg_grpo_smoke")
     )  # old fingerprints hold
     assert (
-        load_recipe("cg_grpo_smoke", generation_precision="int8").to_dict()["generation_precision"]
+        recipe_dict(load_recipe("cg_grpo_smoke", generation_precision="int8"))[
+            "generation_precision"
+        ]
         == "int8"
     )
     with pytest.raises(ValueError, match="generation_precision must be one of"):

@@ -150,67 +150,50 @@ def test_recipe_field_kinds():
     assert check_field("use_cpu", 1) is not None
 
 
-def keys_read(func: ast.FunctionDef, stem: str) -> set[tuple[str, str]]:
-    """(step, parameter) pairs a plan builder reads by string: p.get("K") / p["K"] of its own
-    step, and pp.get("S", {}).get("K") or a name bound to pp.get("S", {}) of step S."""
-    bound = {"p": stem}
-    out = set()
+def parameters_read(func: ast.FunctionDef, classes: dict) -> set[tuple[str, str]]:
+    """(step class, parameter) pairs a plan builder reads as attributes: of its arguments
+    annotated with a step's parameters class, and of other(pp, Class) (bound to a name or not,
+    `or` a fallback, or under a condition)."""
+    bound = {
+        a.arg: a.annotation.id
+        for a in func.args.args
+        if isinstance(a.annotation, ast.Name) and a.annotation.id in classes
+    }
 
-    def step_of(node):
+    def class_of(node):
         if isinstance(node, ast.Name):
             return bound.get(node.id)
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "pp"
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            out.add((node.args[0].value, ""))
-            return node.args[0].value
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "other":
+            return node.args[1].id
+        if isinstance(node, ast.BoolOp):
+            return class_of(node.values[0])
+        if isinstance(node, ast.IfExp):
+            return class_of(node.body)
         return None
 
     for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
-            if (
-                step_of(node.value)
-                and node.value is not None
-                and not isinstance(node.value, ast.Name)
-            ):
-                bound[node.targets[0].id] = step_of(node.value)
-    for node in ast.walk(func):
-        key = None
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            owner, key = node.func.value, node.args[0].value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            owner, key = node.value, node.slice.value
-        if key is not None and step_of(owner):
-            out.add((step_of(owner), key))
-    return out
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if class_of(node.value):
+                bound[node.targets[0].id] = class_of(node.value)
+    return {
+        (class_of(node.value), node.attr)
+        for node in ast.walk(func)
+        if isinstance(node, ast.Attribute) and node.attr.isupper() and class_of(node.value)
+    }
 
 
 def test_every_parameter_the_plan_reads_is_a_field_of_its_step():
+    """The plan's builders take their step's typed parameters (recode_lib.plan.stages): what a
+    type checker would say of a renamed parameter, without one."""
+    classes = {cls.__name__: cls for cls in STEPS.values()}
     source = (ROOT / "recode_lib" / "plan" / "stages.py").read_text()
-    stems = {stem[:2]: stem for stem in STEPS}
     read = set()
     for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef) and node.name[1:] in stems and node.name[0] == "_":
-            read |= keys_read(node, stems[node.name[1:]])
-    assert len(read) > 100  # it does see the reads
-    unknown = sorted(
-        f"{s}.{k}" for s, k in read if s not in STEPS or (k and k not in STEPS[s].fields())
-    )
+        if isinstance(node, ast.FunctionDef):
+            read |= parameters_read(node, classes)
+    assert len(read) > 150  # it does see the reads
+    assert {c for c, _ in read} >= {"CrplSynthesisParams", "StrictnessSweepParams"}  # other()
+    unknown = sorted(f"{c}.{k}" for c, k in read if k not in classes[c].fields())
     assert unknown == []
 
 

@@ -272,13 +272,15 @@ def test_grpo_lora_in_bf16_trains_fp32_adapters(tiny_model_dir, tmp_path, monkey
 def test_grpo_loads_the_policy_through_the_rule_and_refuses_half_weights(tmp_path):
     import torch
 
-    from recode_lib.training.grpo import grpo_config, load_recipe
+    from recode_lib.training.grpo import grpo_config, load_recipe, replace_fields
 
     r = load_recipe("cg_grpo_paper")
-    args = grpo_config(r.replace(use_cpu=True), tmp_path)
+    args = grpo_config(replace_fields(r, use_cpu=True), tmp_path)
     assert args.bf16 and args.model_init_kwargs["dtype"] == torch.float32
     with pytest.raises(ValueError, match="fp32 master"):
-        grpo_config(r.replace(use_cpu=True, model_init_kwargs={"dtype": "bfloat16"}), tmp_path)
+        grpo_config(
+            replace_fields(r, use_cpu=True, model_init_kwargs={"dtype": "bfloat16"}), tmp_path
+        )
 
 
 # --------------------------------------------------------------------------- the rule itself

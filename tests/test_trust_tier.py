@@ -19,7 +19,7 @@ from recode_lib.rewards.execution import InProcessTestsError, SandboxRunner
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.records import parse_record, runs_in_process
 from recode_lib.sandbox.result import IN_PROCESS, ISOLATED, TRUST_LEVELS
-from recode_lib.training.grpo import build_rewards, load_recipe, train
+from recode_lib.training.grpo import build_rewards, load_recipe, recipe_dict, train
 
 DOUBLE = "def task_func(x):\n    return 2 * x\n"
 WRONG = "def task_func(x):\n    return x + 1\n"
@@ -210,9 +210,9 @@ def test_the_recipe_opt_in_reaches_the_reward():
 
 
 def test_the_opt_in_left_unset_keeps_the_fingerprint_of_older_runs():
-    assert "allow_in_process_tests" not in load_recipe("cg_grpo_smoke").to_dict()
+    assert "allow_in_process_tests" not in recipe_dict(load_recipe("cg_grpo_smoke"))
     assert (
-        load_recipe("cg_grpo_smoke", allow_in_process_tests=True).to_dict()[
+        recipe_dict(load_recipe("cg_grpo_smoke", allow_in_process_tests=True))[
             "allow_in_process_tests"
         ]
         is True

@@ -6,6 +6,9 @@
 `params` are one notebook's effective parameters (its defaults with the profile's values, as
 recode_lib.pipeline.effective_parameters returns them) and `profile_params` all notebooks' (a
 notebook that uses another's model, e.g. 04's reward model is 02's backbone, reads it there).
+Each builder (`_00` ... `_11`) gets them as its step's typed parameters (recode_lib.steps.catalog:
+`p.RECIPE`, another step's through `other(pp, RewardModelParams)`), so a renamed parameter is
+an attribute error, which tests/test_steps.py finds statically.
 Training stages also read their recipe (recode_lib/training/recipes/<RECIPE>.yaml, with
 RecodeGRPOConfig's defaults for the fields a recipe leaves out, under the notebook's RECIPE_FIELDS:
 see recode_lib.training.recipe_fields) and the launch configs (configs/accelerate,
@@ -25,17 +28,38 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from recode_lib.errors import RecodeError
 from recode_lib.paths import PROJECT_ROOT
 from recode_lib.plan.architectures import Architecture, ArchitectureError, model_arch
 from recode_lib.rewards import Need, reward_needs
+from recode_lib.steps.base import ParameterError, StepParams
+from recode_lib.steps.catalog import (
+    STEPS,
+    CgGrpoParams,
+    CodegenEvalParams,
+    CrplSynthesisParams,
+    DataAndModelsParams,
+    LcbRbParams,
+    MathDomainParams,
+    RepairParams,
+    RewardModelParams,
+    SettingsSweepParams,
+    StrictnessSweepParams,
+    WeightAveragingParams,
+)
 from recode_lib.training.grpo import RECIPES_DIR, config_fields, field_default
 from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
 from recode_lib.training.recipe_fields import recipe_fields
+
+S = TypeVar("S", bound=StepParams)
+# the profile's parameters: {notebook stem: its effective parameters}, as recode_lib.pipeline
+# gives them (a builder reads another step's typed, through other())
+Profile = Mapping[str, Mapping[str, Any]]
 
 VLLM_DEFAULT_UTILIZATION = 0.9  # vllm.LLM's gpu_memory_utilization default
 
@@ -182,15 +206,15 @@ def n_problems(benchmark: str, n: int, difficulty: str = "") -> int:
     return min(int(n), total) if n else total
 
 
-def eval_problems(p: dict) -> tuple[str, int]:
-    """(benchmark, count) of a training notebook's held-out problems (recode_lib.data.split)."""
-    bench = p.get("EVAL_BENCHMARK") or p.get("BENCHMARK", "")
-    difficulty = p.get("EVAL_DIFFICULTY", "") or ""
-    if p.get("EVAL_BENCHMARK"):
-        return bench, n_problems(bench, p.get("N_EVAL", 0), difficulty)
-    return bench, min(
-        int(p.get("N_EVAL", 0)), max(0, benchmark_size(bench) - int(p.get("N_TRAIN", 0)))
-    )
+def eval_problems(
+    benchmark: str, n_train: int, n_eval: int, eval_benchmark: str = "", difficulty: str = ""
+) -> tuple[str, int]:
+    """(benchmark, count) of a training notebook's held-out problems (recode_lib.data.split):
+    the first n_eval of eval_benchmark (of that difficulty) when it names one, else those of
+    `benchmark` after its first n_train."""
+    if eval_benchmark:
+        return eval_benchmark, n_problems(eval_benchmark, n_eval, difficulty or "")
+    return benchmark, min(int(n_eval), max(0, benchmark_size(benchmark) - int(n_train)))
 
 
 def is_vllm(backend: str | None) -> bool:
@@ -284,30 +308,43 @@ def _engine_stage(
 # --- GRPO training --------------------------------------------------------------------------
 
 
-def rm_arch(profile_params: dict, recipe: dict, notebook: str) -> Architecture:
+@dataclass(frozen=True)
+class GrpoRuns:
+    """What a GRPO notebook's parameters say of every run it trains: how they launch, its
+    RECIPE_FIELDS, and the parameters it passes as recipe fields (BENCHMARK as `benchmark`,
+    WORKERS as `sandbox_workers`; None: the notebook has none)."""
+
+    launcher: str
+    num_processes: int
+    recipe_fields: Mapping[str, Any]
+    benchmark: str | None = None
+    workers: int | None = None
+
+
+def rm_arch(pp: Profile, recipe: dict, notebook: str) -> Architecture:
     """The reward model a run loads: the recipe's rm_path when it holds a checkpoint, else
     notebook 02's backbone as a reward model."""
     path = recipe.get("rm_path")
     for cand in [Path(path), PROJECT_ROOT / path] if path else []:
         if (cand / "config.json").is_file():
             return _arch(str(cand), notebook)
-    backbone = profile_params.get("02_reward_model", {}).get("MODEL", "smollm2")
-    return _arch(backbone, notebook).reward_model()
+    p2 = other(pp, RewardModelParams)
+    return _arch(p2.MODEL if p2 else "smollm2", notebook).reward_model()
 
 
-def run_fields(p: dict, model: str, extra: dict | None = None) -> dict:
+def run_fields(runs: GrpoRuns, model: str, extra: dict | None = None) -> dict:
     """The recipe fields a GRPO notebook sets: its RECIPE_FIELDS (recode_lib.training.recipe_fields)
     and the fields it passes from its own parameters (BENCHMARK, WORKERS; `model`, `extra`)."""
-    own = {"benchmark": p.get("BENCHMARK"), "sandbox_workers": p.get("WORKERS")}
+    own = {"benchmark": runs.benchmark, "sandbox_workers": runs.workers}
     own = {k: v for k, v in own.items() if v is not None} | dict(extra or {}) | {"model": model}
-    return recipe_fields(p.get("RECIPE_FIELDS"), **own)
+    return recipe_fields(runs.recipe_fields, **own)
 
 
 def grpo_stage(
     notebook: str,
     name: str,
-    p: dict,
-    profile_params: dict,
+    runs_of: GrpoRuns,
+    pp: Profile,
     *,
     recipe_name: str,
     model: str,
@@ -317,18 +354,18 @@ def grpo_stage(
     extra: dict | None = None,
 ) -> Stage | None:
     """One GRPO training configuration (None when it trains on CPU)."""
-    r = read_recipe(recipe_name, run_fields(p, model, extra))
-    launcher = p.get("LAUNCHER", "inprocess")
+    r = read_recipe(recipe_name, run_fields(runs_of, model, extra))
+    launcher = runs_of.launcher
     if launcher not in ("accelerate", "inprocess") or r["use_cpu"]:
         return None
-    procs = int(p.get("NUM_PROCESSES", 1)) if launcher == "accelerate" else 1
+    procs = int(runs_of.num_processes) if launcher == "accelerate" else 1
     cfg = (
         launch_config()
         if launcher == "accelerate"
         else {"num_machines": 1, "zero_stage": 0, "live_params": 1e9}
     )
     arch = _arch(model, notebook)
-    prompt = prompt_tokens(r.get("benchmark") or p.get("BENCHMARK", ""))
+    prompt = prompt_tokens(r.get("benchmark") or runs_of.benchmark or "")
     completion = int(r["max_completion_length"])
     seq = prompt + completion
     spg = int(r["steps_per_generation"] or r["gradient_accumulation_steps"])
@@ -350,7 +387,7 @@ def grpo_stage(
     rm = None
     if needs_rm and r["rm_placement"] != "cpu":
         rm = RewardModel(
-            rm_arch(profile_params, r, notebook),
+            rm_arch(pp, r, notebook),
             placement=str(r["rm_placement"]),
             dtype="bfloat16" if r["rm_dtype"] in ("auto", None) else r["rm_dtype"],
             batch=int(r["rm_batch_size"]),
@@ -387,7 +424,7 @@ def grpo_stage(
         completion_tokens=completion,
         rm_scored=rm is not None,
         sandbox_records=float(per_step * n_steps) if code else 0.0,
-        sandbox_workers=int(r["sandbox_workers"] or p.get("WORKERS", 1) or 1),
+        sandbox_workers=int(r["sandbox_workers"] or runs_of.workers or 1),
         formula=(f"{runs} run(s) x {n_steps} steps x {per_step} completions x {completion:,} tok"),
     )
     notes = []
@@ -399,9 +436,10 @@ def grpo_stage(
 
 
 def _grpo_group(
-    notebook, p, profile_params, recipe, model, runs: dict[str, list[str]], steps=None, extra=None
+    notebook, runs_of: GrpoRuns, pp: Profile, recipe, model, runs, steps=None, extra=None
 ) -> list[Stage]:
-    """One stage per distinct memory configuration (runs that need the RM vs not)."""
+    """One stage per distinct memory configuration (runs that need the RM vs not); `runs`:
+    {run name: its reward names}."""
     groups: dict[bool, list[str]] = {}
     for run, rewards in runs.items():
         rm = any(Need.REWARD_MODEL in reward_needs(x) for x in rewards)
@@ -414,8 +452,8 @@ def _grpo_group(
         st = grpo_stage(
             notebook,
             f"GRPO {label}",
-            p,
-            profile_params,
+            runs_of,
+            pp,
             recipe_name=recipe,
             model=model,
             rewards=runs[names[0]],
@@ -430,7 +468,6 @@ def _grpo_group(
 
 def _eval_stages(
     notebook,
-    p,
     models: dict[str, int],
     *,
     bench: str,
@@ -438,11 +475,11 @@ def _eval_stages(
     samples: int,
     max_new: int,
     backend: str,
+    workers: int,
     tp: int = 1,
     tp_param=None,
     turns: int = 1,
     name: str = "evaluation",
-    workers=None,
 ) -> list[Stage]:
     """Evaluation generation: `models` maps a model (its shape) to how many checkpoints of it
     are evaluated."""
@@ -467,7 +504,7 @@ def _eval_stages(
             tp=tp,
             tp_param=tp_param,
             sandbox=requests,
-            workers=workers or p.get("WORKERS", 1),
+            workers=workers,
             formula=formula,
         )
         st.runs = count
@@ -481,74 +518,70 @@ def _eval_stages(
 
 
 # --- the notebooks ---------------------------------------------------------------------------
+# Each builder takes its step's typed parameters (recode_lib.steps.catalog) and the profile's
+# (Profile: every step that runs, by stem), so a renamed parameter is an attribute error.
 
 
-def _00(nb, p, pp):
+def _00(nb: str, p: DataAndModelsParams, pp: Profile) -> list[Stage]:
     out = []
-    if is_vllm(p.get("BACKEND")):
+    if is_vllm(p.BACKEND):
         out.append(
             _engine_stage(
                 nb,
                 "chat generation",
-                p["MODEL"],
+                p.MODEL,
                 requests=1,
-                max_new=p.get("MAX_NEW_TOKENS", 96),
+                max_new=p.MAX_NEW_TOKENS,
                 prompt=128,
                 batch=1,
             )
         )
-        if p.get("CALIBRATE"):
-            n = (
-                p.get("CAL_N_EASY", 0)
-                + p.get("CAL_N_EFFICIENCY", 0)
-                + 2 * p.get("CAL_N_EASIEST", 0)
-            )
+        if p.CALIBRATE:
+            n = p.CAL_N_EASY + p.CAL_N_EFFICIENCY + 2 * p.CAL_N_EASIEST
             out.append(
                 _engine_stage(
                     nb,
                     "calibration",
-                    p["MODEL"],
+                    p.MODEL,
                     requests=n,
-                    samples_per_request=p.get("CAL_N_SAMPLES", 1),
-                    max_new=p.get("CAL_MAX_NEW_TOKENS", 128),
+                    samples_per_request=p.CAL_N_SAMPLES,
+                    max_new=p.CAL_MAX_NEW_TOKENS,
                     prompt=PROMPT_TOKENS["function"],
                     batch=256,
-                    sandbox=n * p.get("CAL_N_SAMPLES", 1),
-                    workers=p.get("WORKERS", 1),
+                    sandbox=n * p.CAL_N_SAMPLES,
+                    workers=p.WORKERS,
                 )
             )
     return out
 
 
-def _01(nb, p, pp):
+def _01(nb: str, p: CrplSynthesisParams, pp: Profile) -> list[Stage]:
     out = []
-    source = p.get("SOURCE", "mbppplus")
-    problems = n_problems(source, p.get("N_PROBLEMS", 0))
-    traces = problems * int(p.get("TRACES_PER_PROBLEM", 1))
-    prompt = prompt_tokens(source)
-    if is_vllm(p.get("BACKEND")):
+    problems = n_problems(p.SOURCE, p.N_PROBLEMS)
+    traces = problems * int(p.TRACES_PER_PROBLEM)
+    prompt = prompt_tokens(p.SOURCE)
+    if is_vllm(p.BACKEND):
         out.append(
             _engine_stage(
                 nb,
                 "base traces",
-                p["MODEL"],
+                p.MODEL,
                 requests=traces,
-                max_new=p.get("POLICY_MAX_NEW_TOKENS", 256),
+                max_new=p.POLICY_MAX_NEW_TOKENS,
                 prompt=prompt,
-                batch=p.get("BATCH_SIZE", 8),
+                batch=p.BATCH_SIZE,
                 sandbox=traces,
                 workers=1,
             )
         )  # 01 declares no WORKERS
-    dims = len(_list(p.get("DIMENSIONS", "factual_correctness,logical_rigor,logical_coherence")))
+    dims = len(_list(p.DIMENSIONS))
     requests = traces * dims * 2  # every trace usable: an upper bound
-    rewrite_prompt = prompt + int(p.get("POLICY_MAX_NEW_TOKENS", 256)) + INSTRUCTION_TOKENS
-    for label, key, tp_key in (
-        ("main", "GENERATOR_MODEL", "GENERATOR_TP"),
-        ("second", "SECOND_GENERATOR", "SECOND_GENERATOR_TP"),
+    rewrite_prompt = prompt + int(p.POLICY_MAX_NEW_TOKENS) + INSTRUCTION_TOKENS
+    for label, model, tp, tp_param in (
+        ("main", p.GENERATOR_MODEL, p.GENERATOR_TP, "GENERATOR_TP"),
+        ("second", p.SECOND_GENERATOR, p.SECOND_GENERATOR_TP, "SECOND_GENERATOR_TP"),
     ):
-        model = p.get(key)
-        if not model or model == "rules" or not is_vllm(p.get("GENERATOR_BACKEND")):
+        if not model or model == "rules" or not is_vllm(p.GENERATOR_BACKEND):
             continue
         out.append(
             _engine_stage(
@@ -556,37 +589,48 @@ def _01(nb, p, pp):
                 f"rewrites [{label}]",
                 model,
                 requests=requests,
-                samples_per_request=int(p.get("N_CANDIDATES", 1)),
-                max_new=p.get("REWRITE_MAX_NEW_TOKENS", 384),
+                samples_per_request=int(p.N_CANDIDATES),
+                max_new=p.REWRITE_MAX_NEW_TOKENS,
                 prompt=rewrite_prompt,
-                batch=int(p.get("BATCH_SIZE", 8)) * int(p.get("N_CANDIDATES", 1)),
-                tp=p.get(tp_key, 1),
-                tp_param=tp_key if tp_key in p else None,
+                batch=int(p.BATCH_SIZE) * int(p.N_CANDIDATES),
+                tp=tp,
+                tp_param=tp_param,
             )
         )
     return out
 
 
-def crpl_pairs(pp: dict) -> tuple[float, int]:
+# what the plan reads of 01 when the profile does not run it: every MBPP+ problem, one trace
+# each, the paper's three dimensions and 384-token rewrites (an upper bound)
+CRPL_NOT_RUN = CrplSynthesisParams(
+    SOURCE="mbppplus",
+    N_PROBLEMS=0,
+    TRACES_PER_PROBLEM=1,
+    DIMENSIONS="factual_correctness,logical_rigor,logical_coherence",
+    VAL_FRACTION=0.25,
+    REWRITE_MAX_NEW_TOKENS=384,
+)
+
+
+def crpl_pairs(pp: Profile) -> tuple[float, int]:
     """(train pairs, tokens per side) notebook 01 can produce: every trace usable, three pair
     types per dimension (an upper bound)."""
-    p1 = pp.get("01_crpl_synthesis", {})
-    source = p1.get("SOURCE", "mbppplus")
-    traces = n_problems(source, p1.get("N_PROBLEMS", 0)) * int(p1.get("TRACES_PER_PROBLEM", 1))
-    dims = len(_list(p1.get("DIMENSIONS", "factual_correctness,logical_rigor,logical_coherence")))
-    pairs = traces * dims * 3 * (1 - float(p1.get("VAL_FRACTION", 0.25)))
-    side = prompt_tokens(source) + int(p1.get("REWRITE_MAX_NEW_TOKENS", 384))
+    p1 = other(pp, CrplSynthesisParams) or CRPL_NOT_RUN
+    traces = n_problems(p1.SOURCE, p1.N_PROBLEMS) * int(p1.TRACES_PER_PROBLEM)
+    dims = len(_list(p1.DIMENSIONS))
+    pairs = traces * dims * 3 * (1 - float(p1.VAL_FRACTION))
+    side = prompt_tokens(p1.SOURCE) + int(p1.REWRITE_MAX_NEW_TOKENS)
     return pairs, side
 
 
-def _02(nb, p, pp):
-    launcher = p.get("LAUNCHER", "inprocess")
-    if p.get("USE_CPU", True) or launcher not in ("accelerate", "inprocess"):
+def _02(nb: str, p: RewardModelParams, pp: Profile) -> list[Stage]:
+    launcher = p.LAUNCHER
+    if p.USE_CPU or launcher not in ("accelerate", "inprocess"):
         return []  # CPU, or the dry run's CPU stand-in
-    arch = _arch(p["MODEL"], nb).reward_model()
-    bf16 = bool(p.get("BF16"))
+    arch = _arch(p.MODEL, nb).reward_model()
+    bf16 = bool(p.BF16)
     sharded = launcher == "accelerate"
-    procs = int(p.get("NUM_PROCESSES", 1)) if sharded else 1
+    procs = int(p.NUM_PROCESSES) if sharded else 1
     cfg = launch_config() if sharded else {"num_machines": 1, "zero_stage": 0, "live_params": 1e9}
     zero3 = cfg["zero_stage"] == 3
     # The RM keeps fp32 master weights (recode_lib.models.training_dtype): 16 B/param either
@@ -599,11 +643,11 @@ def _02(nb, p, pp):
         precision = "bf16 + fp32 master + fp32 Adam"
     else:
         precision = "bf16 autocast over fp32 weights + fp32 Adam"
-    batch = int(p.get("BATCH_SIZE", 4))
-    max_len = int(p.get("MAX_LENGTH", 1024))
+    batch = int(p.BATCH_SIZE)
+    max_len = int(p.MAX_LENGTH)
     total = 16 * arch.params
     trainer = Trainer(
-        p["MODEL"],
+        p.MODEL,
         arch,
         processes=procs,
         bytes_per_param=16,
@@ -611,7 +655,7 @@ def _02(nb, p, pp):
         zero3=zero3,
         micro_batch=2 * batch,
         seq_len=max_len,
-        gradient_checkpointing=bool(p.get("GRADIENT_CHECKPOINTING")),
+        gradient_checkpointing=bool(p.GRADIENT_CHECKPOINTING),
         live_params=cfg["live_params"],
         lm_head=False,
         one_machine=cfg["num_machines"] == 1,
@@ -623,10 +667,10 @@ def _02(nb, p, pp):
         ),
     )
     pairs, side = crpl_pairs(pp)
-    epochs = float(p.get("EPOCHS", 1.0))
-    if int(p.get("MAX_STEPS", -1)) > 0:
-        pairs, epochs = int(p["MAX_STEPS"]) * batch * int(p.get("GRAD_ACCUM", 1)) * procs, 1.0
-    models = 2 if p.get("ABLATION") else 1
+    epochs = float(p.EPOCHS)
+    if int(p.MAX_STEPS) > 0:
+        pairs, epochs = int(p.MAX_STEPS) * batch * int(p.GRAD_ACCUM) * procs, 1.0
+    models = 2 if p.ABLATION else 1
     tokens = pairs * epochs * 2 * min(side, max_len)
     work = Work(
         train_tokens=tokens,
@@ -658,71 +702,70 @@ def _02(nb, p, pp):
     ]
 
 
-def _03(nb, p, pp):
+def _03(nb: str, p: LcbRbParams, pp: Profile) -> list[Stage]:
     out = []
-    sources = _list(p.get("SOURCES", ""))
-    per = int(p.get("N_PROBLEMS", 0))
+    sources = _list(p.SOURCES)
+    per = int(p.N_PROBLEMS)
     problems = sum(n_problems(s, per) for s in sources)
-    samples = int(p.get("SAMPLES_PER_PROBLEM", 1))
-    max_new = int(p.get("MAX_NEW_TOKENS", 256))
+    samples = int(p.SAMPLES_PER_PROBLEM)
+    max_new = int(p.MAX_NEW_TOKENS)
     prompt = max([prompt_tokens(s) for s in sources] or [PROMPT_TOKENS["contest"]])
-    if is_vllm(p.get("BACKEND")):
+    if is_vllm(p.BACKEND):
         out.append(
             _engine_stage(
                 nb,
                 "policy traces",
-                p["MODEL"],
+                p.MODEL,
                 requests=problems * samples,
                 max_new=max_new,
                 prompt=prompt,
-                batch=p.get("BATCH_SIZE", 8),
+                batch=p.BATCH_SIZE,
                 sandbox=problems * samples,
                 workers=1,
             )
         )  # 03 declares no WORKERS
-        seeded = _list(p.get("SEEDED_SOURCES", ""))
-        if seeded:
-            n = len(seeded) * int(p.get("N_SEEDED", 0)) * (2 + int(p.get("N_MUTANTS", 0)))
+        seeded_sources = _list(p.SEEDED_SOURCES)
+        if seeded_sources:
+            n = len(seeded_sources) * int(p.N_SEEDED) * (2 + int(p.N_MUTANTS))
             out.append(
                 _engine_stage(
                     nb,
                     "seeded traces",
-                    p["MODEL"],
+                    p.MODEL,
                     requests=n,
                     max_new=max_new,
                     prompt=prompt + max_new,
-                    batch=p.get("BATCH_SIZE", 8),
+                    batch=p.BATCH_SIZE,
                     sandbox=n,
                 )
             )
-    if is_vllm(p.get("JUDGE_BACKEND")):
-        pairs = problems * int(p.get("MAX_PAIRS_PER_PROBLEM", 1))
+    if is_vllm(p.JUDGE_BACKEND):
+        pairs = problems * int(p.MAX_PAIRS_PER_PROBLEM)
         synth, side = crpl_pairs(pp)
-        synth *= float(pp.get("01_crpl_synthesis", {}).get("VAL_FRACTION", 0.25)) / max(
-            1e-9, 1 - float(pp.get("01_crpl_synthesis", {}).get("VAL_FRACTION", 0.25))
-        )
+        val = float((other(pp, CrplSynthesisParams) or CRPL_NOT_RUN).VAL_FRACTION)
+        synth *= val / max(1e-9, 1 - val)
         calls = pairs * (2 + 2 + 2) + 2 * synth * (2 + 2)  # consistency, pointwise, pairwise
         trace = max(max_new, side)
         out.append(
             _engine_stage(
                 nb,
                 "judges",
-                p["JUDGE_MODEL"],
+                p.JUDGE_MODEL,
                 requests=calls,
-                max_new=p.get("JUDGE_MAX_NEW_TOKENS", 16),
+                max_new=p.JUDGE_MAX_NEW_TOKENS,
                 prompt=prompt + 2 * trace + INSTRUCTION_TOKENS,
-                batch=p.get("BATCH_SIZE", 8),
-                tp=p.get("JUDGE_TP", 1),
-                tp_param="JUDGE_TP" if "JUDGE_TP" in p else None,
+                batch=p.BATCH_SIZE,
+                tp=p.JUDGE_TP,
+                tp_param="JUDGE_TP",
                 notes=["the RM baselines score on CPU (ProcessRewardScorer's default device)"],
             )
         )
     return out
 
 
-def n_seeds(p: dict) -> int:
-    """Training runs per variant: the notebook's SEEDS (one run per seed; absent: one)."""
-    return max(1, len(_list(p.get("SEEDS", ""))))
+def n_seeds(seeds: str) -> int:
+    """Training runs per variant: a notebook's SEEDS (one run per seed; empty: one)."""
+    return max(1, len(_list(seeds)))
 
 
 def seeded(runs: dict[str, list[str]], seeds: int) -> dict[str, list[str]]:
@@ -736,70 +779,66 @@ def seeded(runs: dict[str, list[str]], seeds: int) -> dict[str, list[str]]:
 TRANSFER_RUNS = {"transfer": ["gated"], "transfer_outcome_only": ["outcome_only"]}
 
 
-def _04(nb, p, pp):
-    variants = _list(p.get("VARIANTS", ""))
-    seeds = n_seeds(p)
-    out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], seeded({v: [v] for v in variants}, seeds))
-    transfer = p.get("TRANSFER_MODEL")
+def _04(nb: str, p: CgGrpoParams, pp: Profile) -> list[Stage]:
+    variants = _list(p.VARIANTS)
+    seeds = n_seeds(p.SEEDS)
+    runs_of = GrpoRuns(p.LAUNCHER, p.NUM_PROCESSES, p.RECIPE_FIELDS, p.BENCHMARK, p.WORKERS)
+    out = _grpo_group(nb, runs_of, pp, p.RECIPE, p.MODEL, seeded({v: [v] for v in variants}, seeds))
+    transfer = p.TRANSFER_MODEL
     if transfer:
         out += _grpo_group(
-            nb,
-            p,
-            pp,
-            p.get("TRANSFER_RECIPE") or p["RECIPE"],
-            transfer,
-            seeded(TRANSFER_RUNS, seeds),
+            nb, runs_of, pp, p.TRANSFER_RECIPE or p.RECIPE, transfer, seeded(TRANSFER_RUNS, seeds)
         )
-    bench, problems = eval_problems(p)
-    models = {p["MODEL"]: 1 + len(variants) * seeds}
+    bench, problems = eval_problems(p.BENCHMARK, p.N_TRAIN, p.N_EVAL, p.EVAL_BENCHMARK)
+    models = {p.MODEL: 1 + len(variants) * seeds}
     if transfer:  # its start model and each transfer run
         models[transfer] = models.get(transfer, 0) + 1 + len(TRANSFER_RUNS) * seeds
     out += _eval_stages(
         nb,
-        p,
         models,
         bench=bench,
         problems=problems,
-        samples=int(p.get("EVAL_N_SAMPLES", 1)),
-        max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)),
-        backend=p.get("BACKEND"),
+        samples=int(p.EVAL_N_SAMPLES),
+        max_new=int(p.EVAL_MAX_NEW_TOKENS),
+        backend=p.BACKEND,
+        workers=p.WORKERS,
     )
     return out
 
 
-def _05(nb, p, pp):
-    if not is_vllm(p.get("BACKEND")):
+def _05(nb: str, p: CodegenEvalParams, pp: Profile) -> list[Stage]:
+    if not is_vllm(p.BACKEND):
         return []
-    p4 = pp.get("04_cg_grpo", {})
-    seeds = n_seeds(p4)  # 05 evaluates every seed's policy of 04
-    models = {p["MODEL"]: 1 + len(_list(p.get("VARIANTS", ""))) * seeds}
-    if p.get("TRANSFER") and p4.get("TRANSFER_MODEL"):
-        models[p4["TRANSFER_MODEL"]] = (
-            models.get(p4["TRANSFER_MODEL"], 0) + 1 + len(TRANSFER_RUNS) * seeds
+    p4 = other(pp, CgGrpoParams)
+    seeds = n_seeds(p4.SEEDS if p4 else "")  # 05 evaluates every seed's policy of 04
+    models = {p.MODEL: 1 + len(_list(p.VARIANTS)) * seeds}
+    if p.TRANSFER and p4 and p4.TRANSFER_MODEL:
+        models[p4.TRANSFER_MODEL] = (
+            models.get(p4.TRANSFER_MODEL, 0) + 1 + len(TRANSFER_RUNS) * seeds
         )
     out = []
-    per = int(p.get("N_PROBLEMS", 0))
-    benches = _list(p.get("BENCHMARKS", ""))
+    per = int(p.N_PROBLEMS)
+    benches = _list(p.BENCHMARKS)
     problems = sum(n_problems(b, per) for b in benches)
     prompt = max([prompt_tokens(b) for b in benches] or [PROMPT_TOKENS["function"]])
     for model, count in models.items():
-        requests = count * problems * int(p.get("N_SAMPLES", 1))
+        requests = count * problems * int(p.N_SAMPLES)
         st = _engine_stage(
             nb,
             f"evaluation ({model.split('/')[-1]})" if len(models) > 1 else "evaluation",
             model,
             requests=requests,
-            max_new=p.get("MAX_NEW_TOKENS", 320),
+            max_new=p.MAX_NEW_TOKENS,
             prompt=prompt,
             batch=256,
-            tp=p.get("TENSOR_PARALLEL_SIZE", 1),
+            tp=p.TENSOR_PARALLEL_SIZE,
             tp_param="TENSOR_PARALLEL_SIZE",
             sandbox=requests,
-            workers=p.get("WORKERS", 1),
+            workers=p.WORKERS,
             formula=(
                 f"{count} checkpoint(s) x {problems:,} problems ({len(benches)} "
-                f"benchmarks) x {p.get('N_SAMPLES', 1)} samples x "
-                f"{int(p.get('MAX_NEW_TOKENS', 320)):,} tok"
+                f"benchmarks) x {p.N_SAMPLES} samples x "
+                f"{int(p.MAX_NEW_TOKENS):,} tok"
             ),
         )
         st.runs = count
@@ -808,52 +847,52 @@ def _05(nb, p, pp):
     return out
 
 
-def _06(nb, p, pp):
-    ks = _list(p.get("KS", "")) + ["inf"]
+def _06(nb: str, p: StrictnessSweepParams, pp: Profile) -> list[Stage]:
+    ks = _list(p.KS) + ["inf"]
     runs = {f"k{k}": [f"strict_{k}"] for k in ks}
-    runs.update({f"partial_{c}": [f"partial_{c}"] for c in _list(p.get("PARTIAL_CREDIT", ""))})
-    runs = seeded(runs, n_seeds(p))
-    out = _grpo_group(nb, p, pp, p["RECIPE"], p["MODEL"], runs)
-    bench, problems = eval_problems(p)
+    runs.update({f"partial_{c}": [f"partial_{c}"] for c in _list(p.PARTIAL_CREDIT)})
+    runs = seeded(runs, n_seeds(p.SEEDS))
+    runs_of = GrpoRuns(p.LAUNCHER, p.NUM_PROCESSES, p.RECIPE_FIELDS, p.BENCHMARK, p.WORKERS)
+    out = _grpo_group(nb, runs_of, pp, p.RECIPE, p.MODEL, runs)
+    bench, problems = eval_problems(
+        p.BENCHMARK, p.N_TRAIN, p.N_EVAL, p.EVAL_BENCHMARK, p.EVAL_DIFFICULTY
+    )
     out += _eval_stages(
         nb,
-        p,
-        {p["MODEL"]: len(runs)},
+        {p.MODEL: len(runs)},
         bench=bench,
         problems=problems,
-        samples=int(p.get("EVAL_N_SAMPLES", 1)),
-        max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 256)),
-        backend=p.get("BACKEND"),
+        samples=int(p.EVAL_N_SAMPLES),
+        max_new=int(p.EVAL_MAX_NEW_TOKENS),
+        backend=p.BACKEND,
+        workers=p.WORKERS,
     )
     return out
 
 
-def _07(nb, p, pp):
-    if not is_vllm(p.get("BACKEND")):
+def _07(nb: str, p: WeightAveragingParams, pp: Profile) -> list[Stage]:
+    if not is_vllm(p.BACKEND):
         return []
-    p6 = pp.get("06_strictness_sweep", {})
-    sweep = p.get("ENDPOINTS", "sweep") == "sweep" and p6
-    model = p6.get("MODEL", p["MODEL"]) if sweep else p["MODEL"]
-    if sweep and p.get("SWEEP_PROBLEMS", True):
-        bench, problems = eval_problems(p6)
-        if p.get("N_PROBLEMS"):
-            problems = min(problems, int(p["N_PROBLEMS"]))
+    p6 = other(pp, StrictnessSweepParams) if p.ENDPOINTS == "sweep" else None
+    model = p6.MODEL if p6 else p.MODEL
+    if p6 and p.SWEEP_PROBLEMS:
+        bench, problems = eval_problems(
+            p6.BENCHMARK, p6.N_TRAIN, p6.N_EVAL, p6.EVAL_BENCHMARK, p6.EVAL_DIFFICULTY
+        )
+        if p.N_PROBLEMS:
+            problems = min(problems, int(p.N_PROBLEMS))
     else:
-        bench = p.get("BENCHMARK", "microbench")
-        problems = n_problems(bench, p.get("N_PROBLEMS", 0), p.get("DIFFICULTY", "") or "")
-    max_new = int(
-        p6.get("EVAL_MAX_NEW_TOKENS", p.get("MAX_NEW_TOKENS", 192))
-        if sweep and p.get("SPEC_FROM_SWEEP", True)
-        else p.get("MAX_NEW_TOKENS", 192)
-    )
-    alphas = len(_list(p.get("ALPHAS", "")))
+        bench = p.BENCHMARK
+        problems = n_problems(bench, p.N_PROBLEMS, p.DIFFICULTY or "")
+    max_new = int(p6.EVAL_MAX_NEW_TOKENS if p6 and p.SPEC_FROM_SWEEP else p.MAX_NEW_TOKENS)
+    alphas = len(_list(p.ALPHAS))
     # with sweep endpoints and SWEEP_RUNS, 06's other runs (every seed's; the two endpoints
     # are alphas 0 and 1) are evaluated with the same spec, for 08's best single checkpoint
     others = 0
-    if sweep and p.get("SWEEP_RUNS", True):
-        ks6 = len(_list(p6.get("KS", ""))) + 1 + len(_list(p6.get("PARTIAL_CREDIT", "")))
-        others = max(0, ks6 * n_seeds(p6) - 2)
-    requests = (alphas + others) * problems * int(p.get("N_SAMPLES", 1))
+    if p6 and p.SWEEP_RUNS:
+        ks6 = len(_list(p6.KS)) + 1 + len(_list(p6.PARTIAL_CREDIT))
+        others = max(0, ks6 * n_seeds(p6.SEEDS) - 2)
+    requests = (alphas + others) * problems * int(p.N_SAMPLES)
     st = _engine_stage(
         nb,
         f"alpha sweep ({alphas} alphas, in place)" + (f" + {others} sweep runs" if others else ""),
@@ -862,175 +901,200 @@ def _07(nb, p, pp):
         max_new=max_new,
         prompt=prompt_tokens(bench),
         batch=256,
-        tp=p.get("TENSOR_PARALLEL_SIZE", 1),
+        tp=p.TENSOR_PARALLEL_SIZE,
         tp_param="TENSOR_PARALLEL_SIZE",
         sandbox=requests,
-        workers=p.get("WORKERS", 1),
+        workers=p.WORKERS,
         formula=(
             f"({alphas} alphas + {others} runs) x {problems:,} {bench} x "
-            f"{p.get('N_SAMPLES', 1)} samples x {max_new:,} tok"
+            f"{p.N_SAMPLES} samples x {max_new:,} tok"
         ),
         notes=["both endpoints are read into host memory (float32) for the in-place merge"],
     )
     # data parallel: whole alphas per engine in waves, each wave judged while the next one
     # generates (recode_lib.weights.sweep); the other runs' evaluations judge while generating
     st.work.overlap_sandbox = True
-    st.work.judge_batch = problems * int(p.get("N_SAMPLES", 1))
+    st.work.judge_batch = problems * int(p.N_SAMPLES)
     return [st]
 
 
-def _09(nb, p, pp):
-    rounds = int(p.get("ROUNDS", 1))
-    steps = int(read_recipe(p["RECIPE"], run_fields(p, p["MODEL"]))["max_steps"])  # per round
-    reward = p.get("REWARD", "strict_inf")
+def _09(nb: str, p: RepairParams, pp: Profile) -> list[Stage]:
+    rounds = int(p.ROUNDS)
+    runs_of = GrpoRuns(p.LAUNCHER, p.NUM_PROCESSES, p.RECIPE_FIELDS, p.BENCHMARK, p.WORKERS)
+    steps = int(read_recipe(p.RECIPE, run_fields(runs_of, p.MODEL))["max_steps"])  # per round
     out = _grpo_group(
         nb,
-        p,
+        runs_of,
         pp,
-        p["RECIPE"],
-        p["MODEL"],
-        {"original_only": [reward], "failure_conditioned": [reward]},
+        p.RECIPE,
+        p.MODEL,
+        {"original_only": [p.REWARD], "failure_conditioned": [p.REWARD]},
         steps=rounds * steps,
     )
-    bench, problems = eval_problems(p)
-    n_train = n_problems(p.get("BENCHMARK", ""), p.get("N_TRAIN", 0))
-    samples = int(p.get("EVAL_N_SAMPLES", 1))
-    repair = problems * int(p.get("REPAIR_PER_PROBLEM", 1))
-    if is_vllm(p.get("BACKEND")):
+    bench, problems = eval_problems(p.BENCHMARK, p.N_TRAIN, p.N_EVAL, p.EVAL_BENCHMARK)
+    n_train = n_problems(p.BENCHMARK, p.N_TRAIN)
+    samples = int(p.EVAL_N_SAMPLES)
+    repair = problems * int(p.REPAIR_PER_PROBLEM)
+    if is_vllm(p.BACKEND):
         out += _eval_stages(
             nb,
-            p,
-            {p["MODEL"]: 1},
+            {p.MODEL: 1},
             bench=bench,
             problems=n_train * rounds + problems,
             samples=samples,
-            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
-            backend=p.get("BACKEND"),
+            max_new=int(p.EVAL_MAX_NEW_TOKENS),
+            backend=p.BACKEND,
+            workers=p.WORKERS,
             name="attempts (start + each round)",
         )
         out += _eval_stages(
             nb,
-            p,
-            {p["MODEL"]: 3},
+            {p.MODEL: 3},
             bench=bench,
             problems=problems + repair,
             samples=samples,
-            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 128)),
-            backend=p.get("BACKEND"),
+            max_new=int(p.EVAL_MAX_NEW_TOKENS),
+            backend=p.BACKEND,
+            workers=p.WORKERS,
             name="comparison (original + repair)",
         )
-        if p.get("PAPER_B_EVAL"):  # the same comparison under paper B's protocol, beside it
-            hard = n_problems(bench, p.get("N_EVAL", 0), p.get("PAPER_B_DIFFICULTY", "") or "")
+        if p.PAPER_B_EVAL:  # the same comparison under paper B's protocol, beside it
+            hard = n_problems(bench, p.N_EVAL, p.PAPER_B_DIFFICULTY or "")
             out += _eval_stages(
                 nb,
-                p,
-                {p["MODEL"]: 3},
+                {p.MODEL: 3},
                 bench=bench,
-                problems=hard * (1 + int(p.get("REPAIR_PER_PROBLEM", 1))),
+                problems=hard * (1 + int(p.REPAIR_PER_PROBLEM)),
                 samples=samples,
-                max_new=int(p.get("PAPER_B_MAX_NEW_TOKENS", 8192)),
-                backend=p.get("BACKEND"),
+                max_new=int(p.PAPER_B_MAX_NEW_TOKENS),
+                backend=p.BACKEND,
+                workers=p.WORKERS,
                 name="comparison under paper B's protocol (original + repair)",
             )
     return out
 
 
-def _10(nb, p, pp):
-    variants = _list(p.get("VARIANTS", ""))
+def _10(nb: str, p: MathDomainParams, pp: Profile) -> list[Stage]:
+    variants = _list(p.VARIANTS)
     out = _grpo_group(
         nb,
-        p,
+        GrpoRuns(p.LAUNCHER, p.NUM_PROCESSES, p.RECIPE_FIELDS),  # 10 has no WORKERS
         pp,
-        p["RECIPE"],
-        p["MODEL"],
+        p.RECIPE,
+        p.MODEL,
         {v: [v] for v in variants},
-        extra={"benchmark": p.get("TRAIN_SET", "math_train")},
+        extra={"benchmark": p.TRAIN_SET},
     )
-    bench = p.get("EVAL_BENCHMARK", "aime24")
-    problems = n_problems(bench, p.get("N_EVAL", 0))
-    if is_vllm(p.get("BACKEND")):
+    bench = p.EVAL_BENCHMARK
+    problems = n_problems(bench, p.N_EVAL)
+    if is_vllm(p.BACKEND):
         for st in _eval_stages(
             nb,
-            p,
-            {p["MODEL"]: 1 + len(variants)},
+            {p.MODEL: 1 + len(variants)},
             bench=bench,
             problems=problems,
-            samples=int(p.get("EVAL_N_SAMPLES", 1)),
-            max_new=int(p.get("EVAL_MAX_NEW_TOKENS", 384)),
-            backend=p.get("BACKEND"),
+            samples=int(p.EVAL_N_SAMPLES),
+            max_new=int(p.EVAL_MAX_NEW_TOKENS),
+            backend=p.BACKEND,
+            workers=1,
         ):
             st.work.sandbox_records = 0.0  # answers are compared, not executed
             out.append(st)
     return out
 
 
-def _11(nb, p, pp):
-    settings = _list(p.get("SETTINGS", "single"))
-    ks = _list(p.get("KS", "")) + ["inf"]
-    extra = {"max_tool_calls": p.get("MAX_TOOL_CALLS")}
+def _11(nb: str, p: SettingsSweepParams, pp: Profile) -> list[Stage]:
+    settings = _list(p.SETTINGS)
+    ks = _list(p.KS) + ["inf"]
+    runs_of = GrpoRuns(p.LAUNCHER, p.NUM_PROCESSES, p.RECIPE_FIELDS, p.BENCHMARK, p.WORKERS)
     out = []
     for s in settings:
-        recipe = p.get("SINGLE_RECIPE") if s == "single" else str(p.get("RECIPE")).format(setting=s)
+        recipe = p.SINGLE_RECIPE if s == "single" else str(p.RECIPE).format(setting=s)
         for st in _grpo_group(
             nb,
-            p,
+            runs_of,
             pp,
             recipe,
-            p["MODEL"],
+            p.MODEL,
             {f"k{k}": [f"strict_{k}"] for k in ks},
-            extra={k: v for k, v in extra.items() if v is not None},
+            extra={"max_tool_calls": p.MAX_TOOL_CALLS},
         ):
             st.name = f"{s}: {st.name}"
             out.append(st)
-    bench, problems = eval_problems(p)
-    max_new = int(p.get("EVAL_MAX_NEW_TOKENS", 192))
-    turns_of = {s: (1 if s == "single" else int(p.get("MAX_TURNS", 1))) for s in settings}
+    bench, problems = eval_problems(
+        p.BENCHMARK, p.N_TRAIN, p.N_EVAL, p.EVAL_BENCHMARK, p.EVAL_DIFFICULTY
+    )
+    max_new = int(p.EVAL_MAX_NEW_TOKENS)
+    turns_of = {s: (1 if s == "single" else int(p.MAX_TURNS)) for s in settings}
     for s in settings:
         out += _eval_stages(
             nb,
-            p,
-            {p["MODEL"]: len(ks)},
+            {p.MODEL: len(ks)},
             bench=bench,
             problems=problems,
-            samples=int(p.get("EVAL_N_SAMPLES", 1)),
+            samples=int(p.EVAL_N_SAMPLES),
             max_new=max_new,
-            backend=p.get("BACKEND"),
+            backend=p.BACKEND,
+            workers=p.WORKERS,
             turns=turns_of[s],
             name=f"{s}: evaluation",
         )
-        alphas = len(_list(p.get("ALPHAS", "")))
+        alphas = len(_list(p.ALPHAS))
         out += _eval_stages(
             nb,
-            p,
-            {p["MODEL"]: alphas},
+            {p.MODEL: alphas},
             bench=bench,
             problems=problems,
-            samples=int(p.get("ALPHA_N_SAMPLES", 1)),
+            samples=int(p.ALPHA_N_SAMPLES),
             max_new=max_new,
-            backend=p.get("BACKEND"),
+            backend=p.BACKEND,
+            workers=p.WORKERS,
             turns=turns_of[s],
             name=f"{s}: alpha grid ({alphas} alphas)",
         )
     return out
 
 
-BUILDERS = {
-    "00": _00,
-    "01": _01,
-    "02": _02,
-    "03": _03,
-    "04": _04,
-    "05": _05,
-    "06": _06,
-    "07": _07,
-    "09": _09,
-    "10": _10,
-    "11": _11,
+BUILDERS: dict[type[StepParams], Callable[[str, Any, Profile], list[Stage]]] = {
+    DataAndModelsParams: _00,
+    CrplSynthesisParams: _01,
+    RewardModelParams: _02,
+    LcbRbParams: _03,
+    CgGrpoParams: _04,
+    CodegenEvalParams: _05,
+    StrictnessSweepParams: _06,
+    WeightAveragingParams: _07,
+    RepairParams: _09,
+    MathDomainParams: _10,
+    SettingsSweepParams: _11,
 }
+
+
+def step_parameters(stem: str, params: Mapping[str, Any]) -> StepParams:
+    """A notebook's effective parameters (a dict, as recode_lib.pipeline gives them) as its
+    step's typed parameters; StageError naming the step and the bad name or value."""
+    cls = STEPS.get(stem)
+    if cls is None:
+        raise StageError(f"{stem}: no such pipeline step (recode_lib.steps.catalog)")
+    unknown = sorted(set(params) - set(cls.fields()))
+    if unknown:
+        raise StageError(f"{stem}: unknown parameter(s) {unknown}")
+    try:
+        return cls(**params)
+    except ParameterError as exc:
+        raise StageError(str(exc)) from None
+
+
+def other(pp: Profile, cls: type[S]) -> S | None:
+    """The typed parameters of step `cls` in the profile (None: the profile does not run it)."""
+    got = pp.get(cls.STEP)
+    return None if got is None else cls(**got)
 
 
 def notebook_stages(stem: str, params: dict, profile_params: dict | None = None) -> list[Stage]:
     """The GPU stages of notebook `stem` under `params` (empty: it runs on CPU, or touches no
-    model, as 08 and 99)."""
-    builder = BUILDERS.get(stem[:2])
-    return builder(stem, dict(params), dict(profile_params or {})) if builder else []
+    model, as 08 and 99). `params` and `profile_params` ({stem: parameters}) are dicts, as
+    recode_lib.pipeline gives them; the builders get them typed (step_parameters)."""
+    p = step_parameters(stem, params)
+    builder = BUILDERS.get(type(p))
+    return builder(stem, p, dict(profile_params or {})) if builder else []

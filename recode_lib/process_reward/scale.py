@@ -233,8 +233,8 @@ SIGMOID_RULE = "sigmoid(raw score)"
 
 def training_sampling(recipe) -> dict:
     """The sampling of the GRPO rollouts R_proc is applied to, from the run's recipe (anything
-    with temperature, top_p and max_completion_length: a training.grpo.GRPORecipe): what the
-    start policy's samples for the scale are drawn with."""
+    with temperature, top_p and max_completion_length: a training.grpo.load_recipe recipe): what
+    the start policy's samples for the scale are drawn with."""
     return {
         "temperature": float(recipe.temperature),
         "top_p": float(recipe.top_p),

@@ -1,6 +1,6 @@
 """The GRPO run configuration: trl.GRPOConfig plus the fields this project adds.
 
-    from recode_lib.training.config import RecodeGRPOConfig, PROJECT_FIELDS
+    from recode_lib.training.config import RecodeGRPOConfig
     args = RecodeGRPOConfig(output_dir="runs/x", rewards=[{"name": "gated"}], max_steps=4)
     GRPOTrainer(model=..., args=args, reward_funcs=...)     # TRL reads its own fields
 
@@ -8,17 +8,25 @@ Every trl.GRPOConfig field (and so every transformers.TrainingArguments field) i
 unchanged, with TRL's default, except the few re-declared below with this project's defaults
 (CPU-safe smoke runs: use_cpu, bf16=False, no activation checkpointing, constant schedule,
 logging every step). The project's own fields say which model, problems, rewards and reward-model
-placement a run uses. Building one initialises the accelerator state and derives the per-rank
-batch fields, so recipes stay unbuilt (recode_lib.training.grpo.GRPORecipe) until the training
-process builds them. This module imports trl at import time; import it lazily.
+placement a run uses. Building one (TRL's __post_init__) initialises the accelerator state and
+derives the per-rank batch fields, so a recipe is one made with `build=False`: its fields as
+set, nothing derived or checked (recode_lib.training.grpo.load_recipe), built by the training
+process (grpo.grpo_config). This module imports trl at import time; import it lazily.
 It does not load recipes (recode_lib.training.grpo does) nor build rewards (recode_lib.rewards).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import InitVar, dataclass, field
 
 from trl import GRPOConfig
+
+from recode_lib.process_reward.placement import RMPlacement
+
+# a field's metadata: added after runs were first fingerprinted, so a run records it only when
+# its recipe sets it (RECORDED_FIELDS) and the runs trained before it keep their fingerprint
+WHEN_SET = {"recorded": "when set"}
 
 
 @dataclass
@@ -56,10 +64,11 @@ class RecodeGRPOConfig(GRPOConfig):
     allow_in_process_tests: bool = field(
         default=False,
         metadata={
+            **WHEN_SET,
             "help": "train on tests that run in the submission's own process (inline unittest-"
             "style script tests, BigCodeBench: sandbox trust 'in_process'), which the "
             "submission can forge, so a reward of 1 there is no proof of correctness; "
-            "False (default): the code rewards raise naming such a problem"
+            "False (default): the code rewards raise naming such a problem",
         },
     )
     cpu_threads: int | None = field(
@@ -116,44 +125,49 @@ class RecodeGRPOConfig(GRPOConfig):
     lora: dict | None = field(
         default=None,
         metadata={
+            **WHEN_SET,
             "help": "LoRA through peft (recode_lib.training.lora): {r, alpha, dropout?, "
-            "target_modules?}; None trains every weight. final/ is the merged full model"
+            "target_modules?}; None trains every weight. final/ is the merged full model",
         },
     )
     checker_fallback: bool = field(
         default=False,
         metadata={
+            **WHEN_SET,
             "help": "testlib checkers (CodeContests+) without a working C++ compiler: judge by "
             "exact comparison (recorded in the rewards' sandbox results as exact_fallback) "
-            "instead of refusing to start (recode_lib.sandbox.checker)"
+            "instead of refusing to start (recode_lib.sandbox.checker)",
         },
     )
     keep_checkpoints: bool = field(
         default=False,
         metadata={
+            **WHEN_SET,
             "help": "keep <output_dir>/checkpoint-* (weights, optimizer and scheduler state) once "
             "final/ is written; False (default): they are removed then, since a finished "
             "run is never resumed and a changed recipe starts a new run (a 2-step smoke "
-            "run's checkpoint is 3x its final model; a 7B one's optimizer state ~85 GB)"
+            "run's checkpoint is 3x its final model; a 7B one's optimizer state ~85 GB)",
         },
     )
     rproc_scale: dict | None = field(
         default=None,
         metadata={
+            **WHEN_SET,
             "help": "how this run's R_proc was scaled "
             "(recode_lib.process_reward.scale.provenance_of: rule, sampling, policy, RM, centre "
             "and temperature): recorded in run.json; training reads the centre and temperature "
-            "from the reward's own options"
+            "from the reward's own options",
         },
     )
     generation_precision: str = field(
         default="native",
         metadata={
+            **WHEN_SET,
             "help": "native (TRL samples with the live policy) | int8 | bfloat16 | float32: "
             "completions sampled from a merged copy of the policy held in that precision, "
             "rebuilt after each optimizer step (recode_lib.training.sampling_copy; int8: CPU "
             "only, not with vLLM) | auto: bfloat16 where the machine computes bf16 natively, "
-            "else float32 (native with vLLM or without LoRA; recode_lib.bf16)"
+            "else float32 (native with vLLM or without LoRA; recode_lib.bf16)",
         },
     )
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
@@ -170,11 +184,43 @@ class RecodeGRPOConfig(GRPOConfig):
     save_total_limit: int | None = 2
     disable_tqdm: bool | None = False
 
-    def __post_init__(self):
+    # --- a recipe's own record (not a TRL field, nor one a recipe sets) ---
+    set_fields: tuple = field(
+        default=(),
+        init=False,
+        repr=False,
+        compare=False,
+        metadata={
+            "help": "the fields its recipe file and overrides set (recode_lib.training.grpo"
+            ".load_recipe): a run records them, at their default too (grpo.recipe_dict)"
+        },
+    )
+    build: InitVar[bool] = True  # False: a recipe (TRL's checks and derived fields not run)
+
+    def __post_init__(self, build: bool = True):
+        if not build:
+            return
         if self.run_name is None:
             self.run_name = self.name
         super().__post_init__()
 
+    def rm_placement_config(self) -> RMPlacement:
+        """The RMPlacement of the rm_* fields."""
+        return RMPlacement(
+            where=str(self.rm_placement),
+            dtype=str(self.rm_dtype),
+            batch_size=int(self.rm_batch_size),
+            endpoint=self.rm_endpoint,
+            zero3=bool(self.rm_zero3),
+        )
 
-# the fields RecodeGRPOConfig declares itself: the project's, and TRL's it gives new defaults
-PROJECT_FIELDS = tuple(RecodeGRPOConfig.__annotations__)
+
+# the fields every run records, at their default too (recode_lib.training.grpo.recipe_dict): the
+# recipe fields RecodeGRPOConfig declares itself (the project's and the TRL ones it gives new
+# defaults), but for those added after runs were first fingerprinted (WHEN_SET)
+INIT_FIELDS = {f.name: f for f in dataclasses.fields(RecodeGRPOConfig) if f.init}
+RECORDED_FIELDS = tuple(
+    name
+    for name in RecodeGRPOConfig.__annotations__
+    if name in INIT_FIELDS and INIT_FIELDS[name].metadata.get("recorded") is None
+)

@@ -16,16 +16,18 @@ More: docs/modules/training.md (recode_lib.training.grpo).
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import difflib
-import functools
 import json
 import os
 import re
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from recode_lib.bench_env import record_extras
 from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
@@ -41,7 +43,6 @@ from recode_lib.models import (
     trainer_model_init_kwargs,
 )
 from recode_lib.paths import set_aside
-from recode_lib.process_reward.placement import RMPlacement
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import fingerprint, provenance
 from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_reward, reward_needs
@@ -56,25 +57,18 @@ from recode_lib.training.recipe_fields import check_field
 from recode_lib.training.sampling_copy import sampling_copy_class
 from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sync
 
+if TYPE_CHECKING:
+    from recode_lib.training.config import RecodeGRPOConfig
+
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
-# project fields added after runs were fingerprinted: to_dict leaves them out while unset (at
-# their default), so runs trained before them keep their fingerprint
-OPTIONAL_FIELDS = (
-    "lora",
-    "allow_in_process_tests",
-    "generation_precision",
-    "rproc_scale",
-    "checker_fallback",
-    "keep_checkpoints",
-)
 
 
 def config_fields() -> dict[str, dataclasses.Field]:
     """Every field a recipe may set: those of recode_lib.training.config.RecodeGRPOConfig
     (trl.GRPOConfig's and the project's), by name."""
-    from recode_lib.training.config import RecodeGRPOConfig
+    from recode_lib.training.config import INIT_FIELDS
 
-    return {f.name: f for f in dataclasses.fields(RecodeGRPOConfig) if f.init}
+    return INIT_FIELDS
 
 
 def field_default(f: dataclasses.Field):
@@ -85,191 +79,168 @@ def field_default(f: dataclasses.Field):
     return None
 
 
-class GRPORecipe:
-    """A GRPO run, unbuilt: the fields of RecodeGRPOConfig (trl.GRPOConfig plus the project's)
-    that the recipe sets, checked by name. Reading a field gives the value the run will get
-    (the recipe's, else RecodeGRPOConfig's default): `recipe.max_steps`, `recipe.rewards`.
-    `to_config(output_dir)` builds the config the trainer gets; `to_dict()` is what identifies
-    the run (the project's fields and every field the recipe sets, see PROJECT_FIELDS);
-    `replace(**fields)` returns a changed copy. Recipes are values: set fields through
-    load_recipe overrides or replace, not by assignment. `bf16: auto` is resolved when the
-    recipe is built, on the machine building it (recode_lib.bf16.resolve_bf16): the run, its
-    run.json and its fingerprint carry the bool it became. So is `generation_precision: auto`
-    (recode_lib.bf16.resolve_precision): a LoRA run without vLLM samples from a merged bfloat16
-    copy where the machine computes bf16 natively, else from a merged float32 one; a run with
-    vLLM or without LoRA samples as TRL does (native)."""
+def make_recipe(where: str, values: Mapping[str, Any]) -> RecodeGRPOConfig:
+    """A recipe: RecodeGRPOConfig(build=False, **values), unbuilt (no accelerator state, no
+    derived field; grpo_config builds it in the training process), its `set_fields` naming
+    `values`. Each field is checked by name and kind (ValueError starting with `where`, with
+    the nearest name of an unknown one). `bf16: auto` is resolved here, on the machine making
+    it (recode_lib.bf16.resolve_bf16): the run, its run.json and its fingerprint carry the bool
+    it became. So is `generation_precision: auto` (recode_lib.bf16.resolve_precision): a LoRA
+    run without vLLM samples from a merged bfloat16 copy where the machine computes bf16
+    natively, else from a merged float32 one; a run with vLLM or without LoRA samples as TRL
+    does (native)."""
+    from recode_lib.training.config import RecodeGRPOConfig
 
-    __slots__ = ("values", "source")
-
-    def __init__(self, source: str = "recipe", **values):
-        known = config_fields()
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            hints = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
-            hint = "; ".join(f"{k!r}: did you mean {v[0]!r}?" for k, v in hints.items() if v)
-            raise ValueError(
-                f"{source}: unknown recipe field(s) {unknown} (a recipe sets fields "
-                "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
-                + (f"; {hint}" if hint else "")
-            )
-        for name, value in values.items():  # types: a misspelt value is named here too
-            why = check_field(name, value)
-            if why:
-                raise ValueError(f"{source}: {why}")
-        values = dict(values)
-        if "bf16" in values:  # "auto": by this machine (recode_lib.bf16), a bool from here on
-            try:
-                values["bf16"] = resolve_bf16(
-                    values["bf16"],
-                    use_cpu=bool(values.get("use_cpu", field_default(known["use_cpu"]))),
-                )
-            except ValueError as exc:
-                raise ValueError(f"{source}: {exc}") from None
-        if values.get("generation_precision") == AUTO:  # by this machine, like bf16
-            use_cpu = bool(values.get("use_cpu", field_default(known["use_cpu"])))
-            if (
-                values.get("use_vllm")
-                or values.get("use_transformers_continuous_batching")
-                or not values.get("lora")
-            ):
-                values["generation_precision"] = "native"  # vLLM samples; no adapter to merge
-            else:
-                values["generation_precision"] = resolve_precision(AUTO, copy=True, use_cpu=use_cpu)
-        object.__setattr__(self, "values", values)
-        object.__setattr__(self, "source", source)
-
-    def __getattr__(self, key):
-        values = object.__getattribute__(self, "values")
-        if key in values:
-            return values[key]
-        known = config_fields()
-        if key in known:
-            return field_default(known[key])
-        raise AttributeError(f"a GRPO recipe has no field {key!r}")
-
-    def __setattr__(self, key, value):
-        raise AttributeError(f"recipes are values: use recipe.replace({key}=...)")
-
-    def __eq__(self, other):
-        return isinstance(other, GRPORecipe) and self.to_dict() == other.to_dict()
-
-    def __repr__(self):
-        return f"GRPORecipe({self.values!r})"
-
-    def __reduce__(self):  # copy and pickle through the constructor (assignment is refused)
-        return (functools.partial(GRPORecipe, self.source, **self.values), ())
-
-    def replace(self, **values) -> GRPORecipe:
-        return GRPORecipe(self.source, **{**self.values, **values})
-
-    def to_dict(self) -> dict:
-        """The project's fields (with defaults) and every field the recipe sets: what
-        load_recipe reads back to an equal recipe, and what fingerprints the run."""
-        from recode_lib.training.config import PROJECT_FIELDS
-
-        out = {**{k: getattr(self, k) for k in PROJECT_FIELDS}, **self.values}
-        known = config_fields()
-        for k in OPTIONAL_FIELDS:  # unset: left out, so runs trained before it keep their key
-            if k not in self.values and out.get(k) == field_default(known[k]):
-                out.pop(k, None)
-        return out
-
-    def rm_placement_config(self):
-        """The RMPlacement of the rm_* fields."""
-        return RMPlacement(
-            where=str(self.rm_placement),
-            dtype=str(self.rm_dtype),
-            batch_size=int(self.rm_batch_size),
-            endpoint=self.rm_endpoint,
-            zero3=bool(self.rm_zero3),
+    known = config_fields()
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        hints = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
+        hint = "; ".join(f"{k!r}: did you mean {v[0]!r}?" for k, v in hints.items() if v)
+        raise ValueError(
+            f"{where}: unknown recipe field(s) {unknown} (a recipe sets fields "
+            "of trl.GRPOConfig and recode_lib.training.config.RecodeGRPOConfig)"
+            + (f"; {hint}" if hint else "")
         )
-
-    def validate(self) -> GRPORecipe:
-        """Checks that need no accelerator (TRL's own run when to_config builds the config)."""
-        where = f"recipe {self.name!r}"
-        if self.domain not in ROWS:
-            raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {self.domain!r}")
-        if self.num_generations < 2:
-            raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
-        spg = generation_steps(self)
-        if (self.per_device_train_batch_size * spg) % self.num_generations:
-            # TRL's rule: one generation batch (micro-batch x steps_per_generation, default the
-            # gradient accumulation) holds whole groups; a micro-batch may hold part of one
-            raise ValueError(
-                f"{where}: per_device_train_batch_size "
-                f"({self.per_device_train_batch_size}, completions per micro-batch) x "
-                f"steps_per_generation ({spg}) must be a multiple of num_generations "
-                f"({self.num_generations}): a generation batch holds whole groups"
-            )
-        if self.vllm_mode not in ("colocate", "server"):
-            raise ValueError(
-                f"{where}: vllm_mode must be colocate or server, got {self.vllm_mode!r}"
-            )
-        if not self.rewards:
-            raise ValueError(f"{where}: no rewards")
-        for r in self.rewards:
-            if not isinstance(r, dict) or "name" not in r:
-                raise ValueError(f"{where}: each reward must be a mapping with a 'name', got {r!r}")
-            try:
-                needs = reward_needs(r["name"])
-            except RewardConfigError as exc:
-                raise ValueError(f"{where}: {exc}") from None
-            if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
-                raise ValueError(
-                    f"{where}: reward {r['name']!r} gets the reward model from the "
-                    "recipe's rm_path and rm_* fields, not from its own options"
-                )
-        if not isinstance(self.allow_in_process_tests, bool):
-            raise ValueError(
-                f"{where}: allow_in_process_tests must be true or false, got "
-                f"{self.allow_in_process_tests!r}"
-            )
-        if self.setting not in ("single", "tool", "agentic"):
-            raise ValueError(
-                f"{where}: setting must be single, tool or agentic, got {self.setting!r}"
-            )
-        if self.setting != "single" and self.domain != "code":
-            raise ValueError(f"{where}: the {self.setting} setting needs domain: code")
-        if self.generation_precision not in PRECISIONS:
-            raise ValueError(
-                f"{where}: generation_precision must be one of {list(PRECISIONS)}, "
-                f"got {self.generation_precision!r}"
-            )
-        if self.generation_precision != "native":
-            if self.use_vllm or self.use_transformers_continuous_batching:
-                raise ValueError(
-                    f"{where}: generation_precision {self.generation_precision!r} "
-                    "replaces TRL's transformers generation; with use_vllm or "
-                    "use_transformers_continuous_batching the sampler is theirs"
-                )
-            if self.generation_precision == "int8" and not self.use_cpu:
-                raise ValueError(
-                    f"{where}: generation_precision 'int8' (torch dynamic "
-                    "quantization) runs on the CPU: set use_cpu: true, or use "
-                    "bfloat16 or vLLM on an accelerator"
-                )
-        if self.lora is not None:
-            try:
-                lora_config(self.lora)
-            except ValueError as exc:
-                raise ValueError(f"{where}: {exc}") from None
+    for name, value in values.items():  # types: a misspelt value is named here too
+        why = check_field(name, value)
+        if why:
+            raise ValueError(f"{where}: {why}")
+    values = dict(values)
+    use_cpu = bool(values.get("use_cpu", field_default(known["use_cpu"])))
+    if "bf16" in values:  # "auto": by this machine (recode_lib.bf16), a bool from here on
         try:
-            self.rm_placement_config().validate()
+            values["bf16"] = resolve_bf16(values["bf16"], use_cpu=use_cpu)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        return self
+    if values.get("generation_precision") == AUTO:  # by this machine, like bf16
+        if (
+            values.get("use_vllm")
+            or values.get("use_transformers_continuous_batching")
+            or not values.get("lora")
+        ):
+            values["generation_precision"] = "native"  # vLLM samples; no adapter to merge
+        else:
+            values["generation_precision"] = resolve_precision(AUTO, copy=True, use_cpu=use_cpu)
+    recipe = RecodeGRPOConfig(build=False, **values)
+    recipe.set_fields = tuple(values)
+    return recipe
 
-    def to_config(self, output_dir: str | Path, **overrides):
-        """The RecodeGRPOConfig of this recipe writing to output_dir (TRL validates it here and
-        initialises the accelerator state: call it in the training process)."""
-        from recode_lib.training.config import RecodeGRPOConfig
 
-        return RecodeGRPOConfig(**{**self.values, **overrides, "output_dir": str(output_dir)})
+def recipe_values(recipe: RecodeGRPOConfig) -> dict[str, Any]:
+    """The fields a recipe sets: its set_fields, and any field given another value than its
+    default since (an assignment), by name."""
+    known = config_fields()
+    return {
+        name: getattr(recipe, name)
+        for name, f in known.items()
+        if name in recipe.set_fields or getattr(recipe, name) != field_default(f)
+    }
 
 
-def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPORecipe:
-    """The recipe `name_or_path` (a name in recipes/ or a YAML path) with `overrides` applied;
-    ValueError naming the file and any unknown field, FileNotFoundError for a missing recipe."""
+def recipe_dict(recipe: RecodeGRPOConfig) -> dict[str, Any]:
+    """What identifies a run: the fields every run records (config.RECORDED_FIELDS: the
+    project's, with their defaults) and every field the recipe sets (recipe_values). It is
+    what load_recipe reads back to an equal recipe, run.json records and run_fingerprint
+    hashes."""
+    from recode_lib.training.config import RECORDED_FIELDS
+
+    return {**{k: getattr(recipe, k) for k in RECORDED_FIELDS}, **recipe_values(recipe)}
+
+
+def replace_fields(recipe: RecodeGRPOConfig, **values) -> RecodeGRPOConfig:
+    """A new recipe: `recipe` with `values` set too, checked as make_recipe checks them
+    (dataclasses.replace would build it)."""
+    return make_recipe(f"recipe {recipe.name!r}", {**recipe_values(recipe), **values})
+
+
+def validate_recipe(recipe: RecodeGRPOConfig) -> RecodeGRPOConfig:
+    """Checks that need no accelerator (TRL's own run when grpo_config builds the config);
+    returns the recipe."""
+    where = f"recipe {recipe.name!r}"
+    if recipe.domain not in ROWS:
+        raise ValueError(f"{where}: domain must be one of {sorted(ROWS)}, got {recipe.domain!r}")
+    if recipe.num_generations < 2:
+        raise ValueError(f"{where}: num_generations must be >= 2 (GRPO compares a group)")
+    spg = generation_steps(recipe)
+    if (recipe.per_device_train_batch_size * spg) % recipe.num_generations:
+        # TRL's rule: one generation batch (micro-batch x steps_per_generation, default the
+        # gradient accumulation) holds whole groups; a micro-batch may hold part of one
+        raise ValueError(
+            f"{where}: per_device_train_batch_size "
+            f"({recipe.per_device_train_batch_size}, completions per micro-batch) x "
+            f"steps_per_generation ({spg}) must be a multiple of num_generations "
+            f"({recipe.num_generations}): a generation batch holds whole groups"
+        )
+    if recipe.vllm_mode not in ("colocate", "server"):
+        raise ValueError(f"{where}: vllm_mode must be colocate or server, got {recipe.vllm_mode!r}")
+    if not recipe.rewards:
+        raise ValueError(f"{where}: no rewards")
+    for r in recipe.rewards:
+        if not isinstance(r, dict) or "name" not in r:
+            raise ValueError(f"{where}: each reward must be a mapping with a 'name', got {r!r}")
+        try:
+            needs = reward_needs(r["name"])
+        except RewardConfigError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if Need.REWARD_MODEL in needs and ("scorer" in r or "rm_path" in r):
+            raise ValueError(
+                f"{where}: reward {r['name']!r} gets the reward model from the "
+                "recipe's rm_path and rm_* fields, not from its own options"
+            )
+    if not isinstance(recipe.allow_in_process_tests, bool):
+        raise ValueError(
+            f"{where}: allow_in_process_tests must be true or false, got "
+            f"{recipe.allow_in_process_tests!r}"
+        )
+    if recipe.setting not in ("single", "tool", "agentic"):
+        raise ValueError(
+            f"{where}: setting must be single, tool or agentic, got {recipe.setting!r}"
+        )
+    if recipe.setting != "single" and recipe.domain != "code":
+        raise ValueError(f"{where}: the {recipe.setting} setting needs domain: code")
+    if recipe.generation_precision not in PRECISIONS:
+        raise ValueError(
+            f"{where}: generation_precision must be one of {list(PRECISIONS)}, "
+            f"got {recipe.generation_precision!r}"
+        )
+    if recipe.generation_precision != "native":
+        if recipe.use_vllm or recipe.use_transformers_continuous_batching:
+            raise ValueError(
+                f"{where}: generation_precision {recipe.generation_precision!r} "
+                "replaces TRL's transformers generation; with use_vllm or "
+                "use_transformers_continuous_batching the sampler is theirs"
+            )
+        if recipe.generation_precision == "int8" and not recipe.use_cpu:
+            raise ValueError(
+                f"{where}: generation_precision 'int8' (torch dynamic "
+                "quantization) runs on the CPU: set use_cpu: true, or use "
+                "bfloat16 or vLLM on an accelerator"
+            )
+    if recipe.lora is not None:
+        try:
+            lora_config(recipe.lora)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    try:
+        recipe.rm_placement_config().validate()
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    return recipe
+
+
+def build_config(recipe: RecodeGRPOConfig, output_dir: str | Path, **overrides):
+    """The built RecodeGRPOConfig of this recipe writing to output_dir (TRL validates it here and
+    initialises the accelerator state: call it in the training process); the recipe itself is
+    left as it was."""
+    return dataclasses.replace(
+        copy.deepcopy(recipe), build=True, **overrides, output_dir=str(output_dir)
+    )
+
+
+def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> RecodeGRPOConfig:
+    """The recipe `name_or_path` (a name in recipes/ or a YAML path) with `overrides` applied,
+    unbuilt (make_recipe) and checked (validate_recipe); ValueError naming the file and any
+    unknown field, FileNotFoundError for a missing recipe."""
     import yaml
 
     p = Path(name_or_path)
@@ -282,7 +253,7 @@ def load_recipe(name_or_path: str | Path = "cg_grpo_smoke", **overrides) -> GRPO
         raise ValueError(f"{path}: a recipe must be a mapping of GRPO config fields")
     data.setdefault("name", path.stem)
     data.update(overrides)
-    return GRPORecipe(str(path), **data).validate()
+    return validate_recipe(make_recipe(str(path), data))
 
 
 def give_stop_ids(funcs, stop_ids: list) -> None:
@@ -348,13 +319,13 @@ def build_dataset(problems, domain: str = "code", reasoning: bool = True):
     return Dataset.from_list(rows)
 
 
-def reward_sandbox_config(recipe: GRPORecipe):
+def reward_sandbox_config(recipe: RecodeGRPOConfig):
     """The rewards' SandboxConfig: None (the default) unless the recipe asks for the testlib
     checkers' exact-match fallback (checker_fallback)."""
     return SandboxConfig(checker_fallback=True) if recipe.checker_fallback else None
 
 
-def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
+def reward_resources(recipe: RecodeGRPOConfig, runner=None, trainer_device=None):
     """What the recipe's rewards may need, each made on first need: the sandbox runner, and
     the reward model at recipe.rm_path placed as the rm_* fields say (on trainer_device for
     rm_placement: trainer)."""
@@ -379,7 +350,7 @@ def reward_resources(recipe: GRPORecipe, runner=None, trainer_device=None):
     return RewardResources({Need.SANDBOX: sandbox, Need.REWARD_MODEL: reward_model})
 
 
-def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
+def build_rewards(recipe: RecodeGRPOConfig, runner=None, *, resources=None):
     """(reward functions, weights) from recipe.rewards, through the reward registry: each
     reward gets what its entry needs from `resources` (default: reward_resources(recipe,
     runner)), one sandbox runner and one reward model shared by all."""
@@ -392,7 +363,7 @@ def build_rewards(recipe: GRPORecipe, runner=None, *, resources=None):
     return funcs, weights
 
 
-def tool_limits(recipe: GRPORecipe):
+def tool_limits(recipe: RecodeGRPOConfig):
     """The sandbox limits of one tool call in the recipe's tool/agentic setting."""
     return ToolLimits(
         time_limit_s=recipe.tool_time_limit_s,
@@ -401,7 +372,7 @@ def tool_limits(recipe: GRPORecipe):
     )
 
 
-def setting_parts(recipe: GRPORecipe, funcs: list, tok):
+def setting_parts(recipe: RecodeGRPOConfig, funcs: list, tok):
     """(reward functions, GRPOTrainer keyword arguments) for the recipe's setting: single-turn
     as is; tool/agentic: each reward judges the rollout's final answer
     (recode_lib.environments.settings), TRL's environment_factory runs the environment, and
@@ -415,8 +386,8 @@ def setting_parts(recipe: GRPORecipe, funcs: list, tok):
     return [setting_reward(f, recipe.setting) for f in funcs], {"environment_factory": factory}
 
 
-def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
-    """recipe.to_config(output_dir) with the reward weights of recipe.rewards and the policy
+def grpo_config(recipe: RecodeGRPOConfig, output_dir: str | Path):
+    """build_config(recipe, output_dir) with the reward weights of recipe.rewards and the policy
     loaded in recode_lib.models.training_dtype (float32: bf16 recipes compute in bf16 autocast,
     or DeepSpeed's bf16 optimizer, over fp32 master weights; a recipe's model_init_kwargs asking
     for a half dtype raises)."""
@@ -428,7 +399,7 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path):
         init = trainer_model_init_kwargs(init, bf16=bool(recipe.bf16))
     except ValueError as exc:
         raise ValueError(f"recipe {recipe.name!r}: {exc}") from None
-    return recipe.to_config(output_dir, reward_weights=weights, model_init_kwargs=init)
+    return build_config(recipe, output_dir, reward_weights=weights, model_init_kwargs=init)
 
 
 @dataclass
@@ -467,12 +438,12 @@ def upstream_stamps(recipe) -> dict:
     return out
 
 
-def run_fingerprint(recipe: GRPORecipe, problems) -> str:
+def run_fingerprint(recipe: RecodeGRPOConfig, problems) -> str:
     """What a trained run depends on: every recipe field except LOGGING_FIELDS (switching the
     tracker keeps a finished run), every training problem (the same after the YAML/jsonl
     round trip of the accelerate launcher) and the weights of its local start and reward models
     (upstream_stamps; runs of hub ids and aliases keep the fingerprint they had before)."""
-    fields = {k: v for k, v in recipe.to_dict().items() if k not in LOGGING_FIELDS}
+    fields = {k: v for k, v in recipe_dict(recipe).items() if k not in LOGGING_FIELDS}
     parts = [fields, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems]]
     stamps = upstream_stamps(recipe)
     return fingerprint(*parts, stamps) if stamps else fingerprint(*parts)
@@ -508,7 +479,7 @@ def generation_steps(recipe) -> int:
     return int(getattr(recipe, "steps_per_generation", None) or recipe.gradient_accumulation_steps)
 
 
-def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
+def prompts_per_step(recipe: RecodeGRPOConfig, num_processes: int = 1) -> int:
     """Training prompts one generation batch takes: per_device_train_batch_size x processes x
     steps_per_generation (default gradient_accumulation_steps) / num_generations. TRL's
     sampler drops an incomplete batch, so fewer problems than this train for 0 steps."""
@@ -516,7 +487,9 @@ def prompts_per_step(recipe: GRPORecipe, num_processes: int = 1) -> int:
     return -(-completions // recipe.num_generations)
 
 
-def check_enough_problems(recipe: GRPORecipe, n_problems: int, num_processes: int = 1) -> None:
+def check_enough_problems(
+    recipe: RecodeGRPOConfig, n_problems: int, num_processes: int = 1
+) -> None:
     """ValueError when n_problems cannot fill one optimizer step (GRPO would silently train
     0 steps and save the start model as final/)."""
     need = prompts_per_step(recipe, num_processes)
@@ -569,12 +542,12 @@ def trim_metrics(metrics_path: Path, step: int) -> int:
 
 
 def train(
-    recipe: GRPORecipe, problems, output_dir: str | Path, *, resume: bool = True
+    recipe: RecodeGRPOConfig, problems, output_dir: str | Path, *, resume: bool = True
 ) -> TrainResult:
     """Train (or resume, or skip when done); returns where the final checkpoint and metrics are."""
     from recode_lib.training.callbacks import MetricsJsonlCallback, timed_trainer_class
 
-    recipe.validate()
+    validate_recipe(recipe)
     out = Path(output_dir)
     final = out / "final"
     metrics = out / "metrics.jsonl"
@@ -640,7 +613,7 @@ def train(
             )
     write_json_atomic(
         out / "run.json",
-        provenance(recipe.seed, recipe.to_dict())
+        provenance(recipe.seed, recipe_dict(recipe))
         | {"model_path": model_path, "resumed_from": last, "n_problems": len(dataset)},
     )
     try:

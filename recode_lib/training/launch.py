@@ -14,21 +14,24 @@ import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recode_lib.jsonl import write_jsonl_atomic
 from recode_lib.paths import PROJECT_ROOT
 from recode_lib.rewards import Need, reward_needs
 from recode_lib.run_files import TRANSFER
 from recode_lib.training.grpo import (
-    GRPORecipe,
     TrainResult,
     check_enough_problems,
     final_complete,
     grpo_config,
     load_recipe,
+    recipe_dict,
+    replace_fields,
     retire_stale_run,
     run_fingerprint,
     train,
+    validate_recipe,
 )
 from recode_lib.training.launch_configs import (
     Launcher,
@@ -38,6 +41,9 @@ from recode_lib.training.launch_configs import (
 )
 from recode_lib.training.slurm import SlurmShape, check_script, sbatch_script, submit
 
+if TYPE_CHECKING:
+    from recode_lib.training.config import RecodeGRPOConfig
+
 TRANSFER_BASELINE = "transfer_outcome_only"  # the transfer policy trained without R_proc
 SEED_TAG = "_seed"  # <variant>_seed<s>: one run of a variant per seed (seed_run_name)
 LAUNCHERS = tuple(x.value for x in Launcher)  # plain strings: error messages show them
@@ -45,14 +51,14 @@ LAUNCHERS = tuple(x.value for x in Launcher)  # plain strings: error messages sh
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
 
 
-def check_grpo_config(recipe: GRPORecipe, output_dir):
+def check_grpo_config(recipe: RecodeGRPOConfig, output_dir):
     """The GRPOConfig the GPU run gets, built on CPU: every recipe field as set (vLLM keys
     included), only use_cpu/bf16 made CPU-safe (bf16 needs a GPU when TRL checks it)."""
-    return grpo_config(recipe.replace(use_cpu=True, bf16=False), output_dir)
+    return grpo_config(replace_fields(recipe, use_cpu=True, bf16=False), output_dir)
 
 
 def launch(
-    recipe: GRPORecipe,
+    recipe: RecodeGRPOConfig,
     problems,
     output_dir: str | Path,
     *,
@@ -104,11 +110,11 @@ def launch(
     )
     if launcher == Launcher.DRYRUN:
         check_grpo_config(recipe, out)
-        recipe = recipe.replace(**DRYRUN_CPU_FIELDS)
-    retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
+        recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
+    retire_stale_run(out, run_fingerprint(validate_recipe(recipe), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
-        (out / "recipe.yaml").write_text(yaml.safe_dump(recipe.validate().to_dict()))
+        (out / "recipe.yaml").write_text(yaml.safe_dump(recipe_dict(validate_recipe(recipe))))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
         if launcher in (Launcher.SLURM, Launcher.DRYRUN):
             shape = slurm if launcher == Launcher.SLURM else SlurmShape(nodes=2, gpus_per_node=8)
@@ -268,7 +274,7 @@ def train_variants(
     recipes = {}
     for name, own in variants.items():
         fields = {"n_problems": len(problems), **overrides, **dict(own), "name": name_prefix + name}
-        recipes[name] = load_recipe(recipe, **fields).validate()
+        recipes[name] = load_recipe(recipe, **fields)
         require_reward_model([r["name"] for r in recipes[name].rewards], recipes[name].rm_path)
     results = {}
 
