@@ -1,10 +1,11 @@
 """Every command the README prints runs as printed, as far as a test can run it cheaply: each
 `recode ...` command parses (the subcommand exists, argparse accepts its options), `recode plan`
-runs, `recode reproduce` passes the checks made before any notebook, `recode grpo` gives what
-its recipe needs (rm_path for a process reward), `recode --help` lists the subcommands used;
-each `make ...` command dry-runs (`make -n`: the target and variables exist) and the recode calls
-it makes parse; the rest (conda, tensorboard, pip extras, the Slurm exports) name what the
-project has. A renamed option, target or variable fails here, not in a reader's shell."""
+runs, `recode stage` lists (its --list), `recode reproduce` passes the checks it makes before
+any notebook, `recode grpo` gives what its recipe needs (rm_path for a process reward), and
+`recode --help` lists the subcommands used; each `make ...` command dry-runs (`make -n`: the
+target and variables exist) and the recode calls it makes parse; the rest (conda, tensorboard,
+pip extras, the Slurm exports) name what the project has. A renamed option, target or variable
+fails here, not in a reader's shell."""
 
 import argparse
 import importlib
@@ -138,6 +139,16 @@ def test_the_readme_plan_command_runs_as_printed(capsys):
     for cmd in cmds:
         rc, out = run_in_process(cmd, capsys)
         assert rc == 0 and "GPU-hours" in out, f"README: `{cmd}` exits {rc}"
+
+
+def test_every_readme_stage_command_lists_what_it_would_fetch(capsys, monkeypatch):
+    """`recode stage` as printed, with its own dry run (--list: never downloads), offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cmds = [c for c in readme_commands() if c.startswith("recode stage ")]
+    assert cmds
+    for cmd in cmds:
+        rc, out = run_in_process(cmd + " --list", capsys)
+        assert rc == 0 and "Qwen/Qwen2.5-Coder-7B-Instruct" in out, f"README: `{cmd} --list`"
 
 
 def test_every_readme_reproduce_command_passes_the_checks_before_any_notebook():
