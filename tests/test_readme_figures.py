@@ -1,8 +1,10 @@
 """The README's measured figures are the project's: every time (minutes, hours, "N min M s")
 and every measured memory figure (GiB with a decimal) in a README paragraph that cites
 docs/measured.md appears there too, so a figure cannot drift from its measurement (the README
-once said ~87 min for a profile docs/measured.md had at 47.0). Budget figures are the plan's
-(tests/test_plan.py)."""
+once said ~87 min for a profile docs/measured.md had at 47.0). Where a figure comes from is
+explicit for the quickstart (QUICKSTART_ROWS: each line's figures are in the row it quotes) and
+for the laptop run (LAPTOP_RUN: its per-notebook minutes, total and largest process are computed
+from that table). Budget figures are the plan's (tests/test_plan.py)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ LAPTOP_RUN = "**Cold, with the shown + hidden SFT start**"
 # a README quickstart line (its command) -> the measured.md row its figures come from (the row's
 # first cell starts so); each figure on the line must be in that row
 QUICKSTART_ROWS = {
+    "make env TORCH_INDEX=cpu": "| `make env` (fresh clone",
     "make test": "| `make test` on 2 pytest-xdist workers",
     "make reproduce": "| `make reproduce` (smoke, the profile that shows something",
 }
