@@ -43,7 +43,7 @@ endif
 
 help:
 	@echo "make reproduce [PROFILE=smoke|laptop|paper] run every notebook in order (papermill) into runs/<profile>/"
-	@echo "make test                             run the CPU test suite, without the long tests (tests/long_tests.txt)"
+	@echo "make test                             run the CPU test suite, without the long tests (tests/long_tests.txt; 2 workers as root)"
 	@echo "make test-long                        the long tests (CI runs them; 2 workers as root)"
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
 	@echo "make test-vllm                        the real vLLM engine's tests (vLLM's CPU build on CPU; CI runs them)"
@@ -98,14 +98,15 @@ reproduce: $(ENV_DEP)
 figures: $(ENV_DEP)
 	$(PYTHON) -m recode_lib reproduce --profile $(PROFILE) --only 99 --force --no-plan $(ARGS)
 
-# `make test`: pyproject's default selection minus the `long` tests (tests/long_tests.txt),
-# serially; `make test-long`: those long tests (CI runs both), as root on 2 pytest-xdist
-# workers (tests/conftest.py keeps each file, and the userns tests, on one worker), as a
-# normal user serially (the sandbox's userns mode counts one user's processes across workers)
+# `make test`: pyproject's default selection minus the `long` tests (tests/long_tests.txt);
+# `make test-long`: those long tests (CI runs both). Both as root on 2 pytest-xdist workers
+# (tests/conftest.py keeps each file, and the userns tests, on one worker), as a normal user
+# serially (the sandbox's userns mode counts one user's processes across workers); XDIST=
+# (empty) runs them serially as root too
 SELECT := not slow and not notebooks and not browser and not vllm
 XDIST  ?= $(if $(filter 0,$(shell id -u)),-n 2 --dist loadfile,)
 test: $(ENV_DEP)
-	$(PYTHON) -m pytest -m "$(SELECT) and not long" $(ARGS)
+	$(PYTHON) -m pytest -m "$(SELECT) and not long" $(XDIST) $(ARGS)
 
 test-long: $(ENV_DEP)
 	$(PYTHON) -m pytest -m "$(SELECT) and long" $(XDIST) $(ARGS)

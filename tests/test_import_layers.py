@@ -25,6 +25,7 @@ cli/__init__ and data/__init__ do inside their own package).
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -179,10 +180,21 @@ def _walk(node, in_function: bool):
         )
 
 
+@functools.cache
+def _import_nodes(path: Path) -> tuple:
+    """(node, in_function) for every import statement of the file at `path`, parsed once per
+    session (several tests read the whole tree; the source does not change during a run)."""
+    return tuple(
+        (node, in_function)
+        for node, in_function in _walk(ast.parse(path.read_text()), False)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
+
+
 def _third_party(path: Path) -> set[str]:
     """Top-level third-party names imported at module level."""
     out = set()
-    for node, in_function in _walk(ast.parse(path.read_text()), False):
+    for node, in_function in _import_nodes(path):
         if in_function:
             continue
         if isinstance(node, ast.Import):
@@ -197,7 +209,7 @@ def internal_imports() -> list[Import]:
     for path in sorted(ROOT.rglob("*.py")):
         mod = module_name(path)
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-        for node, in_function in _walk(ast.parse(path.read_text()), False):
+        for node, in_function in _import_nodes(path):
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -373,7 +385,7 @@ def private_imports() -> list[tuple[str, str, int]]:
     out = []
     for path in sorted(ROOT.rglob("*.py")):
         mod = module_name(path)
-        for node, _ in _walk(ast.parse(path.read_text()), False):
+        for node, _ in _import_nodes(path):
             if (
                 isinstance(node, ast.ImportFrom)
                 and not node.level

@@ -6,6 +6,7 @@ The Makefile is read with `make -n` (commands printed, nothing run or installed)
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,9 +21,12 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="no make on
 
 
 def make_n(*args: str) -> str:
+    # an outer `make test ARGS=...` passes its variables down in MAKEFLAGS: not to this make
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "ARGS")}
     out = subprocess.run(
         ["make", "-n", "--no-print-directory", *args],
         cwd=PROJECT_ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,

@@ -50,8 +50,13 @@ def test_make_test_and_test_long_split_the_default_selection():
         text=True,
         check=True,
     ).stdout.splitlines()
-    marks = [re.search(r'-m "([^"]*)"', ln).group(1) for ln in lines if "pytest" in ln]
+    runs = [ln for ln in lines if "pytest" in ln]
+    marks = [re.search(r'-m "([^"]*)"', ln).group(1) for ln in runs]
     assert marks == [f"{base} and not long", f"{base} and long"]
+    # as root both run on 2 pytest-xdist workers (`make test` within 3 minutes on 2 cores),
+    # as a normal user serially (the userns tests share one user's process count)
+    for ln in runs:
+        assert ("-n 2 --dist loadfile" in ln) == (os.getuid() == 0), ln
     assert "time make test\ntime make test-long\n" in (ROOT / ".ci" / "run").read_text()
 
 

@@ -7,6 +7,7 @@ sandbox`, `recode eval` and EvalSpec. The Ray tests skip, saying why, where ray 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -14,13 +15,11 @@ import pytest
 from recode_lib.sandbox import RayFanoutError, RecordError, SandboxConfig, execute_many
 from recode_lib.sandbox.fanout import chunk_bounds, default_chunk_size
 
-try:
-    import ray
-except ImportError:
-    ray = None
-
+# ray is imported by the cluster fixture only: importing it costs seconds, which every
+# pytest-xdist worker would otherwise pay while collecting
+HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(
-    ray is None, reason="ray is not installed (the `scale` extra: pip install 'recode[scale]')"
+    not HAVE_RAY, reason="ray is not installed (the `scale` extra: pip install 'recode[scale]')"
 )
 CFG = SandboxConfig(time_limit_s=0.5, memory_mb=256, max_output_bytes=1 << 20)
 CALL = {
@@ -89,8 +88,10 @@ def verdicts(results):
 
 @pytest.fixture(scope="module")
 def cluster():
-    if ray is None:
+    if not HAVE_RAY:
         pytest.skip("ray is not installed (the `scale` extra: pip install 'recode[scale]')")
+    import ray
+
     from recode_lib.ray_cluster import START_ATTEMPTS, start_local
 
     started = not ray.is_initialized()
