@@ -164,7 +164,11 @@ def merge_fields(*mappings: Mapping[str, Any] | None) -> dict[str, Any]:
 def render(kinds: dict[str, tuple[str, ...]]) -> str:
     """This module's source with `kinds` as its table."""
     head = Path(__file__).read_text().split("\n" + MARK)[0]
-    rows = "".join(f"    {name!r}: {k!r},\n" for name, k in kinds.items())
+
+    def tup(k: tuple[str, ...]) -> str:  # ruff format's spelling: double quotes
+        return "(" + ", ".join(f'"{x}"' for x in k) + ("," if len(k) == 1 else "") + ")"
+
+    rows = "".join(f'    "{name}": {tup(k)},\n' for name, k in kinds.items())
     return f"{head}\n{MARK}\nKINDS: dict[str, tuple[str, ...]] = {{\n{rows}}}\n"
 
 
