@@ -150,3 +150,24 @@ def test_the_judged_parse_survives_pickling(tool_tok):
     again = pickle.loads(pickle.dumps(tok))
     ids = turn_ids(tok, [("<think>p</think>\nx", False), ("<|im_start|>", True), ("y", False)])
     assert trl_parse(again, ids, prefix) == trl_parse(tok, ids, prefix)
+
+
+def test_an_empty_think_block_then_prose_gets_the_format_verdict_of_evaluation(tool_tok):
+    """The parser drops an empty reasoning_content, so training read "prose + code" (the
+    prose counts as reasoning: R_fmt 1) where evaluation reads an empty think block (0)."""
+    tok, prefix = tool_tok
+    ids = turn_ids(tok, [("<think></think>Add them.\n" + CODE, False)])
+    training, evaluation, msg = judged(tok, prefix, ids)
+    assert training.format_ok == evaluation.format_ok, json.dumps(msg)
+
+
+def test_a_think_block_ending_in_backticks_keeps_the_answer_after_it(tool_tok):
+    """The parser strips the reasoning and message_text put it back between newlines: a
+    reasoning ending in ``` became an opening fence that swallowed the answer (reward 0 in
+    training for an answer evaluation passes)."""
+    tok, prefix = tool_tok
+    ids = turn_ids(tok, [("<think>plan\n```</think>\n" + CODE, False)])
+    training, evaluation, msg = judged(tok, prefix, ids)
+    assert (training.format_ok, training.code) == (evaluation.format_ok, evaluation.code), (
+        json.dumps(msg)
+    )

@@ -22,7 +22,9 @@ wrote the literal (in ordinary tokens; generation goes on) was judged in trainin
 after it only. And the tokenizer's parse_response reads the text the generation backends give
 evaluation (JudgedTextParse: special tokens other than the template's own delimiters dropped, no
 clean-up of spaces), where it decoded every special token, so `'<|im_start|>'` inside the code
-ran in training and vanished in evaluation.
+ran in training and vanished in evaluation. The message it returns carries the turn's text as
+evaluation reads it (prompts.GENERATED_TEXT_KEY), which the judge reads instead of undoing the
+parser's split of the reasoning (that split strips the reasoning and drops an empty one).
 SmolLM2-135M-Instruct renders and parses fine with CHATML_TOOLS but does not call tools: 0 calls
 in 8 tool-setting episodes on the micro-benchmark, and 0 in 8 with a one-shot tool-call example
 in the system block (not kept; docs/settings.md).
@@ -34,6 +36,8 @@ from __future__ import annotations
 import copy
 import re
 from pathlib import Path
+
+from recode_lib.prompts import GENERATED_TEXT_KEY
 
 CHATML_TOOLS = (Path(__file__).with_name("chatml_tools.jinja")).read_text(encoding="utf-8")
 
@@ -109,8 +113,11 @@ class JudgedTextParse:
     inside the code (`len('<|im_start|>')`) made a program that passed in training and failed
     in evaluation, or the reverse. Here the response's ids are decoded as evaluation decodes
     them, except the special tokens one of the template's delimiters matches (the end-of-turn
-    closer, special tool-call tags), which the parser needs. Text responses and the prefix
-    are passed on unchanged. Picklable (no closure)."""
+    closer, special tool-call tags), which the parser needs; and each parsed message carries
+    that text whole (prompts.GENERATED_TEXT_KEY), which the judge reads (prompts.message_text):
+    the parser's split of the reasoning cannot be undone exactly (it strips the reasoning and
+    drops an empty one). Text responses and the prefix are passed on unchanged. Picklable (no
+    closure)."""
 
     __slots__ = ("tok",)
 
@@ -119,18 +126,27 @@ class JudgedTextParse:
 
     def __call__(self, response, schema=None, *, prefix=None, tools=None):
         tok = self.tok
-        if not isinstance(response, str):
-            response = self.text(response, schema)
-        return type(tok).parse_response(tok, response, schema, prefix=prefix, tools=tools)
+        if isinstance(response, str) or (
+            isinstance(response, (list, tuple)) and response and isinstance(response[0], str)
+        ):  # text: passed on as it is
+            return type(tok).parse_response(tok, response, schema, prefix=prefix, tools=tools)
+        if hasattr(response, "tolist"):
+            response = response.tolist()
+        batch = bool(response) and isinstance(response[0], list)
+        rows = response if batch else [response]
+        texts = [self.text(ids, schema) for ids in rows]
+        parsed = type(tok).parse_response(tok, texts, schema, prefix=prefix, tools=tools)
+        for msg, ids in zip(parsed, rows, strict=True):
+            if isinstance(msg, dict):
+                msg[GENERATED_TEXT_KEY] = tok.decode(
+                    ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+                )
+        return parsed if batch else parsed[0]
 
     def text(self, ids, schema=None):
         """The response's text as evaluation reads it, the template's special delimiters kept
         (the end-of-turn closer only at the end, where generation stopped at it)."""
         tok = self.tok
-        if hasattr(ids, "tolist"):
-            ids = ids.tolist()
-        if ids and isinstance(ids[0], list):  # a batch: parse_response takes a list of texts
-            return [self.text(row, schema) for row in ids]
         ids = list(ids)
         anywhere, at_end = structural_ids(
             tok, schema if schema is not None else tok.response_template
