@@ -51,6 +51,11 @@ def build_messages(problem, reasoning: bool = True) -> list[dict]:
 # "thinking"), an OpenAI-compatible server with a reasoning parser ("reasoning_content",
 # newer vLLM "reasoning")
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+# the turn's whole text as evaluation reads it (the generation backends' decode), which the tool
+# tokenizer's parse adds to the message it hands the rewards (environments.chat.JudgedTextParse):
+# a response parser's split cannot be undone exactly (it strips the reasoning and drops an
+# empty one)
+GENERATED_TEXT_KEY = "generated_text"
 
 
 def message_text(message: dict) -> str:
@@ -59,7 +64,14 @@ def message_text(message: dict) -> str:
     TRL parses every completion so when the tokenizer has a response template, as the tool
     and agentic settings' templates do). Without this the judge would read a canonical answer
     as "no reasoning before the code" in training while evaluation, which reads the raw text,
-    reads it as well formatted. An empty reasoning stays an empty think block (as generated)."""
+    reads it as well formatted. An empty reasoning stays an empty think block (as generated).
+    A message that carries the turn's text as generated (GENERATED_TEXT_KEY) is that text: the
+    split is then not undone but skipped (the parser strips the reasoning, so a reasoning that
+    ended in ``` came back as an opening fence, and drops an empty one, so "<think></think>"
+    before prose came back as prose)."""
+    generated = message.get(GENERATED_TEXT_KEY)
+    if isinstance(generated, str):
+        return generated
     content = message.get("content") or ""
     content = content if isinstance(content, str) else str(content)
     for key in REASONING_KEYS:

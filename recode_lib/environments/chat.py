@@ -16,6 +16,15 @@ A template with tool support is left alone when the tokenizer already has a resp
 Every response template it leaves on the tokenizer opens the reasoning only at the start of the
 turn (anchor_reasoning): TRL's templates open it at any `<think>`, so a literal '<think>' inside
 the code after the think block cut the code there in training while evaluation ran it whole.
+Likewise the content closes only at the end of the turn (anchor_turn_end): TRL's templates close
+it at any `<|im_end|>`, and a later content region replaced the earlier one, so a turn that
+wrote the literal (in ordinary tokens; generation goes on) was judged in training on the text
+after it only. And the tokenizer's parse_response reads the text the generation backends give
+evaluation (JudgedTextParse: special tokens other than the template's own delimiters dropped, no
+clean-up of spaces), where it decoded every special token, so `'<|im_start|>'` inside the code
+ran in training and vanished in evaluation. The message it returns carries the turn's text as
+evaluation reads it (prompts.GENERATED_TEXT_KEY), which the judge reads instead of undoing the
+parser's split of the reasoning (that split strips the reasoning and drops an empty one).
 SmolLM2-135M-Instruct renders and parses fine with CHATML_TOOLS but does not call tools: 0 calls
 in 8 tool-setting episodes on the micro-benchmark, and 0 in 8 with a one-shot tool-call example
 in the system block (not kept; docs/settings.md).
@@ -27,6 +36,8 @@ from __future__ import annotations
 import copy
 import re
 from pathlib import Path
+
+from recode_lib.prompts import GENERATED_TEXT_KEY
 
 CHATML_TOOLS = (Path(__file__).with_name("chatml_tools.jinja")).read_text(encoding="utf-8")
 
@@ -55,24 +66,162 @@ def anchor_reasoning(response_template):
     return out
 
 
+def anchor_turn_end(response_template):
+    """A copy of a transformers response template whose implicit field (the one without an
+    opener: `content`) closes only at the end of the turn, never at an earlier match of its
+    closer.
+
+    The parser closes that field at every match (`<|im_end|>` in TRL's Qwen templates) and
+    reopens it for the text after, which replaces what it held: a turn that writes the
+    literal '<|im_end|>' in ordinary tokens (generation does not stop there) was judged in
+    training on the text after it only, while evaluation reads the whole turn. Anchored, the
+    closer counts only as the turn's last text (trailing whitespace allowed by the pattern).
+    Templates without such a field (or not a dict) are returned unchanged."""
+    if not isinstance(response_template, dict) or not isinstance(
+        response_template.get("fields"), dict
+    ):
+        return response_template
+    for name, field in response_template["fields"].items():
+        if not isinstance(field, dict) or "open" in field or "open_pattern" in field:
+            continue
+        close = field.get("close_pattern")
+        if close is None and isinstance(field.get("close"), str):
+            close = re.escape(field["close"])
+        elif isinstance(field.get("close"), list):
+            close = "|".join(re.escape(c) for c in field["close"] if isinstance(c, str))
+        if not isinstance(close, str) or not close or close.endswith(r")\Z"):
+            return response_template  # none, or anchored already
+        out = copy.deepcopy(response_template)
+        anchored = out["fields"][name]
+        anchored.pop("close", None)
+        anchored["close_pattern"] = "(?:" + close + r")\Z"
+        return out
+    return response_template
+
+
+def anchor_template(response_template):
+    """anchor_reasoning and anchor_turn_end together: what prepare_tool_tokenizer installs."""
+    return anchor_turn_end(anchor_reasoning(response_template))
+
+
+class JudgedTextParse:
+    """`tok.parse_response` reading the text evaluation judges. TRL (GRPOTrainer, its tool
+    loop) parses each completion with `tokenizer.parse_response(ids, prefix=..., tools=...)`,
+    which decodes the ids with every special token kept (and the tokenizer's clean-up of
+    spaces), while the generation backends give evaluation `decode(skip_special_tokens=True,
+    clean_up_tokenization_spaces=False)` (generation/hf.py, vllm_backend.py): a special token
+    inside the code (`len('<|im_start|>')`) made a program that passed in training and failed
+    in evaluation, or the reverse. Here the response's ids are decoded as evaluation decodes
+    them, except the special tokens one of the template's delimiters matches (the end-of-turn
+    closer, special tool-call tags), which the parser needs; and each parsed message carries
+    that text whole (prompts.GENERATED_TEXT_KEY), which the judge reads (prompts.message_text):
+    the parser's split of the reasoning cannot be undone exactly (it strips the reasoning and
+    drops an empty one). Text responses and the prefix are passed on unchanged. Picklable (no
+    closure)."""
+
+    __slots__ = ("tok",)
+
+    def __init__(self, tok):
+        self.tok = tok
+
+    def __call__(self, response, schema=None, *, prefix=None, tools=None):
+        tok = self.tok
+        if isinstance(response, str) or (
+            isinstance(response, (list, tuple)) and response and isinstance(response[0], str)
+        ):  # text: passed on as it is
+            return type(tok).parse_response(tok, response, schema, prefix=prefix, tools=tools)
+        if hasattr(response, "tolist"):
+            response = response.tolist()
+        batch = bool(response) and isinstance(response[0], list)
+        rows = response if batch else [response]
+        texts = [self.text(ids, schema) for ids in rows]
+        parsed = type(tok).parse_response(tok, texts, schema, prefix=prefix, tools=tools)
+        for msg, ids in zip(parsed, rows, strict=True):
+            if isinstance(msg, dict):
+                msg[GENERATED_TEXT_KEY] = tok.decode(
+                    ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+                )
+        return parsed if batch else parsed[0]
+
+    def text(self, ids, schema=None):
+        """The response's text as evaluation reads it, the template's special delimiters kept
+        (the end-of-turn closer only at the end, where generation stopped at it)."""
+        tok = self.tok
+        ids = list(ids)
+        anywhere, at_end = structural_ids(
+            tok, schema if schema is not None else tok.response_template
+        )
+        special = set(tok.all_special_ids) | {
+            i for i, t in tok.added_tokens_decoder.items() if getattr(t, "special", False)
+        }
+        end = len(ids)
+        while end and ids[end - 1] in at_end:
+            end -= 1
+        kept = [i for i in ids[:end] if i in anywhere or i not in special] + ids[end:]
+        return tok.decode(kept, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def structural_ids(tok, response_template) -> tuple[set, set]:
+    """(ids of the special tokens a delimiter of one of the template's explicit fields matches,
+    ids of those the implicit field's closer matches: the end of the turn)."""
+    anywhere, at_end = [], []
+    fields = (response_template or {}).get("fields", {})
+    for field in fields.values() if isinstance(fields, dict) else ():
+        if not isinstance(field, dict):
+            continue
+        implicit = "open" not in field and "open_pattern" not in field
+        pats = []
+        for key in ("open", "close"):
+            lits = field.get(key)
+            for lit in [lits] if isinstance(lits, str) else lits or []:
+                if isinstance(lit, str):
+                    pats.append(re.escape(lit))
+        for key in ("open_pattern", "close_pattern"):
+            if isinstance(field.get(key), str):
+                pats.append(field[key].replace(r"\A", "").replace(r"\Z", ""))
+        (at_end if implicit else anywhere).extend(pats)
+    out = (set(), set())
+    for i, t in tok.added_tokens_decoder.items():
+        text = str(getattr(t, "content", t))
+        for pats, ids in zip((anywhere, at_end), out, strict=True):
+            if any(_matches(p, text) for p in pats):
+                ids.add(i)
+    return out
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.match(pattern, text, re.S) is not None
+    except re.error:
+        return False
+
+
+def judged_parse(tok):
+    """Anchor `tok`'s response template (anchor_template) and make its parse_response read the
+    text evaluation judges (JudgedTextParse). In place; returns tok (unchanged without one)."""
+    if getattr(tok, "response_template", None) is None:
+        return tok
+    tok.response_template = anchor_template(tok.response_template)
+    if not isinstance(tok.__dict__.get("parse_response"), JudgedTextParse):
+        tok.parse_response = JudgedTextParse(tok)
+    return tok
+
+
 def prepare_tool_tokenizer(tok):
     """Give `tok` a chat template that renders tools and a response template TRL parses (its
-    reasoning opened only at the start of a turn: anchor_reasoning)."""
+    reasoning opened only at the start of a turn and its content closed only at the end:
+    anchor_template), read from the text evaluation judges (JudgedTextParse)."""
     from trl.chat_template_utils import add_response_schema, qwen3_template
 
     template = getattr(tok, "chat_template", None)
     if getattr(tok, "response_template", None) is not None and not is_plain_chatml(template):
-        tok.response_template = anchor_reasoning(tok.response_template)
-        return tok
+        return judged_parse(tok)
     if is_plain_chatml(template):
         tok.chat_template = CHATML_TOOLS
-        tok.response_template = anchor_reasoning(qwen3_template)
-        return tok
+        tok.response_template = qwen3_template
+        return judged_parse(tok)
     try:
-        tok = add_response_schema(tok)
-        if getattr(tok, "response_template", None) is not None:
-            tok.response_template = anchor_reasoning(tok.response_template)
-        return tok
+        return judged_parse(add_response_schema(tok))
     except ValueError as exc:
         raise ValueError(
             f"no tool-calling template known for this tokenizer (template starts "
