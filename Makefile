@@ -81,9 +81,9 @@ endif
 
 # BigCodeBench's own interpreter: a venv with its evaluation requirements (bcb-requirements.txt,
 # nearest versions for this Python: docs/sandbox.md), outside git; the sandbox judges BigCodeBench
-# records with it (recode_lib.bench_env). Not part of `make test`'s CI run (~2 min, ~2.7 GB).
+# records with it (recode_lib.core.bench_env). Not part of `make test`'s CI run (~2 min, ~2.7 GB).
 bcb-env: $(ENV_DEP)
-	$(PYTHON) -m recode_lib.bench_env build
+	$(PYTHON) -m recode_lib.core.bench_env build
 
 model: $(ENV_DEP)
 	$(PYTHON) -m recode_lib model prepare smollm2
@@ -129,7 +129,7 @@ test-dryrun: $(ENV_DEP)
 gpu-check: $(if $(BARE),,$(ENV_DEP))
 ifeq ($(BARE),)
 	$(PYTHON) -m recode_lib model prepare smollm2
-	$(PYTHON) -m recode_lib.gpu_check $(ARGS)
+	$(PYTHON) -m recode_lib.runner.gpu_check $(ARGS)
 else
 	PYTHON=$(if $(filter $(VENV)/bin/python,$(PYTHON)),python3,$(PYTHON)) WHEELS=$(WHEELS) \
 		benchmarks/gpu_check_bare.sh $(ARGS)
@@ -146,10 +146,10 @@ LINT_PATHS := recode_lib tests benchmarks
 lint: $(ENV_DEP)
 	$(PYTHON) -m ruff check $(LINT_PATHS)
 	$(PYTHON) -m ruff format --check $(LINT_PATHS)
-	$(PYTHON) -m recode_lib.nbtools check notebooks/*.ipynb
+	$(PYTHON) -m recode_lib.runner.nbtools check notebooks/*.ipynb
 
 strip: $(ENV_DEP)
-	$(PYTHON) -m recode_lib.nbtools strip notebooks/*.ipynb
+	$(PYTHON) -m recode_lib.runner.nbtools strip notebooks/*.ipynb
 
 # `make lab`: the committed notebooks (smoke defaults); `make lab PROFILE=laptop`: notebooks bound
 # to that profile (recode session), whose runs are recorded in runs/<profile>/manifest.json

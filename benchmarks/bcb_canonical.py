@@ -37,10 +37,10 @@ import re
 import sys
 import time
 
-from recode_lib.bench_env import bcb_python
+from recode_lib.core.bench_env import bcb_python
+from recode_lib.core.paths import data_dir
 from recode_lib.data.bigcodebench import load_bigcodebench
 from recode_lib.evaluation.rows import sandbox_record
-from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many, isolation_mode
 
 NETWORK = re.compile(

@@ -4,7 +4,7 @@
                                            [--max-new-tokens 24] [--dtype bfloat16]
                                            [--workdir /tmp/bench_alpha_sweep]
 
-Endpoints: the embedded SmolLM2-135M (recode_lib.models.resolve_model("smollm2")) cast to
+Endpoints: the embedded SmolLM2-135M (recode_lib.core.models.resolve_model("smollm2")) cast to
 --dtype as `low`, and a perturbed copy (every float tensor + 1% of its std in Gaussian noise) as
 `high`. Workload per alpha: the first --problems microbench problems, greedy, n=1,
 --max-new-tokens tokens, hf backend on CPU with --threads torch threads, sandbox with 1 worker
@@ -35,7 +35,7 @@ def make_endpoints(workdir: Path, dtype: str) -> tuple[Path, Path]:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from recode_lib.models import resolve_model
+    from recode_lib.core.models import resolve_model
 
     src = Path(resolve_model("smollm2"))
     low, high = workdir / "low", workdir / "high"
@@ -75,9 +75,9 @@ def main() -> None:
 
     import torch
 
+    from recode_lib.core.models import load_model
     from recode_lib.data import load_benchmark
     from recode_lib.evaluation.spec import EvalSpec
-    from recode_lib.models import load_model
     from recode_lib.weights.merge import MergeConfig, alpha_dirname, merge_grid, parse_alphas
     from recode_lib.weights.sweep import sweep_alphas
 

@@ -93,7 +93,7 @@ class Clock:
 
 def fallback_traces(problems) -> list[dict]:
     """Usable trace records built from reference solutions (no generation, no sandbox)."""
-    from recode_lib.prompts import format_response, user_prompt
+    from recode_lib.core.prompts import format_response, user_prompt
 
     out = []
     for p in problems:
@@ -255,6 +255,7 @@ def stage_llm(a, traces, gen, run: Path, trace_source: str):
 
 
 def stage_rules(a, traces, run: Path, trace_source: str):
+    from recode_lib.core.prompts import format_response
     from recode_lib.process_reward.crpl import (
         CRPLConfig,
         GeneratorSpec,
@@ -263,7 +264,6 @@ def stage_rules(a, traces, run: Path, trace_source: str):
         synthesize_rewrites,
     )
     from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, DIRECTIONS, rule_rewrite
-    from recode_lib.prompts import format_response
 
     cfg = CRPLConfig(
         policy=a.model,
@@ -475,9 +475,9 @@ def main() -> int:
 
     gen = execute = None
     if not {"traces", "llm"} <= skip:
+        from recode_lib.core.prompts import build_messages
         from recode_lib.generation import SamplingConfig
         from recode_lib.generation.chat import make_generator
-        from recode_lib.prompts import build_messages
 
         t = time.perf_counter()
         gen = make_generator("hf", a.model, batch_size=a.batch_size)

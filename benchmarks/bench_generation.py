@@ -6,9 +6,10 @@
 
 Prints one row per configuration: tokens/s and milliseconds per decoding step, and each row's
 ratio to the hf backend as the project runs it (recode_lib.generation.HFGenerator: float32
-weights on CPU, every core, the OpenMP wait policy recode_lib.openmp chose), batched and unbatched:
+weights on CPU, every core, the OpenMP wait policy recode_lib.core.openmp chose), batched and
+unbatched:
 - hf backend: HFGenerator.generate, sampled (T=0.8), per-sample seeds, max_new_tokens each;
-  again with `precision="bfloat16"` and `"int8"` (recode_lib.models.inference_precision: what
+  again with `precision="bfloat16"` and `"int8"` (recode_lib.core.models.inference_precision: what
   `EvalSpec.precision` / `recode eval --precision` run);
 - raw decode loop, float32 / bfloat16 / int8 (torch dynamic quantization of every Linear): the
   model's forward with a KV cache and argmax, no generate() machinery: what the weights cost;
@@ -43,8 +44,8 @@ PROMPTS = [
 
 
 def hf_backend(model: str, batch: int, tokens: int, precision: str = "native") -> dict:
+    from recode_lib.core.prompts import build_messages
     from recode_lib.generation import SamplingConfig, get_generator
-    from recode_lib.prompts import build_messages
 
     gen = get_generator("hf", model, batch_size=batch, precision=precision)
     msgs = [build_messages(p) for p in PROMPTS[:batch]]
@@ -61,7 +62,7 @@ def raw_decode(model: str, batch: int, tokens: int, weights: str) -> dict:
     import torch
     from transformers import DynamicCache
 
-    from recode_lib.models import inference_precision, load_model
+    from recode_lib.core.models import inference_precision, load_model
 
     lm, tok = load_model(model)
     lm.eval()
@@ -81,8 +82,8 @@ def vllm_backend(model: str, batch: int, tokens: int, dtype: str = "") -> dict:
     """The `vllm` backend as the project runs it (VLLMGenerator; on a CPU, vLLM's CPU build with
     recode's CPU engine defaults), `batch` prompts sampled as the hf rows are; the engine start
     is timed apart (load_s) and not in tokens/s."""
+    from recode_lib.core.prompts import build_messages
     from recode_lib.generation import SamplingConfig, get_generator
-    from recode_lib.prompts import build_messages
 
     t0 = time.perf_counter()
     gen = get_generator("vllm", model, **({"dtype": dtype} if dtype else {}))

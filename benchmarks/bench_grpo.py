@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def part1(a, problems) -> dict:
-    from recode_lib.run_files import read_metrics
+    from recode_lib.core.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
     out = Path(a.workdir) / "run"
@@ -97,7 +97,7 @@ def part1(a, problems) -> dict:
 
 
 def part2(a, problems) -> dict:
-    from recode_lib.prompts import format_response
+    from recode_lib.core.prompts import format_response
     from recode_lib.rewards import get_reward
     from recode_lib.rewards.execution import SandboxRunner
 

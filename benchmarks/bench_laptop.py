@@ -4,8 +4,8 @@
     python benchmarks/bench_laptop.py --profile smoke --run [--force] [--only 03,05]
 
 Without --run it reads what `make reproduce PROFILE=<profile>` left behind and runs nothing: per
-notebook the wall time from runs/<profile>/manifest.json (recode_lib.pipeline writes it), else
-from the executed notebook's papermill metadata (runs/<profile>/notebooks/NN_*.ipynb:
+notebook the wall time from runs/<profile>/manifest.json (recode_lib.runner.pipeline writes it),
+else from the executed notebook's papermill metadata (runs/<profile>/notebooks/NN_*.ipynb:
 metadata.papermill.duration), and the peak memory when a --run measured it. Prints one row per
 notebook (seconds, share of the total, peak resident memory, load average, source), the total in
 minutes and whether it fits the budget (the smoke profile's target: 30 minutes on 2 CPU cores,
@@ -21,7 +21,8 @@ peak resident memory (ru_maxrss of the notebook's process tree, read by a small 
 the largest single process among it, as `/usr/bin/time -v` reports it, not a sum) and the 1-minute
 load average at the start, the end and its mean over the run (wall time on a shared machine is
 inflated by the load; memory is not) and the CPU (model, CPUs, speed-relevant instruction sets,
-native bf16: recode_lib.bf16.cpu_summary; the report names it, and says when notebooks were measured
+native bf16: recode_lib.core.bf16.cpu_summary; the report names it, and says when notebooks were
+measured
 on different CPUs: "2 cores" of an AVX2-only CPU ran the laptop profile's SFT ~2x slower than 2
 cores with avx512_bf16). RECODE_RUNS_DIR is set to --runs-dir for the children. It stops at the
 first notebook that fails. It does not measure GPU memory.
@@ -116,8 +117,8 @@ def run_profile(
     profile: str, runs_dir: Path, *, force: bool = False, only: str | None = None, log=print
 ) -> dict:
     """Run the profile's notebooks one process each; bench.json under runs_dir/profile."""
-    from recode_lib.bf16 import cpu_summary
-    from recode_lib.pipeline import excluded_reason, list_notebooks, load_profile, select
+    from recode_lib.core.bf16 import cpu_summary
+    from recode_lib.runner.pipeline import excluded_reason, list_notebooks, load_profile, select
 
     spec = load_profile(profile)
     chosen = [nb for nb in select(list_notebooks(), only) if excluded_reason(nb, spec) is None]

@@ -3,7 +3,7 @@
     python benchmarks/bench_merge.py [--dtype bfloat16] [--repeats 3] [--workdir /tmp/bench_merge]
                                      [--mergekit /tmp/mergekit-venv/bin/mergekit-yaml]
 
-Checkpoints: the embedded SmolLM2-135M (recode_lib.models.resolve_model("smollm2")) cast to
+Checkpoints: the embedded SmolLM2-135M (recode_lib.core.models.resolve_model("smollm2")) cast to
 --dtype, and a perturbed copy (every float tensor + 1% of its std in Gaussian noise). A second,
 twice-as-deep model (60 layers: the 30 real layers each used twice, same largest tensor) shows
 that peak memory follows the largest tensor, not the model size.
@@ -89,7 +89,7 @@ def prepare(workdir: Path, dtype: str) -> dict[str, tuple[Path, Path]]:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from recode_lib.models import resolve_model
+    from recode_lib.core.models import resolve_model
 
     src = Path(resolve_model("smollm2"))
     pairs = {}

@@ -6,10 +6,10 @@ For each adversarial completion (50,000 `<think>` openers, 1 MB of fences, ``` f
 1 MB of spaces, a function answer followed by 50,000 top-level statements, ...) it prints the
 size and the best of --repeat CPU times (time.process_time: single-threaded work, so on a quiet
 machine the wall time; on a busy shared one the figure that does not count other processes) of:
-  parse     recode_lib.prompts.parse_response (runs 2-4 times per completion per reward)
-  assemble  recode_lib.assemble.assemble on a call problem whose starter ends with the entry
+  parse     recode_lib.core.prompts.parse_response (runs 2-4 times per completion per reward)
+  assemble  recode_lib.core.assemble.assemble on a call problem whose starter ends with the entry
             point (so the body-only path tries every block)
-  math      recode_lib.math_answers.parse_math_response
+  math      recode_lib.core.math_answers.parse_math_response
 --old also times the former regexes (`<think>(.*?)</think>` search and the fence finditer)
 on the same text, each stopped after 20 s of wall time (the quadratic ones take minutes at full
 size: 118 s for 50,000 openers in the issue's measurement); it runs them in a child process so a
@@ -29,9 +29,9 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from recode_lib.assemble import assemble  # noqa: E402
-from recode_lib.math_answers import parse_math_response  # noqa: E402
-from recode_lib.prompts import parse_response  # noqa: E402
+from recode_lib.core.assemble import assemble  # noqa: E402
+from recode_lib.core.math_answers import parse_math_response  # noqa: E402
+from recode_lib.core.prompts import parse_response  # noqa: E402
 
 OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 OLD_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)

@@ -35,8 +35,8 @@ def main() -> None:
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, GenerationConfig
 
-    from recode_lib.models import load_tokenizer, resolve_model
-    from recode_lib.prompts import build_messages
+    from recode_lib.core.models import load_tokenizer, resolve_model
+    from recode_lib.core.prompts import build_messages
     from recode_lib.training.lora import lora_config, merged_model
     from recode_lib.training.sampling_copy import sample_completions, sampling_copy
 

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from recode_lib.paths import data_dir  # noqa: E402
+from recode_lib.core.paths import data_dir  # noqa: E402
 
 FILES = {"humanevalplus": "HumanEvalPlus.jsonl.gz", "mbppplus": "MbppPlus.jsonl.gz"}
 

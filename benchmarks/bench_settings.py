@@ -39,11 +39,11 @@ def timed(fn, n):
 def smoke(args) -> None:
     import tempfile
 
+    from recode_lib.core.models import resolve_model
     from recode_lib.data.split import train_eval_split
     from recode_lib.evaluation.spec import EvalSpec
     from recode_lib.evaluation.summary import OUTCOMES, pooled_summary
-    from recode_lib.models import resolve_model
-    from recode_lib.pipeline import load_profile
+    from recode_lib.runner.pipeline import load_profile
 
     p = {**load_profile("smoke").get("common", {}), **load_profile("smoke")["11_settings_sweep"]}
     _, problems = train_eval_split(p["BENCHMARK"], p["N_TRAIN"], args.problems)

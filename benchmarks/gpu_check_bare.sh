@@ -2,10 +2,10 @@
 # The GPU check on a bare CUDA machine (`make gpu-check BARE=1`): this machine's own Python,
 # torch and transformers; no virtual environment, no network, no vLLM.
 #
-#   benchmarks/gpu_check_bare.sh [ARGS of python -m recode_lib.gpu_check_bare]
+#   benchmarks/gpu_check_bare.sh [ARGS of python -m recode_lib.runner.gpu_check_bare]
 #   PYTHON=python3 WHEELS=wheels TARGET=.bare/site-packages benchmarks/gpu_check_bare.sh
 #
-# The packages it lacks (`python -m recode_lib.gpu_check_bare --preflight` names them and prints
+# The packages it lacks (`python -m recode_lib.runner.gpu_check_bare --preflight` names them and prints
 # the `pip download` line for a connected machine) are installed from the wheels in $WHEELS with
 # --no-deps into $TARGET, which goes first on PYTHONPATH (with the checkout, so recode_lib needs
 # no install). Keep "site-packages" in TARGET's path: dill (through datasets' fingerprinting)
@@ -18,10 +18,10 @@ WHEELS=${WHEELS:-wheels}
 TARGET=${TARGET:-.bare/site-packages}
 export PYTHONPATH="$PWD/$TARGET:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 
-missing=$("$PYTHON" -m recode_lib.gpu_check_bare --missing-wheels "$@")
+missing=$("$PYTHON" -m recode_lib.runner.gpu_check_bare --missing-wheels "$@")
 if [ -n "$missing" ]; then
     if ! ls "$WHEELS"/*.whl >/dev/null 2>&1; then
-        "$PYTHON" -m recode_lib.gpu_check_bare --preflight "$@" || true
+        "$PYTHON" -m recode_lib.runner.gpu_check_bare --preflight "$@" || true
         echo "gpu-check (bare): no wheels in $WHEELS/ for the packages above; bring them (the" \
              "pip download line), or set WHEELS=DIR" >&2
         exit 2
@@ -40,4 +40,4 @@ if [ -n "$missing" ]; then
         done
     fi
 fi
-exec "$PYTHON" -m recode_lib.gpu_check_bare "$@"
+exec "$PYTHON" -m recode_lib.runner.gpu_check_bare "$@"

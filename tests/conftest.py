@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from recode_lib.paths import data_dir
+from recode_lib.core.paths import data_dir
 
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """A tiny random Qwen2 causal LM with a real BPE tokenizer and ChatML template."""
-    from recode_lib.tiny import build_tiny_model
+    from tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny_model"))
 

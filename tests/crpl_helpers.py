@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recode_lib.prompts import format_response
+from recode_lib.core.prompts import format_response
 
 CODE = "def add(a, b):\n    return a + b"
 REASONING = (

@@ -88,7 +88,7 @@ def _kept_pairs() -> list[dict]:
 
 
 NOTEBOOK_CODE = """from IPython.display import display
-from recode_lib.jsonl import read_jsonl
+from recode_lib.core.jsonl import read_jsonl
 from recode_lib.process_reward.lcbrb.adjudication import DecisionStore, adjudication_widget
 kept = read_jsonl("kept.jsonl")
 display(adjudication_widget(kept, DecisionStore("adjudication.jsonl")))"""
@@ -219,7 +219,7 @@ def _header(page) -> str:
 def test_widget_decisions_are_saved_resumable_and_verified(lab):
     from playwright.sync_api import sync_playwright
 
-    from recode_lib.jsonl import read_jsonl
+    from recode_lib.core.jsonl import read_jsonl
     from recode_lib.process_reward.lcbrb.adjudication import DecisionStore
     from recode_lib.process_reward.lcbrb.benchmark import benchmark_rows, write_benchmark
 

@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recode_lib.jsonl import read_jsonl
-from recode_lib.nbtools import new_notebook, write_notebook
-from recode_lib.paths import runs_dir
-from recode_lib.pipeline import HumanStepPending, human_steps, load_profile, run_pipeline
+from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.paths import runs_dir
 from recode_lib.process_reward.lcbrb.adjudication import (
     DECISIONS_FILE,
     PENDING_FILE,
@@ -28,6 +26,8 @@ from recode_lib.process_reward.lcbrb.adjudication import (
     require_human_decisions,
     terminal_loop,
 )
+from recode_lib.runner.nbtools import new_notebook, write_notebook
+from recode_lib.runner.pipeline import HumanStepPending, human_steps, load_profile, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -170,8 +170,8 @@ def test_recode_adjudicate_without_pending_pairs_is_one_error_line(tmp_path, cap
     assert len(err) == 1 and PENDING_FILE in err[0]
 
 
-NOTEBOOK = """from recode_lib.jsonl import read_jsonl
-from recode_lib.paths import runs_dir
+NOTEBOOK = """from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.paths import runs_dir
 from recode_lib.process_reward.lcbrb.adjudication import DecisionStore, require_human_decisions
 OUT = runs_dir(PROFILE) / "03_x"
 OUT.mkdir(parents=True, exist_ok=True)
@@ -267,7 +267,7 @@ def test_reproduce_exits_3_and_prints_the_way_on(monkeypatch, capsys):
 
 
 def test_the_paper_profile_holds_the_human_step_and_smoke_does_not():
-    from recode_lib.pipeline import list_notebooks, profile_parameters
+    from recode_lib.runner.pipeline import list_notebooks, profile_parameters
 
     nbs = list_notebooks()
     assert set(human_steps(profile_parameters("paper", notebooks=nbs))) == {"03_lcb_rb"}

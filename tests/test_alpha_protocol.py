@@ -9,7 +9,7 @@ import pytest
 
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.orchestration import endpoints as EP
-from recode_lib.pipeline import (
+from recode_lib.runner.pipeline import (
     declared_parameters,
     load_profile,
     notebooks_dir,

@@ -1,10 +1,10 @@
-"""From response text to the program the sandbox runs (recode_lib.assemble)."""
+"""From response text to the program the sandbox runs (recode_lib.core.assemble)."""
 
 from __future__ import annotations
 
 import ast
 
-from recode_lib.assemble import assemble
+from recode_lib.core.assemble import assemble
 from recode_lib.data.schema import Problem
 
 STARTER = (

@@ -10,7 +10,7 @@ import ast
 
 import pytest
 
-from recode_lib.assemble import assemble, code_lines, dedent_code, indent_code
+from recode_lib.core.assemble import assemble, code_lines, dedent_code, indent_code
 from recode_lib.data.schema import Problem
 
 SEPARATORS = ["\u2028", "\u2029", "\x85", "\x0c", "\x0b", "\x1c", "\x1d", "\x1e"]
@@ -129,7 +129,7 @@ def test_a_body_with_carriage_return_line_ends_completes_the_starter():
 def test_the_prelude_shortcut_agrees_with_parsing_every_program():
     """put_in_front parses the program only when its first statement may be a docstring or a
     __future__ import (may_have_head); wherever it skips, parsing finds no such head."""
-    from recode_lib.assemble import may_have_head, put_in_front
+    from recode_lib.core.assemble import may_have_head, put_in_front
 
     heads = ["", "\n", "# c\n", "  \n\f# c\r\n", "#!x\n\n"]
     firsts = [

@@ -1,14 +1,15 @@
-"""Real data in BigCodeBench's own environment (`make bcb-env`, recode_lib.bench_env): a sample of
+"""Real data in BigCodeBench's own environment (`make bcb-env`, recode_lib.core.bench_env): a
+sample of
 canonical solutions per library family passes through the project's record builder and sandbox
 (evaluation.rows.sandbox_record carries the env's interpreter -> execute_many). Skipped where the
 env is not built or ../shared/data is absent. benchmarks/bcb_canonical.py measures all 1,140."""
 
 import pytest
 
-from recode_lib.bench_env import bcb_python, env_dir
+from recode_lib.core.bench_env import bcb_python, env_dir
+from recode_lib.core.paths import data_dir
 from recode_lib.data.bigcodebench import load_bigcodebench
 from recode_lib.evaluation.rows import sandbox_record
-from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
 
 pytestmark = [

@@ -1,4 +1,5 @@
-"""BigCodeBench's own interpreter (recode_lib.bench_env), with a tiny fake env: the record builder
+"""BigCodeBench's own interpreter (recode_lib.core.bench_env), with a tiny fake env: the record
+builder
 carries it, the sandbox runs the record with it (its module set decides env_missing), an answer
 importing scipy is then judged on its merits, and evaluating BigCodeBench without it refuses
 outside the smoke profile."""
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recode_lib import bench_env
+from recode_lib.core import bench_env
 from recode_lib.data.bigcodebench import RUNNER
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.rows import sandbox_record

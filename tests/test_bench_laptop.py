@@ -5,7 +5,7 @@ import importlib.util
 import json
 import sys
 
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.paths import PROJECT_ROOT
 
 
 def _bench():

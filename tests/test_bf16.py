@@ -1,10 +1,10 @@
-"""recode_lib.bf16: what `bf16: auto` and `precision: auto` become on a machine, read from
+"""recode_lib.core.bf16: what `bf16: auto` and `precision: auto` become on a machine, read from
 /proc/cpuinfo's flags."""
 
 import pytest
 
-from recode_lib import bf16
-from recode_lib.bf16 import (
+from recode_lib.core import bf16
+from recode_lib.core.bf16 import (
     cpu_flags,
     cpu_has_native_bf16,
     cpu_summary,

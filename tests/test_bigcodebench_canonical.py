@@ -7,9 +7,9 @@ import importlib.util
 
 import pytest
 
+from recode_lib.core.paths import data_dir
 from recode_lib.data.bigcodebench import load_bigcodebench
 from recode_lib.evaluation.rows import sandbox_record
-from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
 
 pytestmark = [

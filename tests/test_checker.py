@@ -132,8 +132,8 @@ def test_a_checker_that_does_not_compile_is_refused_unless_fallback_is_asked(fre
 
 
 def test_the_plan_refuses_a_testlib_profile_without_a_compiler(monkeypatch):
-    from recode_lib.pipeline import profile_parameters
     from recode_lib.plan.preflight import checker_preflight
+    from recode_lib.runner.pipeline import profile_parameters
 
     params = profile_parameters("paper")
     monkeypatch.setenv("RECODE_CXX", MISSING_CXX)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from crpl_helpers import CODE, REASONING, ScriptedGenerator, trace
 
+from recode_lib.core.prompts import format_response
 from recode_lib.process_reward.crpl import (
     CRPLConfig,
     GeneratorSpec,
@@ -14,7 +15,6 @@ from recode_lib.process_reward.crpl import (
 )
 from recode_lib.process_reward.pairs import PAIR_TYPES, build_pairs, heldout_pairs, split_problems
 from recode_lib.process_reward.rewrite_prompts import DIMENSIONS, rewrite_messages, rule_rewrite
-from recode_lib.prompts import format_response
 
 
 def test_check_rewrite_reasons():
@@ -331,8 +331,8 @@ def test_the_ablation_compares_equal_numbers_of_training_pairs():
 
 
 def test_crpl_pairs_come_from_a_training_source_not_an_evaluation_set():
-    from recode_lib.pipeline import load_profile
     from recode_lib.process_reward.crpl import check_training_source
+    from recode_lib.runner.pipeline import load_profile
 
     with pytest.raises(ValueError, match=r"'mbppplus'.*\['mbppplus', 'mbppplus_base'\].*'mbpp'"):
         check_training_source("mbppplus", "humaneval,mbppplus_base,mbppplus")

@@ -213,7 +213,7 @@ def test_a_truncated_response_is_a_format_error_even_if_its_code_parses(tmp_path
         workers=1,
         progress=False,
     )
-    from recode_lib.jsonl import read_jsonl
+    from recode_lib.core.jsonl import read_jsonl
 
     rows = {r["sample"]: r for r in read_jsonl(tmp_path / "ev" / "samples.jsonl")}
     assert rows[0]["outcome"] == "correct"

@@ -1,5 +1,5 @@
 """The paper profile's dry run: notebooks/params/paper.yaml with only the model, counts, steps
-and backends shrunk (recode_lib.dryrun) runs every notebook on CPU (marker `notebooks`, CI),
+and backends shrunk (recode_lib.runner.dryrun) runs every notebook on CPU (marker `notebooks`, CI),
 so a typo in a paper-only key, path or branch fails here and not on a cluster. The unit tests
 (default suite) check the derivation, the launch configs and the vLLM request path."""
 
@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recode_lib.dryrun import (
+from recode_lib.core.paths import PROJECT_ROOT, data_dir
+from recode_lib.process_reward.lcbrb.adjudication import (
+    DECISIONS_FILE,
+    DecisionStore,
+    read_pending,
+    terminal_loop,
+)
+from recode_lib.runner.dryrun import (
     ADDED,
     BACKEND_MAP,
     CLASSIFIER_KEYS,
@@ -26,21 +33,14 @@ from recode_lib.dryrun import (
     dryrun_profile,
     write_dryrun_params,
 )
-from recode_lib.paths import PROJECT_ROOT, data_dir
-from recode_lib.pipeline import (
+from recode_lib.runner.pipeline import (
     HumanStepPending,
     PipelineError,
     list_notebooks,
     load_profile,
     run_pipeline,
 )
-from recode_lib.process_reward.lcbrb.adjudication import (
-    DECISIONS_FILE,
-    DecisionStore,
-    read_pending,
-    terminal_loop,
-)
-from recode_lib.variants import VARIANTS_KEY
+from recode_lib.runner.variants import VARIANTS_KEY
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOTEBOOKS = list_notebooks()
@@ -101,7 +101,7 @@ def test_dryrun_carries_the_scale_32b_variant_shrunk(tmp_path):
     """The paper's scale_32b variant (06-08 again at 32B) is in the dry run too: its 32B start
     becomes the tiny model, its 32B recipe kept with the dry run's steps, and its parameters
     resolve for every notebook it runs under PROFILE "dryrun@scale_32b"."""
-    from recode_lib.pipeline import profile_parameters
+    from recode_lib.runner.pipeline import profile_parameters
 
     paper = load_profile("paper")
     dry = dryrun_profile("/tiny")
@@ -146,7 +146,7 @@ def test_dryrun_list_counts_keep_valid_members():
 
 
 def test_dryrun_params_file_resolves_for_every_notebook(tmp_path):
-    from recode_lib.pipeline import resolve_parameters
+    from recode_lib.runner.pipeline import resolve_parameters
 
     path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
     spec = load_profile("dryrun", path)
@@ -158,8 +158,8 @@ def test_dryrun_profile_goes_through_the_plan_and_the_staging_list(tmp_path):
     """What a paper run does before its first notebook, on the dry-run profile (CPU): the
     resource plan finds no GPU stage to gate, and `recode stage`'s list names the profile's
     model (the tiny stand-in) and every benchmark it reads, without downloading anything."""
-    from recode_lib.pipeline import check_resources, profile_parameters
-    from recode_lib.staging import stage_items
+    from recode_lib.runner.pipeline import check_resources, profile_parameters
+    from recode_lib.runner.staging import stage_items
 
     path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
     params = profile_parameters("dryrun", params_file=path)

@@ -494,7 +494,7 @@ def test_grpo_step_with_environment_factory_runs_tools_on_cpu(
 ):
     from trl import GRPOTrainer
 
-    from recode_lib.run_files import read_metrics
+    from recode_lib.core.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
     def scripted(

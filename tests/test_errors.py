@@ -1,4 +1,4 @@
-"""Every error class recode defines derives from RecodeError (recode_lib.errors) and keeps the
+"""Every error class recode defines derives from RecodeError (recode_lib.core.errors) and keeps the
 builtin base its callers catch; the CLI prints any RecodeError as one line with exit status 2.
 
 The classes are found by reading the source (ast), so a new error class without the base fails
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 ROOT = Path(__file__).resolve().parent.parent / "recode_lib"
 STANDALONE = {"sandbox/harness.py", "gpu_check_bare.py"}
@@ -46,8 +46,8 @@ def defined_error_classes():
 
 CLASSES = defined_error_classes()
 EXEMPT = {
-    ("recode_lib.gpu_check", "Skip"),  # a check's "not applicable here", not an error
-    ("recode_lib.errors", "Terminated"),
+    ("recode_lib.runner.gpu_check", "Skip"),  # a check's "not applicable here", not an error
+    ("recode_lib.core.errors", "Terminated"),
 }  # SIGTERM as KeyboardInterrupt is SIGINT: control flow
 
 
@@ -66,16 +66,16 @@ def test_every_error_class_is_a_recode_error(module, name):
 
 
 def test_terminated_is_control_flow_like_keyboardinterrupt():
-    from recode_lib.errors import Terminated
+    from recode_lib.core.errors import Terminated
 
     assert issubclass(Terminated, BaseException) and not issubclass(Terminated, Exception)
 
 
 def test_builtin_bases_are_kept():
+    from recode_lib.core.jsonl import JsonlError
+    from recode_lib.core.linux import LinuxRequired
+    from recode_lib.core.plugins import PluginError
     from recode_lib.data.schema import ProblemError
-    from recode_lib.jsonl import JsonlError
-    from recode_lib.linux import LinuxRequired
-    from recode_lib.plugins import PluginError
 
     assert issubclass(JsonlError, ValueError) and issubclass(ProblemError, ValueError)
     assert issubclass(LinuxRequired, RuntimeError) and issubclass(PluginError, ImportError)

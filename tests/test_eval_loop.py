@@ -14,11 +14,11 @@ import pytest
 from parity_helpers import Scripted
 
 from recode_lib.cli import eval as cli_eval
+from recode_lib.core.jsonl import read_jsonl
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation import episodes, loop
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import Completion
-from recode_lib.jsonl import read_jsonl
 from recode_lib.sandbox.config import SandboxConfig
 
 SOLUTION = "def f(x):\n    return x + 1"

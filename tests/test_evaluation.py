@@ -11,10 +11,10 @@ import json
 
 import pytest
 
+from recode_lib.core.jsonl import read_json, read_jsonl, write_jsonl_atomic
 from recode_lib.data.schema import Problem, ProblemError
 from recode_lib.evaluation.codegen import evaluate
 from recode_lib.generation import Completion, Generator, SamplingConfig
-from recode_lib.jsonl import read_json, read_jsonl, write_jsonl_atomic
 
 
 def _block(code):
@@ -368,7 +368,7 @@ def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
 def test_a_model_folder_rewritten_in_place_is_another_configuration(tmp_path):
     import os
 
-    from recode_lib.models import model_stamp
+    from recode_lib.core.models import model_stamp
 
     folder = tmp_path / "m"
     folder.mkdir()

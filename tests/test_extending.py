@@ -7,7 +7,7 @@
   model with a toy reward named in the recipe;
 - RECODE_PLUGINS: a module named there registers both, in another process;
 - your own recipe: a YAML path given to load_recipe / `recode grpo --recipe`;
-- your own model: a local Hugging Face folder or a hub id (recode_lib.models.resolve_model).
+- your own model: a local Hugging Face folder or a hub id (recode_lib.core.models.resolve_model).
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ import textwrap
 
 import pytest
 
-from recode_lib import data, plugins
+from recode_lib import data
+from recode_lib.core import plugins
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.data import Problem, ProblemError, load_benchmark, register_benchmark
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import Completion, Generator
-from recode_lib.paths import PROJECT_ROOT
 from recode_lib.rewards import REGISTRY, Need, build_reward, get_reward, register, register_function
 from recode_lib.rewards.registry import RewardConfigError, RewardResources
 
@@ -132,7 +133,7 @@ def test_the_loader_contract_is_checked_and_names_the_benchmark(clean_registries
 def test_a_registered_reward_trains_one_grpo_step_on_the_tiny_model(
     tiny_model_dir, tmp_path, clean_registries
 ):
-    from recode_lib.run_files import read_metrics
+    from recode_lib.core.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
     seen = {}
@@ -249,7 +250,7 @@ def test_a_recipe_is_a_yaml_path_on_top_of_grpo_config(tmp_path):
 
 
 def test_a_model_is_a_local_folder_or_a_hub_id(tiny_model_dir, tmp_path):
-    from recode_lib.models import ModelError, resolve_model
+    from recode_lib.core.models import ModelError, resolve_model
 
     assert resolve_model(str(tiny_model_dir)) == str(tiny_model_dir)
     assert resolve_model("Qwen/Qwen2.5-Coder-7B-Instruct") == "Qwen/Qwen2.5-Coder-7B-Instruct"

@@ -1,6 +1,6 @@
 """Figures per profile: each profile's figures in figures/<profile>/, never mixed with another's.
 
-The path function (recode_lib.paths.figures_dir), the plotting entry point (plots.rebuild_all,
+The path function (recode_lib.core.paths.figures_dir), the plotting entry point (plots.rebuild_all,
 what notebook 99 and `make figures PROFILE=...` run) on tiny result files of two profiles, and
 the removal of a figure that a rebuild now skips.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from recode_lib import paths
 from recode_lib.analysis import frontier as F
 from recode_lib.analysis import plots
-from recode_lib.jsonl import write_jsonl_atomic
+from recode_lib.core import paths
+from recode_lib.core.jsonl import write_jsonl_atomic
 
 
 def test_each_profile_has_its_own_figures_folder(tmp_path):

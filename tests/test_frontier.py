@@ -10,7 +10,7 @@ import pytest
 
 from recode_lib.analysis import ensemble as E
 from recode_lib.analysis import frontier as F
-from recode_lib.jsonl import write_jsonl_atomic
+from recode_lib.core.jsonl import write_jsonl_atomic
 from recode_lib.metrics import pass_at_k
 
 

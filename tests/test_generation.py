@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from recode_lib.core.jsonl import read_jsonl
 from recode_lib.generation import CachedGenerator, SamplingConfig, get_generator, sample_seed
 from recode_lib.generation.base import cut_at_stop
 from recode_lib.generation.hf import HFGenerator
-from recode_lib.jsonl import read_jsonl
 
 PROMPTS = [[{"role": "user", "content": "def add(a, b): " * k}] for k in (1, 6, 3)]
 

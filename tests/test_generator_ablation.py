@@ -13,11 +13,11 @@ import pytest
 import yaml
 from crpl_helpers import trace
 
-from recode_lib.jsonl import write_jsonl_atomic
-from recode_lib.paths import runs_dir
-from recode_lib.pipeline import run_pipeline
+from recode_lib.core.jsonl import write_jsonl_atomic
+from recode_lib.core.paths import runs_dir
 from recode_lib.process_reward.crpl import CRPLConfig, GeneratorSpec, synthesize_rewrites
 from recode_lib.process_reward.pairs import build_pairs, equal_training_pairs, heldout_pairs
+from recode_lib.runner.pipeline import run_pipeline
 
 
 @pytest.mark.notebooks

@@ -121,7 +121,7 @@ def test_each_caller_builds_through_the_factory(built, monkeypatch):
 
     # the live interpolated model: (generator, sink) for every backend and setting
     net, tok = object(), object()
-    monkeypatch.setattr("recode_lib.models.load_model", lambda path, device="cpu": (net, tok))
+    monkeypatch.setattr("recode_lib.core.models.load_model", lambda path, device="cpu": (net, tok))
     monkeypatch.delenv("VLLM_ALLOW_INSECURE_SERIALIZATION", raising=False)
     server = SimpleNamespace(communicator=object())
     for b in Backend:

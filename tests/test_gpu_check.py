@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from recode_lib import gpu_check
-from recode_lib.paths import data_dir
+from recode_lib.core.paths import data_dir
+from recode_lib.runner import gpu_check
 
 GPU_STEPS = {
     "vllm_generate",
@@ -83,8 +83,8 @@ def test_measured_rates_are_keyed_the_way_the_plan_looks_them_up():
 
 
 def test_a_measured_file_changes_the_plans_budget(tmp_path, monkeypatch):
-    from recode_lib.pipeline import profile_parameters
     from recode_lib.plan import ClusterSpec, make_plan
+    from recode_lib.runner.pipeline import profile_parameters
 
     monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path / "runs"))
     paper, cluster = profile_parameters("paper"), ClusterSpec(8, 80)

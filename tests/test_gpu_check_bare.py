@@ -1,5 +1,5 @@
-"""`make gpu-check BARE=1` (recode_lib.gpu_check_bare) on CPU: which checks run without vLLM or
-CUDA, that a missing or too old package is named with the wheel to bring and the commands, that
+"""`make gpu-check BARE=1` (recode_lib.runner.gpu_check_bare) on CPU: which checks run without vLLM
+or CUDA, that a missing or too old package is named with the wheel to bring and the commands, that
 the pins are the tested set, and that the checks run in order into the usual table."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from importlib.metadata import version
 
 import pytest
 
-from recode_lib import gpu_check
-from recode_lib import gpu_check_bare as bare
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.paths import PROJECT_ROOT
+from recode_lib.runner import gpu_check
+from recode_lib.runner import gpu_check_bare as bare
 
 ALL = {w.module: w.pin for w in bare.WHEELS}
 NAMES = [c.name for c in bare.CHECKS]

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.run_files import read_metrics
 from recode_lib.data.schema import Problem
-from recode_lib.errors import RecodeError
 from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
-from recode_lib.run_files import read_metrics
 from recode_lib.training.grpo import RECIPES_DIR, build_dataset, load_recipe, train
 
 
@@ -428,7 +428,7 @@ def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(
         assert new != fp
         fp = new
     alias = load_recipe("cg_grpo_smoke", model="smollm2")  # no folder: no stamp
-    from recode_lib.provenance import fingerprint
+    from recode_lib.core.provenance import fingerprint
     from recode_lib.training.grpo import LOGGING_FIELDS, recipe_dict
 
     fields = {k: v for k, v in recipe_dict(alias).items() if k not in LOGGING_FIELDS}

@@ -286,7 +286,7 @@ def test_mbpp_of_the_headline_is_evalplus_mbpp_with_base_tests(shared_data_dir):
     """ReCode's "MBPP(+)": EvalPlus's 378 MBPP+ tasks, with their base tests (MBPP) and with
     the plus tests (MBPP+) — not the original 500-task test split."""
     from recode_lib.data import list_benchmarks, load_benchmark
-    from recode_lib.pipeline import load_profile
+    from recode_lib.runner.pipeline import load_profile
 
     assert "mbppplus_base" in list_benchmarks()
     base, plus = load_benchmark("mbppplus_base"), load_benchmark("mbppplus")

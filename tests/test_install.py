@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from recode_lib.nbtools import KERNELSPEC
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.paths import PROJECT_ROOT
+from recode_lib.runner.nbtools import KERNELSPEC
 
 NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").glob("*.ipynb"))
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")

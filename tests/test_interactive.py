@@ -1,4 +1,4 @@
-"""Interactive runs bound to a profile (recode_lib.interactive): prepared notebooks carry the
+"""Interactive runs bound to a profile (recode_lib.runner.interactive): prepared notebooks carry the
 profile's parameters, and running one to its end records it in the manifest with the batch
 run's hash, so the next batch run skips it; an edited cell or a changed value is recorded as
 such and the batch run re-executes the notebook. Real papermill and a real kernel stand in for
@@ -9,10 +9,10 @@ import json
 import pytest
 import yaml
 
-from recode_lib.interactive import prepare_session, record_interactive, unrun_cells
-from recode_lib.nbtools import new_notebook, write_notebook
-from recode_lib.paths import runs_dir
-from recode_lib.pipeline import run_pipeline
+from recode_lib.core.paths import runs_dir
+from recode_lib.runner.interactive import prepare_session, record_interactive, unrun_cells
+from recode_lib.runner.nbtools import new_notebook, write_notebook
+from recode_lib.runner.pipeline import run_pipeline
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def book(tmp_path):
                 (
                     "code",
                     (
-                        "from recode_lib.paths import runs_dir\n"
+                        "from recode_lib.core.paths import runs_dir\n"
                         "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"
                     ),
                 ),
@@ -89,7 +89,8 @@ def test_an_edited_cell_is_recorded_as_modified_and_re_executed(book, tmp_path):
     nb = json.loads(a.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     code[-2]["source"] = (
-        "from recode_lib.paths import runs_dir\n(runs_dir(PROFILE) / 'a.txt').write_text('edited')"
+        "from recode_lib.core.paths import runs_dir\n"
+        "(runs_dir(PROFILE) / 'a.txt').write_text('edited')"
     )
     a.write_text(json.dumps(nb))
     execute(a, tmp_path)
@@ -117,7 +118,7 @@ def test_a_value_changed_by_hand_is_what_is_recorded(book, tmp_path):
         ["PROFILE", "X"],
         user_ns={"PROFILE": "t", "X": 6},
         history=[
-            "from recode_lib.paths import runs_dir\n"
+            "from recode_lib.core.paths import runs_dir\n"
             "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"
         ],
         notebooks=nbs,

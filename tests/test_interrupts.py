@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.paths import PROJECT_ROOT
 
 SLOW_RIGHT = "import time\ndef f():\n    time.sleep(0.4)\n    return 1\n"
 
@@ -93,12 +93,12 @@ def test_a_second_writer_on_one_output_is_refused_at_once(tmp_path):
 
 
 def test_a_file_with_duplicates_says_how_to_repair_it_and_the_repair_keeps_the_first(tmp_path):
-    from recode_lib.jsonl import JsonlError, JsonlStore
-    from recode_lib.jsonl import main as jsonl_main
+    from recode_lib.core.jsonl import JsonlError, JsonlStore
+    from recode_lib.core.jsonl import main as jsonl_main
 
     out = tmp_path / "old.jsonl"
     out.write_text('{"id": "a", "v": 1}\n{"id": "b", "v": 2}\n{"id": "a", "v": 3}\n')
-    with pytest.raises(JsonlError, match=r"python -m recode_lib.jsonl dedupe .*old.jsonl"):
+    with pytest.raises(JsonlError, match=r"python -m recode_lib.core.jsonl dedupe .*old.jsonl"):
         JsonlStore(out)
     assert jsonl_main(["dedupe", str(out)]) == 0
     assert [r["v"] for r in JsonlStore(out).records()] == [1, 2]

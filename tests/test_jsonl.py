@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from recode_lib.jsonl import (
+from recode_lib.core.jsonl import (
     JsonlError,
     JsonlStore,
     read_jsonl,
@@ -84,7 +84,7 @@ def test_atomic_writes_honour_the_umask(tmp_path):
     import os
     import stat
 
-    from recode_lib.jsonl import current_umask, write_json_atomic, write_jsonl_atomic
+    from recode_lib.core.jsonl import current_umask, write_json_atomic, write_jsonl_atomic
 
     before = os.umask(0o022)
     try:
@@ -119,7 +119,7 @@ def test_atomic_writes_honour_the_umask(tmp_path):
     ],
 )
 def test_an_unreadable_line_is_one_sentence_naming_file_line_and_column(tmp_path, raw, words):
-    from recode_lib.jsonl import JsonlError, read_jsonl
+    from recode_lib.core.jsonl import JsonlError, read_jsonl
 
     path = tmp_path / "in.jsonl"
     path.write_bytes(b'{"id": 0}\n' + raw)

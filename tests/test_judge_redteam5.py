@@ -14,10 +14,10 @@ import json
 
 import pytest
 
+from recode_lib.core.math_answers import parse_math_response
+from recode_lib.core.prompts import format_response, parse_response
 from recode_lib.environments.settings import final_answer
 from recode_lib.generation.openai_backend import parse_chat_response
-from recode_lib.math_answers import parse_math_response
-from recode_lib.prompts import format_response, parse_response
 from recode_lib.rewards import format_reward, math_format_reward
 
 CODE = "def add(a, b):\n    return a + b"

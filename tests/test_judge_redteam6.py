@@ -17,8 +17,8 @@ import json
 
 import pytest
 
+from recode_lib.core.prompts import parse_response
 from recode_lib.environments.settings import final_answer
-from recode_lib.prompts import parse_response
 
 CODE = "```python\ndef add(a, b):\n    return a + b\n```"
 

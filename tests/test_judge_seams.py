@@ -1,7 +1,8 @@
 """No completion can crash the judge: one failing sample is that sample's verdict, never the
 batch's.
 
-The seams (issue 39, item 1): recode_lib.prompts.parse_response, recode_lib.assemble.assemble,
+The seams (issue 39, item 1): recode_lib.core.prompts.parse_response,
+recode_lib.core.assemble.assemble,
 every reward function (recode_lib.rewards.base.RewardFunction), the evaluation row builder
 (recode_lib.evaluation.rows.episode_row) and the agentic final answer
 (recode_lib.environments.settings.final_answer). A property test fuzzes completions through all
@@ -17,13 +18,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from recode_lib.assemble import assemble
+from recode_lib.core.assemble import assemble
+from recode_lib.core.jsonl import JsonlStore
+from recode_lib.core.prompts import format_response, parse_response
 from recode_lib.data.schema import Problem
 from recode_lib.environments.settings import final_answer, setting_reward
 from recode_lib.evaluation.episodes import FinishedEpisode
 from recode_lib.evaluation.rows import episode_row
-from recode_lib.jsonl import JsonlStore
-from recode_lib.prompts import format_response, parse_response
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.execution import SandboxRunner

@@ -336,8 +336,8 @@ def test_without_a_consistency_model_the_open_judge_filters():
 
 
 def test_profiles_separate_the_consistency_judge_from_the_baselines():
-    from recode_lib.dryrun import dryrun_profile
-    from recode_lib.pipeline import load_profile
+    from recode_lib.runner.dryrun import dryrun_profile
+    from recode_lib.runner.pipeline import load_profile
 
     paper = load_profile("paper")["03_lcb_rb"]
     assert paper["CONSISTENCY_JUDGE_MODEL"].startswith("gpt-4o")

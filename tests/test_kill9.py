@@ -107,7 +107,7 @@ CRPL_SCRIPT = textwrap.dedent('''
     from recode_lib.generation import Completion
     from recode_lib.process_reward.crpl import (CRPLConfig, GeneratorSpec, generate_base_traces,
                                                 synthesize_rewrites)
-    from recode_lib.prompts import format_response
+    from recode_lib.core.prompts import format_response
 
     class Slow:
         """Deterministic, slow: a correct answer, or a rewrite with new reasoning."""
@@ -169,7 +169,7 @@ GRPO_SCRIPT = textwrap.dedent("""
 
 
 def test_grpo_run_killed_then_rerun(tiny_model_dir, tmp_path):
-    from recode_lib.run_files import read_metrics
+    from recode_lib.core.run_files import read_metrics
 
     script = tmp_path / "grpo.py"
     script.write_text(GRPO_SCRIPT)

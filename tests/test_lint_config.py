@@ -35,7 +35,7 @@ def test_pre_commit_uses_the_pinned_ruff():
     assert pin == f"ruff=={ruff['rev'].removeprefix('v')}"
     assert {h["id"] for h in ruff["hooks"]} == {"ruff-check", "ruff-format"}
     [local] = [r for r in repos if r["repo"] == "local"]
-    assert local["hooks"][0]["entry"] == "python -m recode_lib.nbtools check"
+    assert local["hooks"][0]["entry"] == "python -m recode_lib.runner.nbtools check"
 
 
 def test_no_module_docstring_runs_over_30_lines():

@@ -18,10 +18,10 @@ import recode_lib.cli.sandbox  # noqa: F401  (what `recode sandbox` loads, impor
 from recode_lib.analysis import frontier as F
 from recode_lib.analysis import plots
 from recode_lib.cli import main
+from recode_lib.core.linux import LinuxRequired, is_linux, require_linux
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.codegen import evaluate
 from recode_lib.generation import Generator
-from recode_lib.linux import LinuxRequired, is_linux, require_linux
 from recode_lib.rewards.execution import SandboxRunner
 
 
@@ -95,7 +95,7 @@ def test_recode_sandbox_says_why_in_one_line(macos, tmp_path, capsys):
 def test_the_sandbox_pool_itself_refuses_another_os(monkeypatch):
     import sys
 
-    from recode_lib.linux import LinuxRequired
+    from recode_lib.core.linux import LinuxRequired
     from recode_lib.sandbox import SandboxConfig
     from recode_lib.sandbox.pool import get_pool
 

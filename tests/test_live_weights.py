@@ -61,7 +61,7 @@ def test_incompatible_endpoints_raise_like_merge(ends, tmp_path):
 
 
 def test_hf_sink_sets_every_weight_and_follows_tied_embeddings(ends, tmp_path):
-    from recode_lib.models import load_model
+    from recode_lib.core.models import load_model
 
     low, high = ends
     merged = merge_grid(
@@ -238,7 +238,7 @@ def test_sweep_in_memory_equals_evaluating_merged_checkpoints(ends, tmp_path, mo
     def boom(*a, **k):
         raise AssertionError("a fully cached sweep must not load a model")
 
-    monkeypatch.setattr("recode_lib.models.load_model", boom)
+    monkeypatch.setattr("recode_lib.core.models.load_model", boom)
     again = S.sweep_alphas(low, high, alphas, problems, spec, tmp_path / "eval", log=None)
     assert again.seconds["push"] == {} and again.seconds["load_model"] == 0.0
     assert {a: s["pass@1"] for a, s in again.summaries.items()} == {

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from recode_lib.locks import OutputLock, OutputLocked, lock_path
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.locks import OutputLock, OutputLocked, lock_path
+from recode_lib.core.paths import PROJECT_ROOT
 
 HOLD = """
 import sys, time
-from recode_lib.locks import OutputLock
+from recode_lib.core.locks import OutputLock
 lock = OutputLock(sys.argv[1], folder=True).acquire()
 print("held", flush=True)
 time.sleep(60)

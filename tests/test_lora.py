@@ -42,7 +42,7 @@ def test_lora_run_saves_a_full_checkpoint_with_the_base_keys(
 ):
     from safetensors.torch import load_file
 
-    from recode_lib.run_files import read_metrics
+    from recode_lib.core.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
     probs = toy_problems(4)

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from recode_lib.core.math_answers import answer_correct
 from recode_lib.data import DataError, load_benchmark
 from recode_lib.data.math_synth import FAMILIES, load_math_synth
 from recode_lib.data.math_train import (
@@ -17,7 +18,6 @@ from recode_lib.data.math_train import (
     normalise_statement,
 )
 from recode_lib.evaluation.math import math_summary, score_math_response
-from recode_lib.math_answers import answer_correct
 from recode_lib.metrics import pass_at_k, pass_at_k_ci
 
 # rows shaped like DigitalLearningGmbH/MATH-lighteval (problem, level, solution, type)

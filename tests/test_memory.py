@@ -1,4 +1,4 @@
-"""recode_lib.memory: a finished stage's memory goes back to the OS (cycles collected, heap
+"""recode_lib.core.memory: a finished stage's memory goes back to the OS (cycles collected, heap
 trimmed)."""
 
 import gc
@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from recode_lib.memory import release_memory, resident_mib
+from recode_lib.core.memory import release_memory, resident_mib
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, glibc")
 

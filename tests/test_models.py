@@ -1,6 +1,6 @@
 import pytest
 
-from recode_lib.models import ModelError, load_model, load_tokenizer, resolve_model
+from recode_lib.core.models import ModelError, load_model, load_tokenizer, resolve_model
 
 
 def test_tiny_tokenizer_roundtrips_and_pads_left(tiny_model_dir):

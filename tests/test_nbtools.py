@@ -1,4 +1,4 @@
-from recode_lib.nbtools import is_stripped, main, new_notebook, strip, write_notebook
+from recode_lib.runner.nbtools import is_stripped, main, new_notebook, strip, write_notebook
 
 
 def test_written_notebook_is_stripped_with_tagged_parameters(tmp_path):

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recode_lib.core.paths import data_dir
 from recode_lib.evaluation.summary import OUTCOMES
-from recode_lib.nbtools import is_stripped
-from recode_lib.paths import data_dir
-from recode_lib.pipeline import (
+from recode_lib.runner.nbtools import is_stripped
+from recode_lib.runner.pipeline import (
     PipelineError,
     declared_parameters,
     list_notebooks,
@@ -351,7 +351,7 @@ def test_every_rl_notebook_starts_from_notebook_00s_sft_start(executed, tiny_mod
 def test_profile_parameters_resolve_for_every_notebook(profile):
     """Every key a profile sets for a notebook is declared by that notebook (no typos that
     would only surface on a GPU machine)."""
-    from recode_lib.pipeline import load_profile, resolve_parameters
+    from recode_lib.runner.pipeline import load_profile, resolve_parameters
 
     spec = load_profile(profile)
     for nb in NOTEBOOKS:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from recode_lib import openmp
+from recode_lib.core import openmp
 
 CODE = "import recode_lib, os; print(os.environ.get('OMP_WAIT_POLICY', 'unset'))"
 
@@ -81,7 +81,7 @@ def test_this_process_own_work_is_not_counted_as_others(monkeypatch):
 
 
 def test_results_record_the_wait_policy_they_ran_with():
-    from recode_lib.provenance import provenance
+    from recode_lib.core.provenance import provenance
 
     stamp = provenance(seed=0)["openmp"]
     assert stamp["wait_policy"] == (os.environ.get("OMP_WAIT_POLICY") or "default")

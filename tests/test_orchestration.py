@@ -9,13 +9,13 @@ import os
 
 import pytest
 
-from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
+from recode_lib.core.jsonl import write_json_atomic, write_jsonl_atomic
 
 # --- parameters and data --------------------------------------------------------------------
 
 
 def test_parse_list_splits_casts_and_names_a_bad_item():
-    from recode_lib.pipeline import parse_list
+    from recode_lib.runner.pipeline import parse_list
 
     assert parse_list(" gated, additive ,,") == ["gated", "additive"]
     assert parse_list("1,2", int) == [1, 2] and parse_list(3, int) == [3]
@@ -495,8 +495,8 @@ def test_write_records_writes_what_it_is_given_and_refuses_a_non_record(tmp_path
 
 
 def test_the_run_folder_layout_names_every_notebook_and_nothing_else():
-    from recode_lib.pipeline import list_notebooks
-    from recode_lib.run_files import STEPS, calibrated_path, step_dir
+    from recode_lib.core.run_files import STEPS, calibrated_path, step_dir
+    from recode_lib.runner.pipeline import list_notebooks
 
     assert list(STEPS) == [nb.stem for nb in list_notebooks()]
     with pytest.raises(ValueError, match="06_sweep"):
@@ -510,7 +510,7 @@ def test_notebooks_06_to_08_and_11_call_the_same_step_functions_and_build_no_rec
     import nbformat
 
     from recode_lib.orchestration import settings
-    from recode_lib.pipeline import notebooks_dir
+    from recode_lib.runner.pipeline import notebooks_dir
 
     def code(stem):
         nb = nbformat.read(notebooks_dir() / f"{stem}.ipynb", as_version=4)

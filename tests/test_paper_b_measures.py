@@ -21,10 +21,10 @@ import pytest
 
 from recode_lib.analysis import ensemble as E
 from recode_lib.analysis import frontier as F
+from recode_lib.core.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.codegen import evaluate
 from recode_lib.generation import Completion, Generator, SamplingConfig
-from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.metrics import bootstrap_ci, solved_sets, turnover
 
 GRID = [

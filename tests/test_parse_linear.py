@@ -16,10 +16,10 @@ import time
 
 import pytest
 
-from recode_lib.assemble import assemble
+from recode_lib.core.assemble import assemble
+from recode_lib.core.math_answers import parse_math_response
+from recode_lib.core.prompts import code_blocks, fences, parse_response, think_text, without_think
 from recode_lib.data.schema import Problem
-from recode_lib.math_answers import parse_math_response
-from recode_lib.prompts import code_blocks, fences, parse_response, think_text, without_think
 
 OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 OLD_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)

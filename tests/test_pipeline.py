@@ -5,9 +5,9 @@ import json
 import pytest
 import yaml
 
-from recode_lib.nbtools import new_notebook, write_notebook
-from recode_lib.paths import PROJECT_ROOT, runs_dir
-from recode_lib.pipeline import PipelineError, declared_parameters, run_pipeline
+from recode_lib.core.paths import PROJECT_ROOT, runs_dir
+from recode_lib.runner.nbtools import new_notebook, write_notebook
+from recode_lib.runner.pipeline import PipelineError, declared_parameters, run_pipeline
 
 
 def _nb(path, body="print(X)", params='PROFILE = "smoke"\nX = 1'):
@@ -22,7 +22,7 @@ def book(tmp_path):
     a = _nb(
         d / "00_a.ipynb",
         body=(
-            "from recode_lib.paths import PROJECT_ROOT, runs_dir\n"
+            "from recode_lib.core.paths import PROJECT_ROOT, runs_dir\n"
             "(runs_dir(PROFILE) / 'a.txt').write_text(str(X))"
         ),
     )
@@ -181,7 +181,7 @@ import sys
 from pathlib import Path
 import signal
 from recode_lib.cli import raise_terminated
-from recode_lib.pipeline import RunInterrupted, run_pipeline
+from recode_lib.runner.pipeline import RunInterrupted, run_pipeline
 signal.signal(signal.SIGTERM, raise_terminated)     # what the CLI's run_guarded installs
 nbs = sorted(Path(sys.argv[1]).glob("*.ipynb"))
 try:
@@ -268,7 +268,7 @@ def test_a_second_reproduce_on_the_same_run_folder_is_refused(tmp_path):
     import os
     import signal
 
-    from recode_lib.locks import OutputLocked
+    from recode_lib.core.locks import OutputLocked
 
     d, params, env = slow_book(tmp_path)
     proc, manifest = start_runner(d, params, env)
@@ -283,7 +283,7 @@ def test_a_second_reproduce_on_the_same_run_folder_is_refused(tmp_path):
 
 
 def test_a_vllm_backend_profile_runs_on_vllms_cpu_build_without_a_gpu_plan(monkeypatch):
-    import recode_lib.pipeline as P
+    import recode_lib.runner.pipeline as P
 
     monkeypatch.setattr(P, "detect_cluster", lambda: None)
     monkeypatch.setattr(P.vllm_cpu, "installed", lambda: True)

@@ -12,13 +12,13 @@ import sys
 
 import pytest
 
-from recode_lib.paths import PROJECT_ROOT
-from recode_lib.pipeline import PipelineError, check_resources, profile_parameters
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.plan import BudgetOptions, ClusterSpec, PlanError, make_plan, model_arch
 from recode_lib.plan.architectures import KNOWN, from_config
 from recode_lib.plan.budget import Throughputs, gen_seconds, size_class
 from recode_lib.plan.memory import GB, choose_tp, engine_need, trainer_need
 from recode_lib.plan.stages import Engine, notebook_stages, read_recipe
+from recode_lib.runner.pipeline import PipelineError, check_resources, profile_parameters
 
 H80 = ClusterSpec(gpus=8, gpu_memory=80)
 SMALL = ClusterSpec(gpus=1, gpu_memory=24)
@@ -288,7 +288,7 @@ def test_cli_lists_plan_and_its_typed_options(capsys):
 
 def test_notebook_tp_parameters_reach_the_vllm_backend(tiny_model_dir):
     from recode_lib.generation.chat import make_generator
-    from recode_lib.pipeline import declared_parameters, notebooks_dir
+    from recode_lib.runner.pipeline import declared_parameters, notebooks_dir
 
     gen = make_generator("vllm_standin", str(tiny_model_dir), tensor_parallel_size=4)
     assert gen.llm_kwargs()["tensor_parallel_size"] == 4  # builds no engine
@@ -424,7 +424,7 @@ def test_measured_throughputs_replace_the_defaults(tmp_path, paper, monkeypatch)
 
 
 def test_the_pipeline_refuses_a_gpu_profile_that_does_not_fit_before_any_notebook(tmp_path):
-    from recode_lib.pipeline import run_pipeline
+    from recode_lib.runner.pipeline import run_pipeline
 
     with pytest.raises(PipelineError, match="01_crpl_synthesis / rewrites \\[main\\]"):
         run_pipeline("paper", cluster=SMALL, kernel_name="python3")
@@ -434,7 +434,7 @@ def test_the_pipeline_refuses_a_gpu_profile_that_does_not_fit_before_any_noteboo
 
 
 def test_the_dry_run_and_cpu_profiles_are_not_blocked(tmp_path):
-    from recode_lib.dryrun import dryrun_profile, write_dryrun_params
+    from recode_lib.runner.dryrun import dryrun_profile, write_dryrun_params
 
     path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
     dry = profile_parameters("dryrun", path)

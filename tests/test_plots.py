@@ -9,8 +9,8 @@ import pytest
 from recode_lib.analysis import ensemble as E
 from recode_lib.analysis import frontier as F
 from recode_lib.analysis import plots
+from recode_lib.core.jsonl import write_json_atomic, write_jsonl_atomic
 from recode_lib.evaluation.spec import EvalSpec
-from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
 
 
 def _samples():

@@ -1,4 +1,4 @@
-"""Generation precision (recode_lib.models.inference_precision): bfloat16 or int8 weights for a
+"""Generation precision (recode_lib.core.models.inference_precision): bfloat16 or int8 weights for a
 model that only generates, an option of the hf backend, part of an evaluation's protocol and of a
 generation cache's key; old records keep their fingerprints."""
 
@@ -10,6 +10,7 @@ import json
 import pytest
 import torch
 
+from recode_lib.core.models import PRECISIONS, inference_precision, load_model
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.spec import EvalSpec, protocol_fingerprint
 from recode_lib.generation import (
@@ -20,7 +21,6 @@ from recode_lib.generation import (
     backend_options,
     get_generator,
 )
-from recode_lib.models import PRECISIONS, inference_precision, load_model
 from recode_lib.weights.sweep import setting_build
 
 MESSAGES = [{"role": "user", "content": "Write a function add(a, b)."}]
@@ -75,7 +75,7 @@ def test_hf_generator_auto_holds_bf16_weights_only_where_the_cpu_computes_bf16(
 ):
     # calibration (00's CAL_PRECISION) hands "auto" to the generator: the cache key and the
     # weights are what it became (emulated bf16 decodes 2x slower than float32)
-    from recode_lib import bf16
+    from recode_lib.core import bf16
 
     monkeypatch.setattr(bf16, "cpu_flags", lambda *a, **k: frozenset(flags))
     gen = get_generator("hf", str(tiny_model_dir), batch_size=2, precision="auto")

@@ -320,8 +320,8 @@ def test_a_trained_rm_without_spread_still_raises(tmp_path, monkeypatch):
 
 
 def test_the_paper_profile_and_its_dry_run_use_the_start_scale():
-    from recode_lib.dryrun import dryrun_profile
-    from recode_lib.pipeline import load_profile
+    from recode_lib.runner.dryrun import dryrun_profile
+    from recode_lib.runner.pipeline import load_profile
 
     assert load_profile("paper")["04_cg_grpo"]["PROC_SCALE"] == "start"
     assert dryrun_profile("/tiny")["04_cg_grpo"]["PROC_SCALE"] == "start"
@@ -408,8 +408,8 @@ def test_every_rproc_run_of_the_paper_profile_has_the_same_scaling_rule():
     """gated, additive, the Qwen3-4B transfer run and the math run: one rule, each at its own
     recipe's training sampling (today: transfer and math trained on sigmoid(raw score))."""
     from recode_lib.orchestration.proc_scale import proc_runs, run_recipe
-    from recode_lib.pipeline import profile_parameters
     from recode_lib.process_reward.scale import START_RULE, training_sampling
+    from recode_lib.runner.pipeline import profile_parameters
 
     pp = profile_parameters("paper")
     runs = proc_runs(pp)

@@ -3,8 +3,8 @@
 
 import pytest
 
-from recode_lib.models import ModelError, resolve_model
-from recode_lib.pipeline import load_profile
+from recode_lib.core.models import ModelError, resolve_model
+from recode_lib.runner.pipeline import load_profile
 
 
 def section(profile, stem):
@@ -30,7 +30,7 @@ def test_the_start_checkpoint_may_be_a_local_sft_folder(tiny_model_dir, tmp_path
 def test_every_laptop_parameter_is_declared_by_its_notebook():
     from pathlib import Path
 
-    from recode_lib.pipeline import resolve_parameters
+    from recode_lib.runner.pipeline import resolve_parameters
 
     spec = load_profile("laptop")
     for nb in sorted(Path(__file__).resolve().parent.parent.glob("notebooks/[0-9]*.ipynb")):
@@ -75,7 +75,7 @@ def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
 
 @pytest.mark.parametrize("profile", ["smoke", "paper", "laptop"])
 def test_only_the_laptop_profile_leaves_a_notebook_out_and_says_why(profile):
-    from recode_lib.pipeline import excluded_reason, list_notebooks
+    from recode_lib.runner.pipeline import excluded_reason, list_notebooks
 
     spec = load_profile(profile)
     left_out = {

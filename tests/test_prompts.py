@@ -2,7 +2,7 @@
 
 import pytest
 
-from recode_lib.prompts import build_messages, extract_code, format_response, parse_response
+from recode_lib.core.prompts import build_messages, extract_code, format_response, parse_response
 
 
 def test_canonical_response_is_format_ok():
@@ -51,7 +51,7 @@ def test_a_closing_fence_after_leading_code_never_opens_a_block():
 
 
 def test_canonical_trace_must_round_trip():
-    from recode_lib.prompts import canonical_trace
+    from recode_lib.core.prompts import canonical_trace
 
     text, why = canonical_trace("Add the numbers.", "def f(a, b):\n    return a + b\n")
     assert why == "" and parse_response(text).format_ok

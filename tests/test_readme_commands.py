@@ -20,7 +20,7 @@ import tomllib
 import pytest
 
 from recode_lib.cli import COMMANDS
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.paths import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
 
@@ -155,7 +155,7 @@ def test_every_readme_reproduce_command_passes_the_checks_before_any_notebook():
     """The checks `recode reproduce` makes before it runs a notebook (profile, -p values,
     --only/--from): run_pipeline's own functions, without running anything."""
     from recode_lib.cli.reproduce import parse_overrides
-    from recode_lib.pipeline import list_notebooks, profile_parameters, select
+    from recode_lib.runner.pipeline import list_notebooks, profile_parameters, select
 
     cmds = [c for c in readme_commands() if c.startswith("recode reproduce ")]
     assert len(cmds) >= 5

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.pipeline import declared_parameters, list_notebooks, profile_parameters
+from recode_lib.runner.pipeline import declared_parameters, list_notebooks, profile_parameters
 from recode_lib.training.grpo import RECIPES_DIR, config_fields, load_recipe
 from recode_lib.training.recipe_fields import RecipeFieldError, merge_fields, recipe_fields
 
@@ -222,7 +222,7 @@ TOOL_PARAMS = {
 
 
 def test_notebook_11s_paper_parameters_override_the_agentic_recipe_and_say_so():
-    from recode_lib.pipeline import load_profile
+    from recode_lib.runner.pipeline import load_profile
     from recode_lib.training.parameter_overrides import overridden_recipe_fields, override_lines
 
     p = load_profile("paper")["11_settings_sweep"]

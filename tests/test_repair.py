@@ -308,8 +308,8 @@ def test_the_second_protocol_refuses_an_empty_problem_set_and_an_unknown_start()
 def test_the_paper_profile_evaluates_repair_under_paper_bs_protocol_too():
     """The paper profile's 09 runs the comparison twice: its own protocol and paper B's (the
     anchors 06, 07 and 11 use: T 1.0, 8,192 tokens, hard problems), and the plan counts both."""
-    from recode_lib.pipeline import profile_parameters
     from recode_lib.plan.stages import notebook_stages
+    from recode_lib.runner.pipeline import profile_parameters
 
     pp = profile_parameters("paper")
     p9, p6 = pp["09_repair"], pp["06_strictness_sweep"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from recode_lib.core.prompts import format_response
 from recode_lib.process_reward.model import (
     ProcessRewardScorer,
     RMConfig,
@@ -12,7 +13,6 @@ from recode_lib.process_reward.model import (
     pairwise_accuracy,
     train_reward_model,
 )
-from recode_lib.prompts import format_response
 
 
 def _pairs(n=8):

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from parity_helpers import Recording, Scripted
 
+from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.prompts import format_response
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.codegen import evaluate
 from recode_lib.generation import SamplingConfig
-from recode_lib.jsonl import read_jsonl
-from recode_lib.prompts import format_response
 from recode_lib.rewards import get_reward
 from recode_lib.training.grpo import build_dataset
 

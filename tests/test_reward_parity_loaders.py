@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 from parity_helpers import Recording, Scripted
 
+from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.paths import data_dir
+from recode_lib.core.prompts import format_response
 from recode_lib.data import available_benchmarks, load_benchmark
 from recode_lib.evaluation.codegen import evaluate
 from recode_lib.generation import SamplingConfig
-from recode_lib.jsonl import read_jsonl
-from recode_lib.paths import data_dir
-from recode_lib.prompts import format_response
 from recode_lib.rewards import get_reward
 from recode_lib.sandbox.records import runs_in_process
 from recode_lib.training.grpo import build_dataset

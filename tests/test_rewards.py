@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from recode_lib.prompts import format_response
+from recode_lib.core.prompts import format_response
 from recode_lib.rewards import (
     REGISTRY,
     Need,
@@ -345,7 +345,7 @@ def _sweep_profiles():
     """{profile: notebook 06's resolved parameters} for every profile and the tiny test one."""
     from pathlib import Path
 
-    from recode_lib.pipeline import (
+    from recode_lib.runner.pipeline import (
         available_profiles,
         declared_parameters,
         load_profile,
@@ -364,8 +364,8 @@ def _sweep_profiles():
 def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
     """Paper B: static partial credit for "passing smaller tests" next to the R_k runs: the
     discrete credit averages exactly the sweep's levels (was a fixed k = 1..5 whatever KS)."""
-    from recode_lib.pipeline import parse_list
     from recode_lib.rewards import sweep_rewards
+    from recode_lib.runner.pipeline import parse_list
 
     profiles = _sweep_profiles()
     assert {"smoke", "laptop", "paper", "tiny"} <= set(profiles)
@@ -391,8 +391,8 @@ def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
 
 
 def test_partial_discrete_default_levels_are_the_paper_sweeps():
-    from recode_lib.pipeline import parse_list
     from recode_lib.rewards.strict import PAPER_SWEEP_KS
+    from recode_lib.runner.pipeline import parse_list
 
     paper = _sweep_profiles()["paper"]
     assert list(PAPER_SWEEP_KS) == parse_list(paper["KS"], int) == [1, 2, 3, 4]

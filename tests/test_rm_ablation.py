@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from recode_lib.jsonl import write_jsonl_atomic
+from recode_lib.core.jsonl import write_jsonl_atomic
 from recode_lib.orchestration.rm_ablation import (
     ABLATION_SINGLE_FILE,
     CROSS_FILE,

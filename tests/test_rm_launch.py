@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recode_lib.paths import PROJECT_ROOT
-from recode_lib.pipeline import profile_parameters
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.process_reward.model import (
     ProcessRewardScorer,
     RMConfig,
@@ -22,6 +21,7 @@ from recode_lib.process_reward.model import (
     train_or_reuse,
     trainer_dir,
 )
+from recode_lib.runner.pipeline import profile_parameters
 from recode_lib.training.launch_configs import (
     DEFAULT_ACCELERATE_CONFIG,
     LaunchConfigError,
@@ -294,8 +294,8 @@ def test_the_cli_trains_from_the_run_files(tiny_model_dir, tmp_path, capsys):
 
 
 def test_notebook_02_takes_the_launcher_as_parameters():
-    from recode_lib.dryrun import dryrun_profile
-    from recode_lib.pipeline import declared_parameters, notebooks_dir
+    from recode_lib.runner.dryrun import dryrun_profile
+    from recode_lib.runner.pipeline import declared_parameters, notebooks_dir
 
     nb = notebooks_dir() / "02_reward_model.ipynb"
     p = declared_parameters(nb)

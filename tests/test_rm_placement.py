@@ -142,7 +142,7 @@ def test_endpoint_that_does_not_answer_fails_at_load(tmp_path):
 
 def test_gated_reward_through_an_endpoint_records_server_failures(server):
     """The gated reward scores through the client; a server-side failure is a recorded 0."""
-    from recode_lib.prompts import format_response
+    from recode_lib.core.prompts import format_response
     from recode_lib.rewards import gated_reward
     from recode_lib.rewards.execution import SandboxRunner
 

@@ -96,7 +96,7 @@ def test_recipe_checks_generation_precision():
 
 
 def test_a_lora_run_samples_from_a_copy_rebuilt_each_step(tiny_model_dir, tmp_path, toy_problems):
-    from recode_lib.run_files import read_metrics
+    from recode_lib.core.run_files import read_metrics
     from recode_lib.training.grpo import load_recipe, train
 
     probs = toy_problems(4)

@@ -92,7 +92,7 @@ def cluster():
         pytest.skip("ray is not installed (the `scale` extra: pip install 'recode[scale]')")
     import ray
 
-    from recode_lib.ray_cluster import START_ATTEMPTS, start_local
+    from recode_lib.core.ray_cluster import START_ATTEMPTS, start_local
 
     started = not ray.is_initialized()
     if started:
@@ -160,7 +160,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path, cap
 
 def test_a_local_cluster_that_times_out_at_startup_is_retried(monkeypatch):
     """Ray's raylet gives up on its agent after a hard-coded 15 s on a loaded machine."""
-    from recode_lib import ray_cluster
+    from recode_lib.core import ray_cluster
 
     class FakeRay:
         def __init__(self, failures, message="The current node timed out during startup."):
@@ -202,8 +202,8 @@ def test_evalspec_carries_ray_to_the_single_setting_only():
 
 
 def test_recode_eval_passes_ray_and_chunk_size_to_the_spec(monkeypatch, tmp_path, capsys):
-    from recode_lib import ray_cluster
     from recode_lib.cli import main
+    from recode_lib.core import ray_cluster
     from recode_lib.evaluation import spec as spec_mod
 
     seen = {}
@@ -301,7 +301,7 @@ def test_recode_sandbox_resumes_a_partial_output_file_on_ray(
     cluster, local_results, tmp_path, capsys
 ):
     from recode_lib.cli import main
-    from recode_lib.jsonl import read_jsonl
+    from recode_lib.core.jsonl import read_jsonl
 
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
@@ -374,7 +374,7 @@ def test_a_dying_task_is_named_by_its_chunk_and_the_others_are_delivered(cluster
 def test_recode_eval_harness_on_ray_matches_the_local_pool(cluster, tmp_path):
     from test_evaluation import Scripted, _eval
 
-    from recode_lib.jsonl import read_jsonl
+    from recode_lib.core.jsonl import read_jsonl
 
     local = _eval(tmp_path / "local", Scripted())
     on_ray = _eval(tmp_path / "ray", Scripted(), ray="local", chunk_size=2)
@@ -391,7 +391,7 @@ def test_recode_eval_harness_on_ray_matches_the_local_pool(cluster, tmp_path):
 
 
 def test_waiting_for_nodes_counts_the_clusters_alive_nodes(cluster):
-    from recode_lib.ray_cluster import wait_for_nodes
+    from recode_lib.core.ray_cluster import wait_for_nodes
 
     assert wait_for_nodes(1, timeout_s=30) == 1  # this process's cluster: one node
     with pytest.raises(TimeoutError, match="1 of 2 node"):

@@ -5,10 +5,10 @@ solution in a plain subprocess, as EvalPlus does)."""
 
 import pytest
 
+from recode_lib.core.paths import data_dir
 from recode_lib.data.evalplus import sandbox_records
 from recode_lib.data.humaneval import load_humanevalplus
 from recode_lib.data.mbpp import load_mbppplus
-from recode_lib.paths import data_dir
 from recode_lib.sandbox import SandboxConfig, execute_many
 
 pytestmark = [

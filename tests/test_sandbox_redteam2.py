@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from recode_lib.prompts import format_response
+from recode_lib.core.prompts import format_response
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox import SandboxConfig, execute, record_memory_bounded

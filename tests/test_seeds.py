@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recode_lib.pipeline import load_profile
+from recode_lib.runner.pipeline import load_profile
 from recode_lib.training import launch as launch_mod
 from recode_lib.training.launch import (
     check_seeds,

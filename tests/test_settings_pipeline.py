@@ -10,9 +10,9 @@ import pytest
 
 from recode_lib.analysis import frontier as F
 from recode_lib.analysis import plots
+from recode_lib.core.jsonl import write_json_atomic
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.evaluation.summary import OUTCOMES, pooled_summary
-from recode_lib.jsonl import write_json_atomic
 from recode_lib.orchestration.settings import alpha_settings, ensemble_settings, recipe_for
 
 
@@ -151,7 +151,7 @@ def test_alpha_grid_runs_in_each_settings_loop_then_ensembles_along_it(sweep_dir
     def boom(*a, **k):
         raise AssertionError("a cached alpha grid must not load a model")
 
-    monkeypatch.setattr("recode_lib.models.load_model", boom)
+    monkeypatch.setattr("recode_lib.core.models.load_model", boom)
     again = alpha_settings(
         ["tool"], sweep_dir, [-1.0, 0.5, 2.0], problems, SPEC, benchmark="microbench", log=None
     )

@@ -8,23 +8,23 @@ import json
 
 import pytest
 
-from recode_lib.assemble import assemble
+from recode_lib.core.assemble import assemble
+from recode_lib.core.models import ModelError, load_tokenizer
+from recode_lib.core.prompts import user_prompt
 from recode_lib.data.easy_tasks import generate_easy_tasks
 from recode_lib.data.overlap import drop_overlap, overlap
 from recode_lib.data.schema import Problem
 from recode_lib.environments import prepare_tool_tokenizer
 from recode_lib.environments.rollout import parse_turn
 from recode_lib.environments.settings import environment_factory
-from recode_lib.models import ModelError, load_tokenizer
 from recode_lib.orchestration.start_model import (
     prepare_start_model,
     sft_problems,
     start_model,
     start_record_path,
 )
-from recode_lib.pipeline import declared_parameters, load_profile, notebooks_dir
-from recode_lib.prompts import user_prompt
 from recode_lib.rewards.execution import SandboxRunner
+from recode_lib.runner.pipeline import declared_parameters, load_profile, notebooks_dir
 from recode_lib.training.sft_data import (
     CLOSING,
     TranscriptConfig,

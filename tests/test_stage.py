@@ -11,9 +11,9 @@ import huggingface_hub
 import pytest
 import yaml
 
-from recode_lib import staging
 from recode_lib.cli import main
-from recode_lib.pipeline import profile_parameters
+from recode_lib.runner import staging
+from recode_lib.runner.pipeline import profile_parameters
 
 POLICY, GENERATOR, LLAMA = (
     "Qwen/Qwen2.5-Coder-7B-Instruct",

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from recode_lib.cli import main
-from recode_lib.dryrun import dryrun_profile
-from recode_lib.pipeline import list_notebooks, load_profile
+from recode_lib.runner.dryrun import dryrun_profile
+from recode_lib.runner.pipeline import list_notebooks, load_profile
 from recode_lib.steps import STEPS, ParameterError, check_profile, step_schemas
 from recode_lib.steps.cells import declared, drift, render, write_cell
 from recode_lib.training.recipe_fields import KINDS, check_field
@@ -198,7 +198,7 @@ def test_every_parameter_the_plan_reads_is_a_field_of_its_step():
 
 
 def test_every_parameter_a_dryrun_rule_names_is_a_field_of_some_step():
-    from recode_lib import dryrun
+    from recode_lib.runner import dryrun
 
     every = {n for cls in STEPS.values() for n in cls.fields()}
     named = (
@@ -215,7 +215,7 @@ def test_every_parameter_a_dryrun_rule_names_is_a_field_of_some_step():
 
 def test_a_command_line_value_is_read_for_its_parameters_type():
     from recode_lib.cli.reproduce import parse_overrides
-    from recode_lib.pipeline import profile_parameters
+    from recode_lib.runner.pipeline import profile_parameters
 
     got = parse_overrides(
         [

@@ -74,8 +74,8 @@ def test_one_grpo_step_writes_tensorboard_event_files(tiny_model_dir, tmp_path):
 
 
 def test_a_finished_reward_model_run_keeps_its_curves(tiny_model_dir, tmp_path):
+    from recode_lib.core.prompts import format_response
     from recode_lib.process_reward.model import RMConfig, tracker_dir, train_reward_model
-    from recode_lib.prompts import format_response
 
     good = format_response("Sum with +.", "def add(a, b):\n    return a + b")
     bad = format_response("Subtract.", "def add(a, b):\n    return a - b")

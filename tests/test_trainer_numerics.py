@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recode_lib.prompts import format_response
+from recode_lib.core.prompts import format_response
 
 PAPER = yaml.safe_load(
     (Path(__file__).resolve().parents[1] / "notebooks" / "params" / "paper.yaml").read_text()
@@ -147,8 +147,8 @@ def test_reward_model_in_the_paper_dtype_trains_fp32_master_weights(
 def test_a_reward_model_trained_in_pure_bf16_is_not_reused():
     """bf16 RMs saved before the fp32-master rule get a new fingerprint (retrained);
     float32 ones keep theirs (reused)."""
+    from recode_lib.core.provenance import fingerprint
     from recode_lib.process_reward.model import RMConfig, training_fingerprint
-    from recode_lib.provenance import fingerprint
 
     pairs = _pairs(2)
     rows = [[p["prompt"], p["chosen"], p["rejected"]] for p in pairs]
@@ -289,7 +289,7 @@ def test_grpo_loads_the_policy_through_the_rule_and_refuses_half_weights(tmp_pat
 def test_training_dtype_rule():
     import torch
 
-    from recode_lib.models import saved_dtype, training_dtype
+    from recode_lib.core.models import saved_dtype, training_dtype
 
     assert training_dtype(True) == training_dtype(False) == torch.float32
     assert saved_dtype(True) == torch.bfloat16 and saved_dtype(False) == torch.float32

@@ -9,9 +9,9 @@ import json
 import pytest
 import yaml
 
-from recode_lib.dryrun import dryrun_profile
 from recode_lib.evaluation.headline import TRANSFER_START, transfer_policies
-from recode_lib.pipeline import load_profile
+from recode_lib.runner.dryrun import dryrun_profile
+from recode_lib.runner.pipeline import load_profile
 from recode_lib.training.grpo import RECIPES_DIR, load_recipe
 from recode_lib.training.launch import TRANSFER, TRANSFER_BASELINE, transfer_variants
 

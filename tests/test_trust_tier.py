@@ -8,12 +8,12 @@ import pytest
 
 from recode_lib import sandbox
 from recode_lib.cli import main
+from recode_lib.core.jsonl import read_jsonl, write_jsonl_atomic
+from recode_lib.core.prompts import format_response
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.codegen import evaluate
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import Completion, Generator, SamplingConfig
-from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
-from recode_lib.prompts import format_response
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.execution import InProcessTestsError, SandboxRunner
 from recode_lib.sandbox.config import SandboxConfig

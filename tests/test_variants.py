@@ -1,4 +1,4 @@
-"""Profile variants (recode_lib.variants) and the paper profile's scale_32b: paper B's
+"""Profile variants (recode_lib.runner.variants) and the paper profile's scale_32b: paper B's
 strictness/extrapolation study (06-08) again at 32B, placed by the plan (ZeRO-3 training, TP
 generation), counted by the budget, listed by `recode stage`; smoke and laptop unchanged."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from recode_lib.cli import main
-from recode_lib.pipeline import (
+from recode_lib.plan import ClusterSpec, make_plan
+from recode_lib.runner.pipeline import (
     PipelineError,
     load_profile,
     profile_parameters,
@@ -15,9 +16,8 @@ from recode_lib.pipeline import (
     run_pipeline,
     variant_parameters,
 )
-from recode_lib.plan import ClusterSpec, make_plan
-from recode_lib.staging import stage_items
-from recode_lib.variants import (
+from recode_lib.runner.staging import stage_items
+from recode_lib.runner.variants import (
     VARIANTS_KEY,
     VariantError,
     variant_notebooks,
@@ -205,7 +205,7 @@ def test_reproduce_with_a_variant_runs_only_its_notebooks_under_its_own_profile(
 ):
     """run_pipeline(variant=...) hands the runner the variant's notebooks only, with its merged
     parameters and PROFILE "paper@scale_32b" (its own run folder); nothing is executed here."""
-    import recode_lib.pipeline as pipeline
+    import recode_lib.runner.pipeline as pipeline
 
     monkeypatch.setenv("RECODE_RUNS_DIR", str(tmp_path))
     seen = {}

@@ -4,8 +4,8 @@ import importlib.metadata
 
 import pytest
 
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.generation import vllm_cpu
-from recode_lib.paths import PROJECT_ROOT
 
 AVX512 = "processor\t: 0\nflags\t\t: fpu sse sse2 avx2 avx512f avx512bw\n"
 AVX2 = "processor\t: 0\nflags\t\t: fpu sse sse2 avx avx2\n"

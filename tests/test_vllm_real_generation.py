@@ -185,7 +185,7 @@ def test_engines_as_ray_actors_on_a_local_cluster_give_the_same_samples(single, 
     pytest.importorskip("ray", reason="needs ray (pip install 'recode[scale]')")
     import ray
 
-    from recode_lib.ray_cluster import start_local
+    from recode_lib.core.ray_cluster import start_local
 
     two_devices_or_skip()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")

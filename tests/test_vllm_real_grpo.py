@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from vllm_helpers import VLLM_MARKS, Timer, free_port, smollm2_or_skip, vllm_or_skip
 
+from recode_lib.core.run_files import read_metrics
 from recode_lib.data.schema import Problem
 from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
-from recode_lib.run_files import read_metrics
 from recode_lib.training.grpo import load_recipe, train
 
 pytestmark = VLLM_MARKS

@@ -39,7 +39,7 @@ def on_cpu() -> bool:
 
 def smollm2_or_skip() -> str:
     """The embedded model's folder, or a skip when it is not prepared."""
-    from recode_lib.models import ModelError, resolve_model
+    from recode_lib.core.models import ModelError, resolve_model
 
     try:
         return resolve_model("smollm2")

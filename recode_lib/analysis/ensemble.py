@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recode_lib.jsonl import write_json_atomic
+from recode_lib.core.jsonl import write_json_atomic
 from recode_lib.metrics import (
     bootstrap_ci,
     counts_from_records,

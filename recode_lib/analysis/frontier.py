@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
 from recode_lib.evaluation.guard import describe_problem_sets, problem_set, recorded_problem_ids
 from recode_lib.evaluation.summary import summary_table
-from recode_lib.jsonl import read_jsonl, write_csv_atomic, write_json_atomic
 from recode_lib.metrics import bootstrap_ci, counts_from_records, pass_at_k, solved_sets, turnover
 from recode_lib.sandbox.result import OUTCOMES
 

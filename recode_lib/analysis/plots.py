@@ -14,7 +14,7 @@
 Every function takes paths to result files (never models or in-memory state), draws one
 figure with the house style (seaborn "whitegrid" + the rc below, applied once), saves it to
 `out_dir` as <name>.pdf and <name>.png, and returns the paths. Every profile has its own folder,
-`figures/<profile>/` (recode_lib.paths.figures_dir), which rebuild_all writes by default; a
+`figures/<profile>/` (recode_lib.core.paths.figures_dir), which rebuild_all writes by default; a
 single figure drawn without out_dir goes to `figures/scratch/`, never next to a profile's folder.
 A missing input file raises FileNotFoundError naming it, inputs with nothing to draw raise
 NoData (notebook 99 turns both into a skip note). Inputs: frontier.json
@@ -34,10 +34,9 @@ from pathlib import Path
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
 from recode_lib.analysis.reward_curves import reward_curves
-from recode_lib.environments.settings import SETTINGS
-from recode_lib.errors import RecodeError
-from recode_lib.paths import FIGURES_ROOT, figures_dir
-from recode_lib.run_files import (
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import FIGURES_ROOT, figures_dir
+from recode_lib.core.run_files import (
     CODEGEN_EVAL,
     ENSEMBLE,
     GRPO,
@@ -49,6 +48,7 @@ from recode_lib.run_files import (
     WEIGHT_AVERAGING,
     step_dir,
 )
+from recode_lib.environments.settings import SETTINGS
 from recode_lib.sandbox.result import OUTCOMES, Outcome
 
 FIGURES_DIR = FIGURES_ROOT  # figures/<profile>/ below it, one folder per profile
@@ -645,7 +645,7 @@ def _metrics_dirs(folder: Path) -> dict[str, Path]:
 
 def rebuild_all(run_dir, out_dir=None) -> dict:
     """Every paper figure from one run folder's result files (runs/<profile>/) into out_dir
-    (default figures/<profile>/, recode_lib.paths.figures_dir(run_dir's name)): returns
+    (default figures/<profile>/, recode_lib.core.paths.figures_dir(run_dir's name)): returns
     {"made": {figure: [pdf, png]}, "skipped": {figure: reason}, "out_dir": str, "removed": [..]};
     a figure whose inputs are missing or empty is skipped with the reason, never an error, and
     its files left in out_dir by an earlier rebuild are removed ("removed"), so the folder holds

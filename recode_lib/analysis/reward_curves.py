@@ -4,7 +4,7 @@
     wide = curves_wide(curves)                   # one row per (run, step), one column per metric
     stats = train_stats("runs/smoke/04_cg_grpo/gated", "gated")   # steps, last rewards, time split
 
-`reward_curves` reads each run's metrics.jsonl (recode_lib.run_files.read_metrics) and keeps,
+`reward_curves` reads each run's metrics.jsonl (recode_lib.core.run_files.read_metrics) and keeps,
 per step, the total reward, every reward component the reward functions logged
 ("<reward>/<component>", e.g. "gated/out", "gated/proc", "strict_2/r_k"), the mean completion
 length and the time split; recode_lib.analysis.plots.fig_reward_curves draws it. (The strictness
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recode_lib.run_files import read_metrics
+from recode_lib.core.run_files import read_metrics
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,15 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.cli import CliError
-from recode_lib.jsonl import read_json
-from recode_lib.paths import runs_dir
+from recode_lib.core.jsonl import read_json
+from recode_lib.core.paths import runs_dir
+from recode_lib.core.run_files import LCB_RB, step_dir
 from recode_lib.process_reward.lcbrb.adjudication import (
     DECISIONS_FILE,
     DecisionStore,
     read_pending,
     terminal_loop,
 )
-from recode_lib.run_files import LCB_RB, step_dir
 
 
 def add_arguments(parser) -> None:

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from recode_lib.cli import CliError
 from recode_lib.cli.sandbox import check_ray_arguments
+from recode_lib.core.jsonl import JsonlError
+from recode_lib.core.models import ModelError
+from recode_lib.core.paths import runs_dir
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import GenerationError
-from recode_lib.jsonl import JsonlError
-from recode_lib.models import ModelError
-from recode_lib.paths import runs_dir
 from recode_lib.sandbox import RayFanoutError
 from recode_lib.sandbox.config import SandboxConfig
 

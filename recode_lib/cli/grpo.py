@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 
 from recode_lib.cli import CliError, module_main
+from recode_lib.core.jsonl import read_jsonl
 from recode_lib.data import load_benchmark
 from recode_lib.data.schema import Problem
-from recode_lib.jsonl import read_jsonl
 from recode_lib.training.grpo import load_recipe, train
 
 

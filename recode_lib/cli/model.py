@@ -1,6 +1,6 @@
 """`recode model prepare|info [NAME]`: convert the embedded model once, or print a model's config.
 
-The argument half of recode_lib.models.resolve_model; it loads no weights.
+The argument half of recode_lib.core.models.resolve_model; it loads no weights.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from recode_lib.cli import CliError
-from recode_lib.models import ModelError, resolve_model
+from recode_lib.core.models import ModelError, resolve_model
 
 
 def add_arguments(parser) -> None:

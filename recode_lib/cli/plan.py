@@ -2,12 +2,14 @@
 [--slurm-script F]`: the resource plan.
 
 The argument half of recode_lib.plan: resolves the profile's parameters per notebook
-(recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
+(recode_lib.runner.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`), places
 every GPU stage on the cluster (recode_lib.plan.ClusterSpec's options), its variants'
-stages too (recode_lib.variants: rows "<stem>@<variant>", unless --no-variants), and prints the
+stages too (recode_lib.runner.variants: rows "<stem>@<variant>", unless --no-variants), and prints
+the
 placement table and the compute budget (recode_lib.plan.BudgetOptions' options), and the preflight
 of this machine (recode_lib.plan.preflight: a C++ compiler for CodeContests+' testlib checkers), and
-whether BigCodeBench's environment is built where a notebook evaluates it (recode_lib.bench_env:
+whether BigCodeBench's environment is built where a notebook evaluates it
+(recode_lib.core.bench_env:
 listed, not refused; the evaluation refuses without it outside the smoke profile). Exit 0
 when every stage fits and the preflight passes, 2 with the refusal (notebook, stage, numbers;
 or the missing package) otherwise; nothing touches a GPU. `--slurm-script FILE` also writes
@@ -19,14 +21,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.pipeline import profile_parameters, variant_parameters
+from recode_lib.core.bench_env import bcb_notebooks, status_line
 from recode_lib.plan import BudgetOptions, ClusterSpec, format_budget, format_plan, make_plan
 from recode_lib.plan.core import summary
 from recode_lib.plan.preflight import checker_preflight
 from recode_lib.plan.ray_job import RayJob, check_ray_job, ray_job_script
+from recode_lib.runner.pipeline import profile_parameters, variant_parameters
 
 TIME_MARGIN = 1.25  # the job's --time: the plan's wall time x this
 

@@ -1,7 +1,7 @@
 """`recode reproduce --profile P [--variant NAME] [--only 00,05] [--from 04] [--force]
 [--set K=V] [--gpus N --gpu-memory GB]`: run the notebooks.
 
-The argument half of recode_lib.pipeline.run_pipeline (which does the work: papermill, the
+The argument half of recode_lib.runner.pipeline.run_pipeline (which does the work: papermill, the
 manifest, skipping completed notebooks). A GPU profile (paper) is checked by the resource plan
 first (recode_lib.plan) on the cluster --gpus/--gpu-memory/--nodes give, else on this machine's
 GPUs; --no-plan skips the check. It prints one summary line and exits 0, or 2 with one
@@ -16,11 +16,11 @@ import sys
 from typing import Any
 
 from recode_lib.cli import CliError, add_dataclass_arguments, dataclass_from_args
-from recode_lib.paths import runs_dir
-from recode_lib.pipeline import HumanStepPending, PipelineError, RunInterrupted, run_pipeline
+from recode_lib.core.paths import runs_dir
 from recode_lib.plan import ClusterSpec
+from recode_lib.runner.pipeline import HumanStepPending, PipelineError, RunInterrupted, run_pipeline
+from recode_lib.runner.variants import variant_profile
 from recode_lib.steps.profile import read_override
-from recode_lib.variants import variant_profile
 
 HUMAN_STEP_EXIT = 3  # the run stopped at a notebook waiting for a person (not an error)
 
@@ -68,7 +68,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     """KEY=VALUE items -> {KEY: VALUE read for KEY's type (recode_lib.steps.profile.
     read_override: the text for a str parameter, else YAML)}; KEY.FIELD=VALUE sets one field of a
     mapping parameter ({KEY: {FIELD: VALUE}}, e.g. RECIPE_FIELDS.max_steps=1), merged with the
-    profile's mapping field by field (recode_lib.pipeline)."""
+    profile's mapping field by field (recode_lib.runner.pipeline)."""
     import yaml
 
     out: dict[str, Any] = {}

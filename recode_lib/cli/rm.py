@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from recode_lib.cli import CliError, module_main
-from recode_lib.jsonl import read_jsonl
+from recode_lib.core.jsonl import read_jsonl
 from recode_lib.process_reward.model import train_or_reuse
 from recode_lib.training.rm_launch import PAIRS_FILE, load_rm_config
 

@@ -27,11 +27,11 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from recode_lib import ray_cluster
 from recode_lib.cli import CliError
-from recode_lib.jsonl import JsonlError, JsonlStore
-from recode_lib.linux import LinuxRequired, require_linux
-from recode_lib.locks import OutputLock
+from recode_lib.core import ray_cluster
+from recode_lib.core.jsonl import JsonlError, JsonlStore
+from recode_lib.core.linux import LinuxRequired, require_linux
+from recode_lib.core.locks import OutputLock
 from recode_lib.sandbox import RayFanoutError, SandboxConfig, execute_many
 from recode_lib.sandbox.checker import fallback_count
 from recode_lib.sandbox.records import (

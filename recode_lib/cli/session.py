@@ -1,7 +1,7 @@
 """`recode session --profile laptop [--params FILE] [-p KEY=VALUE]`: notebooks for JupyterLab
 bound to a profile.
 
-The argument half of recode_lib.interactive: writes runs/<profile>/interactive/NN_name.ipynb
+The argument half of recode_lib.runner.interactive: writes runs/<profile>/interactive/NN_name.ipynb
 (the profile's parameters injected, a last cell that records the run in the manifest) and
 prints how to open them (`make lab PROFILE=<profile>` does both).
 """
@@ -9,7 +9,7 @@ prints how to open them (`make lab PROFILE=<profile>` does both).
 from __future__ import annotations
 
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.interactive import prepare_session, session_dir
+from recode_lib.runner.interactive import prepare_session, session_dir
 
 
 def add_arguments(parser) -> None:

@@ -1,9 +1,10 @@
 """`recode stage --profile paper [--to DIR] [--list] [--only NAME,...]`: stage a profile's models
 and datasets for an offline run.
 
-The argument half of recode_lib.staging: resolves the profile's parameters per notebook
-(recode_lib.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`; its
-variants' too, recode_lib.variants), prints every model and dataset it names with size and license
+The argument half of recode_lib.runner.staging: resolves the profile's parameters per notebook
+(recode_lib.runner.pipeline.profile_parameters, `--set KEY=VALUE` as in `recode reproduce`; its
+variants' too, recode_lib.runner.variants), prints every model and dataset it names with size and
+license
 gate, and (without --list) downloads them into the Hugging Face cache and the data directory, or
 under --to DIR, then prints how the pipeline runs offline. Exit 0 when everything is here, 2 naming
 what could not be fetched (offline: HF_HUB_OFFLINE set or no connection; a gated model without
@@ -12,11 +13,16 @@ access).
 
 from __future__ import annotations
 
-from recode_lib.bench_env import bcb_notebooks, status_line
 from recode_lib.cli import CliError
 from recode_lib.cli.reproduce import parse_overrides
-from recode_lib.pipeline import PipelineError, load_profile, profile_parameters, variant_parameters
-from recode_lib.staging import (
+from recode_lib.core.bench_env import bcb_notebooks, status_line
+from recode_lib.runner.pipeline import (
+    PipelineError,
+    load_profile,
+    profile_parameters,
+    variant_parameters,
+)
+from recode_lib.runner.staging import (
     Destination,
     disk_note,
     fetch_items,

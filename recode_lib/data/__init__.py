@@ -19,10 +19,10 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 
+from recode_lib.core.plugins import load_plugins
 from recode_lib.data._io import DataError, resolve_data_dir
 from recode_lib.data.calibrated import load_calibrated
 from recode_lib.data.schema import Problem, ProblemError, validate_tests
-from recode_lib.plugins import load_plugins
 
 # name -> (module, function, fixed options, files that make it available locally)
 _REGISTRY: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {

@@ -6,7 +6,7 @@
     rows = hf_rows("livecodebench/code_generation_lite", "release_v6", "test")  # datasets, lazy
 
 Search order for a named file: the data directory (`data_dir=` argument, else
-recode_lib.paths.data_dir()), then the download cache (cache_dir()/downloads), then, when
+recode_lib.core.paths.data_dir()), then the download cache (cache_dir()/downloads), then, when
 `download` is allowed, the canonical URL (saved into the download cache). Missing data raises
 DataError naming every place looked at. Nothing here parses a benchmark's semantics.
 """
@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from recode_lib.core.paths import cache_dir
+from recode_lib.core.paths import data_dir as default_data_dir
 from recode_lib.data.schema import ProblemError
-from recode_lib.paths import cache_dir
-from recode_lib.paths import data_dir as default_data_dir
 
 
 class DataError(ProblemError):

@@ -5,7 +5,7 @@
     problems = load_benchmark("calibrated:laptop:disagree")     # lenient/strict disagreement first
 
 Notebook 00 (recode_lib.evaluation.calibration.write_calibrated) writes the problems whose
-start-model pass rate lies strictly between 0 and 1 to recode_lib.run_files.calibrated_path
+start-model pass rate lies strictly between 0 and 1 to recode_lib.core.run_files.calibrated_path
 (profile); this module reads them back as Problems. It is the one stage module that reads a
 step's output, and only through the run-folder layout's name for it: a benchmark name in a
 recipe (`benchmark: calibrated:laptop`) must resolve in any process, notebook 04's and
@@ -15,10 +15,10 @@ does) and does not write anything.
 
 from __future__ import annotations
 
+from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.run_files import DATA, calibrated_path
 from recode_lib.data._io import DataError, take
 from recode_lib.data.schema import Problem
-from recode_lib.jsonl import read_jsonl
-from recode_lib.run_files import DATA, calibrated_path
 
 ORDERS = ("written", "disagree")
 

@@ -22,13 +22,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from recode_lib.core.jsonl import JsonlStore
+from recode_lib.core.paths import PROJECT_ROOT, cache_dir
 from recode_lib.data._io import DataError, json_len
 from recode_lib.data.evalplus_script import MBPP_NOT_NONE, MBPP_SET_EQ
 from recode_lib.data.evalplus_script import script as _script
 from recode_lib.data.pyvalues import decode, encode, json_exact
 from recode_lib.data.schema import Problem
-from recode_lib.jsonl import JsonlStore
-from recode_lib.paths import PROJECT_ROOT, cache_dir
 
 # ---- MBPP+ input types (EvalPlus mbpp_deserialize_inputs) -----------------------------------
 _T = tuple

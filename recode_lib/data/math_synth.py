@@ -13,7 +13,7 @@ integer answer computed here (never parsed from text):
 Deterministic by seed: the same (seed, index) always gives the same problem, and a larger
 `limit` extends a smaller one (problem i does not depend on how many are drawn). Ids are
 "math_synth/<seed>-<i>". Like AIME problems they carry the always-failing `tests` script (a math
-problem never passes the code sandbox); grade with recode_lib.math_answers.answer_correct.
+problem never passes the code sandbox); grade with recode_lib.core.math_answers.answer_correct.
 It does not load or check AIME (recode_lib.data.math_train.math_train_eval does).
 """
 

@@ -28,10 +28,10 @@ import subprocess
 import sys
 import time
 
+from recode_lib.core.jsonl import read_json, write_json_atomic
+from recode_lib.core.paths import PROJECT_ROOT, cache_dir
 from recode_lib.data._io import DataError, take
 from recode_lib.data.schema import Problem
-from recode_lib.jsonl import read_json, write_json_atomic
-from recode_lib.paths import PROJECT_ROOT, cache_dir
 
 ROOT = PROJECT_ROOT / "data" / "microbench"
 PROBLEMS_DIR = ROOT / "problems"

@@ -21,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 TEST_KINDS = ("stdio", "call", "script")
 

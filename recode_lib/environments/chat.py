@@ -13,21 +13,9 @@
   template (trl.chat_template_utils.qwen3_template: `<tool_call>{json}</tool_call>`).
 - Anything else raises ValueError naming the template's start: set a tool template yourself.
 A template with tool support is left alone when the tokenizer already has a response template.
-Every response template it leaves on the tokenizer opens the reasoning only at the start of the
-turn (anchor_reasoning): TRL's templates open it at any `<think>`, so a literal '<think>' inside
-the code after the think block cut the code there in training while evaluation ran it whole.
-Likewise the content closes only at the end of the turn (anchor_turn_end): TRL's templates close
-it at any `<|im_end|>`, and a later content region replaced the earlier one, so a turn that
-wrote the literal (in ordinary tokens; generation goes on) was judged in training on the text
-after it only. And the tokenizer's parse_response reads the text the generation backends give
-evaluation (JudgedTextParse: special tokens other than the template's own delimiters dropped, no
-clean-up of spaces), where it decoded every special token, so `'<|im_start|>'` inside the code
-ran in training and vanished in evaluation. The message it returns carries the turn's text as
-evaluation reads it (prompts.GENERATED_TEXT_KEY), which the judge reads instead of undoing the
-parser's split of the reasoning (that split strips the reasoning and drops an empty one).
-SmolLM2-135M-Instruct renders and parses fine with CHATML_TOOLS but does not call tools: 0 calls
-in 8 tool-setting episodes on the micro-benchmark, and 0 in 8 with a one-shot tool-call example
-in the system block (not kept; docs/settings.md).
+Every template it leaves is made to read a turn as evaluation does (anchor_reasoning,
+anchor_turn_end, JudgedTextParse: a literal '<think>' or '<|im_end|>' or a special token inside
+the code no longer changes what training judges). More: docs/modules/environments.md (chat).
 It does not run tools (the environments do).
 """
 
@@ -37,7 +25,7 @@ import copy
 import re
 from pathlib import Path
 
-from recode_lib.prompts import GENERATED_TEXT_KEY
+from recode_lib.core.prompts import GENERATED_TEXT_KEY
 
 CHATML_TOOLS = (Path(__file__).with_name("chatml_tools.jinja")).read_text(encoding="utf-8")
 

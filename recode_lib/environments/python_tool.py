@@ -20,7 +20,7 @@ The final answer is the last assistant message's code block, judged by the singl
 
 from __future__ import annotations
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 from recode_lib.sandbox.tools import ToolLimits, run_command
 
 NOTE = (

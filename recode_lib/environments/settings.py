@@ -32,9 +32,9 @@ from __future__ import annotations
 import functools
 from enum import StrEnum
 
+from recode_lib.core.prompts import CodeAnswer, completion_text, failure_reason, message_text
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
-from recode_lib.prompts import CodeAnswer, completion_text, failure_reason, message_text
 from recode_lib.sandbox.tools import ToolLimits
 
 

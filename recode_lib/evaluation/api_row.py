@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 from recode_lib.evaluation.headline import evaluate_policies
 
 __all__ = ["API_ENV", "ApiRow", "ApiRowRefused", "api_row", "api_spec", "evaluate_api_row"]

@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recode_lib.core.jsonl import read_jsonl, write_jsonl_atomic
 from recode_lib.data import available_benchmarks, load_benchmark
 from recode_lib.data.easy_tasks import EFFICIENCY, generate_easy_tasks
 from recode_lib.evaluation.codegen import as_problems, evaluate
-from recode_lib.jsonl import read_jsonl, write_jsonl_atomic
 
 
 @dataclass

@@ -9,7 +9,7 @@
 
 `evaluate` builds the EvalSpec of its arguments (setting "single") and runs
 recode_lib.evaluation.loop.run_evaluation, the loop every setting and EvalSpec.evaluate use: the
-prompt, generation (cached in DIR/generations.jsonl), the program (recode_lib.assemble; no
+prompt, generation (cached in DIR/generations.jsonl), the program (recode_lib.core.assemble; no
 parsable code block, or a response cut at the token limit, is a format error: status "no_code",
 never run), the sandbox, the rows (fields: recode_lib.evaluation.rows), summary.json (with
 `setting` "single") and run.json (the run guard) are the loop's. It re-exports the row

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from recode_lib.core.prompts import build_messages
 from recode_lib.environments.rollout import run_episodes, tool_generator
 from recode_lib.environments.settings import Setting, environment_factory
 from recode_lib.evaluation.rows import TRUNCATED
@@ -24,7 +25,6 @@ from recode_lib.generation import (
     get_generator,
     sample_seed,
 )
-from recode_lib.prompts import build_messages
 
 FLUSH_EPISODES = 256  # single setting: finished samples handed to the judge at once
 

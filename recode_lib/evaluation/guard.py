@@ -10,7 +10,7 @@ The first call writes out_dir/run.json with what the results depend on; a later 
 different configuration raises ValueError ("raise") or moves the old folder aside to
 <out_dir>.stale-<k> and starts clean ("set_aside", what re-run notebooks use), so cached
 generations of another model, sampling or prompt style are never reused.
-`recode_lib.models.model_stamp` makes a local model folder that was retrained or re-merged in
+`recode_lib.core.models.model_stamp` makes a local model folder that was retrained or re-merged in
 place count as another model.
 With `problems` the problem set is part of what must match: run.json records
 `problem_set` ({"n", "sha256"}: a hash of the sorted problem ids, compared) and `problem_ids`
@@ -28,8 +28,8 @@ import hashlib
 import sys
 from pathlib import Path
 
-from recode_lib.jsonl import read_json, write_json_atomic
-from recode_lib.paths import set_aside
+from recode_lib.core.jsonl import read_json, write_json_atomic
+from recode_lib.core.paths import set_aside
 
 ON_CHANGE = ("raise", "set_aside")
 

@@ -20,6 +20,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from recode_lib.core.jsonl import read_json, write_json_atomic
+from recode_lib.core.run_files import TRANSFER
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.gains import (
     mean_values,
@@ -29,9 +31,7 @@ from recode_lib.evaluation.gains import (
 )
 from recode_lib.evaluation.spec import call_samples
 from recode_lib.generation import get_generator
-from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.metrics import bootstrap_ci
-from recode_lib.run_files import TRANSFER
 from recode_lib.training.launch import TRANSFER_BASELINE
 
 __all__ = [

@@ -16,7 +16,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from recode_lib.bench_env import judge_env, judge_env_guard, require_env
+from recode_lib.core.bench_env import judge_env, judge_env_guard, require_env
+from recode_lib.core.jsonl import JsonlStore, write_json_atomic
+from recode_lib.core.linux import require_linux
+from recode_lib.core.locks import OutputLock
+from recode_lib.core.models import model_stamp
+from recode_lib.core.provenance import provenance
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (
@@ -28,11 +33,6 @@ from recode_lib.evaluation.rows import (
 )
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation.data_parallel import device_kind
-from recode_lib.jsonl import JsonlStore, write_json_atomic
-from recode_lib.linux import require_linux
-from recode_lib.locks import OutputLock
-from recode_lib.models import model_stamp
-from recode_lib.provenance import provenance
 from recode_lib.sandbox import execute_many
 from recode_lib.sandbox.checker import require_checkers
 

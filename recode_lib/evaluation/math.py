@@ -4,7 +4,7 @@
     s = math_summary(samples, ks=(1, 8))           # avg@n, pass@k, bootstrap CIs
 
 The prompt format, parsing and answer checking (math_messages, parse_math_response,
-answer_correct) are recode_lib.math_answers, shared with the math rewards.
+answer_correct) are recode_lib.core.math_answers, shared with the math rewards.
 `evaluate_math(model, problems, backend=..., sampling=..., out_dir=...)` (usually through
 recode_lib.evaluation.spec.EvalSpec.evaluate_math) generates with recode_lib.generation (cached,
 resumable, behind the same run/model-stamp guard as code evaluation), checks every sample and
@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recode_lib.core.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.core.math_answers import answer_correct, math_messages, parse_math_response
+from recode_lib.core.models import model_stamp, resolve_model
 from recode_lib.evaluation.gains import paired_relative_gain, per_problem_pass1
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.generation import SamplingConfig, get_generator
-from recode_lib.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
-from recode_lib.math_answers import answer_correct, math_messages, parse_math_response
 from recode_lib.metrics import counts_from_records, pass_at_k_ci
-from recode_lib.models import model_stamp, resolve_model
 
 
 def score_math_response(text: str, gold, finish_reason: str | None = None) -> dict:

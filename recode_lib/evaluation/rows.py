@@ -7,7 +7,7 @@ samples.jsonl row.
 
 Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the same fields:
   id "<problem_id>#<sample>", problem_id, sample, setting, response (the final answer's text),
-  code (the program recode_lib.assemble built from it; None: a format error), n_tokens (the
+  code (the program recode_lib.core.assemble built from it; None: a format error), n_tokens (the
   model's tokens over every turn, tool results excluded), finish_reason (of the last turn),
   format_ok, format_reason, assembly, dropped, time_rule (records.time_rule_of the tests),
   turns, tool_calls, tool_errors, tool_statuses, no_answer ("" or why the episode gave no
@@ -21,7 +21,7 @@ Every setting (single, tool, agentic: recode_lib.evaluation.episodes) writes the
   checker_reason).
 A sample without code (no parsable block, no answer, or a truncated answer: paper B's format
 errors at |alpha| > 2 are "token exhaustion"; a response the judge cannot read: nested too
-deep for Python's parser, not text — recode_lib.assemble never raises for one) is still a
+deep for Python's parser, not text — recode_lib.core.assemble never raises for one) is still a
 sandbox record, with code None: the
 sandbox judges it without running anything (status "no_code", outcome "format_error",
 recode_lib.sandbox.verdict.no_code_result), so a no-code row is the same dict shape, built by
@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import json
 
-from recode_lib.assemble import assemble
-from recode_lib.bench_env import record_extras
+from recode_lib.core.assemble import assemble
+from recode_lib.core.bench_env import record_extras
+from recode_lib.core.jsonl import JsonlError, JsonlStore
+from recode_lib.core.prompts import failure_reason
 from recode_lib.data.schema import Problem
 from recode_lib.generation.base import FinishReason
-from recode_lib.jsonl import JsonlError, JsonlStore
-from recode_lib.prompts import failure_reason
 from recode_lib.sandbox import first_failure, strictness
 from recode_lib.sandbox.records import time_rule_of
 from recode_lib.sandbox.strictness import DEFAULT_RK_RULE

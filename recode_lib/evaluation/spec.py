@@ -34,7 +34,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
-from recode_lib.bf16 import AUTO, resolve_precision
+from recode_lib.core.bf16 import AUTO, resolve_precision
+from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.models import PRECISIONS
 from recode_lib.data import load_benchmark
 from recode_lib.environments.settings import SETTINGS
 
@@ -45,8 +47,6 @@ from recode_lib.evaluation.episodes import generator_for
 from recode_lib.evaluation.guard import ON_CHANGE
 from recode_lib.evaluation.loop import run_evaluation
 from recode_lib.generation import BACKENDS, SamplingConfig, backend_options
-from recode_lib.jsonl import read_jsonl
-from recode_lib.models import PRECISIONS
 from recode_lib.sandbox.config import ISOLATION_MODES, SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 
@@ -159,7 +159,7 @@ class EvalSpec:
     env_missing_ok: bool = option(
         False,
         "BigCodeBench without its environment (`make bcb-env`, "
-        "recode_lib.bench_env): refuse to evaluate it (default), or "
+        "recode_lib.core.bench_env): refuse to evaluate it (default), or "
         "judge the problems whose libraries the sandbox lacks as "
         "env_missing, left out of pass@k (the smoke profile)",
     )

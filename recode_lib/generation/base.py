@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 Messages = list  # list[dict] with "role" and "content"
 
@@ -158,7 +158,7 @@ class Generator(ABC):
 
     backend: str = "?"
     model: str = "?"
-    precision: str = "native"  # how the weights are held (hf: recode_lib.models.PRECISIONS)
+    precision: str = "native"  # how the weights are held (hf: recode_lib.core.models.PRECISIONS)
 
     @abstractmethod
     def generate_samples(

@@ -4,7 +4,7 @@
     outs = gen.generate(prompts, sampling)      # generates only what the file does not hold
 
 Each finished sample is appended (fsynced) the moment its batch returns, through
-recode_lib.jsonl.JsonlStore, so an interrupted run loses at most the batch in flight and a
+recode_lib.core.jsonl.JsonlStore, so an interrupted run loses at most the batch in flight and a
 re-run regenerates only missing samples. The key is sha256 of (model, prompt fingerprint,
 sampling without n, index): raising n reuses samples 0..n-1 and adds the rest. `model` is the
 name the caller gave (e.g. "smollm2" or a checkpoint folder); the backend is recorded but not
@@ -22,6 +22,7 @@ import json
 import os
 from collections.abc import Sequence
 
+from recode_lib.core.jsonl import JsonlError, JsonlStore
 from recode_lib.generation.base import (
     Callback,
     Completion,
@@ -30,7 +31,6 @@ from recode_lib.generation.base import (
     SamplingConfig,
     prompt_fingerprint,
 )
-from recode_lib.jsonl import JsonlError, JsonlStore
 
 
 def cache_key(model: str, messages, sampling: SamplingConfig, index: int) -> str:

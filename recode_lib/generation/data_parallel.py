@@ -19,6 +19,7 @@ import multiprocessing
 import os
 from collections.abc import Sequence
 
+from recode_lib.core.ray_cluster import connect
 from recode_lib.generation.base import (
     Callback,
     Completion,
@@ -29,7 +30,6 @@ from recode_lib.generation.base import (
     prompt_fingerprint,
 )
 from recode_lib.generation.vllm_backend import VLLMGenerator
-from recode_lib.ray_cluster import connect
 
 DEFAULT_CHUNK = 512  # samples per engine call: the unit reported to the cache
 

@@ -14,7 +14,9 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from recode_lib.bf16 import resolve_precision
+from recode_lib.core.bf16 import resolve_precision
+from recode_lib.core.memory import release_memory
+from recode_lib.core.models import PRECISIONS, inference_precision
 from recode_lib.generation.base import (
     Callback,
     Completion,
@@ -24,8 +26,6 @@ from recode_lib.generation.base import (
     cut_at_stop,
     prompt_fingerprint,
 )
-from recode_lib.memory import release_memory
-from recode_lib.models import PRECISIONS, inference_precision
 
 
 class _PerSampleSampler:
@@ -63,7 +63,7 @@ class _PerSampleSampler:
 
 class HFGenerator(Generator):
     """Batched transformers generation. `model_obj`/`tokenizer` reuse an already loaded pair
-    (e.g. a policy being trained); otherwise recode_lib.models.load_model(model) loads it.
+    (e.g. a policy being trained); otherwise recode_lib.core.models.load_model(model) loads it.
     `tools` (callables) are rendered by the chat template, the prompt then rendered per
     conversation (the memo keys on role and content, and two conversations may differ in their
     tool calls alone); `prepare_tokenizer(tok) -> tok` runs once on the tokenizer (e.g. a tool
@@ -104,7 +104,7 @@ class HFGenerator(Generator):
         self.batch_size = int(batch_size)
         self.device = device
         if model_obj is None or tokenizer is None:
-            from recode_lib.models import load_model
+            from recode_lib.core.models import load_model
 
             model_obj, tokenizer = load_model(model, dtype=dtype, device=device)
             model_obj = inference_precision(model_obj, precision, device=device)
@@ -281,4 +281,4 @@ class HFGenerator(Generator):
         self.lm = None
         self._rendered.clear()
         self._memo.clear()
-        release_memory()  # the weights' heap pages back to the OS (recode_lib.memory)
+        release_memory()  # the weights' heap pages back to the OS (recode_lib.core.memory)

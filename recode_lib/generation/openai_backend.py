@@ -14,7 +14,7 @@ unreadable bodies, with exponential backoff (base `backoff_s`, doubling, capped 
 raises GenerationError; samples finished before are already passed to the callback (and so are
 kept by the cache). A server with a reasoning parser (vLLM --reasoning-parser) returns the
 think block apart ("reasoning_content" / "reasoning"): the text is rebuilt with it in front
-(recode_lib.prompts.message_text), as the model generated it. The API key is read from
+(recode_lib.core.prompts.message_text), as the model generated it. The API key is read from
 `api_key=` or $OPENAI_API_KEY (optional; a local vLLM server needs none). Stdlib only (urllib); no
 streaming, no tool calls.
 """
@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from recode_lib.core.prompts import message_text
 from recode_lib.generation.base import (
     Callback,
     Completion,
@@ -37,7 +38,6 @@ from recode_lib.generation.base import (
     SampleRequest,
     SamplingConfig,
 )
-from recode_lib.prompts import message_text
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 

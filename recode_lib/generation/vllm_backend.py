@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from recode_lib.core.models import load_tokenizer, resolve_model
 from recode_lib.generation.base import (
     Callback,
     Completion,
@@ -21,7 +22,6 @@ from recode_lib.generation.base import (
     prompt_fingerprint,
 )
 from recode_lib.generation.vllm_standin import StandinLLM
-from recode_lib.models import load_tokenizer, resolve_model
 
 # vllm.LLM keyword arguments for an engine on vLLM's CPU target (module docstring)
 CPU_KV_CACHE_BYTES = 1 << 30

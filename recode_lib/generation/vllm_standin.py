@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 # vllm.LLM keyword arguments the project may pass (vllm 0.31 names; EngineArgs fields)
 LLM_KEYWORDS = frozenset(
@@ -102,7 +102,7 @@ class StandinLLM:
         tp = kwargs.get("tensor_parallel_size", 1)
         if not isinstance(tp, int) or tp < 1:
             raise StandinError(f"tensor_parallel_size must be a positive int, got {tp!r}")
-        from recode_lib.models import load_model
+        from recode_lib.core.models import load_model
 
         self.kwargs = {"model": model, **kwargs}
         self.model, self.tokenizer = load_model(model)

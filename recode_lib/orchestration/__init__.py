@@ -4,7 +4,7 @@ Notebooks call its step functions; each step trains, evaluates and analyses only
 stages (training, weights, evaluation, analysis) and returns what it ran together with the
 step's records (its metrics.json and headline.json, written by records.write_records). It
 reaches across step folders of a run folder only through the layout's names
-(recode_lib.run_files: runs/<profile>/NN_<step>).
+(recode_lib.core.run_files: runs/<profile>/NN_<step>).
 
 Modules: sweep (the strictness sweep: one GRPO run per R_k, partial-credit reward and seed,
 evaluated; notebook 06), endpoints (the lenient and strict endpoints of the weight-averaging

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recode_lib import data  # looked up per call: tests replace its loaders
-from recode_lib.errors import RecodeError
-from recode_lib.jsonl import read_json
-from recode_lib.models import load_tokenizer
-from recode_lib.prompts import build_messages, format_response
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.jsonl import read_json
+from recode_lib.core.models import load_tokenizer
+from recode_lib.core.prompts import build_messages, format_response
 from recode_lib.training.plain_sft import finetune_one
 
 K_IN_NAME = re.compile(

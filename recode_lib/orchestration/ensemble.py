@@ -25,7 +25,7 @@ from pathlib import Path
 
 from recode_lib.analysis.ensemble import counts_by_alpha, counts_by_run, write_ensemble
 from recode_lib.analysis.frontier import load_alpha_samples, load_run_samples
-from recode_lib.jsonl import read_json
+from recode_lib.core.jsonl import read_json
 
 
 @dataclass

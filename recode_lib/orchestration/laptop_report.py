@@ -13,10 +13,8 @@ import json
 import math
 from pathlib import Path
 
-from recode_lib.jsonl import read_jsonl, write_json_atomic
-from recode_lib.metrics import bootstrap_ci, sigmoid
-from recode_lib.process_reward.scale import paired_difference
-from recode_lib.run_files import (
+from recode_lib.core.jsonl import read_jsonl, write_json_atomic
+from recode_lib.core.run_files import (
     FIGURES,
     GRPO,
     REWARD_MODEL,
@@ -24,10 +22,12 @@ from recode_lib.run_files import (
     WEIGHT_AVERAGING,
     read_metrics,
 )
+from recode_lib.metrics import bootstrap_ci, sigmoid
+from recode_lib.process_reward.scale import paired_difference
 
 RM_CHANCE = 0.55
 MULTI_TURN = ("tool", "agentic")  # the settings whose rollouts call tools
-STALE = ".stale-"  # recode_lib.paths.set_aside's suffix: an older evaluation
+STALE = ".stale-"  # recode_lib.core.paths.set_aside's suffix: an older evaluation
 
 
 def read_json_or_none(path: Path):

@@ -17,9 +17,9 @@ rewards need no reward model are not listed.
 
 from __future__ import annotations
 
-from recode_lib.pipeline import parse_list
 from recode_lib.process_reward.scale import provenance_of, scale_record, scale_rule, start_scale
 from recode_lib.rewards import Need, reward_needs
+from recode_lib.runner.pipeline import parse_list
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.launch import TRANSFER
 from recode_lib.training.recipe_fields import recipe_fields

@@ -5,7 +5,7 @@ headline.json (the numbers a reader and tests/test_notebooks.py look at first).
     write_records(OUT, None, ensemble.headline)         # a step without a metrics.json
 
 The step functions (orchestration.sweep, alpha, ensemble, settings) build both dicts from what
-they ran; this writes them, each atomically (recode_lib.jsonl.write_json_atomic), so a notebook
+they ran; this writes them, each atomically (recode_lib.core.jsonl.write_json_atomic), so a notebook
 never assembles one by hand. A None record is not written (an older file stays). It checks that
 a record is a dict with string keys; it does not validate what is inside.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recode_lib.jsonl import write_json_atomic
+from recode_lib.core.jsonl import write_json_atomic
 
 METRICS = "metrics.json"
 HEADLINE = "headline.json"

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recode_lib.jsonl import read_json, read_jsonl
-from recode_lib.run_files import CRPL
+from recode_lib.core.jsonl import read_json, read_jsonl
+from recode_lib.core.run_files import CRPL
 
 __all__ = ["ABLATION_SINGLE_FILE", "CROSS_FILE", "PAIRS_FILE", "ablation_sets"]
 

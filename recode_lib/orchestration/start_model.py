@@ -32,14 +32,14 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.core.models import ModelError, resolve_model
+from recode_lib.core.paths import runs_dir
+from recode_lib.core.provenance import fingerprint
+from recode_lib.core.run_files import DATA, step_dir
 from recode_lib.data import load_benchmark
 from recode_lib.data.overlap import drop_overlap
-from recode_lib.errors import RecodeError
-from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
-from recode_lib.models import ModelError, resolve_model
-from recode_lib.paths import runs_dir
-from recode_lib.provenance import fingerprint
-from recode_lib.run_files import DATA, step_dir
 from recode_lib.training.sft_data import FORMAT_VERSION, TranscriptConfig, build_transcripts
 from recode_lib.training.sft_start import SFTStartConfig, train_sft
 

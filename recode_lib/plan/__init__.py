@@ -9,7 +9,7 @@ Per notebook and stage it lists the models loaded and where: weights x dtype, th
 (minimum, at the stage's batch, sequences at once), the policy's weights + gradients + optimizer
 under ZeRO-3, the reward model beside it, and the tensor-parallel size of every vLLM engine
 (the one the notebook will use and the smallest that fits). A stage that cannot fit is refused
-with a message naming the notebook, the stage and the numbers; recode_lib.pipeline runs the
+with a message naming the notebook, the stage and the numbers; recode_lib.runner.pipeline runs the
 plan before the first notebook of a GPU profile. The budget estimates hours per notebook from
 the profile's token counts and default (cited) or measured throughputs.
 

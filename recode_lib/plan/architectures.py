@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 DTYPE_BYTES = {
     "float32": 4,

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recode_lib.paths import runs_dir
+from recode_lib.core.paths import runs_dir
 from recode_lib.plan.architectures import Architecture
 from recode_lib.plan.stages import Stage
 

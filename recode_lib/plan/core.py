@@ -7,7 +7,7 @@ it cannot fit, and the compute budget per notebook.
     plan.require()                  # PlanError with every refusal when a stage cannot fit
 
 `params` maps each notebook the profile runs to its effective parameters
-(recode_lib.pipeline.profile_parameters builds it; `recode plan` and the pipeline call it). A
+(recode_lib.runner.pipeline.profile_parameters builds it; `recode plan` and the pipeline call it). A
 vLLM engine runs at the tensor-parallel size its notebook parameter says (GENERATOR_TP,
 SECOND_GENERATOR_TP, JUDGE_TP, TENSOR_PARALLEL_SIZE; a recipe's vllm_tensor_parallel_size;
 1 where the notebook has none); the plan also chooses the smallest size that fits and refuses a
@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import asdict, dataclass, field
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 from recode_lib.plan.budget import StageHours, Throughputs, spread_engines, spread_runs, stage_hours
 from recode_lib.plan.memory import GB, choose_tp, engine_need, extra_gpus, trainer_need
 from recode_lib.plan.stages import Stage, StageError, notebook_stages
 
-VARIANT_MARK = "@"  # a variant's stage is notebook "<stem>@<variant>" (recode_lib.variants)
+VARIANT_MARK = "@"  # a variant's stage is notebook "<stem>@<variant>" (recode_lib.runner.variants)
 
 
 class PlanError(RecodeError, RuntimeError):
@@ -429,8 +429,8 @@ def make_plan(
     02's backbone to 04's reward model) on `cluster`. PlanError when the profile cannot be
     read (an unknown model, a missing recipe); a stage that does not fit is a refusal in
     plan.problems. `variants`: {name: (its {stem: parameters}, the stems it runs)} (a profile's
-    variants, recode_lib.pipeline.variant_parameters), placed after the base stages as notebook
-    "<stem>@<name>" and counted by the budget like any other."""
+    variants, recode_lib.runner.pipeline.variant_parameters), placed after the base stages as
+    notebook "<stem>@<name>" and counted by the budget like any other."""
     budget = budget or BudgetOptions()
     if rates is None:
         try:

@@ -14,7 +14,7 @@ on the first node through `srun` (at its first non-loopback address, `hostname -
 others, each `--block`ed in the background of the batch script, then the driver; Ray's token
 authentication with one token per job (RAY_AUTH_MODE=token, RAY_AUTH_TOKEN: Ray 2.60's default for
 clusters started with `ray start`, which a driver without the token cannot join). The job waits
-until every node has joined (`python -m recode_lib.ray_cluster wait`) before the first notebook
+until every node has joined (`python -m recode_lib.core.ray_cluster wait`) before the first notebook
 starts. GRPO runs keep their own route (recode_lib.training.slurm: sbatch jobs per run, submitted
 from inside this job when a notebook's LAUNCHER is "slurm"). It builds and checks text; it submits
 nothing.
@@ -26,8 +26,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from recode_lib.errors import RecodeError
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.training.slurm import bash_syntax_error
 
 RAY_PORT = 6379
@@ -133,7 +133,7 @@ sleep 5
 for node in "${{nodes[@]:1}}"; do
   ray_node "$node" --address="$RAY_ADDRESS"
 done
-{py} -m recode_lib.ray_cluster wait --nodes {job.nodes} --timeout {job.join_timeout_s} \\
+{py} -m recode_lib.core.ray_cluster wait --nodes {job.nodes} --timeout {job.join_timeout_s} \\
     --address "$RAY_ADDRESS"
 {reproduce}
 """

@@ -4,7 +4,7 @@
     stages[1].engine.arch.name, stages[1].engine.tp, stages[1].work.gen_out_tokens
 
 `params` are one notebook's effective parameters (its defaults with the profile's values, as
-recode_lib.pipeline.effective_parameters returns them) and `profile_params` all notebooks' (a
+recode_lib.runner.pipeline.effective_parameters returns them) and `profile_params` all notebooks' (a
 notebook that uses another's model, e.g. 04's reward model is 02's backbone, reads it there).
 Each builder (`_00` ... `_11`) gets them as its step's typed parameters (recode_lib.steps.catalog:
 `p.RECIPE`, another step's through `other(pp, RewardModelParams)`), so a renamed parameter is
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recode_lib.errors import RecodeError
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.plan.architectures import Architecture, ArchitectureError, model_arch
 from recode_lib.rewards import Need, reward_needs
 from recode_lib.steps.base import ParameterError, StepParams
@@ -57,7 +57,7 @@ from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
 from recode_lib.training.recipe_fields import recipe_fields
 
 S = TypeVar("S", bound=StepParams)
-# the profile's parameters: {notebook stem: its effective parameters}, as recode_lib.pipeline
+# the profile's parameters: {notebook stem: its effective parameters}, as recode_lib.runner.pipeline
 # gives them (a builder reads another step's typed, through other())
 Profile = Mapping[str, Mapping[str, Any]]
 
@@ -633,7 +633,7 @@ def _02(nb: str, p: RewardModelParams, pp: Profile) -> list[Stage]:
     procs = int(p.NUM_PROCESSES) if sharded else 1
     cfg = launch_config() if sharded else {"num_machines": 1, "zero_stage": 0, "live_params": 1e9}
     zero3 = cfg["zero_stage"] == 3
-    # The RM keeps fp32 master weights (recode_lib.models.training_dtype): 16 B/param either
+    # The RM keeps fp32 master weights (recode_lib.core.models.training_dtype): 16 B/param either
     # way. In process, bf16 autocast over fp32 weights: 4 + fp32 grads 4 + AdamW m, v 8; under
     # accelerate + DeepSpeed ZeRO-3 (recode_lib.training.rm_launch), its bf16 optimizer: bf16
     # weights 2 + bf16 grads 2 + fp32 master 4 + Adam 8, sharded over the processes.
@@ -1071,7 +1071,7 @@ BUILDERS: dict[type[StepParams], Callable[[str, Any, Profile], list[Stage]]] = {
 
 
 def step_parameters(stem: str, params: Mapping[str, Any]) -> StepParams:
-    """A notebook's effective parameters (a dict, as recode_lib.pipeline gives them) as its
+    """A notebook's effective parameters (a dict, as recode_lib.runner.pipeline gives them) as its
     step's typed parameters; StageError naming the step and the bad name or value."""
     cls = STEPS.get(stem)
     if cls is None:
@@ -1094,7 +1094,7 @@ def other(pp: Profile, cls: type[S]) -> S | None:
 def notebook_stages(stem: str, params: dict, profile_params: dict | None = None) -> list[Stage]:
     """The GPU stages of notebook `stem` under `params` (empty: it runs on CPU, or touches no
     model, as 08 and 99). `params` and `profile_params` ({stem: parameters}) are dicts, as
-    recode_lib.pipeline gives them; the builders get them typed (step_parameters)."""
+    recode_lib.runner.pipeline gives them; the builders get them typed (step_parameters)."""
     p = step_parameters(stem, params)
     builder = BUILDERS.get(type(p))
     return builder(stem, p, dict(profile_params or {})) if builder else []

@@ -18,23 +18,23 @@ from dataclasses import dataclass, field
 
 from tqdm.auto import tqdm
 
+from recode_lib.core.jsonl import JsonlStore
+from recode_lib.core.linux import require_linux
+from recode_lib.core.prompts import (
+    build_messages,
+    canonical_trace,
+    format_response,
+    parse_response,
+    user_prompt,
+)
 from recode_lib.data import benchmark_family
 from recode_lib.generation.chat import generate, make_generator
-from recode_lib.jsonl import JsonlStore
-from recode_lib.linux import require_linux
 from recode_lib.process_reward.rewrite_prompts import (
     DIMENSIONS,
     DIRECTIONS,
     TRANSFORMS,
     rewrite_messages,
     rule_rewrite,
-)
-from recode_lib.prompts import (
-    build_messages,
-    canonical_trace,
-    format_response,
-    parse_response,
-    user_prompt,
 )
 from recode_lib.sandbox import execute_many
 

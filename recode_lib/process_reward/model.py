@@ -24,10 +24,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from recode_lib.jsonl import read_json, write_json_atomic
+from recode_lib.core.jsonl import read_json, write_json_atomic
+from recode_lib.core.models import load_for_training, load_tokenizer, resolve_model, saved_dtype
+from recode_lib.core.provenance import fingerprint
 from recode_lib.metrics import is_tie, preference_outcome
-from recode_lib.models import load_for_training, load_tokenizer, resolve_model, saved_dtype
-from recode_lib.provenance import fingerprint
 
 
 @dataclass
@@ -36,7 +36,7 @@ class RMConfig:
     max_length: tokens per side (longer pairs are dropped and counted); max_steps: > 0 overrides
     epochs; gradient_checkpointing: TRL's default is True, ours False (small CPU runs);
     use_cpu/bf16: CPU-safe defaults (set use_cpu=False, bf16=True on GPUs). bf16=True computes
-    in bf16 (autocast) over float32 master weights (recode_lib.models.training_dtype: pure bf16
+    in bf16 (autocast) over float32 master weights (recode_lib.core.models.training_dtype: pure bf16
     weights round lr-1e-5 steps away) and saves the model in bf16."""
 
     backbone: str = "smollm2"
@@ -103,7 +103,7 @@ def training_fingerprint(train_pairs, cfg: RMConfig) -> str:
     """A hash of the config and the training pairs: a saved RM is reused only for the same
     fingerprint (new pairs from a re-run synthesis must retrain it). A bf16 config's also
     names its numerics, so an RM trained before bf16 meant fp32 master weights (pure bf16
-    weights: most updates rounded away, see recode_lib.models.training_dtype) is retrained."""
+    weights: most updates rounded away, see recode_lib.core.models.training_dtype) is retrained."""
     parts = [cfg, [[p.get("prompt"), p.get("chosen"), p.get("rejected")] for p in train_pairs]]
     if cfg.bf16:
         parts.append(BF16_NUMERICS)

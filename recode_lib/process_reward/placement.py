@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 from recode_lib.process_reward.model import DTYPES, ProcessRewardScorer, resolve_dtype
 from recode_lib.process_reward.serving import EndpointScorer
 

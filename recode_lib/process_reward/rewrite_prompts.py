@@ -3,8 +3,8 @@
     msgs = rewrite_messages(problem_text, base_response, "logical_rigor", "degrade")
     new_reasoning, op = rule_rewrite(reasoning, "factual_correctness", "degrade", seed=3)
 
-A base trace `t` (reasoning + code in the shared format of recode_lib.prompts) is rewritten by a
-generator LLM into an optimized `t+` (direction "optimize") or a degraded `t-` ("degrade") along
+A base trace `t` (reasoning + code in the shared format of recode_lib.core.prompts) is rewritten by
+a generator LLM into an optimized `t+` (direction "optimize") or a degraded `t-` ("degrade") along
 one of the three reasoning-quality dimensions of the ReCode paper: factual correctness, logical
 rigor, logical coherence. TRANSFORMS names the concrete transformation each prompt asks for; it
 is stored with every rewrite ("transformation" record).

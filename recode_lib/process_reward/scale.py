@@ -16,7 +16,7 @@ the held-out view of the gate's signature: the mean R_proc (and raw score) a mod
 samples get, split by whether they passed, with a bootstrap CI over problems.
 
 Samples are the evaluation's `samples.jsonl` (recode_lib.evaluation); the RM reads the prompt
-(recode_lib.prompts.user_prompt of the sample's problem) and the response, as during GRPO.
+(recode_lib.core.prompts.user_prompt of the sample's problem) and the response, as during GRPO.
 `start_scale` (notebooks 04 and 10's PROC_SCALE) samples the start policy of each policy/RM pair
 (04's main runs, 04's transfer policy, 10's math policy) at its run's training sampling
 (`training_sampling`: the recipe's temperature, top_p and max_completion_length — the rollouts
@@ -31,11 +31,11 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.core.prompts import user_prompt
 from recode_lib.metrics import bootstrap_ci, sigmoid
 from recode_lib.process_reward.placement import load_checked_scorer
-from recode_lib.prompts import user_prompt
 
 
 class ScaleError(RecodeError, ValueError):

@@ -12,7 +12,7 @@ with their intervals, the claims observed or not, every figure, the training-cur
 provenance), overlay (two frontiers in one figure), compare (two runs: deltas, and frontiers
 overlaid only when their evaluation specs match, refused with the reason otherwise).
 Part of the orchestration tier: it reads every stage's result files through the run-folder
-layout (recode_lib.run_files) and runs nothing; notebook 99 writes the report at the end of
+layout (recode_lib.core.run_files) and runs nothing; notebook 99 writes the report at the end of
 every profile.
 """
 

@@ -23,6 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
+from recode_lib.core.run_files import (
+    ENSEMBLE,
+    SETTINGS_SWEEP,
+    STEPS,
+    STRICTNESS_SWEEP,
+    WEIGHT_AVERAGING,
+)
 from recode_lib.report.html import (
     Markup,
     details,
@@ -39,7 +46,6 @@ from recode_lib.report.html import (
 )
 from recode_lib.report.overlay import overlay_png
 from recode_lib.report.run_view import SETTINGS, is_missing, read_run
-from recode_lib.run_files import ENSEMBLE, SETTINGS_SWEEP, STEPS, STRICTNESS_SWEEP, WEIGHT_AVERAGING
 
 MAX_ROWS = 300  # numbers shown per step's headline (the rest counted)
 

@@ -23,7 +23,8 @@ import os
 import re
 from pathlib import Path
 
-from recode_lib.jsonl import write_json_atomic
+from recode_lib.core.jsonl import write_json_atomic
+from recode_lib.core.run_files import ENSEMBLE, SETTINGS_SWEEP, STRICTNESS_SWEEP, WEIGHT_AVERAGING
 from recode_lib.orchestration.laptop_report import report_markdown
 from recode_lib.report.html import (
     Markup,
@@ -41,7 +42,6 @@ from recode_lib.report.html import (
     table,
 )
 from recode_lib.report.run_view import is_missing, read_run
-from recode_lib.run_files import ENSEMBLE, SETTINGS_SWEEP, STRICTNESS_SWEEP, WEIGHT_AVERAGING
 
 REPORT_FILE = "report.html"
 OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_error")

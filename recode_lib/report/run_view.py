@@ -5,8 +5,8 @@ a "missing" marker naming the path it looked for.
     view["headline"]                  # 05_codegen_eval/headline.json (ReCode's table), or
     is_missing(view["headline"])      # {"missing": ".../headline.json"} when 05 did not run
 
-It reads (from the run folder `runs/<profile>/`, the layout of recode_lib.run_files):
-- the run manifest (manifest.json, written by recode_lib.pipeline): per notebook status, wall
+It reads (from the run folder `runs/<profile>/`, the layout of recode_lib.core.run_files):
+- the run manifest (manifest.json, written by recode_lib.runner.pipeline): per notebook status, wall
   time, parameters, git hash and package versions -> `notebooks`, `provenance`;
 - every step's headline.json as written (`headlines`, for the comparison's deltas);
 - ReCode's headline table (05_codegen_eval/headline.json) and the evaluation protocol its
@@ -30,13 +30,10 @@ import json
 import re
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.evaluation.spec import protocol_fingerprint
-from recode_lib.orchestration.laptop_report import build_report, wilson
-from recode_lib.paths import figures_dir
-from recode_lib.pipeline import list_notebooks
-from recode_lib.provenance import provenance
-from recode_lib.run_files import (
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import figures_dir
+from recode_lib.core.provenance import provenance
+from recode_lib.core.run_files import (
     CODEGEN_EVAL,
     ENSEMBLE,
     FIGURES,
@@ -45,6 +42,9 @@ from recode_lib.run_files import (
     STRICTNESS_SWEEP,
     WEIGHT_AVERAGING,
 )
+from recode_lib.evaluation.spec import protocol_fingerprint
+from recode_lib.orchestration.laptop_report import build_report, wilson
+from recode_lib.runner.pipeline import list_notebooks
 
 MANIFEST = "manifest.json"
 HEADLINE = "headline.json"

@@ -13,7 +13,7 @@ sets them from the trainer). A RewardFunction scores a truncated completion as a
 R_fmt = 0, nothing executed, no outcome credit, reason "truncated". Without completion_ids or
 stop ids (direct calls, evaluation) nothing is treated as truncated.
 
-Same program as evaluation: a training row carries exactly what recode_lib.assemble reads of a
+Same program as evaluation: a training row carries exactly what recode_lib.core.assemble reads of a
 problem — `assembly_columns(problem)` (tests, starter_code, entry_point, and `prelude`: the
 problem's metadata["prelude"], the imports LeetCode/LiveCodeBench code assumes such as
 `from typing import *`; recode_lib.training.grpo.code_row stores these columns) — and
@@ -23,7 +23,7 @@ in training as in evaluation and a reward of 1 means the evaluation verdict is c
 process unless the runner allows them (SandboxRunner.check_tests; recode_lib.rewards.execution).
 
 `column` reads a dataset column (list or scalar) for a batch (TRL's strings or chat messages
-become text with recode_lib.prompts.completion_text / prompt_text). It registers no reward
+become text with recode_lib.core.prompts.completion_text / prompt_text). It registers no reward
 (recode_lib.rewards.code does).
 """
 
@@ -34,9 +34,9 @@ import math
 from collections.abc import Callable
 from types import SimpleNamespace
 
-from recode_lib.assemble import assemble
-from recode_lib.errors import RecodeError
-from recode_lib.prompts import completion_text, failure_reason
+from recode_lib.core.assemble import assemble
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.prompts import completion_text, failure_reason
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, tests_spec
 from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.result import Outcome, Status
@@ -120,8 +120,8 @@ def guarded_rows(compute, prompts: list, completions: list, kwargs: dict) -> lis
     sample's exception reach the training or evaluation loop: RecodeErrors (configuration and
     dataset errors) are raised; on any other exception the batch is computed again sample by
     sample and a sample that still raises gets failed_row. A backstop: the seams below it
-    (recode_lib.prompts.parse_response, recode_lib.assemble.assemble, the sandbox runner, the
-    process reward) never raise for a completion, so no completion is known to reach it. Limit:
+    (recode_lib.core.prompts.parse_response, recode_lib.core.assemble.assemble, the sandbox runner,
+    the process reward) never raise for a completion, so no completion is known to reach it. Limit:
     with a collective (ZeRO-3-sharded) reward model a rank in the fallback would make other
     collective calls than its peers."""
     n = len(completions)
@@ -168,7 +168,7 @@ def column(kwargs: dict, name: str, n: int):
 
 
 def assembly_columns(problem) -> dict:
-    """The dataset columns that hold what recode_lib.assemble reads of `problem`: tests (JSON
+    """The dataset columns that hold what recode_lib.core.assemble reads of `problem`: tests (JSON
     text), starter_code, entry_point and prelude (metadata["prelude"], "" when none)."""
     return {
         "tests": json.dumps(problem.tests),

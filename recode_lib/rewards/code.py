@@ -8,15 +8,15 @@
 
 ReCode: "format reward, binary outcome reward (all unit tests pass), and the reasoning-process
 reward from the RM": R_fmt in {0,1} (reasoning then exactly one parsable code block,
-recode_lib.prompts.parse_response), R_out in {0,1}. Registered into recode_lib.rewards.REGISTRY
+recode_lib.core.prompts.parse_response), R_out in {0,1}. Registered into recode_lib.rewards.REGISTRY
 on import, each with what it needs (the sandbox; the gated and additive ones the RM too). The
-program executed is recode_lib.assemble's, exactly as in evaluation. It does not define the
+program executed is recode_lib.core.assemble's, exactly as in evaluation. It does not define the
 process reward (recode_lib.rewards.process) nor the strictness family (recode_lib.rewards.strict).
 """
 
 from __future__ import annotations
 
-from recode_lib.prompts import completion_text, parse_response
+from recode_lib.core.prompts import completion_text, parse_response
 from recode_lib.rewards.base import RewardFunction, base_row, execute
 from recode_lib.rewards.composed import always, compose, when_correct
 from recode_lib.rewards.execution import SandboxRunner, default_runner

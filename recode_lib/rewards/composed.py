@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from recode_lib.prompts import completion_text, prompt_text
+from recode_lib.core.prompts import completion_text, prompt_text
 from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.process import ProcessReward
 

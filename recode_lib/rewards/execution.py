@@ -5,7 +5,7 @@
     # -> one sandbox result dict per code (contract of recode_lib.sandbox.execute_many), or a
     #    synthetic result {"status": "reward_error", "outcome": "reward_error", "reason": ...}
 
-It does not parse responses (recode_lib.prompts does) nor turn results into rewards
+It does not parse responses (recode_lib.core.prompts does) nor turn results into rewards
 (recode_lib.rewards does). Exceptions raised by the sandbox become recorded reward_error
 results, never NaN and never a crash of the training run.
 More: docs/modules/rewards.md (recode_lib.rewards.execution).
@@ -21,8 +21,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from recode_lib import sandbox
-from recode_lib.errors import RecodeError
-from recode_lib.linux import require_linux
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.linux import require_linux
 from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.records import runs_in_process
 

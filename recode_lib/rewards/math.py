@@ -6,7 +6,7 @@
                                                                        # math_outcome_only_reward
 ReCode's transfer to math: the same R = R_fmt + R_ans + 1[R_ans = 1] * R_proc with the answer
 checked against the gold one instead of tests. math_format: reasoning then one \\boxed{} answer
-(recode_lib.math_answers.parse_math_response); math_answer: R_ans in {0,1}, math-verify
+(recode_lib.core.math_answers.parse_math_response); math_answer: R_ans in {0,1}, math-verify
 equivalence with the dataset's `answer` column. Registered into recode_lib.rewards.REGISTRY on
 import (the gated and additive ones need the RM). A row without a gold answer raises RewardDataError
 (a ValueError) naming the row. It does no code execution.
@@ -14,8 +14,8 @@ import (the gated and additive ones need the RM). A row without a gold answer ra
 
 from __future__ import annotations
 
-from recode_lib.math_answers import answer_correct, parse_math_response
-from recode_lib.prompts import completion_text
+from recode_lib.core.math_answers import answer_correct, parse_math_response
+from recode_lib.core.prompts import completion_text
 from recode_lib.rewards.base import RewardFunction, column
 from recode_lib.rewards.composed import always, compose, when_correct
 from recode_lib.rewards.process import process_term

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 
+from recode_lib.core.prompts import completion_text, parse_response, prompt_text
 from recode_lib.metrics import sigmoid
 from recode_lib.process_reward.placement import RMLoadError, load_checked_scorer
-from recode_lib.prompts import completion_text, parse_response, prompt_text
 from recode_lib.rewards.base import RewardFunction
 from recode_lib.rewards.registry import Need, RewardConfigError, register
 

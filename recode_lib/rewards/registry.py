@@ -22,7 +22,7 @@ Your own reward (docs/extending.md): a plain function with TRL's signature,
 `@register("name", needs=(Need.SANDBOX,))` over `def make(*, runner, weight=1.0): return f`
 (build_reward passes the run's SandboxRunner as `runner=`); a recipe then names it
 (`rewards: [{name: name, <option>: value}]`). Names are looked up after importing the modules
-in $RECODE_PLUGINS (recode_lib.plugins), so a registration there reaches every process.
+in $RECODE_PLUGINS (recode_lib.core.plugins), so a registration there reaches every process.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from recode_lib.errors import RecodeError
-from recode_lib.plugins import load_plugins
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.plugins import load_plugins
 
 if TYPE_CHECKING:
     from recode_lib.rewards.base import RewardFunction

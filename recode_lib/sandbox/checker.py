@@ -21,8 +21,8 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.paths import PROJECT_ROOT, cache_dir
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import PROJECT_ROOT, cache_dir
 
 TESTLIB_DIR = PROJECT_ROOT / "data" / "testlib"
 CXX_FLAGS = ("-O2", "-std=c++17")

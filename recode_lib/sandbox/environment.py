@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _PROBE = (

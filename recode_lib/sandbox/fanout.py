@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from recode_lib.errors import RecodeError
-from recode_lib.ray_cluster import connect
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.ray_cluster import connect
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.pool import parse_all, run_specs
 

@@ -38,8 +38,8 @@ import threading
 import time
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.linux import require_linux
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.linux import require_linux
 from recode_lib.sandbox import verdict
 from recode_lib.sandbox.checker import prepare_checkers
 from recode_lib.sandbox.environment import missing_modules
@@ -433,7 +433,7 @@ def run_specs(
     try:
         for t in threads:
             t.join()
-    except BaseException:  # KeyboardInterrupt, SIGTERM (recode_lib.errors.Terminated)
+    except BaseException:  # KeyboardInterrupt, SIGTERM (recode_lib.core.errors.Terminated)
         stopping.set()
         if bar is not None:
             bar.close()

@@ -28,7 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 # the raw statuses the harness reports, and what each means in result.STATUSES
 RAW = {

@@ -18,7 +18,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 from recode_lib.sandbox import codec
 from recode_lib.sandbox.environment import MODULE_NAME, top_level
 

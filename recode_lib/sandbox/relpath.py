@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 MAX_PATH = 200
 

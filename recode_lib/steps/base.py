@@ -21,7 +21,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 SCALARS = (bool, int, float, str)
 

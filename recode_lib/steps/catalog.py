@@ -32,7 +32,8 @@ class DataAndModelsParams(StepParams):
         "smoke", "the profile's name (the runner always sets it); results go to runs/<PROFILE>/"
     )
     MODEL: str = param(
-        "smollm2", "the policy: an alias, a folder or a hub id (recode_lib.models.resolve_model)"
+        "smollm2",
+        "the policy: an alias, a folder or a hub id (recode_lib.core.models.resolve_model)",
     )
     BACKEND: str = param(
         "hf", "generation backend: hf | vllm | vllm_standin (recode_lib.generation)"
@@ -108,7 +109,7 @@ class DataAndModelsParams(StepParams):
     SFT_BF16: bool | str = param(
         False,
         'bf16 autocast over fp32 weights; "auto": where the CPU/GPU computes bf16 natively '
-        "(recode_lib.bf16)",
+        "(recode_lib.core.bf16)",
     )
 
 
@@ -316,8 +317,8 @@ class CgGrpoParams(StepParams):
     EVAL_BATCH_SIZE: int = param(8, "hf backend")
     EVAL_PRECISION: str = param(
         "native",
-        "hf backend: native | bfloat16 | float32 | int8 (recode_lib.models.inference_precision)"
-        " | auto (bfloat16 where native)",
+        "hf backend: native | bfloat16 | float32 | int8 "
+        "(recode_lib.core.models.inference_precision) | auto (bfloat16 where native)",
     )
     WORKERS: int = param(2, "sandbox workers (rewards and evaluation)")
     SEED: int = param(0, "the random seed of sampling and training")
@@ -335,7 +336,7 @@ class CodegenEvalParams(StepParams):
     PROFILE: str = param(
         "smoke", "the profile's name (the runner always sets it); results go to runs/<PROFILE>/"
     )
-    MODEL: str = param("smollm2", "policy to evaluate (recode_lib.models.resolve_model)")
+    MODEL: str = param("smollm2", "policy to evaluate (recode_lib.core.models.resolve_model)")
     BACKEND: str = param("hf", "hf | vllm | openai")
     BENCHMARKS: str = param(
         "humanevalplus,mbppplus,microbench",
@@ -486,7 +487,9 @@ class WeightAveragingParams(StepParams):
     TEMPERATURE: float = param(0.8, "sampling temperature (0: greedy)")
     TOP_P: float = param(0.95, "nucleus sampling top-p")
     MAX_NEW_TOKENS: int = param(192, "new tokens per generated response")
-    REASONING: bool = param(True, "reasoning-then-code prompt (recode_lib.prompts.build_messages)")
+    REASONING: bool = param(
+        True, "reasoning-then-code prompt (recode_lib.core.prompts.build_messages)"
+    )
     BATCH_SIZE: int = param(8, "hf backend")
     TENSOR_PARALLEL_SIZE: int = param(1, "vllm backend")
     WORKERS: int = param(2, "sandbox workers")
@@ -585,7 +588,8 @@ class MathDomainParams(StepParams):
         "smoke", "the profile's name (the runner always sets it); results go to runs/<PROFILE>/"
     )
     MODEL: str = param(
-        "smollm2", "the policy: an alias, a folder or a hub id (recode_lib.models.resolve_model)"
+        "smollm2",
+        "the policy: an alias, a folder or a hub id (recode_lib.core.models.resolve_model)",
     )
     BACKEND: str = param(
         "hf", "generation backend: hf | vllm | vllm_standin (recode_lib.generation)"

@@ -24,7 +24,7 @@ import tokenize
 from pathlib import Path
 from typing import Any
 
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.steps.base import ParameterError, StepParams
 from recode_lib.steps.catalog import STEPS
 

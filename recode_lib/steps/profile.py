@@ -101,7 +101,7 @@ def check_profile(
     overrides: dict[str, Any] | None = None,
 ) -> None:
     """ParameterError (one line) for the first unknown section, unknown name or misfit value of
-    the profile `spec` (as recode_lib.pipeline.load_profile reads it) and `overrides`."""
+    the profile `spec` (as recode_lib.runner.pipeline.load_profile reads it) and `overrides`."""
     path = spec.get("_path", "profile")
     every = {n for cls in schemas.values() for n in cls.fields()}
     for section, values in spec.items():

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from recode_lib.jsonl import JsonlStore
+from recode_lib.core.jsonl import JsonlStore
 
 _CLASS = None
 

@@ -37,12 +37,12 @@ class RecodeGRPOConfig(GRPOConfig):
     name: str = field(default="cg_grpo_smoke", metadata={"help": "run name (also run_name)"})
     model: str = field(
         default="smollm2",
-        metadata={"help": "policy: alias, folder or hub id (recode_lib.models.resolve_model)"},
+        metadata={"help": "policy: alias, folder or hub id (recode_lib.core.models.resolve_model)"},
     )
     domain: str = field(default="code", metadata={"help": "code | math (prompts and columns)"})
     reasoning: bool = field(
         default=True,
-        metadata={"help": "reasoning-then-code prompt (recode_lib.prompts.build_messages)"},
+        metadata={"help": "reasoning-then-code prompt (recode_lib.core.prompts.build_messages)"},
     )
     rewards: list = field(
         default_factory=lambda: [{"name": "gated"}],
@@ -167,7 +167,7 @@ class RecodeGRPOConfig(GRPOConfig):
             "completions sampled from a merged copy of the policy held in that precision, "
             "rebuilt after each optimizer step (recode_lib.training.sampling_copy; int8: CPU "
             "only, not with vLLM) | auto: bfloat16 where the machine computes bf16 natively, "
-            "else float32 (native with vLLM or without LoRA; recode_lib.bf16)",
+            "else float32 (native with vLLM or without LoRA; recode_lib.core.bf16)",
         },
     )
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---

@@ -29,22 +29,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recode_lib.bench_env import record_extras
-from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
-from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
-from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
-from recode_lib.math_answers import math_messages
-from recode_lib.memory import release_memory
-from recode_lib.models import (
+from recode_lib.core.bench_env import record_extras
+from recode_lib.core.bf16 import AUTO, resolve_bf16, resolve_precision
+from recode_lib.core.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.core.math_answers import math_messages
+from recode_lib.core.memory import release_memory
+from recode_lib.core.models import (
     PRECISIONS,
     load_tokenizer,
     model_stamp,
     resolve_model,
     trainer_model_init_kwargs,
 )
-from recode_lib.paths import set_aside
-from recode_lib.prompts import build_messages
-from recode_lib.provenance import fingerprint, provenance
+from recode_lib.core.paths import set_aside
+from recode_lib.core.prompts import build_messages
+from recode_lib.core.provenance import fingerprint, provenance
+from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_reward, reward_needs
 from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
@@ -84,8 +84,8 @@ def make_recipe(where: str, values: Mapping[str, Any]) -> RecodeGRPOConfig:
     derived field; grpo_config builds it in the training process), its `set_fields` naming
     `values`. Each field is checked by name and kind (ValueError starting with `where`, with
     the nearest name of an unknown one). `bf16: auto` is resolved here, on the machine making
-    it (recode_lib.bf16.resolve_bf16): the run, its run.json and its fingerprint carry the bool
-    it became. So is `generation_precision: auto` (recode_lib.bf16.resolve_precision): a LoRA
+    it (recode_lib.core.bf16.resolve_bf16): the run, its run.json and its fingerprint carry the bool
+    it became. So is `generation_precision: auto` (recode_lib.core.bf16.resolve_precision): a LoRA
     run without vLLM samples from a merged bfloat16 copy where the machine computes bf16
     natively, else from a merged float32 one; a run with vLLM or without LoRA samples as TRL
     does (native)."""
@@ -107,7 +107,7 @@ def make_recipe(where: str, values: Mapping[str, Any]) -> RecodeGRPOConfig:
             raise ValueError(f"{where}: {why}")
     values = dict(values)
     use_cpu = bool(values.get("use_cpu", field_default(known["use_cpu"])))
-    if "bf16" in values:  # "auto": by this machine (recode_lib.bf16), a bool from here on
+    if "bf16" in values:  # "auto": by this machine (recode_lib.core.bf16), a bool from here on
         try:
             values["bf16"] = resolve_bf16(values["bf16"], use_cpu=use_cpu)
         except ValueError as exc:
@@ -388,7 +388,7 @@ def setting_parts(recipe: RecodeGRPOConfig, funcs: list, tok):
 
 def grpo_config(recipe: RecodeGRPOConfig, output_dir: str | Path):
     """build_config(recipe, output_dir) with the reward weights of recipe.rewards and the policy
-    loaded in recode_lib.models.training_dtype (float32: bf16 recipes compute in bf16 autocast,
+    loaded in recode_lib.core.models.training_dtype (float32: bf16 recipes compute in bf16 autocast,
     or DeepSpeed's bf16 optimizer, over fp32 master weights; a recipe's model_init_kwargs asking
     for a half dtype raises)."""
     weights = [float(r.get("weight", 1.0)) for r in recipe.rewards]
@@ -426,7 +426,8 @@ LOGGING_FIELDS = (
 
 def upstream_stamps(recipe) -> dict:
     """{field: stamp} of the local folders a run reads weights from, its `model` and `rm_path`
-    (recode_lib.models.model_stamp: file names, sizes, mtimes), so a start model or reward model
+    (recode_lib.core.models.model_stamp: file names, sizes, mtimes), so a start model or reward
+    model
     retrained in place (00's SFT start, 02's RM re-run) retires the runs trained on the old one
     instead of letting them be skipped as done. Hub ids and aliases have none."""
     out = {}

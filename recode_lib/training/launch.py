@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recode_lib.jsonl import write_jsonl_atomic
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.jsonl import write_jsonl_atomic
+from recode_lib.core.paths import PROJECT_ROOT
+from recode_lib.core.run_files import TRANSFER
 from recode_lib.rewards import Need, reward_needs
-from recode_lib.run_files import TRANSFER
 from recode_lib.training.grpo import (
     TrainResult,
     check_enough_problems,

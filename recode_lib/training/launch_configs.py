@@ -24,8 +24,8 @@ import json
 from enum import StrEnum
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import PROJECT_ROOT
 
 
 class Launcher(StrEnum):

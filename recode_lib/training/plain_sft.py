@@ -9,7 +9,7 @@ endpoints.
 token) with AdamW for `steps` steps, cycling through the texts `batch_size` at a time, prompts
 truncated from the left so the answer survives, and saves the model and tokenizer to `out`
 atomically (a temp folder, then a rename); a finished `out` (its config.json) is reused, not
-retrained. Weights and compute are float32 (recode_lib.models.training_dtype): no profile runs
+retrained. Weights and compute are float32 (recode_lib.core.models.training_dtype): no profile runs
 it in bf16. It is not GRPO (recode_lib.training.grpo), nor the shared SFT start checkpoint
 (recode_lib.training.sft_start: LoRA through TRL's SFTTrainer), nor a recipe: no schedule, no
 gradient accumulation, no evaluation, CPU or one device.
@@ -20,8 +20,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from recode_lib import models  # looked up per call: tests replace its loader
-from recode_lib.models import training_dtype
+from recode_lib.core import models  # looked up per call: tests replace its loader
+from recode_lib.core.models import training_dtype
 
 
 def finetune_one(

@@ -17,8 +17,8 @@ import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
-from recode_lib.jsonl import write_json_atomic, write_jsonl_atomic
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core.jsonl import write_json_atomic, write_jsonl_atomic
+from recode_lib.core.paths import PROJECT_ROOT
 from recode_lib.process_reward.model import (
     RMConfig,
     finished_record,

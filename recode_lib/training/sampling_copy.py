@@ -18,7 +18,7 @@ the gap (the mean per-token log-probability difference of the two models on samp
 completions) and the speed. The copy runs its class's own forward (own_forward): TRL's fused-LM-
 head patch on the policy calls the live policy from a closure, which a deep copy keeps.
 
-Precisions are recode_lib.models.PRECISIONS (int8 = torch dynamic quantization, CPU only;
+Precisions are recode_lib.core.models.PRECISIONS (int8 = torch dynamic quantization, CPU only;
 bfloat16). It changes only where completions are sampled: the loss, the log-probabilities it
 uses (TRL recomputes them with the float32 policy), the rewards and the saved weights are TRL's.
 Text-only prompts (a multimodal batch raises); not with vLLM or transformers' continuous
@@ -32,7 +32,7 @@ import copy
 import gc
 import time
 
-from recode_lib.models import PRECISIONS, inference_precision
+from recode_lib.core.models import PRECISIONS, inference_precision
 from recode_lib.training.lora import is_peft
 
 

@@ -21,11 +21,11 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from recode_lib.assemble import assemble
+from recode_lib.core.assemble import assemble
+from recode_lib.core.prompts import build_messages, format_response
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_methods
 from recode_lib.environments.settings import check_setting, environment_factory
 from recode_lib.generation import Completion, Generator, SamplingConfig
-from recode_lib.prompts import build_messages, format_response
 from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits

@@ -18,7 +18,7 @@ environments' parser (sft_data.check_parses_back): the model learns exactly the 
 rollout.parse_turn reads. A transcript longer than `max_length` tokens is left out (counted),
 not cut. The dataset goes to SFTTrainer already tokenized (input_ids + labels,
 skip_prepare_dataset), so TRL's own chat handling cannot reorder tool arguments.
-Weights are float32 (recode_lib.models.load_for_training); on CPU `use_cpu=True, bf16=False`.
+Weights are float32 (recode_lib.core.models.load_for_training); on CPU `use_cpu=True, bf16=False`.
 Resumable as GRPO runs are (recode_lib.training.grpo): a finished run (final/.complete) is
 skipped, an interrupted one resumes from its last complete checkpoint-<N>, and a folder trained
 on another config or other transcripts is moved aside first. final/ holds the model merged
@@ -34,11 +34,11 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from recode_lib.bf16 import resolve_bf16
+from recode_lib.core.bf16 import resolve_bf16
+from recode_lib.core.jsonl import write_json_atomic
+from recode_lib.core.models import load_for_training, load_tokenizer, resolve_model
+from recode_lib.core.provenance import fingerprint, provenance
 from recode_lib.environments.chat import prepare_tool_tokenizer
-from recode_lib.jsonl import write_json_atomic
-from recode_lib.models import load_for_training, load_tokenizer, resolve_model
-from recode_lib.provenance import fingerprint, provenance
 from recode_lib.training.grpo import (
     final_complete,
     last_complete_checkpoint,
@@ -63,8 +63,8 @@ class SFTStartConfig:
     max_length:     tokens of one transcript; longer ones are left out.
     seed:           the trainer's seed (data order, adapter init).
     use_cpu:        TRL's; CPU: True.
-    bf16:           bf16 autocast over fp32 weights (recode_lib.models.training_dtype): True,
-                    False, or "auto" (recode_lib.bf16.resolve_bf16: by the machine, a bool
+    bf16:           bf16 autocast over fp32 weights (recode_lib.core.models.training_dtype): True,
+                    False, or "auto" (recode_lib.core.bf16.resolve_bf16: by the machine, a bool
                     once the config is built).
     cpu_threads:    torch threads on CPU (0: torch's default).
     save_steps:     a resumable checkpoint every this many steps (the last one is kept).

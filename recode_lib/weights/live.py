@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.models import model_stamp
 from recode_lib.generation.vllm_weights import load_into_runner
-from recode_lib.models import model_stamp
 from recode_lib.weights.merge import MergeError, check_compatible
 from recode_lib.weights.safetensors_io import FLOAT_DTYPES, scan_checkpoint
 

@@ -16,8 +16,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.provenance import provenance
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.provenance import provenance
 from recode_lib.weights.safetensors_io import (  # noqa: F401
     FLOAT_DTYPES,
     INDEX_NAME,

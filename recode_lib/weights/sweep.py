@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recode_lib import models  # models.load_model looked up per call (tests replace it)
+from recode_lib.core import models  # models.load_model looked up per call (tests replace it)
+from recode_lib.core.prompts import build_messages
 from recode_lib.environments.rollout import tool_options
 from recode_lib.generation import (
     Backend,
@@ -31,7 +32,6 @@ from recode_lib.generation import (
 )
 from recode_lib.generation.base import prompt_fingerprint
 from recode_lib.generation.data_parallel import assign, episode_key
-from recode_lib.prompts import build_messages
 from recode_lib.weights.live import (
     EndpointPair,
     HFModelSink,

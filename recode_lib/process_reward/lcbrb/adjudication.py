@@ -23,8 +23,8 @@ With ADJUDICATION "widget" a batch run (papermill, `make reproduce`) cannot clic
 calls require_human_decisions, which writes the kept pairs still lacking a human decision to
 <dir>/adjudication_pending.jsonl (PENDING_FILE) and raises AdjudicationPending, whose message
 says how to decide them (`recode adjudicate <dir>` in a terminal, or pending_widget(<dir>) in
-JupyterLab) and that re-running resumes; recode_lib.pipeline stops the batch run there and adds
-the exact resume command. Every decision (widget or terminal) is appended to the store at once,
+JupyterLab) and that re-running resumes; recode_lib.runner.pipeline stops the batch run there and
+adds the exact resume command. Every decision (widget or terminal) is appended to the store at once,
 under a file lock and re-read from disk first, so the widget and the terminal may both be open.
 It does not build the benchmark file (recode_lib.process_reward.lcbrb.benchmark does).
 """
@@ -37,8 +37,8 @@ import fcntl
 import html
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.jsonl import JsonlStore, read_jsonl, write_jsonl_atomic
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.jsonl import JsonlStore, read_jsonl, write_jsonl_atomic
 
 DECISIONS = ("accept", "reject", "swap", "pending")
 DECISIONS_FILE = "adjudication.jsonl"  # the store notebook 03 keeps in its folder

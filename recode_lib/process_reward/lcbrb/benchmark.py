@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from recode_lib.jsonl import JsonlStore, read_jsonl, write_json_atomic, write_jsonl_atomic
+from recode_lib.core.jsonl import JsonlStore, read_jsonl, write_json_atomic, write_jsonl_atomic
 
 SCHEMA = {
     "id": str,

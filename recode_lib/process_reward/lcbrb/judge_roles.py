@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 from recode_lib.generation import get_generator
 
 ON_MISSING = ("error", "fallback")

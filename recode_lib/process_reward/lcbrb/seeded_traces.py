@@ -30,11 +30,11 @@ from collections import Counter
 
 from tqdm.auto import tqdm
 
+from recode_lib.core.jsonl import JsonlStore
+from recode_lib.core.prompts import canonical_trace, user_prompt
 from recode_lib.generation.chat import generate, make_generator
-from recode_lib.jsonl import JsonlStore
 from recode_lib.process_reward.crpl import CRPLConfig, judge_and_store
 from recode_lib.process_reward.lcbrb.mutants import make_mutants, normalize
-from recode_lib.prompts import canonical_trace, user_prompt
 
 EXPLAIN_SYSTEM = (
     "You are an expert Python programmer. Given a programming problem and a solution, write "

@@ -1,5 +1,5 @@
 """Provenance stamps for results: seed, resolved config, git hash, package versions, the
-OpenMP wait policy (recode_lib.openmp), the CPU (recode_lib.bf16.cpu_summary: wall times
+OpenMP wait policy (recode_lib.core.openmp), the CPU (recode_lib.core.bf16.cpu_summary: wall times
 depend on it).
 
     stamp = provenance(seed=0, config=cfg)   # a JSON-able dict to store beside results
@@ -21,9 +21,9 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from recode_lib import openmp
-from recode_lib.bf16 import cpu_summary
-from recode_lib.paths import PROJECT_ROOT
+from recode_lib.core import openmp
+from recode_lib.core.bf16 import cpu_summary
+from recode_lib.core.paths import PROJECT_ROOT
 
 PACKAGES = (
     "recode",

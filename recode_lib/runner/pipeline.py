@@ -6,7 +6,7 @@
     parse_list("gated,additive") -> ["gated", "additive"]   # a comma-separated parameter
 
 It does not install anything or decide where GPUs come from: that is the profile's.
-More: docs/modules/top_level.md (recode_lib.pipeline).
+More: docs/modules/top_level.md (recode_lib.runner.pipeline).
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recode_lib.errors import RecodeError, Terminated
+from recode_lib.core.errors import RecodeError, Terminated
+from recode_lib.core.jsonl import read_json, write_json_atomic
+from recode_lib.core.locks import OutputLock
+from recode_lib.core.paths import PROJECT_ROOT, runs_dir
+from recode_lib.core.provenance import git_hash, package_versions
 from recode_lib.generation import vllm_cpu
-from recode_lib.jsonl import read_json, write_json_atomic
-from recode_lib.locks import OutputLock
-from recode_lib.paths import PROJECT_ROOT, runs_dir
 from recode_lib.plan import (
     GPU_BACKEND_KEYS,
     PlanError,
@@ -38,16 +39,15 @@ from recode_lib.plan import (
 )
 from recode_lib.plan.preflight import checker_preflight
 from recode_lib.process_reward.lcbrb.adjudication import AdjudicationPending
-from recode_lib.provenance import git_hash, package_versions
-from recode_lib.steps import ParameterError, check_profile, step_schemas
-from recode_lib.steps.cells import declared
-from recode_lib.variants import (
+from recode_lib.runner.variants import (
     VariantError,
     variant_names,
     variant_notebooks,
     variant_profile,
     variant_spec,
 )
+from recode_lib.steps import ParameterError, check_profile, step_schemas
+from recode_lib.steps.cells import declared
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
 
@@ -226,7 +226,7 @@ def profile_parameters(
     variant: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """{notebook stem: effective parameters} of every notebook the profile runs (left-out
-    ones omitted), in pipeline order. With `variant` (recode_lib.variants): the profile with
+    ones omitted), in pipeline order. With `variant` (recode_lib.runner.variants): the profile with
     that variant's sections merged, PROFILE "<profile>@<variant>" (every notebook: the
     variant's read the others', e.g. 07 reads 06's)."""
     spec = load_profile(profile, params_file)
@@ -258,7 +258,7 @@ def variant_parameters(
     overrides: dict[str, Any] | None = None,
 ) -> dict[str, tuple[dict[str, dict[str, Any]], list[str]]]:
     """{variant: (profile_parameters with it, the notebook stems it runs)} for every variant
-    of the profile (recode_lib.variants; {} for a profile without `_variants`)."""
+    of the profile (recode_lib.runner.variants; {} for a profile without `_variants`)."""
     spec = load_profile(profile, params_file)
     try:
         names = variant_names(spec)
@@ -452,7 +452,7 @@ def run_pipeline(
     """Run the chosen notebooks. For a GPU profile the resource plan (check_resources) runs
     first on `cluster` (a recode_lib.plan.ClusterSpec; default: this machine's GPUs) and a
     stage that cannot fit stops the run before any notebook; check_plan=False skips it.
-    With `variant` (recode_lib.variants): only that variant's notebooks (within only/from_),
+    With `variant` (recode_lib.runner.variants): only that variant's notebooks (within only/from_),
     with its parameters, under PROFILE "<profile>@<variant>" (its own run folder)."""
     spec = load_profile(profile, params_file)
     base_profile = profile

@@ -1,7 +1,7 @@
 """BigCodeBench's execution environment: a separate interpreter with the benchmark's libraries.
 
-    python -m recode_lib.bench_env build     # `make bcb-env`: the venv, from bcb-requirements.txt
-    python -m recode_lib.bench_env status    # one line: where it is, built or not
+    python -m recode_lib.core.bench_env build   # `make bcb-env`: the venv (bcb-requirements.txt)
+    python -m recode_lib.core.bench_env status    # one line: where it is, built or not
     bcb_python()          -> "/root/.cache/recode/bcb-env/bin/python" | None (not built)
     interpreter_for(p)    -> the interpreter that judges problem p (None: the sandbox's default)
     require_env(problems, smoke=False)       # BenchEnvMissing naming `make bcb-env` when absent
@@ -10,7 +10,7 @@
 BigCodeBench's tasks import ~70 third-party packages ("Requirements/requirements-eval.txt" of
 github.com/bigcode-project/bigcodebench, pinned for Python 3.10). They are not the project's
 dependencies and many of their pins conflict with it, so they live in a venv of their own:
-$RECODE_BCB_ENV, else <recode cache>/bcb-env (recode_lib.paths.cache_dir; not in git). It is
+$RECODE_BCB_ENV, else <recode cache>/bcb-env (recode_lib.core.paths.cache_dir; not in git). It is
 built from bcb-requirements.txt (the project root): BigCodeBench's list with the nearest
 versions that install on this project's Python (3.11) where its pins cannot; docs/sandbox.md
 ("BigCodeBench's environment") lists every difference. A build that finished writes
@@ -35,8 +35,8 @@ import sys
 import time
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.paths import PROJECT_ROOT, cache_dir
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import PROJECT_ROOT, cache_dir
 
 ENV_VAR = "RECODE_BCB_ENV"
 REQUIREMENTS = PROJECT_ROOT / "bcb-requirements.txt"
@@ -208,7 +208,7 @@ def main(argv=None) -> int:
     if args == ["status"]:
         print(status_line())
         return 0 if bcb_python() else 1
-    print("usage: python -m recode_lib.bench_env build|status", file=sys.stderr)
+    print("usage: python -m recode_lib.core.bench_env build|status", file=sys.stderr)
     return 2
 
 

@@ -2,14 +2,14 @@
 paper profile's machinery, each timed, printed as one table (step, seconds, ok/fail/skipped,
 reason), in under 10 minutes on one GPU.
 
-    python -m recode_lib.gpu_check [--model smollm2] [--json out.json] [--work DIR]
+    python -m recode_lib.runner.gpu_check [--model smollm2] [--json out.json] [--work DIR]
                                    [--throughputs FILE | --no-throughputs]
     rows = run_checks(model="smollm2", work=Path("/tmp/gpu_check"))   # list of CheckRow
     parse_table(text) -> [{"step", "seconds", "result", "reason"}]    # what tests read back
-    python -m recode_lib.gpu_check_bare ...   # a bare CUDA machine: no venv, no vLLM (that module)
+    python -m recode_lib.runner.gpu_check_bare ...   # a bare CUDA machine: no venv, no vLLM
 
 CPU-only figures are never written: they say nothing about a GPU.
-More: docs/modules/top_level.md (recode_lib.gpu_check).
+More: docs/modules/top_level.md (recode_lib.runner.gpu_check).
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from recode_lib.core.models import resolve_model
+from recode_lib.core.paths import data_dir, runs_dir
+from recode_lib.core.prompts import build_messages
+from recode_lib.core.run_files import read_metrics
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import DataParallelGenerator, SamplingConfig, get_generator
 from recode_lib.generation.data_parallel import visible_devices
-from recode_lib.models import resolve_model
-from recode_lib.paths import data_dir, runs_dir
 from recode_lib.plan import ArchitectureError, model_arch
 from recode_lib.plan.architectures import ALIASES
 from recode_lib.plan.budget import MEASURED_NAME, SIZE_CLASSES, size_class
 from recode_lib.process_reward.model import RMConfig, train_or_reuse
-from recode_lib.prompts import build_messages
-from recode_lib.run_files import read_metrics
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.launch import launch
 from recode_lib.weights.merge import MergeConfig, merge_grid
@@ -166,7 +166,9 @@ def write_throughputs(measured: Measured, path=None, gpu: str | None = None) -> 
         data["data_parallel_efficiency"] = min(1.0, measured.data_parallel["efficiency"])
     if gpu:
         data["gpu"] = gpu
-    data["source"] = "make gpu-check (recode_lib.gpu_check) " + time.strftime("%Y-%m-%d %H:%M:%S")
+    data["source"] = "make gpu-check (recode_lib.runner.gpu_check) " + time.strftime(
+        "%Y-%m-%d %H:%M:%S"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
@@ -560,7 +562,7 @@ def parse_table(text: str) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m recode_lib.gpu_check",
+        prog="python -m recode_lib.runner.gpu_check",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

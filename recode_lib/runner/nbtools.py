@@ -2,11 +2,11 @@
 
     nb = new_notebook(["PROFILE = 'smoke'", "print(1)"], markdown={0: "# Title"})
     strip("notebooks/05_codegen_eval.ipynb")      # in place: no outputs, no execution counts
-    python -m recode_lib.nbtools strip notebooks/*.ipynb   (what `make strip` runs)
-    python -m recode_lib.nbtools check notebooks/*.ipynb   (non-zero exit if any carries outputs)
+    python -m recode_lib.runner.nbtools strip notebooks/*.ipynb   (what `make strip` runs)
+    python -m recode_lib.runner.nbtools check notebooks/*.ipynb   (exit 1 if any carries outputs)
 
 The first code cell of a pipeline notebook is tagged `parameters` (papermill). This module
-does not execute notebooks (recode_lib.pipeline does).
+does not execute notebooks (recode_lib.runner.pipeline does).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-# the project's kernel (`make env` / `make lab` install it; recode_lib.pipeline runs it when
+# the project's kernel (`make env` / `make lab` install it; recode_lib.runner.pipeline runs it when
 # present)
 KERNELSPEC = {"display_name": "Python (recode)", "language": "python", "name": "recode"}
 
@@ -89,7 +89,7 @@ def is_stripped(path) -> bool:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in ("strip", "check"):
-        print("usage: python -m recode_lib.nbtools strip|check NOTEBOOK...", file=sys.stderr)
+        print("usage: python -m recode_lib.runner.nbtools strip|check NOTEBOOK...", file=sys.stderr)
         return 2
     action, paths = argv[0], argv[1:]
     if action == "strip":

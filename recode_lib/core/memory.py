@@ -1,6 +1,6 @@
 """Process memory: hand what a finished stage freed back to the operating system.
 
-    from recode_lib.memory import release_memory, resident_mib
+    from recode_lib.core.memory import release_memory, resident_mib
     release_memory()          # after a training run, before the next one in the same process
     resident_mib()            # this process's resident memory now, in MiB (Linux; else None)
 

@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 __all__ = [
     "VARIANTS_KEY",

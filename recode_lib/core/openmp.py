@@ -2,8 +2,8 @@
 `import recode_lib`, from how busy the machine is then.
 
     import recode_lib                  # calls choose_wait_policy() before torch is imported
-    recode_lib.openmp.CHOSEN           # "PASSIVE", or None: OpenMP's own default was left
-    recode_lib.openmp.describe()       # what provenance() stamps on results (wall times differ)
+    recode_lib.core.openmp.CHOSEN      # "PASSIVE", or None: OpenMP's own default left
+    recode_lib.core.openmp.describe()   # what provenance() stamps on results (wall times differ)
 
 OpenMP reads OMP_WAIT_POLICY once, when torch loads it, so the choice has to be made before.
 Two policies, each right on one kind of machine (2-core VM, a laptop GRPO step's bf16 sampling,

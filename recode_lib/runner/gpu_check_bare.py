@@ -2,15 +2,16 @@
 transformers, no virtual environment, no network, no vLLM.
 
     benchmarks/gpu_check_bare.sh [ARGS]                 # what `make gpu-check BARE=1` runs
-    python -m recode_lib.gpu_check_bare --preflight     # this machine: what runs, what is missing
-    python -m recode_lib.gpu_check_bare --missing-wheels  # `dist==version` per missing package
-    python -m recode_lib.gpu_check_bare [--model smollm2] [--work DIR] [--json OUT]
+    python -m recode_lib.runner.gpu_check_bare --preflight     # this machine: what runs, what is
+    not
+    python -m recode_lib.runner.gpu_check_bare --missing-wheels  # `dist==version` per missing one
+    python -m recode_lib.runner.gpu_check_bare [--model smollm2] [--work DIR] [--json OUT]
                                         [--budget-s 480] [--throughputs FILE | --no-throughputs]
     env = probe(); planned = plan_checks(env)            # [Planned(step, runs, reason)]
 
 No network and no virtual environment: the packages it lacks come as wheels
 (benchmarks/gpu_check_bare.sh); vLLM only when the machine already has it (never brought).
-More: docs/modules/top_level.md (recode_lib.gpu_check_bare).
+More: docs/modules/top_level.md (recode_lib.runner.gpu_check_bare).
 """
 
 from __future__ import annotations
@@ -26,11 +27,15 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from recode_lib.core.models import EMBEDDED, resolve_model
+from recode_lib.core.paths import cache_dir, data_dir
+from recode_lib.core.prompts import format_response
 from recode_lib.data import load_benchmark
 from recode_lib.data.evalplus import sandbox_records
 from recode_lib.data.humaneval import load_humanevalplus
 from recode_lib.evaluation.spec import EvalSpec
-from recode_lib.gpu_check import (
+from recode_lib.process_reward.model import RMConfig, encode, load_rm_tokenizer, train_reward_model
+from recode_lib.runner.gpu_check import (
     CheckRow,
     Measured,
     Skip,
@@ -44,10 +49,6 @@ from recode_lib.gpu_check import (
     step_grpo,
     step_merge,
 )
-from recode_lib.models import EMBEDDED, resolve_model
-from recode_lib.paths import cache_dir, data_dir
-from recode_lib.process_reward.model import RMConfig, encode, load_rm_tokenizer, train_reward_model
-from recode_lib.prompts import format_response
 from recode_lib.sandbox import execute_many
 from recode_lib.weights.sweep import live_model, sweep_alphas
 
@@ -542,7 +543,7 @@ def run_bare(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m recode_lib.gpu_check_bare",
+        prog="python -m recode_lib.runner.gpu_check_bare",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

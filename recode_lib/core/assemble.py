@@ -4,10 +4,10 @@
     prog.code      # the program, or None: a format error (it never reaches the sandbox)
     prog.how       # "function" | "starter+body" | "program" | "none"
     prog.dropped   # top-level statements removed from a function answer (test code, prints)
-    prog.parsed    # recode_lib.prompts.Parsed (format_ok, reason, ...)
+    prog.parsed    # recode_lib.core.prompts.Parsed (format_ok, reason, ...)
 
 It does not execute anything and does not judge correctness.
-More: docs/modules/top_level.md (recode_lib.assemble).
+More: docs/modules/top_level.md (recode_lib.core.assemble).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from recode_lib.prompts import (
+from recode_lib.core.prompts import (
     PYTHON_LANGS,
     UNREADABLE,
     Parsed,

@@ -2,7 +2,7 @@
 that one step writes and a later step reads. Pure names (and one tolerant reader); it writes
 nothing.
 
-    RUN = paths.runs_dir("smoke")                        # where run folders live: recode_lib.paths
+    RUN = paths.runs_dir("smoke")                        # where run folders live: core.paths
     step_dir(RUN, STRICTNESS_SWEEP)                      # RUN/06_strictness_sweep
     calibrated_path("laptop")  # runs/laptop/00_data_and_models/calibrated.jsonl
     rows = read_metrics(step_dir(RUN, GRPO) / "gated")   # one dict per logged GRPO step
@@ -14,7 +14,8 @@ order). This is the one module that spells the layout: recode_lib.orchestration 
 together through it (06 -> 07 -> 08, 11, the laptop report), and a stage names a file here only
 where a name that any process must resolve points at a step's output: the `calibrated:<profile>`
 benchmark (recode_lib.data.calibrated reads calibrated_path), a GRPO run's metrics log.
-Where the run folders themselves live (`$RECODE_RUNS_DIR`, `<project>/runs`) is recode_lib.paths's.
+Where the run folders themselves live (`$RECODE_RUNS_DIR`, `<project>/runs`) is
+recode_lib.core.paths's.
 
 A GRPO run's metrics log is `<output_dir>/metrics.jsonl`, one JSON line per logging step keyed
 by `step` (written by recode_lib.training.callbacks.MetricsJsonlCallback during training);
@@ -28,8 +29,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recode_lib.jsonl import read_jsonl
-from recode_lib.paths import runs_dir
+from recode_lib.core.jsonl import read_jsonl
+from recode_lib.core.paths import runs_dir
 
 # the step folders of a run folder, in pipeline order (one per notebook, named as it)
 DATA = "00_data_and_models"

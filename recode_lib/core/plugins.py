@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 ENV = "RECODE_PLUGINS"
 _loaded: set[str] = set()

@@ -29,10 +29,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from recode_lib.jsonl import read_json, write_json_atomic
-from recode_lib.nbtools import KERNELSPEC
-from recode_lib.paths import runs_dir
-from recode_lib.pipeline import (
+from recode_lib.core.jsonl import read_json, write_json_atomic
+from recode_lib.core.paths import runs_dir
+from recode_lib.core.provenance import git_hash, package_versions
+from recode_lib.runner.nbtools import KERNELSPEC
+from recode_lib.runner.pipeline import (
     check_parameters,
     declared_parameters,
     excluded_reason,
@@ -42,7 +43,6 @@ from recode_lib.pipeline import (
     resolve_parameters,
     upstream_run_ids,
 )
-from recode_lib.provenance import git_hash, package_versions
 
 RECORD_TAG = "recode-record-interactive"
 
@@ -53,8 +53,8 @@ def session_dir(profile: str) -> Path:
 
 def record_cell_source(profile: str, source: Path, names: list[str]) -> str:
     return (
-        "# records this run in the profile's manifest (recode_lib.interactive)\n"
-        "from recode_lib.interactive import record_interactive\n\n"
+        "# records this run in the profile's manifest (recode_lib.runner.interactive)\n"
+        "from recode_lib.runner.interactive import record_interactive\n\n"
         f"record_interactive({profile!r}, {str(source)!r}, {sorted(names)!r})"
     )
 

@@ -1,6 +1,6 @@
 """recode runs untrusted code only on Linux: the one check, with the reason, made before it starts.
 
-    from recode_lib.linux import require_linux
+    from recode_lib.core.linux import require_linux
     require_linux("evaluation")       # LinuxRequired on macOS/Windows, before any work is done
 
 The execution sandbox (recode_lib.sandbox: the GRPO rewards' verdicts, every evaluation, the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 
 class LinuxRequired(RecodeError, RuntimeError):

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 
 class JsonlError(RecodeError, ValueError):
@@ -96,7 +96,7 @@ class JsonlStore:
                 raise JsonlError(
                     f"{self.path}: duplicate {self.key} {rec[self.key]!r} (two "
                     f"writers at once, before outputs were locked); repair it with "
-                    f"`python -m recode_lib.jsonl dedupe {self.path}`, which keeps "
+                    f"`python -m recode_lib.core.jsonl dedupe {self.path}`, which keeps "
                     f"the first record per {self.key}"
                 )
             self._ids.add(k)
@@ -272,12 +272,12 @@ def dedupe(path: str | os.PathLike, key: str = "id") -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m recode_lib.jsonl dedupe FILE [--key id]`."""
+    """`python -m recode_lib.core.jsonl dedupe FILE [--key id]`."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) not in (2, 4) or args[0] != "dedupe" or (len(args) == 4 and args[2] != "--key"):
-        print("usage: python -m recode_lib.jsonl dedupe FILE [--key FIELD]", file=sys.stderr)
+        print("usage: python -m recode_lib.core.jsonl dedupe FILE [--key FIELD]", file=sys.stderr)
         return 2
     kept, dropped = dedupe(args[1], args[3] if len(args) == 4 else "id")
     print(f"{args[1]}: kept {kept} records, dropped {dropped} duplicates")

@@ -13,7 +13,7 @@ answer after it, not inside the reasoning (prompts.in_reasoning: inside a think 
 math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
 with signals, which work only in the main thread: elsewhere parsing runs without them.
-The math domain's counterpart of recode_lib.prompts (the code response format); a sample's
+The math domain's counterpart of recode_lib.core.prompts (the code response format); a sample's
 verdict and the math evaluation are recode_lib.evaluation.math, the rewards
 recode_lib.rewards.math. It does no generation and no code execution.
 """
@@ -24,7 +24,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from recode_lib.prompts import in_reasoning, reasoning_text
+from recode_lib.core.prompts import in_reasoning, reasoning_text
 
 SYSTEM_MATH = (
     "You are an expert mathematician. First reason about the problem step by step inside "

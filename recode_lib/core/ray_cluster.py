@@ -7,7 +7,7 @@ fan-out (recode_lib.sandbox.fanout) and the data-parallel vLLM engines
     ray = start_local(num_cpus=2)
 
     wait_for_nodes(4, timeout_s=600)   # a job's cluster: until 4 nodes are alive
-    python -m recode_lib.ray_cluster wait --nodes 4 --timeout 600    # the same, for a job script
+    python -m recode_lib.core.ray_cluster wait --nodes 4 --timeout 600  # same, for a job
 
 When Ray is already initialized in this process (a notebook, a test), that connection is used
 as is. Ray is optional (`pip install 'recode[scale]'`) and imported only when asked for. It does
@@ -101,7 +101,7 @@ def wait_for_nodes(
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m recode_lib.ray_cluster")
+    parser = argparse.ArgumentParser(prog="python -m recode_lib.core.ray_cluster")
     sub = parser.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("wait", help="wait until the cluster has N alive nodes")
     w.add_argument("--nodes", type=int, required=True, help="nodes that must be alive")
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     try:
         alive = wait_for_nodes(args.nodes, args.timeout, args.address)
     except (TimeoutError, ImportError) as exc:
-        print(f"recode_lib.ray_cluster: error: {exc}", file=sys.stderr)
+        print(f"recode_lib.core.ray_cluster: error: {exc}", file=sys.stderr)
         return 2
     print(f"ray: {alive} node(s) alive")
     return 0

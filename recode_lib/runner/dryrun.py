@@ -1,14 +1,14 @@
 """The dry-run profile: notebooks/params/paper.yaml with only the model, the counts, the steps
 and the generation/launch backends shrunk, so every paper-only path runs on CPU (in CI).
 
-    from recode_lib.dryrun import dryrun_profile, write_dryrun_params
+    from recode_lib.runner.dryrun import dryrun_profile, write_dryrun_params
     spec = dryrun_profile("/tmp/tiny")                 # paper.yaml, derived (never a copy)
     path = write_dryrun_params("/tmp/dryrun.yaml", "/tmp/tiny")
     run_pipeline("dryrun", params_file=path)          # what tests/test_dryrun.py does
 
-It does not run notebooks (recode_lib.pipeline does); it derives the profile from paper.yaml,
+It does not run notebooks (recode_lib.runner.pipeline does); it derives the profile from paper.yaml,
 never copies it (`changed_keys` lists what differs).
-More: docs/modules/top_level.md (recode_lib.dryrun).
+More: docs/modules/top_level.md (recode_lib.runner.dryrun).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from recode_lib.core.paths import data_dir
 from recode_lib.data.livecodebench import FILES
-from recode_lib.paths import data_dir
-from recode_lib.pipeline import load_profile
+from recode_lib.runner.pipeline import load_profile
+from recode_lib.runner.variants import VARIANTS_KEY
 from recode_lib.training.recipe_fields import merge_fields
-from recode_lib.variants import VARIANTS_KEY
 
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
@@ -192,14 +192,14 @@ def write_dryrun_params(path: str | Path, tiny_model: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "# derived from notebooks/params/paper.yaml by recode_lib.dryrun; do not edit\n"
+        "# derived from notebooks/params/paper.yaml by recode_lib.runner.dryrun; do not edit\n"
         + yaml.safe_dump(dryrun_profile(tiny_model), sort_keys=False)
     )
     return path
 
 
 def dryrun_data_dir(dest: str | Path, fixtures: str | Path, base: str | Path | None = None) -> Path:
-    """dest/ with links to every file of `base` (default: recode_lib.paths.data_dir()) and to
+    """dest/ with links to every file of `base` (default: recode_lib.core.paths.data_dir()) and to
     the LiveCodeBench (code_generation_lite) and CodeContests+ fixtures under `fixtures`; the
     LiveCodeBench files release_v6 lists but the fixture lacks are empty."""
     dest, fixtures = Path(dest), Path(fixtures)

@@ -9,7 +9,7 @@ ahead of time so that the pipeline then runs offline (cluster compute nodes ofte
 Limits: sizes of models are the bf16 weights (tokenizer and config files are extra, a few MB);
 it does not copy the cache to other machines (put it, or DIR, on shared storage) and verifies no
 checksums beyond what huggingface_hub does.
-More: docs/modules/top_level.md (recode_lib.staging).
+More: docs/modules/top_level.md (recode_lib.runner.staging).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recode_lib.core.errors import RecodeError
+from recode_lib.core.models import EMBEDDED
+from recode_lib.core.paths import cache_dir
 from recode_lib.data import (
     aime,
     bigcodebench,
@@ -33,9 +36,6 @@ from recode_lib.data import (
     mbpp,
 )
 from recode_lib.data.math_train import DEFAULT_DATASET as MATH_DATASET
-from recode_lib.errors import RecodeError
-from recode_lib.models import EMBEDDED
-from recode_lib.paths import cache_dir
 from recode_lib.plan import ArchitectureError, model_arch, notebook_stages
 from recode_lib.plan.architectures import ALIASES
 from recode_lib.plan.stages import StageError, read_recipe
@@ -255,10 +255,10 @@ def stage_items(
     params: dict[str, dict], profile: str = "?", variants: dict | None = None
 ) -> list[StageItem]:
     """Every model and dataset the notebooks in `params` ({stem: effective parameters},
-    recode_lib.pipeline.profile_parameters) and their recipes name: models first (the plan's
+    recode_lib.runner.pipeline.profile_parameters) and their recipes name: models first (the plan's
     stages, then model-valued parameters), then datasets, each with the notebooks using it.
     `variants` ({name: (its {stem: parameters}, the stems it runs)},
-    recode_lib.pipeline.variant_parameters): their notebooks' too, as "<stem>@<name>"."""
+    recode_lib.runner.pipeline.variant_parameters): their notebooks' too, as "<stem>@<name>"."""
     models: dict[str, StageItem] = {}
     datasets: dict[str, StageItem] = {}
     runs = [("", params, None)] + [

@@ -1,11 +1,11 @@
 """Whether this machine computes in bfloat16 natively, and what a recipe's `bf16: auto` becomes.
 
-    from recode_lib.bf16 import resolve_bf16
+    from recode_lib.core.bf16 import resolve_bf16
     resolve_bf16("auto", use_cpu=True)    # True on a CPU with bf16 instructions, else False
     resolve_bf16(True, use_cpu=True)      # True / False pass through unchanged
 
 `bf16: true` in a training recipe is bf16 autocast over fp32 master weights
-(recode_lib.models.training_dtype): the forward and backward matmuls run in bfloat16, the
+(recode_lib.core.models.training_dtype): the forward and backward matmuls run in bfloat16, the
 optimizer updates float32 weights, and checkpoints are written in float32. On a GPU with bf16
 (Ampere and later) that is the paper profile's setting. On a CPU it pays only where the CPU has
 bfloat16 instructions: x86 `avx512_bf16` (AMD Zen 4, Intel Cooper Lake and later) or `amx_bf16`
@@ -20,7 +20,7 @@ from /proc/cpuinfo (Linux; elsewhere False: no flags to read, float32 is the saf
 does not change what is saved.
 
 `precision: auto` (`resolve_precision`) is the same choice for a model that only generates
-(recode_lib.models.PRECISIONS: 04's held-out samples, 00's calibration, a GRPO recipe's
+(recode_lib.core.models.PRECISIONS: 04's held-out samples, 00's calibration, a GRPO recipe's
 `generation_precision`): bfloat16 weights where the machine computes bf16 natively, else the
 float32 it loads on a CPU. On a CPU without bf16 instructions bfloat16 weights decode ~2x
 *slower* than float32 (SmolLM2-135M, batch 16, 2 Zen 3 cores: 27.4 vs 56.0 tokens/s; with
@@ -143,7 +143,7 @@ def resolve_precision(
     flags: frozenset[str] | None = None,
 ) -> str:
     """A generation precision with "auto" made concrete (any other value unchanged: the
-    caller checks it against recode_lib.models.PRECISIONS). auto = "bfloat16" where the
+    caller checks it against recode_lib.core.models.PRECISIONS). auto = "bfloat16" where the
     machine computes bf16 natively (native_bf16), else "native" (a generator keeps the dtype it
     loads: float32 on a CPU) or, for a GRPO sampling copy (`copy=True`: a merged copy of a LoRA
     policy, rebuilt each step), "float32" (a merged float32 copy: no adapter matmuls while

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from recode_lib.errors import RecodeError
+from recode_lib.core.errors import RecodeError
 
 
 class OutputLocked(RecodeError, RuntimeError):
