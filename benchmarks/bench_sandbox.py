@@ -10,7 +10,8 @@ over load_humanevalplus: canonical solutions, base+plus inputs). The floor runs 
 every record (the script of a script record) serially in one plain Python process (no sandbox,
 no comparison), divided by the worker count. --before-root runs the same records through the
 sandbox of another checkout (e.g. `git archive <rev> | tar -x -C DIR`), in the same run, so
-ratios share one machine load.
+ratios share one machine load (it goes first in every other round), and times both trees'
+one-test record in alternating rounds of two warm processes.
 EvalPlus must live in a separate venv (python3 -m venv /tmp/evalplus-venv &&
 /tmp/evalplus-venv/bin/pip install evalplus==0.3.1) so it cannot change the project's pins.
 The load average (`uptime`) is printed next to the figures. Prints figures only.
@@ -48,6 +49,52 @@ def plus_records(name: str, code_of=None, limit: int | None = None) -> list[dict
 
 def load_avg() -> str:
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+_ONE = r"""
+import json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from recode_lib.sandbox import SandboxConfig, execute
+rec = {"id": "t", "code": "def f(x):\n    return x\n",
+       "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]}}
+cfg = SandboxConfig(workers=1)
+execute(rec, config=cfg)
+for line in sys.stdin:
+    per = []
+    for _ in range(int(line)):
+        t = time.perf_counter()
+        execute(rec, config=cfg)
+        per.append(time.perf_counter() - t)
+    print(json.dumps(statistics.median(per)), flush=True)
+"""
+
+
+def overhead_before_after(before_root: str, rounds: int = 6, n: int = 20) -> None:
+    """The one-test record's latency of this tree and of before_root, alternating rounds of n
+    in two warm processes, so that both see the same machine load."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _ONE, root],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for root in (str(ROOT), before_root)
+    ]
+    meds: list[list[float]] = [[], []]
+    for r in range(rounds):
+        for k in (0, 1) if r % 2 == 0 else (1, 0):
+            procs[k].stdin.write(f"{n}\n")
+            procs[k].stdin.flush()
+            meds[k].append(float(procs[k].stdout.readline()))
+    for p in procs:
+        p.stdin.close()
+        p.wait()
+    a, b = statistics.median(meds[0]), statistics.median(meds[1])
+    print(
+        f"  one test, this tree {a * 1e3:.2f} ms, before ({before_root}) {b * 1e3:.2f} ms "
+        f"(alternating rounds) -> after/before = {a / b:.2f}x ({load_avg()})"
+    )
 
 
 def bench_overhead(n: int = 60) -> None:
@@ -209,6 +256,8 @@ def bench_throughput(
     print(f"HumanEval+: {len(recs)} canonical solutions, {n_tests:,} tests, {workers} workers")
     for rnd in range(rounds):
         print(f"round {rnd + 1} ({load_avg()})")
+        # the before tree runs first in even rounds, second in odd ones (load drifts)
+        b = before_s(recs, workers, before_root) if before_root and rnd % 2 else None
         t = time.perf_counter()
         res = execute_many(recs, workers=workers, config=cfg)
         ours = time.perf_counter() - t
@@ -223,7 +272,7 @@ def bench_throughput(
             f"-> sandbox/floor = {ours / floor:.2f}x"
         )
         if before_root:
-            b = before_s(recs, workers, before_root)
+            b = b or before_s(recs, workers, before_root)
             print(
                 f"  before ({before_root}): {b['s']:.2f} s, {b['passed']}/{len(recs)} passed "
                 f"-> after/before = {ours / b['s']:.2f}x"
@@ -275,6 +324,8 @@ def main() -> int:
     if data_dir() is None:
         print("no data dir (RECODE_DATA_DIR / ../shared/data): only the overhead benchmark runs")
     bench_overhead()
+    if args.before_root:
+        overhead_before_after(args.before_root)
     if data_dir() is not None:
         ep = (
             None

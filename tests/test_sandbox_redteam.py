@@ -325,7 +325,7 @@ def f(secret):
 PID_READER = r"""
 import os
 def f():
-    return (os.getpid() % 200) // 4     # its pid is the writer's last + 2 (reap, fork)
+    return (os.getpid() % 200 + 1) // 4     # its pid is the writer's last + 1 (its fork)
 """
 
 

@@ -135,9 +135,14 @@ def _run_calls(job, fn, todo, wfd):
             out = fn(*args)
             t = _perf() - t0
             args = None
-            msg = {"i": i, "st": "ok", "out": encode(out), "t": t, "m": _peak_mb()}
+            # the JSON text of {"i", "st": "ok", "out", "t", "m"} (json writes floats by repr)
+            data = '{"i": %d, "st": "ok", "out": %s, "t": %r, "m": %r}' % (
+                i,
+                _dumps(encode(out)),
+                t,
+                _peak_mb(),
+            )
             out = None
-            data = _dumps(msg)
             if len(data) > limit:
                 msg = {"i": i, "st": "output", "t": t, "m": _peak_mb(), "e": "output too large"}
                 data = _dumps(msg)

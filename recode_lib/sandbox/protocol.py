@@ -182,12 +182,15 @@ def validate(tag: str, body, n_tests: int) -> dict | None:
     i = body.get("i")
     if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n_tests:
         raise ProtocolError("T.i is not a test index")
+    # the usual line (a float time and memory, no error text) checked inline: the same
+    # checks as _number/_text, ~1 us less per test
+    t, m, e = body.get("t"), body.get("m"), body.get("e")
     clean = {
         "i": i,
         "st": _status(body, "T", RAW),
-        "t": _number(body, "t", "T"),
-        "m": _number(body, "m", "T"),
-        "e": _text(body, "e"),
+        "t": t if type(t) is float and 0.0 <= t < 1e9 else _number(body, "t", "T"),
+        "m": m if type(m) is float and 0.0 <= m < 1e9 else _number(body, "m", "T"),
+        "e": None if e is None else _text(body, "e"),
     }
     if "out" in body:
         clean["out"] = body["out"]

@@ -42,6 +42,13 @@ class Spec:
     no_code: bool = False
     requires: tuple = ()  # top-level modules the problem needs (environment.py)
     python: str | None = None  # the record's own interpreter (None: the config's)
+    # call tests: whether expected[i] is a plain scalar or a flat list of them, so that
+    # `out == expected` on the raw JSON output already decides a pass (verdict.test_status)
+    plain: list = field(default_factory=list)
+
+
+# types codec.decode returns as they are, and whose == is the builtin one
+PLAIN_SCALARS = (int, float, str, bool, type(None))
 
 
 def _fail(where, msg):
@@ -255,13 +262,22 @@ def parse_record(rec, config, where: str = "") -> Spec:
                 _fail(where, f"{cw}.args' must be a list, got {case.get('args')!r:.80}")
             if "expected" not in case:
                 _fail(where, f"{cw}' has no 'expected'")
+            text = json.dumps(case["args"])  # the worker stores it as text, see zygote.py
             try:
-                spec.args.append(codec.decode(case["args"]))
-                spec.expected.append(codec.decode(case["expected"]))
+                # plain values (no dict anywhere, so no tag) decode to themselves: kept as
+                # given, skipping the decoder's copy (HumanEval+'s ~124,000 cases: 0.5 s)
+                args = case["args"] if "{" not in text else codec.decode(case["args"])
+                exp = case["expected"]
+                plain = type(exp) in PLAIN_SCALARS or (
+                    type(exp) is list and all(type(v) in PLAIN_SCALARS for v in exp)
+                )
+                spec.expected.append(exp if plain else codec.decode(exp))
+                spec.plain.append(plain)
+                spec.args.append(args)
             except (ValueError, TypeError, KeyError) as exc:
                 _fail(where, f"{cw}': bad tagged value ({exc})")
-            inputs.append(json.dumps(case["args"]))  # the worker stores it as text, see zygote.py
-            n = len(inputs[-1])
+            inputs.append(text)
+            n = len(text)
         ln = case.get("input_len")
         if ln is None:
             ln = n

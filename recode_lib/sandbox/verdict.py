@@ -190,6 +190,14 @@ def test_status(spec, msg: dict, nonce: str | None = None) -> str:
         forged = nonce is None or msg.get("out") != nonce
         return Status.RUNTIME_ERROR if forged else Status.PASSED
     out = msg.get("out")
+    plain = spec.plain
+    if spec.kind == "call" and not spec.checker and i < len(plain) and plain[i]:
+        # the expected value is a scalar or a flat list of scalars (records.PLAIN_SCALARS):
+        # equal to it, the raw JSON output holds no dict (no tag, nothing opaque) and decodes
+        # to itself, so `out == expected` is default_equal's exact test, and it passed
+        # (cannot raise: one side is flat); anything else takes the full path below
+        if out == spec.expected[i]:
+            return Status.PASSED
     if spec.kind == "stdio":
         if not isinstance(out, str):
             return Status.WRONG_ANSWER

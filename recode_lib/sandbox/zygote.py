@@ -220,13 +220,15 @@ def store_inputs(job, stdin_fd=0):
         for n in job["input_lens"]:
             index.append((pos, n))
             pos += n
-    else:
-        for text in job["inputs"]:
-            data = text.encode("utf-8", "surrogatepass")
+    else:  # one write for all of them (a write per input cost ~1 us each)
+        parts = [text.encode("utf-8", "surrogatepass") for text in job["inputs"]]
+        for data in parts:
             index.append((pos, len(data)))
             pos += len(data)
-            while data:
-                data = data[os.write(fd, data) :]
+        data = memoryview(b"".join(parts))
+        parts = None
+        while data:
+            data = data[os.write(fd, data) :]
     job["inputs"], job["input_fd"], job["input_index"] = None, fd, index
     if job["kind"] == "script":  # read by the test runner only (harness.py)
         job["script_at"] = (pos, job["script_len"])
