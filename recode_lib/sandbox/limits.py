@@ -12,6 +12,7 @@ More: docs/modules/sandbox.md (recode_lib.sandbox.limits).
 """
 
 import ctypes
+import fcntl
 import os
 import random
 import re
@@ -20,6 +21,7 @@ import signal
 import socket
 import stat
 import sys
+import tempfile
 import time
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x20000, 0x08000000, 0x40000000, 0x10000000
@@ -366,6 +368,36 @@ def _count_user_processes(uid):
     return n
 
 
+def uid_claim_dir():
+    """Where root-mode workers claim their uid ranges: /dev/shm (memory, gone at reboot) when
+    present, else the temp folder; a root-only folder."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    path = os.path.join(base, "recode-sandbox-uids")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def claim_uid_base(tries=64):
+    """(uid_base, fd): a random root-mode uid range [base, base + UID_SPAN) that no other live
+    worker on this host holds, claimed by an flock held as long as the worker lives (the fd;
+    the children close it in confine). Two workers with one range would kill each other's
+    children: reap kills every process of the child's uid (kill(-1) as that uid)."""
+    rng = random.SystemRandom()
+    folder = uid_claim_dir()
+    for _ in range(tries):
+        base = rng.randrange(1 << 4, 1 << 14) * UID_SPAN
+        fd = os.open(
+            os.path.join(folder, str(base)), os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        return base, fd
+    raise OSError(0, "no free sandbox uid range after %d tries" % tries)
+
+
 def setup_worker(cfg):
     """Choose and prepare the isolation mode in the worker process; returns a dict."""
     # no PDEATHSIG here: it fires when the *thread* that started us ends; the worker exits on
@@ -378,7 +410,7 @@ def setup_worker(cfg):
         try:
             _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
             rebind, hidden = _build_root()
-            base = random.SystemRandom().randrange(1 << 4, 1 << 14) * UID_SPAN
+            base, claim = claim_uid_base()
             try:  # as in userns mode: children see only their own pid namespace in /proc
                 _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
                 init = _start_pid_init()
@@ -388,6 +420,7 @@ def setup_worker(cfg):
                 "mode": "root",
                 "uid": base,
                 "uid_base": base,
+                "uid_claim": claim,
                 "uid_span": UID_SPAN,
                 "seq": 0,
                 "nproc": cfg["max_processes"],
@@ -835,8 +868,8 @@ def reap(iso):
         # process of that uid but this one; with the real uid no longer root, no root process
         # is among them. The worker is outside the children's pid namespace: none of them
         # can name it while it holds their uid.
-        os.setresuid(iso["uid"], iso["uid"], 0)
         try:
+            os.setresuid(iso["uid"], iso["uid"], 0)
             try:
                 os.kill(-1, signal.SIGKILL)
             except ProcessLookupError:  # nothing left: the usual case
