@@ -65,7 +65,7 @@ from recode_lib.evaluation.spec import call_samples
 from recode_lib.generation import get_generator
 from recode_lib.jsonl import read_json, write_json_atomic
 from recode_lib.metrics import bootstrap_ci
-from recode_lib.run_files import TRANSFER
+from recode_lib.run_files import GRPO, HEADLINE_FILE, TRANSFER, policy_dir, step_dir
 from recode_lib.training.launch import TRANSFER_BASELINE
 
 __all__ = [
@@ -389,7 +389,7 @@ def policy_models(run_dir, variants: Sequence[str] | str) -> dict[str, str]:
         variants = [v.strip() for v in variants.split(",") if v.strip()]
     out = {}
     for v in variants:
-        final = Path(run_dir) / "04_cg_grpo" / v / "final"
+        final = policy_dir(run_dir, v)
         if not final.is_dir():
             raise FileNotFoundError(
                 f"policy {v!r}: no trained checkpoint at {final} "
@@ -401,7 +401,7 @@ def policy_models(run_dir, variants: Sequence[str] | str) -> dict[str, str]:
 
 def grpo_record(run_dir) -> dict:
     """Notebook 04's headline.json ({} when 04 has not run)."""
-    path = Path(run_dir) / "04_cg_grpo" / "headline.json"
+    path = step_dir(run_dir, GRPO) / HEADLINE_FILE
     return read_json(path) if path.is_file() else {}
 
 
@@ -424,7 +424,7 @@ def transfer_policies(run_dir, enabled: bool = True) -> tuple[dict[str, str], di
     not run or ran without one."""
     if not enabled:
         return {}, {}
-    path = Path(run_dir) / "04_cg_grpo" / "headline.json"
+    path = step_dir(run_dir, GRPO) / HEADLINE_FILE
     record = grpo_record(run_dir).get("transfer")
     if not record:
         raise FileNotFoundError(
