@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from recode_lib.evaluation.codegen import evaluate
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.evaluation.summary import summarize
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.generation import Completion, Generator
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.base import RewardFunction, truncated_flags
 from recode_lib.rewards.execution import SandboxRunner
@@ -203,16 +203,8 @@ class Truncating(Generator):
 
 
 def test_a_truncated_response_is_a_format_error_even_if_its_code_parses(tmp_path):
-    s = evaluate(
-        "t",
-        PROBLEMS[:1],
-        sampling=SamplingConfig(temperature=0.8, n=2),
-        out_dir=tmp_path / "ev",
-        k=(1,),
-        generator=Truncating(),
-        workers=1,
-        progress=False,
-    )
+    spec = EvalSpec(temperature=0.8, n=2, k=(1,), workers=1, progress=False)
+    s = spec.evaluate("t", PROBLEMS[:1], tmp_path / "ev", generator=Truncating())
     from recode_lib.jsonl import read_jsonl
 
     rows = {r["sample"]: r for r in read_jsonl(tmp_path / "ev" / "samples.jsonl")}

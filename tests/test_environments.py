@@ -21,7 +21,8 @@ from recode_lib.environments import (
     setting_reward,
 )
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_generator
-from recode_lib.evaluation.multiturn import problem_row
+from recode_lib.evaluation.episodes import problem_row
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import Completion
 from recode_lib.sandbox.tools import ToolLimits, parse_report, run_command
 from recode_lib.sandbox.workspace import PathError, Workspace, check_path
@@ -264,21 +265,18 @@ def test_a_tool_result_reaches_the_next_turn():
 
 
 def test_the_turn_limit_holds_and_no_answer_is_a_format_error(tmp_path):
-    from recode_lib.evaluation.multiturn import evaluate_setting
-
     gen = Scripted(lambda msgs: call("run_python", code="print(1)"))
-    s = evaluate_setting(
-        "scripted",
-        [problem()],
+    spec = EvalSpec.from_sampling(
+        _sampling(),
         setting="tool",
-        out_dir=tmp_path,
-        sampling=_sampling(),
-        generator=gen,
         max_turns=3,
         max_tool_calls=10,
-        limits=FAST,
+        tool_time_limit_s=FAST.time_limit_s,
+        tool_memory_mb=FAST.memory_mb,
+        tool_max_output_chars=FAST.max_output_chars,
         progress=False,
     )
+    s = spec.evaluate("scripted", [problem()], tmp_path, generator=gen)
     row = json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])
     assert len(gen.seen) == 3 and row["turns"] == 3 and row["tool_calls"] == 3
     assert row["outcome"] == "format_error" and row["no_answer"]
@@ -412,8 +410,6 @@ def _sampling():
 
 
 def test_eval_spec_runs_the_agentic_setting_and_records_episodes(tmp_path):
-    from recode_lib.evaluation.spec import EvalSpec
-
     def script(msgs):
         n = len(tool_turns(msgs))
         return [
@@ -433,16 +429,8 @@ def test_eval_spec_runs_the_agentic_setting_and_records_episodes(tmp_path):
 
 
 def test_single_turn_summary_records_its_setting(tmp_path):
-    from recode_lib.evaluation.codegen import evaluate
-
-    s = evaluate(
-        "scripted",
-        [problem()],
-        out_dir=tmp_path,
-        sampling=_sampling(),
-        generator=Scripted(lambda m: answer()),
-        progress=False,
-    )
+    spec = EvalSpec.from_sampling(_sampling(), progress=False)
+    s = spec.evaluate("scripted", [problem()], tmp_path, generator=Scripted(lambda m: answer()))
     assert s["setting"] == "single" and s["pass@1"] == 1.0
 
 
@@ -577,8 +565,6 @@ def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(
 
 
 def test_math_summary_records_its_setting(tiny_model_dir, tmp_path):
-    from recode_lib.evaluation.spec import EvalSpec
-
     p = Problem(
         id="m/1",
         source="m",

@@ -9,7 +9,7 @@
     write_sweep_frontier(RUN / "06_strictness_sweep", summaries, strictness={"k1": 1, ...})
     check_overlay({"07": front_payload, "06": sweep_payload})   # raises when sampled differently
 
-Input: the evaluation harness's per-sample jsonl records (recode_lib.evaluation.codegen, samples.jsonl)
+Input: the evaluation harness's per-sample jsonl records (recode_lib.evaluation.loop, samples.jsonl)
 with at least problem_id, sample, outcome (and status, n_tokens when present), one file per
 alpha. Per alpha: the four outcome-class rates (correct / optimization_failure /
 correctness_failure / format_error, fractions of samples), pass@1 (unbiased, mean over
@@ -376,7 +376,7 @@ def write_sweep_frontier(
     spec=None,
     partial: dict | None = None,
 ) -> dict:
-    """summaries: run name -> recode_lib.evaluation.codegen summary; strictness: run name -> k
+    """summaries: run name -> evaluation summary (EvalSpec.evaluate); strictness: run name -> k
     (an int, or "inf") for the R_k runs; partial: run name -> reward name for the static
     partial-credit runs (paper B, finding 5: "static partial-credit rewards (discrete or
     continuous credit for passing smaller tests) keep models on the same frontier"), which are

@@ -60,7 +60,7 @@ RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set) the trainer's engine gets the CPU e
 vLLM's in-place reload (recode_lib.training.vllm_sync; tests/test_vllm_real_grpo.py runs two
 steps); server mode's weight sync needs NCCL (tests/test_vllm_real_server.py).
 
-It does not generate for evaluation (recode_lib.evaluation.codegen does) and imports vllm/deepspeed
+It does not generate for evaluation (recode_lib.evaluation does) and imports vllm/deepspeed
 only through TRL/accelerate when a recipe asks for them.
 """
 

@@ -3,7 +3,7 @@
     tasks, report = repair_tasks(problems, samples, max_per_problem=2, seed=0)
     # each task is a Problem with the original's tests and limits; its prompt shows the
     # statement, the failed program and the execution statistics (execution_feedback)
-    summary = evaluate(model, tasks, out_dir=...)            # recode_lib.evaluation.codegen, unchanged
+    summary = spec.evaluate(model, tasks, out_dir)           # recode_lib.evaluation, unchanged
     rates = repair_rates(tasks, rows)                         # rows: that run's samples.jsonl
     # {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n", "n_tasks", "n_problems"}}
 
@@ -12,7 +12,7 @@ trained to repair it ("failure-conditioned training") raises both the repair rat
 original pass rate. Here a repair task is an ordinary Problem, so the same evaluation harness,
 rewards and GRPO trainer (recode_lib.training.grpo.train on originals + repair tasks) serve it.
 
-`samples` are evaluation sample records (samples.jsonl of recode_lib.evaluation.codegen: problem_id,
+`samples` are evaluation sample records (samples.jsonl of the evaluation loop, recode_lib.evaluation.loop: problem_id,
 code, status, outcome, passed, total, time_s, strictness, first_failure). Attempts whose outcome
 is in `outcomes` (default: optimization_failure, correctness_failure, format_error) are eligible;
 per problem up to max_per_problem are taken (seeded choice, preferring distinct outcomes). The
