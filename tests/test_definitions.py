@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from recode_lib.data.schema import Problem
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.evaluation.summary import summarize
 from recode_lib.generation import Completion, Generator
@@ -76,7 +77,7 @@ def test_partial_discrete_reward_inherits_the_fix():
     }
     bad = _block("def f(s) return len(s)")  # a syntax error, every test >= 10
     got = get_reward("partial_discrete", ks=[1, 2], runner=SandboxRunner(workers=1))(
-        ["p"], [bad], tests=[tests]
+        ["p"], [bad], problem=[Problem(id="t/f", source="t", prompt="f", tests=tests)]
     )
     assert got == [0.0]
 
@@ -236,7 +237,8 @@ def test_a_truncated_completion_gets_no_format_or_outcome_credit():
     good = _block("def f(x):\n    return x")
     fn: RewardFunction = get_reward("outcome", runner=SandboxRunner(workers=1))
     fmt: RewardFunction = get_reward("format")
-    kw = {"tests": [tests, tests], "completion_ids": [[7, 8, 2], [7, 8, 9]]}
+    p = Problem(id="t/f", source="t", prompt="f", tests=tests)
+    kw = {"problem": [p, p], "completion_ids": [[7, 8, 2], [7, 8, 9]]}
     assert fn(["p", "p"], [good, good], **kw) == [1.0, 1.0]  # no stop ids: nothing truncated
     fn.stop_token_ids = fmt.stop_token_ids = [2]
     try:

@@ -215,7 +215,7 @@ def test_python_tool_budget_and_wrong_types_are_counted_tool_errors():
 def test_terminal_workspace_has_the_statement_never_the_hidden_tests():
     env = TerminalEnv(limits=FAST)
     p = problem(secret=987654)
-    row = problem_row(p) | {"tests": json.dumps(p.tests)}
+    row = problem_row(p) | {"problem": p.to_json()}  # the training row carries the tests
     env.reset(**row)
     blob = b"".join(env.workspace.files().values())
     assert b"Write f(x)" in blob and b"987655" not in blob and b"987654" not in blob
@@ -338,7 +338,7 @@ def test_rewards_are_identical_to_single_turn_for_the_same_final_code():
 
     runner = SandboxRunner(workers=1, batch_timeout_s=60)
     p = problem()
-    cols = {"tests": [json.dumps(p.tests)] * 3, "problem_id": [p.id] * 3}
+    cols = {"problem": [p.to_json()] * 3}
     text = answer()
     env = TerminalEnv(limits=FAST)
     env.reset(**problem_row(p))

@@ -170,9 +170,10 @@ def _batch(tests, pid="BigCodeBench/7"):
         ["p", "p"],
         [format_response("Double.", DOUBLE), format_response("Off.", WRONG)],
         {
-            "tests": [tests, tests],
-            "problem_id": [pid, pid],
-            "entry_point": ["task_func", "task_func"],
+            "problem": [
+                Problem(id=pid, source="t", prompt="Double.", tests=tests, entry_point="task_func")
+            ]
+            * 2
         },
     )
 

@@ -173,8 +173,9 @@ def single_episode(item, comp) -> FinishedEpisode:
 
 
 def problem_row(p, reasoning: bool = True) -> dict:
-    """The row an environment is reset with: the training row's columns (recode_lib.training.grpo
-    .code_row) plus `public_examples` from the problem's metadata when it has them."""
+    """The row an environment is reset with: the reset columns of the training row
+    (recode_lib.training.grpo.code_row) — prompt, problem_id, starter_code, entry_point — plus
+    `public_examples` from the problem's metadata when it has them."""
     row = {
         "prompt": build_messages(p, reasoning=reasoning),
         "problem_id": p.id,

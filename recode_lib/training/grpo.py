@@ -78,8 +78,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from recode_lib.bench_env import record_extras
 from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
+from recode_lib.data.schema import Problem
 from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
@@ -96,7 +96,6 @@ from recode_lib.process_reward.placement import RMPlacement
 from recode_lib.prompts import build_messages
 from recode_lib.provenance import fingerprint, provenance
 from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_reward, reward_needs
-from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.rewards.process import load_scorer
 from recode_lib.sandbox.checker import require_checkers
@@ -347,28 +346,25 @@ def give_stop_ids(funcs, stop_ids: list) -> None:
 
 
 def code_row(p, where: str, reasoning: bool = True) -> dict:
-    """The training row of a code problem: the prompt evaluation uses and the columns the code
-    rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
-    prelude: everything assemble reads, so the reward builds the program evaluation builds) —
-    and the limits; ValueError when it has no tests. `public_examples` (JSON text: the
-    problem's metadata["public_examples"], "[]" when none) is what the agentic environment's
-    reset writes into the workspace as examples/<k>.in/.out — the very files evaluation's
-    episodes give it (recode_lib.evaluation.episodes.problem_row), so a policy trains in the
-    workspace it is evaluated in. `sandbox_extras` (JSON text) is bench_env.record_extras: the
-    modules the problem requires and its own interpreter (BigCodeBench's environment), so the
-    rewards judge it where evaluation does."""
+    """The training row of a code problem: the prompt evaluation uses, `problem` — the Problem
+    itself as JSON text (Problem.to_json), which the code rewards read back
+    (recode_lib.rewards.base.row_problems), so they assemble and judge exactly what evaluation
+    does — and the columns an environment is reset with, as evaluation's episodes give them
+    (recode_lib.evaluation.episodes.problem_row): problem_id, starter_code, entry_point and
+    `public_examples` (JSON text: the problem's metadata["public_examples"], "[]" when none),
+    what the agentic environment's reset writes into the workspace as examples/<k>.in/.out, so
+    a policy trains in the workspace it is evaluated in. ValueError when it has no tests."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
     examples = (getattr(p, "metadata", None) or {}).get("public_examples")
     return {
         "prompt": build_messages(p, reasoning=reasoning),
-        **assembly_columns(p),
+        "problem": Problem.from_json(p, where).to_json(),
         "problem_id": p.id,
-        "time_limit_s": float(p.time_limit_s),
-        "memory_mb": int(p.memory_mb),
+        "starter_code": p.starter_code or "",
+        "entry_point": p.entry_point or "",
         "public_examples": json.dumps(examples if isinstance(examples, list) else []),
-        "sandbox_extras": json.dumps(record_extras(p), sort_keys=True),
     }
 
 
@@ -643,12 +639,11 @@ def train(
         sandbox_config=reward_sandbox_config(recipe),
     )
     if recipe.domain == "code":  # fail before loading anything, not at the first reward
-        for tests, pid in zip(dataset["tests"], dataset["problem_id"]):
-            runner.check_tests(json.loads(tests), f"problem {pid!r}")
+        judged = [Problem.from_json(v) for v in dataset["problem"]]  # what the rewards read
+        for p in judged:
+            runner.check_tests(p.tests, f"problem {p.id!r}")
         require_checkers(
-            [json.loads(t) for t in dataset["tests"]],
-            recipe.checker_fallback,
-            f"recipe {recipe.name!r}",
+            [p.tests for p in judged], recipe.checker_fallback, f"recipe {recipe.name!r}"
         )  # the compiler preflight
     resources = reward_resources(recipe, runner, trainer_device=args.device)
     funcs, weights = build_rewards(recipe, resources=resources)

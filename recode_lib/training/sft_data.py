@@ -61,7 +61,7 @@ from recode_lib.environments.rollout import parse_turn, run_episodes, tool_metho
 from recode_lib.environments.settings import check_setting, environment_factory
 from recode_lib.generation import Completion, Generator, SamplingConfig
 from recode_lib.prompts import build_messages, format_response
-from recode_lib.rewards.base import assembly_columns
+from recode_lib.rewards.base import run_problems
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits
 
@@ -412,8 +412,9 @@ def env_row(problem, reasoning: bool) -> dict:
     """The row an environment is reset with (the training row's columns + shown examples)."""
     row = {
         "prompt": build_messages(problem, reasoning=reasoning),
-        **assembly_columns(problem),
         "problem_id": problem.id,
+        "starter_code": problem.starter_code or "",
+        "entry_point": problem.entry_point or "",
     }
     shown = (problem.metadata or {}).get("public_examples")
     if isinstance(shown, list):
@@ -571,13 +572,7 @@ def judge(pending: list, runner, drop) -> list[dict]:
     if not pending:
         return []
     progs = [assemble(p, answer).code for p, *_, answer in pending]
-    results = runner.run(
-        progs,
-        [p.tests for p, *_ in pending],
-        ids=[tid for _, tid, *_ in pending],
-        time_limit_s=[float(p.time_limit_s) for p, *_ in pending],
-        memory_mb=[int(p.memory_mb) for p, *_ in pending],
-    )
+    results = run_problems(runner, [p for p, *_ in pending], progs, [tid for _, tid, *_ in pending])
     kept = []
     for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results):
         if res.get("status") != "passed":
