@@ -1,7 +1,7 @@
 """Evaluation: generate -> execute -> score, and the summaries every notebook reads.
 
     from recode_lib.evaluation.spec import EvalSpec
-    EvalSpec(n=10, k=(1, 10)).evaluate("smollm2", problems, out_dir)   # samples.jsonl + summary.json
+    EvalSpec(n=10, k=(1, 10)).evaluate("smollm2", problems, out_dir)  # samples.jsonl, summary.json
     from recode_lib.evaluation.summary import summarize, summary_table, OUTCOMES, STATUSES
     from recode_lib.evaluation.math import evaluate_math   # math: \\boxed{} answers, math-verify
 

@@ -10,8 +10,9 @@ Code-RL practice filters training problems by the start model's pass rate (DeepC
 Skywork-OR1); paper B finds its frontier only "as long as problem difficulty is tuned to model
 capability". A problem every sample solves or none does gives GRPO a zero advantage, so it
 teaches nothing. The sampling is `spec.evaluate` (the evaluation loop, with k=1, early stop
-and an earlier folder of another spec set aside; its samples.jsonl in out_dir/samples is the cache, so a re-run, or a larger candidate list, only samples what is
-missing; progress bars come from there), and rates.jsonl records {id, source, n, passed, rate,
+and an earlier folder of another spec set aside; its samples.jsonl in out_dir/samples is the
+cache, so a re-run, or a larger candidate list, only samples what is missing; progress bars
+come from there), and rates.jsonl records {id, source, n, passed, rate,
 kept}, plus `rates_k` ({k: share of samples passing every test with input_len < 10^k}) when
 `keep_ks` names strictness levels beside "inf". It does not split kept problems into train and held-out sets (the caller does, e.g.
 recode_lib.data.split) and does not generate candidates (recode_lib.data.easy_tasks does).

@@ -5,7 +5,7 @@
     fn = gated_reward(runner=SandboxRunner(), scorer=rm)             # a factory
     fn = get_reward("gated", rm_path="runs/smoke/02_reward_model/rm")  # the same, by name
     rewards = fn(prompts, completions, problem=[...], **columns)     # one float per completion
-    details = fn.details(prompts, completions, problem=[...])        # per-sample components + reasons
+    details = fn.details(prompts, completions, problem=[...])        # per-sample parts, reasons
     Need.REWARD_MODEL in reward_needs("gated")                       # what an entry needs
 
 Names (factory options in brackets; `needs`: what build_reward supplies from the run):
@@ -34,8 +34,9 @@ them all), execution (the batched, cached sandbox runner).
 Inputs: `completions` are strings or chat-message lists (conversational datasets; the assistant
 contents are joined); code rewards need a `problem` column, each row's Problem (its to_json
 text, as recode_lib.training.grpo.build_dataset writes it, a to_dict mapping or the Problem;
-a row without one raises RewardDataError, a ValueError, naming the row). The program executed is recode_lib.assemble's, exactly as in
-evaluation, so a training reward of 1 means the evaluation harness would count it correct.
+a row without one raises RewardDataError, a ValueError, naming the row). The program executed
+is recode_lib.assemble's, exactly as in evaluation, so a training reward of 1 means the
+evaluation harness would count it correct.
 Each call logs every component's batch mean through TRL's `log_metric` ("<name>/fmt",
 "<name>/out", "<name>/proc", "<name>/error_rate", ...) and the per-sample values and failure
 reasons through `log_extra`, so reward hacking (e.g. proc rising while out does not) is visible.

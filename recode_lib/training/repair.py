@@ -12,10 +12,11 @@ trained to repair it ("failure-conditioned training") raises both the repair rat
 original pass rate. Here a repair task is an ordinary Problem, so the same evaluation harness,
 rewards and GRPO trainer (recode_lib.training.grpo.train on originals + repair tasks) serve it.
 
-`samples` are evaluation sample records (samples.jsonl of the evaluation loop, recode_lib.evaluation.loop: problem_id,
-code, status, outcome, passed, total, time_s, strictness, first_failure). Attempts whose outcome
-is in `outcomes` (default: optimization_failure, correctness_failure, format_error) are eligible;
-per problem up to max_per_problem are taken (seeded choice, preferring distinct outcomes). The
+`samples` are evaluation sample records (samples.jsonl of recode_lib.evaluation.loop:
+problem_id, code, status, outcome, passed, total, time_s, strictness, first_failure).
+Attempts whose outcome is in `outcomes` (default: optimization_failure, correctness_failure,
+format_error) are eligible; per problem up to max_per_problem are taken (seeded choice,
+preferring distinct outcomes). The
 feedback is statistics only (status, tests passed, the input length of the first failure, the
 longest input passed, and the measured time against the time limit: the first failing test's
 time_s and the sum over the tests run, the sample's time_s, beside the per-test limit): never

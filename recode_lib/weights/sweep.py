@@ -13,8 +13,9 @@ engine updated in place, "openai" a `trl vllm-serve` server (generation through 
 OpenAI-compatible /v1, weights through TRL's VLLMClient; pass `server=` or it is built from
 spec.base_url). In the tool and agentic settings (spec.setting) the live model's generator
 renders the setting's tools (setting_build) and each alpha is evaluated in that setting's loop
-(EvalSpec.evaluate in the spec's setting). Cost: one model load + the two endpoints read once + per alpha one weight push
-and one evaluation (benchmarks/bench_alpha_sweep.py measures it against writing K checkpoints).
+(EvalSpec.evaluate in the spec's setting). Cost: one model load + the two endpoints read
+once + per alpha one weight push and one evaluation (benchmarks/bench_alpha_sweep.py
+measures it against writing K checkpoints).
 
 Data parallel (spec.backend vllm or vllm_standin with spec.data_parallel_size resolving to
 more than one engine: recode_lib.generation.data_parallel): every engine loads theta_alpha in
