@@ -212,7 +212,7 @@ def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[lis
     problems = row_problems(kwargs, n)
     for i, p in enumerate(problems):
         runner.check_tests(p.tests, f"row {i} (problem_id {p.id!r})")
-    progs = [assemble(p, t) for p, t in zip(problems, texts)]
+    progs = [assemble(p, t) for p, t in zip(problems, texts, strict=True)]
     step = getattr(kwargs.get("trainer_state"), "global_step", None)
     ids = [f"{p.id}#{i}" for i, p in enumerate(problems)]
     results = run_problems(runner, problems, [p.code for p in progs], ids, step)
