@@ -18,10 +18,10 @@ from recode_lib.environments import (
     environment_factory,
     final_answer,
     prepare_tool_tokenizer,
+    reset_row,
     setting_reward,
 )
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_generator
-from recode_lib.evaluation.episodes import problem_row
 from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import Completion
 from recode_lib.sandbox.tools import ToolLimits, parse_report, run_command
@@ -203,7 +203,7 @@ def test_files_persist_between_commands_and_a_closed_workspace_refuses_calls():
 # ---- environments ----------------------------------------------------------------------------
 def test_python_tool_budget_and_wrong_types_are_counted_tool_errors():
     env = PythonToolEnv(max_calls=1, limits=FAST)
-    env.reset(**problem_row(problem()))
+    env.reset(**reset_row(problem()))
     with pytest.raises(ToolError):
         env.run_python(code=123)
     assert "42" in env.run_python("print(41 + 1)")
@@ -215,7 +215,7 @@ def test_python_tool_budget_and_wrong_types_are_counted_tool_errors():
 def test_terminal_workspace_has_the_statement_never_the_hidden_tests():
     env = TerminalEnv(limits=FAST)
     p = problem(secret=987654)
-    row = problem_row(p) | {"problem": p.to_json()}  # the training row carries the tests
+    row = reset_row(p) | {"problem": p.to_json()}  # the training row carries the tests
     env.reset(**row)
     blob = b"".join(env.workspace.files().values())
     assert b"Write f(x)" in blob and b"987655" not in blob and b"987654" not in blob
@@ -224,7 +224,7 @@ def test_terminal_workspace_has_the_statement_never_the_hidden_tests():
 
 def test_terminal_path_escapes_are_tool_errors():
     env = TerminalEnv(limits=FAST)
-    env.reset(**problem_row(problem()))
+    env.reset(**reset_row(problem()))
     for path in ("../x", "/tmp/x", "a/../../x"):
         with pytest.raises(ToolError):
             env.write_file(path, "x")
@@ -235,7 +235,7 @@ def test_terminal_path_escapes_are_tool_errors():
 
 def test_submit_closes_the_workspace():
     env = TerminalEnv(limits=FAST)
-    env.reset(**problem_row(problem()))
+    env.reset(**reset_row(problem()))
     env.write_file("solution.py", SOLUTION)
     env.submit("solution.py")
     assert env.submission == SOLUTION and env.workspace is None
@@ -253,7 +253,7 @@ def test_a_tool_result_reaches_the_next_turn():
 
     eps = run_episodes(
         Scripted(script),
-        [problem_row(problem())],
+        [reset_row(problem())],
         "tool",
         _sampling(),
         max_turns=4,
@@ -297,7 +297,7 @@ def test_malformed_tool_calls_are_returned_as_errors_and_counted():
 
     eps = run_episodes(
         Scripted(script),
-        [problem_row(problem())],
+        [reset_row(problem())],
         "tool",
         _sampling(),
         max_turns=6,
@@ -321,7 +321,7 @@ def test_a_hostile_tool_call_is_contained_and_the_episode_goes_on():
 
     eps = run_episodes(
         Scripted(script),
-        [problem_row(problem())],
+        [reset_row(problem())],
         "agentic",
         _sampling(),
         max_turns=6,
@@ -341,7 +341,7 @@ def test_rewards_are_identical_to_single_turn_for_the_same_final_code():
     cols = {"problem": [p.to_json()] * 3}
     text = answer()
     env = TerminalEnv(limits=FAST)
-    env.reset(**problem_row(p))
+    env.reset(**reset_row(p))
     env.write_file("solution.py", SOLUTION)
     env.submit("solution.py")
     tool_completion = [

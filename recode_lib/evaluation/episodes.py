@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from recode_lib.environments.rollout import run_episodes, tool_generator
-from recode_lib.environments.settings import Setting, environment_factory
+from recode_lib.environments.settings import Setting, environment_factory, reset_row
 from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.evaluation.summary import episode_summary
 from recode_lib.generation import (
@@ -172,22 +172,6 @@ def single_episode(item, comp) -> FinishedEpisode:
     )
 
 
-def problem_row(p, reasoning: bool = True) -> dict:
-    """The row an environment is reset with: the reset columns of the training row
-    (recode_lib.training.grpo.code_row) — prompt, problem_id, starter_code, entry_point — plus
-    `public_examples` from the problem's metadata when it has them."""
-    row = {
-        "prompt": build_messages(p, reasoning=reasoning),
-        "problem_id": p.id,
-        "starter_code": p.starter_code or "",
-        "entry_point": p.entry_point or "",
-    }
-    examples = (p.metadata or {}).get("public_examples")
-    if isinstance(examples, list):
-        row["public_examples"] = examples
-    return row
-
-
 class MultiTurn:
     """Episodes in the tool or agentic environment; the final answer is the setting's."""
 
@@ -229,7 +213,7 @@ class MultiTurn:
         try:
             eps = run_episodes(
                 gen,
-                [problem_row(p, spec.reasoning) for p in problems],
+                [reset_row(p, spec.reasoning) for p in problems],
                 self.setting,
                 sampling,
                 n=sampling.n,

@@ -80,7 +80,12 @@ from pathlib import Path
 
 from recode_lib.bf16 import AUTO, resolve_bf16, resolve_precision
 from recode_lib.data.schema import Problem
-from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
+from recode_lib.environments import (
+    environment_factory,
+    prepare_tool_tokenizer,
+    reset_row,
+    setting_reward,
+)
 from recode_lib.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.math_answers import math_messages
 from recode_lib.memory import release_memory
@@ -93,7 +98,6 @@ from recode_lib.models import (
 )
 from recode_lib.paths import set_aside
 from recode_lib.process_reward.placement import RMPlacement
-from recode_lib.prompts import build_messages
 from recode_lib.provenance import fingerprint, provenance
 from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_reward, reward_needs
 from recode_lib.rewards.execution import SandboxRunner
@@ -346,26 +350,19 @@ def give_stop_ids(funcs, stop_ids: list) -> None:
 
 
 def code_row(p, where: str, reasoning: bool = True) -> dict:
-    """The training row of a code problem: the prompt evaluation uses, `problem` — the Problem
-    itself as JSON text (Problem.to_json), which the code rewards read back
-    (recode_lib.rewards.base.row_problems), so they assemble and judge exactly what evaluation
-    does — and the columns an environment is reset with, as evaluation's episodes give them
-    (recode_lib.evaluation.episodes.problem_row): problem_id, starter_code, entry_point and
-    `public_examples` (JSON text: the problem's metadata["public_examples"], "[]" when none),
-    what the agentic environment's reset writes into the workspace as examples/<k>.in/.out, so
-    a policy trains in the workspace it is evaluated in. ValueError when it has no tests."""
+    """The training row of a code problem: the row an environment is reset with, as evaluation
+    gives it (recode_lib.environments.reset_row: the prompt, problem_id, starter_code,
+    entry_point, and public_examples as JSON text, a dataset column), so a policy trains in
+    the workspace it is evaluated in; and `problem`, the Problem itself as JSON text
+    (Problem.to_json), which the code rewards read back (recode_lib.rewards.base.row_problems),
+    so they assemble and judge exactly what evaluation does. ValueError when it has no tests."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
-    examples = (getattr(p, "metadata", None) or {}).get("public_examples")
-    return {
-        "prompt": build_messages(p, reasoning=reasoning),
-        "problem": Problem.from_json(p, where).to_json(),
-        "problem_id": p.id,
-        "starter_code": p.starter_code or "",
-        "entry_point": p.entry_point or "",
-        "public_examples": json.dumps(examples if isinstance(examples, list) else []),
-    }
+    row = reset_row(p, reasoning)
+    row["public_examples"] = json.dumps(row["public_examples"])
+    row["problem"] = Problem.from_json(p, where).to_json()
+    return row
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:

@@ -58,9 +58,9 @@ from dataclasses import dataclass, field
 
 from recode_lib.assemble import assemble
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_methods
-from recode_lib.environments.settings import check_setting, environment_factory
+from recode_lib.environments.settings import check_setting, environment_factory, reset_row
 from recode_lib.generation import Completion, Generator, SamplingConfig
-from recode_lib.prompts import build_messages, format_response
+from recode_lib.prompts import format_response
 from recode_lib.rewards.base import run_problems
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits
@@ -408,20 +408,6 @@ class ScriptedPolicy(Generator):
         return out
 
 
-def env_row(problem, reasoning: bool) -> dict:
-    """The row an environment is reset with (the training row's columns + shown examples)."""
-    row = {
-        "prompt": build_messages(problem, reasoning=reasoning),
-        "problem_id": problem.id,
-        "starter_code": problem.starter_code or "",
-        "entry_point": problem.entry_point or "",
-    }
-    shown = (problem.metadata or {}).get("public_examples")
-    if isinstance(shown, list):
-        row["public_examples"] = shown
-    return row
-
-
 def setting_tools(setting: str) -> list:
     """The setting's tools as callables (what rollout.tool_generator renders); [] for single."""
     factory = environment_factory(check_setting(setting))
@@ -512,7 +498,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                 tid = transcript_id(p.id, setting, style, statement)
                 if single:
                     msgs = [
-                        *env_row(p, style)["prompt"],
+                        *reset_row(p, style)["prompt"],
                         {"role": "assistant", "content": format_response(reasoning, code)},
                     ]
                     pending.append((p, tid, setting, style, msgs, 0, msgs[-1]["content"]))
@@ -530,7 +516,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                         statement,
                     )
                     continue
-                row = env_row(posed, style)
+                row = reset_row(posed, style)
                 turns = (
                     tool_turns(code, reasoning, ex, with_think=style)
                     if setting == "tool"
