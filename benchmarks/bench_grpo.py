@@ -111,8 +111,7 @@ def part2(a, problems) -> dict:
         format_response("Wrong.", "def _nothing():\n    return None\n" + "raise SystemExit(1)")
         for _ in refs
     ]
-    tests = [json.dumps(p.tests) for p in refs] * 2
-    tl = [p.time_limit_s for p in refs] * 2
+    judged = [p.to_json() for p in refs] * 2  # the training rows' `problem` column
     out = {}
     print(f"\n== reward throughput: {len(comps)} completions (half reference, half failing)")
     for w in sorted({1, a.workers}):
@@ -120,10 +119,10 @@ def part2(a, problems) -> dict:
         fn = get_reward("outcome", runner=runner)
         state = type("S", (), {"global_step": 0})()
         t0 = time.perf_counter()
-        r1 = fn([""] * len(comps), comps, tests=tests, time_limit_s=tl, trainer_state=state)
+        r1 = fn([""] * len(comps), comps, problem=judged, trainer_state=state)
         cold = time.perf_counter() - t0
         t0 = time.perf_counter()
-        fn([""] * len(comps), comps, tests=tests, time_limit_s=tl, trainer_state=state)
+        fn([""] * len(comps), comps, problem=judged, trainer_state=state)
         warm = time.perf_counter() - t0
         uniq = runner.stats.executed
         out[f"workers_{w}"] = {

@@ -4,7 +4,6 @@ carries it, the sandbox runs the record with it (its module set decides env_miss
 importing scipy is then judged on its merits, and evaluating BigCodeBench without it refuses
 outside the smoke profile."""
 
-import json
 import subprocess
 import sys
 import sysconfig
@@ -16,6 +15,7 @@ from recode_lib.core import bench_env
 from recode_lib.data.bigcodebench import RUNNER
 from recode_lib.data.schema import Problem
 from recode_lib.evaluation.rows import sandbox_record
+from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox import SandboxConfig, execute_many
 from recode_lib.sandbox.records import RecordError, parse_record
 
@@ -36,6 +36,14 @@ class TestCases(unittest.TestCase):
 RIGHT = "from scipy import stats\n\ndef task_func(xs):\n    return stats.mean(xs)\n"
 WRONG = "from scipy import stats\n\ndef task_func(xs):\n    return stats.mean(xs) + 1\n"
 CFG = SandboxConfig(workers=1)
+
+
+class Recording(SandboxRunner):
+    """A real runner that also keeps the extras each record was given."""
+
+    def run(self, codes, tests, *, extras=None, **kw):
+        self.extras = list(extras or [])
+        return super().run(codes, tests, extras=extras, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -203,48 +211,49 @@ def test_an_evaluation_folder_judged_without_the_env_is_not_resumed_with_it(
 
 
 def test_the_grpo_rewards_judge_a_bcb_problem_in_its_env_as_evaluation_does(fake_env, monkeypatch):
-    """The training row carries the record's extras (bench_env.record_extras), so the code
-    reward runs the answer with BigCodeBench's interpreter: right 1, wrong 0 — as evaluation."""
+    """The training row carries the problem itself, so the code reward gives its record the
+    extras evaluation's record has (bench_env.record_extras) and runs the answer with
+    BigCodeBench's interpreter: right 1, wrong 0 — as evaluation."""
     from recode_lib.rewards.code import outcome_reward
-    from recode_lib.rewards.execution import SandboxRunner
     from recode_lib.training.grpo import code_row
 
     monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
     row = code_row(problem(), "bigcodebench/x")
-    extras = json.loads(row["sandbox_extras"])
-    rec = sandbox_record("s", RIGHT, problem())
-    assert extras == {k: rec[k] for k in ("requires", "python")}
-    reward = outcome_reward(SandboxRunner(workers=1, allow_in_process_tests=True))
+    runner = Recording(workers=1, allow_in_process_tests=True)
     cols = {k: [row[k]] * 2 for k in row if k != "prompt"}
-    out = reward(
+    out = outcome_reward(runner)(
         prompts=[row["prompt"]] * 2,
         completions=[f"```python\n{RIGHT}```", f"```python\n{WRONG}```"],
         **cols,
     )
     assert out == [1.0, 0.0]
+    rec = sandbox_record("s", RIGHT, problem())
+    assert runner.extras == [{k: rec[k] for k in ("requires", "python")}] * 2
 
 
-def test_without_the_extras_the_reward_runs_the_project_interpreter(fake_env, monkeypatch):
-    """The old GRPO row (no sandbox_extras): the project's interpreter lacks the fake module,
-    so even the right answer is not judged correct — what the column fixes."""
+def test_without_its_environment_the_same_answer_fails_on_the_project_interpreter(
+    fake_env, monkeypatch
+):
+    """The control: the same problem not named BigCodeBench's (no extras) runs on the project's
+    interpreter, which lacks the fake module, so even the right answer is not correct — what
+    the extras the reward takes from the problem fix."""
     from recode_lib.rewards.code import outcome_reward
     from recode_lib.rewards.execution import SandboxRunner
     from recode_lib.training.grpo import code_row
 
     monkeypatch.setenv(bench_env.ENV_VAR, str(fake_env))
-    row = code_row(problem(), "bigcodebench/x")
-    cols = {k: [row[k]] for k in row if k not in ("prompt", "sandbox_extras")}
+    plain = Problem.from_dict({**problem().to_dict(), "source": "t", "metadata": {}})
+    row = code_row(plain, "t/x")
+    cols = {k: [row[k]] for k in row if k != "prompt"}
     reward = outcome_reward(SandboxRunner(workers=1, allow_in_process_tests=True))
     assert reward(prompts=[row["prompt"]], completions=[f"```python\n{RIGHT}```"], **cols) == [0.0]
 
 
-@pytest.mark.parametrize("bad", ['{"code": "print(1)"}', '{"tests": {}}', "[1]", "{not json"])
-def test_a_sandbox_extras_column_cannot_set_the_code_or_tests(bad):
-    """Only "requires" and "python" cross from the dataset's sandbox_extras into a record; a
-    column that would replace the judged code or its tests is a dataset error naming the row."""
-    from recode_lib.rewards.base import extras_spec
-    from recode_lib.rewards.registry import RewardDataError
-
-    with pytest.raises(RewardDataError, match="row 3"):
-        extras_spec(bad, "row 3")
-    assert extras_spec("", "row 0") == {} and extras_spec(None, "row 0") == {}
+def test_a_problems_metadata_cannot_set_the_code_tests_or_interpreter_of_its_record():
+    """Only "requires" (from the metadata) and "python" (decided by the problem's source and
+    the built env, never by the metadata) cross into a record besides its code and tests."""
+    meta = {"requires": ["numpy"], "code": "print(1)", "tests": {}, "python": "/bin/sh"}
+    p = Problem(
+        id="t/1", source="t", prompt="p", tests={"kind": "script", "script": ""}, metadata=meta
+    )
+    assert bench_env.record_extras(p) == {"requires": ["numpy"]}

@@ -14,7 +14,8 @@ from recode_lib.evaluation.calibration import (
     easiest,
     write_calibrated,
 )
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.evaluation.spec import EvalSpec
+from recode_lib.generation import Completion, Generator
 
 PROBS = generate_easy_tasks(3, seed=0, kinds=("call",))
 
@@ -50,9 +51,7 @@ def test_keeps_sometimes_solved_records_rates_and_resumes(tmp_path):
         PROBS,
         out_dir=tmp_path / "cal",
         generator=gen,
-        workers=2,
-        sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16),
-        reasoning=False,
+        spec=EvalSpec(temperature=0.8, n=4, max_new_tokens=16, workers=2, reasoning=False),
     )
     assert [p.id for p in cal.kept] == [PROBS[0].id]
     assert cal.rates == {PROBS[0].id: 0.25, PROBS[1].id: 1.0, PROBS[2].id: 0.0}
@@ -70,9 +69,7 @@ def test_keeps_sometimes_solved_records_rates_and_resumes(tmp_path):
         PROBS,
         out_dir=tmp_path / "cal",
         generator=gen,
-        workers=2,
-        sampling=SamplingConfig(temperature=0.8, n=4, max_new_tokens=16),
-        reasoning=False,
+        spec=EvalSpec(temperature=0.8, n=4, max_new_tokens=16, workers=2, reasoning=False),
     )
     assert gen.asked == asked == 12 and again.rates == cal.rates  # nothing sampled twice
     path = write_calibrated(cal, tmp_path / "calibrated.jsonl")
@@ -82,9 +79,7 @@ def test_keeps_sometimes_solved_records_rates_and_resumes(tmp_path):
 
 def test_one_sample_cannot_measure_a_rate(tmp_path):
     with pytest.raises(ValueError, match="n must be >= 2"):
-        calibrate(
-            "scripted", PROBS, out_dir=tmp_path, generator=ByIndex(), sampling=SamplingConfig(n=1)
-        )
+        calibrate("scripted", PROBS, out_dir=tmp_path, generator=ByIndex(), spec=EvalSpec(n=1))
 
 
 def test_calibrated_benchmark_loads_what_was_written(tmp_path, monkeypatch):
@@ -155,9 +150,7 @@ def test_lenient_keep_ks_keeps_a_problem_solved_only_on_small_inputs(tmp_path):
 
     kw = dict(
         generator=Naive(),
-        workers=2,
-        reasoning=False,
-        sampling=SamplingConfig(temperature=0.8, n=2, max_new_tokens=16),
+        spec=EvalSpec(temperature=0.8, n=2, max_new_tokens=16, workers=2, reasoning=False),
     )
     strict = calibrate("scripted", [mode], out_dir=tmp_path / "cal", **kw)
     assert strict.rates == {mode.id: 0.0} and strict.kept == []

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from recode_lib.evaluation.codegen import evaluate
+from recode_lib.data.schema import Problem
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.evaluation.summary import summarize
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.generation import Completion, Generator
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.base import RewardFunction, truncated_flags
 from recode_lib.rewards.execution import SandboxRunner
@@ -76,7 +77,7 @@ def test_partial_discrete_reward_inherits_the_fix():
     }
     bad = _block("def f(s) return len(s)")  # a syntax error, every test >= 10
     got = get_reward("partial_discrete", ks=[1, 2], runner=SandboxRunner(workers=1))(
-        ["p"], [bad], tests=[tests]
+        ["p"], [bad], problem=[Problem(id="t/f", source="t", prompt="f", tests=tests)]
     )
     assert got == [0.0]
 
@@ -203,16 +204,8 @@ class Truncating(Generator):
 
 
 def test_a_truncated_response_is_a_format_error_even_if_its_code_parses(tmp_path):
-    s = evaluate(
-        "t",
-        PROBLEMS[:1],
-        sampling=SamplingConfig(temperature=0.8, n=2),
-        out_dir=tmp_path / "ev",
-        k=(1,),
-        generator=Truncating(),
-        workers=1,
-        progress=False,
-    )
+    spec = EvalSpec(temperature=0.8, n=2, k=(1,), workers=1, progress=False)
+    s = spec.evaluate("t", PROBLEMS[:1], tmp_path / "ev", generator=Truncating())
     from recode_lib.core.jsonl import read_jsonl
 
     rows = {r["sample"]: r for r in read_jsonl(tmp_path / "ev" / "samples.jsonl")}
@@ -244,7 +237,8 @@ def test_a_truncated_completion_gets_no_format_or_outcome_credit():
     good = _block("def f(x):\n    return x")
     fn: RewardFunction = get_reward("outcome", runner=SandboxRunner(workers=1))
     fmt: RewardFunction = get_reward("format")
-    kw = {"tests": [tests, tests], "completion_ids": [[7, 8, 2], [7, 8, 9]]}
+    p = Problem(id="t/f", source="t", prompt="f", tests=tests)
+    kw = {"problem": [p, p], "completion_ids": [[7, 8, 2], [7, 8, 9]]}
     assert fn(["p", "p"], [good, good], **kw) == [1.0, 1.0]  # no stop ids: nothing truncated
     fn.stop_token_ids = fmt.stop_token_ids = [2]
     try:

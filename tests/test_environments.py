@@ -18,10 +18,11 @@ from recode_lib.environments import (
     environment_factory,
     final_answer,
     prepare_tool_tokenizer,
+    reset_row,
     setting_reward,
 )
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_generator
-from recode_lib.evaluation.multiturn import problem_row
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import Completion
 from recode_lib.sandbox.tools import ToolLimits, parse_report, run_command
 from recode_lib.sandbox.workspace import PathError, Workspace, check_path
@@ -202,7 +203,7 @@ def test_files_persist_between_commands_and_a_closed_workspace_refuses_calls():
 # ---- environments ----------------------------------------------------------------------------
 def test_python_tool_budget_and_wrong_types_are_counted_tool_errors():
     env = PythonToolEnv(max_calls=1, limits=FAST)
-    env.reset(**problem_row(problem()))
+    env.reset(**reset_row(problem()))
     with pytest.raises(ToolError):
         env.run_python(code=123)
     assert "42" in env.run_python("print(41 + 1)")
@@ -214,7 +215,7 @@ def test_python_tool_budget_and_wrong_types_are_counted_tool_errors():
 def test_terminal_workspace_has_the_statement_never_the_hidden_tests():
     env = TerminalEnv(limits=FAST)
     p = problem(secret=987654)
-    row = problem_row(p) | {"tests": json.dumps(p.tests)}
+    row = reset_row(p) | {"problem": p.to_json()}  # the training row carries the tests
     env.reset(**row)
     blob = b"".join(env.workspace.files().values())
     assert b"Write f(x)" in blob and b"987655" not in blob and b"987654" not in blob
@@ -223,7 +224,7 @@ def test_terminal_workspace_has_the_statement_never_the_hidden_tests():
 
 def test_terminal_path_escapes_are_tool_errors():
     env = TerminalEnv(limits=FAST)
-    env.reset(**problem_row(problem()))
+    env.reset(**reset_row(problem()))
     for path in ("../x", "/tmp/x", "a/../../x"):
         with pytest.raises(ToolError):
             env.write_file(path, "x")
@@ -234,7 +235,7 @@ def test_terminal_path_escapes_are_tool_errors():
 
 def test_submit_closes_the_workspace():
     env = TerminalEnv(limits=FAST)
-    env.reset(**problem_row(problem()))
+    env.reset(**reset_row(problem()))
     env.write_file("solution.py", SOLUTION)
     env.submit("solution.py")
     assert env.submission == SOLUTION and env.workspace is None
@@ -252,7 +253,7 @@ def test_a_tool_result_reaches_the_next_turn():
 
     eps = run_episodes(
         Scripted(script),
-        [problem_row(problem())],
+        [reset_row(problem())],
         "tool",
         _sampling(),
         max_turns=4,
@@ -264,21 +265,18 @@ def test_a_tool_result_reaches_the_next_turn():
 
 
 def test_the_turn_limit_holds_and_no_answer_is_a_format_error(tmp_path):
-    from recode_lib.evaluation.multiturn import evaluate_setting
-
     gen = Scripted(lambda msgs: call("run_python", code="print(1)"))
-    s = evaluate_setting(
-        "scripted",
-        [problem()],
+    spec = EvalSpec.from_sampling(
+        _sampling(),
         setting="tool",
-        out_dir=tmp_path,
-        sampling=_sampling(),
-        generator=gen,
         max_turns=3,
         max_tool_calls=10,
-        limits=FAST,
+        tool_time_limit_s=FAST.time_limit_s,
+        tool_memory_mb=FAST.memory_mb,
+        tool_max_output_chars=FAST.max_output_chars,
         progress=False,
     )
+    s = spec.evaluate("scripted", [problem()], tmp_path, generator=gen)
     row = json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])
     assert len(gen.seen) == 3 and row["turns"] == 3 and row["tool_calls"] == 3
     assert row["outcome"] == "format_error" and row["no_answer"]
@@ -299,7 +297,7 @@ def test_malformed_tool_calls_are_returned_as_errors_and_counted():
 
     eps = run_episodes(
         Scripted(script),
-        [problem_row(problem())],
+        [reset_row(problem())],
         "tool",
         _sampling(),
         max_turns=6,
@@ -323,7 +321,7 @@ def test_a_hostile_tool_call_is_contained_and_the_episode_goes_on():
 
     eps = run_episodes(
         Scripted(script),
-        [problem_row(problem())],
+        [reset_row(problem())],
         "agentic",
         _sampling(),
         max_turns=6,
@@ -340,10 +338,10 @@ def test_rewards_are_identical_to_single_turn_for_the_same_final_code():
 
     runner = SandboxRunner(workers=1, batch_timeout_s=60)
     p = problem()
-    cols = {"tests": [json.dumps(p.tests)] * 3, "problem_id": [p.id] * 3}
+    cols = {"problem": [p.to_json()] * 3}
     text = answer()
     env = TerminalEnv(limits=FAST)
-    env.reset(**problem_row(p))
+    env.reset(**reset_row(p))
     env.write_file("solution.py", SOLUTION)
     env.submit("solution.py")
     tool_completion = [
@@ -412,8 +410,6 @@ def _sampling():
 
 
 def test_eval_spec_runs_the_agentic_setting_and_records_episodes(tmp_path):
-    from recode_lib.evaluation.spec import EvalSpec
-
     def script(msgs):
         n = len(tool_turns(msgs))
         return [
@@ -433,16 +429,8 @@ def test_eval_spec_runs_the_agentic_setting_and_records_episodes(tmp_path):
 
 
 def test_single_turn_summary_records_its_setting(tmp_path):
-    from recode_lib.evaluation.codegen import evaluate
-
-    s = evaluate(
-        "scripted",
-        [problem()],
-        out_dir=tmp_path,
-        sampling=_sampling(),
-        generator=Scripted(lambda m: answer()),
-        progress=False,
-    )
+    spec = EvalSpec.from_sampling(_sampling(), progress=False)
+    s = spec.evaluate("scripted", [problem()], tmp_path, generator=Scripted(lambda m: answer()))
     assert s["setting"] == "single" and s["pass@1"] == 1.0
 
 
@@ -577,8 +565,6 @@ def test_cli_eval_runs_a_setting_with_the_tiny_model_on_the_hf_backend(
 
 
 def test_math_summary_records_its_setting(tiny_model_dir, tmp_path):
-    from recode_lib.evaluation.spec import EvalSpec
-
     p = Problem(
         id="m/1",
         source="m",

@@ -318,12 +318,12 @@ def test_evaluate_benchmarks_generator_is_the_settings(monkeypatch):
     assert made == [("plain", ("hf", "m")), ("tools", ("hf", "m", "agentic"))]
 
 
-@pytest.mark.parametrize("first", ["spec", "codegen", "math", "multiturn", "loop"])
+@pytest.mark.parametrize("first", ["spec", "math", "loop", "rows", "calibration"])
 def test_the_evaluation_modules_import_in_any_order(first):
-    """math imports codegen, codegen spec, spec math: each may be the first one imported."""
+    """spec imports loop and math, calibration spec: each may be the first one imported."""
     code = (
         f"import recode_lib.evaluation.{first}\n"
-        "from recode_lib.evaluation.codegen import evaluate, TRUNCATED\n"
+        "from recode_lib.evaluation.rows import TRUNCATED\n"
         "from recode_lib.evaluation.spec import EvalSpec\n"
         "from recode_lib.evaluation.math import evaluate_math\n"
     )

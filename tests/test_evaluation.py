@@ -13,8 +13,8 @@ import pytest
 
 from recode_lib.core.jsonl import read_json, read_jsonl, write_jsonl_atomic
 from recode_lib.data.schema import Problem, ProblemError
-from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.evaluation.spec import EvalSpec
+from recode_lib.generation import Completion, Generator
 
 
 def _block(code):
@@ -94,17 +94,8 @@ class Scripted(Generator):
 
 
 def _eval(tmp_path, gen, n=2, k=(1, 2), **kw):
-    return evaluate(
-        "scripted",
-        PROBLEMS,
-        sampling=SamplingConfig(temperature=0.8, n=n),
-        out_dir=tmp_path / "ev",
-        k=k,
-        generator=gen,
-        workers=2,
-        progress=False,
-        **kw,
-    )
+    spec = EvalSpec(temperature=0.8, n=n, k=k, workers=2, progress=False, **kw)
+    return spec.evaluate("scripted", PROBLEMS, tmp_path / "ev", generator=gen)
 
 
 def test_outcomes_pass_at_k_and_records(tmp_path):
@@ -174,14 +165,8 @@ def test_resume_generates_and_executes_only_what_is_missing(tmp_path):
 def test_other_sampling_in_the_same_folder_is_refused(tmp_path):
     _eval(tmp_path, Scripted(), n=1, k=(1,))
     with pytest.raises(ValueError, match="another configuration.*sampling"):
-        evaluate(
-            "scripted",
-            PROBLEMS,
-            sampling=SamplingConfig(temperature=0.2, n=1),
-            out_dir=tmp_path / "ev",
-            generator=Scripted(),
-            progress=False,
-        )
+        spec = EvalSpec(temperature=0.2, n=1, progress=False)
+        spec.evaluate("scripted", PROBLEMS, tmp_path / "ev", generator=Scripted())
 
 
 def test_bad_inputs_are_named(tmp_path):
@@ -190,10 +175,10 @@ def test_bad_inputs_are_named(tmp_path):
     bad = PROBLEMS[0].to_dict()
     del bad["tests"]
     with pytest.raises(ProblemError, match="problem 0 .*'t/add'.*missing field 'tests'"):
-        evaluate("m", [bad], out_dir=tmp_path / "x", generator=Scripted(), progress=False)
+        EvalSpec(progress=False).evaluate("m", [bad], tmp_path / "x", generator=Scripted())
     with pytest.raises(ValueError, match="duplicate id 't/add'"):
-        evaluate(
-            "m", PROBLEMS[:1] * 2, out_dir=tmp_path / "y", generator=Scripted(), progress=False
+        EvalSpec(progress=False).evaluate(
+            "m", PROBLEMS[:1] * 2, tmp_path / "y", generator=Scripted()
         )
 
 
@@ -203,16 +188,16 @@ def test_hf_backend_end_to_end_on_the_tiny_model(tiny_model_dir, tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        s = evaluate(
-            str(tiny_model_dir),
-            PROBLEMS[:2],
+        spec = EvalSpec(
             backend="hf",
-            sampling=SamplingConfig(temperature=1.0, n=2, max_new_tokens=8),
-            out_dir=tmp_path / "hf",
-            generator_kwargs={"batch_size": 4},
+            temperature=1.0,
+            n=2,
+            max_new_tokens=8,
+            batch_size=4,
             workers=1,
             progress=False,
         )
+        s = spec.evaluate(str(tiny_model_dir), PROBLEMS[:2], tmp_path / "hf")
     finally:
         torch.set_num_threads(threads)
     rows = read_jsonl(tmp_path / "hf" / "samples.jsonl")
@@ -347,15 +332,8 @@ def test_cli_user_errors_exit_2_with_one_line(tmp_path, capsys):
 
 def test_a_changed_configuration_can_set_the_old_results_aside(tmp_path):
     _eval(tmp_path, Scripted(), n=1, k=(1,))
-    s = evaluate(
-        "scripted",
-        PROBLEMS,
-        sampling=SamplingConfig(temperature=0.2, n=1),
-        out_dir=tmp_path / "ev",
-        generator=Scripted(),
-        progress=False,
-        on_config_change="set_aside",
-    )
+    spec = EvalSpec(temperature=0.2, n=1, progress=False, on_config_change="set_aside")
+    s = spec.evaluate("scripted", PROBLEMS, tmp_path / "ev", generator=Scripted())
     assert s["n_samples"] == len(PROBLEMS)
     old = tmp_path / "ev.stale-1"
     assert (old / "samples.jsonl").is_file() and (old / "run.json").is_file()

@@ -159,7 +159,7 @@ def test_a_registered_reward_trains_one_grpo_step_on_the_tiny_model(
     assert (res.final_dir / ".complete").is_file()
     rows = read_metrics(res.output_dir)
     assert len(rows) == 1 and 0.0 < rows[0]["rewards/brevity/mean"] <= 1.0
-    assert {"tests", "problem_id"} <= seen["columns"]  # the dataset's columns reach it
+    assert {"problem", "problem_id"} <= seen["columns"]  # the dataset's columns reach it
 
 
 def test_a_reward_factory_gets_its_options_and_the_runs_sandbox(clean_registries):

@@ -387,7 +387,7 @@ def test_grpo_step_with_the_rm_on_the_gpu(tiny_model_dir, tmp_path):
 def test_dataset_rows_per_domain():
     p = problems(1)[0]
     row = build_dataset([p]).to_list()[0]
-    assert json.loads(row["tests"]) == p.tests and row["problem_id"] == "toy/0"
+    assert Problem.from_json(row["problem"]) == p and row["problem_id"] == "toy/0"
     assert row["prompt"][-1]["role"] == "user"
     with pytest.raises(ValueError, match=r"problem 'toy/0' \(row 0\) has no answer"):
         build_dataset([p], domain="math")

@@ -118,7 +118,7 @@ PRIVATE_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 @dataclass(frozen=True)
 class Import:
-    module: str  # the importing module, e.g. recode_lib.evaluation.codegen
+    module: str  # the importing module, e.g. recode_lib.evaluation.loop
     target: str  # the imported module, e.g. recode_lib.sandbox.records
     line: int
     in_function: bool

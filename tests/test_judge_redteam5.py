@@ -183,8 +183,7 @@ def test_a_math_answer_after_a_think_never_closed_gets_no_format_reward():
 # ---- the agentic workspace of training is the one of evaluation ------------------------------
 def test_the_agentic_training_workspace_holds_the_examples_evaluation_gives():
     from recode_lib.data.schema import Problem
-    from recode_lib.environments import TerminalEnv
-    from recode_lib.evaluation.episodes import problem_row
+    from recode_lib.environments import TerminalEnv, reset_row
     from recode_lib.training.grpo import code_row
 
     p = Problem(
@@ -195,7 +194,7 @@ def test_the_agentic_training_workspace_holds_the_examples_evaluation_gives():
         metadata={"public_examples": [{"input": "2 2\n", "output": "4\n"}]},
     )
     workspaces = []
-    for row in (code_row(p, "t/1"), problem_row(p)):
+    for row in (code_row(p, "t/1"), reset_row(p)):
         env = TerminalEnv()
         env.reset(**row)
         workspaces.append(env.workspace.files())

@@ -36,6 +36,7 @@ ADD = {
 }
 GOOD_CODE = "def add(a, b):\n    return a + b"
 GOOD = format_response("Add the two numbers.", GOOD_CODE)
+P_ADD = Problem(id="t/add", source="t", prompt="Add.", tests=ADD)  # no starter code
 DEPTH = 5000
 
 
@@ -175,9 +176,9 @@ def test_a_deeply_nested_completion_leaves_the_batchs_right_answer_its_reward():
     bad = [t for k in ("invert", "add", "attr", "subscript", "pow") for t in deep_texts(k)[:3]]
     texts = [GOOD] + bad + [GOOD]
     fn = get_reward("outcome", runner=runner)
-    r = fn(["p"] * len(texts), texts, tests=[ADD] * len(texts))
+    r = fn(["p"] * len(texts), texts, problem=[P_ADD] * len(texts))
     assert r == [1.0] + [0.0] * len(bad) + [1.0]
-    rows = fn.details(["p"] * len(texts), texts, tests=[ADD] * len(texts))
+    rows = fn.details(["p"] * len(texts), texts, problem=[P_ADD] * len(texts))
     assert all(row["status"] == "no_code" for row in rows[1:-1])
 
 
@@ -207,10 +208,11 @@ def test_a_reward_whose_computation_raises_for_one_sample_isolates_that_sample()
 
 def test_configuration_errors_are_still_raised_not_swallowed():
     fn = get_reward("outcome", runner=SandboxRunner(workers=1))
-    with pytest.raises(ValueError, match="no 'tests' column"):
+    with pytest.raises(ValueError, match="no 'problem' column"):
         fn(["p"], [GOOD])
-    with pytest.raises(ValueError, match=r"row 1 \(problem_id 'mbpp/9'\): no tests"):
-        fn(["p"] * 2, [GOOD, GOOD], tests=[ADD, None], problem_id=["mbpp/2", "mbpp/9"])
+    no_tests = {"id": "mbpp/9", "source": "mbpp", "prompt": "p"}
+    with pytest.raises(ValueError, match=r"row 1 \(problem 'mbpp/9'\): missing field 'tests'"):
+        fn(["p"] * 2, [GOOD, GOOD], problem=[P_ADD, json.dumps(no_tests)])
 
 
 def test_episode_row_of_a_deep_or_unencodable_response_is_a_stored_format_error(tmp_path):
@@ -237,7 +239,7 @@ def test_agentic_final_answer_of_a_deep_file_is_judged_zero_next_to_a_right_one(
     runner = SandboxRunner(workers=2, batch_timeout_s=120)
     envs = [Env(GOOD_CODE), Env("x = " + deep("invert")), Env(GOOD_CODE)]
     fn = setting_reward(get_reward("outcome", runner=runner), "agentic")
-    assert fn(["p"] * 3, ["", "", ""], environments=envs, tests=[ADD] * 3) == [1.0, 0.0, 1.0]
+    assert fn(["p"] * 3, ["", "", ""], environments=envs, problem=[P_ADD] * 3) == [1.0, 0.0, 1.0]
 
 
 def test_agentic_final_answer_of_an_odd_submission_is_no_answer_not_an_exception():
@@ -424,12 +426,7 @@ def test_fuzzed_completions_get_one_reward_each_and_never_raise(seed):
     n = len(texts)
     right = assemble(call_problem(), GOOD).code
     batch = [GOOD] + texts + [GOOD]
-    cols = {
-        "tests": [json.dumps(ADD)] * (n + 2),
-        "starter_code": ["def add(a, b):\n"] * (n + 2),
-        "entry_point": ["add"] * (n + 2),
-        "problem_id": [f"t/{i}" for i in range(n + 2)],
-    }
+    cols = {"problem": [call_problem(pid=f"t/{i}").to_json() for i in range(n + 2)]}
     for name in (
         "format",
         "outcome",
@@ -514,9 +511,7 @@ def test_a_completion_given_as_bytes_or_objects_is_a_format_error():
     r = fn(
         ["p"] * 5,
         batch,
-        tests=[ADD] * 5,
-        starter_code=["def add(a, b):\n"] * 5,
-        entry_point=["add"] * 5,
+        problem=[call_problem()] * 5,
     )
     assert r[0] == r[-1] == 1.0 and len(r) == 5 and all(v in (0.0, None) for v in r[1:-1])
 
@@ -547,7 +542,7 @@ def test_a_submitted_file_with_a_fence_line_inside_a_string_is_judged_whole():
     assert [parse_response(t).code for t in texts] == [FENCED_DOC.strip("\n"), DECOY.strip("\n")]
     assert parse_response(texts[0]).format_ok
     fn = setting_reward(get_reward("outcome", runner=SandboxRunner(workers=2)), "agentic")
-    assert fn(["p"] * 2, ["", ""], environments=envs, tests=[ADD] * 2) == [1.0, 0.0]
+    assert fn(["p"] * 2, ["", ""], environments=envs, problem=[P_ADD] * 2) == [1.0, 0.0]
     p = call_problem()
     rows = [
         episode_row(

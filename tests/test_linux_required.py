@@ -20,7 +20,7 @@ from recode_lib.analysis import plots
 from recode_lib.cli import main
 from recode_lib.core.linux import LinuxRequired, is_linux, require_linux
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.codegen import evaluate
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.generation import Generator
 from recode_lib.rewards.execution import SandboxRunner
 
@@ -66,7 +66,7 @@ def test_evaluation_stops_before_generating(macos, tmp_path):
         tests={"kind": "stdio", "cases": [{"input": "", "output": "1"}]},
     )
     with pytest.raises(LinuxRequired, match="^evaluation runs untrusted programs"):
-        evaluate("m", [p], out_dir=tmp_path / "ev", generator=Never(), progress=False)
+        EvalSpec(progress=False).evaluate("m", [p], tmp_path / "ev", generator=Never())
 
 
 def test_a_code_reward_refuses_before_training_starts(macos):

@@ -23,8 +23,8 @@ from recode_lib.analysis import ensemble as E
 from recode_lib.analysis import frontier as F
 from recode_lib.core.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.evaluation.spec import EvalSpec
+from recode_lib.generation import Completion, Generator
 from recode_lib.metrics import bootstrap_ci, solved_sets, turnover
 
 GRID = [
@@ -269,16 +269,8 @@ class Solver(Generator):
 
 
 def _eval(folder, problems, on_change="raise"):
-    return evaluate(
-        "alpha-model",
-        problems,
-        sampling=SamplingConfig(temperature=1.0, n=2),
-        out_dir=folder,
-        generator=Solver(),
-        workers=1,
-        progress=False,
-        on_config_change=on_change,
-    )
+    spec = EvalSpec(temperature=1.0, n=2, workers=1, progress=False, on_config_change=on_change)
+    return spec.evaluate("alpha-model", problems, folder, generator=Solver())
 
 
 def test_a_folder_evaluated_on_another_problem_set_is_refused_naming_both(tmp_path):
@@ -298,16 +290,8 @@ def test_a_stale_folder_is_set_aside_and_the_frontier_is_the_hard_one(tmp_path):
     _eval(folder, PROBLEMS)
     assert F.frontier_table(F.load_alpha_samples(tmp_path / "eval"))[0]["pass@1"] == 0.5
     gen = Solver()
-    evaluate(
-        "alpha-model",
-        HARD,
-        sampling=SamplingConfig(temperature=1.0, n=2),
-        out_dir=folder,
-        generator=gen,
-        workers=1,
-        progress=False,
-        on_config_change="set_aside",
-    )
+    spec = EvalSpec(temperature=1.0, n=2, workers=1, progress=False, on_config_change="set_aside")
+    spec.evaluate("alpha-model", HARD, folder, generator=gen)
     assert sorted(set(gen.asked)) == ["t/p1", "t/p3"]  # re-evaluated, nothing reused
     assert (tmp_path / "eval" / "alpha_0.5.stale-1" / "samples.jsonl").is_file()
     loaded = F.load_alpha_samples(tmp_path / "eval", problems=[p.id for p in HARD], n=2)
@@ -345,13 +329,5 @@ def test_the_evaluation_spec_is_part_of_what_a_cached_evaluation_must_match(tmp_
     folder = tmp_path / "ev"
     _eval(folder, HARD)
     with pytest.raises(ValueError, match="early_stop"):
-        evaluate(
-            "alpha-model",
-            HARD,
-            sampling=SamplingConfig(temperature=1.0, n=2),
-            out_dir=folder,
-            generator=Solver(),
-            workers=1,
-            progress=False,
-            early_stop=True,
-        )
+        spec = EvalSpec(temperature=1.0, n=2, workers=1, progress=False, early_stop=True)
+        spec.evaluate("alpha-model", HARD, folder, generator=Solver())

@@ -11,8 +11,7 @@ from parity_helpers import Recording, Scripted
 from recode_lib.core.jsonl import read_jsonl
 from recode_lib.core.prompts import format_response
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import SamplingConfig
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.rewards import get_reward
 from recode_lib.training.grpo import build_dataset
 
@@ -63,15 +62,8 @@ def test_evaluation_verdict_and_outcome_reward_agree_with_a_prelude(tests, tmp_p
         format_response("A hash map of seen values.", GOOD),
         format_response("Guess.", WRONG),
     ]
-    evaluate(
-        "scripted",
-        [p],
-        sampling=SamplingConfig(temperature=0.8, n=2),
-        out_dir=tmp_path / "ev",
-        generator=Scripted(responses),
-        workers=1,
-        progress=False,
-    )
+    spec = EvalSpec(temperature=0.8, n=2, workers=1, progress=False)
+    spec.evaluate("scripted", [p], tmp_path / "ev", generator=Scripted(responses))
     rows = sorted(read_jsonl(tmp_path / "ev" / "samples.jsonl"), key=lambda r: r["sample"])
     assert [r["outcome"] for r in rows] == ["correct", "correctness_failure"]
 

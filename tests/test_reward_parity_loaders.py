@@ -1,6 +1,6 @@
 """The parity of the training reward and the evaluation verdict, over every code benchmark
 loader with local data: for the first problems of each, the reference solution and a wrong
-answer are judged by evaluation (recode_lib.evaluation.codegen.evaluate) and rewarded through
+answer are judged by evaluation (recode_lib.evaluation.spec.EvalSpec.evaluate) and rewarded through
 the real training row (recode_lib.training.grpo.build_dataset -> the outcome reward); the
 reward is 1 exactly when evaluation counts the answer correct, and the two ran the very same
 program. Needs ../shared/data (RECODE_DATA_DIR); the microbench and easy loaders always run."""
@@ -14,8 +14,7 @@ from recode_lib.core.jsonl import read_jsonl
 from recode_lib.core.paths import data_dir
 from recode_lib.core.prompts import format_response
 from recode_lib.data import available_benchmarks, load_benchmark
-from recode_lib.evaluation.codegen import evaluate
-from recode_lib.generation import SamplingConfig
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.rewards import get_reward
 from recode_lib.sandbox.records import runs_in_process
 from recode_lib.training.grpo import build_dataset
@@ -44,15 +43,8 @@ def test_reward_equals_the_evaluation_verdict(name, tmp_path):
             format_response("A guess.", WRONG),
         ]
         out = tmp_path / f"ev{k}"
-        evaluate(
-            "scripted",
-            [p],
-            sampling=SamplingConfig(temperature=0.8, n=2),
-            out_dir=out,
-            generator=Scripted(responses),
-            workers=1,
-            progress=False,
-        )
+        spec = EvalSpec(temperature=0.8, n=2, workers=1, progress=False)
+        spec.evaluate("scripted", [p], out, generator=Scripted(responses))
         rows = sorted(read_jsonl(out / "samples.jsonl"), key=lambda r: r["sample"])
         row = build_dataset([p]).to_list()[0]
         cols = {c: [v, v] for c, v in row.items() if c != "prompt"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -9,6 +10,7 @@ import time
 import pytest
 
 from recode_lib.core.prompts import format_response
+from recode_lib.data.schema import Problem
 from recode_lib.rewards import (
     REGISTRY,
     Need,
@@ -25,6 +27,7 @@ ADD = {
     "fn_name": "add",
     "cases": [{"args": [1, 2], "expected": 3}, {"args": [5, 5], "expected": 10}],
 }
+P_ADD = Problem(id="t/add", source="t", prompt="Add the two numbers.", tests=ADD)
 GOOD = format_response("Add the two numbers.", "def add(a, b):\n    return a + b")
 WRONG = format_response("Subtract them.", "def add(a, b):\n    return a - b")
 NO_CODE = "I think the answer is to add them."
@@ -120,7 +123,7 @@ def test_build_reward_makes_each_resource_once_and_only_when_needed():
     assert made == {"runner": 1, "scorer": 0}  # no RM loaded for rewards without one
     gated, proc = build_reward("gated", res), build_reward("process", res, proc_temperature=2.0)
     assert made == {"runner": 1, "scorer": 1}  # one RM shared by both
-    assert gated(["p"], [GOOD], tests=[ADD]) == [2.5]
+    assert gated(["p"], [GOOD], problem=[P_ADD]) == [2.5]
     assert proc(["p"], [GOOD]) == [0.5]
     with pytest.raises(RewardConfigError, match="no reward model provided"):
         build_reward("gated", RewardResources({Need.SANDBOX: runner}))
@@ -150,7 +153,7 @@ def test_a_collective_scorer_scores_every_sample_and_the_gate_still_applies():
     runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)
     scorer.collective = True  # a ZeRO-3-sharded RM
     r = get_reward("gated", runner=runner, scorer=scorer)(
-        ["p"] * 3, [GOOD, WRONG, NO_CODE], tests=[ADD] * 3
+        ["p"] * 3, [GOOD, WRONG, NO_CODE], problem=[P_ADD] * 3
     )
     assert r == [2.5, 1.0, 0.0] and len(scorer.calls[-1]) == 3
 
@@ -172,8 +175,7 @@ def test_outcome_runs_tests_and_never_executes_missing_code():
     r = fn(
         ["p"] * 3,
         [GOOD, WRONG, NO_CODE],
-        tests=[json.dumps(ADD)] * 3,
-        problem_id=["a"] * 3,
+        problem=[P_ADD.to_json()] * 3,
         log_metric=log.metric,
         log_extra=log.extra_col,
     )
@@ -190,7 +192,7 @@ def test_outcome_runs_tests_and_never_executes_missing_code():
 def test_compositions_gate_the_process_reward():
     runner, scorer = SandboxRunner(workers=2), FixedScorer(0.0)  # sigmoid(0) = 0.5
     comps = ["p"] * 3, [GOOD, WRONG, NO_CODE]
-    cols = {"tests": [ADD] * 3}
+    cols = {"problem": [P_ADD] * 3}
     gated = get_reward("gated", runner=runner, scorer=scorer)(*comps, **cols)
     assert gated == [2.5, 1.0, 0.0]  # fmt + out + proc only where out == 1
     assert len(scorer.calls[-1]) == 1  # the RM scored only the correct answer
@@ -202,7 +204,7 @@ def test_compositions_gate_the_process_reward():
 def test_composed_rewards_share_one_execution_per_step():
     runner, scorer = SandboxRunner(workers=2), FixedScorer(1.0)
     state = type("S", (), {"global_step": 7})()
-    kw = {"tests": [ADD] * 2, "trainer_state": state}
+    kw = {"problem": [P_ADD] * 2, "trainer_state": state}
     get_reward("gated", runner=runner, scorer=scorer)(["p"] * 2, [GOOD, WRONG], **kw)
     get_reward("outcome", runner=runner)(["p"] * 2, [GOOD, WRONG], **kw)
     assert runner.stats.executed == 2 and runner.stats.cache_hits == 2
@@ -233,18 +235,21 @@ def test_rm_path_that_does_not_load_is_named(tmp_path):
 def test_nan_rm_score_is_a_recorded_none():
     runner = SandboxRunner(workers=1)
     fn = get_reward("gated", runner=runner, scorer=FixedScorer(float("nan")))
-    rows = fn.details(["p"], [GOOD], tests=[ADD])
+    rows = fn.details(["p"], [GOOD], problem=[P_ADD])
     assert rows[0]["proc"] == 0.0 and "rm returned nan" in rows[0]["reason"]
     # the RM failed: the sample is left out of its group (None), not scored as if proc were 0
-    assert fn(["p"], [GOOD], tests=[ADD]) == [None]
+    assert fn(["p"], [GOOD], problem=[P_ADD]) == [None]
 
 
-def test_dataset_without_tests_names_the_row():
+def test_dataset_without_problems_names_the_row():
     fn = get_reward("outcome", runner=SandboxRunner(workers=1))
-    with pytest.raises(ValueError, match="no 'tests' column"):
+    with pytest.raises(ValueError, match="no 'problem' column"):
         fn(["p"], [GOOD])
-    with pytest.raises(ValueError, match=r"row 1 \(problem_id 'mbpp/9'\): no tests"):
-        fn(["p"] * 2, [GOOD, GOOD], tests=[ADD, None], problem_id=["mbpp/2", "mbpp/9"])
+    no_tests = {"id": "mbpp/9", "source": "mbpp", "prompt": "p"}
+    with pytest.raises(ValueError, match=r"row 1 \(problem 'mbpp/9'\): missing field 'tests'"):
+        fn(["p"] * 2, [GOOD, GOOD], problem=[P_ADD, json.dumps(no_tests)])
+    with pytest.raises(ValueError, match=r"row 0: not JSON"):
+        fn(["p"], [GOOD], problem=["{not json"])
 
 
 def test_sandbox_batch_timeout_is_a_recorded_none_not_a_zero_nor_a_hang():
@@ -256,8 +261,7 @@ def test_sandbox_batch_timeout_is_a_recorded_none_not_a_zero_nor_a_hang():
     r = fn(
         ["p"],
         [spin],
-        tests=[ADD],
-        time_limit_s=[30.0],
+        problem=[dataclasses.replace(P_ADD, time_limit_s=30.0)],
         log_metric=log.metric,
         log_extra=log.extra_col,
     )
@@ -268,6 +272,7 @@ def test_sandbox_batch_timeout_is_a_recorded_none_not_a_zero_nor_a_hang():
 
 
 ADD8 = dict(ADD, cases=[{"args": [i, 1], "expected": i + 1} for i in range(8)])
+P_ADD8 = dataclasses.replace(P_ADD, tests=ADD8)
 SLOW = format_response(
     "Add slowly.", "import time\ndef add(a, b):\n    time.sleep(1.0)\n    return a + b"
 )
@@ -276,15 +281,14 @@ SLOW = format_response(
 def test_sandbox_batch_timeout_keeps_the_rewards_of_finished_submissions():
     runner = SandboxRunner(workers=2, batch_timeout_s=4.0)
     fn = get_reward("outcome", runner=runner)
-    assert fn(["p"] * 2, [GOOD, WRONG], tests=[ADD8] * 2) == [1.0, 0.0]  # warm workers
+    assert fn(["p"] * 2, [GOOD, WRONG], problem=[P_ADD8] * 2) == [1.0, 0.0]  # warm workers
     runner.clear()
     log = Log()
     t0 = time.perf_counter()
     r = fn(
         ["p"] * 3,
         [GOOD, SLOW, WRONG],
-        tests=[ADD8] * 3,
-        time_limit_s=[5.0] * 3,
+        problem=[dataclasses.replace(P_ADD8, time_limit_s=5.0)] * 3,
         log_metric=log.metric,
         log_extra=log.extra_col,
     )
@@ -305,6 +309,7 @@ SIZED = {
         {"args": [[1] * 300], "expected": 300, "input_len": 500},
     ],
 }
+P_SIZED = Problem(id="t/count", source="t", prompt="Count.", tests=SIZED)
 # correct on small inputs only: wrong for lists longer than 40
 SMALL_ONLY = format_response("Count.", "def f(x):\n    return len(x) if len(x) < 40 else 0")
 ALL_OK = format_response("Count.", "def f(x):\n    return len(x)")
@@ -312,7 +317,7 @@ ALL_OK = format_response("Count.", "def f(x):\n    return len(x)")
 
 def test_strictness_levels_from_one_execution():
     runner = SandboxRunner(workers=2)
-    kw = {"tests": [SIZED] * 2}
+    kw = {"problem": [P_SIZED] * 2}
     comps = [SMALL_ONLY, ALL_OK]
     assert get_reward("strict_1", runner=runner)(["p"] * 2, comps, **kw) == [1.0, 1.0]
     assert get_reward("strict_2", runner=runner)(["p"] * 2, comps, **kw) == [1.0, 1.0]
@@ -333,7 +338,7 @@ def test_strictness_levels_from_one_execution():
 
 def test_partial_credit_discrete_and_continuous():
     runner = SandboxRunner(workers=2)
-    kw = {"tests": [SIZED] * 3}
+    kw = {"problem": [P_SIZED] * 3}
     comps = [SMALL_ONLY, ALL_OK, NO_CODE]
     disc = get_reward("partial_discrete", ks=[1, 2, 3], runner=runner)(["p"] * 3, comps, **kw)
     assert disc == [pytest.approx(2 / 4), 1.0, 0.0]  # R_1, R_2 pass; R_3, R_inf fail
@@ -384,7 +389,9 @@ def test_partial_discrete_averages_the_sweeps_own_levels_in_every_profile():
     # the same execution scored at a sweep's levels (KS = 1,3): R_1 = 1, R_3 = R_inf = 0
     runner = SandboxRunner(workers=1)
     sweep = sweep_rewards([1, 3], ["discrete"])
-    got = get_reward(**sweep["partial_discrete"], runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
+    got = get_reward(**sweep["partial_discrete"], runner=runner)(
+        ["p"], [SMALL_ONLY], problem=[P_SIZED]
+    )
     assert sweep["partial_discrete"]["ks"] == [1, 3] and got == [pytest.approx(1 / 3)]  # was 2/6
     with pytest.raises(RewardConfigError, match="partial credit must be one of"):
         sweep_rewards([1], ["stepwise"])
@@ -397,7 +404,7 @@ def test_partial_discrete_default_levels_are_the_paper_sweeps():
     paper = _sweep_profiles()["paper"]
     assert list(PAPER_SWEEP_KS) == parse_list(paper["KS"], int) == [1, 2, 3, 4]
     runner = SandboxRunner(workers=1)
-    got = get_reward("partial_discrete", runner=runner)(["p"], [SMALL_ONLY], tests=[SIZED])
+    got = get_reward("partial_discrete", runner=runner)(["p"], [SMALL_ONLY], problem=[P_SIZED])
     assert got == [pytest.approx(2 / 5)]  # R_1, R_2 of R_1..R_4, R_inf (was 2/6 over k = 1..5)
 
 

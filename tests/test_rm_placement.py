@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from recode_lib.data.schema import Problem
 from recode_lib.process_reward.placement import (
     RMPlacement,
     device_index,
@@ -148,8 +149,9 @@ def test_gated_reward_through_an_endpoint_records_server_failures(server):
 
     good = format_response("Add.", "def add(a, b):\n    return a + b")
     tests = {"kind": "call", "fn_name": "add", "cases": [{"args": [1, 2], "expected": 3}]}
+    problem = Problem(id="t/add", source="t", prompt="Add.", tests=tests)
     fn = gated_reward(runner=SandboxRunner(workers=1), scorer=EndpointScorer(server.url))
-    rows = fn.details(["p"], [good], tests=[tests])
+    rows = fn.details(["p"], [good], problem=[problem])
     assert rows[0]["out"] == 1.0 and 0.0 < rows[0]["proc"] < 1.0
 
     class Broken:
@@ -157,7 +159,7 @@ def test_gated_reward_through_an_endpoint_records_server_failures(server):
             raise MemoryError("CUDA out of memory")
 
     server.scorer = Broken()
-    rows = fn.details(["p"], [good], tests=[tests])
+    rows = fn.details(["p"], [good], problem=[problem])
     assert (
         rows[0]["proc"] == 0.0 and "HTTP 500 MemoryError: CUDA out of memory" in rows[0]["reason"]
     )

@@ -13,6 +13,7 @@ import os
 import pytest
 
 from recode_lib.core.prompts import format_response
+from recode_lib.data.schema import Problem
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox import SandboxConfig, execute, record_memory_bounded
@@ -70,7 +71,8 @@ def test_reward_of_a_load_time_x_ok_forgery_is_zero():
     # the GRPO path: assembly keeps the module-level assignment that writes the line
     forged = format_response("Add them.", FORGE_IN_AN_ASSIGNMENT)
     fn = get_reward("outcome", runner=SandboxRunner(workers=1, sandbox_config=CFG))
-    assert fn(["p"], [forged], tests=[ADD]) == [0.0]
+    p = Problem(id="t/add", source="t", prompt="Add them.", tests=ADD)
+    assert fn(["p"], [forged], problem=[p]) == [0.0]
 
 
 def test_script_load_time_x_ok_forgery_does_not_pass_in_process_tests():

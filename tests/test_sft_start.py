@@ -14,7 +14,7 @@ from recode_lib.core.prompts import user_prompt
 from recode_lib.data.easy_tasks import generate_easy_tasks
 from recode_lib.data.overlap import drop_overlap, overlap
 from recode_lib.data.schema import Problem
-from recode_lib.environments import prepare_tool_tokenizer
+from recode_lib.environments import prepare_tool_tokenizer, reset_row
 from recode_lib.environments.rollout import parse_turn
 from recode_lib.environments.settings import environment_factory
 from recode_lib.orchestration.start_model import (
@@ -30,7 +30,6 @@ from recode_lib.training.sft_data import (
     TranscriptConfig,
     assistant_texts,
     build_transcripts,
-    env_row,
     examples_hidden,
     run_scripted,
     setting_tools,
@@ -105,7 +104,7 @@ def test_rendered_transcripts_parse_back_replay_and_pass(built, tiny_model_dir):
             budget = {"tool": 4, "agentic": 8}[setting]  # TranscriptConfig's defaults
             ep = run_scripted(
                 setting,
-                env_row(p, t["reasoning"]),
+                reset_row(p, t["reasoning"]),
                 replay,
                 environment_factory(setting, max_calls=budget),
             )

@@ -11,9 +11,9 @@ from recode_lib.cli import main
 from recode_lib.core.jsonl import read_jsonl, write_jsonl_atomic
 from recode_lib.core.prompts import format_response
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.codegen import evaluate
+from recode_lib.evaluation.spec import EvalSpec
 from recode_lib.evaluation.summary import summarize
-from recode_lib.generation import Completion, Generator, SamplingConfig
+from recode_lib.generation import Completion, Generator
 from recode_lib.rewards import get_reward
 from recode_lib.rewards.execution import InProcessTestsError, SandboxRunner
 from recode_lib.sandbox.config import SandboxConfig
@@ -142,15 +142,8 @@ def test_evaluation_summary_counts_verdicts_per_trust_level(tmp_path):
         "t/bcb": format_response("Double.", DOUBLE),
         "t/bcb_none": "No code here.",
     }
-    s = evaluate(
-        "fixed",
-        probs,
-        sampling=SamplingConfig(n=1),
-        out_dir=tmp_path / "ev",
-        generator=Fixed(probs, responses),
-        workers=1,
-        progress=False,
-    )
+    spec = EvalSpec(n=1, workers=1, progress=False)
+    s = spec.evaluate("fixed", probs, tmp_path / "ev", generator=Fixed(probs, responses))
     assert s["trust"] == {ISOLATED: 1, IN_PROCESS: 2}
     rows = {r["problem_id"]: r["trust"] for r in read_jsonl(tmp_path / "ev" / "samples.jsonl")}
     assert rows == {"t/call": ISOLATED, "t/bcb": IN_PROCESS, "t/bcb_none": IN_PROCESS}
@@ -177,9 +170,10 @@ def _batch(tests, pid="BigCodeBench/7"):
         ["p", "p"],
         [format_response("Double.", DOUBLE), format_response("Off.", WRONG)],
         {
-            "tests": [tests, tests],
-            "problem_id": [pid, pid],
-            "entry_point": ["task_func", "task_func"],
+            "problem": [
+                Problem(id=pid, source="t", prompt="Double.", tests=tests, entry_point="task_func")
+            ]
+            * 2
         },
     )
 

@@ -353,7 +353,7 @@ def write_sweep_frontier(
     spec=None,
     partial: dict | None = None,
 ) -> dict:
-    """summaries: run name -> recode_lib.evaluation.codegen summary; strictness: run name -> k
+    """summaries: run name -> evaluation summary (EvalSpec.evaluate); strictness: run name -> k
     (an int, or "inf") for the R_k runs; partial: run name -> reward name for the static
     partial-credit runs (paper B, finding 5: "static partial-credit rewards (discrete or
     continuous credit for passing smaller tests) keep models on the same frontier"), which are

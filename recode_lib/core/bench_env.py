@@ -75,10 +75,11 @@ def interpreter_for(problem) -> str | None:
 
 def record_extras(problem) -> dict:
     """What a sandbox record of `problem` carries besides its code, tests and limits, for every
-    path that judges it (evaluation's rows.sandbox_record, the GRPO rewards through the
-    dataset's `sandbox_extras` column): "requires" (the modules it needs: metadata["requires"],
-    else metadata["libs"]; BigCodeBench), so a problem the interpreter cannot run is
-    `env_missing`, and "python" (interpreter_for) when it has its own interpreter."""
+    path that judges it (evaluation's rows.sandbox_record; the GRPO rewards and the SFT
+    transcripts' check through recode_lib.rewards.base.run_problems): "requires" (the modules
+    it needs: metadata["requires"], else metadata["libs"]; BigCodeBench), so a problem the
+    interpreter cannot run is `env_missing`, and "python" (interpreter_for) when it has its
+    own interpreter."""
     out: dict = {}
     meta = getattr(problem, "metadata", None) or {}
     libs = meta.get("requires", meta.get("libs"))

@@ -4,6 +4,9 @@ nothing.
 
     RUN = paths.runs_dir("smoke")                        # where run folders live: core.paths
     step_dir(RUN, STRICTNESS_SWEEP)                      # RUN/06_strictness_sweep
+    crpl_pairs_path(RUN, heldout=True)                   # RUN/01_crpl_synthesis/pairs_heldout.jsonl
+    reward_model_dir(RUN)                                # RUN/02_reward_model/rm
+    policy_dir(RUN, "gated")                             # RUN/04_cg_grpo/gated/final
     calibrated_path("laptop")  # runs/laptop/00_data_and_models/calibrated.jsonl
     rows = read_metrics(step_dir(RUN, GRPO) / "gated")   # one dict per logged GRPO step
     out_dir / METRICS_FILE                               # "metrics.jsonl"
@@ -63,8 +66,14 @@ STEPS = (
 )
 
 METRICS_FILE = "metrics.jsonl"
+HEADLINE_FILE = "headline.json"  # a step's headline record, read by later steps and the report
 TRANSFER = "transfer"  # the run name (04_cg_grpo/transfer) of the cross-model RM transfer
 CALIBRATED_FILE = "calibrated.jsonl"  # the problems 00's calibration kept (DATA/CALIBRATED_FILE)
+PAIRS_FILE = "pairs.jsonl"  # 01's preference pairs (CRPL/PAIRS_FILE): 02 trains the RM on them
+HELDOUT_PAIRS_FILE = "pairs_heldout.jsonl"  # 01's held-out pairs: 02 and 03 score the RM on them
+RM_DIR = "rm"  # 02's reward model (REWARD_MODEL/RM_DIR): 03 checks it, 04 and 10 train with it
+RM_CROSS_DIR = "rm_cross"  # 02's generator-ablation RM (trained on the cross-generator pairs)
+FINAL_DIR = "final"  # a GRPO run's final policy (GRPO/<run>/FINAL_DIR), which evaluation loads
 
 
 def step_dir(run_dir: str | Path, step: str, create: bool = False) -> Path:
@@ -76,6 +85,21 @@ def step_dir(run_dir: str | Path, step: str, create: bool = False) -> Path:
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def crpl_pairs_path(run_dir: str | Path, heldout: bool = False) -> Path:
+    """Notebook 01's preference pairs under run_dir (its held-out pairs when `heldout`)."""
+    return step_dir(run_dir, CRPL) / (HELDOUT_PAIRS_FILE if heldout else PAIRS_FILE)
+
+
+def reward_model_dir(run_dir: str | Path, cross: bool = False) -> Path:
+    """Notebook 02's reward model under run_dir (the generator ablation's when `cross`)."""
+    return step_dir(run_dir, REWARD_MODEL) / (RM_CROSS_DIR if cross else RM_DIR)
+
+
+def policy_dir(run_dir: str | Path, run: str) -> Path:
+    """The final policy of notebook 04's GRPO run `run` (a variant, or one seed's run of it)."""
+    return step_dir(run_dir, GRPO) / run / FINAL_DIR
 
 
 def calibrated_path(profile: str) -> Path:

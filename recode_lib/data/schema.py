@@ -1,7 +1,10 @@
 """The one problem schema every loader produces and every stage consumes.
 
 A `Problem` is a plain dataclass; `problem.to_dict()` / `Problem.from_dict(d)` round-trip it
-through JSON. `tests` uses the sandbox's test kinds (docs/sandbox.md, `recode sandbox`):
+through JSON, and `problem.to_json()` / `Problem.from_json(text)` are the one conversion of a
+problem to and from a dataset column (a GRPO training row's `problem`, which the code rewards
+read back: recode_lib.training.grpo.code_row, recode_lib.rewards.base.row_problems).
+`tests` uses the sandbox's test kinds (docs/sandbox.md, `recode sandbox`):
 
     {"kind": "stdio",  "cases": [{"input": str, "output": str, "input_len": int?}, ...]}
     {"kind": "call",   "fn_name": str,
@@ -18,6 +21,7 @@ from_dict validates and raises ProblemError naming the field; it does not fetch 
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +67,31 @@ class Problem:
             raise ProblemError(f"{where}: unknown field(s) {sorted(unknown)}")
         validate_tests(d["tests"], where)
         return cls(**d)
+
+    def to_json(self) -> str:
+        """The problem as JSON text (to_dict's, keys sorted): a dataset column's value."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = "") -> Problem:
+        """The Problem of a dataset column value: to_json's text, a to_dict mapping, or a
+        Problem (returned as is); ProblemError naming `where` (and the problem's id when it
+        has one) for anything else or for a record that does not fit the schema."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise ProblemError(f"{where or 'problem'}: not JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise ProblemError(
+                f"{where or 'problem'}: expected a problem (JSON text or an object), "
+                f"got {type(value).__name__}"
+            )
+        if where and isinstance(value.get("id"), str):
+            where = f"{where} (problem {value['id']!r})"
+        return cls.from_dict(value, where)
 
 
 def validate_tests(tests: Any, where: str = "") -> None:

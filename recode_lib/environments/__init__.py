@@ -20,6 +20,7 @@ from recode_lib.environments.settings import (
     SettingReward,
     environment_factory,
     final_answer,
+    reset_row,
     setting_reward,
 )
 from recode_lib.environments.terminal import TerminalEnv
@@ -34,5 +35,6 @@ __all__ = [
     "environment_factory",
     "final_answer",
     "prepare_tool_tokenizer",
+    "reset_row",
     "setting_reward",
 ]

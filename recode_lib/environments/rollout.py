@@ -19,7 +19,7 @@ An episode ends with a turn that calls no tool (tool setting: its text is the an
 submission (agentic), or when the turns run out: then there is no answer, a format error
 (settings.final_answer). Environments are dropped when their episode ends (a terminal
 workspace is closed at submit or by the garbage collector; it holds no processes). It does not
-execute answers (recode_lib.evaluation.multiturn does, with the sandbox).
+execute answers (recode_lib.evaluation.loop does, with the sandbox).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@
     factory = environment_factory("tool", max_calls=4, limits=ToolLimits())   # None for single
     fn = setting_reward(get_reward("strict_inf", runner=runner), "tool")     # a TRL reward
     text, reason = final_answer("tool", completion, env)   # what the rewards judge
+    env.reset(**reset_row(problem))                         # the row an environment starts from
 
 Paper B runs every experiment in "single-turn reasoning, multi-turn reasoning with Python tool
 calls, and agentic coding through a sandboxed terminal". The rewards are the single-turn ones
@@ -32,7 +33,13 @@ from __future__ import annotations
 import functools
 from enum import StrEnum
 
-from recode_lib.core.prompts import CodeAnswer, completion_text, failure_reason, message_text
+from recode_lib.core.prompts import (
+    CodeAnswer,
+    build_messages,
+    completion_text,
+    failure_reason,
+    message_text,
+)
 from recode_lib.environments.python_tool import PythonToolEnv
 from recode_lib.environments.terminal import TerminalEnv
 from recode_lib.sandbox.tools import ToolLimits
@@ -70,6 +77,22 @@ def environment_factory(
     if max_calls is not None:
         kw["max_calls"] = int(max_calls)
     return functools.partial(ENVIRONMENTS[setting], **kw)
+
+
+def reset_row(problem, reasoning: bool = True) -> dict:
+    """The row an environment is reset with, in training (recode_lib.training.grpo.code_row, as
+    dataset columns), at evaluation (recode_lib.evaluation.episodes) and for the SFT
+    transcripts: the prompt, problem_id, starter_code, entry_point and `public_examples` (the
+    problem's metadata["public_examples"], [] when none: what the agentic workspace shows as
+    examples/<k>.in/.out), never the hidden tests."""
+    examples = (getattr(problem, "metadata", None) or {}).get("public_examples")
+    return {
+        "prompt": build_messages(problem, reasoning=reasoning),
+        "problem_id": problem.id,
+        "starter_code": problem.starter_code or "",
+        "entry_point": problem.entry_point or "",
+        "public_examples": examples if isinstance(examples, list) else [],
+    }
 
 
 def final_answer(setting: str, completion, env=None) -> tuple[str, str]:

@@ -1,18 +1,18 @@
 """Calibrate candidate problems to a model: keep those it solves sometimes (0 < pass rate < 1).
 
     from recode_lib.evaluation.calibration import calibrate, read_rates
-    cal = calibrate("smollm2", candidates, out_dir=RUN / "00_data_and_models" / "calibration",
-                    sampling=SamplingConfig(temperature=0.9, n=8, max_new_tokens=128),
-                    reasoning=False)
+    cal = calibrate("smollm2", candidates, out_dir=step_dir(RUN, DATA) / "calibration",
+                    spec=EvalSpec(temperature=0.9, n=8, max_new_tokens=128, reasoning=False))
     cal.kept          # list[Problem]: 0 < pass rate < 1 (lo < rate < hi), candidates' order
     cal.rates         # {problem_id: pass rate}; also out_dir/rates.jsonl, one line per candidate
 
 Code-RL practice filters training problems by the start model's pass rate (DeepCoder,
 Skywork-OR1); paper B finds its frontier only "as long as problem difficulty is tuned to model
 capability". A problem every sample solves or none does gives GRPO a zero advantage, so it
-teaches nothing. The sampling is recode_lib.evaluation.codegen.evaluate (its samples.jsonl in
-out_dir/samples is the cache, so a re-run, or a larger candidate list, only samples what is
-missing; progress bars come from there), and rates.jsonl records {id, source, n, passed, rate,
+teaches nothing. The sampling is `spec.evaluate` (the evaluation loop, with k=1, early stop
+and an earlier folder of another spec set aside; its samples.jsonl in out_dir/samples is the
+cache, so a re-run, or a larger candidate list, only samples what is missing; progress bars
+come from there), and rates.jsonl records {id, source, n, passed, rate,
 kept}, plus `rates_k` ({k: share of samples passing every test with input_len < 10^k}) when
 `keep_ks` names strictness levels beside "inf". It does not split kept problems into train and
 held-out sets (the caller does, e.g. recode_lib.data.split) and does not generate candidates
@@ -27,7 +27,8 @@ from pathlib import Path
 from recode_lib.core.jsonl import read_jsonl, write_jsonl_atomic
 from recode_lib.data import available_benchmarks, load_benchmark
 from recode_lib.data.easy_tasks import EFFICIENCY, generate_easy_tasks
-from recode_lib.evaluation.codegen import as_problems, evaluate
+from recode_lib.evaluation.rows import as_problems
+from recode_lib.evaluation.spec import EvalSpec
 
 
 @dataclass
@@ -64,44 +65,27 @@ def calibrate(
     candidates,
     *,
     out_dir,
-    sampling,
-    reasoning: bool = True,
-    backend: str = "hf",
-    generator_kwargs: dict | None = None,
-    workers: int | None = None,
+    spec: EvalSpec,
     lo: float = 0.0,
     hi: float = 1.0,
     generator=None,
     keep_ks=("inf",),
 ) -> Calibration:
-    """Sample `model` sampling.n times per candidate (resumable), write out_dir/rates.jsonl and
+    """Sample `model` spec.n times per candidate as `spec` says (resumable; `generator` reuses a
+    loaded backend), write out_dir/rates.jsonl and
     return the candidates with lo < pass rate < hi under at least one reward of `keep_ks`
     ("inf" = every test; "2" = paper B's lenient R_2, tests with input_len < 100): with ("2",
     "inf") a problem the model solves only on small inputs (a quadratic answer) is kept, since a
     lenient run learns from it. `rates` stays the strict rate. ValueError for n < 2 (a rate of
     one sample is 0 or 1: nothing could be kept)."""
-    if sampling.n < 2:
-        raise ValueError(
-            f"calibrate: sampling.n must be >= 2 to measure a pass rate, got {sampling.n}"
-        )
+    if spec.n < 2:
+        raise ValueError(f"calibrate: spec.n must be >= 2 to measure a pass rate, got {spec.n}")
     if not 0.0 <= lo < hi <= 1.0:
         raise ValueError(f"calibrate: need 0 <= lo < hi <= 1, got lo={lo}, hi={hi}")
     problems = as_problems(candidates)
     out = Path(out_dir)
-    evaluate(
-        model,
-        problems,
-        backend=backend,
-        sampling=sampling,
-        out_dir=out / "samples",
-        k=(1,),
-        reasoning=reasoning,
-        generator_kwargs=generator_kwargs,
-        workers=workers,
-        early_stop=True,
-        generator=generator,
-        on_config_change="set_aside",
-    )
+    spec = spec.replace(k=(1,), early_stop=True, on_config_change="set_aside")
+    spec.evaluate(model, problems, out / "samples", generator=generator)
     keep_ks = [str(k) for k in keep_ks]
     if not keep_ks:
         raise ValueError("calibrate: keep_ks must name at least one strictness level")

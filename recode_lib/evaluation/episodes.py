@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from recode_lib.core.prompts import build_messages
 from recode_lib.environments.rollout import run_episodes, tool_generator
-from recode_lib.environments.settings import Setting, environment_factory
+from recode_lib.environments.settings import Setting, environment_factory, reset_row
 from recode_lib.evaluation.rows import TRUNCATED
 from recode_lib.evaluation.summary import episode_summary
 from recode_lib.generation import (
@@ -150,21 +150,6 @@ def single_episode(item, comp) -> FinishedEpisode:
     )
 
 
-def problem_row(p, reasoning: bool = True) -> dict:
-    """The row an environment is reset with: the training row's columns (recode_lib.training.grpo
-    .code_row) plus `public_examples` from the problem's metadata when it has them."""
-    row = {
-        "prompt": build_messages(p, reasoning=reasoning),
-        "problem_id": p.id,
-        "starter_code": p.starter_code or "",
-        "entry_point": p.entry_point or "",
-    }
-    examples = (p.metadata or {}).get("public_examples")
-    if isinstance(examples, list):
-        row["public_examples"] = examples
-    return row
-
-
 class MultiTurn:
     """Episodes in the tool or agentic environment; the final answer is the setting's."""
 
@@ -206,7 +191,7 @@ class MultiTurn:
         try:
             eps = run_episodes(
                 gen,
-                [problem_row(p, spec.reasoning) for p in problems],
+                [reset_row(p, spec.reasoning) for p in problems],
                 self.setting,
                 sampling,
                 n=sampling.n,

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from recode_lib.core.jsonl import read_json, write_json_atomic
-from recode_lib.core.run_files import TRANSFER
+from recode_lib.core.run_files import GRPO, HEADLINE_FILE, TRANSFER, policy_dir, step_dir
 from recode_lib.data import load_benchmark
 from recode_lib.evaluation.gains import (
     mean_values,
@@ -355,7 +355,7 @@ def policy_models(run_dir, variants: Sequence[str] | str) -> dict[str, str]:
         variants = [v.strip() for v in variants.split(",") if v.strip()]
     out = {}
     for v in variants:
-        final = Path(run_dir) / "04_cg_grpo" / v / "final"
+        final = policy_dir(run_dir, v)
         if not final.is_dir():
             raise FileNotFoundError(
                 f"policy {v!r}: no trained checkpoint at {final} "
@@ -367,7 +367,7 @@ def policy_models(run_dir, variants: Sequence[str] | str) -> dict[str, str]:
 
 def grpo_record(run_dir) -> dict:
     """Notebook 04's headline.json ({} when 04 has not run)."""
-    path = Path(run_dir) / "04_cg_grpo" / "headline.json"
+    path = step_dir(run_dir, GRPO) / HEADLINE_FILE
     return read_json(path) if path.is_file() else {}
 
 
@@ -390,7 +390,7 @@ def transfer_policies(run_dir, enabled: bool = True) -> tuple[dict[str, str], di
     not run or ran without one."""
     if not enabled:
         return {}, {}
-    path = Path(run_dir) / "04_cg_grpo" / "headline.json"
+    path = step_dir(run_dir, GRPO) / HEADLINE_FILE
     record = grpo_record(run_dir).get("transfer")
     if not record:
         raise FileNotFoundError(

@@ -13,7 +13,7 @@ writes `samples.jsonl` + `summary.json`: with n samples per problem, avg@n (mean
 (`math_summary`), format rate, tokens and truncations.
 A response that hit the token limit (finish_reason "length") is a format error, scored wrong
 even when a partial text happens to hold a parsable answer — paper B: format errors at extreme
-|alpha| are "token exhaustion"; the same rule as code evaluation (recode_lib.evaluation.codegen).
+|alpha| are "token exhaustion"; the same rule as code evaluation (recode_lib.evaluation.rows).
 `math_gains(eval_root, ["start", "math_outcome_only", "math_gated"])` reads each model's
 samples.jsonl under eval_root/<model> and gives every policy's relative gain in avg@n over the
 outcome-only run and over the start model, each with a paired bootstrap interval over problems

@@ -40,8 +40,8 @@ from recode_lib.core.models import PRECISIONS
 from recode_lib.data import load_benchmark
 from recode_lib.environments.settings import SETTINGS
 
-# math.py imports codegen, which imports this module: the math module is bound as a module
-# (not its function) so that any of the three may be imported first
+# the math module is bound as a module (not its function) so that spec, loop and math may
+# be imported in any order
 from recode_lib.evaluation import math as eval_math
 from recode_lib.evaluation.episodes import generator_for
 from recode_lib.evaluation.guard import ON_CHANGE

@@ -17,10 +17,12 @@ from recode_lib.core.jsonl import read_jsonl, write_json_atomic
 from recode_lib.core.run_files import (
     FIGURES,
     GRPO,
+    HEADLINE_FILE,
     REWARD_MODEL,
     SETTINGS_SWEEP,
     WEIGHT_AVERAGING,
     read_metrics,
+    step_dir,
 )
 from recode_lib.metrics import bootstrap_ci, sigmoid
 from recode_lib.process_reward.scale import paired_difference
@@ -183,7 +185,7 @@ def claim_gate(run: Path, margin: float = 0.05, rm_chance: float = RM_CHANCE) ->
     """Claim (b) per seed (gate_of_seed); the top-level fields are the first seed's, and with
     several seeds `seeds` holds each and `observed` needs every seed's."""
     d = run / GRPO
-    rm = read_json_or_none(run / REWARD_MODEL / "headline.json")
+    rm = read_json_or_none(step_dir(run, REWARD_MODEL) / HEADLINE_FILE)
     out = {
         "claim": "with 02's RM, additive raises R_proc while R_out stays flat; gated does not",
         "margin": margin,

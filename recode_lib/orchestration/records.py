@@ -15,9 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.core.jsonl import write_json_atomic
+from recode_lib.core.run_files import HEADLINE_FILE
 
 METRICS = "metrics.json"
-HEADLINE = "headline.json"
+HEADLINE = HEADLINE_FILE
 
 
 def write_records(out_dir: str | Path, metrics: dict | None, headline: dict | None) -> list[Path]:

@@ -20,11 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from recode_lib.core.jsonl import read_json, read_jsonl
-from recode_lib.core.run_files import CRPL
+from recode_lib.core.run_files import CRPL, PAIRS_FILE
 
 __all__ = ["ABLATION_SINGLE_FILE", "CROSS_FILE", "PAIRS_FILE", "ablation_sets"]
 
-PAIRS_FILE = "pairs.jsonl"  # the main RM's pairs (single generator)
 CROSS_FILE = "pairs_cross.jsonl"  # the cross-generator set, count-matched
 ABLATION_SINGLE_FILE = "pairs_ablation_single.jsonl"  # the single set cut to the cross count
 METRICS_FILE = "metrics.json"

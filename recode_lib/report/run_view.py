@@ -37,6 +37,7 @@ from recode_lib.core.run_files import (
     CODEGEN_EVAL,
     ENSEMBLE,
     FIGURES,
+    HEADLINE_FILE,
     SETTINGS_SWEEP,
     STEPS,
     STRICTNESS_SWEEP,
@@ -47,7 +48,7 @@ from recode_lib.orchestration.laptop_report import build_report, wilson
 from recode_lib.runner.pipeline import list_notebooks
 
 MANIFEST = "manifest.json"
-HEADLINE = "headline.json"
+HEADLINE = HEADLINE_FILE
 TB_EVENTS = "events.out.tfevents.*"
 SETTINGS = ("single", "tool", "agentic")
 _ALPHA_DIR = re.compile(r"^alpha_(-?[0-9.]+(?:e-?[0-9]+)?)$")

@@ -4,8 +4,8 @@
     format_reward(prompts, completions)                              # list[float], TRL signature
     fn = gated_reward(runner=SandboxRunner(), scorer=rm)             # a factory
     fn = get_reward("gated", rm_path="runs/smoke/02_reward_model/rm")  # the same, by name
-    rewards = fn(prompts, completions, tests=[...], **columns)       # one float per completion
-    details = fn.details(prompts, completions, tests=[...])          # per-sample parts + reasons
+    rewards = fn(prompts, completions, problem=[...], **columns)     # one float per completion
+    details = fn.details(prompts, completions, problem=[...])        # per-sample parts, reasons
     Need.REWARD_MODEL in reward_needs("gated")                       # what an entry needs
 
 It does not train anything (recode_lib.training.grpo does) and does not place the reward model

@@ -13,14 +13,14 @@ sets them from the trainer). A RewardFunction scores a truncated completion as a
 R_fmt = 0, nothing executed, no outcome credit, reason "truncated". Without completion_ids or
 stop ids (direct calls, evaluation) nothing is treated as truncated.
 
-Same program as evaluation: a training row carries exactly what recode_lib.core.assemble reads of a
-problem — `assembly_columns(problem)` (tests, starter_code, entry_point, and `prelude`: the
-problem's metadata["prelude"], the imports LeetCode/LiveCodeBench code assumes such as
-`from typing import *`; recode_lib.training.grpo.code_row stores these columns) — and
-`execute` rebuilds the problem from them (`row_problem`), so assemble gets the same inputs
-in training as in evaluation and a reward of 1 means the evaluation verdict is correct.
-`execute` also refuses, before running anything, tests that run in the submission's own
-process unless the runner allows them (SandboxRunner.check_tests; recode_lib.rewards.execution).
+Same program as evaluation: a code reward receives the real problem — a training row's
+`problem` column is the Problem as JSON text (Problem.to_json; recode_lib.training.grpo.code_row
+writes it) and `execute` reads it back with Problem.from_json, the one conversion — so assemble
+gets the very Problem evaluation gives it (starter code, entry point, metadata["prelude"]) and
+the sandbox the same tests, limits and bench_env.record_extras (`run_problems`): a reward of 1
+means the evaluation verdict is correct. `execute` also refuses, before running anything, tests
+that run in the submission's own process unless the runner allows them
+(SandboxRunner.check_tests; recode_lib.rewards.execution).
 
 `column` reads a dataset column (list or scalar) for a batch (TRL's strings or chat messages
 become text with recode_lib.core.prompts.completion_text / prompt_text). It registers no reward
@@ -29,15 +29,15 @@ become text with recode_lib.core.prompts.completion_text / prompt_text). It regi
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
-from types import SimpleNamespace
 
 from recode_lib.core.assemble import assemble
+from recode_lib.core.bench_env import record_extras
 from recode_lib.core.errors import RecodeError
 from recode_lib.core.prompts import completion_text, failure_reason
-from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, tests_spec
+from recode_lib.data.schema import Problem, ProblemError
+from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner
 from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.result import Outcome, Status
 
@@ -167,88 +167,56 @@ def column(kwargs: dict, name: str, n: int):
     return list(v) if isinstance(v, (list, tuple)) else [v] * n
 
 
-def assembly_columns(problem) -> dict:
-    """The dataset columns that hold what recode_lib.core.assemble reads of `problem`: tests (JSON
-    text), starter_code, entry_point and prelude (metadata["prelude"], "" when none)."""
-    return {
-        "tests": json.dumps(problem.tests),
-        "starter_code": problem.starter_code or "",
-        "entry_point": problem.entry_point or "",
-        "prelude": (getattr(problem, "metadata", None) or {}).get("prelude") or "",
-    }
+def row_problems(kwargs: dict, n: int) -> list[Problem]:
+    """The Problem of each of a batch's n rows, from its `problem` column (Problem.from_json:
+    to_json's text, a to_dict mapping or a Problem); RewardDataError (a ValueError) naming the
+    row when the column is missing or a value is not a problem."""
+    if "problem" not in kwargs:
+        raise RewardDataError(
+            "the dataset has no 'problem' column: code rewards judge each completion against "
+            "its problem (recode_lib.training.grpo.build_dataset writes it)"
+        )
+    out = []
+    for i, value in enumerate(column(kwargs, "problem", n)):
+        try:
+            out.append(Problem.from_json(value, f"row {i}"))
+        except ProblemError as exc:
+            raise RewardDataError(str(exc)) from None
+    return out
 
 
-def row_problem(tests: dict, starter_code=None, entry_point=None, prelude=None):
-    """The problem assemble gets in training, from a row's assembly_columns: the same inputs
-    evaluation gives it (the prelude as metadata["prelude"])."""
-    return SimpleNamespace(
-        tests=tests,
-        starter_code=starter_code or "",
-        entry_point=entry_point or None,
-        metadata={"prelude": prelude} if prelude else {},
+def run_problems(runner: SandboxRunner, problems: list, codes: list, ids: list, step=None):
+    """runner.run of codes[i] on problems[i]: its tests, time and memory limits and
+    bench_env.record_extras (the record fields evaluation's rows.sandbox_record gives it;
+    passed only when a problem has some, so a runner without extras still serves)."""
+    extras = [record_extras(p) for p in problems]
+    return runner.run(
+        codes,
+        [p.tests for p in problems],
+        ids=ids,
+        step=step,
+        time_limit_s=[float(p.time_limit_s) for p in problems],
+        memory_mb=[int(p.memory_mb) for p in problems],
+        **({"extras": extras} if any(extras) else {}),
     )
 
 
 def execute(completions, kwargs, runner: SandboxRunner, texts=None) -> tuple[list, list]:
-    """(parsed responses, sandbox results) for a batch; raises RewardDataError (a ValueError)
-    for rows without tests, and InProcessTestsError (a ValueError) for rows whose tests run in
-    the submission's process unless the runner allows them — checked for the whole batch before
-    anything runs. assemble never raises for a completion (a format error instead)."""
+    """(parsed responses, sandbox results) for a batch against each row's problem (row_problems);
+    raises RewardDataError (a ValueError) for a row without a problem, and InProcessTestsError
+    (a ValueError) for problems whose tests run in the submission's process unless the runner
+    allows them — checked for the whole batch before anything runs. assemble never raises for
+    a completion (a format error instead)."""
     n = len(completions)
     texts = texts or [completion_text(c) for c in completions]
-    if "tests" not in kwargs:
-        raise RewardDataError(
-            "the dataset has no 'tests' column: code rewards need the tests of "
-            "each problem (see recode_lib.training.grpo.build_dataset)"
-        )
-    pids = column(kwargs, "problem_id", n)
-    tests = []
-    for i, t in enumerate(kwargs["tests"]):
-        where = f"row {i}" + (f" (problem_id {pids[i]!r})" if pids[i] is not None else "")
-        tests.append(tests_spec(t, where))
-        runner.check_tests(tests[-1], where)
-    starters, entries = column(kwargs, "starter_code", n), column(kwargs, "entry_point", n)
-    preludes = column(kwargs, "prelude", n)
-    progs = [
-        assemble(row_problem(tests[i], starters[i], entries[i], preludes[i]), texts[i])
-        for i in range(n)
-    ]
-    parsed = [p.parsed for p in progs]
-    state = kwargs.get("trainer_state")
-    step = getattr(state, "global_step", None)
-    ids = [f"{pids[i] if pids[i] is not None else 'row'}#{i}" for i in range(n)]
-    extras = [extras_spec(e, f"row {i}") for i, e in enumerate(column(kwargs, "sandbox_extras", n))]
-    more = {"extras": extras} if any(extras) else {}  # a runner without extras still serves
-    results = runner.run(
-        [p.code for p in progs],
-        tests,
-        ids=ids,
-        step=step,
-        time_limit_s=column(kwargs, "time_limit_s", n),
-        memory_mb=column(kwargs, "memory_mb", n),
-        **more,
-    )
-    return parsed, results
-
-
-EXTRA_FIELDS = ("requires", "python")  # what bench_env.record_extras puts in a record
-
-
-def extras_spec(value, where: str) -> dict:
-    """A row's `sandbox_extras` (JSON text or a mapping; None/"": none) as a dict of
-    EXTRA_FIELDS; RewardDataError naming the row for anything else (a dataset error)."""
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise RewardDataError(f"{where}: sandbox_extras is not JSON ({exc})") from None
-    if not isinstance(value, dict) or set(value) - set(EXTRA_FIELDS):
-        raise RewardDataError(
-            f"{where}: sandbox_extras must be a mapping of {EXTRA_FIELDS}, got {value!r}"[:300]
-        )
-    return value
+    problems = row_problems(kwargs, n)
+    for i, p in enumerate(problems):
+        runner.check_tests(p.tests, f"row {i} (problem_id {p.id!r})")
+    progs = [assemble(p, t) for p, t in zip(problems, texts, strict=True)]
+    step = getattr(kwargs.get("trainer_state"), "global_step", None)
+    ids = [f"{p.id}#{i}" for i, p in enumerate(problems)]
+    results = run_problems(runner, problems, [p.code for p in progs], ids, step)
+    return [p.parsed for p in progs], results
 
 
 def base_row(parsed, result) -> dict:

@@ -2,8 +2,8 @@
 
     from recode_lib.rewards.code import format_reward, outcome_reward, gated_reward
     format_reward(prompts, completions)                         # a ready reward function
-    outcome_reward(runner=SandboxRunner())(prompts, completions, tests=[...])
-    gated_reward(runner=..., scorer=rm)(prompts, completions, tests=[...])
+    outcome_reward(runner=SandboxRunner())(prompts, completions, problem=[...])
+    gated_reward(runner=..., scorer=rm)(prompts, completions, problem=[...])
     # also additive_reward, outcome_only_reward; by name: recode_lib.rewards.get_reward("gated")
 
 ReCode: "format reward, binary outcome reward (all unit tests pass), and the reasoning-process

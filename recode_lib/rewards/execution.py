@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from recode_lib import sandbox
 from recode_lib.core.errors import RecodeError
 from recode_lib.core.linux import require_linux
-from recode_lib.rewards.registry import RewardDataError
 from recode_lib.sandbox.records import runs_in_process
 
 REWARD_ERROR = "reward_error"
@@ -45,24 +44,6 @@ def refuse_in_process(tests: dict, where: str) -> None:
             "(SandboxRunner(allow_in_process_tests=True)) to train on them anyway, or leave "
             "such problems out"
         )
-
-
-def tests_spec(value, where: str) -> dict:
-    """A tests column value (dict or JSON text) as a dict; raises RewardDataError (a ValueError)
-    naming `where`."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise RewardDataError(
-                f"{where}: the 'tests' column is not valid JSON ({exc.msg})"
-            ) from None
-    if not isinstance(value, dict) or "kind" not in value:
-        raise RewardDataError(
-            f"{where}: no tests (the 'tests' column must hold a sandbox test spec "
-            f"with a 'kind', got {str(value)[:80]!r})"
-        )
-    return value
 
 
 def _key(code: str, tests: dict, time_limit_s, memory_mb, extras=None) -> str:

@@ -1,9 +1,9 @@
 """Strictness rewards (the extrapolation paper): nested R_k, R_inf and static partial credit.
 
     from recode_lib.rewards.strict import strict_reward, partial_discrete_reward
-    strict_reward(k=2, runner=runner)(prompts, completions, tests=[...])   # also "strict_2"
+    strict_reward(k=2, runner=runner)(prompts, completions, problem=[...])   # also "strict_2"
     partial_discrete_reward(ks=[1, 2, 3])  # partial_continuous_reward()
-    sweep_rewards([1, 2, 3, 4], ["discrete", "continuous"])  # {run: reward spec}, one set of levels
+    sweep_rewards([1, 2, 3, 4], ["discrete", "continuous"])  # {run: reward spec}, one set of k
 
 The paper: "R_k(y) = 1 iff the solution passes every test whose input length is < 10^k;
 R_inf(y) = 1 iff it passes the whole suite" (recode_lib.sandbox.strictness; one sandbox

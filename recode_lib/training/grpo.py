@@ -8,7 +8,7 @@
     result.metrics_path    # <output_dir>/metrics.jsonl: one line per logged step
     # multi-GPU: recode_lib.training.launch.launch(recipe, problems, out, launcher="accelerate")
 
-It does not generate for evaluation (recode_lib.evaluation.codegen does) and imports
+It does not generate for evaluation (recode_lib.evaluation does) and imports
 vllm/deepspeed only through TRL/accelerate when a recipe asks for them.
 More: docs/modules/training.md (recode_lib.training.grpo).
 """
@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recode_lib.core.bench_env import record_extras
 from recode_lib.core.bf16 import AUTO, resolve_bf16, resolve_precision
 from recode_lib.core.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.core.math_answers import math_messages
@@ -42,11 +41,15 @@ from recode_lib.core.models import (
     trainer_model_init_kwargs,
 )
 from recode_lib.core.paths import set_aside
-from recode_lib.core.prompts import build_messages
 from recode_lib.core.provenance import fingerprint, provenance
-from recode_lib.environments import environment_factory, prepare_tool_tokenizer, setting_reward
+from recode_lib.data.schema import Problem
+from recode_lib.environments import (
+    environment_factory,
+    prepare_tool_tokenizer,
+    reset_row,
+    setting_reward,
+)
 from recode_lib.rewards import Need, RewardConfigError, RewardResources, build_reward, reward_needs
-from recode_lib.rewards.base import assembly_columns
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.rewards.process import load_scorer
 from recode_lib.sandbox.checker import require_checkers
@@ -267,29 +270,19 @@ def give_stop_ids(funcs, stop_ids: list) -> None:
 
 
 def code_row(p, where: str, reasoning: bool = True) -> dict:
-    """The training row of a code problem: the prompt evaluation uses and the columns the code
-    rewards read — recode_lib.rewards.base.assembly_columns (tests, starter_code, entry_point,
-    prelude: everything assemble reads, so the reward builds the program evaluation builds) —
-    and the limits; ValueError when it has no tests. `public_examples` (JSON text: the
-    problem's metadata["public_examples"], "[]" when none) is what the agentic environment's
-    reset writes into the workspace as examples/<k>.in/.out — the very files evaluation's
-    episodes give it (recode_lib.evaluation.episodes.problem_row), so a policy trains in the
-    workspace it is evaluated in. `sandbox_extras` (JSON text) is bench_env.record_extras: the
-    modules the problem requires and its own interpreter (BigCodeBench's environment), so the
-    rewards judge it where evaluation does."""
+    """The training row of a code problem: the row an environment is reset with, as evaluation
+    gives it (recode_lib.environments.reset_row: the prompt, problem_id, starter_code,
+    entry_point, and public_examples as JSON text, a dataset column), so a policy trains in
+    the workspace it is evaluated in; and `problem`, the Problem itself as JSON text
+    (Problem.to_json), which the code rewards read back (recode_lib.rewards.base.row_problems),
+    so they assemble and judge exactly what evaluation does. ValueError when it has no tests."""
     tests = getattr(p, "tests", None)
     if not tests or (tests.get("kind") != "script" and not tests.get("cases")):
         raise ValueError(f"{where} has no tests: code rewards need them")
-    examples = (getattr(p, "metadata", None) or {}).get("public_examples")
-    return {
-        "prompt": build_messages(p, reasoning=reasoning),
-        **assembly_columns(p),
-        "problem_id": p.id,
-        "time_limit_s": float(p.time_limit_s),
-        "memory_mb": int(p.memory_mb),
-        "public_examples": json.dumps(examples if isinstance(examples, list) else []),
-        "sandbox_extras": json.dumps(record_extras(p), sort_keys=True),
-    }
+    row = reset_row(p, reasoning)
+    row["public_examples"] = json.dumps(row["public_examples"])
+    row["problem"] = Problem.from_json(p, where).to_json()
+    return row
 
 
 def math_row(p, where: str, reasoning: bool = True) -> dict:
@@ -566,12 +559,11 @@ def train(
         sandbox_config=reward_sandbox_config(recipe),
     )
     if recipe.domain == "code":  # fail before loading anything, not at the first reward
-        for tests, pid in zip(dataset["tests"], dataset["problem_id"], strict=True):
-            runner.check_tests(json.loads(tests), f"problem {pid!r}")
+        judged = [Problem.from_json(v) for v in dataset["problem"]]  # what the rewards read
+        for p in judged:
+            runner.check_tests(p.tests, f"problem {p.id!r}")
         require_checkers(
-            [json.loads(t) for t in dataset["tests"]],
-            recipe.checker_fallback,
-            f"recipe {recipe.name!r}",
+            [p.tests for p in judged], recipe.checker_fallback, f"recipe {recipe.name!r}"
         )  # the compiler preflight
     resources = reward_resources(recipe, runner, trainer_device=args.device)
     funcs, weights = build_rewards(recipe, resources=resources)

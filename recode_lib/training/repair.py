@@ -3,7 +3,7 @@
     tasks, report = repair_tasks(problems, samples, max_per_problem=2, seed=0)
     # each task is a Problem with the original's tests and limits; its prompt shows the
     # statement, the failed program and the execution statistics (execution_feedback)
-    summary = evaluate(model, tasks, out_dir=...)       # recode_lib.evaluation.codegen, unchanged
+    summary = spec.evaluate(model, tasks, out_dir)           # recode_lib.evaluation, unchanged
     rates = repair_rates(tasks, rows)                         # rows: that run's samples.jsonl
     # {"all" | <failure class>: {"repair_rate", "ci_low", "ci_high", "n", "n_tasks", "n_problems"}}
 

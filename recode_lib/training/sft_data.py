@@ -22,11 +22,11 @@ import shlex
 from dataclasses import dataclass, field
 
 from recode_lib.core.assemble import assemble
-from recode_lib.core.prompts import build_messages, format_response
+from recode_lib.core.prompts import format_response
 from recode_lib.environments.rollout import parse_turn, run_episodes, tool_methods
-from recode_lib.environments.settings import check_setting, environment_factory
+from recode_lib.environments.settings import check_setting, environment_factory, reset_row
 from recode_lib.generation import Completion, Generator, SamplingConfig
-from recode_lib.rewards.base import assembly_columns
+from recode_lib.rewards.base import run_problems
 from recode_lib.rewards.execution import SandboxRunner
 from recode_lib.sandbox.tools import ToolLimits
 
@@ -373,19 +373,6 @@ class ScriptedPolicy(Generator):
         return out
 
 
-def env_row(problem, reasoning: bool) -> dict:
-    """The row an environment is reset with (the training row's columns + shown examples)."""
-    row = {
-        "prompt": build_messages(problem, reasoning=reasoning),
-        **assembly_columns(problem),
-        "problem_id": problem.id,
-    }
-    shown = (problem.metadata or {}).get("public_examples")
-    if isinstance(shown, list):
-        row["public_examples"] = shown
-    return row
-
-
 def setting_tools(setting: str) -> list:
     """The setting's tools as callables (what rollout.tool_generator renders); [] for single."""
     factory = environment_factory(check_setting(setting))
@@ -476,7 +463,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                 tid = transcript_id(p.id, setting, style, statement)
                 if single:
                     msgs = [
-                        *env_row(p, style)["prompt"],
+                        *reset_row(p, style)["prompt"],
                         {"role": "assistant", "content": format_response(reasoning, code)},
                     ]
                     pending.append((p, tid, setting, style, msgs, 0, msgs[-1]["content"]))
@@ -494,7 +481,7 @@ def build_transcripts(problems, cfg: TranscriptConfig | None = None, runner=None
                         statement,
                     )
                     continue
-                row = env_row(posed, style)
+                row = reset_row(posed, style)
                 turns = (
                     tool_turns(code, reasoning, ex, with_think=style)
                     if setting == "tool"
@@ -536,13 +523,7 @@ def judge(pending: list, runner, drop) -> list[dict]:
     if not pending:
         return []
     progs = [assemble(p, answer).code for p, *_, answer in pending]
-    results = runner.run(
-        progs,
-        [p.tests for p, *_ in pending],
-        ids=[tid for _, tid, *_ in pending],
-        time_limit_s=[float(p.time_limit_s) for p, *_ in pending],
-        memory_mb=[int(p.memory_mb) for p, *_ in pending],
-    )
+    results = run_problems(runner, [p for p, *_ in pending], progs, [tid for _, tid, *_ in pending])
     kept = []
     for (p, tid, setting, style, msgs, calls, _), res in zip(pending, results, strict=True):
         if res.get("status") != "passed":
