@@ -34,6 +34,7 @@ gain is reported beside its seed variance. It does not install vllm or deepspeed
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -66,6 +67,25 @@ SEED_TAG = "_seed"  # <variant>_seed<s>: one run of a variant per seed (seed_run
 LAUNCHERS = tuple(x.value for x in Launcher)  # plain strings: error messages show them
 # the only recipe fields the CPU dry run of a GPU recipe changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
+# ... and in its real-engine mode (launcher dryrun_vllm): vLLM stays on, on vLLM's CPU build
+DRYRUN_VLLM_CPU_FIELDS = {"use_cpu": True, "bf16": False}
+DRYRUNS = (Launcher.DRYRUN, Launcher.DRYRUN_VLLM)
+
+
+def single_process_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`environ` (default os.environ) plus what `accelerate launch --num_processes 1` gives
+    its process (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT on a free port): TRL's
+    colocated vLLM engine (distributed_executor_backend "external_launcher") reads them."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return dict(os.environ if environ is None else environ) | {
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+    }
 
 
 def check_grpo_config(recipe: GRPORecipe, output_dir):
@@ -94,7 +114,11 @@ def launch(
     accelerate command is built and its configs checked (launch_configs), then the same
     entry point runs in one CPU process with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm)
     overridden and every other recipe field unchanged; it also builds and checks the Slurm
-    route's sbatch script for a 2-node shape (slurm.py). "slurm" (multi-node, `slurm` a
+    route's sbatch script for a 2-node shape (slurm.py). "dryrun_vllm" (the dry run's
+    real-engine mode) is "dryrun" with use_vllm kept: the entry point's GRPO rollouts run on
+    TRL's colocated vLLM engine (vLLM's CPU build: recode_lib.training.vllm_sync), in a process
+    given single_process_env; vllm_mode "server" is refused (its weight sync is NCCL, which
+    vLLM's CPU build lacks: tests/test_vllm_real_server.py). "slurm" (multi-node, `slurm` a
     SlurmShape): the recipe and problems are written as for "accelerate", then
     output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
     checked and submitted with `sbatch --wait`; `slurm_setup` is shell run first on every node
@@ -125,15 +149,23 @@ def launch(
         bf16=recipe.bf16,
         gradient_accumulation_steps=recipe.gradient_accumulation_steps,
     )
-    if launcher == Launcher.DRYRUN:
+    if launcher in DRYRUNS:
         check_grpo_config(recipe, out)
-        recipe = recipe.replace(**DRYRUN_CPU_FIELDS)
+        if launcher == Launcher.DRYRUN:
+            recipe = recipe.replace(**DRYRUN_CPU_FIELDS)
+        else:
+            recipe = recipe.replace(**DRYRUN_VLLM_CPU_FIELDS)
+            if recipe.use_vllm and recipe.vllm_mode != "colocate":
+                raise ValueError(
+                    f"launcher dryrun_vllm runs TRL's colocated engine on the CPU: vllm_mode "
+                    f"{recipe.vllm_mode!r} syncs weights over NCCL, which vLLM's CPU build lacks"
+                )
     retire_stale_run(out, run_fingerprint(recipe.validate(), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(recipe.validate().to_dict()))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
-        if launcher in (Launcher.SLURM, Launcher.DRYRUN):
+        if launcher in (Launcher.SLURM, *DRYRUNS):
             shape = slurm if launcher == Launcher.SLURM else SlurmShape(nodes=2, gpus_per_node=8)
             script = sbatch_script(
                 shape,
@@ -165,10 +197,13 @@ def launch(
             config_file=accelerate_config,
         )
         print(" ".join(cmd), flush=True)
-        if launcher == Launcher.DRYRUN:
+        env = None
+        if launcher in DRYRUNS:
             cmd = entry_point_command(cmd, sys.executable)
             print("dry run, on CPU:", " ".join(cmd), flush=True)
-        rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
+        if launcher == Launcher.DRYRUN_VLLM:
+            env = single_process_env()
+        rc = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env).returncode
         if rc != 0 or not final_complete(out):
             raise RuntimeError(
                 f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "
