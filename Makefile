@@ -39,7 +39,7 @@ else
 ENV_DEP :=
 endif
 
-.PHONY: env bcb-env reproduce test test-long test-notebooks test-vllm test-dryrun test-browser test-slow gpu-check figures lint strip model lab clean help
+.PHONY: env bcb-env reproduce test test-long test-notebooks test-vllm test-dryrun test-dryrun-vllm test-browser test-slow gpu-check figures lint strip model lab clean help
 
 help:
 	@echo "make reproduce [PROFILE=smoke|laptop|paper] run every notebook in order (papermill) into runs/<profile>/"
@@ -48,6 +48,7 @@ help:
 	@echo "make test-notebooks                   run every notebook with a tiny model (CI runs it)"
 	@echo "make test-vllm                        the real vLLM engine's tests (vLLM's CPU build on CPU; CI runs them)"
 	@echo "make test-dryrun                      the paper profile's dry run on CPU (part of test-notebooks)"
+	@echo "make test-dryrun-vllm                 the same dry run on the real vLLM engine (vLLM's CPU build)"
 	@echo "make test-browser                     the adjudication widget in JupyterLab, headless chromium (CI)"
 	@echo "make test-slow                        also the slow tests"
 	@echo "make gpu-check                        first thing on a GPU machine: a timed table of GPU steps (<10 min)"
@@ -123,6 +124,11 @@ test-vllm: $(ENV_DEP)
 
 test-dryrun: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
+
+# the same dry run with every vLLM path on the real engine (recode_lib.runner.dryrun, engine vllm; a
+# missing vLLM fails): not in CI, which runs its notebook-11 subset in test-vllm (docs/measured.md)
+test-dryrun-vllm: $(ENV_DEP)
+	RECODE_DRYRUN_ENGINE=vllm $(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
 
 # BARE=1: a bare CUDA machine's own python3/torch/transformers, no venv, no vLLM; the packages
 # it lacks come as wheels from WHEELS (docs/gpu_check.md; benchmarks/gpu_check_bare.sh)

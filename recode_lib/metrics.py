@@ -1,6 +1,6 @@
 """pass@k, ensemble pass@k at a matched sample budget, bootstrap intervals, solved-set turnover.
 This module does no execution and no I/O.
-More: docs/modules/top_level.md (recode_lib.metrics).
+More: docs/modules/core_and_runner.md (recode_lib.metrics).
 """
 
 from __future__ import annotations

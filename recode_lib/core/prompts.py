@@ -1,6 +1,6 @@
 """The response format shared by the policy, evaluation, the rewards and CRPL.
 This module does no generation and no execution.
-More: docs/modules/top_level.md (recode_lib.core.prompts).
+More: docs/modules/core_and_runner.md (recode_lib.core.prompts).
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ and the generation/launch backends shrunk, so every paper-only path runs on CPU 
     spec = dryrun_profile("/tmp/tiny")                 # paper.yaml, derived (never a copy)
     path = write_dryrun_params("/tmp/dryrun.yaml", "/tmp/tiny")
     run_pipeline("dryrun", params_file=path)          # what tests/test_dryrun.py does
+    write_dryrun_params("/tmp/dryrun.yaml", "/tmp/tiny", engine="vllm")   # the real engine
 
 It does not run notebooks (recode_lib.runner.pipeline does); it derives the profile from paper.yaml,
 never copies it (`changed_keys` lists what differs).
-More: docs/modules/top_level.md (recode_lib.runner.dryrun).
+More: docs/modules/core_and_runner.md (recode_lib.runner.dryrun).
 """
 
 from __future__ import annotations
@@ -27,6 +28,28 @@ MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TR
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")
 BACKEND_MAP = {"vllm": "vllm_standin"}
 LAUNCHER_MAP = {"accelerate": "dryrun"}
+ENGINES = ("standin", "vllm")
+# the real-engine mode (engine="vllm"): a GRPO notebook's accelerate launch keeps vLLM on
+VLLM_LAUNCHER_MAP = {"accelerate": "dryrun_vllm"}
+# vLLM tensor-parallel sizes -> 1 in the real-engine mode (NOT_ON_CPU["tensor parallelism"])
+TP_KEYS = ("TENSOR_PARALLEL_SIZE", "GENERATOR_TP", "SECOND_GENERATOR_TP", "JUDGE_TP")
+VLLM_RECIPE_COUNTS = {"vllm_tensor_parallel_size": 1}
+# the paper's vLLM paths the real-engine dry run does not run, and why (engine_report)
+NOT_ON_CPU = {
+    "tensor parallelism": "GENERATOR_TP 2, SECOND_GENERATOR_TP 4, JUDGE_TP 2 and scale_32b's "
+    "TENSOR_PARALLEL_SIZE 2 / vllm_tensor_parallel_size 4 run at 1: the tiny model has 2 "
+    "attention heads and 1 KV head (TP 4 cannot split them) and each engine here gets the "
+    "machine's few cores; `recode plan` checks the paper's TP sizes against GPU memory",
+    "GRPO vllm_mode server": "no paper recipe uses it (all colocate, which runs); its weight "
+    "sync is NCCL (TRL VLLMClient.init_communicator raises NotImplementedError off CUDA): "
+    "tests/test_vllm_real_server.py pins the failure and runs server-mode generation",
+    "data-parallel engines": "DATA_PARALLEL_SIZE 0 (automatic) is one engine without GPUs "
+    "(generation.data_parallel.resolve_data_parallel_size); two CPU engines and Ray actors are "
+    "tested in tests/test_vllm_real_generation.py and test_vllm_real_live.py",
+    "bfloat16": "the CPU engines compute in float32 (vllm_backend.CPU_ENGINE_DEFAULTS; bf16 is "
+    "emulated on a CPU without AMX/avx512_bf16)",
+    "API judges and the API row": "no network in a dry run (ENDPOINT_KEYS), in both modes",
+}
 # endpoint judges: no network in a dry run — no endpoint, the open stand-in judge used and the
 # fallback recorded; public RM classifiers -> this run's own RM (notebook 02's), as a stand-in
 ENDPOINT_KEYS = {"JUDGE_BASE_URL": "", "ON_MISSING_JUDGE": "fallback"}
@@ -87,16 +110,29 @@ def shrink_list(value, keep: str) -> str:
     return ",".join(repr(a) for a in chosen)
 
 
-def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
+def check_engine(engine: str) -> str:
+    if engine not in ENGINES:
+        raise ValueError(f"dry-run engine must be one of {ENGINES}, got {engine!r}")
+    return engine
+
+
+def shrink_section(stem: str, params: dict, tiny_model: str, engine: str = "standin") -> dict:
+    real = check_engine(engine) == "vllm"
     out = dict(params)
     for key in MODEL_KEYS:
         if key in out and out[key] not in ("", "rules", None):
             out[key] = tiny_model
     for key in BACKEND_KEYS:
-        if key in out:
+        if key in out and not real:
             out[key] = BACKEND_MAP.get(out[key], out[key])
     if "LAUNCHER" in out:
-        out["LAUNCHER"] = LAUNCHER_MAP.get(out["LAUNCHER"], out["LAUNCHER"])
+        grpo = real and "RECIPE" in out  # 02's reward model trains without vLLM
+        out["LAUNCHER"] = (VLLM_LAUNCHER_MAP if grpo else LAUNCHER_MAP).get(
+            out["LAUNCHER"], out["LAUNCHER"]
+        )
+    for key in TP_KEYS:
+        if key in out and real:
+            out[key] = 1
     for key, value in ENDPOINT_KEYS.items():
         if key in out:
             out[key] = value
@@ -109,7 +145,8 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
             out[key] = value
     out.update(ADDED.get(stem, {}))
     if "RECIPE" in out:  # a GRPO notebook: its recipe's steps and sizes
-        out["RECIPE_FIELDS"] = merge_fields(out.get("RECIPE_FIELDS"), RECIPE_COUNTS)
+        counts = RECIPE_COUNTS | (VLLM_RECIPE_COUNTS if real else {})
+        out["RECIPE_FIELDS"] = merge_fields(out.get("RECIPE_FIELDS"), counts)
     if "KS" in out:
         out["KS"] = shrink_list(out["KS"], "first")
     if "SEEDS" in out:  # one training run per variant: the seed path is the same code
@@ -138,20 +175,23 @@ def shrink_section(stem: str, params: dict, tiny_model: str) -> dict:
     return out
 
 
-def dryrun_profile(tiny_model: str | Path, paper: dict | None = None) -> dict:
+def dryrun_profile(
+    tiny_model: str | Path, paper: dict | None = None, *, engine: str = "standin"
+) -> dict:
     """The dry-run parameter spec (sections as in a params file) derived from paper.yaml
-    (or the given paper spec)."""
+    (or the given paper spec), for `engine` (ENGINES: "standin" or "vllm", the real one)."""
     paper = paper if paper is not None else load_profile("paper")
+    check_engine(engine)
     out = {}
     for stem, params in paper.items():
         if stem.startswith("_"):
             continue
-        out[stem] = shrink_section(stem, params, str(tiny_model))
+        out[stem] = shrink_section(stem, params, str(tiny_model), engine)
     variants = paper.get(VARIANTS_KEY) or {}
     if variants:  # each variant's sections shrunk by the same rules (its 32B -> the tiny model)
         out[VARIANTS_KEY] = {
             name: {
-                stem: shrink_section(stem, params or {}, str(tiny_model))
+                stem: shrink_section(stem, params or {}, str(tiny_model), engine)
                 for stem, params in sections.items()
             }
             for name, sections in variants.items()
@@ -185,15 +225,38 @@ def changed_keys(dryrun: dict, paper: dict | None = None) -> dict[str, list[str]
     return out
 
 
-def write_dryrun_params(path: str | Path, tiny_model: str | Path) -> Path:
-    """Write the dry-run spec as a papermill params file (`recode reproduce --params PATH`)."""
+def engine_report(engine: str = "standin") -> dict:
+    """What the dry run of `engine` runs on a real vLLM engine and what not, with why:
+    {"engine", "real_engine": [paths], "not_real_engine": {path: reason}}."""
+    paths = (
+        "vllm generation backend (single setting)",
+        "tool and agentic settings on the vllm backend",
+        "live alpha sweep (theta_alpha loaded into the running engine)",
+        "GRPO use_vllm colocate (TRL's in-process engine, weight sync every step)",
+    )
+    if check_engine(engine) == "vllm":
+        return {"engine": engine, "real_engine": list(paths), "not_real_engine": dict(NOT_ON_CPU)}
+    standin = (
+        "vllm_standin: the vllm backend's requests on a transformers engine (the live sweep "
+        "loads theta_alpha into it), and GRPO with use_vllm off; the real engine: "
+        "engine='vllm' (make test-dryrun-vllm)"
+    )
+    return {"engine": engine, "real_engine": [], "not_real_engine": dict.fromkeys(paths, standin)}
+
+
+def write_dryrun_params(path: str | Path, tiny_model: str | Path, engine: str = "standin") -> Path:
+    """Write the dry-run spec as a papermill params file (`recode reproduce --params PATH`),
+    its header naming the engine and what does not run on the real one (engine_report)."""
     import yaml
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    report = engine_report(engine)
+    not_real = "".join(f"#   {k}: {v}\n" for k, v in report["not_real_engine"].items())
     path.write_text(
         "# derived from notebooks/params/paper.yaml by recode_lib.runner.dryrun; do not edit\n"
-        + yaml.safe_dump(dryrun_profile(tiny_model), sort_keys=False)
+        f"# engine: {engine}; not on the real vLLM engine:\n{not_real}"
+        + yaml.safe_dump(dryrun_profile(tiny_model, engine=engine), sort_keys=False)
     )
     return path
 

@@ -9,7 +9,7 @@ reason), in under 10 minutes on one GPU.
     python -m recode_lib.runner.gpu_check_bare ...   # a bare CUDA machine: no venv, no vLLM
 
 CPU-only figures are never written: they say nothing about a GPU.
-More: docs/modules/top_level.md (recode_lib.runner.gpu_check).
+More: docs/modules/core_and_runner.md (recode_lib.runner.gpu_check).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ transformers, no virtual environment, no network, no vLLM.
 
 No network and no virtual environment: the packages it lacks come as wheels
 (benchmarks/gpu_check_bare.sh); vLLM only when the machine already has it (never brought).
-More: docs/modules/top_level.md (recode_lib.runner.gpu_check_bare).
+More: docs/modules/core_and_runner.md (recode_lib.runner.gpu_check_bare).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
     parse_list("gated,additive") -> ["gated", "additive"]   # a comma-separated parameter
 
 It does not install anything or decide where GPUs come from: that is the profile's.
-More: docs/modules/top_level.md (recode_lib.runner.pipeline).
+More: docs/modules/core_and_runner.md (recode_lib.runner.pipeline).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ ahead of time so that the pipeline then runs offline (cluster compute nodes ofte
 Limits: sizes of models are the bf16 weights (tokenizer and config files are extra, a few MB);
 it does not copy the cache to other machines (put it, or DIR, on shared storage) and verifies no
 checksums beyond what huggingface_hub does.
-More: docs/modules/top_level.md (recode_lib.runner.staging).
+More: docs/modules/core_and_runner.md (recode_lib.runner.staging).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ More: docs/modules/training.md (recode_lib.training.launch).
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +50,25 @@ SEED_TAG = "_seed"  # <variant>_seed<s>: one run of a variant per seed (seed_run
 LAUNCHERS = tuple(x.value for x in Launcher)  # plain strings: error messages show them
 # the only recipe fields the CPU dry run of a GPU recipe changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False, "use_vllm": False}
+# ... and in its real-engine mode (launcher dryrun_vllm): vLLM stays on, on vLLM's CPU build
+DRYRUN_VLLM_CPU_FIELDS = {"use_cpu": True, "bf16": False}
+DRYRUNS = (Launcher.DRYRUN, Launcher.DRYRUN_VLLM)
+
+
+def single_process_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`environ` (default os.environ) plus what `accelerate launch --num_processes 1` gives
+    its process (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT on a free port): TRL's
+    colocated vLLM engine (distributed_executor_backend "external_launcher") reads them."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return dict(os.environ if environ is None else environ) | {
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+    }
 
 
 def check_grpo_config(recipe: RecodeGRPOConfig, output_dir):
@@ -72,14 +92,19 @@ def launch(
     ("accelerate": multi-GPU, DeepSpeed ZeRO-3 from configs/accelerate/zero3.yaml): the recipe
     and problems are written to output_dir, the accelerate and DeepSpeed configs checked
     (launch_configs.check_launch_configs) and `accelerate launch ... -m recode_lib.cli.grpo`
-    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun" is
-    the CPU stand-in for "accelerate" (the paper profile's dry run): the recipe's GRPOConfig is
-    built with vLLM on (only use_cpu/bf16 set for CPU), the accelerate command is built and its
-    configs checked (launch_configs), then the same entry point runs in one CPU process with
-    DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm) overridden and every other recipe field unchanged;
-    it also builds and checks the Slurm route's sbatch script for a 2-node shape (slurm.py). "slurm"
-    (multi-node, `slurm` a SlurmShape): the recipe and problems are written as for "accelerate",
-    then output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
+    trains on them. Fewer problems than one step takes raise (check_enough_problems). "dryrun"
+    is the CPU stand-in for "accelerate" (the paper profile's dry run): the recipe's GRPOConfig
+    is built with vLLM on (only use_cpu/bf16 set for CPU), the accelerate command is built and
+    its configs checked (launch_configs), then the same entry point runs in one CPU process
+    with DRYRUN_CPU_FIELDS (use_cpu, bf16, use_vllm) overridden and every other recipe field
+    unchanged; it also builds and checks the Slurm
+    route's sbatch script for a 2-node shape (slurm.py). "dryrun_vllm" (the dry run's
+    real-engine mode) is "dryrun" with use_vllm kept: the entry point's GRPO rollouts run on
+    TRL's colocated vLLM engine (vLLM's CPU build: recode_lib.training.vllm_sync), in a process
+    given single_process_env; vllm_mode "server" is refused (its weight sync is NCCL, which
+    vLLM's CPU build lacks: tests/test_vllm_real_server.py). "slurm" (multi-node, `slurm` a
+    SlurmShape): the recipe and problems are written as for "accelerate", then
+    output_dir/sbatch.sh (vLLM server on its own node, accelerate ZeRO-3 on the others) is
     checked and submitted with `sbatch --wait`; `slurm_setup` is shell run first on every node
     (activating the environment)."""
     import subprocess
@@ -108,15 +133,23 @@ def launch(
         bf16=recipe.bf16,
         gradient_accumulation_steps=recipe.gradient_accumulation_steps,
     )
-    if launcher == Launcher.DRYRUN:
+    if launcher in DRYRUNS:
         check_grpo_config(recipe, out)
-        recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
+        if launcher == Launcher.DRYRUN:
+            recipe = replace_fields(recipe, **DRYRUN_CPU_FIELDS)
+        else:
+            recipe = replace_fields(recipe, **DRYRUN_VLLM_CPU_FIELDS)
+            if recipe.use_vllm and recipe.vllm_mode != "colocate":
+                raise ValueError(
+                    f"launcher dryrun_vllm runs TRL's colocated engine on the CPU: vllm_mode "
+                    f"{recipe.vllm_mode!r} syncs weights over NCCL, which vLLM's CPU build lacks"
+                )
     retire_stale_run(out, run_fingerprint(validate_recipe(recipe), problems))
     if not final_complete(out):
         out.mkdir(parents=True, exist_ok=True)
         (out / "recipe.yaml").write_text(yaml.safe_dump(recipe_dict(validate_recipe(recipe))))
         write_jsonl_atomic(out / "train_problems.jsonl", [p.to_dict() for p in problems])
-        if launcher in (Launcher.SLURM, Launcher.DRYRUN):
+        if launcher in (Launcher.SLURM, *DRYRUNS):
             shape = slurm if launcher == Launcher.SLURM else SlurmShape(nodes=2, gpus_per_node=8)
             script = sbatch_script(
                 shape,
@@ -148,10 +181,13 @@ def launch(
             config_file=accelerate_config,
         )
         print(" ".join(cmd), flush=True)
-        if launcher == Launcher.DRYRUN:
+        env = None
+        if launcher in DRYRUNS:
             cmd = entry_point_command(cmd, sys.executable)
             print("dry run, on CPU:", " ".join(cmd), flush=True)
-        rc = subprocess.run(cmd, cwd=PROJECT_ROOT).returncode
+        if launcher == Launcher.DRYRUN_VLLM:
+            env = single_process_env()
+        rc = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env).returncode
         if rc != 0 or not final_complete(out):
             raise RuntimeError(
                 f"`{' '.join(cmd)}` failed (exit {rc}); checkpoints in {out} "

@@ -30,13 +30,16 @@ from recode_lib.core.paths import PROJECT_ROOT
 
 class Launcher(StrEnum):
     """How a training run is started: INPROCESS (this process: CPU or one GPU), ACCELERATE
-    (`accelerate launch`, DeepSpeed ZeRO-3, one node), SLURM (sbatch, several nodes; GRPO only)
-    and DRYRUN (the CPU stand-in of ACCELERATE that builds and checks every GPU config)."""
+    (`accelerate launch`, DeepSpeed ZeRO-3, one node), SLURM (sbatch, several nodes; GRPO only),
+    DRYRUN (the CPU stand-in of ACCELERATE that builds and checks every GPU config) and
+    DRYRUN_VLLM (DRYRUN keeping the recipe's use_vllm: GRPO only, rollouts on TRL's colocated
+    engine, vLLM's CPU build; the paper dry run's real-engine mode, recode_lib.runner.dryrun)."""
 
     INPROCESS = "inprocess"
     ACCELERATE = "accelerate"
     SLURM = "slurm"
     DRYRUN = "dryrun"
+    DRYRUN_VLLM = "dryrun_vllm"
 
 
 DEFAULT_ACCELERATE_CONFIG = PROJECT_ROOT / "configs" / "accelerate" / "zero3.yaml"

@@ -34,7 +34,8 @@ from recode_lib.training.launch_configs import (
     module_command,
 )
 
-LAUNCHERS = tuple(x.value for x in Launcher if x != Launcher.SLURM)  # no Slurm route for the RM
+# no Slurm route for the RM; no vLLM in RM training (dryrun_vllm is GRPO's)
+LAUNCHERS = tuple(x.value for x in Launcher if x not in (Launcher.SLURM, Launcher.DRYRUN_VLLM))
 ENTRY_POINT = "recode_lib.cli.rm"  # the module `accelerate launch -m` runs
 # the only RMConfig fields the CPU dry run of a GPU config changes
 DRYRUN_CPU_FIELDS = {"use_cpu": True, "bf16": False}
