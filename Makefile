@@ -120,7 +120,7 @@ test-notebooks: $(ENV_DEP)
 # the real vLLM engine (vLLM's CPU build on a CPU machine); a missing engine fails instead of skipping
 test-vllm: $(ENV_DEP)
 	$(PYTHON) -m recode_lib model prepare smollm2
-	RECODE_REQUIRE_VLLM=1 $(PYTHON) -m pytest -m vllm $(ARGS)
+	RECODE_REQUIRE_VLLM=1 $(PYTHON) -m pytest -m "vllm and not dryrun_engine" $(ARGS)
 
 test-dryrun: $(ENV_DEP)
 	$(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
@@ -129,6 +129,7 @@ test-dryrun: $(ENV_DEP)
 # missing vLLM fails): not in CI, which runs its notebook-11 subset in test-vllm (docs/measured.md)
 test-dryrun-vllm: $(ENV_DEP)
 	RECODE_DRYRUN_ENGINE=vllm $(PYTHON) -m pytest -m notebooks tests/test_dryrun.py $(ARGS)
+	RECODE_REQUIRE_VLLM=1 $(PYTHON) -m pytest -m vllm tests/test_vllm_real_dryrun.py $(ARGS)
 
 # BARE=1: a bare CUDA machine's own python3/torch/transformers, no venv, no vLLM; the packages
 # it lacks come as wheels from WHEELS (docs/gpu_check.md; benchmarks/gpu_check_bare.sh)

@@ -13,7 +13,9 @@ use (01's generators, 03's judge, 05/06/09/10's evaluations, 07's sweep) are the
 on the same engine: `make test-dryrun-vllm` runs all of them (docs/measured.md: its time).
 What the real-engine dry run does not run, and why: recode_lib.runner.dryrun.NOT_ON_CPU, written to
 the run folder (tests/dryrun_helpers.ENGINE_FILE).
-Marked `vllm` and `slow`: `pytest -m vllm`; skipped (saying why) without vllm.
+Marked `vllm` and `slow`: `pytest -m vllm`; skipped (saying why) without vllm. The subset test
+is also marked `dryrun_engine`: `make test-dryrun-vllm` runs it, CI's `make test-vllm` leaves
+it out (~6 min of CI's 30).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ def subset(tiny_model_dir, tmp_path_factory):
     return root, run, error
 
 
+@pytest.mark.dryrun_engine  # `make test-dryrun-vllm`; CI runs the tiny-model test above
 @pytest.mark.timeout(2400)  # the fixture runs notebook 11 (~6 min at load 9-14 on 2 cores)
 def test_real_engine_dryrun_subset_runs_every_vllm_path(subset):
     """Notebook 11 (agentic) completes on the real engine, and its records say so: GRPO
