@@ -171,3 +171,45 @@ def test_a_think_block_ending_in_backticks_keeps_the_answer_after_it(tool_tok):
     assert (training.format_ok, training.code) == (evaluation.format_ok, evaluation.code), (
         json.dumps(msg)
     )
+
+
+CALL = '<tool_call>\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n</tool_call>'
+
+
+def calls_read(tok, prefix, text) -> tuple[int, int]:
+    """(tool calls training reads, tool calls evaluation reads) in one generated turn."""
+    from trl.chat_template_utils import parse_response as trl_parse
+
+    from recode_lib.environments.rollout import parse_turn
+
+    ids = turn_ids(tok, [(text, False)])
+    msg = trl_parse(tok, ids, prefix=prefix)
+    raw = tok.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+    return len(msg.get("tool_calls") or []), len(parse_turn(raw)[1])
+
+
+def test_a_tool_call_inside_the_think_block_is_not_a_call_in_evaluation_either(tool_tok):
+    """Training (TRL's template) reads a call written inside the think block as reasoning;
+    evaluation ran it as a tool call, so the same turn ended the episode in training and went
+    on in evaluation."""
+    tok, prefix = tool_tok
+    assert calls_read(tok, prefix, "<think>maybe " + CALL + "</think>\n" + CODE) == (0, 0)
+
+
+def test_a_tool_call_inside_an_unclosed_think_block_is_not_a_call(tool_tok):
+    """An unclosed think block is reasoning to the end of the turn in training."""
+    tok, prefix = tool_tok
+    assert calls_read(tok, prefix, "<think>maybe " + CALL) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>plan</think>\n" + CALL,  # after the block
+        "  <think>plan " + CALL + "</think>",  # not at the turn's start: no reasoning field
+        "<think>a</think>b<think>" + CALL + "</think>",  # a second block is content
+    ],
+)
+def test_a_tool_call_outside_the_leading_think_block_counts_in_both(tool_tok, text):
+    tok, prefix = tool_tok
+    assert calls_read(tok, prefix, text) == (1, 1)

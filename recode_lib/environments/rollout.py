@@ -11,7 +11,8 @@ One episode per (row, sample index): `factory()` makes the environment, `reset(*
 note appended to the last user message (as TRL does), then up to `max_turns` assistant turns,
 all active episodes of a turn generated in one batch (each sample with its own seed:
 sample_seed(seed, conversation, index)). A turn's tool calls are parsed from the Qwen2.5 /
-ChatML tool syntax (`<tool_call>{"name", "arguments"}</tool_call>`, parse_turn) and run on the
+ChatML tool syntax (`<tool_call>{"name", "arguments"}</tool_call>`, parse_turn; not inside
+the turn's leading think block, as in training) and run on the
 environment; a call with bad JSON, an unknown tool, wrong arguments, or a tool that raises is
 answered with an error text, counted in tool_errors, and the episode goes on (in training TRL
 treats a turn whose calls do not parse as a plain answer; at evaluation the error is returned).
@@ -34,6 +35,8 @@ from recode_lib.environments.settings import check_setting, environment_factory,
 from recode_lib.generation import SampleRequest, get_generator, sample_seed
 
 _CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = re.compile(r"</think>\s*")
 HIDDEN_METHODS = ("reset", "get_reward")
 
 
@@ -47,11 +50,29 @@ def tool_methods(env) -> dict:
     }
 
 
+def reasoning_end(text: str) -> int:
+    """Where the turn's reasoning ends: 0 when the turn does not open with '<think>', else the
+    index after its first '</think>' (and the whitespace after it), or len(text) when the block
+    is never closed.
+
+    This is how training reads a turn (TRL's response template as environments.chat anchors
+    it: the reasoning field opens only at the very start of the turn and closes at the first
+    `</think>\\s*`), so a '<tool_call>' written inside the think block is thought, not a call,
+    in evaluation as in training."""
+    if not text.startswith(_THINK_OPEN):
+        return 0
+    m = _THINK_CLOSE.search(text, len(_THINK_OPEN))
+    return m.end() if m else len(text)
+
+
 def parse_turn(text: str) -> tuple[str, list[dict], list[str]]:
     """(content without the tool calls, well-formed calls [{"name", "arguments"}], errors for
-    the malformed ones)."""
+    the malformed ones). Calls are read after the turn's leading think block (reasoning_end):
+    one inside it is not a call, as in training."""
     calls, errors = [], []
-    for m in _CALL.finditer(text or ""):
+    text = text or ""
+    start = reasoning_end(text)
+    for m in _CALL.finditer(text, start):
         body = m.group(1).strip()
         try:
             obj = json.loads(body)
@@ -73,7 +94,10 @@ def parse_turn(text: str) -> tuple[str, list[dict], list[str]]:
             errors.append(f"tool call {obj['name']!r}: arguments must be an object")
             continue
         calls.append({"name": obj["name"], "arguments": args})
-    content = _CALL.sub("", text or "").strip() if (calls or errors) else (text or "")
+    if calls or errors:
+        content = (text[:start] + _CALL.sub("", text[start:])).strip()
+    else:
+        content = text
     return content, calls, errors
 
 
