@@ -79,6 +79,23 @@ def test_cpu_engine_gets_the_documented_defaults(single):
     assert engine.model_config.dtype == torch.float32
     assert engine.model_config.enforce_eager
     assert engine.vllm_config.cache_config.kv_cache_memory_bytes == CPU_KV_CACHE_BYTES
+    assert not engine.vllm_config.scheduler_config.enable_chunked_prefill
+
+
+def test_seeded_prompts_past_one_steps_token_budget_keep_their_samples(single):
+    """24 seeded requests of ~300 prompt tokens (past the CPU engine's 4,096-token step
+    budget, so some prompt would be prefilled in parts): with chunked prefill vLLM's model
+    runner rewound the request's CPU generator and the engine died ("CPU Generator does not
+    use offset"; vllm_backend.CPU_SEEDED_ENGINE_DEFAULTS). Each sample is also the one its
+    request gives alone."""
+    long = "Write a Python function that returns the sum of the first n odd numbers. " * 20
+    prompts = [[{"role": "user", "content": f"{i}. {long}"}] for i in range(12)]
+    sampling = SamplingConfig(temperature=0.8, max_new_tokens=4, n=2, seed=5)
+    reqs = single.requests_for(prompts, sampling)
+    assert sum(len(single.render(r.messages)) for r in reqs) > 4096
+    batch = single.generate_samples(reqs, sampling)
+    alone = single.generate_samples([reqs[-1]], sampling)
+    assert all(c.n_tokens > 0 for c in batch) and alone[0].text == batch[-1].text
 
 
 PROMPTS = [

@@ -11,6 +11,7 @@ from torch import nn
 from recode_lib.generation.vllm_backend import (
     CPU_ENGINE_DEFAULTS,
     CPU_KV_CACHE_BYTES,
+    CPU_SEEDED_ENGINE_DEFAULTS,
     VLLMGenerator,
     cpu_engine_kwargs,
 )
@@ -133,11 +134,18 @@ def test_colocate_sync_left_alone_on_gpu_engines_and_in_server_mode():
 
 
 def test_cpu_engine_defaults_fill_in_under_the_callers_keywords():
-    assert cpu_engine_kwargs({}) == CPU_ENGINE_DEFAULTS
+    assert cpu_engine_kwargs({}) == CPU_ENGINE_DEFAULTS | CPU_SEEDED_ENGINE_DEFAULTS
+    assert CPU_SEEDED_ENGINE_DEFAULTS == {"enable_chunked_prefill": False}
     assert CPU_ENGINE_DEFAULTS["kv_cache_memory_bytes"] == CPU_KV_CACHE_BYTES == 1 << 30
     mine = cpu_engine_kwargs({"dtype": "bfloat16", "gpu_memory_utilization": 0.2})
-    assert mine == {"dtype": "bfloat16", "enforce_eager": True, "gpu_memory_utilization": 0.2}
-    # TRL's colocate engine: its keywords win, the KV-cache size is always explicit
+    assert mine == {
+        "dtype": "bfloat16",
+        "enforce_eager": True,
+        "gpu_memory_utilization": 0.2,
+        "enable_chunked_prefill": False,
+    }
+    # TRL's colocate engine: its keywords win, the KV-cache size is always explicit; it seeds
+    # the engine, not each request, and sets its own step budget: chunked prefill stays
     trl = vllm_sync.colocate_engine_kwargs({"model": "m", "gpu_memory_utilization": 0.3})
     assert trl == {**CPU_ENGINE_DEFAULTS, "model": "m", "gpu_memory_utilization": 0.3}
 
@@ -153,6 +161,7 @@ def test_llm_kwargs_change_only_for_a_cpu_engine(tiny_model_dir):
         **gen.llm_kwargs(),
         "dtype": "float32",
         "enforce_eager": True,
+        "enable_chunked_prefill": False,
     }
 
 

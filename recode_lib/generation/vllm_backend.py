@@ -32,11 +32,23 @@ CPU_ENGINE_DEFAULTS = {
 }
 
 
+# Our CPU engines (not TRL's colocated one, which seeds the engine, not each request) never
+# split a prompt over engine steps: a seeded request whose prompt is prefilled in parts makes
+# vLLM 0.31's model runner rewind the request's torch.Generator (`gen.set_offset(...)` in
+# GPUModelRunner._bookkeeping_sync), which a CPU generator cannot do: "RuntimeError: CPU
+# Generator does not use offset" kills the engine (upstream: the same rewind fixed for CPU
+# generators in RBLN-SW/vllm-rbln#1025). It happened as soon as one batch's prompts passed the
+# CPU engine's 4,096-token step budget (the laptop profile's calibration in 00). Whole prompts
+# also keep each seeded sample independent of what it was batched with.
+CPU_SEEDED_ENGINE_DEFAULTS = {"enable_chunked_prefill": False}
+
+
 def cpu_engine_kwargs(given: dict) -> dict:
-    """CPU_ENGINE_DEFAULTS under the caller's vllm.LLM keywords `given` (pure); the KV-cache
-    size is left out when `given` sizes memory itself (gpu_memory_utilization or
-    kv_cache_memory_bytes)."""
-    defaults = dict(CPU_ENGINE_DEFAULTS)
+    """CPU_ENGINE_DEFAULTS and CPU_SEEDED_ENGINE_DEFAULTS under the caller's vllm.LLM keywords
+    `given` (pure); the KV-cache size is left out when `given` sizes memory itself
+    (gpu_memory_utilization or kv_cache_memory_bytes). Without chunked prefill vLLM raises
+    the step budget to the model's length, so any prompt the model takes fits one step."""
+    defaults = dict(CPU_ENGINE_DEFAULTS) | CPU_SEEDED_ENGINE_DEFAULTS
     if "gpu_memory_utilization" in given or "kv_cache_memory_bytes" in given:
         defaults.pop("kv_cache_memory_bytes")
     return defaults | dict(given)
