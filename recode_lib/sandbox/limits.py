@@ -802,19 +802,29 @@ def _start_pid_init():
     then becomes non-dumpable (a child cannot ptrace it or read its /proc files), chroots,
     drops its capabilities and only reaps the orphans re-parented to it (`reap` kills them).
     Signals from inside the namespace to an init without handlers are dropped by the
-    kernel. It dies with the worker (PDEATHSIG), and the namespace with it. Returns its pid."""
+    kernel. It dies with the worker, and the namespace with it: when the read end of a pipe
+    (the lifeline) whose only write end the worker holds (its children close it in confine)
+    reaches EOF. PR_SET_PDEATHSIG is set too, but alone it is not enough: the kernel checks
+    the dying parent's permission to signal, and root mode's reap runs as the child's uid
+    (setresuid), so a worker killed there could not signal its root-owned init (left running,
+    re-parented to pid 1); nor does it cover a worker that died before the prctl. Returns its
+    pid."""
     r, w = os.pipe()
+    life_r, life_w = os.pipe()  # the worker keeps life_w open as long as it lives
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
+            os.close(life_w)
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.setsid()
             null = os.open("/dev/null", os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            os.closerange(3, w)
-            os.closerange(w + 1, 65536)
+            lo = 3
+            for fd in sorted((w, life_r)) + [65536]:
+                os.closerange(lo, fd)
+                lo = fd + 1
             for sig in signal.valid_signals():
                 if sig not in (signal.SIGKILL, signal.SIGSTOP):
                     try:
@@ -826,26 +836,32 @@ def _start_pid_init():
             os.chroot(ROOT)
             os.chdir("/")
             drop_capabilities()
-            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+            signal.signal(signal.SIGCHLD, _reap_orphans)  # reaps as each orphan ends
+            _reap_orphans()
             os.write(w, b"ok")
             os.close(w)
-            while True:
-                signal.sigwait([signal.SIGCHLD])
-                while True:
-                    try:
-                        if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                            break
-                    except ChildProcessError:
-                        break
+            while os.read(life_r, 1):  # b"": EOF, the worker is gone (it never writes)
+                pass
         finally:
             os._exit(1)
     os.close(w)
+    os.close(life_r)
     ok = os.read(r, 16)
     os.close(r)
     if ok != b"ok":
         os.waitpid(pid, 0)
         raise OSError(0, "the pid namespace's init failed to start")
     return pid
+
+
+def _reap_orphans(*_):
+    """The pid-namespace init's SIGCHLD handler: collect every ended process adopted by it."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
 
 
 def _guard_network():
