@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -75,6 +76,35 @@ def shared_data_dir():
     if d is None or not d.is_dir():
         pytest.skip("benchmark data not found: set RECODE_DATA_DIR or place it at ../shared/data")
     return d
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_sandbox_process_outlives_its_worker():
+    """Fails the session (an error at its last test's teardown) when a process of this
+    checkout's sandbox outlived its worker: a pid-namespace init or child whose worker is gone,
+    or a worker whose judge is gone (tests/sandbox_leftovers.py). The pools are closed first,
+    as at interpreter exit; those already there at the start (another run of this checkout)
+    are not counted. The leftovers found are killed."""
+    import signal
+    import sys
+
+    if not os.path.isdir("/proc"):
+        yield
+        return
+    from sandbox_leftovers import describe, leftovers, wait_no_new
+
+    before = leftovers()
+    yield
+    pool = sys.modules.get("recode_lib.sandbox.pool")
+    if pool is not None:
+        pool.close_all()
+    left = wait_no_new(before)
+    if left:
+        found = describe(left)
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"sandbox processes outlived their worker: {found}", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 judge-side errors, dying workers and a SIGKILLed CLI. One hostile property per test; after each,
 the next record is judged right by the same pool."""
 
+import contextlib
 import json
 import os
 import signal
@@ -11,8 +12,10 @@ import threading
 import time
 
 import pytest
+from sandbox_leftovers import describe, leftovers, wait_no_new
 
-from recode_lib.sandbox import SandboxConfig, execute, execute_many, verdict
+from recode_lib.sandbox import SandboxConfig, execute, execute_many, isolation_mode, verdict
+from recode_lib.sandbox import pool as pool_mod
 from recode_lib.sandbox.pool import get_pool
 
 CFG = SandboxConfig(time_limit_s=2.0, memory_mb=256, max_output_bytes=1 << 20, workers=1)
@@ -322,3 +325,57 @@ def test_a_huge_wrong_stdio_line_costs_the_judge_little_memory():
     finally:
         tracemalloc.stop()
     assert peak < 8 * len(out), f"peak {peak} bytes for a {len(out)}-byte line"
+
+
+# A worker made to linger in its reap while it holds a child's uid (root mode: setresuid to
+# the child's uid for kill(-1) and, where keys are reachable, the keyrings: the hook here)
+_SLOW_REAP = """
+import sys, time, runpy
+sys.path.insert(0, {sandbox!r})
+import limits
+limits.KEYS_REACHABLE = True
+limits.clear_keyrings = lambda: time.sleep(30)
+sys.argv = [{zygote!r}]
+runpy.run_path({zygote!r}, run_name="__main__")
+"""
+
+
+def test_a_worker_killed_while_it_holds_a_childs_uid_leaves_no_namespace_init(
+    tmp_path, monkeypatch
+):
+    """Root mode's reap runs as the child's uid; a worker killed there (the judge discards a
+    worker mid-job; the watchdog) cannot deliver its pid-namespace init's PR_SET_PDEATHSIG
+    (the kernel checks the dying parent's permission to signal the root-owned init), so the
+    init must end by another way: no process of the worker may outlive it."""
+    if isolation_mode(CFG) != "root":
+        pytest.skip("root mode only: the reap takes the child's uid there")
+    wrapper = tmp_path / "slow_reap_zygote.py"
+    wrapper.write_text(
+        _SLOW_REAP.format(sandbox=str(pool_mod.ZYGOTE.parent), zygote=str(pool_mod.ZYGOTE))
+    )
+    monkeypatch.setattr(pool_mod, "ZYGOTE", wrapper)
+    before = leftovers(str(wrapper))
+    (spec,) = pool_mod.parse_all([{"id": "g", "code": GOOD, "tests": CALL}], CFG)
+    w = pool_mod.Worker(CFG)
+    try:
+
+        def run():
+            with contextlib.suppress(pool_mod.WorkerDied):
+                w.run(spec.job, len(spec.input_lens), lambda m: False)
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        deadline, uid = time.monotonic() + 20, "0"
+        while uid == "0" and time.monotonic() < deadline:
+            time.sleep(0.005)
+            with open(f"/proc/{w.proc.pid}/status") as fh:
+                uid = next(ln for ln in fh if ln.startswith("Uid:")).split()[1]
+        assert uid != "0", "the worker never took the child's uid"
+        os.kill(w.proc.pid, signal.SIGKILL)
+        t.join(10)
+        left = wait_no_new(before, zygote=str(wrapper))
+        assert left == [], "outlived the killed worker: " + describe(left)
+    finally:
+        w.kill()
+        for pid in leftovers(str(wrapper)):
+            os.kill(pid, signal.SIGKILL)

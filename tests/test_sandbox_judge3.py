@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from recode_lib.sandbox import SandboxConfig, codec, execute, execute_many
+from recode_lib.sandbox import SandboxConfig, codec, execute, execute_many, limits
 
 CFG = SandboxConfig(time_limit_s=2.0, memory_mb=512, workers=1)
 TOKEN = uuid.uuid4().hex[:12]
@@ -333,6 +333,21 @@ def test_user_keyring_of_one_record_is_not_seen_by_the_next():
     }
     results = execute_many([first, second], workers=1, config=CFG)
     assert results[1]["status"] == "wrong_answer"
+
+
+def test_a_submission_sees_only_the_sandboxs_environment():
+    """The environment a submission sees is exactly the sandbox's (nothing of the judge's, such
+    as a secret in its environment; set once in the worker and inherited by each child)."""
+    code = "import os\ndef f():\n    return sorted(os.environ)\n"
+    want = sorted(
+        ["PATH", "HOME", "TMPDIR", "LANG", "PYTHONHASHSEED", "JE_ARROW_MALLOC_CONF"]
+        + list(limits.THREAD_VARS)
+    )
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": want}]}
+    assert run(code, tests)["status"] == "passed"
+    home = "import os\ndef f():\n    return [os.environ['HOME'], os.environ['OMP_NUM_THREADS']]\n"
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": ["/tmp", "1"]}]}
+    assert run(home, tests)["status"] == "passed"
 
 
 def test_process_list_does_not_show_the_judge():

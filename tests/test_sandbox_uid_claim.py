@@ -1,11 +1,15 @@
 """Root mode's uid ranges are claimed per worker (sandbox.limits.claim_uid_base): two live
-workers never share one, since reap kills every process of a child's uid."""
+workers never share one, since reap kills every process of a child's uid; and a record's uid
+leaves no kernel key behind (reap creates no keyrings to clear them)."""
 
 from __future__ import annotations
 
 import os
 
-from recode_lib.sandbox import limits
+import pytest
+
+from recode_lib.sandbox import SandboxConfig, execute, execute_many, limits
+from recode_lib.sandbox.pool import get_pool
 
 
 class Fixed:
@@ -45,3 +49,29 @@ def test_a_range_is_free_again_once_its_worker_is_gone(monkeypatch, tmp_path):
 def test_the_claim_folder_is_private(tmp_path, monkeypatch):
     path = limits.uid_claim_dir()
     assert os.path.isdir(path) and os.stat(path).st_mode & 0o077 == 0
+
+
+def _key_users():
+    with open("/proc/key-users", "rb") as fh:
+        return {int(line.split(b":", 1)[0]) for line in fh.read().splitlines() if b":" in line}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="a kernel without keys")
+def test_a_record_leaves_no_keyring_of_its_uid_in_the_kernel():
+    """Root mode: a record's fresh uid owns no key in the kernel after its reap (clearing a uid's
+    user keyrings creates them: two per record would pile up in kernel memory)."""
+    cfg = SandboxConfig(time_limit_s=2.0, memory_mb=300, workers=1)  # a pool of its own
+    rec = {
+        "id": "k",
+        "code": "def f():\n    return 1\n",
+        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]},
+    }
+    assert execute(rec, config=cfg)["status"] == "passed"
+    (w,) = get_pool(cfg).workers()
+    if w.info["mode"] != "root":
+        pytest.skip("root mode only: a private uid per record")
+    base, span = w.info["uid"], w.info["uid_span"]
+    before = _key_users()
+    assert execute_many([rec] * 3, config=cfg, workers=1)[2]["status"] == "passed"
+    new = [u for u in _key_users() - before if base <= u < base + span]
+    assert new == [], f"keys left for the records' uids {new}"

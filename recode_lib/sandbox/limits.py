@@ -399,7 +399,15 @@ def claim_uid_base(tries=64):
 
 
 def setup_worker(cfg):
-    """Choose and prepare the isolation mode in the worker process; returns a dict."""
+    """Choose and prepare the isolation mode in the worker process; returns a dict. Ends by
+    giving the worker the children's environment (use_child_environ)."""
+    iso = _setup_isolation(cfg)
+    use_child_environ()
+    iso["environ_set"] = True
+    return iso
+
+
+def _setup_isolation(cfg):
     # no PDEATHSIG here: it fires when the *thread* that started us ends; the worker exits on
     # EOF of its stdin instead (the judge closing or dying)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -548,6 +556,17 @@ def confine(iso, cfg, job, keep_fds):
         os.setresuid(iso["uid"], iso["uid"], iso["uid"])
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     restrict_syscalls(sysv=sysv, unix=iso.get("unix_filter", True))
+    if not iso.get("environ_set"):  # set once in the worker (setup_worker), inherited
+        use_child_environ()
+    if mode == "plain":
+        _guard_network()
+
+
+def use_child_environ():
+    """Make this process's environment exactly the one a child runs with (nothing of the
+    judge's): the worker does it once at the end of setup_worker, so every child inherits it
+    through fork and confine has nothing to change (clearing and refilling os.environ in each
+    child cost ~0.4 ms, most of it copy-on-write faults). Nothing in the worker reads these."""
     os.environ.clear()
     os.environ.update(
         {
@@ -560,11 +579,9 @@ def confine(iso, cfg, job, keep_fds):
             # numeric libraries run single-threaded, as one CPU per submission
             # allows (and a unittest-style test gets its nonce only while alone)
             **{v: "1" for v in THREAD_VARS},
-            "JE_ARROW_MALLOC_CONF": "background_thread:false",
+            "JE_ARROW_MALLOC_CONF": "background_thread:false",  # pyarrow (pandas)
         }
-    )  # pyarrow (pandas)
-    if mode == "plain":
-        _guard_network()
+    )
 
 
 # seccomp(2) filter of every child (restrict_syscalls): memory that RLIMIT_AS does not count.
@@ -802,19 +819,29 @@ def _start_pid_init():
     then becomes non-dumpable (a child cannot ptrace it or read its /proc files), chroots,
     drops its capabilities and only reaps the orphans re-parented to it (`reap` kills them).
     Signals from inside the namespace to an init without handlers are dropped by the
-    kernel. It dies with the worker (PDEATHSIG), and the namespace with it. Returns its pid."""
+    kernel. It dies with the worker, and the namespace with it: when the read end of a pipe
+    (the lifeline) whose only write end the worker holds (its children close it in confine)
+    reaches EOF. PR_SET_PDEATHSIG is set too, but alone it is not enough: the kernel checks
+    the dying parent's permission to signal, and root mode's reap runs as the child's uid
+    (setresuid), so a worker killed there could not signal its root-owned init (left running,
+    re-parented to pid 1); nor does it cover a worker that died before the prctl. Returns its
+    pid."""
     r, w = os.pipe()
+    life_r, life_w = os.pipe()  # the worker keeps life_w open as long as it lives
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
+            os.close(life_w)
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.setsid()
             null = os.open("/dev/null", os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            os.closerange(3, w)
-            os.closerange(w + 1, 65536)
+            lo = 3
+            for fd in sorted((w, life_r)) + [65536]:
+                os.closerange(lo, fd)
+                lo = fd + 1
             for sig in signal.valid_signals():
                 if sig not in (signal.SIGKILL, signal.SIGSTOP):
                     try:
@@ -826,26 +853,32 @@ def _start_pid_init():
             os.chroot(ROOT)
             os.chdir("/")
             drop_capabilities()
-            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+            signal.signal(signal.SIGCHLD, _reap_orphans)  # reaps as each orphan ends
+            _reap_orphans()
             os.write(w, b"ok")
             os.close(w)
-            while True:
-                signal.sigwait([signal.SIGCHLD])
-                while True:
-                    try:
-                        if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                            break
-                    except ChildProcessError:
-                        break
+            while os.read(life_r, 1):  # b"": EOF, the worker is gone (it never writes)
+                pass
         finally:
             os._exit(1)
     os.close(w)
+    os.close(life_r)
     ok = os.read(r, 16)
     os.close(r)
     if ok != b"ok":
         os.waitpid(pid, 0)
         raise OSError(0, "the pid namespace's init failed to start")
     return pid
+
+
+def _reap_orphans(*_):
+    """The pid-namespace init's SIGCHLD handler: collect every ended process adopted by it."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
 
 
 def _guard_network():
@@ -874,7 +907,8 @@ def reap(iso):
                 os.kill(-1, signal.SIGKILL)
             except ProcessLookupError:  # nothing left: the usual case
                 pass
-            clear_keyrings()
+            if KEYS_REACHABLE:
+                clear_keyrings()
         finally:
             os.setresuid(0, 0, 0)
             _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as before (a uid change clears it)
@@ -897,6 +931,15 @@ def reap(iso):
 # keyctl(2): KEYCTL_CLEAR of the calling uid's user and user-session keyrings
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "ppc64le": 271, "s390x": 280}
 KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
+
+
+# Whether a child's processes can make kernel keys at all: not where restrict_syscalls'
+# filter refuses add_key, request_key and keyctl (every architecture of SECCOMP_ARCHS; the
+# filter is installed in every child, or the child fails). Only then does reap clear the uid's
+# keyrings: touching a uid's user keyrings creates them, so clearing each record's fresh uid
+# would leave two empty keyrings in kernel memory per record (never freed: they stay listed
+# in /proc/key-users) and cost more than the rest of the reap.
+KEYS_REACHABLE = os.uname().machine not in SECCOMP_ARCHS
 
 
 def clear_keyrings():

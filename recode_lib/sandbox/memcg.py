@@ -91,6 +91,7 @@ class Group:
 
     def __init__(self, path, version):
         self.path, self.version = path, version
+        self.procs = os.path.join(path, "cgroup.procs")  # what join writes (in each child)
         self.mb = None
 
     def limit(self, mb):
@@ -116,7 +117,11 @@ class Group:
 
     def join(self):
         """Move the calling process into the group (its later children are born in it)."""
-        _write(os.path.join(self.path, "cgroup.procs"), "0")
+        fd = os.open(self.procs, os.O_WRONLY)  # no file object: fewer pages touched
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
 
     def oom_kills(self):
         """How many processes the kernel killed in this group for its limit, so far."""
