@@ -100,6 +100,15 @@ def test_notebooks_import_from_packages(nb):
     assert not found, f"{nb.name}: imports not from a package's exports: {found}"
 
 
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebooks_recode_imports_run(nb):
+    """Each `from recode_lib... import ...` of a notebook, nested ones included, runs as is."""
+    for i, tree in code_cells(nb):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("recode_lib"):
+                exec(compile(ast.Module([node], []), f"{nb.name} cell {i}", "exec"), {})
+
+
 def test_the_checks_see_a_literal_and_a_reassignment(tmp_path):
     nb = tmp_path / "07_x.ipynb"
     cells = [
