@@ -5,7 +5,7 @@ and every failure with its reason, grouped (network, version, time, data, harnes
         [--python PATH | --no-env]     # default: BigCodeBench's env when built (make bcb-env)
 
 Each task's reference solution (code_prompt + canonical_solution) becomes a record through
-evaluation.rows.sandbox_record (so it carries BigCodeBench's interpreter when built, exactly
+sandbox.sandbox_record (so it carries BigCodeBench's interpreter when built, exactly
 as an evaluation would) and is judged by sandbox.execute_many. --python judges with another
 interpreter (records rebuilt with it); --no-env judges with the project's own interpreter
 (the "before" figure). Groups are decided from the verdict's status and reason text only:
@@ -40,8 +40,7 @@ import time
 from recode_lib.core.bench_env import bcb_python
 from recode_lib.core.paths import data_dir
 from recode_lib.data.bigcodebench import load_bigcodebench
-from recode_lib.evaluation.rows import sandbox_record
-from recode_lib.sandbox import SandboxConfig, execute_many, isolation_mode
+from recode_lib.sandbox import SandboxConfig, execute_many, isolation_mode, sandbox_record
 
 NETWORK = re.compile(
     r"connect|network|resolv|name or service|nodename|socket|urlopen|"

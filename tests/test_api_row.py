@@ -1,4 +1,4 @@
-"""The API comparison row of notebook 05 (recode_lib.evaluation.api_row): refused with one line
+"""The API comparison row of notebook 05 (recode_lib.evaluation.api_model): refused with one line
 naming the unset environment variables, and, with them set, evaluated through the real openai
 backend against a local fake OpenAI-compatible server with the same spec as the other rows."""
 
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from recode_lib.data import load_benchmark
-from recode_lib.evaluation.api_row import (
+from recode_lib.evaluation.api_model import (
     API_ENV,
     ApiRowRefused,
     api_row,

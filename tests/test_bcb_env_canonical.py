@@ -1,7 +1,7 @@
 """Real data in BigCodeBench's own environment (`make bcb-env`, recode_lib.core.bench_env): a
 sample of
 canonical solutions per library family passes through the project's record builder and sandbox
-(evaluation.rows.sandbox_record carries the env's interpreter -> execute_many). Skipped where the
+(sandbox.sandbox_record carries the env's interpreter -> execute_many). Skipped where the
 env is not built or ../shared/data is absent. benchmarks/bcb_canonical.py measures all 1,140."""
 
 import pytest
@@ -9,8 +9,7 @@ import pytest
 from recode_lib.core.bench_env import bcb_python, env_dir
 from recode_lib.core.paths import data_dir
 from recode_lib.data.bigcodebench import load_bigcodebench
-from recode_lib.evaluation.rows import sandbox_record
-from recode_lib.sandbox import SandboxConfig, execute_many
+from recode_lib.sandbox import SandboxConfig, execute_many, sandbox_record
 
 pytestmark = [
     pytest.mark.bcb_env,

@@ -14,9 +14,8 @@ import pytest
 from recode_lib.core import bench_env
 from recode_lib.data.bigcodebench import RUNNER
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.rows import sandbox_record
 from recode_lib.rewards.execution import SandboxRunner
-from recode_lib.sandbox import SandboxConfig, execute_many
+from recode_lib.sandbox import SandboxConfig, execute_many, sandbox_record
 from recode_lib.sandbox.records import RecordError, parse_record
 
 FAKE = "recode_fake_bcb_lib"  # a module only the fake env has (whatever the project's has)

@@ -1,5 +1,5 @@
 """Real data: BigCodeBench canonical solutions of each installed library family pass through the
-project's record builder and sandbox (evaluation.rows.sandbox_record -> execute_many); a task
+project's record builder and sandbox (sandbox.sandbox_record -> execute_many); a task
 needing a library the sandbox's interpreter lacks is env_missing, never a wrong answer.
 (issue 41: numpy/pandas tasks were reported as runtime_error with no reason.)"""
 
@@ -9,8 +9,7 @@ import pytest
 
 from recode_lib.core.paths import data_dir
 from recode_lib.data.bigcodebench import load_bigcodebench
-from recode_lib.evaluation.rows import sandbox_record
-from recode_lib.sandbox import SandboxConfig, execute_many
+from recode_lib.sandbox import SandboxConfig, execute_many, sandbox_record
 
 pytestmark = [
     pytest.mark.shared_data,

@@ -367,3 +367,58 @@ def test_mbpp_train_holds_no_task_of_mbppplus(shared_data_dir):
         plus & set(range(601, 975))
     )
     assert all(601 <= i <= 974 for i in ids)
+
+
+def test_a_bigcodebench_trace_is_judged_on_the_record_evaluation_builds(tmp_path, monkeypatch):
+    """CRPL's judge (judge_and_store, through generate_base_traces) sends the sandbox the same
+    record as evaluation's row builder for the same response: a BigCodeBench problem keeps its
+    extras ("requires": its libraries; "python": BigCodeBench's interpreter, here a fake built
+    env) and its program its prelude (the task's imports), so a trace is not judged by an
+    interpreter that lacks them, nor without the imports evaluation gives the answer."""
+    import sys
+
+    from recode_lib.core import bench_env
+    from recode_lib.data.schema import Problem
+    from recode_lib.evaluation.episodes import FinishedEpisode
+    from recode_lib.evaluation.rows import episode_row
+    from recode_lib.process_reward.crpl import generate_base_traces
+
+    env = tmp_path / "bcb-env"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").symlink_to(sys.executable)
+    (env / bench_env.MARKER).write_text("numpy==0 (fake)\n")
+    monkeypatch.setenv(bench_env.ENV_VAR, str(env))
+    code = "def task_func(xs):\n    return float(np.mean(xs))"
+    prob = Problem(
+        id="bigcodebench/BigCodeBench/7",
+        source="bigcodebench",
+        prompt="Return the mean of xs.",
+        entry_point="task_func",
+        tests={"kind": "script", "script": "assert task_func([1, 3]) == 2.0\n"},
+        time_limit_s=60.0,
+        memory_mb=2048,
+        metadata={"libs": ["numpy"], "prelude": "import numpy as np"},
+    )
+    response = format_response("Use numpy's mean.", code)
+    sent = []
+
+    def fake_exec(records):
+        sent.extend(records)
+        return [
+            {"id": r["id"], "status": "passed", "outcome": "correct", "passed": 1, "total": 1}
+            for r in records
+        ]
+
+    gen = ScriptedGenerator(lambda m, j: response)
+    (traced,) = generate_base_traces(
+        [prob], CRPLConfig(), tmp_path / "t.jsonl", generator=gen, execute=fake_exec
+    )
+    _, evaluated = episode_row(
+        prob, FinishedEpisode(prob, 0, "single", response, n_tokens=9, finish_reason="stop")
+    )
+    (judged,) = sent
+    assert {**judged, "id": None} == {**evaluated, "id": None}
+    assert judged["code"].startswith("import numpy as np\n") and code in judged["code"]
+    assert judged["requires"] == ["numpy"] and judged["python"] == str(env / "bin" / "python")
+    assert traced["code"] == code and traced["verdict"]["outcome"] == "correct"
+    assert "tests" not in traced

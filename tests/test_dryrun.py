@@ -397,7 +397,7 @@ def test_paper_counts_fill_one_grpo_step(stem):
     """TRL drops an incomplete generation batch: fewer training problems than one step takes
     train 0 steps and save the start model as final/ (found by the dry run)."""
     from recode_lib.training.grpo import load_recipe, prompts_per_step
-    from recode_lib.training.recipe_fields import recipe_fields
+    from recode_lib.training.recipe_check import recipe_fields
 
     p = load_profile("paper")[stem]
     recipe = load_recipe(p["RECIPE"], **recipe_fields(p.get("RECIPE_FIELDS")))

@@ -8,9 +8,9 @@ import pytest
 
 from recode_lib.data.bigcodebench import RUNNER
 from recode_lib.data.schema import Problem
-from recode_lib.evaluation.rows import result_fields, sandbox_record
+from recode_lib.evaluation.rows import result_fields
 from recode_lib.evaluation.summary import summarize
-from recode_lib.sandbox import SandboxConfig, execute, execute_many
+from recode_lib.sandbox import SandboxConfig, execute, execute_many, sandbox_record
 from recode_lib.sandbox.environment import missing_modules
 from recode_lib.sandbox.records import RecordError
 

@@ -428,7 +428,7 @@ def test_a_start_or_reward_model_retrained_in_place_changes_the_fingerprint(
         assert new != fp
         fp = new
     alias = load_recipe("cg_grpo_smoke", model="smollm2")  # no folder: no stamp
-    from recode_lib.core.provenance import fingerprint
+    from recode_lib.core.stamps import fingerprint
     from recode_lib.training.grpo import LOGGING_FIELDS, recipe_dict
 
     fields = {k: v for k, v in recipe_dict(alias).items() if k not in LOGGING_FIELDS}

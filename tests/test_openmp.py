@@ -81,7 +81,7 @@ def test_this_process_own_work_is_not_counted_as_others(monkeypatch):
 
 
 def test_results_record_the_wait_policy_they_ran_with():
-    from recode_lib.core.provenance import provenance
+    from recode_lib.core.stamps import provenance
 
     stamp = provenance(seed=0)["openmp"]
     assert stamp["wait_policy"] == (os.environ.get("OMP_WAIT_POLICY") or "default")

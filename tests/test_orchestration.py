@@ -109,7 +109,7 @@ def test_math_evaluation_goes_through_the_run_guard(tiny_model_dir, tmp_path):
 
 def test_recipe_fields_and_the_notebooks_own_fields_are_the_run_fields():
     from recode_lib.training.launch import reward_variants
-    from recode_lib.training.recipe_fields import recipe_fields
+    from recode_lib.training.recipe_check import recipe_fields
 
     assert recipe_fields(
         {"per_device_train_batch_size": 8, "cpu_threads": None}, model="m", sandbox_workers=2
@@ -246,7 +246,7 @@ def test_choose_endpoints_takes_the_sweep_and_its_problems(tmp_path):
 
 
 def test_train_stats_summarise_a_run(tmp_path):
-    from recode_lib.analysis.reward_curves import train_stats
+    from recode_lib.analysis.run_tables import train_stats
 
     write_jsonl_atomic(
         tmp_path / "metrics.jsonl",

@@ -39,7 +39,7 @@ def test_every_laptop_parameter_is_declared_by_its_notebook():
 
 def test_laptop_trains_lora_on_what_00_calibrated_with_the_same_protocol():
     from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.recipe_fields import recipe_fields
+    from recode_lib.training.recipe_check import recipe_fields
 
     cal = section("laptop", "00_data_and_models")
     assert cal["CALIBRATE"] and cal["CAL_N_SAMPLES"] >= 2

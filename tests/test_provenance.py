@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 
-from recode_lib.core.provenance import package_versions, provenance
+from recode_lib.core.stamps import package_versions, provenance
 
 
 @dataclass
@@ -22,7 +22,7 @@ def test_missing_packages_are_none_not_errors():
 def test_fingerprint_is_stable_and_sensitive():
     from dataclasses import dataclass
 
-    from recode_lib.core.provenance import fingerprint
+    from recode_lib.core.stamps import fingerprint
 
     @dataclass
     class C:

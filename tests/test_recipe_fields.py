@@ -1,4 +1,4 @@
-"""RECIPE_FIELDS (recode_lib.training.recipe_fields): a profile sets recipe fields by the recipe's
+"""RECIPE_FIELDS (recode_lib.training.recipe_check): a profile sets recipe fields by the recipe's
 own names as a mapping merged field by field over the recipe file, and each GRPO value of every
 profile is decided in one place — the recipe file, or the profile's RECIPE_FIELDS — never by a
 notebook parameter of its own."""
@@ -13,7 +13,7 @@ import yaml
 from recode_lib.cli.reproduce import parse_overrides
 from recode_lib.runner.pipeline import declared_parameters, list_notebooks, profile_parameters
 from recode_lib.training.grpo import RECIPES_DIR, config_fields, load_recipe
-from recode_lib.training.recipe_fields import RecipeFieldError, merge_fields, recipe_fields
+from recode_lib.training.recipe_check import RecipeFieldError, merge_fields, recipe_fields
 
 TINY = Path(__file__).parent / "notebook_params_tiny.yaml"
 GRPO_NOTEBOOKS = {

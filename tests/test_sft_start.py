@@ -17,7 +17,7 @@ from recode_lib.data.schema import Problem
 from recode_lib.environments import prepare_tool_tokenizer, reset_row
 from recode_lib.environments.rollout import parse_turn
 from recode_lib.environments.settings import environment_factory
-from recode_lib.orchestration.start_model import (
+from recode_lib.orchestration.start import (
     prepare_start_model,
     sft_problems,
     start_model,
@@ -389,7 +389,7 @@ def test_the_start_model_is_the_recorded_sft_of_the_same_base(tiny_model_dir, tm
 
 
 def test_notebook_00s_step_trains_the_sft_start_and_records_it(tiny_model_dir, monkeypatch):
-    import recode_lib.orchestration.start_model as sm
+    import recode_lib.orchestration.start as sm
 
     profile, base = "sftstep", str(tiny_model_dir)
     cfg = SFTStartConfig(model=base, max_steps=1, batch_size=2, max_length=4096)

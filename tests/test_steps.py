@@ -16,7 +16,7 @@ from recode_lib.runner.dryrun import dryrun_profile
 from recode_lib.runner.pipeline import list_notebooks, load_profile
 from recode_lib.steps import STEPS, ParameterError, check_profile, step_schemas
 from recode_lib.steps.cells import declared, drift, render, write_cell
-from recode_lib.training.recipe_fields import KINDS, check_field
+from recode_lib.training.recipe_check import KINDS, check_field
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = step_schemas(list_notebooks())
@@ -138,9 +138,9 @@ def test_a_profile_with_a_misspelled_or_mistyped_field_is_refused(capsys, tmp_pa
 
 
 def test_the_recipe_field_table_is_the_dataclass():
-    from recode_lib.training.recipe_fields import kinds_from_config
+    from recode_lib.training.recipe_check import kinds_from_config
 
-    assert KINDS == kinds_from_config()  # else: python -m recode_lib.training.recipe_fields
+    assert KINDS == kinds_from_config()  # else: python -m recode_lib.training.recipe_check
 
 
 def test_recipe_field_kinds():

@@ -147,7 +147,7 @@ def test_reward_model_in_the_paper_dtype_trains_fp32_master_weights(
 def test_a_reward_model_trained_in_pure_bf16_is_not_reused():
     """bf16 RMs saved before the fp32-master rule get a new fingerprint (retrained);
     float32 ones keep theirs (reused)."""
-    from recode_lib.core.provenance import fingerprint
+    from recode_lib.core.stamps import fingerprint
     from recode_lib.process_reward.model import RMConfig, training_fingerprint
 
     pairs = _pairs(2)
@@ -223,7 +223,7 @@ def _train_grpo(tiny, out, monkeypatch, *, bf16: bool, lr: float, steps: int = 2
 
 def _paper_grpo():
     from recode_lib.training.grpo import load_recipe
-    from recode_lib.training.recipe_fields import recipe_fields
+    from recode_lib.training.recipe_check import recipe_fields
 
     section = PAPER["04_cg_grpo"]
     r = load_recipe(section["RECIPE"], **recipe_fields(section.get("RECIPE_FIELDS")))

@@ -21,7 +21,7 @@ NoData (notebook 99 turns both into a skip note). Inputs: frontier.json
 (recode_lib.analysis.frontier.write_frontier: rows with alpha and the four outcome rates; a sweep
 file may instead carry rows with "run"), passk.json (recode_lib.analysis.ensemble.write_ensemble),
 GRPO metrics.jsonl (recode_lib.training.callbacks; read through
-recode_lib.analysis.reward_curves.reward_curves), the LCB-RB table (notebook 03 metrics.json
+recode_lib.analysis.run_tables.reward_curves), the LCB-RB table (notebook 03 metrics.json
 "table") and the held-out RM accuracy (notebook 02 metrics.json). It computes no metric itself
 beyond selecting columns.
 """
@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from recode_lib.analysis.frontier import FrontierError, check_overlay
-from recode_lib.analysis.reward_curves import reward_curves
+from recode_lib.analysis.run_tables import reward_curves
 from recode_lib.core.errors import RecodeError
 from recode_lib.core.paths import FIGURES_ROOT, figures_dir
 from recode_lib.core.run_files import (

@@ -21,7 +21,7 @@ import sys
 import threading
 
 from recode_lib.core.errors import RecodeError, Terminated
-from recode_lib.core.provenance import git_hash
+from recode_lib.core.stamps import git_hash
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -16,7 +16,7 @@ versions that install on this project's Python (3.11) where its pins cannot; doc
 ("BigCodeBench's environment") lists every difference. A build that finished writes
 `.installed` (its `pip freeze`) in the venv; an env without it counts as not built.
 
-Who uses it: evaluation.rows.sandbox_record puts the interpreter into every BigCodeBench record
+Who uses it: sandbox.sandbox_record puts the interpreter into every BigCodeBench record
 ("python"), so the sandbox runs that record's workers with it (sandbox.pool: a pool per
 interpreter) and decides `env_missing` from its module set (sandbox.environment). Without the
 env the records carry no interpreter: the project's own judges them, and the problems whose
@@ -75,7 +75,7 @@ def interpreter_for(problem) -> str | None:
 
 def record_extras(problem) -> dict:
     """What a sandbox record of `problem` carries besides its code, tests and limits, for every
-    path that judges it (evaluation's rows.sandbox_record; the GRPO rewards and the SFT
+    path that judges it (recode_lib.sandbox.sandbox_record; the GRPO rewards and the SFT
     transcripts' check through recode_lib.rewards.base.run_problems): "requires" (the modules
     it needs: metadata["requires"], else metadata["libs"]; BigCodeBench), so a problem the
     interpreter cannot run is `env_missing`, and "python" (interpreter_for) when it has its

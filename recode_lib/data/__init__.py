@@ -19,6 +19,7 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 
+from recode_lib.core.lazy import lazy_exports
 from recode_lib.core.plugins import load_plugins
 from recode_lib.data._io import DataError, resolve_data_dir
 from recode_lib.data.calibrated import load_calibrated
@@ -211,3 +212,11 @@ __all__ = [
     "benchmark_family",
     "FAMILIES",
 ]
+
+# what notebooks use besides the names above, imported on first access (recode_lib.core.lazy)
+LAZY_EXPORTS = {
+    "train_eval_split": "split",
+    "math_train_eval": "math_train",
+}
+__all__ += sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

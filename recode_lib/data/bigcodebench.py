@@ -12,7 +12,7 @@ task's unittest.TestCase and fails unless every test passes (the failure's reaso
 tests failed, the first one and its exception line: type and message's first line). It does not
 install the libraries the tasks import: metadata["libs"] lists the solution's, metadata["requires"]
 adds the test script's own module-level imports (faker, pytz, requests_mock, ...: script_imports);
-evaluation.rows.sandbox_record passes "requires" to the sandbox, with BigCodeBench's own
+sandbox.sandbox_record passes "requires" to the sandbox, with BigCodeBench's own
 interpreter when built (`make bcb-env`, recode_lib.core.bench_env: its pinned libraries), and a task
 needing a module the sandbox's interpreter lacks is judged `env_missing` (not counted;
 recode_lib.sandbox.environment). Known difference from BigCodeBench's harness, which runs the

@@ -29,6 +29,7 @@ from recode_lib.data.evalplus_script import MBPP_NOT_NONE, MBPP_SET_EQ
 from recode_lib.data.evalplus_script import script as _script
 from recode_lib.data.pyvalues import decode, encode, json_exact
 from recode_lib.data.schema import Problem
+from recode_lib.sandbox.record_builder import sandbox_record
 
 # ---- MBPP+ input types (EvalPlus mbpp_deserialize_inputs) -----------------------------------
 _T = tuple
@@ -422,14 +423,8 @@ def problems_with_tests(
 def sandbox_records(problems, code_of=None) -> list[dict]:
     """`recode sandbox` input records for Problems built here (load_humanevalplus /
     load_mbppplus): the submission is `code_of(problem)`, by default the reference solution.
-    The one EvalPlus record builder: the real-data tests and benchmarks/bench_sandbox.py use it."""
+    Built by the sandbox's one record builder (recode_lib.sandbox.sandbox_record); the
+    real-data tests and benchmarks/bench_sandbox.py use it."""
     return [
-        {
-            "id": p.id,
-            "code": code_of(p) if code_of else p.reference_solution,
-            "tests": p.tests,
-            "time_limit_s": p.time_limit_s,
-            "memory_mb": p.memory_mb,
-        }
-        for p in problems
+        sandbox_record(p.id, code_of(p) if code_of else p.reference_solution, p) for p in problems
     ]

@@ -177,7 +177,7 @@ def headline_table(
     policy). A cell's ci is the summary's own with one run, else a bootstrap over problems of
     the seed-averaged per-problem pass@1 (when the summaries carry "per_problem").
     `comparisons`: policies that are reference rows, not trained ones (an API model,
-    recode_lib.evaluation.api_row): in the table and the summary (gain_vs_baseline too, as the
+    recode_lib.evaluation.api_model): in the table and the summary (gain_vs_baseline too, as the
     paper's table compares every row), but with no relative_gain_* entry of their own.
     `not_run`: {policy: reason} of comparison rows that were not evaluated (e.g. "not run:
     OPENAI_API_KEY unset"), kept as "not_run" (headline_rows gives each a row with its status)."""

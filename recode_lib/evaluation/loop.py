@@ -21,7 +21,7 @@ from recode_lib.core.jsonl import JsonlStore, write_json_atomic
 from recode_lib.core.linux import require_linux
 from recode_lib.core.locks import OutputLock
 from recode_lib.core.models import model_stamp
-from recode_lib.core.provenance import provenance
+from recode_lib.core.stamps import provenance
 from recode_lib.evaluation.episodes import episode_strategy
 from recode_lib.evaluation.guard import guard_run, precision_field
 from recode_lib.evaluation.rows import (

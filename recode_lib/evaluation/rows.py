@@ -34,12 +34,11 @@ from __future__ import annotations
 import json
 
 from recode_lib.core.assemble import assemble
-from recode_lib.core.bench_env import record_extras
 from recode_lib.core.jsonl import JsonlError, JsonlStore
 from recode_lib.core.prompts import failure_reason
 from recode_lib.data.schema import Problem
 from recode_lib.generation.base import FinishReason
-from recode_lib.sandbox import first_failure, strictness
+from recode_lib.sandbox import first_failure, sandbox_record, strictness
 from recode_lib.sandbox.records import time_rule_of
 from recode_lib.sandbox.strictness import DEFAULT_RK_RULE
 
@@ -81,25 +80,10 @@ def sample_id(problem_id: str, sample: int) -> str:
     return f"{problem_id}#{sample}"
 
 
-def sandbox_record(sid: str, code: str | None, p) -> dict:
-    """The `recode sandbox` record that judges `code` (None: no code) on problem p's tests,
-    with p's bench_env.record_extras ("requires": the modules it needs, so that a problem the
-    sandbox's interpreter cannot run is `env_missing`; "python": BigCodeBench's own
-    environment for its problems when built) — the same extras the GRPO rewards give it."""
-    rec = {
-        "id": sid,
-        "code": code,
-        "tests": p.tests,
-        "time_limit_s": p.time_limit_s,
-        "memory_mb": p.memory_mb,
-    }
-    rec.update(record_extras(p))
-    return rec
-
-
 def episode_row(p, episode) -> tuple[dict, dict]:
-    """(the row's episode fields, the sandbox record that judges its code) for one finished
-    episode (recode_lib.evaluation.episodes.FinishedEpisode) of problem p."""
+    """(the row's episode fields, the sandbox record that judges its code: the sandbox's one
+    builder, recode_lib.sandbox.sandbox_record) for one finished episode
+    (recode_lib.evaluation.episodes.FinishedEpisode) of problem p."""
     prog = assemble(p, episode.response)
     sid = sample_id(p.id, episode.sample)
     cut = episode.truncated

@@ -29,6 +29,7 @@ model code.
 
 from __future__ import annotations
 
+from recode_lib.core.lazy import lazy_exports
 from recode_lib.generation.base import (
     Backend,
     Completion,
@@ -174,3 +175,11 @@ def backend_options(
             out["data_parallel_size"] = data_parallel_size
         return out
     return {"base_url": base_url, "concurrency": concurrency}
+
+
+# what notebooks use besides the names above, imported on first access (recode_lib.core.lazy)
+LAZY_EXPORTS = {
+    "make_generator": "chat",
+}
+__all__ += sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

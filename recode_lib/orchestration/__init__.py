@@ -18,3 +18,36 @@ record; notebook 02). The resource plan, the notebook runner and the checks of t
 recode_lib.plan, pipeline, variants (a profile's named overlays, e.g. the paper's scale_32b),
 dryrun, gpu_check and staging.
 """
+
+from recode_lib.core.lazy import lazy_exports
+
+# name -> the submodule defining it, imported on first access (recode_lib.core.lazy)
+LAZY_EXPORTS = {
+    "prepare_start_model": "start",
+    "start_model": "start",
+    "ABLATION_SINGLE_FILE": "rm_ablation",
+    "CROSS_FILE": "rm_ablation",
+    "ablation_sets": "rm_ablation",
+    "pair_scale": "proc_scale",
+    "write_records": "records",
+    "rk_rule_lines": "sweep",
+    "rk_rule_report": "sweep",
+    "strictness_sweep": "sweep",
+    "alpha_grid": "alpha",
+    "seed_replicas": "alpha",
+    "choose_endpoints": "endpoints",
+    "sweep_eval_problems": "endpoints",
+    "sweep_protocol_spec": "endpoints",
+    "sweep_runs": "endpoints",
+    "ensemble_step": "ensemble",
+    "alpha_settings": "settings",
+    "ensemble_settings": "settings",
+    "episode_rows": "settings",
+    "pooled_per_setting": "settings",
+    "settings_headline": "settings",
+    "sweep_settings": "settings",
+    "report_markdown": "laptop_report",
+    "write_report": "laptop_report",
+}
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

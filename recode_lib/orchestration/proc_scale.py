@@ -22,7 +22,7 @@ from recode_lib.rewards import Need, reward_needs
 from recode_lib.runner.pipeline import parse_list
 from recode_lib.training.grpo import load_recipe
 from recode_lib.training.launch import TRANSFER
-from recode_lib.training.recipe_fields import recipe_fields
+from recode_lib.training.recipe_check import recipe_fields
 
 __all__ = ["proc_runs", "pair_scale"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from recode_lib.sandbox.checker import compiler_problem
 from recode_lib.training.grpo import load_recipe
-from recode_lib.training.recipe_fields import recipe_fields
+from recode_lib.training.recipe_check import recipe_fields
 
 TESTLIB_BENCHMARKS = ("codecontests_plus",)
 BENCHMARK_KEYS = ("BENCHMARK", "EVAL_BENCHMARK", "TRAIN_SET")

@@ -11,7 +11,7 @@ Each builder (`_00` ... `_11`) gets them as its step's typed parameters (recode_
 an attribute error, which tests/test_steps.py finds statically.
 Training stages also read their recipe (recode_lib/training/recipes/<RECIPE>.yaml, with
 RecodeGRPOConfig's defaults for the fields a recipe leaves out, under the notebook's RECIPE_FIELDS:
-see recode_lib.training.recipe_fields) and the launch configs (configs/accelerate,
+see recode_lib.training.recipe_check) and the launch configs (configs/accelerate,
 configs/deepspeed). A stage holds what the memory check needs (Engine: a vLLM engine; Trainer:
 the policy under ZeRO-3 with its colocated engine and reward model) and what the budget needs
 (Work: token counts, upper bounds: every response runs to its maximum length, every trace is
@@ -54,7 +54,7 @@ from recode_lib.steps.catalog import (
 )
 from recode_lib.training.grpo import RECIPES_DIR, config_fields, field_default
 from recode_lib.training.launch_configs import DEFAULT_ACCELERATE_CONFIG
-from recode_lib.training.recipe_fields import recipe_fields
+from recode_lib.training.recipe_check import recipe_fields
 
 S = TypeVar("S", bound=StepParams)
 # the profile's parameters: {notebook stem: its effective parameters}, as recode_lib.runner.pipeline
@@ -333,7 +333,7 @@ def rm_arch(pp: Profile, recipe: dict, notebook: str) -> Architecture:
 
 
 def run_fields(runs: GrpoRuns, model: str, extra: dict | None = None) -> dict:
-    """The recipe fields a GRPO notebook sets: its RECIPE_FIELDS (recode_lib.training.recipe_fields)
+    """The recipe fields a GRPO notebook sets: its RECIPE_FIELDS (recode_lib.training.recipe_check)
     and the fields it passes from its own parameters (BENCHMARK, WORKERS; `model`, `extra`)."""
     own = {"benchmark": runs.benchmark, "sandbox_workers": runs.workers}
     own = {k: v for k, v in own.items() if v is not None} | dict(extra or {}) | {"model": model}

@@ -8,3 +8,25 @@ dtype and batching), serving (the RM behind HTTP and its client), lcbrb/ (the be
 build, seeded traces, mutants, judges, adjudication, scoring).
 The reward that uses the RM during GRPO is recode_lib.rewards.process.
 """
+
+from recode_lib.core.lazy import lazy_exports
+
+# name -> the submodule defining it, imported on first access (recode_lib.core.lazy)
+LAZY_EXPORTS = {
+    "CRPLConfig": "crpl",
+    "GeneratorSpec": "crpl",
+    "check_training_source": "crpl",
+    "generate_base_traces": "crpl",
+    "synthesis_report": "crpl",
+    "synthesize_rewrites": "crpl",
+    "build_pairs": "pairs",
+    "equal_training_pairs": "pairs",
+    "heldout_pairs": "pairs",
+    "ProcessRewardScorer": "model",
+    "RMConfig": "model",
+    "pairwise_accuracy": "model",
+    "held_out_proc": "scale",
+    "scale_record": "scale",
+}
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

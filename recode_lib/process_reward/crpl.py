@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from tqdm.auto import tqdm
 
+from recode_lib.core.assemble import assemble
 from recode_lib.core.jsonl import JsonlStore
 from recode_lib.core.linux import require_linux
 from recode_lib.core.prompts import (
@@ -36,7 +37,7 @@ from recode_lib.process_reward.rewrite_prompts import (
     rewrite_messages,
     rule_rewrite,
 )
-from recode_lib.sandbox import execute_many
+from recode_lib.sandbox import execute_many, sandbox_record
 
 REJECT_REASONS = ("empty", "format", "unchanged", "changes_problem", "no_rule")
 
@@ -107,30 +108,20 @@ def _default_execute(records):
     return execute_many(records)
 
 
-def judge_and_store(recs, store, execute=None) -> None:
-    """Run each record's code ("code", "tests", limits) in the sandbox, set its "verdict"
-    (status, outcome, passed, total; "no_code" counts as a format error), drop "tests", and
-    append it to `store`. Shared by the policy traces here and
-    recode_lib.process_reward.lcbrb.seeded_traces. `execute` (records -> results) defaults to the
-    sandbox's execute_many."""
+def judge_and_store(recs, problems, store, execute=None, programs=None) -> None:
+    """Run programs[i] (default: recs[i]["code"]) in the sandbox on problems[i], set recs[i]'s
+    "verdict" (status, outcome, passed, total; no program counts as a format error, not run),
+    and append the records to `store`. The sandbox record is the one evaluation builds
+    (recode_lib.sandbox.sandbox_record: the problem's tests, limits and bench_env.record_extras)
+    and a policy response's program is the one it assembles (core.assemble: the problem's
+    prelude, test code dropped), so a trace is judged as its answer would be in evaluation.
+    Shared by the policy traces here and recode_lib.process_reward.lcbrb.seeded_traces (whose
+    code is a whole program). `execute` (records -> results) defaults to execute_many."""
     execute = execute or _default_execute
-    runnable = [r for r in recs if r["code"]]
-    results = (
-        execute(
-            [
-                {
-                    "id": r["id"],
-                    "code": r["code"],
-                    "tests": r["tests"],
-                    "time_limit_s": r["time_limit_s"],
-                    "memory_mb": r["memory_mb"],
-                }
-                for r in runnable
-            ]
-        )
-        if runnable
-        else []
-    )
+    programs = programs if programs is not None else [r["code"] for r in recs]
+    jobs = list(zip(recs, problems, programs, strict=True))
+    runnable = [sandbox_record(r["id"], code, p) for r, p, code in jobs if code]
+    results = execute(runnable) if runnable else []
     by_id = {res["id"]: res for res in results}
     for r in recs:
         res = by_id.get(r["id"])
@@ -139,7 +130,6 @@ def judge_and_store(recs, store, execute=None) -> None:
             if res
             else {"status": "no_code", "outcome": "format_error", "passed": 0, "total": None}
         )
-        del r["tests"]
     store.extend(recs)
 
 
@@ -168,10 +158,11 @@ def generate_base_traces(
             n=1,
             seed=cfg.seed + start,
         )
-        recs = []
+        recs, programs = [], []
         for (p, k), comps in zip(chunk, outs, strict=True):
             text = comps[0].text
             parsed = parse_response(text)
+            programs.append(assemble(p, text).code if parsed.code else None)
             reasoning, source = parsed.reasoning, "before"
             if not reasoning.strip() and cfg.trailing_reasoning and parsed.explanation:
                 reasoning, source = parsed.explanation, "explanation"
@@ -195,12 +186,11 @@ def generate_base_traces(
                     "format_ok": parsed.format_ok,
                     "reason": "" if usable else (why if parsed.has_code else parsed.reason),
                     "n_tokens": comps[0].n_tokens,
-                    "tests": p.tests,
                     "time_limit_s": p.time_limit_s,
                     "memory_mb": p.memory_mb,
                 }
             )
-        judge_and_store(recs, store, execute)
+        judge_and_store(recs, [p for p, _ in chunk], store, execute, programs)
         bar.update(len(chunk))
     bar.close()
     wanted = {f"{p.id}#s{k}" for p in problems for k in range(cfg.traces_per_problem)}

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from recode_lib.core.jsonl import read_json, write_json_atomic
 from recode_lib.core.models import load_for_training, load_tokenizer, resolve_model, saved_dtype
-from recode_lib.core.provenance import fingerprint
+from recode_lib.core.stamps import fingerprint
 from recode_lib.metrics import is_tie, preference_outcome
 
 

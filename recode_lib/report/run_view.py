@@ -32,7 +32,6 @@ from pathlib import Path
 
 from recode_lib.core.errors import RecodeError
 from recode_lib.core.paths import figures_dir
-from recode_lib.core.provenance import provenance
 from recode_lib.core.run_files import (
     CODEGEN_EVAL,
     ENSEMBLE,
@@ -43,6 +42,7 @@ from recode_lib.core.run_files import (
     STRICTNESS_SWEEP,
     WEIGHT_AVERAGING,
 )
+from recode_lib.core.stamps import provenance
 from recode_lib.evaluation.spec import protocol_fingerprint
 from recode_lib.orchestration.laptop_report import build_report, wilson
 from recode_lib.runner.pipeline import list_notebooks

@@ -187,7 +187,7 @@ def row_problems(kwargs: dict, n: int) -> list[Problem]:
 
 def run_problems(runner: SandboxRunner, problems: list, codes: list, ids: list, step=None):
     """runner.run of codes[i] on problems[i]: its tests, time and memory limits and
-    bench_env.record_extras (the record fields evaluation's rows.sandbox_record gives it;
+    bench_env.record_extras (the record fields recode_lib.sandbox.sandbox_record gives it;
     passed only when a problem has some, so a runner without extras still serves)."""
     extras = [record_extras(p) for p in problems]
     return runner.run(

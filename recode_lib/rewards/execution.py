@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from recode_lib import sandbox
 from recode_lib.core.errors import RecodeError
 from recode_lib.core.linux import require_linux
+from recode_lib.sandbox.record_builder import submission_record
 from recode_lib.sandbox.records import runs_in_process
 
 REWARD_ERROR = "reward_error"
@@ -153,12 +154,9 @@ class SandboxRunner:
                 self.stats.cache_hits += 1
                 out[i] = dict(hit, id=str(ids[i]))
             elif k not in todo:
-                rec = {**(extras[i] or {}), "id": k, "code": codes[i], "tests": tests[i]}
-                if tl[i] is not None:
-                    rec["time_limit_s"] = float(tl[i])
-                if mem[i] is not None:
-                    rec["memory_mb"] = int(mem[i])
-                todo[k] = rec
+                todo[k] = submission_record(
+                    k, codes[i], tests[i], time_limit_s=tl[i], memory_mb=mem[i], extras=extras[i]
+                )
         if todo:
             fresh = self._execute(list(todo.values()))
             with self._lock:

@@ -5,3 +5,12 @@ dryrun (the paper profile shrunk to a tiny model), gpu_check / gpu_check_bare (m
 machine), interactive (notebooks bound to a profile in JupyterLab), variants (profile variants),
 nbtools (stripping and checking notebooks). Stages never import it.
 """
+
+from recode_lib.core.lazy import lazy_exports
+
+# name -> the submodule defining it, imported on first access (recode_lib.core.lazy)
+LAZY_EXPORTS = {
+    "parse_list": "pipeline",
+}
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

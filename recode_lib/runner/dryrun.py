@@ -22,7 +22,7 @@ from recode_lib.core.paths import data_dir
 from recode_lib.data.livecodebench import FILES
 from recode_lib.runner.pipeline import load_profile
 from recode_lib.runner.variants import VARIANTS_KEY
-from recode_lib.training.recipe_fields import merge_fields
+from recode_lib.training.recipe_check import merge_fields
 
 MODEL_KEYS = ("MODEL", "GENERATOR_MODEL", "SECOND_GENERATOR", "JUDGE_MODEL", "TRANSFER_MODEL")
 BACKEND_KEYS = ("BACKEND", "GENERATOR_BACKEND", "JUDGE_BACKEND")

@@ -31,7 +31,7 @@ from typing import Any
 
 from recode_lib.core.jsonl import read_json, write_json_atomic
 from recode_lib.core.paths import runs_dir
-from recode_lib.core.provenance import git_hash, package_versions
+from recode_lib.core.stamps import git_hash, package_versions
 from recode_lib.runner.nbtools import KERNELSPEC
 from recode_lib.runner.pipeline import (
     check_parameters,

@@ -27,7 +27,7 @@ from recode_lib.core.errors import RecodeError, Terminated
 from recode_lib.core.jsonl import read_json, write_json_atomic
 from recode_lib.core.locks import OutputLock
 from recode_lib.core.paths import PROJECT_ROOT, runs_dir
-from recode_lib.core.provenance import git_hash, package_versions
+from recode_lib.core.stamps import git_hash, package_versions
 from recode_lib.generation import vllm_cpu
 from recode_lib.plan import (
     GPU_BACKEND_KEYS,

@@ -7,6 +7,8 @@
     results = execute_many(records, workers=2, early_stop=True, progress=True)  # input order
     results = execute_many(records, ray="auto")    # chunks as Ray tasks over a cluster (fanout.py)
     strictness(res, ks=(1, 2, 3, "inf"))                                       # {"1": 1, ...}
+    rec = sandbox_record("humaneval/0#0", code, problem)   # the one record builder (a Problem's
+                                                            # tests, limits, record_extras)
 
 What is and is not isolated (the residual risks), the modes and the limits: docs/sandbox.md.
 More: docs/modules/sandbox.md (recode_lib.sandbox).
@@ -17,6 +19,7 @@ from __future__ import annotations
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.fanout import RayFanoutError, execute_on_ray
 from recode_lib.sandbox.pool import get_pool, parse_all, run_specs
+from recode_lib.sandbox.record_builder import sandbox_record, submission_record
 from recode_lib.sandbox.records import RecordError
 from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
 from recode_lib.sandbox.strictness import first_failure, strictness
@@ -26,6 +29,8 @@ __all__ = [
     "RecordError",
     "execute",
     "execute_many",
+    "sandbox_record",
+    "submission_record",
     "strictness",
     "first_failure",
     "isolation_mode",

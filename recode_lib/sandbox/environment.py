@@ -3,7 +3,7 @@
     missing_modules(python, ["numpy", "scipy"]) -> ("scipy",)     # cached per interpreter
 
 A record may name the top-level modules its problem needs (field "requires": BigCodeBench's
-metadata["libs"], carried by evaluation.rows.sandbox_record). When one of them cannot be found
+metadata["libs"], carried by sandbox.sandbox_record). When one of them cannot be found
 by the interpreter the workers run (SandboxConfig.python, else sys.executable), the problem
 cannot be judged on this machine: the judge gives every submission of it the status
 `env_missing` (outcome `not_counted`, result.py) without running it, and summaries leave it

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from recode_lib.steps.base import StepParams, param
-from recode_lib.training.recipe_fields import check_fields
+from recode_lib.training.recipe_check import check_fields
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ class CgGrpoParams(StepParams):
     RECIPE_FIELDS: dict = param(
         {},
         "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
-        "(recode_lib.training.recipe_fields)",
+        "(recode_lib.training.recipe_check)",
         check=check_fields,
     )
     VARIANTS: str = param("gated,outcome_only,additive", "reward names (recode_lib.rewards)")
@@ -400,7 +400,7 @@ class StrictnessSweepParams(StepParams):
     RECIPE_FIELDS: dict = param(
         {},
         "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
-        "(recode_lib.training.recipe_fields)",
+        "(recode_lib.training.recipe_check)",
         check=check_fields,
     )
     KS: str = param("1,2,3", "finite k of the sweep (R_inf is always added)")
@@ -547,7 +547,7 @@ class RepairParams(StepParams):
     RECIPE_FIELDS: dict = param(
         {},
         "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
-        "(recode_lib.training.recipe_fields)",
+        "(recode_lib.training.recipe_check)",
         check=check_fields,
     )
     REWARD: str = param("strict_inf", "one registered reward name, the same for both runs")
@@ -598,7 +598,7 @@ class MathDomainParams(StepParams):
     RECIPE_FIELDS: dict = param(
         {},
         "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
-        "(recode_lib.training.recipe_fields)",
+        "(recode_lib.training.recipe_check)",
         check=check_fields,
     )
     VARIANTS: str = param(
@@ -655,7 +655,7 @@ class SettingsSweepParams(StepParams):
     RECIPE_FIELDS: dict = param(
         {},
         "recipe fields by their own names, over the recipe file, e.g. {max_steps: 1} "
-        "(recode_lib.training.recipe_fields)",
+        "(recode_lib.training.recipe_check)",
         check=check_fields,
     )
     SINGLE_RECIPE: str = param(

@@ -41,7 +41,7 @@ from recode_lib.core.models import (
     trainer_model_init_kwargs,
 )
 from recode_lib.core.paths import set_aside
-from recode_lib.core.provenance import fingerprint, provenance
+from recode_lib.core.stamps import fingerprint, provenance
 from recode_lib.data.schema import Problem
 from recode_lib.environments import (
     environment_factory,
@@ -56,7 +56,7 @@ from recode_lib.sandbox.checker import require_checkers
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
-from recode_lib.training.recipe_fields import check_field
+from recode_lib.training.recipe_check import check_field
 from recode_lib.training.sampling_copy import sampling_copy_class
 from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sync
 

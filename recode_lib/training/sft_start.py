@@ -25,7 +25,7 @@ on another config or other transcripts is moved aside first. final/ holds the mo
 with the adapter (training.lora.merged_model, via grpo.save_final) and the base model's own
 tokenizer, unchanged (the settings swap the tool template in at run time, as for the base).
 It does not write transcripts (sft_data) nor decide whether a profile starts from SFT
-(recode_lib.orchestration.start_model).
+(recode_lib.orchestration.start).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 from recode_lib.core.bf16 import resolve_bf16
 from recode_lib.core.jsonl import write_json_atomic
 from recode_lib.core.models import load_for_training, load_tokenizer, resolve_model
-from recode_lib.core.provenance import fingerprint, provenance
+from recode_lib.core.stamps import fingerprint, provenance
 from recode_lib.environments.chat import prepare_tool_tokenizer
 from recode_lib.training.grpo import (
     final_complete,

@@ -8,3 +8,14 @@ reads and writes). Which two checkpoints are the endpoints (a strictness sweep's
 stand-ins) is recode_lib.orchestration.endpoints's. The `recode merge` arguments live in
 recode_lib.cli.merge.
 """
+
+from recode_lib.core.lazy import lazy_exports
+
+# name -> the submodule defining it, imported on first access (recode_lib.core.lazy)
+LAZY_EXPORTS = {
+    "merge_grid": "merge",
+    "parse_alphas": "merge",
+    "sweep_alphas": "sweep",
+}
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

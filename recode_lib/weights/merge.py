@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recode_lib.core.errors import RecodeError
-from recode_lib.core.provenance import provenance
+from recode_lib.core.stamps import provenance
 from recode_lib.weights.safetensors_io import (  # noqa: F401
     FLOAT_DTYPES,
     INDEX_NAME,

@@ -137,12 +137,11 @@ def generate_seeded_traces(
                     if usable
                     else ("no reasoning in the reply" if not reasoning else why),
                     "n_tokens": comps[0].n_tokens,
-                    "tests": p.tests,
                     "time_limit_s": p.time_limit_s,
                     "memory_mb": p.memory_mb,
                 }
             )
-        judge_and_store(recs, store, execute)
+        judge_and_store(recs, [p for p, *_ in chunk], store, execute)
         bar.update(len(chunk))
     bar.close()
     keep = set(wanted)

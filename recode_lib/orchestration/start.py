@@ -1,7 +1,7 @@
 """The start model of a profile: the shared SFT checkpoint notebook 00 builds (or points at), else
 the profile's MODEL; the one place the training notebooks ask for it.
 
-    from recode_lib.orchestration.start_model import start_model
+    from recode_lib.orchestration.start import start_model
     MODEL = start_model(PROFILE, MODEL)         # notebooks 04, 06, 11: every RL run starts here
 
     # notebook 00's step (the SFT start of the profile, or its record that there is none)
@@ -36,8 +36,8 @@ from recode_lib.core.errors import RecodeError
 from recode_lib.core.jsonl import read_json, read_jsonl, write_json_atomic, write_jsonl_atomic
 from recode_lib.core.models import ModelError, resolve_model
 from recode_lib.core.paths import runs_dir
-from recode_lib.core.provenance import fingerprint
 from recode_lib.core.run_files import DATA, step_dir
+from recode_lib.core.stamps import fingerprint
 from recode_lib.data import load_benchmark
 from recode_lib.data.overlap import drop_overlap
 from recode_lib.training.sft_data import FORMAT_VERSION, TranscriptConfig, build_transcripts
