@@ -24,8 +24,10 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from recode_lib.core.errors import RecodeError
 
-class LazyExportError(AttributeError):
+
+class LazyExportError(RecodeError, AttributeError):
     """A lazy export table that names a missing submodule, or a name that is also one."""
 
 
