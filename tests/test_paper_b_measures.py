@@ -331,3 +331,61 @@ def test_the_evaluation_spec_is_part_of_what_a_cached_evaluation_must_match(tmp_
     with pytest.raises(ValueError, match="early_stop"):
         spec = EvalSpec(temperature=1.0, n=2, workers=1, progress=False, early_stop=True)
         spec.evaluate("alpha-model", HARD, folder, generator=Solver())
+
+
+def test_a_run_the_sweep_evaluated_alike_is_not_generated_again(tmp_path):
+    """07 re-evaluates 06's runs with 06's spec on 06's problems: the samples are adopted."""
+    from recode_lib.evaluation.guard import adopt_evaluation
+
+    earlier = tmp_path / "06" / "eval" / "k1"
+    first = _eval(earlier, PROBLEMS, on_change="set_aside")
+    assert adopt_evaluation(earlier, tmp_path / "07" / "runs" / "k1")
+    gen = Solver()
+    spec = EvalSpec(temperature=1.0, n=2, workers=1, progress=False, on_config_change="set_aside")
+    again = spec.evaluate("alpha-model", PROBLEMS, tmp_path / "07" / "runs" / "k1", generator=gen)
+    assert gen.asked == [] and again["pass@1"] == first["pass@1"]
+
+
+def test_adopted_samples_drawn_otherwise_are_set_aside_and_generated(tmp_path):
+    from recode_lib.evaluation.guard import adopt_evaluation
+
+    earlier = tmp_path / "06" / "eval" / "k1"
+    _eval(earlier, PROBLEMS, on_change="set_aside")
+    folder = tmp_path / "07" / "runs" / "k1"
+    assert adopt_evaluation(earlier, folder)
+    gen = Solver()
+    spec = EvalSpec(temperature=0.5, n=2, workers=1, progress=False, on_config_change="set_aside")
+    spec.evaluate("alpha-model", PROBLEMS, folder, generator=gen)
+    assert len(gen.asked) == 2 * len(PROBLEMS)  # another temperature: nothing reused
+    assert (folder.parent / "k1.stale-1" / "samples.jsonl").is_file()
+
+
+def test_adoption_never_touches_a_folder_with_results(tmp_path):
+    from recode_lib.evaluation.guard import adopt_evaluation
+
+    earlier, own = tmp_path / "a", tmp_path / "b"
+    _eval(earlier, PROBLEMS)
+    _eval(own, HARD)
+    before = (own / "samples.jsonl").read_text()
+    assert not adopt_evaluation(earlier, own)
+    assert (own / "samples.jsonl").read_text() == before
+    assert not adopt_evaluation(tmp_path / "missing", tmp_path / "c")
+    assert not (tmp_path / "c").exists()
+
+
+def test_evaluate_models_adopts_only_when_a_mismatch_may_be_set_aside(tmp_path, monkeypatch):
+    from recode_lib.evaluation import spec as S
+
+    earlier = tmp_path / "06" / "k1"
+    _eval(earlier, PROBLEMS)
+    seen = {}
+
+    def evaluate(self, model, problems, folder, benchmark=None):
+        seen[self.on_config_change] = (folder / "run.json").is_file()
+        return {}
+
+    monkeypatch.setattr(S.EvalSpec, "evaluate", evaluate)
+    for mode in ("raise", "set_aside"):
+        spec = EvalSpec(workers=1, on_config_change=mode)
+        S.evaluate_models({"k1": "m"}, PROBLEMS, spec, tmp_path / mode, earlier={"k1": earlier})
+    assert seen == {"raise": False, "set_aside": True}

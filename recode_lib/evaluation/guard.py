@@ -19,19 +19,27 @@ difficulty filter) is re-evaluated or refused with an error naming the folder an
 never silently reused; a folder recorded before problem sets were (no `problem_set`) counts as
 another configuration. Readers (recode_lib.analysis.frontier.load_alpha_samples) keep only the
 records of the recorded problem set.
+`adopt_evaluation(earlier, out_dir)` starts an empty folder from an earlier evaluation of the
+same model (notebook 07 re-evaluating 06's runs with 06's spec): its run.json and samples are
+copied, and the guard then decides as for any folder (equal configuration and problem set: the
+samples count as done; else set aside).
 It does not generate or score anything.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from recode_lib.core.jsonl import read_json, write_json_atomic
 from recode_lib.core.paths import set_aside
 
 ON_CHANGE = ("raise", "set_aside")
+ADOPTED_FILES = ("run.json", "samples.jsonl", "generations.jsonl")  # what a resumed run reads
 
 
 def precision_field(precision: str) -> dict:
@@ -112,3 +120,30 @@ def guard_run(out_dir: str | Path, cfg: dict, on_change: str = "raise", problems
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, record)
     return out
+
+
+def adopt_evaluation(earlier, out_dir) -> bool:
+    """Start out_dir from `earlier`, a finished evaluation folder of the same model (its
+    ADOPTED_FILES copied), so that an evaluation into out_dir with the same configuration and
+    problem set finds its samples done instead of generating them again. Only a folder that
+    does not exist yet or is empty is started (a folder with results of its own is never
+    touched); the copy lands whole or not at all (a temporary folder renamed). The guard still
+    decides when the evaluation runs: another model, sampling, prompt style or problem set sets
+    the adopted results aside ("set_aside") or raises ("raise"), as for any folder. Returns
+    whether it copied."""
+    src, out = Path(earlier), Path(out_dir)
+    if not (src / "run.json").is_file() or (out.exists() and any(out.iterdir())):
+        return False
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.adopt-", dir=out.parent))
+    try:
+        for name in ADOPTED_FILES:
+            if (src / name).is_file():
+                shutil.copy2(src / name, tmp / name)
+        if out.exists():
+            out.rmdir()  # empty (checked above)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return True

@@ -44,7 +44,7 @@ from recode_lib.environments.settings import SETTINGS
 # be imported in any order
 from recode_lib.evaluation import math as eval_math
 from recode_lib.evaluation.episodes import generator_for
-from recode_lib.evaluation.guard import ON_CHANGE
+from recode_lib.evaluation.guard import ON_CHANGE, adopt_evaluation
 from recode_lib.evaluation.loop import run_evaluation
 from recode_lib.generation import BACKENDS, SamplingConfig, backend_options
 from recode_lib.sandbox.config import ISOLATION_MODES, SandboxConfig
@@ -408,13 +408,22 @@ def evaluate_models(
     *,
     benchmark: str | None = None,
     domain: str = "code",
+    earlier: Mapping[str, object] | None = None,
 ) -> dict[str, dict]:
-    """{name: summary} for each model, evaluated into out_root/<name> (domain "code" or "math")."""
+    """{name: summary} for each model, evaluated into out_root/<name> (domain "code" or "math").
+    `earlier`: {name: a folder where that same model was evaluated before} (e.g. notebook 06's
+    evaluation of a run 07 evaluates again): with spec.on_config_change "set_aside", a folder
+    not started yet begins from it (evaluation.guard.adopt_evaluation), so samples drawn with
+    the same configuration on the same problems are not generated twice; any difference and
+    the guard sets them aside and they are generated. With "raise" nothing is adopted (a
+    folder this call did not write must not make it raise)."""
     if domain not in ("code", "math"):
         raise ValueError(f"domain must be 'code' or 'math', got {domain!r}")
     out = {}
     for name, model in models.items():
         folder = Path(out_root) / name
+        if earlier and name in earlier and spec.on_config_change == "set_aside":
+            adopt_evaluation(earlier[name], folder)
         out[name] = (
             spec.evaluate(model, problems, folder, benchmark=benchmark)
             if domain == "code"

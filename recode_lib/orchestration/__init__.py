@@ -37,6 +37,7 @@ LAZY_EXPORTS = {
     "seed_replicas": "alpha",
     "choose_endpoints": "endpoints",
     "sweep_eval_problems": "endpoints",
+    "sweep_evaluations": "endpoints",
     "sweep_protocol_spec": "endpoints",
     "sweep_runs": "endpoints",
     "ensemble_step": "ensemble",

@@ -116,6 +116,7 @@ def alpha_grid(
     out_dir,
     *,
     runs: dict | None = None,
+    earlier: dict | None = None,
     benchmark: str | None = None,
     threshold: float = 2.0,
     save_alphas: Sequence[float] = (),
@@ -125,7 +126,9 @@ def alpha_grid(
     log=print,
 ) -> AlphaGrid:
     """Evaluate the grid and the runs, write the frontier (module docstring). `runs`: {name:
-    checkpoint} evaluated beside the grid (orchestration.endpoints.sweep_runs)."""
+    checkpoint} evaluated beside the grid (orchestration.endpoints.sweep_runs); `earlier`: {name:
+    the folder where the sweep evaluated that run} (orchestration.endpoints.sweep_evaluations),
+    whose samples are reused when drawn with this spec on these problems (evaluate_models)."""
     alphas = sorted({float(a) for a in alphas})
     work_dir, runs = Path(work_dir), dict(runs or {})
     low, high = endpoints.low, endpoints.high
@@ -146,7 +149,9 @@ def alpha_grid(
         save_dir=work_dir / "merged",
         log=log,
     )
-    run_summaries = evaluate_models(runs, problems, spec, work_dir / "runs", benchmark=benchmark)
+    run_summaries = evaluate_models(
+        runs, problems, spec, work_dir / "runs", benchmark=benchmark, earlier=earlier
+    )
     everything = load_alpha_samples(work_dir / "eval", problems=[p.id for p in problems], n=spec.n)
     frontier = write_frontier(
         out_dir,

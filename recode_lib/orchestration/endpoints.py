@@ -5,6 +5,7 @@
                             evaluated=problems, out_dir=OUT / "finetune" / "endpoints",
                             finetune_source="microbench")          # or LOUD stand-ins
     runs = sweep_runs(sweep_dir, grid=alphas)                      # best-single candidates
+    earlier = sweep_evaluations(sweep_dir, runs)                   # where the sweep evaluated them
 
 It reads the sweep's folder and writes only the stand-ins; the weight math is
 recode_lib.weights.
@@ -126,6 +127,16 @@ def sweep_runs(sweep_dir: str | Path, grid=()) -> dict[str, Path]:
             if alpha in grid:
                 out.pop(end.parent.name, None)
     return dict(sorted(out.items()))
+
+
+def sweep_evaluations(sweep_dir: str | Path, runs) -> dict[str, Path]:
+    """{run name: the folder where the sweep evaluated it} (<sweep_dir>/eval/<run>, written by
+    orchestration.sweep.strictness_sweep) for those of `runs` it has evaluated: a grid that
+    evaluates the same runs with the sweep's spec on its problems reuses those samples
+    (evaluation.spec.evaluate_models's `earlier`)."""
+    sweep_dir = Path(sweep_dir)
+    found = {name: sweep_dir / "eval" / name for name in runs}
+    return {name: d for name, d in found.items() if (d / "run.json").is_file()}
 
 
 def sft_texts(tok, problems) -> list[str]:

@@ -34,7 +34,12 @@ from pathlib import Path
 from recode_lib.environments.settings import check_setting
 from recode_lib.evaluation.summary import pooled_summary
 from recode_lib.orchestration.alpha import AlphaGrid, alpha_grid
-from recode_lib.orchestration.endpoints import Endpoints, sweep_endpoints, sweep_runs
+from recode_lib.orchestration.endpoints import (
+    Endpoints,
+    sweep_endpoints,
+    sweep_evaluations,
+    sweep_runs,
+)
 from recode_lib.orchestration.ensemble import EnsembleStep, ensemble_step
 from recode_lib.orchestration.records import write_records
 from recode_lib.orchestration.sweep import StrictnessSweep, strictness_sweep
@@ -113,6 +118,7 @@ def alpha_settings(
         check_setting(setting)
         folder = Path(sweep_dir) / setting
         ends = Endpoints("sweep", *sweep_endpoints(folder))
+        runs = sweep_runs(folder, grid=alphas)
         out[setting] = alpha_grid(
             ends,
             alphas,
@@ -120,7 +126,8 @@ def alpha_settings(
             spec.replace(setting=setting),
             folder / "alpha",
             folder / "alpha",
-            runs=sweep_runs(folder, grid=alphas),
+            runs=runs,
+            earlier=sweep_evaluations(folder, runs),
             benchmark=benchmark,
             threshold=threshold,
             extra={"setting": setting, **(extra or {})},
