@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 from recode_lib.core.paths import data_dir
+
+# A shell starts a background job (`make test &`, `nohup ... &`, a CI step run without job
+# control) with SIGINT ignored, every child inherits that, and Python then installs no
+# KeyboardInterrupt handler: the tests that send SIGINT to a `recode` process (test_interrupts,
+# test_pipeline) saw it run on to exit 0. Restore the default here so that the processes the
+# tests start get it (a Python handler is reset to the default at exec; "ignored" is not).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
