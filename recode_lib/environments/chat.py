@@ -105,25 +105,47 @@ class JudgedTextParse:
     that text whole (prompts.GENERATED_TEXT_KEY), which the judge reads (prompts.message_text):
     the parser's split of the reasoning cannot be undone exactly (it strips the reasoning and
     drops an empty one). Text responses and the prefix are passed on unchanged. Picklable (no
-    closure)."""
+    closure).
+
+    Never raises for what a completion holds: TRL falls back to plain text only on ValueError
+    or TypeError, while the template's JSON parser raises RecursionError on a tool call nested
+    ~1,000 deep (`<tool_call>[[[[...`, a few hundred tokens), which ended the GRPO run. A row
+    whose parse raises anything is parsed alone, and one that still raises is a plain answer:
+    its text as content, no tool call (TRL's own fallback for a call that does not parse)."""
 
     __slots__ = ("tok",)
 
     def __init__(self, tok):
         self.tok = tok
 
+    def parse(self, texts, schema, prefix, tools) -> list:
+        """The template's parse of each text; a row whose parse raises is a plain message."""
+        tok = self.tok
+        try:
+            return type(tok).parse_response(tok, texts, schema, prefix=prefix, tools=tools)
+        except Exception:
+            if len(texts) == 1:
+                return [{"role": "assistant", "content": texts[0]}]
+        return [
+            self.parse([t], schema, row_prefix(prefix, i, len(texts)), tools)[0]
+            for i, t in enumerate(texts)
+        ]
+
     def __call__(self, response, schema=None, *, prefix=None, tools=None):
         tok = self.tok
         if isinstance(response, str) or (
             isinstance(response, (list, tuple)) and response and isinstance(response[0], str)
         ):  # text: passed on as it is
-            return type(tok).parse_response(tok, response, schema, prefix=prefix, tools=tools)
+            parsed = self.parse(
+                [response] if isinstance(response, str) else list(response), schema, prefix, tools
+            )
+            return parsed[0] if isinstance(response, str) else parsed
         if hasattr(response, "tolist"):
             response = response.tolist()
         batch = bool(response) and isinstance(response[0], list)
         rows = response if batch else [response]
         texts = [self.text(ids, schema) for ids in rows]
-        parsed = type(tok).parse_response(tok, texts, schema, prefix=prefix, tools=tools)
+        parsed = self.parse(texts, schema, prefix, tools)
         for msg, ids in zip(parsed, rows, strict=True):
             if isinstance(msg, dict):
                 msg[GENERATED_TEXT_KEY] = tok.decode(
@@ -147,6 +169,20 @@ class JudgedTextParse:
             end -= 1
         kept = [i for i in ids[:end] if i in anywhere or i not in special] + ids[end:]
         return tok.decode(kept, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def row_prefix(prefix, i: int, n: int):
+    """Row i's prefix of a batch of n parsed together: one prefix per item (a list of n
+    strings or id lists, a 2D array) gives its i-th; a single one is everyone's."""
+    if hasattr(prefix, "tolist"):
+        prefix = prefix.tolist()
+    if (
+        isinstance(prefix, (list, tuple))
+        and len(prefix) == n
+        and all(isinstance(p, (str, list, tuple)) for p in prefix)
+    ):
+        return prefix[i]
+    return prefix
 
 
 def structural_ids(tok, response_template) -> tuple[set, set]:

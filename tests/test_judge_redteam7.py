@@ -1,0 +1,58 @@
+"""Red team, round 7: issue 39's round-4 fixes attacked as a policy would, and the holes found
+next to them.
+
+Each test names one property that failed before its fix (the report of the redteam branch
+lists them).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CALL = '<tool_call>\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n</tool_call>'
+DEEP_CALL = "<tool_call>\n" + "[" * 5000 + "]" * 5000 + "\n</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def tool_tok(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    from recode_lib.environments import PythonToolEnv, prepare_tool_tokenizer
+
+    tok = prepare_tool_tokenizer(AutoTokenizer.from_pretrained(tiny_model_dir))
+    prefix = tok.apply_chat_template(
+        [{"role": "user", "content": "add"}],
+        tools=[PythonToolEnv().run_python],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
+    return tok, tok(prefix, add_special_tokens=False)["input_ids"]
+
+
+def ids_of(tok, text: str) -> list[int]:
+    """A generated turn: ordinary tokens, then the EOS."""
+    return tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"] + [
+        tok.eos_token_id
+    ]
+
+
+# ---- training's parse of a turn (TRL's GRPOTrainer tool loop) ------------------------------
+
+
+def test_a_deeply_nested_tool_call_does_not_raise_out_of_trls_parse(tool_tok):
+    """The template's JSON parser raised RecursionError on a tool call nested ~1,000 deep (a
+    few hundred tokens); TRL's parse_response falls back to text only on ValueError/TypeError,
+    so one completion ended the GRPO run in the tool settings. Now: a plain answer."""
+    from trl.chat_template_utils import parse_response as trl_parse
+
+    tok, prefix = tool_tok
+    msg = trl_parse(tok, ids_of(tok, "<think>p</think>\n" + DEEP_CALL), prefix=prefix)
+    assert not msg.get("tool_calls") and msg["role"] == "assistant"
+
+
+def test_a_deep_tool_call_in_a_batch_leaves_the_other_turns_their_calls(tool_tok):
+    tok, prefix = tool_tok
+    rows = [ids_of(tok, CALL), ids_of(tok, DEEP_CALL), ids_of(tok, CALL)]
+    parsed = tok.parse_response(rows, prefix=[prefix] * 3)
+    assert [len(m.get("tool_calls") or []) for m in parsed] == [1, 0, 1]
+    assert parsed[1]["generated_text"].startswith("<tool_call>")
