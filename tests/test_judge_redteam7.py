@@ -7,6 +7,8 @@ lists them).
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 CALL = '<tool_call>\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n</tool_call>'
@@ -56,3 +58,36 @@ def test_a_deep_tool_call_in_a_batch_leaves_the_other_turns_their_calls(tool_tok
     parsed = tok.parse_response(rows, prefix=[prefix] * 3)
     assert [len(m.get("tool_calls") or []) for m in parsed] == [1, 0, 1]
     assert parsed[1]["generated_text"].startswith("<tool_call>")
+
+
+# ---- a batch timeout (issue 39 item 2): what the abandoned batch goes on doing ---------------
+
+
+def test_a_timed_out_batch_starts_none_of_its_queued_records(monkeypatch):
+    """On a batch timeout the reward returned (the pending records None) but the sandbox went
+    on judging every queued record of that batch in the background, on as many workers,
+    while the next step's batch ran: each slow completion left a step's queue running, so
+    the next steps' right answers competed for the CPUs with work nobody would read."""
+    from recode_lib.rewards import execution
+
+    judged, real = [], execution.sandbox.execute_many
+
+    def spy(records, **kw):
+        inner = kw["on_result"]
+
+        def on_result(res):
+            judged.append(res["id"])
+            inner(res)
+
+        return real(records, **{**kw, "on_result": on_result})
+
+    monkeypatch.setattr(execution.sandbox, "execute_many", spy)
+    slow = "import time\ndef f(x):\n    time.sleep(3)\n    return x\n"
+    fast = "def f(x):\n    return x + {k} - {k}\n"
+    codes = [slow] + [fast.format(k=k) for k in range(4)]
+    tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]}
+    runner = execution.SandboxRunner(workers=1, batch_timeout_s=1.0)
+    out = runner.run(codes, [tests] * len(codes), time_limit_s=10)
+    assert [r["status"] for r in out] == ["reward_error"] * 5
+    time.sleep(6)  # the slow record ends (3 s), then the queue would run (a few ms each)
+    assert len(judged) <= 1, judged

@@ -47,6 +47,10 @@ def refuse_in_process(tests: dict, where: str) -> None:
         )
 
 
+class BatchAbandoned(Exception):
+    """Raised into the sandbox's threads of a batch the reward stopped waiting for."""
+
+
 def _key(code: str, tests: dict, time_limit_s, memory_mb, extras=None) -> str:
     blob = json.dumps(
         [code, tests, time_limit_s, memory_mb, extras or {}], sort_keys=True, default=str
@@ -174,17 +178,25 @@ class SandboxRunner:
     def _execute(self, records: list[dict]) -> dict[str, dict]:
         """One result per record id. On a batch timeout the records that finished keep their
         results (collected through execute_many's on_result as each one ends); only those
-        still pending get a reward_error result with the reason."""
+        still pending get a reward_error result with the reason. The abandoned batch then
+        starts none of its queued records: each sandbox thread stops after the record it is
+        judging (on_result raises BatchAbandoned, which execute_many's threads end on), so a
+        slow completion leaves at most `workers` records running beside the next batch, not
+        its whole queue. Limit: a record already running goes on to its own time limits
+        (stopping it needs the pool to kill its worker)."""
         t0 = time.perf_counter()
         box: dict = {}
         done: dict[str, dict] = {}
         done_lock = threading.Lock()
         wanted = {r["id"] for r in records}
+        abandoned = threading.Event()
 
         def finished(res) -> None:  # from the sandbox's worker threads
             rid = res.get("id") if isinstance(res, dict) else None
-            if isinstance(rid, str) and rid in wanted:
-                with done_lock:
+            with done_lock:
+                if abandoned.is_set():
+                    raise BatchAbandoned("the reward no longer waits for this batch")
+                if isinstance(rid, str) and rid in wanted:
                     done[rid] = res
 
         def work():
@@ -212,6 +224,7 @@ class SandboxRunner:
         )  # no-code: judged, not run
         if thread.is_alive():
             with done_lock:
+                abandoned.set()
                 kept = dict(done)
             pending = [r["id"] for r in records if r["id"] not in kept]
             self.stats.timeouts += len(pending)
