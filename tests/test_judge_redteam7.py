@@ -91,3 +91,57 @@ def test_a_timed_out_batch_starts_none_of_its_queued_records(monkeypatch):
     assert [r["status"] for r in out] == ["reward_error"] * 5
     time.sleep(6)  # the slow record ends (3 s), then the queue would run (a few ms each)
     assert len(judged) <= 1, judged
+
+
+# ---- linear parsing (issue 39 item 4): statements sharing one line --------------------------
+
+
+def _cpu(fn, *args):
+    """CPU seconds of this process for fn(*args) (a busy machine does not inflate them)."""
+    t0 = time.process_time()
+    out = fn(*args)
+    return time.process_time() - t0, out
+
+
+def function_problem():
+    from recode_lib.data.schema import Problem
+
+    return Problem(
+        id="t/1",
+        source="t",
+        prompt="p",
+        tests={"kind": "call", "fn_name": "f", "cases": []},
+        starter_code='def f(x):\n    """F."""\n',
+        entry_point="f",
+    )
+
+
+def right_f_then(line: str) -> str:
+    return "<think>r</think>\n```python\ndef f(x):\n    return x\n" + line + "\n```"
+
+
+def test_many_assignments_on_one_line_assemble_in_linear_time():
+    """sanitize copied the whole line once per statement kept on it: 32,000 `a=1;` after a
+    right function (128 KB) cost 18 s of CPU, 1 MB about 20 minutes."""
+    from recode_lib.core.assemble import assemble
+
+    dt, prog = _cpu(assemble, function_problem(), right_f_then("a=1;" * 32_000))
+    assert prog.how == "function" and dt < 2.0, dt
+
+
+def test_many_dropped_statements_on_one_line_assemble_in_linear_time():
+    """Each dropped statement's first words were read by encoding its whole line again:
+    110,000 `print(1);` on one line (1 MB) cost 10 s of CPU."""
+    from recode_lib.core.assemble import assemble
+
+    dt, prog = _cpu(assemble, function_problem(), right_f_then("print(1);" * 110_000))
+    assert len(prog.dropped) == 110_000 and prog.dropped[0] == ("print(1);" * 9)[:80]
+    assert dt < 5.0, dt
+
+
+def test_a_line_holding_several_kept_statements_is_kept_once():
+    from recode_lib.core.assemble import assemble
+
+    prog = assemble(function_problem(), right_f_then("A = 1; B = [A,\n  2]; print(B)"))
+    assert prog.code.count("A = 1") == 1 and prog.code.count("2]") == 1, prog.code
+    assert prog.dropped == ["print(B)"]
