@@ -148,3 +148,33 @@ def test_a_line_holding_several_kept_statements_is_kept_once():
     prog = assemble(function_problem(), right_f_then("A = 1; B = [A,\n  2]; print(B)"))
     assert prog.code.count("A = 1") == 1 and prog.code.count("2]") == 1, prog.code
     assert prog.dropped == ["print(B)"]
+
+
+# ---- `recode sandbox` records (issue 39 item 7) ---------------------------------------------
+
+
+def test_an_id_nested_near_the_recursion_limit_is_one_invalid_record(tmp_path):
+    """An id ~970 deep passed the CLI's reading of its line and failed the same check deeper
+    in the stack (execute_many's validation): the whole file stopped with an error, nothing
+    judged, every re-run alike. The depths span the window wherever the caller's stack is."""
+    import json
+
+    from recode_lib.cli import main
+
+    def rec(rid):
+        return json.dumps(
+            {
+                "id": rid,
+                "code": "def f():\n    return 1\n",
+                "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": 1}]},
+            }
+        )
+
+    deep = [rec("x").replace('"x"', "[" * d + "1" + "]" * d) for d in range(700, 1000, 2)]
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("\n".join([rec("a")] + deep) + "\n", encoding="utf-8")
+    code = main(["sandbox", str(src), "--out", str(out), "--workers", "1", "--no-progress"])
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert code == 0 and len(rows) == 1 + len(deep)
+    assert [r["status"] for r in rows if r["id"] == "a"] == ["passed"]
+    assert all(r["status"] == "invalid_record" for r in rows if r["id"] != "a")

@@ -68,11 +68,37 @@ CASE_FIELDS = {
 }
 
 
+MAX_ID_DEPTH = 64  # lists/objects in an id nest at most this deep
+
+
+def nested_deeper(value, limit: int) -> bool:
+    """Whether lists/dicts in `value` nest more than `limit` levels deep (iterative: the
+    answer does not depend on how deep the caller's stack is)."""
+    stack = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            if d >= limit:
+                return True
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
 def check_id(value, where: str) -> None:
     """RecordError unless `value` can be written back as the id of a strict-JSON, UTF-8 output
-    line exactly as given: not null, and no NaN/infinity or lone surrogate anywhere in it."""
+    line exactly as given: not null, nested at most MAX_ID_DEPTH deep, and no NaN/infinity or
+    lone surrogate anywhere in it. The depth is bounded explicitly: bounded only by the
+    interpreter's recursion limit, an id ~970 deep passed `recode sandbox`'s reading of its
+    lines and failed the same check deeper in the stack (execute_many), which stopped the whole
+    file instead of refusing that line."""
     if value is None:
         _fail(where, "field 'id' must not be null")
+    if nested_deeper(value, MAX_ID_DEPTH):
+        _fail(
+            where,
+            f"field 'id' cannot be written back as strict JSON (nested too deeply: more than "
+            f"{MAX_ID_DEPTH} levels)",
+        )
     try:
         json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
