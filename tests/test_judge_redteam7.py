@@ -60,6 +60,61 @@ def test_a_deep_tool_call_in_a_batch_leaves_the_other_turns_their_calls(tool_tok
     assert parsed[1]["generated_text"].startswith("<tool_call>")
 
 
+def deep_call(depth: int) -> str:
+    """A run_python call with an extra argument nested `depth` deep."""
+    return (
+        '<tool_call>\n{"name": "run_python", "arguments": {"code": "print(1)", "z": '
+        + "[" * depth
+        + "]" * depth
+        + "}}\n</tool_call>"
+    )
+
+
+def render_deeper(tok, msgs, frames: int = 60):
+    """The chat template's rendering of msgs from `frames` frames deeper in the stack (a
+    generation backend renders the next turn from deeper than the turn was parsed)."""
+    from recode_lib.environments import PythonToolEnv
+
+    if frames:
+        return render_deeper(tok, msgs, frames - 1)
+    return tok.apply_chat_template(
+        msgs, tools=[PythonToolEnv().run_python], tokenize=False, add_generation_prompt=True
+    )
+
+
+def test_a_tool_call_evaluation_accepts_can_be_rendered_in_the_next_turn(tool_tok):
+    """parse_turn accepted a call nested ~950-990 deep (json's limit where it ran); the next
+    turn's chat template rendered it from deeper in the stack and raised RecursionError,
+    which ended the whole evaluation (run_episodes) for every problem."""
+    from recode_lib.environments.rollout import parse_turn
+
+    tok, _ = tool_tok
+    for depth in range(850, 1000, 5):
+        content, calls, _ = parse_turn(deep_call(depth))
+        if calls:
+            tool_calls = [{"type": "function", "function": c} for c in calls]
+            msgs = [
+                {"role": "user", "content": "add"},
+                {"role": "assistant", "content": content, "tool_calls": tool_calls},
+                {"role": "tool", "name": "run_python", "content": "error"},
+            ]
+            render_deeper(tok, msgs)  # raised RecursionError
+
+
+def test_a_tool_call_training_accepts_can_be_rendered_again(tool_tok):
+    """The same on training's side: a call TRL's parse accepts is one the chat template can
+    render again from deeper in the stack."""
+    from trl.chat_template_utils import parse_response as trl_parse
+
+    tok, prefix = tool_tok
+    for depth in range(850, 1000, 5):
+        msg = trl_parse(tok, ids_of(tok, deep_call(depth)), prefix=prefix)
+        if msg.get("tool_calls"):
+            msgs = [{"role": "user", "content": "add"}, {**msg, "content": ""}]
+            msgs.append({"role": "tool", "name": "run_python", "content": "error"})
+            render_deeper(tok, msgs)
+
+
 # ---- a batch timeout (issue 39 item 2): what the abandoned batch goes on doing ---------------
 
 

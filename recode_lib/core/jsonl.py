@@ -16,7 +16,10 @@ record's key instead of its key field (`recode sandbox` keys its id-less invalid
 by input line).
 
 write_json_atomic / write_jsonl_atomic / write_csv_atomic write whole files through a temporary file
-and os.replace, so readers never see half a file.
+and os.replace, so readers never see half a file. nested_deeper(value, limit) says whether
+JSON-like data nests deeper than a bound, whatever the caller's stack (json's own limit is the
+interpreter's recursion limit, so data written near it from one stack cannot be read from a
+deeper one).
 """
 
 from __future__ import annotations
@@ -178,6 +181,19 @@ class JsonlStore:
             self._ids.add(k)
             self._records.append(r)
         return len(new)
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether lists/tuples/dicts in `value` nest more than `limit` levels deep (iterative:
+    the answer does not depend on how deep the caller's stack is)."""
+    stack = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, tuple, dict)):
+            if d >= limit:
+                return True
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
 
 
 def _json_default(obj: Any) -> Any:

@@ -25,9 +25,20 @@ import copy
 import re
 from pathlib import Path
 
+from recode_lib.core.jsonl import nested_deeper
 from recode_lib.core.prompts import GENERATED_TEXT_KEY
 
 CHATML_TOOLS = (Path(__file__).with_name("chatml_tools.jinja")).read_text(encoding="utf-8")
+# A tool call ({"name", "arguments"}) nesting deeper than this is malformed. The tools take
+# strings; the bound is what keeps an accepted call renderable: JSON parsed near the
+# interpreter's recursion limit from one stack cannot be rendered again (the chat template's
+# tojson) from a deeper one, which ended the rollout with a RecursionError.
+MAX_CALL_DEPTH = 32
+
+
+def call_too_deep(call) -> bool:
+    """Whether a parsed tool call nests deeper than MAX_CALL_DEPTH."""
+    return nested_deeper(call, MAX_CALL_DEPTH)
 
 
 def is_plain_chatml(template) -> bool:
@@ -111,7 +122,9 @@ class JudgedTextParse:
     or TypeError, while the template's JSON parser raises RecursionError on a tool call nested
     ~1,000 deep (`<tool_call>[[[[...`, a few hundred tokens), which ended the GRPO run. A row
     whose parse raises anything is parsed alone, and one that still raises is a plain answer:
-    its text as content, no tool call (TRL's own fallback for a call that does not parse)."""
+    its text as content, no tool call (TRL's own fallback for a call that does not parse). A
+    tool call nesting deeper than MAX_CALL_DEPTH counts as not parsing (evaluation's parse_turn
+    refuses it too)."""
 
     __slots__ = ("tok",)
 
@@ -122,7 +135,17 @@ class JudgedTextParse:
         """The template's parse of each text; a row whose parse raises is a plain message."""
         tok = self.tok
         try:
-            return type(tok).parse_response(tok, texts, schema, prefix=prefix, tools=tools)
+            parsed = type(tok).parse_response(tok, texts, schema, prefix=prefix, tools=tools)
+            if any(
+                isinstance(m, dict)
+                and any(
+                    call_too_deep(c.get("function") if isinstance(c, dict) else c)
+                    for c in m.get("tool_calls") or ()
+                )
+                for m in parsed
+            ):
+                raise ValueError(f"a tool call nested more than {MAX_CALL_DEPTH} levels deep")
+            return parsed
         except Exception:
             if len(texts) == 1:
                 return [{"role": "assistant", "content": texts[0]}]

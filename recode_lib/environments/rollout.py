@@ -30,7 +30,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from recode_lib.environments.chat import prepare_tool_tokenizer
+from recode_lib.environments.chat import MAX_CALL_DEPTH, call_too_deep, prepare_tool_tokenizer
 from recode_lib.environments.settings import check_setting, environment_factory, final_answer
 from recode_lib.generation import SampleRequest, get_generator, sample_seed
 
@@ -68,7 +68,9 @@ def reasoning_end(text: str) -> int:
 def parse_turn(text: str) -> tuple[str, list[dict], list[str]]:
     """(content without the tool calls, well-formed calls [{"name", "arguments"}], errors for
     the malformed ones). Calls are read after the turn's leading think block (reasoning_end):
-    one inside it is not a call, as in training."""
+    one inside it is not a call, as in training. A call nesting deeper than
+    chat.MAX_CALL_DEPTH is malformed (parsed near the recursion limit, the next turn's
+    chat template could not render it: the evaluation ended with a RecursionError)."""
     calls, errors = [], []
     text = text or ""
     start = reasoning_end(text)
@@ -92,6 +94,12 @@ def parse_turn(text: str) -> tuple[str, list[dict], list[str]]:
             args = {}
         if not isinstance(args, dict):
             errors.append(f"tool call {obj['name']!r}: arguments must be an object")
+            continue
+        if call_too_deep({"name": obj["name"], "arguments": args}):
+            errors.append(
+                f"malformed tool call (nested more than {MAX_CALL_DEPTH} levels deep): "
+                f"{body[:120]!r}"
+            )
             continue
         calls.append({"name": obj["name"], "arguments": args})
     if calls or errors:

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from recode_lib.core.errors import RecodeError
+from recode_lib.core.jsonl import nested_deeper
 from recode_lib.sandbox import codec
 from recode_lib.sandbox.environment import MODULE_NAME, top_level
 
@@ -69,19 +70,6 @@ CASE_FIELDS = {
 
 
 MAX_ID_DEPTH = 64  # lists/objects in an id nest at most this deep
-
-
-def nested_deeper(value, limit: int) -> bool:
-    """Whether lists/dicts in `value` nest more than `limit` levels deep (iterative: the
-    answer does not depend on how deep the caller's stack is)."""
-    stack = [(value, 0)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, (list, dict)):
-            if d >= limit:
-                return True
-            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
-    return False
 
 
 def check_id(value, where: str) -> None:
