@@ -148,6 +148,42 @@ def test_a_timed_out_batch_starts_none_of_its_queued_records(monkeypatch):
     assert len(judged) <= 1, judged
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the pool's help (recode_lib/sandbox/pool.py, another helper's file): "
+    "run_specs should take a cancel event that kills the workers of the records still "
+    "running; the reward can only stop the queue (on_result)",
+)
+def test_a_timed_out_batch_does_not_run_its_slow_record_to_the_end(monkeypatch):
+    """After a batch timeout the record already running goes on to its own limits: a slow
+    answer that keeps each test just under its limit holds a worker for tests x limit
+    seconds (HumanEval+: ~1,000 tests) beside the next steps' batches."""
+    from recode_lib.rewards import execution
+
+    finished, real = [], execution.sandbox.execute_many
+
+    def spy(records, **kw):
+        inner = kw["on_result"]
+
+        def on_result(res):
+            finished.append(res["status"])
+            inner(res)
+
+        return real(records, **{**kw, "on_result": on_result})
+
+    monkeypatch.setattr(execution.sandbox, "execute_many", spy)
+    slow = "import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n"
+    tests = {
+        "kind": "call",
+        "fn_name": "f",
+        "cases": [{"args": [i], "expected": i} for i in range(20)],
+    }
+    runner = execution.SandboxRunner(workers=1, batch_timeout_s=1.0)
+    assert runner.run([slow], [tests], time_limit_s=2)[0]["status"] == "reward_error"
+    time.sleep(7)  # the record needs ~6 s to pass all 20 tests
+    assert "passed" not in finished
+
+
 # ---- linear parsing (issue 39 item 4): statements sharing one line --------------------------
 
 
