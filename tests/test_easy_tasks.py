@@ -90,7 +90,7 @@ def test_quadratic_answers_pass_the_lenient_reward_and_time_out_on_the_big_test(
     slices) passes every test up to 2000 elements and exceeds TIME_LIMIT_S on the BIG one, so
     R_2 = 1 and R_inf = 0: the lenient and strict rewards disagree (paper B's sweep needs it)."""
     from recode_lib.sandbox import execute_many
-    from recode_lib.sandbox.strictness import strictness
+    from recode_lib.sandbox.rk import strictness
 
     assert all(t.naive for t in EFFICIENCY) and not any(t.naive for t in TEMPLATES)
     probs = generate_easy_tasks(len(EFFICIENCY), seed=0, templates=EFFICIENCY)
@@ -130,7 +130,7 @@ def test_the_one_element_case_is_r1_and_lets_lucky_wrong_programs_through():
     """R_1 (tests with input_len < 10) is the one-element list [1]: `max` passes it for a sum, and
     fails R_inf, so the lenient and strict rewards of paper B disagree on such a program."""
     from recode_lib.sandbox import execute_many
-    from recode_lib.sandbox.strictness import strictness
+    from recode_lib.sandbox.rk import strictness
 
     t = next(t for t in TEMPLATES if t.name == "sum_list")
     import random

@@ -20,10 +20,7 @@ PACKAGES = sorted(
 )
 HEAVY = ("torch", "transformers", "trl", "vllm", "datasets", "pandas", "matplotlib")
 # (package, name): why a public name may still equal a submodule's (it may only shrink)
-CLASH_EXCEPTIONS = {
-    ("recode_lib.sandbox", "strictness"): "imported eagerly, so the function wins; the module "
-    "is renamed with the sandbox's own change",
-}
+CLASH_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def test_the_packages_are_found():

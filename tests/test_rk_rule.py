@@ -7,7 +7,7 @@ from recode_lib.data.schema import Problem
 from recode_lib.orchestration.sweep import StrictnessSweep, rk_rule_lines, rk_rule_report
 from recode_lib.rewards.strict import levels, strict_reward, sweep_rewards
 from recode_lib.sandbox import SandboxConfig, execute
-from recode_lib.sandbox.strictness import rule_counts, rule_touches, strictness
+from recode_lib.sandbox.rk import rule_counts, rule_touches, strictness
 
 
 def result(statuses_by_len, status="wrong_answer"):

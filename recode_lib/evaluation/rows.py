@@ -40,7 +40,7 @@ from recode_lib.data.schema import Problem
 from recode_lib.generation.base import FinishReason
 from recode_lib.sandbox import first_failure, sandbox_record, strictness
 from recode_lib.sandbox.records import time_rule_of
-from recode_lib.sandbox.strictness import DEFAULT_RK_RULE
+from recode_lib.sandbox.rk import DEFAULT_RK_RULE
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 TRUNCATED = FinishReason.LENGTH  # the finish_reason of a response that hit max_new_tokens
@@ -148,7 +148,7 @@ def result_fields(res: dict) -> dict:
     )  # why it failed (sandbox.result.Result.reason); None if passed
     out["strictness"] = strictness(res, STRICTNESS_KS, DEFAULT_RK_RULE)
     out["strictness_rule"] = (
-        DEFAULT_RK_RULE  # sandbox.strictness.RK_RULES: how R_k reads small-test-less problems
+        DEFAULT_RK_RULE  # sandbox.rk.RK_RULES: how R_k reads small-test-less problems
     )
     out["first_failure"] = None if res["status"] == "no_code" else first_failure(res)
     if "checker" in res:  # testlib | exact_fallback (CodeContests+; fallback only when asked)

@@ -26,7 +26,7 @@ from recode_lib.evaluation.gains import seed_std
 from recode_lib.evaluation.spec import evaluate_models
 from recode_lib.evaluation.summary import OUTCOMES
 from recode_lib.rewards import sweep_rewards
-from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, check_rule, rule_counts
+from recode_lib.sandbox.rk import DEFAULT_RK_RULE, check_rule, rule_counts
 from recode_lib.training.launch import check_seeds, seed_groups, seeded_variants, train_variants
 
 # what the headline gives a seed spread and a gain over R_inf for (the `correct` share is pass@1)
@@ -41,7 +41,7 @@ def strictness_variants(
 ) -> tuple[dict[str, object], dict[str, str], dict[str, dict]]:
     """({variant: k}, {variant: partial reward}, train_variants' {variant: recipe fields}) of a
     sweep over `ks` (ints and "inf") and partial-credit kinds (discrete, continuous), R_k read
-    under `rk_rule` (recode_lib.sandbox.strictness.RK_RULES)."""
+    under `rk_rule` (recode_lib.sandbox.rk.RK_RULES)."""
     strictness = {f"k{k}": k for k in ks}
     part = {f"partial_{c}": f"partial_{c}" for c in partial}
     both = sorted(set(strictness) & set(part))
@@ -193,7 +193,7 @@ class StrictnessSweep:
 def rk_rule_report(rule: str, ks: Sequence, train_problems, eval_problems) -> dict:
     """{"rule", "train": {k: counts}, "eval": {k: counts}}: the R_k rule a sweep trains with and,
     per finite k, how many of its training and evaluation problems the rule decides (no test
-    below 10^k: recode_lib.sandbox.strictness.rule_counts)."""
+    below 10^k: recode_lib.sandbox.rk.rule_counts)."""
     check_rule(rule)
     return {
         "rule": rule,

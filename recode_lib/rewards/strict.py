@@ -6,7 +6,7 @@
     sweep_rewards([1, 2, 3, 4], ["discrete", "continuous"])  # {run: reward spec}, one set of k
 
 The paper: "R_k(y) = 1 iff the solution passes every test whose input length is < 10^k;
-R_inf(y) = 1 iff it passes the whole suite" (recode_lib.sandbox.strictness; one sandbox
+R_inf(y) = 1 iff it passes the whole suite" (recode_lib.sandbox.rk; one sandbox
 execution answers every k). Static partial credit ("discrete or continuous credit for passing
 smaller tests"): partial_discrete is the mean of R_k over the strictness sweep's own levels —
 its finite ks and inf — and partial_continuous is 1 when all tests pass, else the share of
@@ -25,7 +25,7 @@ from recode_lib.rewards.base import RewardFunction, base_row, execute
 from recode_lib.rewards.execution import REWARD_ERROR, SandboxRunner, default_runner
 from recode_lib.rewards.registry import Need, RewardConfigError, register
 from recode_lib.sandbox import strictness
-from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, RK_RULES
+from recode_lib.sandbox.rk import DEFAULT_RK_RULE, RK_RULES
 
 
 def k_label(k) -> str:
@@ -41,7 +41,7 @@ def k_label(k) -> str:
 
 def levels(result: dict, ks: list, rule: str = DEFAULT_RK_RULE) -> dict:
     """{"<k>": R_k, ..., "inf": R_inf} of one sandbox result (all 0 without a program) under the
-    R_k rule `rule` (recode_lib.sandbox.strictness.RK_RULES)."""
+    R_k rule `rule` (recode_lib.sandbox.rk.RK_RULES)."""
     if result.get("status") in (REWARD_ERROR, "no_code"):
         return {**{str(k): 0 for k in ks}, "inf": 0}
     return strictness(result, [int(k) for k in ks] + ["inf"], rule)
@@ -62,7 +62,7 @@ def strict_reward(
     rule: str = DEFAULT_RK_RULE,
 ) -> RewardFunction:
     """R_k in {0,1} (k an integer or "inf"); named strict_<k> unless `name` is given; `rule`:
-    how a problem with no test below 10^k is read (recode_lib.sandbox.strictness.RK_RULES)."""
+    how a problem with no test below 10^k is read (recode_lib.sandbox.rk.RK_RULES)."""
     label = k_label(k)
     rule = rk_rule(rule)
     name = name or f"strict_{label}"

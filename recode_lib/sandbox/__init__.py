@@ -22,7 +22,7 @@ from recode_lib.sandbox.pool import get_pool, parse_all, run_specs
 from recode_lib.sandbox.record_builder import sandbox_record, submission_record
 from recode_lib.sandbox.records import RecordError
 from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
-from recode_lib.sandbox.strictness import first_failure, strictness
+from recode_lib.sandbox.rk import first_failure, strictness
 
 __all__ = [
     "SandboxConfig",

@@ -32,7 +32,7 @@ from recode_lib.sandbox.result import (
     Status,
     outcome_of,
 )
-from recode_lib.sandbox.strictness import DEFAULT_RK_RULE, strictness
+from recode_lib.sandbox.rk import DEFAULT_RK_RULE, strictness
 
 STRICTNESS_KS = (1, 2, 3, 4, 5, "inf")
 

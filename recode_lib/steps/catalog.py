@@ -411,7 +411,7 @@ class StrictnessSweepParams(StepParams):
     RK_RULE: str = param(
         "smallest",
         'R_k of a problem with no test below 10^k: "smallest" (judged on its smallest tests) | '
-        '"literal" (vacuously 1); recode_lib.sandbox.strictness',
+        '"literal" (vacuously 1); recode_lib.sandbox.rk',
     )
     BENCHMARK: str = param(
         "microbench", "problems with size-annotated tests (codecontests_plus in the paper profile)"
