@@ -3,11 +3,13 @@ value compared on the raw output (verdict.test_status), plain values kept as giv
 time (records.parse_record); and several workers start the records with the longest time
 limits first while results keep the input order (pool.run_specs)."""
 
+import hashlib
+import json
 import math
 
 import pytest
 
-from recode_lib.sandbox import SandboxConfig, execute_many
+from recode_lib.sandbox import SandboxConfig, codec, execute_many
 from recode_lib.sandbox.records import parse_record
 from recode_lib.sandbox.verdict import test_status as status_of
 
@@ -107,3 +109,28 @@ def test_longest_limit_starts_first_and_results_keep_input_order():
     assert all(r["status"] == "passed" for r in res)
     # "slow" and "a" start together, "b" after them: in input order "slow" would finish last
     assert finished[-1] == "b"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "0 1 2 3",
+        'a"b',
+        "a\\b",
+        "a\nb",
+        "\x00",
+        "\x1f",
+        "\x7f",
+        "é",
+        "\u2028",
+        "\udc80",
+        "x" * 5000,
+    ],
+)
+def test_the_digest_shortcut_hashes_the_canonical_json_of_a_string(text):
+    """codec.digest hashes an ASCII string needing no escape without json.dumps: the same
+    bytes as the canonical encoding, for strings that need escapes or are not ASCII too."""
+    canonical = json.dumps(text, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    want = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+    assert codec.digest(text) == want
