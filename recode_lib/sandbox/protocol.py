@@ -19,8 +19,9 @@ is a load failure, LOAD_FAILURES, never "ok": X fails every remaining test, and 
 write one while its module loads). Any violation raises ProtocolError (a ValueError) with a short
 reason; nothing here raises anything else on any input. The usual line, a call test passing in
 the harness's own layout, is read by a shortcut (parse_ok_line: fixed head and tail, the output
-decoded on its own) that returns exactly what the full path would, or declines. `out` is returned as JSON data; decoding and
-comparing it is verdict.py's job. This module knows nothing about processes.
+decoded on its own) that returns exactly what the full path would, or declines. `out` is
+returned as JSON data; decoding and comparing it is verdict.py's job. This module knows nothing
+about processes.
 """
 
 from __future__ import annotations
