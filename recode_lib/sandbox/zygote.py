@@ -276,8 +276,9 @@ def run_tests(iso, cfg, job, stdin, queue):
     peak, nonce = 0.0, None
     held = []  # lines of a child that finished, sent with D (or before the next child)
     while todo:
-        if held:
+        if held:  # out before the next child is forked
             emit(b"\n".join(held) + b"\n")
+            held = []
         child = Child(iso, cfg, job, todo, tl)
         child.supervise(stdin, queue)
         child.finish()
@@ -369,13 +370,15 @@ class Child:
             if wait <= 0:
                 self.outcome = "timeout"
                 break
-            if self.held and now - self.held_at > HOLD_S:
+            if self.held and now - self.held_at >= HOLD_S:
                 self.flush_held()
             if self.reaped():  # dead while a process it forked holds the pipe open
                 self.drain(limit)
                 if self.outcome is None:
                     self.outcome = "finished" if not self.pending else "died"
                 break
+            if self.held:  # S, held at most HOLD_S
+                wait = min(wait, max(self.held_at + HOLD_S - now, 0.0))
             ready, writable, _ = select.select(
                 [self.r, 0], [self.fw] if self.feed else [], [], min(wait, WATCH_S)
             )
@@ -560,7 +563,7 @@ class Child:
 
 
 WATCH_S = 0.1  # how often the supervisor looks whether the child itself is still alive
-HOLD_S = 0.05  # an S line waits at most about this long for the first test's line (+ WATCH_S)
+HOLD_S = 0.05  # an S line waits at most this long for the first test's line to go out with
 
 
 def classify(outcome, status, oom=False):
