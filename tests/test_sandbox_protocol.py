@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from recode_lib.sandbox.protocol import ProtocolError, parse_line
+from recode_lib.sandbox.protocol import ProtocolError, parse_line, parse_line_full, parse_ok_line
 from recode_lib.sandbox.verdict import default_equal, stdio_equal
 
 MAX = 1 << 20
@@ -240,3 +240,81 @@ def test_a_t_line_with_a_duplicated_index_key_is_rejected():
     line = b'T 7 {"i": 0, "st": "ok", "out": 1, "i": 1}\n'
     with pytest.raises(ProtocolError):
         parse_line(line, job=7, n_tests=3, max_bytes=1 << 16)
+
+
+# ---- the shortcut for the harness's usual passing line (protocol.parse_ok_line) --------------
+def _ok_line(out: bytes, i=0, job=1, t=b"1.25e-05", m=b"9.5") -> bytes:
+    return b'T %d {"i": %d, "st": "ok", "out": %s, "t": %s, "m": %s}\n' % (job, i, out, t, m)
+
+
+OUTS = [
+    b"1",
+    b"-0.0",
+    b'[1, 2.5, "a"]',
+    b'"x, \\"t\\": 1, \\"m\\": 2}"',  # the tail's text inside the output string
+    b'{"__t": "tuple", "v": [1, {"__t": "set", "v": []}]}',
+    b'"\\ud800"',
+    b"123456789012345678901234567890",
+    b"null",
+]
+
+
+def _full(line, n=3):
+    try:
+        return parse_line_full(line, 1, n, MAX)
+    except ProtocolError:
+        return "refused"
+
+
+@pytest.mark.parametrize("out", OUTS)
+def test_the_usual_passing_line_takes_the_shortcut_and_reads_as_the_full_parser_reads_it(out):
+    line = _ok_line(out)
+    assert parse_ok_line(line, 1, 3, MAX) == _full(line) != "refused"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _ok_line(b"NaN"),
+        _ok_line(b"Infinity"),
+        _ok_line(b'1, "i": 2'),  # a second "i" key: JSON keeps the last one
+        _ok_line(b"[1"),
+        _ok_line(b"1", t=b"1000000000.0"),  # out of range
+        _ok_line(b"1", t=b"007"),  # not a JSON number
+        _ok_line(b"1", m=b"-1.0"),
+        _ok_line(b"1", i=3),  # no such test
+        _ok_line(b"1", job=2),  # another job
+        _ok_line(b"1").replace(b'"i": 0', b'"i": 00'),
+        _ok_line(b"[" * 5000 + b"]" * 5000),  # deeper than json parses
+        _ok_line(b'"\xff"'),  # not UTF-8
+        _ok_line(b"1")[:-1],  # no newline
+    ],
+)
+def test_a_line_the_full_parser_refuses_never_takes_the_shortcut(line):
+    assert _full(line) == "refused"
+    assert parse_ok_line(line, 1, 3, MAX) is None
+
+
+def test_mutated_passing_lines_read_alike_by_the_shortcut_and_the_full_parser():
+    """Fuzz: random byte edits of passing lines; the shortcut either declines (None) or
+    returns exactly the full parser's message, and never accepts a line it refuses."""
+    rng = random.Random(13)
+    alphabet = b'0123456789"\\[]{},: .eE-+tTinamfsukoNI\n\xff'
+    taken = 0
+    for _ in range(6000):
+        line = bytearray(_ok_line(rng.choice(OUTS), i=rng.randrange(3)))
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(line) + 1)
+            op = rng.randrange(3)
+            if op == 0:
+                line[at:at] = bytes([rng.choice(alphabet)])
+            elif op == 1 and at < len(line):
+                del line[at]
+            elif at < len(line):
+                line[at] = rng.choice(alphabet)
+        line = bytes(line)
+        fast = parse_ok_line(line, 1, 3, MAX)
+        if fast is not None:
+            taken += 1
+            assert fast == _full(line), line
+    assert taken > 100  # the fuzz reached lines the shortcut takes

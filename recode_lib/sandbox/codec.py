@@ -184,11 +184,24 @@ def _encode_other(x, depth):
     return _opaque(x)
 
 
+# bytes json.dumps(ensure_ascii=False) escapes in a string (controls, quote, backslash) -> 0
+_ESCAPED = bytes(0 if c < 0x20 or c in b'"\\' else 1 for c in range(256))
+
+
 def digest(x):
-    """The sha256 of a value's canonical encoding (compact JSON of encode(x))."""
+    """The sha256 of a value's canonical encoding (compact JSON of encode(x)). An ASCII string
+    that needs no escape is hashed as '"' + x + '"' without building its JSON text (the same
+    bytes; ~4x less work on HumanEval+/15's multi-megabyte outputs)."""
     import hashlib
     import json
 
+    if type(x) is str and x.isascii():
+        raw = x.encode("ascii")
+        if b"\x00" not in raw.translate(_ESCAPED):
+            h = hashlib.sha256(b'"')
+            h.update(raw)
+            h.update(b'"')
+            return h.hexdigest()
     text = json.dumps(encode(x), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

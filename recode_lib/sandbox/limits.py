@@ -381,21 +381,66 @@ def claim_uid_base(tries=64):
     """(uid_base, fd): a random root-mode uid range [base, base + UID_SPAN) that no other live
     worker on this host holds, claimed by an flock held as long as the worker lives (the fd;
     the children close it in confine). Two workers with one range would kill each other's
-    children: reap kills every process of the child's uid (kill(-1) as that uid)."""
+    children: reap kills every process of the child's uid (kill(-1) as that uid).
+
+    The claim folder stays bounded: each claim first removes the files no live worker holds
+    (sweep_uid_claims), so it holds at most one file per live worker plus those of workers
+    that ended since the last claim. A claim counts only when the locked file is still the
+    one at its path (a sweep may unlink a file between another worker's open and flock)."""
     rng = random.SystemRandom()
     folder = uid_claim_dir()
+    sweep_uid_claims(folder)
     for _ in range(tries):
         base = rng.randrange(1 << 4, 1 << 14) * UID_SPAN
-        fd = os.open(
-            os.path.join(folder, str(base)), os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600
-        )
+        path = os.path.join(folder, str(base))
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             continue
+        if not _still_linked(fd, path):  # swept between our open and flock: not a claim
+            os.close(fd)
+            continue
         return base, fd
     raise OSError(0, "no free sandbox uid range after %d tries" % tries)
+
+
+def _still_linked(fd, path):
+    """Whether the file open as fd is the one at path now."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
+
+
+def sweep_uid_claims(folder):
+    """Unlink every claim file of `folder` that no live worker holds: each is locked first
+    (a held one is skipped), checked to be the file still at its path, unlinked while locked.
+    A worker that opened it before the unlink and locks it after sees it unlinked
+    (claim_uid_base's check) and draws again, so a live claim is never removed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.isdigit():
+            continue
+        path = os.path.join(folder, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _still_linked(fd, path):
+                os.unlink(path)
+        except OSError:
+            pass  # held by a live worker, or already gone
+        finally:
+            os.close(fd)
 
 
 def setup_worker(cfg):

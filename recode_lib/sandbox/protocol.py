@@ -17,8 +17,11 @@ JSON (no NaN/Infinity, ints within Python's digit limit); then the schema of the
 (finite non-negative times and memory, a test index that exists, a known status; an X line's status
 is a load failure, LOAD_FAILURES, never "ok": X fails every remaining test, and a submission can
 write one while its module loads). Any violation raises ProtocolError (a ValueError) with a short
-reason; nothing here raises anything else on any input. `out` is returned as JSON data; decoding and
-comparing it is verdict.py's job. This module knows nothing about processes.
+reason; nothing here raises anything else on any input. The usual line, a call test passing in
+the harness's own layout, is read by a shortcut (parse_ok_line: fixed head and tail, the output
+decoded on its own) that returns exactly what the full path would, or declines. `out` is
+returned as JSON data; decoding and comparing it is verdict.py's job. This module knows nothing
+about processes.
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ SMALL = 64 << 10  # below this, json.loads's own recursion guard and the size bo
 
 # one decoder for every line: json.loads(body, parse_constant=...) builds a new one per call
 _DECODER = json.JSONDecoder(parse_constant=_reject)
+_RAW_DECODE = _DECODER.raw_decode
 
 
 def load_json(body: bytes):
@@ -197,8 +201,55 @@ def validate(tag: str, body, n_tests: int) -> dict | None:
     return clean
 
 
+# A passing call test's line exactly as the harness writes it (harness._run_calls):
+#   T <job> {"i": I, "st": "ok", "out": X, "t": F, "m": F}
+# JSON numbers only (no leading zero; F non-negative, below 1e9 by its digit count)
+_OK_HEAD = re.compile(rb'T (\d{1,18}) \{"i": (0|[1-9]\d{0,8}), "st": "ok", "out": ')
+_F = rb"((?:0|[1-9]\d{0,8})(?:\.\d{1,30})?(?:[eE]-\d{1,3})?)"
+_OK_TAIL = re.compile(rb', "t": ' + _F + rb', "m": ' + _F + rb"\}\n")
+_OK_T = b', "t": '
+
+
+def parse_ok_line(line, job: int, n_tests: int, max_bytes: int) -> Message | None:
+    """The Message parse_line returns for a line in the harness's own layout of a passing
+    call test, without building the whole object; None for any other line (parse_line then
+    takes the full path). The output X between the fixed head and tail must decode on its own
+    as one strict JSON value: then the line is the object {"i", "st", "out": X, "t", "m"} and
+    nothing else (a JSON value ends where its own text ends), so both paths agree; lines over
+    SMALL bytes always take the full path (its shape bounds)."""
+    if type(line) is not bytes or len(line) > SMALL or len(line) > max_bytes:
+        return None
+    head = _OK_HEAD.match(line)
+    if head is None or head.group(1) != b"%d" % job:
+        return None
+    i = int(head.group(2))
+    if i >= n_tests:
+        return None
+    at = line.rfind(_OK_T)
+    tail = _OK_TAIL.fullmatch(line, at) if at > head.end() else None
+    if tail is None:
+        return None
+    try:
+        text = line[head.end() : at].decode("utf-8")
+        out, end = _RAW_DECODE(text)  # no whitespace around X in this layout
+    except (ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+        return None
+    if end != len(text):
+        return None
+    t, m = float(tail.group(1)), float(tail.group(2))
+    return Message("T", {"i": i, "st": "ok", "t": t, "m": m, "e": None, "out": out})
+
+
 def parse_line(line: bytes, job: int, n_tests: int, max_bytes: int) -> Message:
     """One worker line -> Message for job `job`; ProtocolError for anything else."""
+    msg = parse_ok_line(line, job, n_tests, max_bytes)
+    if msg is not None:
+        return msg
+    return parse_line_full(line, job, n_tests, max_bytes)
+
+
+def parse_line_full(line: bytes, job: int, n_tests: int, max_bytes: int) -> Message:
+    """parse_line without its shortcut for the usual passing line (parse_ok_line)."""
     if not isinstance(line, (bytes, bytearray)) or not line.endswith(b"\n"):
         raise ProtocolError("incomplete line (the worker ended or the line is too long)")
     if len(line) > max_bytes:

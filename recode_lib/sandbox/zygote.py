@@ -274,16 +274,22 @@ def run_tests(iso, cfg, job, stdin, queue):
     lims = job.get("time_limits")  # per-test limits (records.py), else tl for every test
     job["cpu_limit_s"] = (sum(lims[i] for i in todo) if lims else tl * len(todo)) + tl + 1
     peak, nonce = 0.0, None
+    held = []  # lines of a child that finished, sent with D (or before the next child)
     while todo:
+        if held:  # out before the next child is forked
+            emit(b"\n".join(held) + b"\n")
+            held = []
         child = Child(iso, cfg, job, todo, tl)
         child.supervise(stdin, queue)
         child.finish()
+        held = child.held
         peak = max(peak, child.ru.ru_maxrss / 1024.0 if child.ru else 0.0)
         nonce = child.nonce if child.outcome == "finished" and not child.tampered else None
         todo = [i for i in todo if i not in child.done]
         if child.outcome in ("finished", "stopped", "setup") or (early and child.failed):
             break
-    send("D", job["job"], {"peak_mb": peak, "nonce": nonce})
+    held.append(b"D %d %s" % (job["job"], json.dumps({"peak_mb": peak, "nonce": nonce}).encode()))
+    emit(b"\n".join(held) + b"\n")
 
 
 class Child:
@@ -295,6 +301,9 @@ class Child:
         self.outcome, self.setup, self.tampered, self.asked = None, False, False, False
         self.ru, self.status, self.nonce = None, 0, None
         self.pos = 0  # todo[pos]: the first test still pending (test_limit)
+        # lines held back to save the judge a wakeup each: S until the next line goes out (or
+        # HOLD_S has passed), and the last tests' lines until D (run_tests)
+        self.held, self.held_at = [], 0.0
         r, w = os.pipe()
         nr = nw = fr = fw = None
         if job["kind"] == "script":
@@ -356,15 +365,20 @@ class Child:
         deadline = _now() + self.tl
         limit = int(self.job["max_output"]) + 4096
         while self.outcome is None:
-            wait = deadline - _now()
+            now = _now()
+            wait = deadline - now
             if wait <= 0:
                 self.outcome = "timeout"
                 break
+            if self.held and now - self.held_at >= HOLD_S:
+                self.flush_held()
             if self.reaped():  # dead while a process it forked holds the pipe open
                 self.drain(limit)
                 if self.outcome is None:
                     self.outcome = "finished" if not self.pending else "died"
                 break
+            if self.held:  # S, held at most HOLD_S
+                wait = min(wait, max(self.held_at + HOLD_S - now, 0.0))
             ready, writable, _ = select.select(
                 [self.r, 0], [self.fw] if self.feed else [], [], min(wait, WATCH_S)
             )
@@ -464,7 +478,8 @@ class Child:
         for line in self.out.pop():
             if line == b"S" and not self.setup:
                 self.setup = progress = True
-                keep.append(b"S %d" % job)
+                self.held.append(b"S %d" % job)
+                self.held_at = _now()
                 self.feed_next()
             elif line.startswith(b"X ") and not self.setup:
                 keep.append(b"X %d %s" % (job, line[2:]))
@@ -484,8 +499,15 @@ class Child:
                     progress = True
                     self.feed_next()
         if keep:
-            emit(b"\n".join(keep) + b"\n")
+            self.held += keep
+            if self.pending and self.outcome is None:  # else: with D, once the child is reaped
+                self.flush_held()
         return progress
+
+    def flush_held(self):
+        if self.held:
+            emit(b"\n".join(self.held) + b"\n")
+            self.held = []
 
     def release_nonce(self):
         """Hand out the nonce once, and only to a lone single-threaded child."""
@@ -522,6 +544,7 @@ class Child:
             self.report_failure()
 
     def report_failure(self):
+        self.flush_held()
         current = next(i for i in self.todo if i not in self.done)
         st, err = classify(self.outcome, self.status, self.oom)
         if not self.setup:
@@ -540,6 +563,7 @@ class Child:
 
 
 WATCH_S = 0.1  # how often the supervisor looks whether the child itself is still alive
+HOLD_S = 0.05  # an S line waits at most this long for the first test's line to go out with
 
 
 def classify(outcome, status, oom=False):
