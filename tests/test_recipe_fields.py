@@ -101,6 +101,7 @@ def test_one_recipe_field_on_the_command_line_keeps_the_profiles_others():
         "max_steps": 1,
         "max_completion_length": 128,
         "learning_rate": 1e-4,
+        "share_first_generations": True,
         "cpu_threads": 1,
     }
     assert p["04_cg_grpo"]["RECIPE_FIELDS"] == {"cpu_threads": 1}

@@ -170,6 +170,16 @@ class RecodeGRPOConfig(GRPOConfig):
             "else float32 (native with vLLM or without LoRA; recode_lib.core.bf16)",
         },
     )
+    share_first_generations: bool = field(
+        default=False,
+        metadata={
+            **WHEN_SET,
+            "help": "reuse the first step's completions of an earlier run in this process whose "
+            "draw was identical (same weights, prompts, generation settings, RNG state: "
+            "recode_lib.training.shared_generations): the same tokens without recomputing "
+            "them, the trained weights bit-identical; CPU, one process, no vLLM",
+        },
+    )
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
     num_generations: int | None = 4
     max_completion_length: int | None = 256

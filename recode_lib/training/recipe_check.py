@@ -393,4 +393,5 @@ KINDS: dict[str, tuple[str, ...]] = {
     "keep_checkpoints": ("bool",),
     "rproc_scale": ("dict", "none"),
     "generation_precision": ("str",),
+    "share_first_generations": ("bool",),
 }
