@@ -104,7 +104,11 @@ def test_one_recipe_field_on_the_command_line_keeps_the_profiles_others():
         "share_first_generations": True,
         "cpu_threads": 1,
     }
-    assert p["04_cg_grpo"]["RECIPE_FIELDS"] == {"share_first_generations": True, "cpu_threads": 1}
+    assert p["04_cg_grpo"]["RECIPE_FIELDS"] == {
+        "share_first_generations": True,
+        "rm_resident": False,
+        "cpu_threads": 1,
+    }
     assert parse_overrides(["RECIPE_FIELDS.max_steps=1", "RECIPE_FIELDS.bf16=auto"]) == {
         "RECIPE_FIELDS": {"max_steps": 1, "bf16": "auto"}
     }

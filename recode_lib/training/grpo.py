@@ -416,8 +416,9 @@ LOGGING_FIELDS = (
     "disable_tqdm",
     "keep_checkpoints",
 )
-# recipe fields that change how fast a run computes its draws, never what it draws nor its weights
-SPEED_FIELDS = ("share_first_generations",)
+# recipe fields that change how a run computes (its time, its memory), never what it computes:
+# sharing an identical draw, reloading the same RM files for each scoring call
+SPEED_FIELDS = ("share_first_generations", "rm_resident")
 
 
 def upstream_stamps(recipe) -> dict:
@@ -437,10 +438,10 @@ def upstream_stamps(recipe) -> dict:
 
 def run_fingerprint(recipe: RecodeGRPOConfig, problems) -> str:
     """What a trained run depends on: every recipe field except LOGGING_FIELDS (switching the
-    tracker keeps a finished run) and SPEED_FIELDS (sharing a draw changes no weight), every
-    training problem (the same after the YAML/jsonl round trip of the accelerate launcher) and
-    the weights of its local start and reward models (upstream_stamps; runs of hub ids and
-    aliases keep the fingerprint they had before)."""
+    tracker keeps a finished run) and SPEED_FIELDS (sharing a draw or reloading the RM changes
+    no weight), every training problem (the same after the YAML/jsonl round trip of the
+    accelerate launcher) and the weights of its local start and reward models (upstream_stamps;
+    runs of hub ids and aliases keep the fingerprint they had before)."""
     fields = {
         k: v
         for k, v in recipe_dict(recipe).items()
