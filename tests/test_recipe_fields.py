@@ -101,9 +101,14 @@ def test_one_recipe_field_on_the_command_line_keeps_the_profiles_others():
         "max_steps": 1,
         "max_completion_length": 128,
         "learning_rate": 1e-4,
+        "share_first_generations": True,
         "cpu_threads": 1,
     }
-    assert p["04_cg_grpo"]["RECIPE_FIELDS"] == {"cpu_threads": 1}
+    assert p["04_cg_grpo"]["RECIPE_FIELDS"] == {
+        "share_first_generations": True,
+        "rm_resident": False,
+        "cpu_threads": 1,
+    }
     assert parse_overrides(["RECIPE_FIELDS.max_steps=1", "RECIPE_FIELDS.bf16=auto"]) == {
         "RECIPE_FIELDS": {"max_steps": 1, "bf16": "auto"}
     }

@@ -225,3 +225,39 @@ def test_scoring_outside_training_uses_the_recipe_endpoint(rm_dir, server):
     assert remote.score(PROMPTS, TRACES) == pytest.approx(
         load_scorer(rm_dir).score(PROMPTS, TRACES), abs=1e-4
     )
+
+
+def test_a_non_resident_scorer_scores_exactly_as_a_resident_one_and_holds_no_model(rm_dir):
+    kept = load_scorer(rm_dir)
+    loaded = load_scorer(rm_dir, RMPlacement(resident=False))
+    assert loaded.model is None and loaded.loads == 1  # checked at start, then released
+    assert loaded.score(PROMPTS, TRACES) == kept.score(PROMPTS, TRACES)  # bit-identical
+    assert loaded.model is None and loaded.loads == 2  # loaded for the call, released after
+    assert loaded.score([], []) == [] and loaded.loads == 2  # nothing to score: no load
+
+
+def test_a_non_resident_scorer_refuses_a_reward_model_changed_on_disk(rm_dir, tmp_path):
+    import os
+    import shutil
+
+    from recode_lib.core.errors import RecodeError
+
+    rm = tmp_path / "rm"
+    shutil.copytree(rm_dir, rm)
+    scorer = load_scorer(rm, RMPlacement(resident=False))
+    weights = next(rm.glob("*.safetensors"))
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
+    with pytest.raises(RecodeError, match="changed on disk"):
+        scorer.score(PROMPTS, TRACES)
+
+
+@pytest.mark.parametrize(
+    "placement",
+    [
+        RMPlacement(where="endpoint", endpoint="http://h:1", resident=False),
+        RMPlacement(where="trainer", zero3=True, resident=False),
+    ],
+)
+def test_non_resident_is_refused_where_nothing_local_is_reloaded(placement):
+    with pytest.raises(ValueError, match="rm_resident: false"):
+        placement.validate()

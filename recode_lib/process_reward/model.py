@@ -24,8 +24,16 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from recode_lib.core.errors import RecodeError
 from recode_lib.core.jsonl import read_json, write_json_atomic
-from recode_lib.core.models import load_for_training, load_tokenizer, resolve_model, saved_dtype
+from recode_lib.core.memory import release_memory
+from recode_lib.core.models import (
+    load_for_training,
+    load_tokenizer,
+    model_stamp,
+    resolve_model,
+    saved_dtype,
+)
 from recode_lib.core.stamps import fingerprint
 from recode_lib.metrics import is_tie, preference_outcome
 
@@ -303,9 +311,9 @@ class ProcessRewardScorer:
         max_length: int | None = None,
         device: str = "cpu",
         dtype=None,
+        resident: bool = True,
     ):
         import torch
-        from transformers import AutoModelForSequenceClassification
 
         self.path = str(path)
         self.tok = load_rm_tokenizer(self.path)
@@ -313,23 +321,42 @@ class ProcessRewardScorer:
         saved = json.loads(cfg_file.read_text())["config"] if cfg_file.is_file() else {}
         self.max_length = max_length or saved.get("max_length", 2048)
         self.dtype = getattr(torch, resolve_dtype(dtype, device))
-        self.model = (
-            AutoModelForSequenceClassification.from_pretrained(self.path, dtype=self.dtype)
-            .to(device)
-            .eval()
-        )
-        if self.model.config.num_labels != 1:
-            raise ValueError(
-                f"{self.path}: a reward model needs num_labels=1, "
-                f"has {self.model.config.num_labels}"
-            )
-        self.model.config.pad_token_id = self.tok.pad_token_id
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.batch_size, self.device = batch_size, str(device)
+        self.resident = bool(resident)
+        self.stamp = model_stamp(self.path)  # a non-resident RM reloads these very files
+        self.model = self.load()  # checked now, also when it is not kept
+        if not self.resident:
+            self.model = None
+            release_memory()
         self.collective = False
         self.truncated = 0
         self.forward_passes = 0
+        self.loads = 1
+
+    def load(self):
+        """The reward model from self.path, in self.dtype on self.device, in eval mode; a
+        non-resident scorer's reload raises RecodeError when the folder changed since the first
+        load (model_stamp: it would score with other weights than the run recorded)."""
+        from transformers import AutoModelForSequenceClassification
+
+        if hasattr(self, "model") and model_stamp(self.path) != self.stamp:
+            raise RecodeError(
+                f"reward model {self.path} changed on disk since this scorer first loaded it: "
+                "a non-resident scorer (rm_resident: false) would now score with other weights"
+            )
+        model = (
+            AutoModelForSequenceClassification.from_pretrained(self.path, dtype=self.dtype)
+            .to(self.device)
+            .eval()
+        )
+        if model.config.num_labels != 1:
+            raise ValueError(
+                f"{self.path}: a reward model needs num_labels=1, has {model.config.num_labels}"
+            )
+        model.config.pad_token_id = self.tok.pad_token_id
+        return model
 
     def shard(self, accelerator) -> bool:
         """Hand the model to DeepSpeed ZeRO-3 across the training ranks (TRL's public
@@ -338,6 +365,8 @@ class ProcessRewardScorer:
         plugin = getattr(accelerator.state, "deepspeed_plugin", None)
         if plugin is None or getattr(plugin, "zero_stage", None) != 3:
             return False
+        if not self.resident:
+            raise ValueError("a non-resident reward model (rm_resident: false) cannot be sharded")
         from trl.models import prepare_deepspeed
 
         self.model = prepare_deepspeed(self.model, accelerator)
@@ -359,9 +388,25 @@ class ProcessRewardScorer:
         return ids
 
     def score(self, prompts: list[str], traces: list[str], progress: bool = False) -> list[float]:
-        import torch
 
         ids = self.encode_all(prompts, traces)
+        if not ids:
+            return []
+        model = self.model
+        if model is None:  # not resident: loaded for this call, released after it
+            model = self.load()
+            self.loads += 1
+        try:
+            return self.score_ids(model, ids, progress)
+        finally:
+            if not self.resident:
+                del model
+                release_memory()
+
+    def score_ids(self, model, ids: list[list[int]], progress: bool = False) -> list[float]:
+        """Scores of token-id sequences with `model`, batched by length."""
+        import torch
+
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         scores = [0.0] * len(ids)
         starts = range(0, len(order), self.batch_size)
@@ -374,7 +419,7 @@ class ProcessRewardScorer:
                 [[1] * len(x) + [0] * (width - len(x)) for x in batch], device=self.device
             )
             with torch.no_grad():
-                logits = self.model(input_ids=inp, attention_mask=att).logits[:, 0].float()
+                logits = model(input_ids=inp, attention_mask=att).logits[:, 0].float()
             self.forward_passes += 1
             for j, i in enumerate(order[s : s + self.batch_size]):
                 scores[i] = float(logits[j])

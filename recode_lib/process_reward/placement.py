@@ -36,6 +36,7 @@ class RMPlacement:
     endpoint: str | None = None  # base URL of the scorer server (where="endpoint")
     zero3: bool = False  # shard with DeepSpeed ZeRO-3 (where="trainer" only)
     timeout_s: float = 300.0  # per endpoint request
+    resident: bool = True  # False: loaded for each scoring call and released after (local only)
 
     @property
     def is_endpoint(self) -> bool:
@@ -57,6 +58,11 @@ class RMPlacement:
             )
         if self.endpoint and not self.endpoint.startswith(("http://", "https://")):
             raise ValueError(f"rm_endpoint must be an http(s) URL, got {self.endpoint!r}")
+        if not self.resident and (self.is_endpoint or self.zero3):
+            raise ValueError(
+                "rm_resident: false reloads a local RM for each scoring call: not with "
+                f"rm_placement {self.where!r}" + (" and rm_zero3" if self.zero3 else "")
+            )
         if self.zero3 and self.where != "trainer":
             raise ValueError(
                 f"rm_zero3 shards the RM across the training ranks: it needs "
@@ -110,6 +116,7 @@ def load_scorer(rm_path, placement: RMPlacement | None = None, *, trainer_device
         batch_size=p.batch_size,
         device="cpu" if p.zero3 else device,
         dtype=resolve_dtype(p.dtype, device),
+        resident=p.resident,
     )
 
 

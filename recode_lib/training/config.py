@@ -94,6 +94,16 @@ class RecodeGRPOConfig(GRPOConfig):
         },
     )
     rm_batch_size: int = field(default=8, metadata={"help": "traces per RM forward pass/request"})
+    rm_resident: bool = field(
+        default=True,
+        metadata={
+            **WHEN_SET,
+            "help": "keep the RM loaded for the whole run (default); false: load it for each "
+            "scoring call and release it after, so its weights are not held through the "
+            "policy's backward (the same files, the same scores; reloading costs ~1 s for a "
+            "135M RM; a local placement without rm_zero3 only)",
+        },
+    )
     rm_endpoint: str | None = field(
         default=None, metadata={"help": "scorer server URL for rm_placement: endpoint"}
     )
@@ -170,6 +180,16 @@ class RecodeGRPOConfig(GRPOConfig):
             "else float32 (native with vLLM or without LoRA; recode_lib.core.bf16)",
         },
     )
+    share_first_generations: bool = field(
+        default=False,
+        metadata={
+            **WHEN_SET,
+            "help": "reuse the first step's completions of an earlier run in this process whose "
+            "draw was identical (same weights, prompts, generation settings, RNG state: "
+            "recode_lib.training.shared_generations): the same tokens without recomputing "
+            "them, the trained weights bit-identical; CPU, one process, no vLLM",
+        },
+    )
     # --- TRL fields whose default differs here (CPU-safe smoke runs) ---
     num_generations: int | None = 4
     max_completion_length: int | None = 256
@@ -212,6 +232,7 @@ class RecodeGRPOConfig(GRPOConfig):
             batch_size=int(self.rm_batch_size),
             endpoint=self.rm_endpoint,
             zero3=bool(self.rm_zero3),
+            resident=bool(self.rm_resident),
         )
 
 

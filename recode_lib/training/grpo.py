@@ -58,6 +58,7 @@ from recode_lib.sandbox.tools import ToolLimits
 from recode_lib.training.lora import is_peft, lora_config, merged_model
 from recode_lib.training.recipe_check import check_field
 from recode_lib.training.sampling_copy import sampling_copy_class
+from recode_lib.training.shared_generations import shared_generations_class
 from recode_lib.training.vllm_sync import cpu_colocate_engine, patch_colocate_sync
 
 if TYPE_CHECKING:
@@ -415,6 +416,9 @@ LOGGING_FIELDS = (
     "disable_tqdm",
     "keep_checkpoints",
 )
+# recipe fields that change how a run computes (its time, its memory), never what it computes:
+# sharing an identical draw, reloading the same RM files for each scoring call
+SPEED_FIELDS = ("share_first_generations", "rm_resident")
 
 
 def upstream_stamps(recipe) -> dict:
@@ -434,10 +438,15 @@ def upstream_stamps(recipe) -> dict:
 
 def run_fingerprint(recipe: RecodeGRPOConfig, problems) -> str:
     """What a trained run depends on: every recipe field except LOGGING_FIELDS (switching the
-    tracker keeps a finished run), every training problem (the same after the YAML/jsonl
-    round trip of the accelerate launcher) and the weights of its local start and reward models
-    (upstream_stamps; runs of hub ids and aliases keep the fingerprint they had before)."""
-    fields = {k: v for k, v in recipe_dict(recipe).items() if k not in LOGGING_FIELDS}
+    tracker keeps a finished run) and SPEED_FIELDS (sharing a draw or reloading the RM changes
+    no weight), every training problem (the same after the YAML/jsonl round trip of the
+    accelerate launcher) and the weights of its local start and reward models (upstream_stamps;
+    runs of hub ids and aliases keep the fingerprint they had before)."""
+    fields = {
+        k: v
+        for k, v in recipe_dict(recipe).items()
+        if k not in LOGGING_FIELDS and k not in SPEED_FIELDS
+    }
     parts = [fields, [p.to_dict() if hasattr(p, "to_dict") else p for p in problems]]
     stamps = upstream_stamps(recipe)
     return fingerprint(*parts, stamps) if stamps else fingerprint(*parts)
@@ -582,7 +591,7 @@ def train(
     if recipe.lora:
         setting_kw["peft_config"] = lora_config(recipe.lora)
     colocate = bool(recipe.use_vllm) and recipe.vllm_mode == "colocate"
-    trainer_class = sampling_copy_class(timed_trainer_class())
+    trainer_class = shared_generations_class(sampling_copy_class(timed_trainer_class()))
     with cpu_colocate_engine() if colocate else contextlib.nullcontext():
         trainer = trainer_class(
             model=model_path,
@@ -596,6 +605,7 @@ def train(
     if colocate:
         patch_colocate_sync(trainer)  # vLLM's CPU build: TRL's per-tensor sync cannot load
     trainer.generation_precision = recipe.generation_precision
+    trainer.share_first_generations = bool(recipe.share_first_generations)
     cb.trainer = trainer
     give_stop_ids(funcs, [*trainer.eos_token_ids, tok.pad_token_id])  # TRL's truncation rule
     if recipe.rm_zero3 and Need.REWARD_MODEL in resources.made:

@@ -381,6 +381,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "rm_placement": ("str",),
     "rm_dtype": ("str",),
     "rm_batch_size": ("int",),
+    "rm_resident": ("bool",),
     "rm_endpoint": ("str", "none"),
     "rm_zero3": ("bool",),
     "setting": ("str",),
@@ -393,4 +394,5 @@ KINDS: dict[str, tuple[str, ...]] = {
     "keep_checkpoints": ("bool",),
     "rproc_scale": ("dict", "none"),
     "generation_precision": ("str",),
+    "share_first_generations": ("bool",),
 }
