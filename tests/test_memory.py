@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from recode_lib.core.memory import release_memory, resident_mib
+from recode_lib.core.memory import release_memory, resident_mib, trim_heap
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, glibc")
 
@@ -41,3 +41,24 @@ def test_release_memory_returns_freed_heap_memory_that_free_keeps():
     assert release_memory() is True  # glibc: malloc_trim ran
     assert kept - resident_mib() > 150  # the freed 200 MiB left the process
     assert len(pin) == 64 * 1024
+
+
+@linux_only
+def test_trim_heap_returns_freed_heap_memory_without_collecting():
+    gc.disable()
+    try:
+        start = resident_mib()
+        chunks = [bytearray(64 * 1024) for _ in range(3200)]  # 200 MiB on the heap, touched
+        pin = bytearray(64 * 1024)  # a live block above them
+        cycle = _Stage()
+        cycle.me = cycle
+        alive = weakref.ref(cycle)
+        del chunks, cycle
+        kept = resident_mib()
+        assert kept - start > 150
+        assert trim_heap() is True
+        assert kept - resident_mib() > 150  # the freed 200 MiB left the process
+        assert alive() is not None  # and no collection ran (cheap enough for every step)
+        assert len(pin) == 64 * 1024
+    finally:
+        gc.enable()

@@ -367,6 +367,70 @@ def test_gradient_checkpointing_trains_the_same_step_and_keeps_the_fingerprint(
     assert runs[True][1] == runs[False][1]
 
 
+def test_train_sft_returns_with_its_trainer_model_and_optimizer_freed(
+    built, tiny_model_dir, tmp_path, monkeypatch
+):
+    """Notebook 00 calibrates the start in the same kernel right after training it: the trainer
+    (a cycle with its callback) must not keep the model, adapter and AdamW state resident until
+    some later collection. The collector is off during the run, as in a kernel where large
+    tensor allocations never trigger it; only train_sft's own release may free them."""
+    import gc
+    import weakref
+
+    from recode_lib.training import sft_start
+
+    seen = {}
+
+    def spy(trainer, tokenizer, final):
+        seen.update(
+            trainer=weakref.ref(trainer),
+            model=weakref.ref(trainer.model),
+            optimizer=weakref.ref(trainer.optimizer),
+        )
+        save_final(trainer, tokenizer, final)
+
+    save_final = sft_start.save_final
+    monkeypatch.setattr(sft_start, "save_final", spy)
+    cfg = SFTStartConfig(model=str(tiny_model_dir), max_steps=1, batch_size=2, max_length=4096)
+    gc.disable()
+    try:
+        res = train_sft(cfg, built.transcripts, tmp_path / "sft")
+        alive = {name: ref() is not None for name, ref in seen.items()}
+    finally:
+        gc.enable()
+    assert (res.final_dir / ".complete").is_file()
+    assert alive == {"trainer": False, "model": False, "optimizer": False}
+
+
+def test_train_sft_trims_the_heap_after_every_step_and_learns_the_same(
+    built, tiny_model_dir, tmp_path, monkeypatch
+):
+    """Transcripts of different lengths leave freed activations resident step after step (the
+    laptop profile's SFT start grew ~60 MiB a step to 5.96 GiB): each optimizer step's end hands
+    them back. Trimming moves no number: the same losses and the same merged weights."""
+    from safetensors.torch import load_file
+
+    from recode_lib.core import memory
+    from recode_lib.training import callbacks
+
+    calls = []
+    runs = {}
+    for trim in (True, False):
+        monkeypatch.setattr(
+            callbacks,
+            "trim_heap",
+            (lambda: calls.append(1) or memory.trim_heap()) if trim else (lambda: False),
+        )
+        cfg = SFTStartConfig(model=str(tiny_model_dir), max_steps=2, batch_size=1, max_length=4096)
+        res = train_sft(cfg, built.transcripts, tmp_path / f"sft{trim}")
+        losses = [json.loads(line)["loss"] for line in res.metrics_path.read_text().splitlines()]
+        runs[trim] = (losses, load_file(res.final_dir / "model.safetensors"))
+    assert len(calls) == 2  # once per optimizer step
+    assert runs[True][0] == runs[False][0] and len(runs[True][0]) == 2
+    assert runs[True][1].keys() == runs[False][1].keys()
+    assert all(runs[True][1][k].equal(runs[False][1][k]) for k in runs[True][1])
+
+
 def test_the_start_model_is_the_recorded_sft_of_the_same_base(tiny_model_dir, tmp_path):
     profile = "startmodel"
     assert start_model(profile, "smollm2") == "smollm2"  # 00 never ran

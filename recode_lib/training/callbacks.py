@@ -1,4 +1,4 @@
-"""Timing and the local metrics file of a GRPO run.
+"""Timing and the local metrics file of a GRPO run; a callback that trims the heap each step.
 
     Trainer = timed_trainer_class()            # GRPOTrainer + per-phase wall-clock accounting
     cb = MetricsJsonlCallback(out_dir / "metrics.jsonl", runner=sandbox_runner)
@@ -16,6 +16,10 @@ step: forward/backward and the optimizer update) averaged over the steps since t
 copy, in runs with a generation_precision: recode_lib.training.sampling_copy),
 and the sandbox's throughput (`sandbox/executed`, `sandbox/seconds`, `sandbox/per_s`,
 `sandbox/cache_hits`, `sandbox/timeouts`).
+`TrimHeapCallback()` hands the heap pages each optimizer step freed back to the OS at the step's
+end (recode_lib.core.memory.trim_heap): the SFT start's steps differ in length, and without it
+their freed activations stay resident and pile up (docs/measured.md, the laptop profile). It
+changes no number the trainer computes.
 It does not decide when to log (GRPOConfig.logging_steps does) and does not replace
 `report_to` backends (tensorboard, trackio, wandb keep receiving the same logs).
 """
@@ -30,6 +34,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from recode_lib.core.jsonl import JsonlStore
+from recode_lib.core.memory import trim_heap
 
 _CLASS = None
 
@@ -70,6 +75,17 @@ def _clean(v):
     if hasattr(v, "item"):
         v = v.item()
     return v
+
+
+class TrimHeapCallback(TrainerCallback):
+    """trim_heap() at the end of every optimizer step (module docstring); `trims` counts them."""
+
+    def __init__(self):
+        self.trims = 0
+
+    def on_step_end(self, args, state, control, **kw):
+        trim_heap()
+        self.trims += 1
 
 
 class MetricsJsonlCallback(TrainerCallback):

@@ -24,6 +24,11 @@ skipped, an interrupted one resumes from its last complete checkpoint-<N>, and a
 on another config or other transcripts is moved aside first. final/ holds the model merged
 with the adapter (training.lora.merged_model, via grpo.save_final) and the base model's own
 tokenizer, unchanged (the settings swap the tool template in at run time, as for the base).
+The heap is trimmed after every step (training.callbacks.TrimHeapCallback: transcripts of
+different lengths otherwise leave their freed activations resident, step after step), and it
+returns with the trainer, the model and the optimizer state freed and the heap trimmed
+(recode_lib.core.memory.release_memory), as grpo.train does: notebook 00 calibrates the start
+next in the same kernel.
 It does not write transcripts (sft_data) nor decide whether a profile starts from SFT
 (recode_lib.orchestration.start).
 """
@@ -36,6 +41,7 @@ from pathlib import Path
 
 from recode_lib.core.bf16 import resolve_bf16
 from recode_lib.core.jsonl import write_json_atomic
+from recode_lib.core.memory import release_memory
 from recode_lib.core.models import load_for_training, load_tokenizer, resolve_model
 from recode_lib.core.stamps import fingerprint, provenance
 from recode_lib.environments.chat import prepare_tool_tokenizer
@@ -214,7 +220,7 @@ def train_sft(cfg: SFTStartConfig, transcripts: list[dict], output_dir) -> SFTRe
     from datasets import Dataset
     from trl import SFTTrainer
 
-    from recode_lib.training.callbacks import MetricsJsonlCallback
+    from recode_lib.training.callbacks import MetricsJsonlCallback, TrimHeapCallback
 
     out = Path(output_dir)
     final, metrics = out / "final", out / "metrics.jsonl"
@@ -259,10 +265,15 @@ def train_sft(cfg: SFTStartConfig, transcripts: list[dict], output_dir) -> SFTRe
         args=sft_args(cfg, out),
         train_dataset=Dataset.from_list(rows),
         processing_class=train_tok,
-        callbacks=[cb],
+        callbacks=[cb, TrimHeapCallback()],
         peft_config=lora_config({"r": cfg.lora_r, "alpha": cfg.lora_alpha}),
     )
     cb.trainer = trainer
     trainer.train(resume_from_checkpoint=last)
     save_final(trainer, tok, final)
+    # the trainer and its callback form a cycle that holds the model, its adapter, the optimizer
+    # state and the dataset: free them now, not at the caller's next collection (notebook 00
+    # calibrates the start next, in the same kernel)
+    del trainer, cb, model
+    release_memory()
     return SFTResult(out, final, metrics, len(rows), too_long, last, False)
