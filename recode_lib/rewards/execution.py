@@ -47,7 +47,7 @@ def refuse_in_process(tests: dict, where: str) -> None:
         )
 
 
-class BatchAbandoned(Exception):
+class BatchAbandoned(RecodeError):
     """Raised into the sandbox's threads of a batch the reward stopped waiting for."""
 
 

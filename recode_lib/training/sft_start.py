@@ -9,26 +9,16 @@ recode_lib.training.sft_data with TRL's SFTTrainer, merged into one full checkpo
 
 Paper B starts every RL run "from one shared SFT checkpoint"; the laptop profile's instruct model
 never calls a tool, so its tool and agentic runs have nothing to reinforce without one. Each
-transcript is tokenized with the tool template the settings render (prepare_tool_tokenizer:
-CHATML_TOOLS for a plain ChatML model, the family's own otherwise, TRL's training variant when
-it lacks `{% generation %}` markers), the setting's tools in the system turn as at inference,
-and the loss is on the assistant turns only (the template's generation markers: tool results
-and prompts are context). Every rendered assistant turn is first parsed back with the
-environments' parser (sft_data.check_parses_back): the model learns exactly the text that
-rollout.parse_turn reads. A transcript longer than `max_length` tokens is left out (counted),
-not cut. The dataset goes to SFTTrainer already tokenized (input_ids + labels,
-skip_prepare_dataset), so TRL's own chat handling cannot reorder tool arguments.
-Weights are float32 (recode_lib.core.models.load_for_training); on CPU `use_cpu=True, bf16=False`.
-Resumable as GRPO runs are (recode_lib.training.grpo): a finished run (final/.complete) is
-skipped, an interrupted one resumes from its last complete checkpoint-<N>, and a folder trained
-on another config or other transcripts is moved aside first. final/ holds the model merged
-with the adapter (training.lora.merged_model, via grpo.save_final) and the base model's own
-tokenizer, unchanged (the settings swap the tool template in at run time, as for the base).
-The heap is trimmed after every step (training.callbacks.TrimHeapCallback: transcripts of
-different lengths otherwise leave their freed activations resident, step after step), and it
-returns with the trainer, the model and the optimizer state freed and the heap trimmed
-(recode_lib.core.memory.release_memory), as grpo.train does: notebook 00 calibrates the start
-next in the same kernel.
+transcript is tokenized with the tool template the settings render (prepare_tool_tokenizer), the
+setting's tools in the system turn as at inference, the loss on the assistant turns only; every
+rendered assistant turn is first parsed back with the environments' parser
+(sft_data.check_parses_back). A transcript longer than `max_length` tokens is left out (counted),
+not cut; the dataset goes to SFTTrainer already tokenized (skip_prepare_dataset). Weights are
+float32; on CPU `use_cpu=True, bf16=False`. Resumable as GRPO runs are (training.grpo); final/
+holds the model merged with the adapter and the base model's tokenizer. The heap is trimmed after
+every step (callbacks.TrimHeapCallback), and it returns with trainer, model and optimizer freed
+(core.memory.release_memory): notebook 00 calibrates next in the same kernel. Detail:
+docs/modules/training.md.
 It does not write transcripts (sft_data) nor decide whether a profile starts from SFT
 (recode_lib.orchestration.start).
 """
