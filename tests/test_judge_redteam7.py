@@ -148,16 +148,11 @@ def test_a_timed_out_batch_starts_none_of_its_queued_records(monkeypatch):
     assert len(judged) <= 1, judged
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the pool's help (recode_lib/sandbox/pool.py, another helper's file): "
-    "run_specs should take a cancel event that kills the workers of the records still "
-    "running; the reward can only stop the queue (on_result)",
-)
 def test_a_timed_out_batch_does_not_run_its_slow_record_to_the_end(monkeypatch):
-    """After a batch timeout the record already running goes on to its own limits: a slow
-    answer that keeps each test just under its limit holds a worker for tests x limit
-    seconds (HumanEval+: ~1,000 tests) beside the next steps' batches."""
+    """After a batch timeout the record still running is killed with its worker
+    (sandbox.Cancel): it used to go on to its own limits, so a slow answer that keeps each
+    test just under its limit held a worker for tests x limit seconds (HumanEval+: ~1,000
+    tests) beside the next steps' batches."""
     from recode_lib.rewards import execution
 
     finished, real = [], execution.sandbox.execute_many

@@ -182,14 +182,15 @@ class SandboxRunner:
         starts none of its queued records: each sandbox thread stops after the record it is
         judging (on_result raises BatchAbandoned, which execute_many's threads end on), so a
         slow completion leaves at most `workers` records running beside the next batch, not
-        its whole queue. Limit: a record already running goes on to its own time limits
-        (stopping it needs the pool to kill its worker)."""
+        its whole queue, and the records still running are killed with their workers
+        (sandbox.Cancel): a slow answer does not hold a worker to its own limits."""
         t0 = time.perf_counter()
         box: dict = {}
         done: dict[str, dict] = {}
         done_lock = threading.Lock()
         wanted = {r["id"] for r in records}
         abandoned = threading.Event()
+        cancel = sandbox.Cancel()
 
         def finished(res) -> None:  # from the sandbox's worker threads
             rid = res.get("id") if isinstance(res, dict) else None
@@ -208,6 +209,7 @@ class SandboxRunner:
                     progress=False,
                     early_stop=self.early_stop,
                     on_result=finished,
+                    cancel=cancel,
                 )
             except BaseException as exc:  # recorded, never raised into the training loop
                 box["error"] = f"{type(exc).__name__}: {exc}"
@@ -226,6 +228,7 @@ class SandboxRunner:
             with done_lock:
                 abandoned.set()
                 kept = dict(done)
+            cancel.set()
             pending = [r["id"] for r in records if r["id"] not in kept]
             self.stats.timeouts += len(pending)
             reason = (

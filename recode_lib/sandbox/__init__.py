@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.fanout import RayFanoutError, execute_on_ray
-from recode_lib.sandbox.pool import get_pool, parse_all, run_specs
+from recode_lib.sandbox.pool import Cancel, get_pool, parse_all, run_specs
 from recode_lib.sandbox.record_builder import sandbox_record, submission_record
 from recode_lib.sandbox.records import RecordError
 from recode_lib.sandbox.result import OUTCOMES, STATUSES, Result
@@ -26,6 +26,7 @@ from recode_lib.sandbox.rk import first_failure, strictness
 
 __all__ = [
     "SandboxConfig",
+    "Cancel",
     "RecordError",
     "execute",
     "execute_many",
@@ -56,6 +57,7 @@ def execute_many(
     on_result=None,
     ray: str | None = None,
     chunk_size: int | None = None,
+    cancel: Cancel | None = None,
 ) -> list[Result]:
     """Run records on a pool of warm workers; results come back in input order.
 
@@ -64,13 +66,16 @@ def execute_many(
     `ray` (optional: "local", "auto" or "ray://host:port") spreads the records over Ray tasks
     of `chunk_size` records, each running this local pool with `workers` workers (default 1)
     on its node; same verdicts and order, on_result called per finished chunk in this thread
-    (fanout.py; needs the `scale` extra)."""
+    (fanout.py; needs the `scale` extra). `cancel` (sandbox.Cancel, local pool only): once set,
+    no record starts and the running ones are killed; they come back as None."""
     config = config or SandboxConfig()
     records = list(records)
     specs = parse_all(records, config)
     if not specs:
         return []
     if ray is not None:
+        if cancel is not None:
+            raise ValueError("execute_many: cancel applies to the local pool, not the Ray fan-out")
         return execute_on_ray(
             records,
             ray,
@@ -90,6 +95,7 @@ def execute_many(
         progress=progress,
         early_stop=early_stop,
         on_result=on_result,
+        cancel=cancel,
     )
 
 

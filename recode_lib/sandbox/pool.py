@@ -304,6 +304,43 @@ class Pool:
             w.close()
 
 
+class Cancel:
+    """A stop switch for one run_specs call (the reward's batch timeout, SandboxRunner): set()
+    starts none of the call's queued records and SIGKILLs the workers judging its running ones,
+    so an abandoned slow record does not hold a worker to its own limits (tests x per-test
+    limit). The cancelled records get no result and no on_result call; the call returns what
+    finished (None for the rest). Safe from any thread; set() does not wait for the kills."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.cancelled = False
+        self.slots: list[list] = []  # the slots whose worker is judging one of the records
+
+    def is_set(self) -> bool:
+        return self.cancelled
+
+    def hold(self, slot: list) -> bool:
+        """Register `slot` as judging a record; False (nothing registered) once cancelled."""
+        with self.lock:
+            if self.cancelled:
+                return False
+            self.slots.append(slot)
+            return True
+
+    def release(self, slot: list) -> None:
+        with self.lock:
+            self.slots = [s for s in self.slots if s is not slot]
+
+    def set(self) -> None:
+        with self.lock:
+            self.cancelled = True
+            slots = list(self.slots)
+        for slot in slots:
+            w = slot[0]
+            if w is not None:
+                w.sigkill()  # the judging thread reads EOF: WorkerDied, not retried
+
+
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -328,9 +365,12 @@ def close_all() -> None:
         p.close()
 
 
-def judge(spec, slot: list, pool: Pool, early_stop: bool = False) -> dict:
+def judge(
+    spec, slot: list, pool: Pool, early_stop: bool = False, cancel: Cancel | None = None
+) -> dict:
     """Execute one parsed record on a worker and return its result dict (never raises because
-    of what the submission does; a worker whose job did not end cleanly is replaced)."""
+    of what the submission does; a worker whose job did not end cleanly is replaced). Once
+    `cancel` is set, a dead worker is not retried (the result says so; run_specs drops it)."""
     if spec.requires:
         missing = missing_modules(pool.config.python, spec.requires)
         if missing:
@@ -340,13 +380,15 @@ def judge(spec, slot: list, pool: Pool, early_stop: bool = False) -> dict:
     job = dict(spec.job, early_stop=early_stop)
     for attempt in range(2):
         run = verdict.Run(spec, early_stop)
+        if cancel is not None and cancel.is_set():
+            return run.result(None, reason="the batch was cancelled")
         clean = False
         try:
             done = slot[0].run(job, len(spec.input_lens), run.on_message)
             clean = True
             return run.result(done)
         except WorkerDied:
-            if attempt == 0:
+            if attempt == 0 and not (cancel is not None and cancel.is_set()):
                 continue
             return run.result(None, reason="the sandbox worker died twice")
         except ProtocolError as exc:
@@ -393,11 +435,13 @@ def run_specs(
     progress: bool = False,
     early_stop: bool = False,
     on_result=None,
+    cancel: Cancel | None = None,
 ) -> list[dict]:
     """Judge parsed records on this machine's pool, `workers` threads each holding one warm
     worker (one per interpreter: a record with its own "python" runs on the pool of
     config.replace(python=...), whose interpreter also decides its `env_missing`); results in
-    input order; on_result(result) from a worker thread as each finishes."""
+    input order; on_result(result) from a worker thread as each finishes. `cancel` (Cancel):
+    once set, no record starts and the running ones are killed, unreported (None)."""
     if not specs:
         return []
     if any(s.stdio_checker for s in specs):  # refuses without a compiler unless fallback asked
@@ -432,12 +476,23 @@ def run_specs(
                         nxt[0] += 1
                     if i >= len(specs) or errors or stopping.is_set():
                         return
+                    if cancel is not None and cancel.is_set():
+                        return
                     if order is not None:
                         i = order[i]
                     pool = pools[specs[i].python]
                     if specs[i].python not in slots:
                         slots[specs[i].python] = held.enter_context(pool.worker())
-                    res = judge(specs[i], slots[specs[i].python], pool, early_stop=early_stop)
+                    slot = slots[specs[i].python]
+                    if cancel is not None and not cancel.hold(slot):
+                        return
+                    try:
+                        res = judge(specs[i], slot, pool, early_stop=early_stop, cancel=cancel)
+                    finally:
+                        if cancel is not None:
+                            cancel.release(slot)
+                    if cancel is not None and cancel.is_set():
+                        return  # killed or finished after the cancel: not reported
                     if stopping.is_set():
                         # interrupted while it ran: its worker may have been killed on the way
                         # out, so this verdict is not the program's; it is not reported (a
