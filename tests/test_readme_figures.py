@@ -48,7 +48,7 @@ LAPTOP_RUN = "**Cold, with the shown + hidden SFT start**"
 QUICKSTART_ROWS = {
     "make env TORCH_INDEX=cpu": "| `make env` (fresh clone",
     "make test": "| `make test` on 2 pytest-xdist workers",
-    "make reproduce": "| `make reproduce` (smoke, the profile that shows something",
+    "make reproduce": "| `make reproduce` (smoke), all 13 notebooks, cold",
 }
 
 
