@@ -7,24 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from recode_lib.data.schema import Problem
 from recode_lib.rewards import REGISTRY, RewardEntry, RewardFunction
 from recode_lib.training import shared_generations
 from recode_lib.training.grpo import load_recipe, run_fingerprint, train
 from recode_lib.training.shared_generations import generation_key
-
-
-def problems(n=4):
-    return [
-        Problem(
-            id=f"toy/{i}",
-            source="toy",
-            prompt=f"Write f() returning {i}.",
-            tests={"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": i}]},
-            time_limit_s=2.0,
-        )
-        for i in range(n)
-    ]
 
 
 class UntruncatedReward(RewardFunction):
@@ -73,7 +59,9 @@ def final_state(run_dir):
 
 
 @pytest.mark.slow
-def test_a_reused_draw_trains_bit_identical_weights(tiny_model_dir, tmp_path, monkeypatch):
+def test_a_reused_draw_trains_bit_identical_weights(
+    tiny_model_dir, tmp_path, monkeypatch, toy_problems
+):
     import torch
 
     from recode_lib.core.run_files import read_metrics
@@ -84,12 +72,12 @@ def test_a_reused_draw_trains_bit_identical_weights(tiny_model_dir, tmp_path, mo
     stats = {"hits": 0, "misses": 0}
     monkeypatch.setattr(shared_generations, "STATS", stats)
     # 04's pattern: two runs from one start, seed and prompts, differing in their reward
-    train(recipe(tiny_model_dir, "long", True), problems(), tmp_path / "long")
+    train(recipe(tiny_model_dir, "long", True), toy_problems(), tmp_path / "long")
     assert stats == {"hits": 0, "misses": 1}  # only the first step's draw is looked up
-    train(recipe(tiny_model_dir, "short", True), problems(), tmp_path / "shared")
+    train(recipe(tiny_model_dir, "short", True), toy_problems(), tmp_path / "shared")
     assert stats == {"hits": 1, "misses": 1}
     shared_generations.STORE.clear()
-    train(recipe(tiny_model_dir, "short", False), problems(), tmp_path / "drawn")
+    train(recipe(tiny_model_dir, "short", False), toy_problems(), tmp_path / "drawn")
     assert stats == {"hits": 1, "misses": 1}  # sharing off: not even looked up
     shared, drawn = final_state(tmp_path / "shared"), final_state(tmp_path / "drawn")
     start = final_state_of_start(tiny_model_dir)
@@ -170,7 +158,7 @@ def test_other_generation_settings_are_another_key(tiny_policy):
     assert generation_key(tiny_policy, [[1, 2, 3]], 4, {"temperature": 0.9}) != a
 
 
-def test_sharing_leaves_the_run_fingerprint_alone(tiny_model_dir):
+def test_sharing_leaves_the_run_fingerprint_alone(tiny_model_dir, toy_problems):
     on = recipe(tiny_model_dir, "outcome_only", True)
     unset = load_recipe(
         "cg_grpo_smoke",
@@ -184,4 +172,4 @@ def test_sharing_leaves_the_run_fingerprint_alone(tiny_model_dir):
         save_steps=100,
         sandbox_workers=1,
     )  # a run trained before the field existed
-    assert run_fingerprint(on, problems()) == run_fingerprint(unset, problems())
+    assert run_fingerprint(on, toy_problems()) == run_fingerprint(unset, toy_problems())
