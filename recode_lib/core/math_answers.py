@@ -12,7 +12,9 @@ answer after it, not inside the reasoning (prompts.in_reasoning: inside a think 
 `answer_correct` compares the last boxed answer (or, when there is none, the whole text, as
 math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
 are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
-with signals, which work only in the main thread: elsewhere parsing runs without them.
+with signals, which work only in the main thread: called from any other thread, the check runs
+in a child process (recode_lib.core.bounded_call) killed after CHECK_TIMEOUT_S, and an answer
+whose check overruns is wrong, as one math-verify's own timeout stops is.
 The math domain's counterpart of recode_lib.core.prompts (the code response format); a sample's
 verdict and the math evaluation are recode_lib.evaluation.math, the rewards
 recode_lib.rewards.math. It does no generation and no code execution.
@@ -24,7 +26,10 @@ import re
 import threading
 from dataclasses import dataclass
 
+from recode_lib.core.bounded_call import CallTimedOut, ChildDied, ChildFailed, bounded_call
 from recode_lib.core.prompts import in_reasoning, reasoning_text
+
+CHECK_TIMEOUT_S = 30.0  # off the main thread: the bound of one answer check (parse + verify)
 
 SYSTEM_MATH = (
     "You are an expert mathematician. First reason about the problem step by step inside "
@@ -105,8 +110,29 @@ def normalise_gold(gold) -> str:
     return s
 
 
-def answer_correct(text: str, gold) -> tuple[bool, str]:
-    """(correct, reason). Never raises: a parse failure is (False, reason)."""
+def answer_correct(text: str, gold, *, timeout_s: float | None = None) -> tuple[bool, str]:
+    """(correct, reason). Never raises: a parse failure is (False, reason). On the main thread
+    math-verify bounds its own parsing and comparisons; from any other thread the check runs in
+    a child process killed after timeout_s (default CHECK_TIMEOUT_S): an overrun, or a check
+    that kills its process, is a wrong answer, not an infrastructure error (a reward of 0, not
+    None: no completion escapes its penalty by being slow to check)."""
+    if threading.current_thread() is threading.main_thread():
+        return check_answer(text, gold)
+    timeout_s = CHECK_TIMEOUT_S if timeout_s is None else timeout_s
+    try:
+        args = [text or "", normalise_gold(gold)]
+        ok, why = bounded_call(f"{__name__}:check_answer", args, timeout_s=timeout_s)
+        return bool(ok), str(why)
+    except CallTimedOut:
+        return False, f"wrong answer: checking it took over {timeout_s:g} s"
+    except ChildDied as exc:
+        return False, f"wrong answer: checking it ended the checker ({exc})"[:300]
+    except ChildFailed as exc:
+        return False, f"math-verify error: {exc}"[:300]
+
+
+def check_answer(text: str, gold) -> tuple[bool, str]:
+    """answer_correct in this process, with math-verify's own timeouts where they work."""
     from math_verify import parse, verify
 
     kw = {} if threading.current_thread() is threading.main_thread() else {"parsing_timeout": None}
