@@ -141,3 +141,33 @@ def test_strict_json_escapes_what_strict_json_cannot_hold():
     fixed = strict_json({"id": "a", "reason": "x\ud800", "time_s": float("nan")})
     assert fixed == {"id": "a", "reason": "x\\ud800", "time_s": None}
     json.dumps(fixed, allow_nan=False).encode("utf-8")
+
+
+def test_ids_1_1_0_and_true_are_three_ids_each_judged(tmp_path):
+    """Ids compare as the JSON values they are: 1, 1.0 and true are not one id (Python's
+    1 == 1.0 == True made them a duplicate, and none ran)."""
+    _, out = run_cli(tmp_path, [good(1), good(1.0, 2), good(True)])
+    rows = strict_rows(out)
+    got = sorted((json.dumps(r["id"]), r["status"]) for r in rows)
+    assert got == [("1", "passed"), ("1.0", "wrong_answer"), ("true", "passed")]
+
+
+def test_a_rerun_runs_an_id_equal_in_python_to_one_already_written(tmp_path):
+    """Resume skips the ids already in OUT as JSON values: after 1 is written, a re-run of a
+    file holding 1.0 runs 1.0 (it was skipped as already done)."""
+    run_cli(tmp_path, [good(1)])
+    _, out = run_cli(tmp_path, [good(1.0, 2)])
+    rows = strict_rows(out)
+    assert sorted((json.dumps(r["id"]), r["status"]) for r in rows) == [
+        ("1", "passed"),
+        ("1.0", "wrong_answer"),
+    ]
+
+
+def test_ids_equal_as_json_values_are_still_one_duplicate(tmp_path):
+    """[1, {"a": 2}] and [1, {"a": 2}] written differently (spacing) are one id, twice."""
+    a = good([1, {"a": 2}])
+    b = good([1, {"a": 2}]).replace('[1, {"a": 2}]', '[1,{"a":2}]')
+    _, out = run_cli(tmp_path, [a, b])
+    (row,) = strict_rows(out)
+    assert row["status"] == "invalid_record" and "duplicate id" in row["reason"]

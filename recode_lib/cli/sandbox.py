@@ -9,8 +9,9 @@ and results are appended (fsynced) as they finish, so an interrupted run loses n
 Every line is validated before anything runs. A bad one — not JSON or not UTF-8, nested too
 deeply to parse, a field of the wrong type or one the format does not have, an id that cannot
 be written back as strict JSON (NaN, infinity, a lone surrogate, null), an id given on several
-lines — gets an output line {"id", "status": "invalid_record", "outcome": "format_error",
-"reason": "IN:LINE: ...", "line": LINE, ...} and the rest are judged; its id is the record's
+lines (ids compare as JSON values: 1, 1.0 and true are three ids) — gets an output line
+{"id", "status": "invalid_record", "outcome": "format_error", "reason": "IN:LINE: ...",
+"line": LINE, ...} and the rest are judged; its id is the record's
 when usable, else null (such lines are keyed by their input line on resume). Output lines are
 always strict JSON. `--strict` instead stops at the first bad line with an error naming the
 file, line and field, before anything runs. With `--ray ADDRESS` (local,
@@ -146,7 +147,8 @@ def run_locked(args: argparse.Namespace, config: SandboxConfig, lines: list) -> 
     n_new = store.extend(invalid)  # not twice on a re-run, nor over a stored result
     records = [ln.record for ln in lines if ln.reason is None]
     seen = {_key(r["id"]) for r in records} | {_stored_key(r) for r in invalid}
-    todo = [r for r in records if r["id"] not in store]
+    stored = store.ids()  # _stored_key's keys: ids as JSON values
+    todo = [r for r in records if _key(r["id"]) not in stored]
     print(
         f"sandbox: {len(lines)} records, {len(bad)} invalid, "
         f"{len(records) - len(todo)} already in {args.out}, {len(todo)} to run"
@@ -318,9 +320,11 @@ def _one_line(text: str) -> str:
     )
 
 
-def _key(value):
-    """An id as a set member (lists/dicts as their sorted JSON, as JsonlStore keys them)."""
-    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+def _key(value) -> str:
+    """An id as a set member: its JSON text (keys sorted), so ids compare as the JSON values
+    they are — 1, 1.0 and true are three ids (as Python values 1 == 1.0 == True), "1" a fourth;
+    [1,{"a":2}] written with or without spaces is one."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _stored_key(result: dict):
