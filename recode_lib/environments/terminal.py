@@ -16,7 +16,9 @@ workspace copy, time/memory/output limits per command), processes reaped after e
 Paths are untrusted (workspace.check_path: no absolute, `..` or link escapes). `submit` records
 the file's text and closes the workspace; later calls answer "the episode is over" (TRL keeps
 generating until the model stops calling tools; the evaluator stops at submit). `reset` closes
-the previous rollout's workspace, so nothing of a workspace outlives its rollout. The row's
+the previous rollout's workspace, so nothing of a workspace outlives its rollout. `submit` is
+counted but never refused by the budget: a rollout that used every call can still submit (the
+budget error asks it to). The row's
 hidden `tests` never enter the workspace. Malformed calls (wrong types, bad paths, over the
 budget) raise ToolError, counted in `stats`. It does not judge the submission
 (recode_lib.environments.settings does, with the single-turn rewards).
@@ -90,7 +92,7 @@ class TerminalEnv:
             self.workspace.close()
             self.workspace = None
 
-    def _start(self, name: str, **args) -> Workspace:
+    def _start(self, name: str, budgeted: bool = True, **args) -> Workspace:
         for key, value in args.items():
             if not isinstance(value, str):
                 self.errors += 1
@@ -98,7 +100,7 @@ class TerminalEnv:
         if self.workspace is None:
             self.errors += 1
             raise ToolError(f"{name}: the episode is over (a file was submitted)")
-        if self.calls >= self.max_calls:
+        if budgeted and self.calls >= self.max_calls:
             self.errors += 1
             raise ToolError(
                 f"{name}: the budget of {self.max_calls} tool calls is used up; "
@@ -168,7 +170,7 @@ class TerminalEnv:
         Returns:
             A confirmation or an error.
         """
-        ws = self._start("submit", path=path)
+        ws = self._start("submit", budgeted=False, path=path)  # what the budget error asks for
         try:
             text = ws.read(path)
             self.submitted_path = check_path(path)

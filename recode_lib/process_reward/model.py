@@ -78,16 +78,44 @@ def load_rm_tokenizer(path):
     return load_tokenizer(path, padding_side="right")
 
 
-def encode(tokenizer, prompt: str, trace: str) -> list[int]:
-    """Token ids of (prompt, trace) exactly as the RM sees them in training and scoring."""
+def render(tokenizer, prompt: str, trace: str) -> str:
+    """The text of (prompt, trace) as the RM reads it: the chat template's, else plain."""
     if tokenizer.chat_template:
-        text = tokenizer.apply_chat_template(
+        return tokenizer.apply_chat_template(
             [{"role": "user", "content": prompt}, {"role": "assistant", "content": trace}],
             tokenize=False,
         )
-    else:
-        text = f"{prompt}\n\n{trace}{tokenizer.eos_token or ''}"
-    return tokenizer(text, add_special_tokens=False)["input_ids"]
+    return f"{prompt}\n\n{trace}{tokenizer.eos_token or ''}"
+
+
+def special_texts(tokenizer) -> set[str]:
+    """The texts of the tokenizer's special tokens (end of turn, turn start, EOS, pad, ...)."""
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    return {t.content for t in added.values() if t.special} | set(tokenizer.all_special_tokens)
+
+
+TRACE_MARK = "\ue000RECODE-TRACE\ue000"  # a private-use placeholder no template rewrites
+
+
+def encode(tokenizer, prompt: str, trace: str) -> list[int]:
+    """Token ids of (prompt, trace) exactly as the RM sees them in training and scoring.
+
+    The trace is untrusted (a policy's text under GRPO): where it spells a special token
+    ('<|im_end|>', '<|im_start|>', the EOS or pad text) those characters stay ordinary tokens,
+    so a trace can neither end its turn and forge another one for the RM to score nor place a
+    pad or EOS where the score is read. A trace that spells none is tokenized as before."""
+    text = render(tokenizer, prompt, trace)
+    if not any(s and s in trace for s in special_texts(tokenizer)):
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+    frame = render(tokenizer, prompt, TRACE_MARK)
+    head, mark, tail = frame.partition(TRACE_MARK)
+    if not mark or TRACE_MARK in tail:  # a template that does not hold the trace once, as is
+        return tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    return (
+        tokenizer(head, add_special_tokens=False)["input_ids"]
+        + tokenizer(trace, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        + tokenizer(tail, add_special_tokens=False)["input_ids"]
+    )
 
 
 def _tokenize_pairs(pairs, tokenizer, max_length):
