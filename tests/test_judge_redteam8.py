@@ -91,3 +91,44 @@ def test_submit_after_the_last_tool_call_is_accepted():
     env.write_file("solution.py", "def f(x):\n    return x + 1\n")
     env.submit("solution.py")
     assert env.submission == "def f(x):\n    return x + 1\n"
+
+
+# ---- the math answer check: what math-verify reads -------------------------------------------
+
+
+@pytest.fixture
+def math_verify_reads(monkeypatch):
+    """The lengths of the texts math-verify's parse is handed (its parsing is quadratic)."""
+    mv = pytest.importorskip("math_verify")
+    seen, real = [], mv.parse
+
+    def parse(text, *args, **kwargs):
+        seen.append(len(text))
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(mv, "parse", parse)
+    return seen
+
+
+def test_a_degenerate_boxed_answer_is_not_read_whole_by_math_verify(math_verify_reads):
+    """8,000 characters of '\\[' in the box cost math-verify ~2 s in the trainer's process (a
+    degenerate repetition stalls training, as issue 39's quadratic think-tag parse did)."""
+    from recode_lib.core.math_answers import MAX_ANSWER_CHARS, answer_correct
+
+    ok, why = answer_correct("<think>so</think> \\boxed{" + "\\[" * 4000 + "}", "25")
+    assert not ok and max(math_verify_reads) <= MAX_ANSWER_CHARS + len("\\boxed{}")
+
+
+def test_a_long_unboxed_text_is_not_read_whole_by_math_verify(math_verify_reads):
+    from recode_lib.core.math_answers import MAX_ANSWER_CHARS, answer_correct
+
+    ok, _ = answer_correct("\\(" * 4000, "25")
+    assert not ok and max(math_verify_reads) <= MAX_ANSWER_CHARS
+
+
+def test_an_unboxed_answer_at_the_end_of_a_long_text_is_still_read():
+    pytest.importorskip("math_verify")
+    from recode_lib.core.math_answers import answer_correct
+
+    assert answer_correct("We work it out. " * 500 + "So the answer is $25$.", "25")[0]
+    assert answer_correct("<think>" + "x " * 5000 + "</think> \\boxed{025}", "25")[0]

@@ -9,12 +9,13 @@ A math response is reasoning inside <think>...</think> followed by the final ans
 \\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
 answer after it, not inside the reasoning (prompts.in_reasoning: inside a think block, after a
 <think> never closed, before a lone </think>: an answer with no reasoning before it).
-`answer_correct` compares the last boxed answer (or, when there is none, the whole text, as
-math-verify does) with the gold answer; AIME's zero-padded gold strings ("025")
-are normalised to integers first. math-verify (imported when first needed) runs its own timeouts
-with signals, which work only in the main thread: called from any other thread, the check runs
-in a child process (recode_lib.core.bounded_call) killed after CHECK_TIMEOUT_S, and an answer
-whose check overruns is wrong, as one math-verify's own timeout stops is.
+`answer_correct` compares the last boxed answer (or, when there is none, the end of the text,
+as math-verify does; at most MAX_ANSWER_CHARS of either: answer_target) with the gold answer;
+AIME's zero-padded gold strings ("025") are normalised to integers first. math-verify
+(imported when first needed) runs its own timeouts with signals, which work only in the main
+thread: called from any other thread, the check runs in a child process
+(recode_lib.core.bounded_call) killed after CHECK_TIMEOUT_S, and an answer whose check overruns
+is wrong, as one math-verify's own timeout stops is.
 The math domain's counterpart of recode_lib.core.prompts (the code response format); a sample's
 verdict and the math evaluation are recode_lib.evaluation.math, the rewards
 recode_lib.rewards.math. It does no generation and no code execution.
@@ -131,6 +132,30 @@ def answer_correct(text: str, gold, *, timeout_s: float | None = None) -> tuple[
         return False, f"math-verify error: {exc}"[:300]
 
 
+MAX_ANSWER_CHARS = 1000  # what math-verify reads of an answer (its parsing is quadratic)
+
+
+def answer_target(text: str) -> tuple[str | None, str]:
+    """(what math-verify reads, "") or (None, why the answer is wrong unread): the last boxed
+    answer, wrong when longer than MAX_ANSWER_CHARS (no AIME or MATH answer comes close; a
+    degenerate one such as 4,000 `\\[` cost math-verify ~0.5 s, 8,000 ~2 s, in the trainer's
+    process); with no box, the text's last MAX_ANSWER_CHARS characters from a whitespace on
+    (math-verify's answer in a text is the last expression it finds)."""
+    boxes = boxed_answers(text)
+    if boxes:
+        if len(boxes[-1]) > MAX_ANSWER_CHARS:
+            return None, (
+                f"wrong answer: the boxed answer has {len(boxes[-1])} characters "
+                f"(over {MAX_ANSWER_CHARS})"
+            )
+        return f"\\boxed{{{boxes[-1]}}}", ""
+    if len(text) <= MAX_ANSWER_CHARS:
+        return text, ""
+    tail = text[-MAX_ANSWER_CHARS:]
+    cut = re.search(r"\s", tail)
+    return (tail[cut.end() :] if cut else ""), ""
+
+
 def check_answer(text: str, gold) -> tuple[bool, str]:
     """answer_correct in this process, with math-verify's own timeouts where they work."""
     from math_verify import parse, verify
@@ -141,8 +166,9 @@ def check_answer(text: str, gold) -> tuple[bool, str]:
         gold_parsed = parse(f"${normalise_gold(gold)}$", **kw)
         if not gold_parsed:
             return False, f"gold answer {gold!r} does not parse"
-        boxes = boxed_answers(text or "")
-        target = f"\\boxed{{{boxes[-1]}}}" if boxes else (text or "")
+        target, why = answer_target(text or "")
+        if target is None:
+            return False, why
         pred = parse(target, **kw)
         if not pred:
             return False, "no answer found"
