@@ -72,3 +72,11 @@ def test_math_answer_from_a_worker_thread_is_bounded_in_time(monkeypatch):
     result, s = in_thread(math_answers.answer_correct, text, "25", join_s=15)
     assert s is not None, "the check was still running after 15 s"
     assert result[0] is False
+
+
+def test_concurrent_callers_each_get_their_own_result():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: bounded_call("math:sqrt", [x * x], timeout_s=60), range(8)))
+    assert got == [float(x) for x in range(8)]
