@@ -132,3 +132,34 @@ def test_an_unboxed_answer_at_the_end_of_a_long_text_is_still_read():
 
     assert answer_correct("We work it out. " * 500 + "So the answer is $25$.", "25")[0]
     assert answer_correct("<think>" + "x " * 5000 + "</think> \\boxed{025}", "25")[0]
+
+
+# ---- the reward's batch bound: a slow completion and the records queued behind it ------------
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (red team 8): a record that never started when the batch bound ran out gets "
+    "None like the slow ones running; fixing it needs the pool to say which records started",
+)
+def test_a_right_answer_queued_behind_a_slow_one_keeps_its_reward():
+    """With every worker held by slow answers (each within its own per-test limits), a right
+    fast answer queued behind them got None at the batch bound: slow completions erase the
+    rewards of others, not only their own (issue 39 item 2's class, with fewer workers than
+    records, as in every GRPO step)."""
+    from recode_lib.core.prompts import format_response
+    from recode_lib.rewards import get_reward
+    from recode_lib.rewards.execution import SandboxRunner
+
+    tests = {
+        "kind": "call",
+        "fn_name": "f",
+        "cases": [{"args": [i], "expected": i} for i in range(20)],
+    }
+    p = Problem(id="t/id", source="t", prompt="Return i.", tests=tests, time_limit_s=2.0)
+    slow = "import time\ndef f(i):\n    time.sleep(0.4)\n    return i if i < 19 else -1"
+    fast = "def f(i):\n    return i"
+    fn = get_reward("outcome", runner=SandboxRunner(workers=1, batch_timeout_s=3))
+    texts = [format_response("Slow.", slow), format_response("Fast.", fast)]
+    assert fn(["p"] * 2, texts, problem=[p] * 2)[1] == 1.0
