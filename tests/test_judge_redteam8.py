@@ -119,19 +119,22 @@ def test_a_degenerate_boxed_answer_is_not_read_whole_by_math_verify(math_verify_
     assert not ok and max(math_verify_reads) <= MAX_ANSWER_CHARS + len("\\boxed{}")
 
 
-def test_a_long_unboxed_text_is_not_read_whole_by_math_verify(math_verify_reads):
-    from recode_lib.core.math_answers import MAX_ANSWER_CHARS, answer_correct
-
-    ok, _ = answer_correct("\\(" * 4000, "25")
-    assert not ok and max(math_verify_reads) <= MAX_ANSWER_CHARS
-
-
 def test_an_unboxed_answer_at_the_end_of_a_long_text_is_still_read():
     pytest.importorskip("math_verify")
     from recode_lib.core.math_answers import answer_correct
 
     assert answer_correct("We work it out. " * 500 + "So the answer is $25$.", "25")[0]
     assert answer_correct("<think>" + "x " * 5000 + "</think> \\boxed{025}", "25")[0]
+
+
+def test_an_unboxed_final_answer_far_from_the_end_is_still_read():
+    """With no box math-verify reads the whole text: a "final answer is" 1,700 characters
+    before the end still counts (a cap on the text, not only on a box, lost it)."""
+    pytest.importorskip("math_verify")
+    from recode_lib.core.math_answers import answer_correct
+
+    text = "The final answer is 25. " + "Checking: 3 + 4 = 7, and 12 times 2 is 24. " * 40
+    assert answer_correct(text, "25")[0]
 
 
 # ---- the reward's batch bound: a slow completion and the records queued behind it ------------

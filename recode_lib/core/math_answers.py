@@ -9,8 +9,9 @@ A math response is reasoning inside <think>...</think> followed by the final ans
 \\boxed{...}. `format_ok` (the math R_fmt) needs non-empty reasoning and exactly one boxed
 answer after it, not inside the reasoning (prompts.in_reasoning: inside a think block, after a
 <think> never closed, before a lone </think>: an answer with no reasoning before it).
-`answer_correct` compares the last boxed answer (or, when there is none, the end of the text,
-as math-verify does; at most MAX_ANSWER_CHARS of either: answer_target) with the gold answer;
+`answer_correct` compares the last boxed answer (at most MAX_ANSWER_CHARS long, else wrong
+unread: answer_target) or, when there is none, the whole text, as math-verify does, with the
+gold answer;
 AIME's zero-padded gold strings ("025") are normalised to integers first. math-verify
 (imported when first needed) runs its own timeouts with signals, which work only in the main
 thread: called from any other thread, the check runs in a child process
@@ -132,28 +133,24 @@ def answer_correct(text: str, gold, *, timeout_s: float | None = None) -> tuple[
         return False, f"math-verify error: {exc}"[:300]
 
 
-MAX_ANSWER_CHARS = 1000  # what math-verify reads of an answer (its parsing is quadratic)
+MAX_ANSWER_CHARS = 1000  # the longest boxed answer math-verify reads (its parsing is quadratic)
 
 
 def answer_target(text: str) -> tuple[str | None, str]:
     """(what math-verify reads, "") or (None, why the answer is wrong unread): the last boxed
     answer, wrong when longer than MAX_ANSWER_CHARS (no AIME or MATH answer comes close; a
     degenerate one such as 4,000 `\\[` cost math-verify ~0.5 s, 8,000 ~2 s, in the trainer's
-    process); with no box, the text's last MAX_ANSWER_CHARS characters from a whitespace on
-    (math-verify's answer in a text is the last expression it finds)."""
+    process); with no box, the whole text (math-verify looks for a "final answer is" anywhere
+    in it; its own timeout, or CHECK_TIMEOUT_S off the main thread, bounds that cost)."""
     boxes = boxed_answers(text)
-    if boxes:
-        if len(boxes[-1]) > MAX_ANSWER_CHARS:
-            return None, (
-                f"wrong answer: the boxed answer has {len(boxes[-1])} characters "
-                f"(over {MAX_ANSWER_CHARS})"
-            )
-        return f"\\boxed{{{boxes[-1]}}}", ""
-    if len(text) <= MAX_ANSWER_CHARS:
+    if not boxes:
         return text, ""
-    tail = text[-MAX_ANSWER_CHARS:]
-    cut = re.search(r"\s", tail)
-    return (tail[cut.end() :] if cut else ""), ""
+    if len(boxes[-1]) > MAX_ANSWER_CHARS:
+        return None, (
+            f"wrong answer: the boxed answer has {len(boxes[-1])} characters "
+            f"(over {MAX_ANSWER_CHARS})"
+        )
+    return f"\\boxed{{{boxes[-1]}}}", ""
 
 
 def check_answer(text: str, gold) -> tuple[bool, str]:
