@@ -142,6 +142,39 @@ def test_crash_saves_a_checkpoint_and_the_rerun_resumes(tiny_model_dir, tmp_path
     assert not list(out.glob("checkpoint-*"))  # finished: its checkpoints go
 
 
+def test_no_checkpoint_is_written_at_the_last_step(tiny_model_dir, tmp_path, monkeypatch):
+    import recode_lib.training.grpo as grpo
+
+    monkeypatch.setattr(grpo, "drop_checkpoints", lambda out: [])  # see what was written
+    out = tmp_path / "run"
+    train(recipe(tiny_model_dir, save_steps=100), problems(), out)
+    assert (out / "final" / ".complete").is_file()
+    assert not list(out.glob("checkpoint-*"))  # the end save, deleted right after, is not made
+    kept = tmp_path / "kept"
+    train(recipe(tiny_model_dir, save_steps=100, keep_checkpoints=True), problems(), kept)
+    assert [d.name for d in kept.glob("checkpoint-*")] == ["checkpoint-2"]  # asked to keep
+
+
+def test_final_failing_saves_the_last_step(tiny_model_dir, tmp_path, monkeypatch):
+    import recode_lib.training.grpo as grpo
+
+    real = grpo.save_final
+
+    def disk_full(*a, **k):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(grpo, "save_final", disk_full)
+    out = tmp_path / "run"
+    with pytest.raises(OSError, match="No space"):
+        train(recipe(tiny_model_dir, save_steps=100), problems(), out)
+    assert (out / "checkpoint-2" / "optimizer.pt").is_file()  # the step is not lost
+    monkeypatch.setattr(grpo, "save_final", real)
+    res = train(recipe(tiny_model_dir, save_steps=100), problems(), out)
+    assert res.resumed_from.endswith("checkpoint-2")
+    assert [r["step"] for r in read_metrics(out)] == [1, 2]  # nothing trained twice
+    assert (out / "final" / ".complete").is_file()
+
+
 def test_checkpoints_go_only_once_final_is_complete(tmp_path):
     from recode_lib.training.grpo import drop_checkpoints
 

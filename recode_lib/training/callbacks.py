@@ -88,6 +88,19 @@ class TrimHeapCallback(TrainerCallback):
         self.trims += 1
 
 
+class NoEndCheckpointCallback(TrainerCallback):
+    """At the last step (global_step >= max_steps) no checkpoint is saved (module docstring);
+    `cancelled` counts the saves it cancelled."""
+
+    def __init__(self):
+        self.cancelled = 0
+
+    def on_step_end(self, args, state, control, **kw):
+        if state.max_steps > 0 and state.global_step >= state.max_steps and control.should_save:
+            control.should_save = False
+            self.cancelled += 1
+
+
 class MetricsJsonlCallback(TrainerCallback):
     """Appends one record per log event to a JsonlStore keyed by `step`."""
 

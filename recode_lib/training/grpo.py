@@ -548,7 +548,11 @@ def train(
     recipe: RecodeGRPOConfig, problems, output_dir: str | Path, *, resume: bool = True
 ) -> TrainResult:
     """Train (or resume, or skip when done); returns where the final checkpoint and metrics are."""
-    from recode_lib.training.callbacks import MetricsJsonlCallback, timed_trainer_class
+    from recode_lib.training.callbacks import (
+        MetricsJsonlCallback,
+        NoEndCheckpointCallback,
+        timed_trainer_class,
+    )
 
     validate_recipe(recipe)
     out = Path(output_dir)
@@ -599,7 +603,7 @@ def train(
             args=args,
             train_dataset=dataset,
             processing_class=tok,
-            callbacks=[cb],
+            callbacks=[cb] if recipe.keep_checkpoints else [cb, NoEndCheckpointCallback()],
             **setting_kw,
         )
     if colocate:
@@ -633,7 +637,16 @@ def train(
             except Exception as exc:  # keep the original error
                 print(f"(saving the checkpoint failed too: {exc})", file=sys.stderr)
         raise
-    save_final(trainer, tok, final)
+    try:
+        save_final(trainer, tok, final)
+    except BaseException:
+        if not recipe.keep_checkpoints:  # the last step's checkpoint was not written: write it
+            print(f"writing {final} failed; saving a checkpoint in {out}", file=sys.stderr)
+            try:
+                save_checkpoint_now(trainer)
+            except Exception as exc:  # keep the original error
+                print(f"(saving the checkpoint failed too: {exc})", file=sys.stderr)
+        raise
     if not recipe.keep_checkpoints and trainer.accelerator.is_main_process:
         drop_checkpoints(out)
     del trainer, cb, funcs, resources, setting_kw  # the trainer and its callback form a cycle
