@@ -296,6 +296,7 @@ def test_sandbox_batch_timeout_keeps_the_rewards_of_finished_submissions():
     assert r == [1.0, None, 0.0]  # the right and the wrong one keep their rewards
     reasons = log.extra["outcome/reason"]
     assert "timed out" in reasons[1] and "still running" in reasons[1]
+    assert "not started" in reasons[1]  # it may never have started: the reason says so
     assert "timed out" not in reasons[0] + reasons[2]
     assert runner.stats.timeouts == 1
 

@@ -233,7 +233,8 @@ class SandboxRunner:
             self.stats.timeouts += len(pending)
             reason = (
                 f"sandbox batch timed out after {self.batch_timeout_s:.0f}s with this "
-                f"submission still running ({len(pending)} of {len(records)} unfinished)"
+                f"submission unfinished: still running, or queued behind slower ones and not "
+                f"started ({len(pending)} of {len(records)} unfinished)"
             )
             return {
                 r["id"]: kept[r["id"]] if r["id"] in kept else error_result(r["id"], reason)
