@@ -745,7 +745,7 @@ def _user_value(v, g, memo, depth):
     return _user_class(t, g, memo, depth + 1)
 
 
-def _plainify(x, g, wrap=None, depth=0, memo=None):
+def _plainify(x, g, wrap=None, depth=0, memo=None, plain_types=frozenset(_PLAIN)):
     """A candidate's return value as the tests should see it (see the module docstring). It
     runs no code of the submission (types compared by identity, containers read through the
     built-in types' own methods, classes through type's own descriptors), so it runs before
@@ -763,9 +763,20 @@ def _plainify(x, g, wrap=None, depth=0, memo=None):
         return _plainify(v, g, wrap, d, memo)
 
     if t is list or t is tuple or t is set or t is frozenset:
-        return t([p(v) for v in x])
+        # a private copy first (one call into C: nothing can change it while it is looked
+        # at); when every element is a plain scalar it is the answer itself, read at C speed
+        # (a candidate's million-element list: ~30 ms instead of ~1 s)
+        c = t(x)
+        if plain_types.issuperset(map(type, c)):
+            return c
+        return t([p(v) for v in c])
     if t is dict:
-        return {p(k): p(v) for k, v in dict.items(x)}
+        c = dict.copy(x)
+        if plain_types.issuperset(map(type, c)) and plain_types.issuperset(
+            map(type, dict.values(c))
+        ):
+            return c
+        return {p(k): p(v) for k, v in dict.items(c)}
     if issubclass(t, int):  # via the base type's own methods: overrides are not called
         return int.__index__(x)
     if issubclass(t, float):
