@@ -212,3 +212,23 @@ def test_plain_mode_fallback_still_judges_and_cleans_up(tmp_path):
     assert w.mode == "plain"
     kids = open(f"/proc/{w.info['pid']}/task/{w.info['pid']}/children").read().split()
     assert kids == []
+
+
+# an output whose JSON text is over harness.BIG_OUTPUT goes out in slices: the same line
+_UNIT = 'a"\\\né\U0001f600\x01'
+_BIG = _UNIT * 150_000  # ~5 MB of JSON text, escapes across the slice edges
+
+
+def test_a_multi_megabyte_output_with_escapes_is_judged_exactly():
+    cfg = SandboxConfig(time_limit_s=10.0, memory_mb=512, workers=1)
+    code = f"def f(n):\n    return {_UNIT!r} * n + 'z'\n"
+    res = execute(call(code, [([150_000], _BIG + "z"), ([150_000], _BIG + "y")]), config=cfg)
+    assert [t["status"] for t in res["tests"]] == ["passed", "wrong_answer"]
+
+
+def test_a_big_output_over_the_limit_is_refused_and_one_under_it_passes():
+    cfg = SandboxConfig(time_limit_s=10.0, memory_mb=512, workers=1, max_output_bytes=1 << 21)
+    code = "def f(n):\n    return 'x' * n\n"
+    res = execute(call(code, [([1 << 20], "x" * (1 << 20)), ([1 << 21], "x" * (1 << 21))]), cfg)
+    assert [t["status"] for t in res["tests"]] == ["passed", "runtime_error"]
+    assert "output too large" in res.get("reason", "")

@@ -180,6 +180,32 @@ def test_a_returned_generator_runs_no_unguarded_code():
     assert verdict(code, test) != "passed"
 
 
+# a plain container's elements are checked at C speed (harness._plainify's fast path): one
+# object of the submission's at the end of a long one must still become opaque
+_LIAR = "class E:\n    __eq__ = lambda self, other: True\n    __hash__ = lambda self: hash(-1)\n"
+_TAILS = {
+    "list": ("[0] * 5000 + [E()]", "[0] * 5000 + [7]"),
+    "tuple": ("tuple([0] * 5000 + [E()])", "tuple([0] * 5000 + [7])"),
+    "set": ("set(range(5000)) | {E()}", "set(range(5000)) | {-1}"),
+    "dict_value": (
+        "{**{i: i for i in range(5000)}, 'k': E()}",
+        "{**{i: i for i in range(5000)}, 'k': 7}",
+    ),
+    "dict_key": (
+        "{**{i: i for i in range(5000)}, E(): 1}",
+        "{**{i: i for i in range(5000)}, -1: 1}",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_TAILS))
+def test_an_object_that_equals_anything_at_the_end_of_a_long_container_is_not_plain(kind):
+    made, expected = _TAILS[kind]
+    test = unit(f"def test_a(self):\n    self.assertEqual(task_func(1), {expected})\n")
+    assert verdict(f"def task_func(x):\n    return {expected}\n", test) == "passed"  # control
+    assert verdict(_LIAR + f"def task_func(x):\n    return {made}\n", test) != "passed"
+
+
 def test_mock_any_is_not_a_value_equal_to_everything():
     code = "from unittest import mock\ndef task_func(x):\n    return mock.ANY\n"
     assert verdict(code) != "passed"
