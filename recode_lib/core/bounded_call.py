@@ -28,16 +28,18 @@ import threading
 import time
 from pathlib import Path
 
+from recode_lib.core.errors import RecodeError
+
 START_TIMEOUT_S = 120.0
 READY = b"ready"
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding recode_lib
 
 
-class CallTimedOut(TimeoutError):
+class CallTimedOut(RecodeError, TimeoutError):
     """The call overran its bound; its child was killed."""
 
 
-class ChildFailed(RuntimeError):
+class ChildFailed(RecodeError, RuntimeError):
     """The child did not start, or the call raised in it."""
 
 
