@@ -5,14 +5,22 @@ tests/test_vllm_real_*.py (marker `vllm`)."""
 
 from __future__ import annotations
 
+import os
+import sys
+import types
+
 import torch
 from torch import nn
 
+from recode_lib.generation import vllm_backend
 from recode_lib.generation.vllm_backend import (
     CPU_ENGINE_DEFAULTS,
     CPU_KV_CACHE_BYTES,
     CPU_SEEDED_ENGINE_DEFAULTS,
+    RESERVED_CPU_ENV,
     VLLMGenerator,
+    cpu_engine_env,
+    cpu_engine_environment,
     cpu_engine_kwargs,
 )
 from recode_lib.generation.vllm_weights import (
@@ -171,3 +179,39 @@ def test_a_shared_engine_is_used_and_not_closed(tiny_model_dir):
     assert gen.engine() is engine
     gen.close()
     assert gen._llm is None  # dropped here, the owner keeps it
+
+
+def test_a_small_machines_cpu_engine_keeps_no_core_for_its_scheduler():
+    assert cpu_engine_env({}, 2) == {RESERVED_CPU_ENV: "0"}
+    assert cpu_engine_env({}, 1) == {RESERVED_CPU_ENV: "0"}
+    assert cpu_engine_env({"VLLM_CPU_OMP_THREADS_BIND": "auto"}, 2) == {RESERVED_CPU_ENV: "0"}
+
+
+def test_the_users_cpu_settings_and_larger_machines_keep_vllms_choice():
+    assert cpu_engine_env({RESERVED_CPU_ENV: "1"}, 2) == {}  # the user's value stands
+    assert cpu_engine_env({"VLLM_CPU_OMP_THREADS_BIND": "0,1"}, 2) == {}  # explicit cores
+    assert cpu_engine_env({"VLLM_CPU_OMP_THREADS_BIND": "nobind"}, 2) == {}  # data-parallel
+    assert cpu_engine_env({}, 8) == {}  # unmeasured there: vLLM's default
+
+
+def test_the_cpu_engine_environment_is_set_while_the_engine_is_built(monkeypatch):
+    monkeypatch.delenv(RESERVED_CPU_ENV, raising=False)
+    monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND", raising=False)
+    monkeypatch.setattr(vllm_backend.os, "sched_getaffinity", lambda pid: {0, 1})
+    seen = {}
+
+    class FakeLLM:  # what vllm.LLM's spawned engine core would inherit
+        def __init__(self, **kwargs):
+            seen["env"] = os.environ.get(RESERVED_CPU_ENV)
+            seen["kwargs"] = kwargs
+
+    fake = types.ModuleType("vllm")
+    fake.LLM = FakeLLM
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setattr(vllm_backend, "vllm_on_cpu", lambda: True)
+    VLLMGenerator("m").engine()
+    assert seen["env"] == "0" and seen["kwargs"]["dtype"] == "float32"
+    assert RESERVED_CPU_ENV not in os.environ  # restored once built
+    with cpu_engine_environment() as added:
+        assert added == {RESERVED_CPU_ENV: "0"} == {RESERVED_CPU_ENV: os.environ[RESERVED_CPU_ENV]}
+    assert RESERVED_CPU_ENV not in os.environ

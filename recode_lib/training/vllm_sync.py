@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from recode_lib.generation.vllm_backend import CPU_ENGINE_DEFAULTS, vllm_on_cpu
+from recode_lib.generation.vllm_backend import (
+    CPU_ENGINE_DEFAULTS,
+    cpu_engine_environment,
+    vllm_on_cpu,
+)
 from recode_lib.generation.vllm_weights import has_repacked_layers, load_into_runner
 
 
@@ -35,7 +39,8 @@ def cpu_colocate_engine():
     made = trl_vllm.LLM
 
     def cpu_llm(*args, **kwargs):
-        return made(*args, **colocate_engine_kwargs(kwargs))
+        with cpu_engine_environment():  # no core kept from a small machine's engine
+            return made(*args, **colocate_engine_kwargs(kwargs))
 
     trl_vllm.LLM = cpu_llm
     try:
