@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from recode_lib.sandbox import SandboxConfig, execute
+from recode_lib.sandbox import SandboxConfig, execute, execute_many
 
 CFG = SandboxConfig(time_limit_s=10.0, memory_mb=512, workers=1)
 
@@ -378,6 +378,22 @@ def test_control_an_idle_thread_pool_left_open_passes():
         "def task_func(x):\n    return POOL.submit(lambda: 2 * x).result()\n"
     )
     assert verdict(code) == "passed"
+
+
+def test_control_idle_pool_workers_still_leaving_the_kernel_do_not_refuse_a_right_answer():
+    # concurrent.futures joins its workers in threading's exit callback; each leaves the
+    # kernel's task list a moment after the join, and with 8 of them the nonce was asked for
+    # before the last had gone in about 1 record in 13 (the CI failure of 2026-12-04)
+    code = (
+        "import time\nfrom concurrent.futures import ThreadPoolExecutor\n"
+        "POOL = ThreadPoolExecutor(8)\ndef task_func(x):\n"
+        "    [f.result() for f in [POOL.submit(time.sleep, 0.001) for _ in range(8)]]\n"
+        "    return 2 * x\n"
+    )
+    tests = {"kind": "script", "script": DOUBLE, "separate": False, "entry_point": "task_func"}
+    records = [{"id": i, "code": code, "tests": tests} for i in range(40)]
+    results = execute_many(records, workers=2, config=CFG)
+    assert [(r["status"], r.get("reason")) for r in results] == [("passed", None)] * 40
 
 
 def test_control_a_daemon_thread_still_running_is_refused():

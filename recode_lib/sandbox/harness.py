@@ -1579,20 +1579,25 @@ def _end_tests(seal, final=_final):
             callback()
         except BaseException:
             pass
-    me, before, joined = _current_thread(), _tasks(), 0
+    me = _current_thread()
     for t in _threads():
         if t is not me and not t.daemon:
             try:
                 t.join()
-                joined += 1
             except RuntimeError:  # a dummy thread (not started by threading)
                 pass
     try:
         _run_exitfuncs()
     except BaseException:
         pass
-    end = _perf() + 1.0  # a joined thread leaves the kernel's task list a moment after join()
-    while joined and _tasks() > max(1, before - joined) and _perf() < end:
+    # A joined thread leaves the kernel's task list a moment after join() returns (its last
+    # steps run after it releases the lock join() waits on), whoever joined it: this loop, or
+    # an exit callback (concurrent.futures joins its own workers there, so counting only this
+    # loop's joins missed those and refused an idle pool's child on a fast machine). Wait, at
+    # most a second, until the kernel holds no more tasks than threading has threads alive;
+    # more than that (a thread started behind threading's back) is refused in any case.
+    end = _perf() + 1.0
+    while _tasks() > len(_threads()) and _perf() < end:
         time.sleep(0.0005)
 
 
