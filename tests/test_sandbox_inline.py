@@ -396,6 +396,17 @@ def test_control_idle_pool_workers_still_leaving_the_kernel_do_not_refuse_a_righ
     assert [(r["status"], r.get("reason")) for r in results] == [("passed", None)] * 40
 
 
+def test_control_a_pool_of_32_threads_fits_the_memory_limit():
+    # glibc's arena per thread reserved 64 MB of address space each: 12 workers failed at 512 MB
+    code = (
+        "import time\nfrom concurrent.futures import ThreadPoolExecutor\n"
+        "POOL = ThreadPoolExecutor(32)\ndef task_func(x):\n"
+        "    [f.result() for f in [POOL.submit(time.sleep, 0.01) for _ in range(32)]]\n"
+        "    return 2 * x\n"
+    )
+    assert verdict(code) == "passed"
+
+
 def test_control_a_daemon_thread_still_running_is_refused():
     code = (
         "import threading, time\n"

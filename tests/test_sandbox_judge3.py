@@ -342,6 +342,7 @@ def test_a_submission_sees_only_the_sandboxs_environment():
     want = sorted(
         ["PATH", "HOME", "TMPDIR", "LANG", "PYTHONHASHSEED", "JE_ARROW_MALLOC_CONF"]
         + list(limits.THREAD_VARS)
+        + list(limits.ALLOCATOR_ENV)
     )
     tests = {"kind": "call", "fn_name": "f", "cases": [{"args": [], "expected": want}]}
     assert run(code, tests)["status"] == "passed"

@@ -624,6 +624,7 @@ def use_child_environ():
             # numeric libraries run single-threaded, as one CPU per submission
             # allows (and a unittest-style test gets its nonce only while alone)
             **{v: "1" for v in THREAD_VARS},
+            **ALLOCATOR_ENV,
             "JE_ARROW_MALLOC_CONF": "background_thread:false",  # pyarrow (pandas)
         }
     )
@@ -998,6 +999,11 @@ def clear_keyrings():
     for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
         _libc.syscall(nr, KEYCTL_CLEAR, ctypes.c_long(ring))
 
+
+# glibc gives every thread that allocates an arena of its own, each reserving 64 MB of address
+# space (8 per core at most): under RLIMIT_AS (memory_mb) a right answer with a thread pool of
+# 12 workers failed at 512 MB while it used a few MB. Two arenas, as a small process needs.
+ALLOCATOR_ENV = {"MALLOC_ARENA_MAX": "2"}
 
 THREAD_VARS = (
     "OMP_NUM_THREADS",

@@ -44,7 +44,7 @@ from recode_lib.core.linux import require_linux
 from recode_lib.sandbox import verdict
 from recode_lib.sandbox.checker import prepare_checkers
 from recode_lib.sandbox.environment import missing_modules
-from recode_lib.sandbox.limits import kill_uid
+from recode_lib.sandbox.limits import ALLOCATOR_ENV, kill_uid
 from recode_lib.sandbox.protocol import ProtocolError, parse_line
 from recode_lib.sandbox.records import parse_record
 
@@ -65,7 +65,8 @@ class Worker:
 
     def __init__(self, config):
         python = config.python or sys.executable
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        # ALLOCATOR_ENV from the start: glibc reads it once, and every child is a fork
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **ALLOCATOR_ENV}
         self.proc = subprocess.Popen(
             [python, "-I", str(ZYGOTE)],
             stdin=subprocess.PIPE,

@@ -133,7 +133,7 @@ with open(os.path.join(base, ".stdin"), "wb") as fh:
     fh.write(req["stdin"].encode("utf-8", "surrogateescape"))
 env = {"PATH": os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin",
        "HOME": ws, "TMPDIR": ws, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-       "PYTHONHASHSEED": "0"}
+       "PYTHONHASHSEED": "0", "MALLOC_ARENA_MAX": "2"}
 fi = open(os.path.join(base, ".stdin"), "rb")
 fo = open(os.path.join(base, ".stdout"), "wb")
 fe = open(os.path.join(base, ".stderr"), "wb")
