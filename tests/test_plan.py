@@ -18,7 +18,12 @@ from recode_lib.plan.architectures import KNOWN, from_config
 from recode_lib.plan.budget import Throughputs, gen_seconds, size_class
 from recode_lib.plan.memory import GB, choose_tp, engine_need, trainer_need
 from recode_lib.plan.stages import Engine, notebook_stages, read_recipe
-from recode_lib.runner.pipeline import PipelineError, check_resources, profile_parameters
+from recode_lib.runner.pipeline import (
+    PipelineError,
+    check_resources,
+    profile_parameters,
+    variant_parameters,
+)
 
 H80 = ClusterSpec(gpus=8, gpu_memory=80)
 SMALL = ClusterSpec(gpus=1, gpu_memory=24)
@@ -533,6 +538,13 @@ def budget_figures(paper) -> dict:
     half = make_plan(
         paper, H80, profile="paper", rates=Throughputs(), budget=BudgetOptions(length_fraction=0.5)
     )
+    variant = make_plan(
+        paper,
+        H80,
+        profile="paper",
+        rates=Throughputs(),
+        variants=variant_parameters("paper", None, {}),
+    )
     return {
         "total": f"{round(plan.total_wall_h, -2):,.0f}",
         "share11": f"{100 * hours['11_settings_sweep']['wall_h'] / plan.total_wall_h:.0f}",
@@ -540,6 +552,7 @@ def budget_figures(paper) -> dict:
         "upto05": f"{sum(d['wall_h'] for s, d in hours.items() if s[:2] <= '05'):.0f}",
         "nodes8": f"{round(eight.total_wall_h, -1):,.0f}",
         "half": f"{round(half.total_wall_h, -2):,.0f}",
+        "variant": f"{round(variant.variant_wall_h['scale_32b'], -2):,.0f}",
     }
 
 
@@ -598,6 +611,8 @@ def test_readme_and_docs_budget_figures_are_the_plans(paper):
     assert dict(zip(("total", "share11", "util", "upto05", "nodes8"), m.groups(), strict=True)) == {
         k: want[k] for k in ("total", "share11", "util", "upto05", "nodes8")
     }
+    m = re.search(r"`--variant\s+scale_32b`,\s+about\s+([\d,]+)\s+h\s+more", readme)
+    assert m and m.group(1) == want["variant"], "README.md's scale_32b figure is not the plan's"
     doc = (PROJECT_ROOT / "docs" / "paper_profile.md").read_text()
     block = re.search(r"```\n(compute budget on 8 x 80 GB.*?)```", doc, re.S)
     assert block, "docs/paper_profile.md's budget block not found"

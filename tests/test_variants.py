@@ -4,6 +4,8 @@ generation), counted by the budget, listed by `recode stage`; smoke and laptop u
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from recode_lib.cli import main
@@ -172,11 +174,19 @@ def test_the_budget_counts_the_variant(plans):
     assert hours["06_strictness_sweep@scale_32b"]["gpu_h"] > hours["06_strictness_sweep"]["gpu_h"]
 
 
-def test_recode_plan_shows_the_variant(capsys):
+def test_recode_plan_shows_the_variant(capsys, plans):
     assert main(["plan", "--profile", "paper", "--gpus", "8", "--gpu-memory", "80"]) == 0
     out = capsys.readouterr().out
     assert "06_strictness_sweep@scale_32b" in out and "07_weight_averaging@scale_32b" in out
     assert "variant stages that do not fit 8 x 80 GB" in out
+    # the total counts the variant and says how much of it is the profile's own run
+    base, plan = plans[80]
+    assert re.search(
+        rf"of which the profile's own notebooks {base.total_wall_h:.0f} h; variant scale_32b "
+        rf"{plan.total_wall_h - base.total_wall_h:.0f} h \(a run of its own: recode reproduce "
+        r"--variant scale_32b; refused on this cluster\)",
+        out,
+    )
     assert (
         main(["plan", "--profile", "paper", "--gpus", "8", "--gpu-memory", "80", "--no-variants"])
         == 0

@@ -164,7 +164,20 @@ class Plan:
 
     @property
     def total_wall_h(self) -> float:
+        """Every stage's wall hours, the variants' included."""
         return sum(p.hours.wall_h for p in self.placements)
+
+    @property
+    def variant_wall_h(self) -> dict[str, float]:
+        """Wall hours of each variant's stages ("<stem>@<variant>"), by variant name: each is
+        a run of its own (`recode reproduce --variant NAME`), so the profile alone takes
+        total_wall_h less these."""
+        out: dict[str, float] = {}
+        for p in self.placements:
+            if VARIANT_MARK in p.notebook:
+                name = p.notebook.split(VARIANT_MARK, 1)[1]
+                out[name] = out.get(name, 0.0) + p.hours.wall_h
+        return out
 
     def require(self) -> None:
         if not self.ok:
@@ -620,6 +633,18 @@ def format_budget(plan: Plan, top: int = 6) -> str:
         + ("within" if plan.total_wall_h <= 48 else "over")
         + " a 48 h budget"
     )
+    if plan.variant_wall_h:
+        own = plan.total_wall_h - sum(plan.variant_wall_h.values())
+        tail += f"\nof which the profile's own notebooks {own:.0f} h" + "".join(
+            f"; variant {name} {h:.0f} h (a run of its own: recode reproduce --variant {name}"
+            + (
+                "; refused on this cluster"
+                if any(f"{VARIANT_MARK}{name} " in q for q in plan.variant_problems)
+                else ""
+            )
+            + ")"
+            for name, h in plan.variant_wall_h.items()
+        )
     util_rows = [
         [
             f"{p.notebook} / {p.stage}",
