@@ -51,10 +51,11 @@ def test_a_notebook_that_did_not_complete_makes_the_total_a_lower_bound(tmp_path
             "01_b": {"status": "failed", "wall_s": 5.0},
         },
     )
-    assert _bench().main(["--runs-dir", str(tmp_path), "--budget-min", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "01_b" in out and "failed (not counted)" in out
-    assert "OVER" in out and "the total is a lower bound" in out
+    assert _bench().main(["--runs-dir", str(tmp_path), "--budget-min", "1"]) == 1  # a failure
+    out = capsys.readouterr()
+    assert "01_b" in out.out and "failed (not counted)" in out.out
+    assert "OVER" in out.out and "the total is a lower bound" in out.out
+    assert "failed: 01_b" in out.err
 
 
 def _fake_notebook(tmp_path, mib):
