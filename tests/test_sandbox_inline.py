@@ -415,6 +415,22 @@ def test_control_a_daemon_thread_still_running_is_refused():
     assert verdict(code) != "passed"
 
 
+def test_a_thread_started_behind_threadings_back_still_running_is_refused():
+    # threading does not list it: the judge's wait for exiting threads gives up after 1 s
+    code = "import _thread, time\n_thread.start_new_thread(time.sleep, (30,))\n" + RIGHT
+    assert verdict(code) != "passed"
+
+
+def test_padding_threadings_list_does_not_hide_a_running_thread():
+    # the wait compares the kernel's tasks with threading's list, which the submission can
+    # pad; the nonce still goes only to a process the kernel shows alone
+    code = (
+        "import _thread, threading, time\n_thread.start_new_thread(time.sleep, (30,))\n"
+        "for i in range(8):\n    threading._active[-1 - i] = threading.current_thread()\n" + RIGHT
+    )
+    assert verdict(code) != "passed"
+
+
 def test_control_exceptions_the_tests_expect_still_reach_them():
     test = unit(
         "def test_value(self):\n    with self.assertRaises(ValueError):\n        task_func(-1)\n"
