@@ -100,6 +100,18 @@ def test_flooding_output_is_truncated_and_its_size_reported():
     assert "truncated: 1000001 bytes" in r.text()
 
 
+def test_a_tool_command_runs_a_pool_of_16_threads():
+    # the command's environment keeps glibc to two malloc arenas (limits.ALLOCATOR_ENV): one
+    # 64 MB address-space reservation per thread put a 16-thread pool over its memory limit
+    code = (
+        "import os, threading\n"
+        "ts = [threading.Thread(target=sum, args=([1],)) for _ in range(16)]\n"
+        "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(os.environ['MALLOC_ARENA_MAX'])"
+    )
+    r = run_command(["python", "-c", code], limits=FAST)
+    assert (r.status, r.stdout) == ("ok", "2\n")
+
+
 def test_a_hanging_command_gets_the_timeout_verdict():
     r = run_command(["python", "-c", "while True: pass"], limits=FAST)
     assert r.status == "timeout"

@@ -633,17 +633,18 @@ def format_budget(plan: Plan, top: int = 6) -> str:
         + ("within" if plan.total_wall_h <= 48 else "over")
         + " a 48 h budget"
     )
-    if plan.variant_wall_h:
+    variants = plan.variant_wall_h
+    if variants:
         refused = {
             p.notebook.split(VARIANT_MARK, 1)[1]
             for p in plan.placements
             if p.problem and VARIANT_MARK in p.notebook
         }
-        own = plan.total_wall_h - sum(plan.variant_wall_h.values())
+        own = plan.total_wall_h - sum(variants.values())
         tail += f"\nof which the profile's own notebooks {own:.0f} h" + "".join(
             f"; variant {name} {h:.0f} h (a run of its own: recode reproduce --variant {name}"
             + ("; refused on this cluster)" if name in refused else ")")
-            for name, h in plan.variant_wall_h.items()
+            for name, h in variants.items()
         )
     util_rows = [
         [

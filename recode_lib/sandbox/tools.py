@@ -34,6 +34,7 @@ import json
 from dataclasses import dataclass, field
 
 from recode_lib.sandbox.config import SandboxConfig
+from recode_lib.sandbox.limits import ALLOCATOR_ENV
 from recode_lib.sandbox.pool import WorkerDied, get_pool
 from recode_lib.sandbox.protocol import ProtocolError
 from recode_lib.sandbox.records import parse_record
@@ -118,7 +119,9 @@ class ToolRun:
 
 
 # The program the sandbox runs (standard library only; its stdout is the report).
-DRIVER = r"""
+DRIVER = (
+    "ALLOCATOR_ENV = %r\n" % ALLOCATOR_ENV
+    + r"""
 import base64, json, os, signal, stat, subprocess, sys, time
 req = json.loads(sys.stdin.read())
 base = os.getcwd()
@@ -133,7 +136,7 @@ with open(os.path.join(base, ".stdin"), "wb") as fh:
     fh.write(req["stdin"].encode("utf-8", "surrogateescape"))
 env = {"PATH": os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin",
        "HOME": ws, "TMPDIR": ws, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-       "PYTHONHASHSEED": "0", "MALLOC_ARENA_MAX": "2"}
+       "PYTHONHASHSEED": "0", **ALLOCATOR_ENV}
 fi = open(os.path.join(base, ".stdin"), "rb")
 fo = open(os.path.join(base, ".stdout"), "wb")
 fe = open(os.path.join(base, ".stderr"), "wb")
@@ -200,6 +203,7 @@ sys.stdout.write(json.dumps({"status": status, "exit_code": code, "stdout": out,
                              "files": files if req["collect"] else None,
                              "dropped": dropped[:1000], "seconds": seconds}))
 """
+)
 
 
 def _b64(value, limit: int) -> bytes:
