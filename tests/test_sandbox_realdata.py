@@ -3,6 +3,8 @@ variants fail with the right status. Records come from the library's EvalPlus bu
 (recode_lib.data.evalplus.sandbox_records; expected outputs from running each canonical
 solution in a plain subprocess, as EvalPlus does)."""
 
+import sys
+
 import pytest
 
 from recode_lib.core.paths import data_dir
@@ -23,6 +25,11 @@ def plus_records(name, limit=None):
 
 
 CFG = SandboxConfig(workers=2)
+# HumanEval/32's reference (Newton's method, 1000 steps, |f(x)| < 1e-5) converges on every
+# input under Python 3.11's sum(); from 3.12 on sum() of floats is compensated, the iterates
+# change, and on 5-7 of its 888 inputs it stops at no root: EvalPlus's oracle (|poly(x)| <= atol)
+# fails it there as ours does (docs/sandbox.md, "HumanEval+ on Python 3.12")
+REFERENCE_FAILS = {"humanevalplus/32"} if sys.version_info >= (3, 12) else set()
 
 
 def test_canonical_solutions_pass_subset():
@@ -69,4 +76,16 @@ def test_all_canonical_solutions_pass(name):
     bad = [
         (r["id"], r["status"]) for r in execute_many(recs, config=CFG) if r["status"] != "passed"
     ]
-    assert bad == []
+    assert bad == [(i, "wrong_answer") for i in sorted(REFERENCE_FAILS) if i.startswith(name)]
+
+
+def test_find_zero_reference_passes_before_python_312_only():
+    """The oracle judges the root, not equality with the reference's output: the reference's
+    own Newton iterates fail it on Python >= 3.12 (compensated float sum())."""
+    rec = plus_records("humanevalplus", limit=33)[32]
+    assert rec["id"] == "humanevalplus/32" and "checker" in rec["tests"]
+    res = execute_many([rec], config=CFG)[0]
+    if REFERENCE_FAILS:
+        assert res["status"] == "wrong_answer" and 0 < res["total"] - res["passed"] <= 10
+    else:
+        assert res["status"] == "passed"
