@@ -285,7 +285,9 @@ def test_the_usual_passing_line_takes_the_shortcut_and_reads_as_the_full_parser_
         _ok_line(b"1", i=3),  # no such test
         _ok_line(b"1", job=2),  # another job
         _ok_line(b"1").replace(b'"i": 0', b'"i": 00'),
-        _ok_line(b"[" * 5000 + b"]" * 5000),  # deeper than json parses
+        _ok_line(b"[" * 5000 + b"]" * 5000),  # deeper than MAX_DEPTH (3.13's json parses it)
+        _ok_line(b"[" * 256 + b"]" * 256),  # with the body's object, one over MAX_DEPTH
+        _ok_line(b'[{"a": ' * 128 + b"1" + b"}]" * 128),  # 256 levels, mixed, + the body's
         _ok_line(b'"\xff"'),  # not UTF-8
         _ok_line(b"1")[:-1],  # no newline
     ],
@@ -293,6 +295,21 @@ def test_the_usual_passing_line_takes_the_shortcut_and_reads_as_the_full_parser_
 def test_a_line_the_full_parser_refuses_never_takes_the_shortcut(line):
     assert _full(line) == "refused"
     assert parse_ok_line(line, 1, 3, MAX) is None
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        b"[" * 255 + b"]" * 255,  # with the body's object, MAX_DEPTH itself
+        b'["' + b"[" * 1000 + b'", [[1]]]',  # brackets inside a string do not nest
+        b"[" + b", ".join([b"[1, [2]]"] * 400) + b"]",  # many openers, 3 deep
+    ],
+)
+def test_a_line_within_the_depth_bound_reads_alike_on_both_paths(out):
+    """MAX_DEPTH is the protocol's own bound on every Python: json's guard (the C recursion
+    limit) refuses 5,000 levels on 3.11 and 3.12 but not on 3.13."""
+    line = _ok_line(out)
+    assert parse_ok_line(line, 1, 3, MAX) == _full(line) != "refused"
 
 
 def test_mutated_passing_lines_read_alike_by_the_shortcut_and_the_full_parser():

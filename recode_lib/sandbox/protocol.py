@@ -11,8 +11,10 @@ from an earlier job can never be taken for the current one.
 Everything is checked before use, in this order: the line ends with a newline and fits
 `max_bytes`; tag and job id; the JSON body's nesting depth (MAX_DEPTH) and container count
 (MAX_CONTAINERS) and element count (MAX_ELEMENTS), measured on its bracket skeleton before
-`json.loads` for bodies over SMALL bytes (smaller ones cannot hold enough to matter; deeper nesting
-there is json's RecursionError), so a forged line cannot blow up the judge's memory or stack; strict
+`json.loads` for bodies over SMALL bytes (smaller ones cannot hold enough containers or elements
+to matter; their depth is measured whenever they hold more than MAX_DEPTH openers, as json's own
+guard is the C recursion limit, which moves between versions: Python 3.13 parses 5,000 levels,
+3.11 and 3.12 refuse them), so a forged line cannot blow up the judge's memory or stack; strict
 JSON (no NaN/Infinity, ints within Python's digit limit); then the schema of the tag: types, ranges
 (finite non-negative times and memory, a test index that exists, a known status; an X line's status
 is a load failure, LOAD_FAILURES, never "ok": X fails every remaining test, and a submission can
@@ -30,6 +32,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 from recode_lib.core.errors import RecodeError
 
@@ -74,18 +77,23 @@ def _reject(constant):
     raise ValueError(f"non-standard JSON constant {constant}")
 
 
+_SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
+
+
 def _depth(brackets: bytes) -> int:
-    depth = deepest = 0
-    for b in brackets:
-        if b in (91, 123):  # [ {
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    break
-        else:
-            depth -= 1
-    return deepest
+    """The deepest nesting of a text of brackets only ([]{}): the running sum of +1 per opener
+    and -1 per closer, summed in C (a signed-byte view), not a Python loop per bracket."""
+    return max(accumulate(memoryview(brackets.translate(_SIGNS)).cast("b")), default=0)
+
+
+def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON text nests deeper than `limit` (its strings' brackets not counted).
+    Only a text with more than `limit` openers can; the usual line is decided by two counts."""
+    if text.count(b"[") + text.count(b"{") <= limit:
+        return False
+    if _depth(text.translate(None, _DROP).translate(None, b",")) <= limit:
+        return False  # counting strings' brackets too over-counts: within the bound anyway
+    return _depth(_outside_strings(text).translate(None, b",")) > limit
 
 
 def _outside_strings(body: bytes) -> bytes:
@@ -119,7 +127,7 @@ def check_shape(body: bytes) -> None:
             raise ProtocolError(f"nested deeper than {MAX_DEPTH}")
 
 
-SMALL = 64 << 10  # below this, json.loads's own recursion guard and the size bound suffice
+SMALL = 64 << 10  # below this, the size bound and too_deep suffice (no container or element count)
 
 
 # one decoder for every line: json.loads(body, parse_constant=...) builds a new one per call
@@ -131,6 +139,8 @@ def load_json(body: bytes):
     """Strict, bounded JSON: ProtocolError on anything else."""
     if len(body) > SMALL:
         check_shape(body)
+    elif too_deep(body):
+        raise ProtocolError(f"nested deeper than {MAX_DEPTH}")
     try:
         return _DECODER.decode(body.decode("utf-8"))
     except (ValueError, RecursionError, MemoryError, UnicodeDecodeError) as exc:
@@ -229,6 +239,8 @@ def parse_ok_line(line, job: int, n_tests: int, max_bytes: int) -> Message | Non
     tail = _OK_TAIL.fullmatch(line, at) if at > head.end() else None
     if tail is None:
         return None
+    if too_deep(line[head.end() : at], MAX_DEPTH - 1):
+        return None  # with the body's own object over MAX_DEPTH: the full path refuses it
     try:
         text = line[head.end() : at].decode("utf-8")
         out, end = _RAW_DECODE(text)  # no whitespace around X in this layout
