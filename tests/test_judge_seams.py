@@ -37,12 +37,14 @@ ADD = {
 GOOD_CODE = "def add(a, b):\n    return a + b"
 GOOD = format_response("Add the two numbers.", GOOD_CODE)
 P_ADD = Problem(id="t/add", source="t", prompt="Add.", tests=ADD)  # no starter code
-DEPTH = 5000
+# past what CPython's parser takes on every version this project runs on: ~3,000 levels on
+# 3.11 and 3.12; 3.13 compiles `~` and `1+` chains 5,000 deep (its C recursion limit is higher)
+DEPTH = 20_000
 
 
 def deep(kind: str, n: int = DEPTH) -> str:
-    """An expression nested n levels deep, of one kind (each raises RecursionError or
-    MemoryError in CPython's parser past ~3,000 levels)."""
+    """An expression nested n levels deep, of one kind (the nesting ones raise RecursionError
+    or MemoryError in CPython's parser well below DEPTH)."""
     return {
         "invert": "~" * n + "1",
         "neg": "-" * n + "1",
