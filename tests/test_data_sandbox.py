@@ -1,5 +1,7 @@
 """Converted tests are judged correctly by the sandbox: references pass, a wrong answer fails."""
 
+import sys
+
 import pytest
 
 from recode_lib.data import load_benchmark
@@ -38,7 +40,9 @@ def test_references_pass_on_real_benchmarks(shared_data_dir):
         + load_benchmark("mbppplus", limit=8)
     )
     bad = [(r["id"], r["status"]) for r in _run(probs) if r["status"] != "passed"]
-    assert not bad
+    # from Python 3.12 on, /32's reference misses 5 roots (docs/sandbox.md, "HumanEval+ on
+    # Python 3.12"): its own sum() changed; test_find_zero_tolerance_oracle passes a right one
+    assert bad == ([("humanevalplus/32", "wrong_answer")] if sys.version_info >= (3, 12) else [])
 
 
 def test_find_zero_tolerance_oracle(shared_data_dir):
@@ -47,8 +51,15 @@ def test_find_zero_tolerance_oracle(shared_data_dir):
     # a different but valid root must pass (equality with the reference's root would fail it)
     # the reference's Newton iteration run to a tighter tolerance: a different float than the
     # reference's output (equality would fail it), still a root within atol
+    # (poly summed left to right, as sum() was before Python 3.12: from 3.12 on the reference's
+    # own iterates miss a few inputs' roots, docs/sandbox.md "HumanEval+ on Python 3.12")
     assert "x, tol = 0, 1e-5" in p.reference_solution
-    tighter = p.reference_solution.replace("x, tol = 0, 1e-5", "x, tol = 0, 1e-9")
+    fsum = "return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])"
+    fold = fsum.replace("sum(", "functools.reduce(operator.add, ")
+    assert fsum in p.reference_solution
+    tighter = "import functools, operator\n" + p.reference_solution.replace(
+        "x, tol = 0, 1e-5", "x, tol = 0, 1e-9"
+    ).replace(fsum, fold)
     ns = {}
     exec(tighter, ns)
     cases = p.tests["cases"][:50]

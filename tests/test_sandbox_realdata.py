@@ -26,9 +26,9 @@ def plus_records(name, limit=None):
 
 CFG = SandboxConfig(workers=2)
 # HumanEval/32's reference (Newton's method, 1000 steps, |f(x)| < 1e-5) converges on every
-# input under Python 3.11's sum(); from 3.12 on sum() of floats is compensated, the iterates
-# change, and on 5-7 of its 888 inputs it stops at no root: EvalPlus's oracle (|poly(x)| <= atol)
-# fails it there as ours does (docs/sandbox.md, "HumanEval+ on Python 3.12")
+# input under Python 3.11's sum(); from 3.12 on sum() of floats is compensated, its iterates
+# change, and on 5 of its 888 inputs it stops where the oracle (|poly(x)| <= atol, poly summed
+# left to right on every version) finds no root (docs/sandbox.md, "HumanEval+ on Python 3.12")
 REFERENCE_FAILS = {"humanevalplus/32"} if sys.version_info >= (3, 12) else set()
 
 
@@ -40,8 +40,22 @@ def test_canonical_solutions_pass_subset():
     assert bad == []
 
 
+SUM = "return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])"
+FOLD = (
+    "return functools.reduce(operator.add, [coeff * math.pow(x, i) for i, coeff in enumerate(xs)])"
+)
+
+
+def folded_find_zero(rec: dict) -> dict:
+    """HumanEval/32's reference with poly's sum() a plain left fold (what sum() of floats was
+    before Python 3.12): its Newton iterates are then 3.11's on every version, so it passes."""
+    assert SUM in rec["code"]
+    code = "import functools, operator\n" + rec["code"].replace(SUM, FOLD)
+    return dict(rec, code=code)
+
+
 def test_humaneval32_is_judged_by_the_root_oracle():
-    rec = plus_records("humanevalplus", limit=33)[32]
+    rec = folded_find_zero(plus_records("humanevalplus", limit=33)[32])
     assert rec["id"] == "humanevalplus/32"
     shifted = dict(
         rec, code=rec["code"] + "\n_fz = find_zero\ndef find_zero(xs):\n    return _fz(xs) + 1e-3\n"
@@ -81,7 +95,9 @@ def test_all_canonical_solutions_pass(name):
 
 def test_find_zero_reference_passes_before_python_312_only():
     """The oracle judges the root, not equality with the reference's output: the reference's
-    own Newton iterates fail it on Python >= 3.12 (compensated float sum())."""
+    own Newton iterates fail it on Python >= 3.12 (compensated float sum()); the same Newton
+    summing left to right passes on every version (the oracle's sum is fixed, not the
+    interpreter's)."""
     rec = plus_records("humanevalplus", limit=33)[32]
     assert rec["id"] == "humanevalplus/32" and "checker" in rec["tests"]
     res = execute_many([rec], config=CFG)[0]
@@ -89,3 +105,4 @@ def test_find_zero_reference_passes_before_python_312_only():
         assert res["status"] == "wrong_answer" and 0 < res["total"] - res["passed"] <= 10
     else:
         assert res["status"] == "passed"
+    assert execute_many([folded_find_zero(rec)], config=CFG)[0]["status"] == "passed"

@@ -18,6 +18,7 @@ from recode_lib.data.evalplus import (
     evalplus_time_limits,
     oracle_checker,
 )
+from recode_lib.data.evalplus_script import script
 from recode_lib.evaluation.summary import time_rule_counts
 from recode_lib.sandbox import RecordError, SandboxConfig, execute
 from recode_lib.sandbox.records import parse_record, time_rule_of
@@ -255,3 +256,16 @@ def test_complex_values_compare_with_numpy_tolerance():
     assert default_equal(complex("inf"), complex("inf"), 1e-6)
     assert not default_equal(1 + 1j, 1 + 1.1j, 1e-6)
     assert not default_equal({1.0}, {1.0000001}, 1e-6)  # sets: == only, as in EvalPlus
+
+
+def test_the_find_zero_oracle_sums_left_to_right_on_every_python():
+    """EvalPlus's poly is a sum(); Python 3.12 made sum() of floats compensated, under which
+    three HumanEval+/32 inputs have no passable double at all. The oracle sums left to right on
+    every version: 1e16 + 1*x - 1e16*x^2 at x = 1 is 0.0 that way (the 1 is absorbed), 1.0
+    compensated."""
+    check = _compile_checker(oracle_checker("humaneval", "find_zero"))
+    assert check([[1e16, 1.0, -1e16]], 1.0, None, 1e-4)
+    assert not check([[1e16, 1.0, -1e16]], 1.1, None, 1e-4)
+    # the script tests' copy of the oracle (recode_lib.data.evalplus_script) sums alike
+    src = script("humaneval", "find_zero", [[[1e16, 1.0, -1e16]]], [1.0], 1e-4)
+    exec("def find_zero(xs):\n    return 1.0\n" + src, {"__name__": "__main__"})

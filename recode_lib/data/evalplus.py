@@ -315,10 +315,16 @@ def build_tests(
 SCRIPT_ONLY = {("humaneval", "make_a_pile"), ("humaneval", "tri"), ("mbpp", "combinations_colors")}
 
 _CHECKERS = {
+    # EvalPlus's oracle, |poly(x)| <= atol, with poly summed left to right: sum() of floats as
+    # it was before Python 3.12 (the version the data and the reference were made with). From
+    # 3.12 on sum() is compensated, and summed that way three inputs (219, 499, 794) have no
+    # double at their one real root within 1e-4 of zero: no answer at all could pass
     ("humaneval", "find_zero"): """
 def check(args, output, expected, atol):
-    xs = args[0]
-    return abs(sum(c * math.pow(output, i) for i, c in enumerate(xs))) <= atol
+    total = 0
+    for i, c in enumerate(args[0]):
+        total = total + c * math.pow(output, i)
+    return abs(total) <= atol
 """,
     ("mbpp", "are_equivalent"): """
 def check(args, output, expected, atol):

@@ -50,7 +50,10 @@ def _close1(o, e, atol):
         return False
 
 def _poly(xs, x):
-    return sum([c * _math.pow(x, i) for i, c in enumerate(xs)])
+    total = 0  # summed left to right, as sum() of floats was before Python 3.12
+    for i, c in enumerate(xs):
+        total = total + c * _math.pow(x, i)
+    return total
 
 def _surface_Area(b, h):
     s = _math.sqrt((b / 2) ** 2 + h ** 2)
