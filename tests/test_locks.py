@@ -85,3 +85,22 @@ def test_lock_files_sit_in_the_folder_or_beside_the_file(tmp_path):
     assert lock_path(tmp_path / "d") == tmp_path / "d" / ".lock"
     assert lock_path(tmp_path / "out.jsonl") == tmp_path / ".out.jsonl.lock"
     assert lock_path(tmp_path / "new", folder=True) == tmp_path / "new" / ".lock"
+
+
+def test_a_waiting_writer_blocks_until_the_holder_ends_then_takes_the_lock(tmp_path):
+    """wait=True (a shared cache): no OutputLocked; one line says whose lock it waits for."""
+    proc = holder(tmp_path / "cache")
+    said = []
+    try:
+        lock = OutputLock(tmp_path / "cache", folder=True, wait=True, say=said.append)
+        t0 = time.monotonic()
+        killer = subprocess.Popen(["sh", "-c", f"sleep 0.5; kill {proc.pid}"])
+        with lock:
+            waited = time.monotonic() - t0
+            assert lock.fd is not None
+        killer.wait()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert waited >= 0.4
+    assert "waiting for" in said[0] and str(proc.pid) in said[0]

@@ -5,13 +5,17 @@ writes it and released by the kernel when its process dies.
         ...                                                # a second writer is refused at once
     with OutputLock("out.jsonl"):                          # a file: `.out.jsonl.lock` beside it
         ...
+    with OutputLock(cache_file, wait=True):                # a shared cache: wait for the writer
+        ...                                                # (then re-read what it wrote)
 
 The lock is `flock(LOCK_EX | LOCK_NB)` on a small lock file that also records the holder (PID,
 command line, host, start time). A second writer — another `recode sandbox --out` on the same
 file, a second `recode eval --out` on the same folder — gets OutputLocked at once, naming the
 holder's PID and command. flock locks belong to the open file, so a holder killed with -9 leaves
 no lock behind: the next writer takes it over and says whose it was (the lock file's record of a
-PID that no longer runs). Readers (reports, notebooks reading results) never lock.
+PID that no longer runs). Readers (reports, notebooks reading results) never lock. A cache
+that any process may fill (`wait=True`: the HumanEval+/MBPP+ reference outputs) is waited for
+instead of refused: the second process blocks until the first is done, then finds its work done.
 
 What it does not do: lock across machines on filesystems whose flock is local only (some NFS
 setups: two nodes writing one folder are not refused), or protect a file from a process that
@@ -76,14 +80,22 @@ HELD: dict[str, int] = {}  # lock files this process holds -> nesting depth (re-
 class OutputLock:
     """Exclusive writer lock on `target` (a folder or a file); a context manager.
     `folder=True` locks a folder that may not exist yet (it is created). `say(msg)` reports a
-    takeover from a dead holder (default: one line on stderr)."""
+    takeover from a dead holder, or the wait (default: one line on stderr). `wait=True`: a
+    held lock is waited for (one line says whose), not refused."""
 
-    def __init__(self, target: str | os.PathLike, say=None, folder: bool | None = None):
+    def __init__(
+        self,
+        target: str | os.PathLike,
+        say=None,
+        folder: bool | None = None,
+        wait: bool = False,
+    ):
         self.target = Path(target)
         self.path = lock_path(self.target, folder)
         self.say = say or (lambda msg: print(msg, file=sys.stderr))
         self.fd: int | None = None
         self.nested = False
+        self.wait = wait
 
     def acquire(self) -> OutputLock:
         key = str(self.path.resolve())
@@ -97,6 +109,14 @@ class OutputLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = read_holder(self.path)
+            if self.wait:
+                self.say(f"{self.target}: waiting for {describe(holder)} to finish writing it")
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                return self._held(fd, key)
             os.close(fd)
             raise OutputLocked(
                 f"{self.target} is being written by {describe(holder)}: wait for it "
@@ -105,6 +125,9 @@ class OutputLock:
         except BaseException:
             os.close(fd)
             raise
+        return self._held(fd, key)
+
+    def _held(self, fd: int, key: str) -> OutputLock:
         previous = read_holder(self.path)
         pid = previous.get("pid")
         if (

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from recode_lib.core.jsonl import JsonlStore
+from recode_lib.core.locks import OutputLock
 from recode_lib.core.paths import PROJECT_ROOT, cache_dir
 from recode_lib.data._io import DataError, json_len
 from recode_lib.data.evalplus_script import MBPP_NOT_NONE, MBPP_SET_EQ
@@ -111,24 +112,27 @@ def expected_outputs(
     task and input. The digests of outputs too large to store: output_digests(cache_name)."""
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)  # outputs include integers of 10^4+ digits
-    store = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.jsonl")
-    todo = [j for j in jobs if j["id"] not in store]
-    if todo:
-        _run_workers(todo, store, workers, progress, cache_name)
+    path = cache_dir() / "evalplus" / f"{cache_name}.jsonl"
+    store = _filled(
+        path, lambda s: [j for j in jobs if j["id"] not in s], workers, progress, cache_name
+    )
     out = {}
     by_id = {r["id"]: r for r in store.records()}
     # caches written before digests were recorded: the digests go to a store of their own
-    dstore = JsonlStore(cache_dir() / "evalplus" / f"{cache_name}.digests.jsonl")
-    stale = [
-        j
-        for j in jobs
-        if "error" not in by_id[j["id"]]
-        and "digests" not in by_id[j["id"]]
-        and by_id[j["id"]].get("outputs") is None
-        and j["id"] not in dstore
-    ]
-    if stale:
-        _run_workers(stale, dstore, workers, progress, cache_name + " (digests)")
+    dstore = _filled(
+        cache_dir() / "evalplus" / f"{cache_name}.digests.jsonl",
+        lambda ds: [
+            j
+            for j in jobs
+            if "error" not in by_id[j["id"]]
+            and "digests" not in by_id[j["id"]]
+            and by_id[j["id"]].get("outputs") is None
+            and j["id"] not in ds
+        ],
+        workers,
+        progress,
+        cache_name + " (digests)",
+    )
     digests = {r["id"]: r["digests"] for r in dstore.records() if r.get("digests")}
     digests.update({k: r["digests"] for k, r in by_id.items() if r.get("digests")})
     _DIGESTS[cache_name] = digests
@@ -151,6 +155,22 @@ def output_digests(cache_name: str) -> dict[str, list]:
     """{id: [sha256 of each output]} for the tasks of the last expected_outputs(cache_name)
     whose outputs were too large to store."""
     return _DIGESTS.get(cache_name, {})
+
+
+def _filled(path: Path, missing, workers: int, progress: bool, name: str) -> JsonlStore:
+    """The cache store at `path` with the jobs `missing(store)` computed into it. The cache is
+    shared by every process on the machine (pytest's workers, two notebooks, an evaluation's
+    Ray tasks): the one that finds jobs missing fills them under the file's lock while the
+    others wait, then re-read it (two writers at once appended the same ids twice)."""
+    store = JsonlStore(path)
+    if not missing(store):
+        return store
+    with OutputLock(path, wait=True):
+        store = JsonlStore(path)  # what a writer we waited for added
+        todo = missing(store)
+        if todo:
+            _run_workers(todo, store, workers, progress, name)
+    return store
 
 
 def _run_workers(
