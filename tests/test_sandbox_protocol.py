@@ -3,6 +3,7 @@ fuzzed bytes, valid JSON of the wrong shape, and adversarial values. No process 
 
 import json
 import random
+import time
 import tracemalloc
 from decimal import Decimal
 
@@ -335,3 +336,23 @@ def test_mutated_passing_lines_read_alike_by_the_shortcut_and_the_full_parser():
             taken += 1
             assert fast == _full(line), line
     assert taken > 100  # the fuzz reached lines the shortcut takes
+
+
+def _cpu_seconds(line: bytes) -> float:
+    t = time.process_time()
+    try:
+        parse_line(line, 1, 3, 64 << 20)
+    except ProtocolError:
+        pass
+    return time.process_time() - t
+
+
+@pytest.mark.parametrize("k", [30_000, 400_000], ids=["under 64 KB", "over 64 KB"])
+def test_a_line_of_escaped_quotes_costs_the_judge_linear_time(k):
+    """A string that never closes, made of escaped quotes, then brackets: the string pattern
+    used to retry from every escaped quote, quadratic (~7 s of judge CPU for a forged 40 KB
+    line, ~15 s at 60 KB; the bounds check of a line over 64 KB grew as its square too). Now
+    one pass: milliseconds."""
+    line = b'T 1 {"i": 0, "st": "ok", "out": "' + b'\\"' * k + b"[" * 300 + b"\n"
+    assert (len(line) < (64 << 10)) == (k < 32_000)
+    assert min(_cpu_seconds(line) for _ in range(2)) < 1.0
