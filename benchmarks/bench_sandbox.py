@@ -15,6 +15,15 @@ one-test record in alternating rounds of two warm processes.
 EvalPlus must live in a separate venv (python3 -m venv /tmp/evalplus-venv &&
 /tmp/evalplus-venv/bin/pip install evalplus==0.3.1) so it cannot change the project's pins.
 The load average (`uptime`) is printed next to the figures. Prints figures only.
+
+Where the CPU goes (read from /proc, so less sensitive to load than wall time): each
+HumanEval+ round prints the CPU seconds of the judge (this process), of the warm workers and
+of the confined children they reaped, against the floor's own. The overhead part measures what
+one test and one record cost in each of the three processes at the least (a one-test record
+60 times, a 20,000-test record of `return x`), and the throughput part turns that into the
+design's bound: the floor's CPU plus those least costs times HumanEval+'s tests and records,
+over the floor's CPU. With the judge and the workers sharing the machine's CPUs (2 workers on
+2 CPUs), no run can come below that ratio, whatever else is made free.
 """
 
 from __future__ import annotations
@@ -49,6 +58,44 @@ def plus_records(name: str, code_of=None, limit: int | None = None) -> list[dict
 
 def load_avg() -> str:
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def tree_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process ("judge"), of its child processes, the warm
+    workers ("worker"), and of what those reaped, the confined children ("children"), from
+    /proc/<pid>/stat (utime+stime, cutime+cstime). A worker's reaped children count once the
+    worker has collected them, which it does at the end of each record."""
+    me, worker, children = os.getpid(), 0, 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == me:
+            worker += int(fields[11]) + int(fields[12])
+            children += int(fields[13]) + int(fields[14])
+    self = os.times()
+    return {"judge": self.user + self.system, "worker": worker / _HZ, "children": children / _HZ}
+
+
+def cpu_since(before: dict[str, float]) -> dict[str, float]:
+    now = tree_cpu()
+    return {k: now[k] - before[k] for k in now}
+
+
+def split_text(cpu: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()) + f" (total {sum(cpu.values()):.2f})"
+
+
+# the least CPU one test and one record cost in each process (bench_overhead fills it)
+LEAST: dict[str, dict[str, float]] = {}
 
 
 _ONE = r"""
@@ -108,10 +155,12 @@ def bench_overhead(n: int = 60) -> None:
     }
     execute(rec, config=cfg)  # warm the worker
     per = []
+    cpu0 = tree_cpu()
     for _ in range(n):
         t = time.perf_counter()
         assert execute(rec, config=cfg)["status"] == "passed"
         per.append(time.perf_counter() - t)
+    LEAST["record"] = {k: v / n for k, v in cpu_since(cpu0).items()}
     floors = {}
     for label, cmd in (
         ("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
@@ -136,12 +185,24 @@ def bench_overhead(n: int = 60) -> None:
             "cases": [{"args": [i], "expected": i} for i in range(20000)],
         },
     )
+    cpu0 = tree_cpu()
     t = time.perf_counter()
     assert execute(many, config=cfg)["passed"] == 20000
     dt = time.perf_counter() - t
+    cpu = cpu_since(cpu0)
+    # a test's share: the record's CPU less one one-test record's
+    LEAST["test"] = {k: max(v - LEAST["record"][k], 0.0) / 20000 for k, v in cpu.items()}
     print(
         f"20,000 tiny tests in one submission: {dt:.2f} s = {dt / 20000 * 1e6:.1f} us/test "
         f"({floors['python -S -c pass'] / (dt / 20000):.0f}x below one process start)"
+    )
+    print(
+        "  least CPU per record (one-test record): "
+        + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in LEAST["record"].items())
+    )
+    print(
+        "  least CPU per test (the 20,000-test record): "
+        + ", ".join(f"{k} {v * 1e6:.1f} us" for k, v in LEAST["test"].items())
     )
 
 
@@ -174,30 +235,32 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 sys.set_int_max_str_digits(0)
 from recode_lib.sandbox.codec import decode
-total = 0.0
+wall = time.perf_counter
+cpu = time.process_time
+total = total_cpu = 0.0
 for line in sys.stdin:
     r = json.loads(line)
     g = {"__name__": "solution"}
-    t = time.perf_counter()
+    t, c = wall(), cpu()
     exec(r["code"], g)
     if r["tests"]["kind"] == "script":  # the SCRIPT_ONLY tasks: the script is the work
         try:
             exec(r["tests"]["script"], dict(g, __name__="__main__"))
         except Exception:
             pass
-        total += time.perf_counter() - t
+        total, total_cpu = total + wall() - t, total_cpu + cpu() - c
         continue
     fn = g[r["tests"]["fn_name"]]
-    total += time.perf_counter() - t
+    total, total_cpu = total + wall() - t, total_cpu + cpu() - c
     for case in r["tests"]["cases"]:
         args = decode(case["args"])
-        t = time.perf_counter()
+        t, c = wall(), cpu()
         try:
             fn(*args)
         except Exception:
             pass
-        total += time.perf_counter() - t
-print(json.dumps({"s": total}))
+        total, total_cpu = total + wall() - t, total_cpu + cpu() - c
+print(json.dumps({"s": total, "cpu": total_cpu}))
 """
 
 _BEFORE = r"""
@@ -214,9 +277,10 @@ print(json.dumps({"s": time.perf_counter() - t, "passed": passed}))
 """
 
 
-def floor_s(recs: list[dict], workers: int) -> float:
-    """Every input run serially in one plain process, divided by the worker count (script
-    records, the three SCRIPT_ONLY tasks, run their script: their work counts too)."""
+def floor_run(recs: list[dict]) -> dict:
+    """Every input run serially in one plain process (script records, the three SCRIPT_ONLY
+    tasks, run their script: their work counts too): {"s": wall seconds of the calls,
+    "cpu": their CPU seconds}."""
     feed = "".join(json.dumps(r) + "\n" for r in recs)
     proc = subprocess.run(
         [sys.executable, "-c", _FLOOR, str(ROOT)],
@@ -225,7 +289,12 @@ def floor_s(recs: list[dict], workers: int) -> float:
         text=True,
         check=True,
     )
-    return json.loads(proc.stdout.strip().splitlines()[-1])["s"] / workers
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def floor_s(recs: list[dict], workers: int) -> float:
+    """The physical floor: floor_run's wall seconds divided by the worker count."""
+    return floor_run(recs)["s"] / workers
 
 
 def before_s(recs: list[dict], workers: int, root: str) -> dict:
@@ -258,11 +327,14 @@ def bench_throughput(
         print(f"round {rnd + 1} ({load_avg()})")
         # the before tree runs first in even rounds, second in odd ones (load drifts)
         b = before_s(recs, workers, before_root) if before_root and rnd % 2 else None
+        cpu0 = tree_cpu()
         t = time.perf_counter()
         res = execute_many(recs, workers=workers, config=cfg)
         ours = time.perf_counter() - t
+        cpu = cpu_since(cpu0)
         ok = {r["id"]: r["status"] == "passed" for r in res}
-        floor = floor_s(recs, workers)
+        fl = floor_run(recs)
+        floor = fl["s"] / workers
         print(
             f"  recode sandbox (this tree): {ours:.2f} s, {sum(ok.values())}/{len(ok)} passed "
             f"({n_tests / ours:,.0f} tests/s)"
@@ -271,6 +343,19 @@ def bench_throughput(
             f"  physical floor (serial plain process / {workers}): {floor:.2f} s "
             f"-> sandbox/floor = {ours / floor:.2f}x"
         )
+        print(
+            f"  CPU seconds: {split_text(cpu)}; the floor's calls {fl['cpu']:.2f} "
+            f"-> {sum(cpu.values()) / fl['cpu']:.2f}x the floor's CPU"
+        )
+        if LEAST:
+            least = sum(
+                len(recs) * LEAST["record"][k] + n_tests * LEAST["test"][k] for k in LEAST["test"]
+            )
+            print(
+                f"  design bound: the floor's CPU + {len(recs)} records and {n_tests:,} tests at "
+                f"their least cost ({least:.2f} CPU-s) = {(fl['cpu'] + least) / fl['cpu']:.2f}x "
+                "the floor's CPU: the least ratio when judge and workers share the CPUs"
+            )
         if before_root:
             b = b or before_s(recs, workers, before_root)
             print(
