@@ -369,8 +369,9 @@ def check(args, output, expected, atol):
 """,
 }
 _SET_EQ = """
+from recode_lib.sandbox.codec import hash_safe as _hash_safe
 def check(args, output, expected, atol):
-    if set(output) == set(expected):
+    if set(_hash_safe(output)) == set(expected):  # no hash flood in the judge (codec.hash_safe)
         return True
     return default_equal(output, expected, atol)  # EvalPlus's tolerance fallback (ordered)
 """

@@ -2,6 +2,7 @@
 
     encode(value) -> JSON-able object      decode(obj) -> Python value
     digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
+    hash_safe(items) -> list(items), ValueError if a set or dict of them would be a hash flood
 
 It does not compare values (see verdict.py) and does not preserve object identity or cycles (a
 cycle or nesting deeper than 100 levels becomes opaque).
@@ -228,6 +229,39 @@ _ALIASES = {
 }
 
 
+MAX_SHARED_HASH = 16  # distinct items one hash value may hold in a set or dict built here
+
+
+def hash_safe(items) -> list:
+    """The items as a list, after checking that no hash value is shared by more than
+    MAX_SHARED_HASH distinct items: ValueError ("hash flood") otherwise.
+
+    CPython's numeric hashes are not randomised (every k * (2**61 - 1) hashes to 0, and tuples
+    and frozensets of chosen values collide by design too), so building a set or dict of n such
+    values costs O(n^2): 20,000 of them cost the judge ~2.5 s of CPU, a million would cost
+    hours, in the trainer's process. Decoding an untrusted value and a checker's set() of an
+    output go through here. An honest set's items are distinct and distinct plain values share
+    a hash only by rare chance (-1 and -2 always): decided at C speed when at most
+    MAX_SHARED_HASH items share a hash; else (many duplicates, or a flood) one pass compares each
+    item with the few distinct items of its hash, so the cost stays linear either way."""
+    items = list(items)
+    hashes = list(map(hash, items))
+    if len(hashes) - len(set(hashes)) <= MAX_SHARED_HASH:  # hash values never collide
+        return items
+    seen: dict = {}
+    for h, x in zip(hashes, items, strict=True):
+        group = seen.get(h)
+        if group is None:
+            seen[h] = [x]
+        elif x not in group:  # ==, item by item, in C
+            if len(group) >= MAX_SHARED_HASH:
+                raise ValueError(
+                    f"hash flood: more than {MAX_SHARED_HASH} distinct items share a hash"
+                )
+            group.append(x)
+    return items
+
+
 def decode(obj):
     t = type(obj)
     if t is list:
@@ -245,11 +279,12 @@ def decode(obj):
     if tag == "tuple":
         return tuple(decode(e) for e in v)
     if tag == "set":
-        return set(decode(e) for e in v)
+        return set(hash_safe(decode(e) for e in v))
     if tag == "frozenset":
-        return frozenset(decode(e) for e in v)
+        return frozenset(hash_safe(decode(e) for e in v))
     if tag == "dict":
-        return {decode(k): decode(e) for k, e in v}
+        keys = hash_safe(decode(k) for k, _ in v)
+        return dict(zip(keys, [decode(e) for _, e in v], strict=True))
     if tag == "float":
         return float(v)
     if tag == "int":
