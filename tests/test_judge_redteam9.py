@@ -162,25 +162,34 @@ def test_closing_brackets_inside_a_string_do_not_hide_the_nesting_depth():
 # ---- the fixes keep what is right (they must not refuse honest values or lines) ----------
 
 
-def test_hash_safe_keeps_duplicates_and_the_one_natural_int_collision():
+def test_hash_safe_keeps_the_set_of_many_repeats_and_the_one_natural_int_collision():
     from recode_lib.sandbox.codec import hash_safe
 
-    items = [0, 1, -1, -2] * 50_000  # -1 and -2 share a hash: many duplicates of both
-    assert hash_safe(items) == items
-    assert hash_safe(iter(range(1000))) == list(range(1000))
+    items = [0, 1, -1, -2] * 50_000  # -1 and -2 share a hash: many repeats of both
+    assert hash_safe(items) == [0, 1, -1, -2]  # the same set, each exact repeat once
+    assert hash_safe(iter(range(1000))) == list(range(1000))  # no shared hash: as given
     assert hash_safe([]) == []
+    mixed = [1, True, 1.0, 0.0, -0.0, 0, False] * 100  # equal values of other types: all kept
+    assert set(hash_safe(mixed)) == set(mixed) and len(hash_safe(mixed)) == 7
 
 
-def test_hash_safe_refuses_many_distinct_items_of_one_hash():
+def test_hash_safe_refuses_a_flood_and_keeps_honest_collisions():
+    import itertools
+
     import pytest
 
-    from recode_lib.sandbox.codec import MAX_SHARED_HASH, hash_safe
+    from recode_lib.sandbox.codec import FLOOD_BUDGET, hash_safe
 
     m = (1 << 61) - 1
-    few = [k * m for k in range(1, MAX_SHARED_HASH + 1)]
-    assert hash_safe(few * 100) == few * 100  # a handful of colliding values: built as before
+    few = [k * m for k in range(1, 17)]
+    assert hash_safe(few * 100) == few  # a handful of colliding values: built as before
+    n = int(FLOOD_BUDGET**0.5) + 10  # n colliding values cost n^2 comparisons: over the budget
     with pytest.raises(ValueError, match="hash flood"):
-        hash_safe([k * m for k in range(1, MAX_SHARED_HASH + 2)] * 2)
+        hash_safe([k * m for k in range(1, n)])
+    signs = list(itertools.product([-1, -2], repeat=5))  # 32 tuples, one hash value
+    assert hash_safe(signs) == signs
+    powers = [2.0**k for k in range(-1074, 1024)]  # 2,098 floats, ~34 per hash value
+    assert hash_safe(powers) == powers
     with pytest.raises(TypeError):
         hash_safe([[1], [2]])  # unhashable items fail as set() fails
 

@@ -2,7 +2,7 @@
 
     encode(value) -> JSON-able object      decode(obj) -> Python value
     digest(value) -> sha256 hex of its canonical encoding (equal digests: identical encodings)
-    hash_safe(items) -> list(items), ValueError if a set or dict of them would be a hash flood
+    hash_safe(items) -> the items to build a set or dict from (ValueError: a hash flood)
 
 It does not compare values (see verdict.py) and does not preserve object identity or cycles (a
 cycle or nesting deeper than 100 levels becomes opaque).
@@ -10,9 +10,12 @@ More: docs/modules/sandbox.md (recode_lib.sandbox.codec).
 """
 
 import builtins
+import marshal
 import math
+from collections import Counter
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from itertools import repeat
 
 TAG = "__t"
 MAX_DEPTH = 100
@@ -229,36 +232,53 @@ _ALIASES = {
 }
 
 
-MAX_SHARED_HASH = 16  # distinct items one hash value may hold in a set or dict built here
+MAX_SHARED_HASH = 16  # items sharing hash values below which no check is needed
+FLOOD_BUDGET = 1 << 17  # sum of (items per hash value)^2 allowed beyond 2 per item
+
+
+def _exact_keys(items) -> list:
+    """A key per item, equal for items of one type and value, hashed by CPython's randomised
+    bytes/str hash (so no chosen value collides): marshal's bytes (version 2: no references,
+    the same bytes for the same value), else (Fraction, Decimal, Opaque, tuples of them) the
+    type and repr."""
+    try:
+        return list(map(marshal.dumps, items, repeat(2)))
+    except ValueError:
+        return [_exact_key(x) for x in items]
+
+
+def _exact_key(x):
+    try:
+        return marshal.dumps(x, 2)
+    except ValueError:
+        return (type(x).__name__, repr(x))
 
 
 def hash_safe(items) -> list:
-    """The items as a list, after checking that no hash value is shared by more than
-    MAX_SHARED_HASH distinct items: ValueError ("hash flood") otherwise.
+    """The items to build a set or dict from without a hash flood: the same set, each exact
+    repeat (same type, same value) kept once; ValueError ("hash flood") when even those would
+    cost the judge super-linear time.
 
-    CPython's numeric hashes are not randomised (every k * (2**61 - 1) hashes to 0, and tuples
-    and frozensets of chosen values collide by design too), so building a set or dict of n such
-    values costs O(n^2): 20,000 of them cost the judge ~2.5 s of CPU, a million would cost
-    hours, in the trainer's process. Decoding an untrusted value and a checker's set() of an
-    output go through here. An honest set's items are distinct and distinct plain values share
-    a hash only by rare chance (-1 and -2 always): decided at C speed when at most
-    MAX_SHARED_HASH items share a hash; else (many duplicates, or a flood) one pass compares each
-    item with the few distinct items of its hash, so the cost stays linear either way."""
+    CPython's numeric hashes are not randomised (every k * (2**61 - 1) hashes to 0; tuples
+    and frozensets of chosen values collide by design too), so building a set or dict of n
+    such values costs O(n^2) comparisons: 20,000 of them cost the judge ~2.5 s of CPU, a
+    million hours, in the trainer's process; repeats of a cheap value beside a few colliding
+    values whose == runs in Python (Fraction vs float) cost ~2 us per repeat. Decoding an
+    untrusted value and a checker's set() of an output go through here. Decided at C speed
+    when at most MAX_SHARED_HASH items share a hash with another (any honest set: its items
+    are distinct, and distinct plain values rarely share a hash). Otherwise exact repeats are
+    dropped (keys hashed by a randomised hash, _exact_keys), and the rest are refused when
+    the sum over hash values of (items sharing it)^2, the comparisons building them costs, is
+    over 2 per item + FLOOD_BUDGET: honest collisions pass (32 tuples of -1 and -2, whose
+    hashes are equal; the 2,098 powers of two as floats, 34 per hash value), a flood does not."""
     items = list(items)
     hashes = list(map(hash, items))
     if len(hashes) - len(set(hashes)) <= MAX_SHARED_HASH:  # hash values never collide
         return items
-    seen: dict = {}
-    for h, x in zip(hashes, items, strict=True):
-        group = seen.get(h)
-        if group is None:
-            seen[h] = [x]
-        elif x not in group:  # ==, item by item, in C
-            if len(group) >= MAX_SHARED_HASH:
-                raise ValueError(
-                    f"hash flood: more than {MAX_SHARED_HASH} distinct items share a hash"
-                )
-            group.append(x)
+    items = list(dict(zip(_exact_keys(items), items, strict=True)).values())
+    per_hash = Counter(map(hash, items)).values()
+    if sum(c * c for c in per_hash if c > 1) > 2 * len(items) + FLOOD_BUDGET:
+        raise ValueError("hash flood: too many distinct items share hash values")
     return items
 
 
@@ -283,8 +303,11 @@ def decode(obj):
     if tag == "frozenset":
         return frozenset(hash_safe(decode(e) for e in v))
     if tag == "dict":
-        keys = hash_safe(decode(k) for k, _ in v)
-        return dict(zip(keys, [decode(e) for _, e in v], strict=True))
+        pairs = [(decode(k), decode(e)) for k, e in v]
+        keys = [k for k, _ in pairs]
+        if len(hash_safe(keys)) < len(keys):  # exact repeats of a key: its last pair, once
+            pairs = list(dict(zip(_exact_keys(keys), pairs, strict=True)).values())
+        return dict(pairs)
     if tag == "float":
         return float(v)
     if tag == "int":

@@ -58,10 +58,6 @@ MAX_TEXT = 4096  # error texts are cut to this
 # a JSON text within the bounds holds at most this many strings: one per `,` `:` `]` `}`
 # following one, plus one, where colons <= commas + containers and closers <= containers
 MAX_STRINGS = 2 * (MAX_ELEMENTS + MAX_CONTAINERS) + 1
-# a JSON string, or an unterminated one to the end of the text: always matching from a quote, so
-# a scan never restarts inside a string it could not close (the pattern with a required closing
-# quote retried from every escaped quote: quadratic, ~7 s for a forged 40 KB line)
-_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.S)
 _KEEP = b"[]{},"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 
@@ -103,29 +99,42 @@ def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
     return _depth(_outside_strings(text).translate(None, b",")) > limit
 
 
+_RUN_END = re.compile(rb"[^\\]")  # the first byte that is not a backslash
+CHUNK = 1 << 20  # _outside_strings works on slices of this size (its memory per slice)
+
+
 def _outside_strings(body: bytes) -> bytes:
-    """The structural characters ([]{},) of a JSON text outside its strings, built without
-    materialising the strings (memory ~ the number of such characters: a C sub() here would
-    hold one object per string, ~230 bytes per key of a 14 MB forged object). A JSON text holds
-    at most one string per `,` `:` `]` `}` that follows one, plus one (counted with the
-    strings' own characters: an over-count), and one within the bounds at most MAX_STRINGS: a
-    text past either is refused (ProtocolError) once that many strings are skipped, so the
-    work follows the text's structure, not its quotes (a forged 8 MB of `""` pairs was one
-    loop turn per string, ~2.4 s of judge CPU; now it is refused after 301)."""
+    """The structural characters ([]{},) of a JSON text outside its strings, in C over 1 MB
+    slices: in each, the escapes that hide a quote (`\\\\` pairs, then `\\"`) are cut, so every
+    quote left opens or closes a string and the pieces between quotes alternate outside and
+    inside (the parity carried from slice to slice; a slice never ends inside a backslash
+    run). A JSON text holds at most one string per `,` `:` `]` `}` that follows one, plus one
+    (counted with the strings' own characters: an over-count), and one within the bounds at
+    most MAX_STRINGS: a text with more quotes than twice that is refused (ProtocolError) as soon
+    as a slice shows it. Memory: the result and one slice's pieces; time: a few C passes
+    (a forged 8 MB of `"",` was one Python loop turn per string, ~1.4 s; now ~0.1 s)."""
     if b'"' not in body:
         return body.translate(None, _DROP)
     most = body.count(b",") + body.count(b":") + body.count(b"]") + body.count(b"}") + 1
-    left = min(most, MAX_STRINGS)
-    out, prev = bytearray(), 0
-    for m in _STRINGS.finditer(body):
-        if not left:  # every quote starts a match: this one is past the bound
+    quotes_left = 2 * min(most, MAX_STRINGS)
+    out, inside, at, n = bytearray(), 0, 0, len(body)
+    while at < n:
+        end = min(at + CHUNK, n)
+        if body[end - 1] == 0x5C:  # end the slice past this backslash run and what it escapes
+            m = _RUN_END.search(body, end)
+            end = m.end() if m else n
+        part = body[at:end]
+        if b"\\" in part:
+            part = part.replace(b"\\\\", b"").replace(b'\\"', b"")
+        quotes_left -= part.count(b'"')
+        if quotes_left < 0:
             if most > MAX_STRINGS:
                 raise ProtocolError("too many strings")
             raise ProtocolError("bad JSON: more strings than separators")
-        left -= 1
-        out += body[prev : m.start()].translate(None, _DROP)
-        prev = m.end()
-    out += body[prev:].translate(None, _DROP)
+        pieces = part.split(b'"')
+        out += b"".join(pieces[inside::2]).translate(None, _DROP)
+        inside ^= (len(pieces) - 1) & 1
+        at = end
     return bytes(out)
 
 
