@@ -177,6 +177,34 @@ def test_a_forged_report_is_a_sandbox_error_not_a_crash():
         assert parse_report(forged, FAST).status == "sandbox_error"
 
 
+def test_a_report_past_the_protocol_bounds_is_refused_before_it_is_built():
+    ok = {"status": "ok", "exit_code": 0, "stdout": "", "stderr": ""}
+    ok.update(stdout_bytes=0, stderr_bytes=0)
+    deep = json.dumps(ok)[:-1] + ', "x": ' + "[" * 300 + "]" * 300 + "}"
+    wide = json.dumps(ok)[:-1] + ', "x": [' + "[]," * 1_100_000 + "[]]}"  # ~3.3 MB
+    for forged, why in ((deep, "deeper"), (wide, "elements")):
+        run = parse_report(forged, ToolLimits())  # the default report bound: ~5.4 MB
+        assert run.status == "sandbox_error" and why in run.reason, run.reason
+    assert parse_report(json.dumps(ok), FAST).status == "ok"
+    assert parse_report(json.dumps(ok)[:-1] + ', "x": ' + "[" * 200 + "]" * 200 + "}", FAST)
+
+
+def test_a_command_cannot_write_into_the_drivers_report():
+    """The report is the driver's stdout: a command it runs cannot open that pipe through
+    /proc/<driver>/fd (the driver is not dumpable), so it cannot forge or inflate the report."""
+    code = (
+        "import os\n"
+        "try:\n"
+        "    fd = os.open('/proc/%d/fd/1' % os.getppid(), os.O_WRONLY)\n"
+        "    os.write(fd, b'[]')\n"
+        "    print('opened')\n"
+        "except OSError as e:\n"
+        "    print('refused', e.errno)\n"
+    )
+    run = run_command(["python3", "-c", code], limits=FAST)
+    assert run.status == "ok" and run.stdout.startswith("refused"), (run.status, run.stdout)
+
+
 # ---- workspace -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "bad", ["../x", "/etc/passwd", "a/../../x", "", "a\x00b", "..", ".", "~/x", "a\\..\\x", 7]

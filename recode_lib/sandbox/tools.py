@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from recode_lib.sandbox.config import SandboxConfig
 from recode_lib.sandbox.limits import ALLOCATOR_ENV
 from recode_lib.sandbox.pool import WorkerDied, get_pool
-from recode_lib.sandbox.protocol import ProtocolError
+from recode_lib.sandbox.protocol import ProtocolError, load_json
 from recode_lib.sandbox.records import parse_record
 from recode_lib.sandbox.relpath import PathError, check_path
 
@@ -231,7 +231,10 @@ def parse_report(out, limits: ToolLimits) -> ToolRun:
     try:
         if not isinstance(out, str) or len(out) > limits.sandbox_config().max_output_bytes:
             raise ValueError("report missing or too large")
-        rep = json.loads(out)
+        # bounded as every line from the sandbox is (depth, containers, elements, strings),
+        # though the command cannot reach the driver's stdout (its /proc/<pid>/fd is refused):
+        # plain json.loads of a few MB of `[],` would hold ~20x their size in the trainer
+        rep = load_json(out.encode("utf-8", "surrogatepass"))
         if not isinstance(rep, dict):
             raise ValueError("report is not an object")
         status = rep.get("status")
