@@ -9,6 +9,8 @@ import itertools
 import json
 import time
 
+from judge_attacks import judged_with_cpu, set_oracle_record
+
 
 def test_a_forged_line_of_empty_strings_with_commas_costs_the_judge_about_what_json_costs():
     """7a35909 bounded the strings _outside_strings walks by the separators count, so '""'
@@ -61,7 +63,6 @@ def test_hash_safe_and_set_cost_on_sixteen_colliders_stays_near_a_plain_decode()
 def test_an_honest_set_of_sign_tuples_is_not_a_hash_flood():
     """hash(-1) == hash(-2), so tuples over {-1, -2} of length 5 share one hash: 32 distinct
     honest items. MBPP+'s set oracle judges the right answer wrong (hash_safe raises)."""
-    from recode_lib.data.evalplus import oracle_checker
     from recode_lib.sandbox import SandboxConfig, execute
     from recode_lib.sandbox.codec import encode
 
@@ -71,16 +72,7 @@ def test_an_honest_set_of_sign_tuples_is_not_a_hash_flood():
         "def larg_nnum(lst, n):\n"
         "    return list(itertools.product([-1, -2], repeat=n))\n"
     )
-    rec = {
-        "id": "signs",
-        "code": code,
-        "tests": {
-            "kind": "call",
-            "fn_name": "larg_nnum",
-            "checker": oracle_checker("mbpp", "larg_nnum"),
-            "cases": [{"args": [[1], 5], "expected": encode(exp)}],
-        },
-    }
+    rec = set_oracle_record("signs", code, [[1], 5], encode(exp))
     assert execute(rec, SandboxConfig())["status"] == "passed"
 
 
@@ -147,29 +139,12 @@ def test_a_set_of_fifteen_fractions_and_many_float_zeros_costs_the_judge_linear_
 
 
 def test_a_returned_list_of_fractions_and_zeros_costs_an_mbpp_set_checker_linear_time():
-    from recode_lib.data.evalplus import oracle_checker
-    from recode_lib.sandbox import SandboxConfig, execute
-
     code = (
         "from fractions import Fraction\n"
         "def larg_nnum(lst, n):\n"
         "    m = (1 << 61) - 1\n"
         "    return [Fraction(k * m) for k in range(1, 16)] + [0.0] * 30000\n"
     )
-    rec = {
-        "id": "frac-zeros-set-eq",
-        "code": code,
-        "tests": {
-            "kind": "call",
-            "fn_name": "larg_nnum",
-            "checker": oracle_checker("mbpp", "larg_nnum"),
-            "cases": [
-                {"args": [[10, 20, 50, 70, 90, 20, 50, 40, 60, 80, 100], 2], "expected": [100, 90]}
-            ],
-        },
-    }
-    c0 = time.process_time()
-    res = execute(rec, SandboxConfig())
-    judge_cpu = time.process_time() - c0
+    res, judge_cpu = judged_with_cpu(set_oracle_record("frac-zeros-set-eq", code))
     assert res["status"] != "passed"
     assert judge_cpu < 1.0, f"the judge spent {judge_cpu:.1f} s of CPU on one 0.12 MB output"

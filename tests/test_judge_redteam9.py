@@ -7,23 +7,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+from judge_attacks import forged_record, judged_with_cpu, set_oracle_record
+
 from recode_lib.sandbox import SandboxConfig, execute
-
-
-def _forging(body: str) -> str:
-    """A call-test submission that writes its own T line (allowed: a submission may forge its
-    own outputs, the judge compares them) with `body` as the output, then returns."""
-    return (
-        "import os, sys\n"
-        "def f(x):\n"
-        "    wfd = sys._getframe(1).f_locals['wfd']\n"
-        "    body = " + repr(body) + "\n"
-        '    data = (\'T {"i": 0, "st": "ok", "out": \' + body'
-        ' + \', "t": 0.001, "m": 1.0}\\n\').encode()\n'
-        "    while data:\n"
-        "        data = data[os.write(wfd, data):]\n"
-        "    return x\n"
-    )
 
 
 def _colliding_ints(n: int) -> str:
@@ -31,37 +18,20 @@ def _colliding_ints(n: int) -> str:
     return ", ".join(str(k * m) for k in range(1, n + 1))
 
 
-def test_a_forged_set_of_colliding_ints_costs_the_judge_linear_time():
+@pytest.mark.parametrize("kind", ["set", "dict"])
+def test_a_forged_set_or_dict_of_colliding_ints_costs_the_judge_linear_time(kind):
     """codec.decode builds a set (or a dict's keys) from the child's output in the judge's
     process; ints whose hashes collide make that O(n^2): 20,000 of them (a 0.5 MB line, the
     output bound is 64 MB and 1,000,000 elements) cost the judge ~2.5 s of CPU, 100,000 ~1 min,
     1,000,000 ~hours, in the trainer's process, beyond every time limit and the batch timeout."""
-    code = _forging('{"__t": "set", "v": [' + _colliding_ints(20_000) + "]}")
-    rec = {
-        "id": "hashflood",
-        "code": code,
-        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]},
-    }
-    c0 = time.process_time()
-    res = execute(rec, SandboxConfig())
-    judge_cpu = time.process_time() - c0
+    ints = _colliding_ints(20_000)
+    if kind == "dict":
+        ints = ", ".join(f"[{k}, 0]" for k in ints.split(", "))
+    res, judge_cpu = judged_with_cpu(
+        forged_record("hashflood-" + kind, '{"__t": "' + kind + '", "v": [' + ints + "]}")
+    )
     assert res["status"] != "passed"
-    assert judge_cpu < 1.0, f"the judge spent {judge_cpu:.1f} s of CPU on one 0.5 MB line"
-
-
-def test_a_forged_dict_of_colliding_int_keys_costs_the_judge_linear_time():
-    pairs = ", ".join(f"[{k}, 0]" for k in _colliding_ints(20_000).split(", "))
-    code = _forging('{"__t": "dict", "v": [' + pairs + "]}")
-    rec = {
-        "id": "hashflood-dict",
-        "code": code,
-        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]},
-    }
-    c0 = time.process_time()
-    res = execute(rec, SandboxConfig())
-    judge_cpu = time.process_time() - c0
-    assert res["status"] != "passed"
-    assert judge_cpu < 1.0, f"the judge spent {judge_cpu:.1f} s of CPU on one 0.7 MB line"
+    assert judge_cpu < 1.0, f"the judge spent {judge_cpu:.1f} s of CPU on one {kind} line"
 
 
 def test_the_passing_line_shortcut_refuses_what_the_full_parser_refuses():
@@ -105,28 +75,13 @@ def test_a_returned_list_of_colliding_ints_costs_an_mbpp_set_checker_linear_time
     runs set(output) in the judge. A submission returns a plain list (cheap to build, linear
     to encode) of ints whose hashes collide; the judge's set() of it is O(n^2): 20,000 of them
     cost ~2.5 s of judge CPU, 200,000 (a 5 MB output) minutes."""
-    from recode_lib.data.evalplus import oracle_checker
 
     code = (
         "def larg_nnum(lst, n):\n"
         "    m = (1 << 61) - 1\n"
         "    return [k * m for k in range(1, 20001)]\n"
     )
-    rec = {
-        "id": "hashflood-set-eq",
-        "code": code,
-        "tests": {
-            "kind": "call",
-            "fn_name": "larg_nnum",
-            "checker": oracle_checker("mbpp", "larg_nnum"),
-            "cases": [
-                {"args": [[10, 20, 50, 70, 90, 20, 50, 40, 60, 80, 100], 2], "expected": [100, 90]}
-            ],
-        },
-    }
-    c0 = time.process_time()
-    res = execute(rec, SandboxConfig())
-    judge_cpu = time.process_time() - c0
+    res, judge_cpu = judged_with_cpu(set_oracle_record("hashflood-set-eq", code))
     assert res["status"] != "passed"
     assert judge_cpu < 1.0, f"the judge spent {judge_cpu:.1f} s of CPU on one 0.5 MB output"
 
@@ -209,29 +164,13 @@ def test_decoded_sets_and_dicts_are_the_same_values_as_before():
 
 def test_a_flooded_set_in_a_forged_line_is_a_wrong_answer_not_a_pass():
     m = (1 << 61) - 1
-    code = _forging('{"__t": "set", "v": [' + ", ".join(str(k * m) for k in range(1, 40)) + "]}")
-    rec = {
-        "id": "flood-small",
-        "code": code,
-        "tests": {"kind": "call", "fn_name": "f", "cases": [{"args": [1], "expected": 1}]},
-    }
-    assert execute(rec, SandboxConfig())["status"] == "wrong_answer"
+    body = '{"__t": "set", "v": [' + ", ".join(str(k * m) for k in range(1, 40)) + "]}"
+    assert execute(forged_record("flood-small", body), SandboxConfig())["status"] == "wrong_answer"
 
 
 def test_the_mbpp_set_oracle_still_passes_a_right_answer_with_duplicates():
-    from recode_lib.data.evalplus import oracle_checker
-
     code = "def larg_nnum(lst, n):\n    return [100, 90, 90, 100]\n"  # the same set as expected
-    rec = {
-        "id": "set-eq-right",
-        "code": code,
-        "tests": {
-            "kind": "call",
-            "fn_name": "larg_nnum",
-            "checker": oracle_checker("mbpp", "larg_nnum"),
-            "cases": [{"args": [[10, 100, 90], 2], "expected": [100, 90]}],
-        },
-    }
+    rec = set_oracle_record("set-eq-right", code, [[10, 100, 90], 2])
     assert execute(rec, SandboxConfig())["status"] == "passed"
 
 
