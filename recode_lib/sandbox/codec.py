@@ -273,7 +273,7 @@ def hash_safe(items) -> list:
     hashes are equal; the 2,098 powers of two as floats, 34 per hash value), a flood does not."""
     items = list(items)
     hashes = list(map(hash, items))
-    if len(hashes) - len(set(hashes)) <= MAX_SHARED_HASH:  # hash values never collide
+    if len(hashes) - len(set(hashes)) <= MAX_SHARED_HASH:  # hash values hash to themselves
         return items
     items = list(dict(zip(_exact_keys(items), items, strict=True)).values())
     per_hash = Counter(map(hash, items)).values()
