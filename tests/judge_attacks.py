@@ -1,13 +1,14 @@
 """Shared by the judge red-team tests (tests/test_judge_redteam9.py, ..10.py): a call-test
-submission that forges its own result line, an MBPP+ set-oracle record, and a record judged
-with the judge's own CPU time measured. It judges nothing itself (the tests do)."""
+submission that forges its own result line, an MBPP+ set-oracle record, a record judged with
+the judge's own CPU time measured, and the CPU of the protocol's bounds check on a forged body.
+It judges nothing itself (the tests do)."""
 
 from __future__ import annotations
 
 import time
 
 from recode_lib.data.evalplus import oracle_checker
-from recode_lib.sandbox import SandboxConfig, execute
+from recode_lib.sandbox import SandboxConfig, execute, protocol
 
 
 def forging(body: str) -> str:
@@ -60,3 +61,13 @@ def judged_with_cpu(rec: dict) -> tuple[dict, float]:
     c0 = time.process_time()
     res = execute(rec, SandboxConfig())
     return res, time.process_time() - c0
+
+
+def bounds_check_cpu(body: bytes) -> float:
+    """The CPU seconds protocol.load_json spends on `body` (accepted or refused)."""
+    c0 = time.process_time()
+    try:
+        protocol.load_json(body)
+    except protocol.ProtocolError:
+        pass
+    return time.process_time() - c0
